@@ -1,0 +1,42 @@
+#pragma once
+//! \file
+//! The CPU backend: host memory from the global allocator, memcpy, and the
+//! steady clock. It is what `trinity verify` measures predictions against.
+
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <new>
+#include <string_view>
+
+#include <trinity/concepts/opt_in.hpp>
+#include <trinity/tiers/presets.hpp>
+#include <trinity/units/quantity.hpp>
+
+namespace trinity::cpu {
+
+class backend {
+ public:
+  using backend_concept = backend_tag;
+  using memory_tier = tiers::host_ddr;
+  static constexpr std::string_view name = "cpu";
+
+  [[nodiscard]] void* allocate(bytes n, std::size_t alignment = alignof(std::max_align_t)) {
+    return ::operator new(to_size(n), std::align_val_t{alignment});
+  }
+  void deallocate(void* p, bytes, std::size_t alignment = alignof(std::max_align_t)) noexcept {
+    ::operator delete(p, std::align_val_t{alignment});
+  }
+  void copy(void* dst, const void* src, bytes n) noexcept {
+    if (n > bytes{}) std::memcpy(dst, src, to_size(n));
+  }
+  [[nodiscard]] seconds now() const noexcept {
+    using clock = std::chrono::steady_clock;
+    return seconds{std::chrono::duration<double>(clock::now().time_since_epoch()).count()};
+  }
+
+ private:
+  static std::size_t to_size(bytes n) noexcept { return static_cast<std::size_t>(n.value()); }
+};
+
+}  // namespace trinity::cpu

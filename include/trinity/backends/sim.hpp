@@ -1,0 +1,4 @@
+#pragma once
+//! \file
+//! Umbrella for the simulated backend.
+#include <trinity/backends/sim/backend.hpp>

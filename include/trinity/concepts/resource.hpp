@@ -1,0 +1,38 @@
+#pragma once
+//! \file
+//! Resource: one of the quantities a trade spends or saves (compute,
+//! bandwidth, memory, energy, time). Built from named pieces so a failure
+//! says which one is missing.
+
+#include <concepts>
+#include <string_view>
+
+#include <trinity/concepts/opt_in.hpp>
+#include <trinity/resources/resource_vector.hpp>
+#include <trinity/units/quantity.hpp>
+
+namespace trinity {
+
+//! Says `using resource_concept = trinity::resource_tag;`.
+template <class R>
+concept opts_into_resource = requires { typename R::resource_concept; } &&
+                             std::same_as<typename R::resource_concept, resource_tag>;
+
+//! Has `static constexpr std::string_view name`.
+template <class T>
+concept names_itself = requires {
+  { T::name } -> std::convertible_to<std::string_view>;
+};
+
+//! Reads its component of a resource_vector as a unit-typed quantity.
+template <class R>
+concept projects_resource_vector = requires(const resource_vector& v) {
+  typename R::quantity;
+  requires Quantity<typename R::quantity>;
+  { R::of(v) } -> std::same_as<typename R::quantity>;
+};
+
+template <class R>
+concept Resource = opts_into_resource<R> && names_itself<R> && projects_resource_vector<R>;
+
+}  // namespace trinity

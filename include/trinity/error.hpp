@@ -1,0 +1,37 @@
+#pragma once
+//! \file
+//! invalid_input: the one exception trinity throws for input that cannot work.
+//! It names the field, so a command-line program can name the flag and a JSON
+//! reader the path: "entry_size: -2 GB must be positive".
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace trinity {
+
+class invalid_input : public std::invalid_argument {
+ public:
+  invalid_input(std::string field, std::string problem)
+      : std::invalid_argument(field + ": " + problem), field_(std::move(field)), problem_(std::move(problem)) {}
+
+  //! The name of the offending field, as the API spells it (reuse_depth).
+  [[nodiscard]] const std::string& field() const noexcept { return field_; }
+  //! What is wrong and what would be right, without the field name.
+  [[nodiscard]] const std::string& problem() const noexcept { return problem_; }
+
+ private:
+  std::string field_;
+  std::string problem_;
+};
+
+namespace detail {
+//! Throws invalid_input(field, problem) unless ok. constexpr so that checks run
+//! in constant evaluation too, where a throw becomes a compile error.
+constexpr void require(bool ok, std::string_view field, std::string_view problem) {
+  if (!ok) throw invalid_input(std::string(field), std::string(problem));
+}
+}  // namespace detail
+
+}  // namespace trinity

@@ -1,0 +1,30 @@
+#pragma once
+//! \file
+//! Link latencies chosen inside the bounds the CXL report gives (Table 3,
+//! L1789; Table 2, L1344), and those it does not give at all, each with its
+//! reasoning. Behaviour 3 of cxl-report-facts.md §6 (CXL <= NVLink < UALink <
+//! RDMA) holds for these values and is tested.
+
+#include <trinity/units/literals.hpp>
+#include <trinity/units/quantity.hpp>
+
+namespace trinity::links::parameters {
+
+//! CXL link traversal: the lower end of "100–250 ns typical" (L1789); memory
+//! behind the link adds DRAM latency on top (tiers::parameters).
+inline constexpr seconds cxl_latency = 100_ns;
+
+//! NVLink 5: "less than 500 ns" (L1837; Table 3 "Sub-500 ns", L1789).
+inline constexpr seconds nvlink_latency = 400_ns;
+
+//! UALink 1.0: "Sub-µs (<1µs within rack)" (L1789).
+inline constexpr seconds ualink_latency = 800_ns;
+
+//! PCIe: "hundreds of nanoseconds" for external memory over PCIe (L141–143).
+inline constexpr seconds pcie_latency = 500_ns;
+
+//! RDMA over InfiniBand or Ethernet: "RDMA (>1µs)" (Table 2, L1344). The report
+//! gives no InfiniBand/Ethernet latency of its own; these links use this one.
+inline constexpr seconds rdma_latency = 2_us;
+
+}  // namespace trinity::links::parameters

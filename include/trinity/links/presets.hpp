@@ -1,0 +1,97 @@
+#pragma once
+//! \file
+//! Interconnect presets. Bandwidths are per direction. Sources are lines of
+//! the CXL report (cxl-communication-tax-report.txt) unless stated; latencies
+//! and energies the report lacks come from links/parameters.hpp and
+//! tiers/parameters.hpp.
+
+#include <trinity/concepts/opt_in.hpp>
+#include <trinity/links/link_descriptor.hpp>
+#include <trinity/links/parameters.hpp>
+#include <trinity/tiers/parameters.hpp>
+#include <trinity/units/literals.hpp>
+
+namespace trinity::links {
+
+namespace p = parameters;
+namespace tp = tiers::parameters;
+
+#define TRINITY_DETAIL_LINK(id, ...)                                      \
+  struct id {                                                             \
+    using link_concept = link_tag;                                        \
+    static constexpr link_descriptor descriptor{__VA_ARGS__};             \
+  };
+
+//! One NVLink 5 link: "50 GB/s of unidirectional bandwidth per link" (L1830);
+//! "<500 ns" (L1789); packets of 48–272 B (L1845–1847); "Up to 576 GPUs"
+//! (L1799); no protocol-level coherence (L1791, L1839–1840).
+TRINITY_DETAIL_LINK(nvlink5, "nvlink5", link_family::nvlink, 50_GBps, p::nvlink_latency, 48_B, 576, false,
+                    tp::xlink_energy_per_byte, "CXL report L1789, L1799, L1830, L1845-1847")
+
+//! All 18 NVLink 5 links of one Blackwell GPU: 18 x 50 GB/s = 900 GB/s per
+//! direction (NVIDIA GB200 NVL72 data sheet: "1.8 TB/s" NVLink per GPU, both
+//! directions). The report gives only the per-link figure (L1830).
+TRINITY_DETAIL_LINK(nvlink5_x18, "nvlink5-x18", link_family::nvlink, 900_GBps, p::nvlink_latency, 48_B, 576,
+                    false, tp::xlink_energy_per_byte, "CXL report L1830 x 18 links (NVIDIA GB200 NVL72 data sheet)")
+
+//! NVLink-C2C between Grace and Blackwell: "approximately 900 GB/s of
+//! bandwidth" (L775); coherent (Table 3 "only support by NVLink C2C", L1791).
+//! The report does not say per direction; NVIDIA quotes 900 GB/s in total, so
+//! this is an upper bound per direction.
+TRINITY_DETAIL_LINK(nvlink_c2c, "nvlink-c2c", link_family::nvlink_c2c, 900_GBps, tp::c2c_latency, 16_B, 2, true,
+                    tp::c2c_energy_per_byte, "CXL report L775, L1791; latency and energy: tiers/parameters.hpp")
+
+//! One UALink 1.0 x4 port: "up to 100 GB/s via a standard 4-lane configuration"
+//! (L1773, L1788); "<1µs" (L1789); "640B data link flits" (L1812); "up to 1,024
+//! accelerators" (L1777).
+TRINITY_DETAIL_LINK(ualink1, "ualink1-x4", link_family::ualink, 100_GBps, p::ualink_latency, 640_B, 1024, false,
+                    tp::xlink_energy_per_byte, "CXL report L1773, L1777, L1788, L1789, L1812")
+
+//! CXL 2.0 x16 over PCIe Gen5 (32 GT/s per lane): "up to 64 GB/s" per x16 port
+//! (L1161–1163; per direction, see cxl-report-facts.md §2.1); 68 B flits (Table 1,
+//! L1096–1114); up to 256 memory devices per root port (Table 1).
+TRINITY_DETAIL_LINK(cxl2_x16, "cxl2-x16", link_family::cxl, 64_GBps, p::cxl_latency, 68_B, 256, true,
+                    tp::cxl_link_energy_per_byte, "CXL report L1096-1114, L1161-1163, L1789")
+
+//! CXL 3.0 x16 over PCIe 6.0: "128 (x16 lanes per link, PCIe 6.0)" GB/s
+//! unidirectional (L1788); 256 B flits in PBR (L1221–1222); "Up to 4096 devices"
+//! (L1799).
+TRINITY_DETAIL_LINK(cxl3_x16, "cxl3-x16", link_family::cxl, 128_GBps, p::cxl_latency, 256_B, 4096, true,
+                    tp::cxl_link_energy_per_byte, "CXL report L1221-1222, L1788, L1789, L1799")
+
+//! PCIe 5.0 x16: 32 GT/s per lane (L1161) x 16 lanes / 8 = 64 GB/s per
+//! direction before 128b/130b encoding. The granule is a 256 B TLP payload
+//! (the common max payload size); not a report figure.
+TRINITY_DETAIL_LINK(pcie5_x16, "pcie5-x16", link_family::pcie, 64_GBps, p::pcie_latency, 256_B, 0, false,
+                    tp::cxl_link_energy_per_byte, "CXL report L1161 (32 GT/s per lane); latency: links/parameters.hpp")
+
+//! PCIe 5.0 x4, as an NVMe drive attaches: a quarter of pcie5_x16.
+TRINITY_DETAIL_LINK(pcie5_x4, "pcie5-x4", link_family::pcie, 16_GBps, p::pcie_latency, 256_B, 0, false,
+                    tp::cxl_link_energy_per_byte, "CXL report L1161 (32 GT/s per lane) x 4 lanes")
+
+//! PCIe 6.0 x16: 64 GT/s per lane, the PHY of CXL 3.0's 128 GB/s (L1788);
+//! PCIe 6.0 moves 256 B flits (PCI-SIG PCIe 6.0 specification, FLIT mode).
+TRINITY_DETAIL_LINK(pcie6_x16, "pcie6-x16", link_family::pcie, 128_GBps, p::pcie_latency, 256_B, 0, false,
+                    tp::cxl_link_energy_per_byte, "CXL report L1788 (PCIe 6.0 x16)")
+
+//! InfiniBand NDR / XDR ports: NICs and switches run "400 to 800 Gb/s" (L786,
+//! L811, L834–837); RDMA latency ">1µs" (L1344). Granule: a 4 KiB MTU.
+TRINITY_DETAIL_LINK(infiniband_400g, "infiniband-400g", link_family::infiniband, 400_Gbps, p::rdma_latency, 4_KiB,
+                    0, false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
+TRINITY_DETAIL_LINK(infiniband_800g, "infiniband-800g", link_family::infiniband, 800_Gbps, p::rdma_latency, 4_KiB,
+                    0, false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
+
+//! Ethernet (RoCE) ports at the same rates (L786, L811); granule: 4 KiB RoCE MTU.
+TRINITY_DETAIL_LINK(ethernet_400g, "ethernet-400g", link_family::ethernet, 400_Gbps, p::rdma_latency, 4_KiB, 0,
+                    false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
+TRINITY_DETAIL_LINK(ethernet_800g, "ethernet-800g", link_family::ethernet, 800_Gbps, p::rdma_latency, 4_KiB, 0,
+                    false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
+
+//! RDMA as the report's conventional baseline: ">1µs" (Table 2, L1344) over a
+//! 400 Gb/s NIC (L786).
+TRINITY_DETAIL_LINK(rdma, "rdma-400g", link_family::rdma, 400_Gbps, p::rdma_latency, 4_KiB, 0, false,
+                    tp::optical_link_energy_per_byte, "CXL report L786, L1344")
+
+#undef TRINITY_DETAIL_LINK
+
+}  // namespace trinity::links

@@ -1,0 +1,8 @@
+#pragma once
+//! \file
+//! Umbrella for trinity/model/: the paper's three trade-off models.
+#include <trinity/model/cache.hpp>
+#include <trinity/model/deficit.hpp>
+#include <trinity/model/fit.hpp>
+#include <trinity/model/frontier.hpp>
+#include <trinity/model/hit_rate.hpp>

@@ -1,0 +1,6 @@
+#pragma once
+//! \file
+//! Umbrella for trinity/resources/: the resource vector, resource types, priced trades.
+#include <trinity/resources/priced_trade.hpp>
+#include <trinity/resources/resource.hpp>
+#include <trinity/resources/resource_vector.hpp>

@@ -1,0 +1,42 @@
+#pragma once
+//! \file
+//! priced_trade: one trade-off made explicit. It holds the cost of a unit of
+//! work without the trade (`before`) and with it (`after`), names the resource
+//! it spends and the one it saves, and prices the exchange:
+//!
+//!   cache 10 GB of latents -> spends memory 10 GB, saves compute 1.2e10 FLOP,
+//!   rate() = 1.2 GFLOP per GB (the paper's "~1.7 GB yields ~2e9 FLOPs", §5.1.2).
+
+#include <string_view>
+
+#include <trinity/concepts/resource.hpp>
+#include <trinity/resources/resource.hpp>
+#include <trinity/resources/resource_vector.hpp>
+
+namespace trinity {
+
+template <Resource Spends, Resource Saves>
+struct priced_trade {
+  using spends = Spends;
+  using saves = Saves;
+
+  resource_vector before;  //!< cost per unit of work without the trade
+  resource_vector after;   //!< cost per unit of work with it
+
+  //! How much more of the spent resource the trade uses.
+  [[nodiscard]] constexpr typename Spends::quantity spent() const noexcept {
+    return Spends::of(after) - Spends::of(before);
+  }
+  //! How much less of the saved resource it needs.
+  [[nodiscard]] constexpr typename Saves::quantity saved() const noexcept {
+    return Saves::of(before) - Saves::of(after);
+  }
+  //! Units saved per unit spent: FLOP per byte for memory -> compute.
+  [[nodiscard]] constexpr auto rate() const noexcept { return saved() / spent(); }
+  //! A trade pays when it saves something for what it spends.
+  [[nodiscard]] constexpr bool pays() const noexcept {
+    return saved() > typename Saves::quantity{} && spent() >= typename Spends::quantity{};
+  }
+};
+
+}  // namespace trinity

@@ -1,0 +1,116 @@
+#pragma once
+//! \file
+//! Memory tier presets. Every figure names its source: a line of the CXL
+//! report (cxl-communication-tax-report.txt, "Lnnn", digested in
+//! shared/cxl-report-facts.md) or, where the report gives none (DRAM latency,
+//! energy, NVMe, remote storage), a named parameter below with its own public
+//! source. Parameters are figures to override for a real system, not
+//! measurements of it.
+
+#include <trinity/concepts/opt_in.hpp>
+#include <trinity/tiers/parameters.hpp>
+#include <trinity/tiers/tier_descriptor.hpp>
+#include <trinity/units/literals.hpp>
+
+namespace trinity::tiers {
+
+//! GB200 GPU HBM3e: "approximately 192 GB of HBM3e, delivering bandwidths up to
+//! 8 TB/s per GPU" (L772).
+struct gb200_hbm3e {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "gb200-hbm3e", tier_level::accelerator_local,
+      192_GB,                              // L772
+      8_TBps,                              // L772
+      parameters::hbm_load_latency,        // not in the report; see parameters.hpp
+      parameters::hbm_energy_per_byte,     // not in the report; see parameters.hpp
+      true, "CXL report L772; latency and energy: tiers/parameters.hpp"};
+};
+
+//! Grace CPU LPDDR5X in a GB200: "up to 480 GB of LPDDR5X DRAM ... via NVLink
+//! C2C, achieving approximately 900 GB/s of bandwidth" (L773–775). The
+//! bandwidth is the one the GPU sees through NVLink-C2C.
+struct grace_lpddr5x {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "grace-lpddr5x", tier_level::coherent_fabric,
+      480_GB,                               // L773-774
+      900_GBps,                             // L775
+      parameters::dram_load_latency + parameters::c2c_latency,
+      parameters::lpddr_energy_per_byte,
+      true, "CXL report L773-775; latency and energy: tiers/parameters.hpp"};
+};
+
+//! Host DDR5 behind a PCIe-attached accelerator (an x86 server of the H100
+//! generation). Nothing here is in the report: 8 channels of DDR5-4800 at
+//! 38.4 GB/s each (JEDEC JESD79-5) = 307.2 GB/s; 1 TB (16 x 64 GB DIMMs).
+struct host_ddr {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "host-ddr5", tier_level::host,
+      1_TB,                                 // 16 x 64 GB RDIMMs, a common 2-socket build
+      307.2_GBps,                           // 8 x DDR5-4800 channels, JESD79-5
+      parameters::dram_load_latency,
+      parameters::ddr_energy_per_byte,
+      true, "JEDEC JESD79-5 (DDR5-4800); latency and energy: tiers/parameters.hpp"};
+};
+
+//! Tier-1 coherent CXL memory: accelerator-local memory exposed over CXL.cache
+//! (report §6.3, L2069–2097). CXL latency "100–250 ns typical" (Table 3, L1789);
+//! one CXL 3.0 x16 link: "128 (x16 lanes per link, PCIe 6.0)" GB/s (L1788);
+//! capacity of one CXL endpoint "typically ... within the range of 1–2 TB"
+//! (L1140–1141).
+struct cxl_coherent {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "cxl-coherent", tier_level::coherent_fabric,
+      2_TB,                                 // L1140-1141, upper end
+      128_GBps,                             // L1788
+      parameters::cxl_port_latency,         // inside L1789's 100-250 ns
+      parameters::ddr_energy_per_byte + parameters::cxl_link_energy_per_byte,
+      true, "CXL report L1140-1141, L1788, L1789; energy: tiers/parameters.hpp"};
+};
+
+//! Tier-2 capacity pool: a memory tray behind one CXL switch (report §6.3,
+//! L2110–2125). "a single CXL 2.0 switch can aggregate tens of TBs of memory per
+//! node" (L1163–1164); latency "tens or hundreds of nanoseconds, depending on
+//! fabric-switch characteristics" (L2121–2122), modelled as the CXL port
+//! latency plus one switch hop; one CXL 3.0 x16 port, 128 GB/s (L1788).
+struct cxl_capacity {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "cxl-capacity", tier_level::capacity_pool,
+      32_TB,                                // "tens of TBs" (L1163-1164, Table 2 L1348)
+      128_GBps,                             // L1788
+      parameters::cxl_port_latency + parameters::cxl_switch_hop_latency,
+      parameters::ddr_energy_per_byte + 2 * parameters::cxl_link_energy_per_byte,
+      true, "CXL report L1163-1164, L1348, L1788, L2121-2122; hop latency and energy: tiers/parameters.hpp"};
+};
+
+//! A PCIe 5.0 x4 NVMe SSD. Not in the report; see parameters.hpp.
+struct nvme {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "nvme", tier_level::storage,
+      15.36_TB,                             // a common enterprise U.2/E3.S capacity point
+      parameters::nvme_read_bandwidth,
+      parameters::nvme_read_latency,
+      parameters::nvme_energy_per_byte,
+      false, "tiers/parameters.hpp (NVMe figures)"};
+};
+
+//! Remote storage or a distributed file system: "access latencies ranging from
+//! milliseconds to tens of seconds" (L2119–2120); the lower end is used. Its
+//! throughput is that of one 400 Gb/s NIC (L786, L811).
+struct remote_storage {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "remote-storage", tier_level::storage,
+      1_PB,                                 // a parameter: a shared file system is effectively unbounded
+      400_Gbps,                             // L786, L811
+      1_ms,                                 // L2119-2120, lower end
+      parameters::remote_storage_energy_per_byte,
+      false, "CXL report L786, L811, L2119-2120; capacity and energy: tiers/parameters.hpp"};
+};
+
+}  // namespace trinity::tiers

@@ -1,0 +1,61 @@
+#pragma once
+//! \file
+//! tier_descriptor: the figures the cost models read for a memory tier.
+//! A preset carries one as `static constexpr`; a system described at run time
+//! (a JSON file, the planner) builds them directly.
+
+#include <string_view>
+
+#include <trinity/error.hpp>
+#include <trinity/units/quantity.hpp>
+
+namespace trinity {
+
+//! Where a tier sits in the two-tier hierarchy of the CXL report (§6.3,
+//! cxl-communication-tax-report.txt L2037–2189), with the host and storage
+//! levels around it.
+enum class tier_level {
+  accelerator_local,  //!< tier-1: HBM beside the accelerator
+  coherent_fabric,    //!< tier-1: memory reached coherently (NVLink-C2C, CXL.cache)
+  host,               //!< host DRAM, not part of the accelerator hierarchy
+  capacity_pool,      //!< tier-2: capacity-oriented CXL pools behind switches
+  storage,            //!< block storage: NVMe, remote file systems
+};
+
+constexpr std::string_view to_string(tier_level l) noexcept {
+  switch (l) {
+    case tier_level::accelerator_local: return "accelerator-local";
+    case tier_level::coherent_fabric: return "coherent-fabric";
+    case tier_level::host: return "host";
+    case tier_level::capacity_pool: return "capacity-pool";
+    case tier_level::storage: return "storage";
+  }
+  return "unknown";
+}
+
+struct tier_descriptor {
+  std::string_view name;
+  tier_level level;
+  bytes capacity;               //!< per device (per GPU, per CPU, per pool)
+  bytes_per_second bandwidth;   //!< peak, per device
+  seconds latency;              //!< idle load-to-use (or request) latency
+  joules_per_byte energy;       //!< access energy per byte moved
+  bool byte_addressable;        //!< load/store (true) or block I/O (false)
+  std::string_view source;      //!< where the figures come from
+
+  //! Time to stream n bytes out of the tier: latency + n / bandwidth.
+  [[nodiscard]] constexpr seconds access_time(bytes n) const noexcept { return latency + n / bandwidth; }
+  //! Energy to move n bytes through the tier.
+  [[nodiscard]] constexpr joules access_energy(bytes n) const noexcept { return n * energy; }
+};
+
+//! Checks a descriptor built at run time; throws invalid_input naming the field.
+constexpr void validate(const tier_descriptor& t) {
+  detail::require(!t.name.empty(), "name", "a tier needs a name");
+  detail::require(t.capacity > bytes{}, "capacity", "must be positive");
+  detail::require(t.bandwidth > bytes_per_second{}, "bandwidth", "must be positive");
+  detail::require(t.latency >= seconds{}, "latency", "must not be negative");
+  detail::require(t.energy >= joules_per_byte{}, "energy", "must not be negative");
+}
+
+}  // namespace trinity

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Sets up, configures, builds and runs every test: first the optimised build
+# with warnings as errors (build/), then the same tests under AddressSanitizer
+# and UndefinedBehaviorSanitizer (build/asan/). Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+jobs=$(nproc)
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "configure and build (preset ci: RelWithDebInfo, -Werror)"
+cmake --preset ci >/dev/null
+cmake --build --preset ci -j "$jobs"
+
+step "test (preset ci)"
+ctest --preset ci -j "$jobs"
+
+step "configure and build (preset asan: AddressSanitizer + UndefinedBehaviorSanitizer)"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$jobs"
+
+step "test (preset asan)"
+ctest --preset asan -j "$jobs"

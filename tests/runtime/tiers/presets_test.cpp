@@ -1,0 +1,114 @@
+// The preset figures against the documents they cite, and the behaviours of
+// shared/cxl-report-facts.md §6 that concern figures (1-4).
+#include <catch2/catch.hpp>
+
+#include <trinity/presets.hpp>
+#include <trinity/tiers.hpp>
+
+using namespace trinity;
+using namespace trinity::literals;
+
+TEST_CASE("tier presets carry the report's figures", "[tiers]") {
+  CHECK(tiers::gb200_hbm3e::descriptor.capacity == 192_GB);     // L772
+  CHECK(tiers::gb200_hbm3e::descriptor.bandwidth == 8_TBps);    // L772
+  CHECK(tiers::grace_lpddr5x::descriptor.capacity == 480_GB);   // L773-774
+  CHECK(tiers::grace_lpddr5x::descriptor.bandwidth == 900_GBps);  // L775
+  CHECK(tiers::cxl_coherent::descriptor.bandwidth == 128_GBps);   // L1788
+  CHECK(tiers::cxl_capacity::descriptor.capacity >= 10_TB);       // "tens of TBs", L1163-1164
+  CHECK(tiers::remote_storage::descriptor.latency >= 1_ms);       // L2119-2120
+}
+
+TEST_CASE("every preset is valid and names its source", "[tiers][links]") {
+  for (const auto& t : preset_tiers) {
+    INFO(t.name);
+    CHECK_NOTHROW(validate(t));
+    CHECK_FALSE(t.source.empty());
+  }
+  for (const auto& l : preset_links) {
+    INFO(l.name);
+    CHECK_NOTHROW(validate(l));
+    CHECK_FALSE(l.source.empty());
+  }
+}
+
+TEST_CASE("CXL memory is reached within 100-250 ns and RDMA beyond 1 us (behaviour 1)", "[tiers][cxl]") {
+  const seconds cxl = tiers::cxl_coherent::descriptor.latency;
+  CHECK(cxl >= 100_ns);
+  CHECK(cxl <= 250_ns);
+  // The single-switch tier-2 pool stays inside the band too.
+  CHECK(tiers::cxl_capacity::descriptor.latency <= 250_ns);
+  CHECK(links::rdma::descriptor.latency > 1_us);
+}
+
+TEST_CASE("latency rises with each switch hop (behaviour 2)", "[tiers][cxl]") {
+  const seconds added = tiers::cxl_capacity::descriptor.latency - tiers::cxl_coherent::descriptor.latency;
+  CHECK(added.value() == Approx(tiers::parameters::cxl_switch_hop_latency.value()).epsilon(1e-12));
+  CHECK(tiers::parameters::cxl_switch_hop_latency > 0_ns);
+}
+
+TEST_CASE("link latencies keep the report's order: CXL, NVLink, UALink, RDMA (behaviour 3)", "[links][cxl]") {
+  const seconds cxl = links::cxl3_x16::descriptor.latency;
+  const seconds nvlink = links::nvlink5::descriptor.latency;
+  const seconds ualink = links::ualink1::descriptor.latency;
+  const seconds rdma = links::rdma::descriptor.latency;
+  CHECK(cxl >= 100_ns);
+  CHECK(cxl <= nvlink);
+  CHECK(nvlink < 500_ns);
+  CHECK(nvlink < ualink);
+  CHECK(ualink < 1_us);
+  CHECK(ualink < rdma);
+  // Tier-2 pools are orders of magnitude faster than storage (L2119-2122).
+  CHECK(tiers::cxl_capacity::descriptor.latency * 1000.0 < tiers::remote_storage::descriptor.latency);
+}
+
+TEST_CASE("link bandwidth presets match the report (behaviour 4)", "[links]") {
+  CHECK(links::cxl3_x16::descriptor.bandwidth == 128_GBps);   // L1788
+  CHECK(links::cxl2_x16::descriptor.bandwidth == 64_GBps);    // L1161-1163
+  CHECK(links::ualink1::descriptor.bandwidth == 100_GBps);    // L1773
+  CHECK(links::nvlink5::descriptor.bandwidth == 50_GBps);     // L1830
+  CHECK(links::nvlink_c2c::descriptor.bandwidth == 900_GBps);  // L775
+  CHECK(links::infiniband_400g::descriptor.bandwidth == 50_GBps);   // 400 Gb/s, L786
+  CHECK(links::ethernet_800g::descriptor.bandwidth == 100_GBps);    // 800 Gb/s, L811
+  CHECK(links::pcie6_x16::descriptor.bandwidth == 2.0 * links::pcie5_x16::descriptor.bandwidth);
+  // Flits and scale limits: L1222, L1812, L1845-1847, L1777, L1799.
+  CHECK(links::cxl2_x16::descriptor.flit == 68_B);
+  CHECK(links::cxl3_x16::descriptor.flit == 256_B);
+  CHECK(links::ualink1::descriptor.flit == 640_B);
+  CHECK(links::nvlink5::descriptor.flit == 48_B);
+  CHECK(links::ualink1::descriptor.max_endpoints == 1024);
+  CHECK(links::nvlink5::descriptor.max_endpoints == 576);
+  // Bulk transfer time = latency + bytes / bandwidth.
+  CHECK(links::cxl3_x16::descriptor.transfer_time(128_GB) == 1_s + links::cxl3_x16::descriptor.latency);
+}
+
+TEST_CASE("presets are found by name", "[tiers][links]") {
+  REQUIRE(find_tier("cxl-capacity").has_value());
+  CHECK(find_tier("cxl-capacity")->level == tier_level::capacity_pool);
+  REQUIRE(find_link("ualink1-x4").has_value());
+  CHECK(find_link("ualink1-x4")->family == link_family::ualink);
+  CHECK_FALSE(find_tier("hbm9").has_value());
+  CHECK_FALSE(find_link("").has_value());
+}
+
+TEST_CASE("a hierarchy spills in the order it lists and sums its capacity", "[tiers]") {
+  using rack = tier_hierarchy<tiers::gb200_hbm3e, tiers::cxl_coherent, tiers::cxl_capacity>;
+  const auto order = rack::spill_order();
+  CHECK(order[0].name == "gb200-hbm3e");
+  CHECK(order[1].name == "cxl-coherent");
+  CHECK(order[2].name == "cxl-capacity");
+  CHECK(rack::total_capacity() == 192_GB + 2_TB + 32_TB);
+}
+
+TEST_CASE("a descriptor built at run time is checked field by field", "[tiers]") {
+  tier_descriptor t = tiers::host_ddr::descriptor;
+  t.capacity = bytes{-1};
+  try {
+    validate(t);
+    FAIL("negative capacity accepted");
+  } catch (const invalid_input& e) {
+    CHECK(e.field() == "capacity");
+  }
+  link_descriptor l = links::nvlink5::descriptor;
+  l.bandwidth = bytes_per_second{};
+  CHECK_THROWS_WITH(validate(l), "bandwidth: must be positive");
+}

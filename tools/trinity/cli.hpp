@@ -1,0 +1,98 @@
+#pragma once
+// Shared pieces of the trinity program: the usage error every bad flag
+// becomes (exit code 2), flag parsing that names the flag, and plain tables.
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <trinity/error.hpp>
+#include <trinity/units/parse.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trinity::cli {
+
+//! A flag whose value cannot work: "--reuse-depth 60: must not exceed --steps (50)".
+class usage_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline usage_error bad_flag(std::string_view flag, std::string_view value, std::string_view rule) {
+  return usage_error(std::string(flag) + " " + std::string(value) + ": " + std::string(rule));
+}
+
+//! A quantity with a unit, e.g. --entry-size 2GB.
+template <class Q>
+Q quantity_flag(const std::string& text, std::string_view flag) {
+  try {
+    return units::parse<Q>(text, flag);
+  } catch (const invalid_input& e) {
+    throw bad_flag(flag, text, e.problem());
+  }
+}
+
+//! A plain number in [lo, hi].
+inline double number_flag(const std::string& text, std::string_view flag, double lo, double hi,
+                          std::string_view range_text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(v))
+    throw bad_flag(flag, text, "not a number; expected " + std::string(range_text));
+  if (v < lo || v > hi) throw bad_flag(flag, text, "out of range; expected " + std::string(range_text));
+  return v;
+}
+
+//! A whole number in [lo, hi].
+inline std::size_t count_flag(const std::string& text, std::string_view flag, std::size_t lo, std::size_t hi) {
+  std::size_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  const std::string range = "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+  if (ec != std::errc{} || end != text.data() + text.size()) throw bad_flag(flag, text, "not " + range);
+  if (v < lo || v > hi) throw bad_flag(flag, text, "out of range; expected " + range);
+  return v;
+}
+
+//! Left-aligned columns for terminal output.
+class table {
+ public:
+  explicit table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void print(std::ostream& os) const {
+    std::vector<std::size_t> width;
+    for (const auto& r : rows_)
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        if (width.size() <= i) width.push_back(0);
+        width[i] = std::max(width[i], r[i].size());
+      }
+    for (std::size_t k = 0; k < rows_.size(); ++k) {
+      const auto& r = rows_[k];
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        os << r[i];
+        if (i + 1 < r.size()) os << std::string(width[i] - r[i].size() + 2, ' ');
+      }
+      os << '\n';
+      if (k == 0) {
+        std::size_t total = 0;
+        for (std::size_t i = 0; i < width.size(); ++i) total += width[i] + (i + 1 < width.size() ? 2 : 0);
+        os << std::string(total, '-') << '\n';
+      }
+    }
+  }
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+void register_presets(CLI::App& app);
+void register_model(CLI::App& app);
+
+}  // namespace trinity::cli

@@ -1,0 +1,40 @@
+// trinity: the command-line face of the library. Subcommands register
+// themselves; this file turns every failure into a message and an exit code:
+// 0 done, 2 bad input (the flag, its value and what would be valid), 1 a bug.
+
+#include "cli.hpp"
+
+#include <trinity/version.hpp>
+
+#include <exception>
+#include <iostream>
+
+int main(int argc, char** argv) {
+  CLI::App app{"trinity: price and trade compute, bandwidth and memory for AI systems", "trinity"};
+  app.set_version_flag("--version", std::string("trinity ") + trinity::version_string);
+  app.require_subcommand(1);
+  trinity::cli::register_presets(app);
+  trinity::cli::register_model(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "trinity: " << e.what() << "\n(run with --help for the flags and their ranges)\n";
+    return 2;
+  } catch (const trinity::cli::usage_error& e) {
+    std::cerr << "trinity: " << e.what() << '\n';
+    return 2;
+  } catch (const trinity::invalid_input& e) {
+    std::cerr << "trinity: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "trinity: internal error: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

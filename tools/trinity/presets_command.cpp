@@ -1,0 +1,66 @@
+// trinity presets [--json]: every tier and link preset with its figures and sources.
+
+#include "cli.hpp"
+
+#include <trinity/presets.hpp>
+#include <trinity/units/format.hpp>
+
+namespace trinity::cli {
+
+namespace {
+
+nlohmann::json to_json(const tier_descriptor& t) {
+  return {{"name", t.name},
+          {"level", to_string(t.level)},
+          {"capacity_bytes", t.capacity.value()},
+          {"bandwidth_bytes_per_second", t.bandwidth.value()},
+          {"latency_seconds", t.latency.value()},
+          {"energy_joules_per_byte", t.energy.value()},
+          {"byte_addressable", t.byte_addressable},
+          {"source", t.source}};
+}
+
+nlohmann::json to_json(const link_descriptor& l) {
+  return {{"name", l.name},
+          {"family", to_string(l.family)},
+          {"bandwidth_bytes_per_second", l.bandwidth.value()},
+          {"latency_seconds", l.latency.value()},
+          {"flit_bytes", l.flit.value()},
+          {"max_endpoints", l.max_endpoints},
+          {"coherent", l.coherent},
+          {"energy_joules_per_byte", l.energy.value()},
+          {"source", l.source}};
+}
+
+void run(bool json) {
+  if (json) {
+    nlohmann::json out{{"tiers", nlohmann::json::array()}, {"links", nlohmann::json::array()}};
+    for (const auto& t : preset_tiers) out["tiers"].push_back(to_json(t));
+    for (const auto& l : preset_links) out["links"].push_back(to_json(l));
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  table tiers({"tier", "level", "capacity", "bandwidth", "latency", "energy", "source"});
+  for (const auto& t : preset_tiers)
+    tiers.add({std::string(t.name), std::string(to_string(t.level)), to_string(t.capacity), to_string(t.bandwidth),
+               to_string(t.latency), to_string(t.energy), std::string(t.source)});
+  tiers.print(std::cout);
+  std::cout << '\n';
+  table links({"link", "family", "bandwidth/dir", "latency", "flit", "max endpoints", "coherent", "source"});
+  for (const auto& l : preset_links)
+    links.add({std::string(l.name), std::string(to_string(l.family)), to_string(l.bandwidth), to_string(l.latency),
+               to_string(l.flit), l.max_endpoints ? std::to_string(l.max_endpoints) : "-", l.coherent ? "yes" : "no",
+               std::string(l.source)});
+  links.print(std::cout);
+}
+
+}  // namespace
+
+void register_presets(CLI::App& app) {
+  auto* cmd = app.add_subcommand("presets", "List the tier and link presets with their figures and sources");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print JSON instead of tables");
+  cmd->callback([json] { run(*json); });
+}
+
+}  // namespace trinity::cli
