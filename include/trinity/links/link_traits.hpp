@@ -30,39 +30,24 @@ template <class A, class B>
 struct staging_tier {};
 
 namespace detail {
-template <class A, class B>
-concept has_direct = requires { typename direct_link<A, B>::type; };
-template <class A, class B>
-concept has_staging = requires { typename staging_tier<A, B>::type; };
+template <template <class, class> class Table, class A, class B>
+concept has_entry = requires { typename Table<A, B>::type; };
 
-template <class A, class B>
-struct direct_lookup {
+// Reads a symmetric pairwise table: an entry for (A, B) or, failing that, for
+// (B, A); void when there is neither.
+template <template <class, class> class Table, class A, class B>
+struct symmetric_lookup {
   using type = void;
 };
-template <class A, class B>
-  requires has_direct<A, B>
-struct direct_lookup<A, B> {
-  using type = typename direct_link<A, B>::type;
+template <template <class, class> class Table, class A, class B>
+  requires has_entry<Table, A, B>
+struct symmetric_lookup<Table, A, B> {
+  using type = typename Table<A, B>::type;
 };
-template <class A, class B>
-  requires(!has_direct<A, B> && has_direct<B, A>)
-struct direct_lookup<A, B> {
-  using type = typename direct_link<B, A>::type;
-};
-
-template <class A, class B>
-struct staging_lookup {
-  using type = void;
-};
-template <class A, class B>
-  requires has_staging<A, B>
-struct staging_lookup<A, B> {
-  using type = typename staging_tier<A, B>::type;
-};
-template <class A, class B>
-  requires(!has_staging<A, B> && has_staging<B, A>)
-struct staging_lookup<A, B> {
-  using type = typename staging_tier<B, A>::type;
+template <template <class, class> class Table, class A, class B>
+  requires(!has_entry<Table, A, B> && has_entry<Table, B, A>)
+struct symmetric_lookup<Table, A, B> {
+  using type = typename Table<B, A>::type;
 };
 }  // namespace detail
 
@@ -71,9 +56,9 @@ struct link_traits {
   static_assert(diagnose_tier<A>() && diagnose_tier<B>(), "link_traits relates two Tiers");
 
   //! The link between A and B when they are directly connected, else void.
-  using link = typename detail::direct_lookup<A, B>::type;
+  using link = typename detail::symmetric_lookup<direct_link, A, B>::type;
   //! The tier a transfer passes through when there is no direct link, else void.
-  using staging = std::conditional_t<std::is_void_v<link>, typename detail::staging_lookup<A, B>::type, void>;
+  using staging = std::conditional_t<std::is_void_v<link>, typename detail::symmetric_lookup<staging_tier, A, B>::type, void>;
 
   static constexpr bool same_tier = std::is_same_v<A, B>;
   static constexpr bool direct = !std::is_void_v<link>;
