@@ -32,11 +32,41 @@ nlohmann::json to_json(const link_descriptor& l) {
           {"source", l.source}};
 }
 
+std::string unit_of(documented_parameter::kind k) {
+  switch (k) {
+    case documented_parameter::kind::latency: return "seconds";
+    case documented_parameter::kind::bandwidth: return "bytes_per_second";
+    case documented_parameter::kind::energy_per_byte: return "joules_per_byte";
+  }
+  return "";
+}
+
+std::string show(const documented_parameter& p) {
+  switch (p.what) {
+    case documented_parameter::kind::latency: return to_string(seconds{p.value});
+    case documented_parameter::kind::bandwidth: return to_string(bytes_per_second{p.value});
+    case documented_parameter::kind::energy_per_byte: return to_string(joules_per_byte{p.value});
+  }
+  return "";
+}
+
 void run(bool json) {
   if (json) {
-    nlohmann::json out{{"tiers", nlohmann::json::array()}, {"links", nlohmann::json::array()}};
+    nlohmann::json out{{"tiers", nlohmann::json::array()},
+                       {"links", nlohmann::json::array()},
+                       {"routes", nlohmann::json::array()},
+                       {"parameters", nlohmann::json::array()}};
     for (const auto& t : preset_tiers) out["tiers"].push_back(to_json(t));
     for (const auto& l : preset_links) out["links"].push_back(to_json(l));
+    for (const auto& r : preset_routes)
+      out["routes"].push_back({{"from", r.from},
+                               {"to", r.to},
+                               {"hops", r.hops},
+                               {"link", r.link.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.link)},
+                               {"staging", r.staging.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.staging)},
+                               {"seconds_per_gigabyte", r.gigabyte_time.value()}});
+    for (const auto& p : preset_parameters)
+      out["parameters"].push_back({{"name", p.name}, {"value", p.value}, {"unit", unit_of(p.what)}, {"source", p.source}});
     std::cout << out.dump(2) << '\n';
     return;
   }
@@ -49,15 +79,27 @@ void run(bool json) {
   table links({"link", "family", "bandwidth/dir", "latency", "flit", "max endpoints", "coherent", "source"});
   for (const auto& l : preset_links)
     links.add({std::string(l.name), std::string(to_string(l.family)), to_string(l.bandwidth), to_string(l.latency),
-               to_string(l.flit), l.max_endpoints ? std::to_string(l.max_endpoints) : "-", l.coherent ? "yes" : "no",
+               to_string_iec(l.flit), l.max_endpoints ? std::to_string(l.max_endpoints) : "-", l.coherent ? "yes" : "no",
                std::string(l.source)});
   links.print(std::cout);
+  std::cout << '\n';
+  table routes({"from", "to", "over", "1 GB takes"});
+  for (const auto& r : preset_routes)
+    routes.add({std::string(r.from), std::string(r.to),
+                r.hops == 1 ? std::string(r.link) : "staged through " + std::string(r.staging),
+                to_string(r.gigabyte_time)});
+  routes.print(std::cout);
+  std::cout << '\n';
+  table params({"parameter (not in the documents)", "value", "source"});
+  for (const auto& p : preset_parameters) params.add({std::string(p.name), show(p), std::string(p.source)});
+  params.print(std::cout);
 }
 
 }  // namespace
 
 void register_presets(CLI::App& app) {
-  auto* cmd = app.add_subcommand("presets", "List the tier and link presets with their figures and sources");
+  auto* cmd = app.add_subcommand(
+      "presets", "List the tier and link presets, the routes between tiers, and the parameters, with sources");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print JSON instead of tables");
   cmd->callback([json] { run(*json); });

@@ -28,3 +28,24 @@ inline constexpr seconds pcie_latency = 500_ns;
 inline constexpr seconds rdma_latency = 2_us;
 
 }  // namespace trinity::links::parameters
+
+#include <array>
+
+#include <trinity/documented_parameter.hpp>
+
+namespace trinity::links {
+
+inline constexpr std::array<documented_parameter, 5> documented_parameters{{
+    {"cxl_latency", documented_parameter::kind::latency, parameters::cxl_latency.value(),
+     "CXL report Table 3, L1789: 100-250 ns typical; lower end for the link alone"},
+    {"nvlink_latency", documented_parameter::kind::latency, parameters::nvlink_latency.value(),
+     "CXL report L1837 and Table 3, L1789: NVLink 5 below 500 ns"},
+    {"ualink_latency", documented_parameter::kind::latency, parameters::ualink_latency.value(),
+     "CXL report Table 3, L1789: UALink 1.0 below 1 us within a rack"},
+    {"pcie_latency", documented_parameter::kind::latency, parameters::pcie_latency.value(),
+     "CXL report L141-143: external memory over PCIe, hundreds of ns"},
+    {"rdma_latency", documented_parameter::kind::latency, parameters::rdma_latency.value(),
+     "CXL report Table 2, L1344: RDMA above 1 us; also used for InfiniBand and Ethernet, which the report gives no latency for"},
+}};
+
+}  // namespace trinity::links

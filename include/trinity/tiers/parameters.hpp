@@ -87,3 +87,42 @@ inline constexpr joules_per_byte remote_storage_energy_per_byte =
     nvme_energy_per_byte + 2 * optical_link_energy_per_byte;
 
 }  // namespace trinity::tiers::parameters
+
+#include <array>
+
+#include <trinity/documented_parameter.hpp>
+
+namespace trinity::tiers {
+
+inline constexpr std::array<documented_parameter, 13> documented_parameters{{
+    {"dram_load_latency", documented_parameter::kind::latency, parameters::dram_load_latency.value(),
+     "The Next Platform, 'Just How Bad Is CXL Memory Latency?' (2022): sub-100 ns for CPU-attached DDR"},
+    {"hbm_load_latency", documented_parameter::kind::latency, parameters::hbm_load_latency.value(),
+     "mikamirai.com, 'GPU Memory Bandwidth: What Your Profiler Isn't Telling You' (2026): H100 HBM3 ~400 ns"},
+    {"cxl_switch_hop_latency", documented_parameter::kind::latency, parameters::cxl_switch_hop_latency.value(),
+     "Pond (Li et al., ASPLOS 2023): CXL adds 70-90 ns over local DRAM; lower end per hop"},
+    {"cxl_port_latency", documented_parameter::kind::latency, parameters::cxl_port_latency.value(),
+     "dram_load_latency + one CXL hop; inside the CXL report's 100-250 ns (L1789)"},
+    {"c2c_latency", documented_parameter::kind::latency, parameters::c2c_latency.value(),
+     "knowledgebase.rackmountnts.com, 'What is NVLink-C2C?': 100-200 ns; lower end"},
+    {"nvme_read_latency", documented_parameter::kind::latency, parameters::nvme_read_latency.value(),
+     "CXL report L141-143: external memory via PCIe or storage, hundreds of ns to tens of us"},
+    {"nvme_read_bandwidth", documented_parameter::kind::bandwidth, parameters::nvme_read_bandwidth.value(),
+     "digiopedia.com, 'PCIe Gen 5.0 NVMe' (2025): Gen5 SSDs read 12,000-14,500 MB/s"},
+    {"ddr_energy_per_byte", documented_parameter::kind::energy_per_byte, parameters::ddr_energy_per_byte.value(),
+     "Horowitz, 'Computing's energy problem', ISSCC 2014: 1.3-2.6 nJ per 64-bit DRAM access; lower end"},
+    {"hbm_energy_per_byte", documented_parameter::kind::energy_per_byte, parameters::hbm_energy_per_byte.value(),
+     "O'Connor et al., 'Fine-Grained DRAM', MICRO-50 (2017): HBM2 about 3.9 pJ/bit"},
+    {"c2c_energy_per_byte", documented_parameter::kind::energy_per_byte, parameters::c2c_energy_per_byte.value(),
+     "NVIDIA, 'What Is NVLink?' (2023): NVLink-C2C 1.3 pJ/bit"},
+    {"cxl_link_energy_per_byte", documented_parameter::kind::energy_per_byte,
+     parameters::cxl_link_energy_per_byte.value(),
+     "NVIDIA, 'What Is NVLink?' (2023): NVLink-C2C is 5x more efficient than PCIe Gen 5, so 6.5 pJ/bit"},
+    {"optical_link_energy_per_byte", documented_parameter::kind::energy_per_byte,
+     parameters::optical_link_energy_per_byte.value(),
+     "QSFP-DD MSA: a 400G-DR4 module draws about 12 W; 12 W / 400 Gb/s = 30 pJ/bit"},
+    {"nvme_energy_per_byte", documented_parameter::kind::energy_per_byte, parameters::nvme_energy_per_byte.value(),
+     "SNIA SFF-TA-1008: E3.S 1T SSDs up to 25 W; 25 W at 14 GB/s"},
+}};
+
+}  // namespace trinity::tiers

@@ -2,6 +2,8 @@
 // shared/cxl-report-facts.md §6 that concern figures (1-4).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <trinity/presets.hpp>
 #include <trinity/tiers.hpp>
 
@@ -111,4 +113,37 @@ TEST_CASE("a descriptor built at run time is checked field by field", "[tiers]")
   link_descriptor l = links::nvlink5::descriptor;
   l.bandwidth = bytes_per_second{};
   CHECK_THROWS_WITH(validate(l), "bandwidth: must be positive");
+}
+
+TEST_CASE("the route table lists each connected pair once with its link or staging tier", "[tiers][links]") {
+  CHECK(preset_routes.size() == 13);
+  for (const auto& r : preset_routes) {
+    INFO(r.from << " -> " << r.to);
+    CHECK((r.hops == 1 ? !r.link.empty() && r.staging.empty() : r.hops == 2 && !r.staging.empty()));
+    CHECK(r.gigabyte_time > 0_s);
+    for (const auto& other : preset_routes)
+      if (&other != &r) CHECK_FALSE((other.from == r.from && other.to == r.to));
+  }
+  // One row checked against the traits it came from.
+  const auto hbm_nvme = std::find_if(preset_routes.begin(), preset_routes.end(),
+                                     [](const auto& r) { return r.from == "gb200-hbm3e" && r.to == "nvme"; });
+  REQUIRE(hbm_nvme != preset_routes.end());
+  CHECK(hbm_nvme->staging == "grace-lpddr5x");
+  CHECK(hbm_nvme->gigabyte_time == link_traits<tiers::gb200_hbm3e, tiers::nvme>::transfer_time(1_GB));
+}
+
+TEST_CASE("every figure the documents lack is a named parameter with a source", "[tiers][links]") {
+  CHECK(preset_parameters.size() == tiers::documented_parameters.size() + links::documented_parameters.size());
+  for (const auto& p : preset_parameters) {
+    INFO(p.name);
+    CHECK_FALSE(p.source.empty());
+    CHECK(p.value > 0.0);
+    for (const auto& q : preset_parameters)
+      if (&q != &p) CHECK(q.name != p.name);
+  }
+  // The catalog reads the constants the presets use, not copies of them.
+  const auto hop = std::find_if(preset_parameters.begin(), preset_parameters.end(),
+                                [](const auto& p) { return p.name == "cxl_switch_hop_latency"; });
+  REQUIRE(hop != preset_parameters.end());
+  CHECK(hop->value == tiers::parameters::cxl_switch_hop_latency.value());
 }
