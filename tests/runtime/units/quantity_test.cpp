@@ -80,3 +80,11 @@ TEST_CASE("bad text is refused with the field, the value and the units accepted"
   CHECK_THROWS_AS(parse<seconds>("nan s", "latency"), invalid_input);
   CHECK_THROWS_AS(parse<bytes>("", "capacity"), invalid_input);
 }
+
+TEST_CASE("seconds convert to and from std::chrono without loss", "[units][chrono]") {
+  using namespace std::chrono_literals;
+  CHECK(from_chrono(1500ms) == 1.5_s);
+  CHECK(from_chrono(250ns).value() == Approx(250e-9).epsilon(1e-15));
+  CHECK(to_chrono(2_ms).count() == Approx(2e-3));
+  CHECK(std::chrono::duration_cast<std::chrono::microseconds>(to_chrono(1.5_ms)).count() == 1500);
+}

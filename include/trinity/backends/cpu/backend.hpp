@@ -11,6 +11,7 @@
 
 #include <trinity/concepts/opt_in.hpp>
 #include <trinity/tiers/presets.hpp>
+#include <trinity/units/chrono.hpp>
 #include <trinity/units/quantity.hpp>
 
 namespace trinity::cpu {
@@ -31,8 +32,7 @@ class backend {
     if (n > bytes{}) std::memcpy(dst, src, to_size(n));
   }
   [[nodiscard]] seconds now() const noexcept {
-    using clock = std::chrono::steady_clock;
-    return seconds{std::chrono::duration<double>(clock::now().time_since_epoch()).count()};
+    return from_chrono(std::chrono::steady_clock::now().time_since_epoch());
   }
 
  private:
