@@ -4,6 +4,9 @@
 
 struct not_a_tier {};
 
+// Positive control: a hierarchy of presets alone compiles.
+static_assert(trinity::tier_hierarchy<trinity::tiers::gb200_hbm3e>::size == 1, "positive control failed");
+
 int main() {
   using broken = trinity::tier_hierarchy<trinity::tiers::gb200_hbm3e, not_a_tier>;
   return static_cast<int>(broken::size);

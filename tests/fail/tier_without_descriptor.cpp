@@ -6,4 +6,7 @@ struct half_a_tier {
   using tier_concept = trinity::tier_tag;
 };
 
+// Positive control: opting in is detected; only the descriptor is missing.
+static_assert(trinity::opts_into_tier<half_a_tier> && !trinity::describes_tier<half_a_tier>, "positive control failed");
+
 int main() { return trinity::link_traits<half_a_tier, trinity::tiers::nvme>::reachable ? 0 : 1; }
