@@ -19,8 +19,9 @@
 
 namespace trinity {
 
-inline constexpr std::array<tier_descriptor, 7> preset_tiers{
-    tiers::gb200_hbm3e::descriptor, tiers::grace_lpddr5x::descriptor, tiers::host_ddr::descriptor,
+inline constexpr std::array<tier_descriptor, 9> preset_tiers{
+    tiers::gb200_hbm3e::descriptor, tiers::h100_hbm3::descriptor, tiers::h200_hbm3e::descriptor,
+    tiers::grace_lpddr5x::descriptor, tiers::host_ddr::descriptor,
     tiers::cxl_coherent::descriptor, tiers::cxl_capacity::descriptor, tiers::nvme::descriptor,
     tiers::remote_storage::descriptor};
 
@@ -63,7 +64,7 @@ struct route_description {
 };
 
 namespace detail {
-using preset_tier_types = std::tuple<tiers::gb200_hbm3e, tiers::grace_lpddr5x, tiers::host_ddr, tiers::cxl_coherent,
+using preset_tier_types = std::tuple<tiers::gb200_hbm3e, tiers::h100_hbm3, tiers::h200_hbm3e, tiers::grace_lpddr5x, tiers::host_ddr, tiers::cxl_coherent,
                                      tiers::cxl_capacity, tiers::nvme, tiers::remote_storage>;
 inline constexpr std::size_t preset_tier_count = std::tuple_size_v<preset_tier_types>;
 

@@ -10,6 +10,8 @@ struct clockless {
   void* allocate(trinity::bytes, std::size_t);
   void deallocate(void*, trinity::bytes, std::size_t);
   void copy(void*, const void*, trinity::bytes);
+  void upload(void*, const void*, trinity::bytes);
+  void download(void*, const void*, trinity::bytes);
 };
 
 static_assert(trinity::diagnose_backend<clockless>());

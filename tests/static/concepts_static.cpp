@@ -4,7 +4,7 @@
 using namespace trinity;
 
 // Presets model their concepts.
-static_assert(Tier<tiers::gb200_hbm3e> && Tier<tiers::grace_lpddr5x> && Tier<tiers::host_ddr> &&
+static_assert(Tier<tiers::gb200_hbm3e> && Tier<tiers::h100_hbm3> && Tier<tiers::h200_hbm3e> && Tier<tiers::grace_lpddr5x> && Tier<tiers::host_ddr> &&
               Tier<tiers::cxl_coherent> && Tier<tiers::cxl_capacity> && Tier<tiers::nvme> &&
               Tier<tiers::remote_storage>);
 static_assert(Link<links::nvlink5> && Link<links::nvlink_c2c> && Link<links::ualink1> && Link<links::cxl2_x16> &&
@@ -52,8 +52,11 @@ struct clockless {
   void* allocate(bytes, std::size_t);
   void deallocate(void*, bytes, std::size_t);
   void copy(void*, const void*, bytes);
+  void upload(void*, const void*, bytes);
+  void download(void*, const void*, bytes);
 };
-static_assert(allocates<clockless> && copies<clockless> && !keeps_time<clockless> && !Backend<clockless>);
+static_assert(allocates<clockless> && copies<clockless> && moves_host_data<clockless> && !keeps_time<clockless> &&
+              !Backend<clockless>);
 
 // Pairwise link traits: direct, staged, symmetric, unreachable.
 using hbm = tiers::gb200_hbm3e;

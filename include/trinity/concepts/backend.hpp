@@ -1,8 +1,10 @@
 #pragma once
 //! \file
-//! Backend: where mechanisms run. A backend owns memory in one Tier, copies
-//! bytes, and keeps time: wall-clock on the CPU, a virtual clock in the
-//! simulated fabric. One test body runs against every backend.
+//! Backend: where mechanisms run. A backend owns memory in one Tier, which the
+//! host may not be able to address (GPU memory), so bytes enter and leave it
+//! through upload and download; copy moves bytes within it. It keeps time:
+//! wall-clock on the CPU and GPU, a virtual clock in the simulated fabric.
+//! One test body runs against every backend.
 
 #include <concepts>
 #include <cstddef>
@@ -30,9 +32,17 @@ concept allocates = requires(B& b, void* p, bytes n, std::size_t align) {
   b.deallocate(p, n, align);
 };
 
-//! copy(destination, source, bytes).
+//! copy(destination, source, bytes), both in the backend's memory.
 template <class B>
 concept copies = requires(B& b, void* dst, const void* src, bytes n) { b.copy(dst, src, n); };
+
+//! upload(backend destination, host source, bytes) and
+//! download(host destination, backend source, bytes).
+template <class B>
+concept moves_host_data = requires(B& b, void* dst, const void* src, bytes n) {
+  b.upload(dst, src, n);
+  b.download(dst, src, n);
+};
 
 //! now() -> seconds, never decreasing.
 template <class B>
@@ -42,7 +52,7 @@ concept keeps_time = requires(const B& b) {
 
 template <class B>
 concept Backend = opts_into_backend<B> && names_itself<B> && has_memory_tier<B> && allocates<B> && copies<B> &&
-                  keeps_time<B>;
+                  moves_host_data<B> && keeps_time<B>;
 
 //! Fails to compile, with the fix in the message, unless B is a Backend.
 template <class B>
@@ -57,6 +67,9 @@ consteval bool diagnose_backend() {
                   "trinity: a Backend allocates. Fix: add `void* allocate(trinity::bytes, std::size_t alignment)` "
                   "and `void deallocate(void*, trinity::bytes, std::size_t alignment)`.");
     static_assert(copies<B>, "trinity: a Backend copies. Fix: add `void copy(void*, const void*, trinity::bytes)`.");
+    static_assert(moves_host_data<B>,
+                  "trinity: a Backend moves bytes to and from the host. Fix: add `void upload(void* dst, const void* "
+                  "host_src, trinity::bytes)` and `void download(void* host_dst, const void* src, trinity::bytes)`.");
     static_assert(keeps_time<B>, "trinity: a Backend keeps time. Fix: add `trinity::seconds now() const`.");
   }
   return Backend<B>;

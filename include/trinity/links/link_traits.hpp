@@ -101,6 +101,8 @@ template <> struct direct_link<tiers::grace_lpddr5x, tiers::cxl_capacity> { usin
 template <> struct direct_link<tiers::grace_lpddr5x, tiers::nvme>        { using type = links::pcie5_x4; };
 template <> struct direct_link<tiers::grace_lpddr5x, tiers::remote_storage> { using type = links::infiniband_400g; };  // L786
 template <> struct direct_link<tiers::host_ddr, tiers::gb200_hbm3e>      { using type = links::pcie5_x16; };   // a PCIe-attached GPU
+template <> struct direct_link<tiers::host_ddr, tiers::h100_hbm3>        { using type = links::pcie5_x16; };   // H100 SXM: PCIe 5 x16 to the host
+template <> struct direct_link<tiers::host_ddr, tiers::h200_hbm3e>       { using type = links::pcie5_x16; };
 template <> struct direct_link<tiers::host_ddr, tiers::cxl_capacity>     { using type = links::cxl2_x16; };    // a CXL 2.0 expander
 template <> struct direct_link<tiers::host_ddr, tiers::nvme>             { using type = links::pcie5_x4; };
 template <> struct direct_link<tiers::host_ddr, tiers::remote_storage>   { using type = links::infiniband_400g; };

@@ -27,6 +27,32 @@ struct gb200_hbm3e {
       true, "CXL report L772; latency and energy: tiers/parameters.hpp"};
 };
 
+//! H100 SXM HBM3: 80 GB at 3.35 TB/s (NVIDIA H100 Tensor Core GPU data sheet).
+//! Not in the report; the GPU of an H100 InfiniBand cluster and of the machines
+//! trinity's CUDA backend is tested on.
+struct h100_hbm3 {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "h100-hbm3", tier_level::accelerator_local,
+      80_GB,                                // NVIDIA H100 data sheet (SXM)
+      3.35_TBps,                            // NVIDIA H100 data sheet (SXM)
+      parameters::hbm_load_latency,
+      parameters::hbm_energy_per_byte,
+      true, "NVIDIA H100 data sheet (SXM); latency and energy: tiers/parameters.hpp"};
+};
+
+//! H200 HBM3e: 141 GB at 4.8 TB/s (NVIDIA H200 Tensor Core GPU data sheet).
+struct h200_hbm3e {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "h200-hbm3e", tier_level::accelerator_local,
+      141_GB,                               // NVIDIA H200 data sheet
+      4.8_TBps,                             // NVIDIA H200 data sheet
+      parameters::hbm_load_latency,
+      parameters::hbm_energy_per_byte,
+      true, "NVIDIA H200 data sheet; latency and energy: tiers/parameters.hpp"};
+};
+
 //! Grace CPU LPDDR5X in a GB200: "up to 480 GB of LPDDR5X DRAM ... via NVLink
 //! C2C, achieving approximately 900 GB/s of bandwidth" (L773–775). The
 //! bandwidth is the one the GPU sees through NVLink-C2C.

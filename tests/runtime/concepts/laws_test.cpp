@@ -13,7 +13,7 @@
 using namespace trinity;
 using namespace trinity::literals;
 
-using all_tiers = std::tuple<tiers::gb200_hbm3e, tiers::grace_lpddr5x, tiers::host_ddr, tiers::cxl_coherent,
+using all_tiers = std::tuple<tiers::gb200_hbm3e, tiers::h100_hbm3, tiers::h200_hbm3e, tiers::grace_lpddr5x, tiers::host_ddr, tiers::cxl_coherent,
                              tiers::cxl_capacity, tiers::nvme, tiers::remote_storage>;
 using all_links = std::tuple<links::nvlink5, links::nvlink5_x18, links::nvlink_c2c, links::ualink1, links::cxl2_x16,
                              links::cxl3_x16, links::pcie5_x16, links::pcie5_x4, links::pcie6_x16,

@@ -18,6 +18,8 @@ TEST_CASE("tier presets carry the report's figures", "[tiers]") {
   CHECK(tiers::cxl_coherent::descriptor.bandwidth == 128_GBps);   // L1788
   CHECK(tiers::cxl_capacity::descriptor.capacity >= 10_TB);       // "tens of TBs", L1163-1164
   CHECK(tiers::remote_storage::descriptor.latency >= 1_ms);       // L2119-2120
+  CHECK(tiers::h100_hbm3::descriptor.capacity == 80_GB);          // NVIDIA data sheets
+  CHECK(tiers::h200_hbm3e::descriptor.bandwidth == 4.8_TBps);
 }
 
 TEST_CASE("every preset is valid and names its source", "[tiers][links]") {
@@ -116,7 +118,7 @@ TEST_CASE("a descriptor built at run time is checked field by field", "[tiers]")
 }
 
 TEST_CASE("the route table lists each connected pair once with its link or staging tier", "[tiers][links]") {
-  CHECK(preset_routes.size() == 13);
+  CHECK(preset_routes.size() == 15);
   for (const auto& r : preset_routes) {
     INFO(r.from << " -> " << r.to);
     CHECK((r.hops == 1 ? !r.link.empty() && r.staging.empty() : r.hops == 2 && !r.staging.empty()));

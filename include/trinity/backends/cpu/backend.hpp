@@ -31,6 +31,9 @@ class backend {
   void copy(void* dst, const void* src, bytes n) noexcept {
     if (n > bytes{}) std::memcpy(dst, src, to_size(n));
   }
+  //! Host memory is the backend's memory: moving in and out is a copy.
+  void upload(void* dst, const void* host_src, bytes n) noexcept { copy(dst, host_src, n); }
+  void download(void* host_dst, const void* src, bytes n) noexcept { copy(host_dst, src, n); }
   [[nodiscard]] seconds now() const noexcept {
     return from_chrono(std::chrono::steady_clock::now().time_since_epoch());
   }

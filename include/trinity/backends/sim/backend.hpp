@@ -27,6 +27,10 @@ class capacity_exceeded : public std::bad_alloc {
 template <class MemoryTier = tiers::host_ddr>
 class backend {
   static_assert(diagnose_tier<MemoryTier>());
+  static_assert(link_traits<tiers::host_ddr, MemoryTier>::reachable,
+                "trinity::sim::backend: the host cannot reach this tier, so upload and download cannot be priced. "
+                "Fix: declare trinity::direct_link<trinity::tiers::host_ddr, YourTier> (or a staging_tier).");
+  using host_route = link_traits<tiers::host_ddr, MemoryTier>;
 
  public:
   using backend_concept = backend_tag;
@@ -47,6 +51,16 @@ class backend {
   void copy(void* dst, const void* src, bytes n) noexcept {
     if (n > bytes{}) std::memcpy(dst, src, to_size(n));
     clock_ += link_traits<MemoryTier, MemoryTier>::transfer_time(n);
+  }
+  //! Moves bytes in from the host and charges the host-to-tier route.
+  void upload(void* dst, const void* host_src, bytes n) noexcept {
+    if (n > bytes{}) std::memcpy(dst, host_src, to_size(n));
+    clock_ += host_route::transfer_time(n);
+  }
+  //! Moves bytes out to the host over the same route.
+  void download(void* host_dst, const void* src, bytes n) noexcept {
+    if (n > bytes{}) std::memcpy(host_dst, src, to_size(n));
+    clock_ += host_route::transfer_time(n);
   }
   //! Charges time spent elsewhere (compute, a transfer modelled by the caller).
   void advance(seconds dt) noexcept { clock_ += dt; }

@@ -1,0 +1,49 @@
+#pragma once
+// The body every backend runs (CPU, simulated, CUDA): bytes go in through
+// upload, move with copy, come back through download unchanged, and the
+// backend's clock never runs backwards. Shared as a function so the CUDA test,
+// compiled by nvcc in its own binary, runs exactly the same checks.
+
+#include <catch2/catch.hpp>
+
+#include <trinity/concepts/backend.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+namespace trinity::testing {
+
+template <Backend B>
+void check_round_trip(B& b) {
+  constexpr std::size_t n = std::size_t{1} << 20;
+  const bytes size{static_cast<double>(n * sizeof(std::uint32_t))};
+  std::vector<std::uint32_t> host(n), back(n, 0);
+  std::iota(host.begin(), host.end(), 7u);
+
+  void* first = b.allocate(size, 256);
+  void* second = b.allocate(size, 256);
+  REQUIRE(reinterpret_cast<std::uintptr_t>(first) % 256 == 0);
+  REQUIRE(reinterpret_cast<std::uintptr_t>(second) % 256 == 0);
+
+  const seconds t0 = b.now();
+  b.upload(first, host.data(), size);
+  b.copy(second, first, size);
+  b.download(back.data(), second, size);
+  const seconds t1 = b.now();
+  CHECK(std::equal(host.begin(), host.end(), back.begin()));
+  CHECK(t1 >= t0);
+
+  // Empty moves are allowed and touch nothing.
+  b.upload(first, host.data(), bytes{});
+  b.copy(second, first, bytes{});
+  b.download(back.data(), second, bytes{});
+  CHECK(b.now() >= t1);
+  CHECK(back.front() == 7u);
+
+  b.deallocate(first, size, 256);
+  b.deallocate(second, size, 256);
+}
+
+}  // namespace trinity::testing
