@@ -5,6 +5,9 @@
 //! reasoning. Behaviour 3 of cxl-report-facts.md §6 (CXL <= NVLink < UALink <
 //! RDMA) holds for these values and is tested.
 
+#include <array>
+
+#include <trinity/documented_parameter.hpp>
 #include <trinity/units/literals.hpp>
 #include <trinity/units/quantity.hpp>
 
@@ -29,9 +32,6 @@ inline constexpr seconds rdma_latency = 2_us;
 
 }  // namespace trinity::links::parameters
 
-#include <array>
-
-#include <trinity/documented_parameter.hpp>
 
 namespace trinity::links {
 

@@ -5,6 +5,9 @@
 //! named so that a preset can say which one it uses and a user can see what to
 //! override. Each carries its public source and how the value was derived.
 
+#include <array>
+
+#include <trinity/documented_parameter.hpp>
 #include <trinity/units/literals.hpp>
 #include <trinity/units/quantity.hpp>
 
@@ -88,9 +91,6 @@ inline constexpr joules_per_byte remote_storage_energy_per_byte =
 
 }  // namespace trinity::tiers::parameters
 
-#include <array>
-
-#include <trinity/documented_parameter.hpp>
 
 namespace trinity::tiers {
 
