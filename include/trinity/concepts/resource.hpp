@@ -35,4 +35,20 @@ concept projects_resource_vector = requires(const resource_vector& v) {
 template <class R>
 concept Resource = opts_into_resource<R> && names_itself<R> && projects_resource_vector<R>;
 
+//! Fails to compile, with the fix in the message, unless R is a Resource.
+template <class R>
+consteval bool diagnose_resource() {
+  static_assert(opts_into_resource<R>,
+                "trinity: this type is not a Resource. Fix: use one of trinity::resources::compute, bandwidth, "
+                "memory, energy or time (<trinity/resources/resource.hpp>), or add "
+                "`using resource_concept = trinity::resource_tag;` to your own.");
+  if constexpr (opts_into_resource<R>) {
+    static_assert(names_itself<R>, "trinity: a Resource names itself. Fix: add `static constexpr std::string_view name`.");
+    static_assert(projects_resource_vector<R>,
+                  "trinity: a Resource reads its part of a resource_vector. Fix: add `using quantity = <a trinity "
+                  "quantity>;` and `static constexpr quantity of(const trinity::resource_vector&)`.");
+  }
+  return Resource<R>;
+}
+
 }  // namespace trinity

@@ -49,6 +49,24 @@ template <template <class, class> class Table, class A, class B>
 struct symmetric_lookup<Table, A, B> {
   using type = typename Table<B, A>::type;
 };
+// `void` means "no entry"; anything else must be what the table promises.
+// (`is_void_v<L> || diagnose_link<L>()` would still instantiate the ladder for void.)
+template <class L>
+consteval bool is_void_or_link() {
+  if constexpr (std::is_void_v<L>) {
+    return true;
+  } else {
+    return diagnose_link<L>();
+  }
+}
+template <class T>
+consteval bool is_void_or_tier() {
+  if constexpr (std::is_void_v<T>) {
+    return true;
+  } else {
+    return diagnose_tier<T>();
+  }
+}
 }  // namespace detail
 
 template <class A, class B>
@@ -58,7 +76,11 @@ struct link_traits {
   //! The link between A and B when they are directly connected, else void.
   using link = typename detail::symmetric_lookup<direct_link, A, B>::type;
   //! The tier a transfer passes through when there is no direct link, else void.
-  using staging = std::conditional_t<std::is_void_v<link>, typename detail::symmetric_lookup<staging_tier, A, B>::type, void>;
+  using staging =
+      std::conditional_t<std::is_void_v<link>, typename detail::symmetric_lookup<staging_tier, A, B>::type, void>;
+
+  static_assert(detail::is_void_or_link<link>(), "direct_link<A, B>::type must be a Link");
+  static_assert(detail::is_void_or_tier<staging>(), "staging_tier<A, B>::type must be a Tier");
 
   static constexpr bool same_tier = std::is_same_v<A, B>;
   static constexpr bool direct = !std::is_void_v<link>;

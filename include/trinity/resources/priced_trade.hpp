@@ -15,8 +15,10 @@
 
 namespace trinity {
 
-template <Resource Spends, Resource Saves>
+template <class Spends, class Saves>
 struct priced_trade {
+  static_assert(diagnose_resource<Spends>() && diagnose_resource<Saves>(),
+                "priced_trade<Spends, Saves> names two Resources");
   using spends = Spends;
   using saves = Saves;
 
