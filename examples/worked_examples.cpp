@@ -1,6 +1,7 @@
 // The paper's three worked examples, through the library rather than the
 // command line: each trade is a TradeoffPolicy priced as a resource vector.
 #include <trinity/model.hpp>
+#include <trinity/resources/price_list.hpp>
 #include <trinity/units.hpp>
 
 #include <iostream>
@@ -27,4 +28,12 @@ int main() {
   const auto k = m::memory_for_compute{cache}.price({10_GB, 0.6});
   std::cout << "memory -> compute: spend " << to_string(k.spent()) << " of cache, save " << to_string(k.saved())
             << " per request (" << cache.entries(10_GB) << " entries)\n";
+
+  // The same trade in time and energy on one H100 SXM: 989 TFLOP/s dense BF16
+  // at up to 700 W (NVIDIA H100 data sheet), one 400 Gb/s NIC at 30 pJ/bit
+  // (tiers/parameters.hpp). Work stated in FLOPs becomes seconds and joules.
+  const trinity::price_list h100{989_TFLOPs, 700_W / 989_TFLOPs, 400_Gbps, 30_pJ_per_bit};
+  const auto on_h100 = k.priced(h100);
+  std::cout << "  on an H100 that is " << to_string(on_h100.time_saved()) << " and "
+            << to_string(on_h100.energy_saved()) << " saved per request\n";
 }

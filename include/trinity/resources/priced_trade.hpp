@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include <trinity/concepts/resource.hpp>
+#include <trinity/resources/price_list.hpp>
 #include <trinity/resources/resource.hpp>
 #include <trinity/resources/resource_vector.hpp>
 
@@ -35,6 +36,15 @@ struct priced_trade {
   }
   //! Units saved per unit spent: FLOP per byte for memory -> compute.
   [[nodiscard]] constexpr auto rate() const noexcept { return saved() / spent(); }
+  //! The same trade with the time and energy its work costs under p added to
+  //! both sides, so time_saved() and energy_saved() say what it is worth there.
+  [[nodiscard]] constexpr priced_trade priced(const price_list& p) const {
+    return {trinity::priced(before, p), trinity::priced(after, p)};
+  }
+  //! Time per unit of work the trade saves (negative: it costs time).
+  [[nodiscard]] constexpr seconds time_saved() const noexcept { return before.time - after.time; }
+  //! Energy per unit of work the trade saves (negative: it costs energy).
+  [[nodiscard]] constexpr joules energy_saved() const noexcept { return before.energy - after.energy; }
   //! A trade pays when it saves something for what it spends.
   [[nodiscard]] constexpr bool pays() const noexcept {
     return saved() > typename Saves::quantity{} && spent() >= typename Spends::quantity{};
