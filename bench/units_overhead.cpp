@@ -7,6 +7,7 @@
 #include <trinity/model/hit_rate.hpp>
 #include <trinity/units.hpp>
 
+#include <chrono>
 #include <vector>
 
 namespace {
@@ -43,6 +44,35 @@ void quantity_alpha_beta(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 
+// The claim itself, as one number: both loops run in every iteration, timed
+// separately and interleaved so frequency drift hits both alike; `ratio` is
+// quantity time over double time (1.0 = no overhead).
+void quantity_over_double_ratio(benchmark::State& state) {
+  using namespace trinity::literals;
+  using clock = std::chrono::steady_clock;
+  const auto raw = sizes(static_cast<std::size_t>(state.range(0)));
+  std::vector<trinity::bytes> typed;
+  for (double b : raw) typed.emplace_back(b);
+  const double latency = 2e-6, bandwidth = 50e9;
+  const trinity::seconds q_latency = 2_us;
+  const trinity::bytes_per_second q_bandwidth = 400_Gbps;
+  std::chrono::duration<double> t_raw{}, t_typed{};
+  for (auto _ : state) {
+    const auto a = clock::now();
+    double total = 0;
+    for (double b : raw) total += latency + b / bandwidth;
+    benchmark::DoNotOptimize(total);
+    const auto b = clock::now();
+    trinity::seconds q_total{};
+    for (trinity::bytes s : typed) q_total += q_latency + s / q_bandwidth;
+    benchmark::DoNotOptimize(q_total);
+    const auto c = clock::now();
+    t_raw += b - a;
+    t_typed += c - b;
+  }
+  state.counters["ratio"] = t_typed.count() / t_raw.count();
+}
+
 void hit_rate_curve(benchmark::State& state) {
   const trinity::model::power_law h{trinity::per_byte{1e-10}, 0.7};
   double m = 1e9;
@@ -56,5 +86,6 @@ void hit_rate_curve(benchmark::State& state) {
 
 BENCHMARK(raw_double_alpha_beta)->Arg(1 << 12)->Arg(1 << 16);
 BENCHMARK(quantity_alpha_beta)->Arg(1 << 12)->Arg(1 << 16);
+BENCHMARK(quantity_over_double_ratio)->Arg(1 << 16);
 BENCHMARK(hit_rate_curve);
 BENCHMARK_MAIN();
