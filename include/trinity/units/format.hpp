@@ -50,11 +50,12 @@ inline std::string with_si_prefix(double v, std::string_view unit, double smalle
   if (v == 0.0 || !std::isfinite(v)) return format_number(v) + " " + std::string(unit);
   const double mag = std::fabs(v);
   const prefix* chosen = nullptr;
+  // A value that four significant digits would round up to the next prefix
+  // takes that prefix: 999.99995 GB prints as "1 TB", not "1e+03 GB".
   for (const auto& p : si_prefixes) {
     if (p.factor < smallest) continue;
     if (chosen == nullptr || mag >= p.factor * 0.99995) chosen = &p;
   }
-  // Round first so 999.99995 GB prints as 1000 GB rather than 1e+03 GB.
   return format_number(v / chosen->factor) + " " + std::string(chosen->name) + std::string(unit);
 }
 

@@ -68,8 +68,6 @@ inline std::string accepted_units(std::span<const unit_name> units) {
   }
   return s;
 }
-
-// A bare number for a quantity whose table allows it is in the table's first unit.
 }  // namespace detail
 
 //! Parses "<number>[ ]<unit>" into Q; `field` names the input in any error.
@@ -91,6 +89,7 @@ Q parse(std::string_view text, std::string_view field) {
   while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
   while (!unit.empty() && unit.back() == ' ') unit.remove_suffix(1);
   if (unit.empty()) {
+    // A bare number, where the table allows one, is in the table's first unit.
     if (table::bare) return Q{number * table::units[0].factor};
     throw invalid_input(std::string(field), "'" + shown + "' has no unit; use one of " +
                                                 detail::accepted_units(table::units));
