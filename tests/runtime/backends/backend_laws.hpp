@@ -7,8 +7,12 @@
 #include <catch2/catch.hpp>
 
 #include <trinity/concepts/backend.hpp>
+#include <trinity/error.hpp>
+#include <trinity/tiers/presets.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <type_traits>
 #include <cstdint>
 #include <numeric>
 #include <vector>
@@ -44,6 +48,26 @@ void check_round_trip(B& b) {
 
   b.deallocate(first, size, 256);
   b.deallocate(second, size, 256);
+}
+
+}  // namespace trinity::testing
+
+namespace trinity::testing {
+
+//! Sizes that cannot be counted are refused by name, and nothing moves.
+template <Backend B>
+void check_refuses_impossible_sizes(B& b) {
+  CHECK_THROWS_WITH(b.allocate(bytes{-1.0}, 64), "bytes: must be a finite, non-negative size");
+  void* p = b.allocate(bytes{64.0}, 64);
+  const seconds t = b.now();
+  char host[64] = {};
+  CHECK_THROWS_AS(b.upload(p, host, bytes{-8.0}), invalid_input);
+  CHECK_THROWS_AS(b.copy(p, p, bytes{std::nan("")}), invalid_input);
+  CHECK_THROWS_AS(b.download(host, p, bytes{-1.0}), invalid_input);
+  if constexpr (B::name == "sim") {
+    CHECK(b.now() == t);  // a refused transfer charges no simulated time
+  }
+  b.deallocate(p, bytes{64.0}, 64);
 }
 
 }  // namespace trinity::testing

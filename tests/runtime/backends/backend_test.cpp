@@ -28,6 +28,12 @@ TEMPLATE_LIST_TEST_CASE("a backend moves bytes in, around and out unchanged, and
   trinity::testing::check_round_trip(b);
 }
 
+TEMPLATE_LIST_TEST_CASE("a backend refuses sizes it cannot count, by name, and moves nothing", "[backends]",
+                        enabled_backends) {
+  TestType b;
+  trinity::testing::check_refuses_impossible_sizes(b);
+}
+
 TEMPLATE_TEST_CASE("the simulated clock advances by the tier's α-β cost of a copy", "[backends][sim]",
                    sim::backend<tiers::host_ddr>, sim::backend<tiers::gb200_hbm3e>) {
   using tier = typename TestType::memory_tier;

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include <trinity/concepts/opt_in.hpp>
+#include <trinity/detail/byte_count.hpp>
 #include <trinity/tiers/presets.hpp>
 #include <trinity/units/chrono.hpp>
 #include <trinity/units/quantity.hpp>
@@ -23,23 +24,22 @@ class backend {
   static constexpr std::string_view name = "cpu";
 
   [[nodiscard]] void* allocate(bytes n, std::size_t alignment = alignof(std::max_align_t)) {
-    return ::operator new(to_size(n), std::align_val_t{alignment});
+    return ::operator new(trinity::detail::byte_count(n), std::align_val_t{alignment});
   }
   void deallocate(void* p, bytes, std::size_t alignment = alignof(std::max_align_t)) noexcept {
     ::operator delete(p, std::align_val_t{alignment});
   }
-  void copy(void* dst, const void* src, bytes n) noexcept {
-    if (n > bytes{}) std::memcpy(dst, src, to_size(n));
+  void copy(void* dst, const void* src, bytes n) {
+    if (const std::size_t count = trinity::detail::byte_count(n)) std::memcpy(dst, src, count);
   }
   //! Host memory is the backend's memory: moving in and out is a copy.
-  void upload(void* dst, const void* host_src, bytes n) noexcept { copy(dst, host_src, n); }
-  void download(void* host_dst, const void* src, bytes n) noexcept { copy(host_dst, src, n); }
+  void upload(void* dst, const void* host_src, bytes n) { copy(dst, host_src, n); }
+  void download(void* host_dst, const void* src, bytes n) { copy(host_dst, src, n); }
   [[nodiscard]] seconds now() const noexcept {
     return from_chrono(std::chrono::steady_clock::now().time_since_epoch());
   }
 
  private:
-  static std::size_t to_size(bytes n) noexcept { return static_cast<std::size_t>(n.value()); }
 };
 
 }  // namespace trinity::cpu

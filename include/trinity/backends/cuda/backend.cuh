@@ -19,6 +19,7 @@
 #include <utility>
 
 #include <trinity/concepts/opt_in.hpp>
+#include <trinity/detail/byte_count.hpp>
 #include <trinity/concepts/tier.hpp>
 #include <trinity/error.hpp>
 #include <trinity/tiers/presets.hpp>
@@ -95,7 +96,7 @@ class backend {
                              "alignment", "must be a power of two no larger than 256, cudaMalloc's guarantee");
     trinity::detail::require(n >= bytes{}, "bytes", "must not be negative");
     void* p = nullptr;
-    detail::check(cudaMalloc(&p, to_size(n)), "cudaMalloc");
+    detail::check(cudaMalloc(&p, trinity::detail::byte_count(n)), "cudaMalloc");
     return p;
   }
   void deallocate(void* p, bytes, std::size_t = max_alignment) noexcept { (void)cudaFree(p); }
@@ -115,11 +116,11 @@ class backend {
 
  private:
   void transfer(void* dst, const void* src, bytes n, cudaMemcpyKind kind, const char* what) {
-    if (n <= bytes{}) return;
-    detail::check(cudaMemcpyAsync(dst, src, to_size(n), kind, stream_), what);
+    const std::size_t count = trinity::detail::byte_count(n);
+    if (count == 0) return;
+    detail::check(cudaMemcpyAsync(dst, src, count, kind, stream_), what);
     detail::check(cudaStreamSynchronize(stream_), what);
   }
-  static std::size_t to_size(bytes n) noexcept { return static_cast<std::size_t>(n.value()); }
 
   int device_;
   cudaStream_t stream_ = nullptr;

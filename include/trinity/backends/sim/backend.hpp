@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include <trinity/concepts/opt_in.hpp>
+#include <trinity/detail/byte_count.hpp>
 #include <trinity/concepts/tier.hpp>
 #include <trinity/links/link_traits.hpp>
 #include <trinity/tiers/presets.hpp>
@@ -39,7 +40,7 @@ class backend {
 
   [[nodiscard]] void* allocate(bytes n, std::size_t alignment = alignof(std::max_align_t)) {
     if (resident_ + n > MemoryTier::descriptor.capacity) throw capacity_exceeded{};
-    void* p = ::operator new(to_size(n), std::align_val_t{alignment});
+    void* p = ::operator new(trinity::detail::byte_count(n), std::align_val_t{alignment});
     resident_ += n;
     return p;
   }
@@ -48,18 +49,18 @@ class backend {
     resident_ -= n;
   }
   //! Copies for real and charges the tier's cost of reading and writing n bytes.
-  void copy(void* dst, const void* src, bytes n) noexcept {
-    if (n > bytes{}) std::memcpy(dst, src, to_size(n));
+  void copy(void* dst, const void* src, bytes n) {
+    if (const std::size_t count = trinity::detail::byte_count(n)) std::memcpy(dst, src, count);
     clock_ += link_traits<MemoryTier, MemoryTier>::transfer_time(n);
   }
   //! Moves bytes in from the host and charges the host-to-tier route.
-  void upload(void* dst, const void* host_src, bytes n) noexcept {
-    if (n > bytes{}) std::memcpy(dst, host_src, to_size(n));
+  void upload(void* dst, const void* host_src, bytes n) {
+    if (const std::size_t count = trinity::detail::byte_count(n)) std::memcpy(dst, host_src, count);
     clock_ += host_route::transfer_time(n);
   }
   //! Moves bytes out to the host over the same route.
-  void download(void* host_dst, const void* src, bytes n) noexcept {
-    if (n > bytes{}) std::memcpy(host_dst, src, to_size(n));
+  void download(void* host_dst, const void* src, bytes n) {
+    if (const std::size_t count = trinity::detail::byte_count(n)) std::memcpy(host_dst, src, count);
     clock_ += host_route::transfer_time(n);
   }
   //! Charges time spent elsewhere (compute, a transfer modelled by the caller).
@@ -69,7 +70,6 @@ class backend {
   [[nodiscard]] bytes resident() const noexcept { return resident_; }
 
  private:
-  static std::size_t to_size(bytes n) noexcept { return static_cast<std::size_t>(n.value()); }
   seconds clock_{};
   bytes resident_{};
 };
