@@ -15,7 +15,7 @@ class TrinityConan(ConanFile):
     topics = ("hpc", "ai-infrastructure", "cxl", "compression", "zero", "caching", "header-only")
     package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
-    exports_sources = "CMakeLists.txt", "cmake/*", "include/*"
+    exports_sources = "CMakeLists.txt", "cmake/*", "include/*", "LICENSE"
     no_copy_source = True
 
     def requirements(self):
@@ -34,6 +34,7 @@ class TrinityConan(ConanFile):
         tc.cache_variables["TRINITY_BUILD_TOOLS"] = False
         tc.cache_variables["TRINITY_BUILD_EXAMPLES"] = False
         tc.cache_variables["TRINITY_BUILD_BENCH"] = False
+        tc.cache_variables["TRINITY_WITH_CUDA"] = False
         tc.generate()
 
     def build(self):

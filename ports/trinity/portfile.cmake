@@ -1,11 +1,9 @@
-# vcpkg port for trinity (header-only). The version in vcpkg.json must equal
-# project(trinity VERSION ...); a CTest test in the trinity repository checks it.
-vcpkg_from_github(
-  OUT_SOURCE_PATH SOURCE_PATH
-  REPO trinity-hpc/trinity
-  REF "v${VERSION}"
-  SHA512 0
-  HEAD_REF main)
+# vcpkg overlay port for trinity (header-only). It builds the trinity checkout
+# it lives in, so a user of this repository can run
+#   vcpkg install trinity --overlay-ports=<trinity>/ports
+# The version in vcpkg.json must equal project(trinity VERSION ...); a CTest
+# test in this repository checks it.
+get_filename_component(SOURCE_PATH "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
 
 vcpkg_cmake_configure(
   SOURCE_PATH "${SOURCE_PATH}"
@@ -13,7 +11,8 @@ vcpkg_cmake_configure(
     -DTRINITY_BUILD_TESTS=OFF
     -DTRINITY_BUILD_TOOLS=OFF
     -DTRINITY_BUILD_EXAMPLES=OFF
-    -DTRINITY_BUILD_BENCH=OFF)
+    -DTRINITY_BUILD_BENCH=OFF
+    -DTRINITY_WITH_CUDA=OFF)
 vcpkg_cmake_install()
 vcpkg_cmake_config_fixup(PACKAGE_NAME trinity CONFIG_PATH share/cmake/trinity)
 
