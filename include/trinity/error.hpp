@@ -4,6 +4,7 @@
 //! It names the field, so a command-line program can name the flag and a JSON
 //! reader the path: "entry_size: -2 GB must be positive".
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -31,6 +32,11 @@ namespace detail {
 //! in constant evaluation too, where a throw becomes a compile error.
 constexpr void require(bool ok, std::string_view field, std::string_view problem) {
   if (!ok) throw invalid_input(std::string(field), std::string(problem));
+}
+
+//! std::isfinite, usable in constant evaluation (it is constexpr only from C++23).
+constexpr bool is_finite(double v) noexcept {
+  return v == v && v < std::numeric_limits<double>::infinity() && v > -std::numeric_limits<double>::infinity();
 }
 }  // namespace detail
 

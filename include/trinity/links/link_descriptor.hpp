@@ -45,10 +45,13 @@ struct link_descriptor {
 //! Checks a descriptor built at run time; throws invalid_input naming the field.
 constexpr void validate(const link_descriptor& l) {
   detail::require(!l.name.empty(), "name", "a link needs a name");
-  detail::require(l.bandwidth > bytes_per_second{}, "bandwidth", "must be positive");
-  detail::require(l.latency >= seconds{}, "latency", "must not be negative");
-  detail::require(l.flit > bytes{}, "flit", "must be positive");
-  detail::require(l.energy >= joules_per_byte{}, "energy", "must not be negative");
+  detail::require(l.bandwidth > bytes_per_second{} && detail::is_finite(l.bandwidth.value()), "bandwidth",
+                  "must be positive and finite");
+  detail::require(l.latency >= seconds{} && detail::is_finite(l.latency.value()), "latency",
+                  "must be finite and not negative");
+  detail::require(l.flit > bytes{} && detail::is_finite(l.flit.value()), "flit", "must be positive and finite");
+  detail::require(l.energy >= joules_per_byte{} && detail::is_finite(l.energy.value()), "energy",
+                  "must be finite and not negative");
 }
 
 }  // namespace trinity

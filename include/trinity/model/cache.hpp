@@ -31,10 +31,12 @@ struct diffusion_cache {
   //! Throws invalid_input naming the field that cannot work.
   constexpr void validate() const {
     trinity::detail::require(steps >= 1, "steps", "must be at least 1");
-    trinity::detail::require(step_cost > flops{}, "step_flops", "must be positive");
+    trinity::detail::require(step_cost > flops{} && trinity::detail::is_finite(step_cost.value()), "step_flops",
+                             "must be positive and finite");
     trinity::detail::require(reuse_depth <= steps, "reuse_depth",
                              "must not exceed the step count: a hit cannot skip more steps than a request runs");
-    trinity::detail::require(entry_size > bytes{}, "entry_size", "must be positive");
+    trinity::detail::require(entry_size > bytes{} && trinity::detail::is_finite(entry_size.value()), "entry_size",
+                             "must be positive and finite");
   }
 
   //! C_full = S·c_step.
@@ -50,7 +52,8 @@ struct diffusion_cache {
   //! N(M) = ⌊M / s_e⌋.
   [[nodiscard]] constexpr std::size_t entries(bytes capacity) const {
     validate();
-    trinity::detail::require(capacity >= bytes{}, "capacity", "must not be negative");
+    trinity::detail::require(capacity >= bytes{} && trinity::detail::is_finite(capacity.value()), "capacity",
+                             "must be finite and not negative");
     return static_cast<std::size_t>(trinity::detail::floor(capacity / entry_size));
   }
   //! h·c_saved(r): FLOPs a request saves on average at hit rate h.
@@ -64,7 +67,8 @@ struct diffusion_cache {
   }
   //! FLOPs saved per request per byte of cache: the average exchange rate.
   [[nodiscard]] constexpr flops_per_byte average_benefit(bytes capacity, double hit_rate) const {
-    trinity::detail::require(capacity > bytes{}, "capacity", "must be positive");
+    trinity::detail::require(capacity > bytes{} && trinity::detail::is_finite(capacity.value()), "capacity",
+                             "must be positive and finite");
     return saved_per_request(hit_rate) / capacity;
   }
 };
@@ -84,7 +88,8 @@ constexpr flops_per_byte marginal_cost(const diffusion_cache& c, const H& h, byt
 //! The inverse: the capacity at which a request saves `target` FLOPs on average.
 template <HitRateModel H>
 constexpr bytes memory_for_saving(const diffusion_cache& c, const H& h, flops target) {
-  trinity::detail::require(target >= flops{}, "target_saving", "must not be negative");
+  trinity::detail::require(target >= flops{} && trinity::detail::is_finite(target.value()), "target_saving",
+                           "must be finite and not negative");
   trinity::detail::require(target < c.saved_per_hit(), "target_saving",
                            "must be below the saving of a certain hit, r·c_step: no finite cache guarantees a hit");
   return h.capacity_for(target / c.saved_per_hit());
@@ -105,7 +110,8 @@ struct memory_for_compute {
   };
 
   [[nodiscard]] constexpr priced_trade<spends, saves> price(const input& in) const {
-    trinity::detail::require(in.capacity >= bytes{}, "capacity", "must not be negative");
+    trinity::detail::require(in.capacity >= bytes{} && trinity::detail::is_finite(in.capacity.value()), "capacity",
+                             "must be finite and not negative");
     priced_trade<spends, saves> t{};
     t.before.compute = cache.full_cost();
     t.after.compute = cache.expected_cost(in.hit_rate);

@@ -20,8 +20,10 @@ namespace trinity::model {
 
 //! M_miss = max(0, M_total - N·M_avail).
 constexpr bytes memory_deficit(bytes total, bytes available_per_device, std::size_t devices) {
-  trinity::detail::require(total >= bytes{}, "total", "must not be negative");
-  trinity::detail::require(available_per_device > bytes{}, "avail", "must be positive");
+  trinity::detail::require(total >= bytes{} && trinity::detail::is_finite(total.value()), "total",
+                           "must be finite and not negative");
+  trinity::detail::require(available_per_device > bytes{} && trinity::detail::is_finite(available_per_device.value()),
+                           "avail", "must be positive and finite");
   trinity::detail::require(devices >= 1, "devices", "must be at least 1");
   const bytes held = available_per_device * static_cast<double>(devices);
   return total > held ? total - held : bytes{};
@@ -29,8 +31,10 @@ constexpr bytes memory_deficit(bytes total, bytes available_per_device, std::siz
 
 //! The fewest devices of `available_per_device` that hold `total` with no deficit.
 constexpr std::size_t devices_to_fit(bytes total, bytes available_per_device) {
-  trinity::detail::require(total >= bytes{}, "total", "must not be negative");
-  trinity::detail::require(available_per_device > bytes{}, "avail", "must be positive");
+  trinity::detail::require(total >= bytes{} && trinity::detail::is_finite(total.value()), "total",
+                           "must be finite and not negative");
+  trinity::detail::require(available_per_device > bytes{} && trinity::detail::is_finite(available_per_device.value()),
+                           "avail", "must be positive and finite");
   const double ratio = total / available_per_device;
   auto n = static_cast<std::size_t>(ratio);
   if (static_cast<double>(n) < ratio) ++n;
@@ -46,10 +50,13 @@ constexpr double ring_allreduce_factor(std::size_t devices) {
 
 //! C_comm = T_allreduce·(P + G + O) + k·M_miss.
 constexpr bytes communication_cost(bytes synchronized_state, double allreduce_factor, double k, bytes deficit) {
-  trinity::detail::require(synchronized_state >= bytes{}, "sync_bytes", "must not be negative");
-  trinity::detail::require(allreduce_factor >= 0, "allreduce_factor", "must not be negative");
-  trinity::detail::require(k >= 0, "k", "must not be negative");
-  trinity::detail::require(deficit >= bytes{}, "deficit", "must not be negative");
+  trinity::detail::require(synchronized_state >= bytes{} && trinity::detail::is_finite(synchronized_state.value()),
+                           "sync_bytes", "must be finite and not negative");
+  trinity::detail::require(allreduce_factor >= 0 && trinity::detail::is_finite(allreduce_factor), "allreduce_factor",
+                           "must be finite and not negative");
+  trinity::detail::require(k >= 0 && trinity::detail::is_finite(k), "k", "must be finite and not negative");
+  trinity::detail::require(deficit >= bytes{} && trinity::detail::is_finite(deficit.value()), "deficit",
+                           "must be finite and not negative");
   return allreduce_factor * synchronized_state + k * deficit;
 }
 

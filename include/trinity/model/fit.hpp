@@ -44,7 +44,7 @@ inline void validate_points(std::span<const capacity_point> points, std::size_t 
   for (std::size_t i = 0; i < points.size(); ++i) {
     const std::string at = "points[" + std::to_string(i) + "]";
     trinity::detail::require(points[i].capacity > bytes{} && std::isfinite(points[i].capacity.value()),
-                             at + ".capacity", "must be positive");
+                             at + ".capacity", "must be positive and finite");
     trinity::detail::require(points[i].hit_rate >= 0.0 && points[i].hit_rate < 1.0, at + ".hit_rate",
                              "must lie in [0, 1)");
   }
@@ -111,7 +111,8 @@ inline double median_capacity(std::span<const capacity_point> points) {
 inline fit_result<exponential_saturation> fit_exponential_saturation(std::span<const capacity_point> points,
                                                                      bytes entry_size) {
   detail::validate_points(points, 1);
-  trinity::detail::require(entry_size > bytes{}, "entry_size", "must be positive");
+  trinity::detail::require(entry_size > bytes{} && std::isfinite(entry_size.value()), "entry_size",
+                           "must be positive and finite");
   auto sse = [&](double log_beta) {
     const exponential_saturation m{std::exp(log_beta), entry_size};
     double s = 0;

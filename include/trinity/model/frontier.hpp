@@ -56,9 +56,10 @@ class frontier {
     trinity::detail::require(points.size() <= MaxPoints, "points", "too many points for this frontier's capacity");
     for (std::size_t i = 0; i < points.size(); ++i) {
       const auto& p = points[i];
-      trinity::detail::require(p.compute > Compute{}, "points.compute", "every compute value must be positive");
-      trinity::detail::require(p.bandwidth > Bandwidth{}, "points.bandwidth",
-                               "every bandwidth value must be positive");
+      trinity::detail::require(p.compute > Compute{} && trinity::detail::is_finite(p.compute.value()),
+                               "points.compute", "every compute value must be positive and finite");
+      trinity::detail::require(p.bandwidth > Bandwidth{} && trinity::detail::is_finite(p.bandwidth.value()),
+                               "points.bandwidth", "every bandwidth value must be positive and finite");
       if (i > 0) {
         trinity::detail::require(p.compute > points[i - 1].compute, "points.compute",
                                  "list points by strictly rising compute");

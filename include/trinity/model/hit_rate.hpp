@@ -42,8 +42,10 @@ struct exponential_saturation {
   //! The member of the family through one measured point (M, h).
   [[nodiscard]] static constexpr exponential_saturation through(bytes m, double h, bytes entry_size) {
     detail::require_hit_rate(h, false);
-    trinity::detail::require(m > bytes{}, "capacity", "must be positive");
-    trinity::detail::require(entry_size > bytes{}, "entry_size", "must be positive");
+    trinity::detail::require(m > bytes{} && trinity::detail::is_finite(m.value()), "capacity",
+                             "must be positive and finite");
+    trinity::detail::require(entry_size > bytes{} && trinity::detail::is_finite(entry_size.value()), "entry_size",
+                             "must be positive and finite");
     return {-trinity::detail::log(1.0 - h) / (m / entry_size), entry_size};
   }
 };

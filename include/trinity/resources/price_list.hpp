@@ -26,10 +26,14 @@ struct price_list {
 
 //! Throws invalid_input naming the field that cannot work.
 constexpr void validate(const price_list& p) {
-  detail::require(p.compute_rate > flops_per_second{}, "compute_rate", "must be positive");
-  detail::require(p.compute_energy >= joules_per_flop{}, "compute_energy", "must not be negative");
-  detail::require(p.link_rate > bytes_per_second{}, "link_rate", "must be positive");
-  detail::require(p.link_energy >= joules_per_byte{}, "link_energy", "must not be negative");
+  detail::require(p.compute_rate > flops_per_second{} && detail::is_finite(p.compute_rate.value()), "compute_rate",
+                  "must be positive and finite");
+  detail::require(p.compute_energy >= joules_per_flop{} && detail::is_finite(p.compute_energy.value()),
+                  "compute_energy", "must be finite and not negative");
+  detail::require(p.link_rate > bytes_per_second{} && detail::is_finite(p.link_rate.value()), "link_rate",
+                  "must be positive and finite");
+  detail::require(p.link_energy >= joules_per_byte{} && detail::is_finite(p.link_energy.value()), "link_energy",
+                  "must be finite and not negative");
 }
 
 //! Adds the time and energy that v's compute and traffic cost under p to the

@@ -52,10 +52,14 @@ struct tier_descriptor {
 //! Checks a descriptor built at run time; throws invalid_input naming the field.
 constexpr void validate(const tier_descriptor& t) {
   detail::require(!t.name.empty(), "name", "a tier needs a name");
-  detail::require(t.capacity > bytes{}, "capacity", "must be positive");
-  detail::require(t.bandwidth > bytes_per_second{}, "bandwidth", "must be positive");
-  detail::require(t.latency >= seconds{}, "latency", "must not be negative");
-  detail::require(t.energy >= joules_per_byte{}, "energy", "must not be negative");
+  detail::require(t.capacity > bytes{} && detail::is_finite(t.capacity.value()), "capacity",
+                  "must be positive and finite");
+  detail::require(t.bandwidth > bytes_per_second{} && detail::is_finite(t.bandwidth.value()), "bandwidth",
+                  "must be positive and finite");
+  detail::require(t.latency >= seconds{} && detail::is_finite(t.latency.value()), "latency",
+                  "must be finite and not negative");
+  detail::require(t.energy >= joules_per_byte{} && detail::is_finite(t.energy.value()), "energy",
+                  "must be finite and not negative");
 }
 
 }  // namespace trinity

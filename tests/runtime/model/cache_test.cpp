@@ -4,6 +4,11 @@
 #include <trinity/units/literals.hpp>
 
 #include <cmath>
+#include <limits>
+#include <vector>
+
+#include <trinity/model/deficit.hpp>
+#include <trinity/model/frontier.hpp>
 
 using namespace trinity;
 using namespace trinity::literals;
@@ -73,8 +78,26 @@ TEST_CASE("cache inputs that cannot work name their field", "[model][cache]") {
   CHECK_THROWS_WITH(paper.saved_per_request(1.5), "hit_rate: must lie in [0, 1]");
   CHECK_THROWS_WITH(paper.saved_per_request(-0.1), "hit_rate: must lie in [0, 1]");
   constexpr m::diffusion_cache empty_entries{50, 1e9_FLOP, 20, 0_GB};
-  CHECK_THROWS_WITH(empty_entries.entries(1_GB), "entry_size: must be positive");
+  CHECK_THROWS_WITH(empty_entries.entries(1_GB), "entry_size: must be positive and finite");
   const auto h = m::exponential_saturation::through(10_GB, 0.6, 2_GB);
   CHECK_THROWS_WITH(m::memory_for_saving(paper, h, 2e10_FLOP), Catch::StartsWith("target_saving"));
   CHECK_THROWS_AS(h.capacity_for(1.0), invalid_input);
+}
+
+TEST_CASE("infinite or NaN inputs are refused by every model, by name", "[model][hostile]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const m::diffusion_cache infinite_steps{50, flops{inf}, 20, 2_GB};
+  CHECK_THROWS_WITH(infinite_steps.full_cost(), "step_flops: must be positive and finite");
+  CHECK_THROWS_WITH(paper.entries(bytes{inf}), "capacity: must be finite and not negative");
+  CHECK_THROWS_WITH(paper.average_benefit(bytes{nan}, 0.5), "capacity: must be positive and finite");
+  CHECK_THROWS_AS(paper.saved_per_request(nan), invalid_input);
+  CHECK_THROWS_AS(m::exponential_saturation::through(bytes{inf}, 0.5, 2_GB), invalid_input);
+  CHECK_THROWS_WITH(m::memory_deficit(bytes{inf}, 100_GB, 2), "total: must be finite and not negative");
+  CHECK_THROWS_WITH(m::communication_cost(0_B, nan, 0.5, 1_GB), "allreduce_factor: must be finite and not negative");
+  using F = m::frontier<flops, bits_per_pixel>;
+  const std::vector<F::point> infinite{{1e9_FLOP, 0.1_bpp}, {flops{inf}, 0.05_bpp}};
+  CHECK_THROWS_WITH(F(infinite), "points.compute: every compute value must be positive and finite");
+  const std::vector<F::point> not_a_number{{1e9_FLOP, bits_per_pixel{nan}}, {1e10_FLOP, 0.05_bpp}};
+  CHECK_THROWS_WITH(F(not_a_number), "points.bandwidth: every bandwidth value must be positive and finite");
 }

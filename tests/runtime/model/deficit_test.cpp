@@ -39,8 +39,8 @@ TEST_CASE("streaming the deficit is a priced trade of bandwidth for memory", "[m
 }
 
 TEST_CASE("impossible deficit inputs name their field", "[model][deficit]") {
-  CHECK_THROWS_WITH(m::memory_deficit(-1_GB, 100_GB, 2), "total: must not be negative");
-  CHECK_THROWS_WITH(m::memory_deficit(400_GB, 0_GB, 2), "avail: must be positive");
+  CHECK_THROWS_WITH(m::memory_deficit(-1_GB, 100_GB, 2), "total: must be finite and not negative");
+  CHECK_THROWS_WITH(m::memory_deficit(400_GB, 0_GB, 2), "avail: must be positive and finite");
   CHECK_THROWS_WITH(m::memory_deficit(400_GB, 100_GB, 0), "devices: must be at least 1");
-  CHECK_THROWS_WITH(m::communication_cost(0_B, 0.0, -0.5, 1_GB), "k: must not be negative");
+  CHECK_THROWS_WITH(m::communication_cost(0_B, 0.0, -0.5, 1_GB), "k: must be finite and not negative");
 }

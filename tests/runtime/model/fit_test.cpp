@@ -69,7 +69,7 @@ TEST_CASE("fit inputs that cannot work name the point", "[model][fit]") {
   const std::vector<m::capacity_point> bad{{10_GB, 0.5}, {20_GB, 1.2}};
   CHECK_THROWS_WITH(m::fit_power_law(bad), "points[1].hit_rate: must lie in [0, 1)");
   const std::vector<m::capacity_point> negative{{-1_GB, 0.5}, {20_GB, 0.6}};
-  CHECK_THROWS_WITH(m::fit_exponential_saturation(negative, 2_GB), "points[0].capacity: must be positive");
+  CHECK_THROWS_WITH(m::fit_exponential_saturation(negative, 2_GB), "points[0].capacity: must be positive and finite");
   const std::vector<m::capacity_point> one{{10_GB, 0.5}};
   CHECK_THROWS_WITH(m::fit_power_law(one), Catch::StartsWith("points: need at least 2"));
 }

@@ -60,7 +60,7 @@ TEST_CASE("a price list turns work into time and energy", "[resources][price]") 
 
   price_list broken = p;
   broken.link_rate = bytes_per_second{};
-  CHECK_THROWS_WITH(priced(work, broken), "link_rate: must be positive");
+  CHECK_THROWS_WITH(priced(work, broken), "link_rate: must be positive and finite");
 }
 
 TEST_CASE("a priced trade says the time and energy it saves", "[resources][price]") {

@@ -114,7 +114,7 @@ TEST_CASE("a descriptor built at run time is checked field by field", "[tiers]")
   }
   link_descriptor l = links::nvlink5::descriptor;
   l.bandwidth = bytes_per_second{};
-  CHECK_THROWS_WITH(validate(l), "bandwidth: must be positive");
+  CHECK_THROWS_WITH(validate(l), "bandwidth: must be positive and finite");
 }
 
 TEST_CASE("the route table lists each connected pair once with its link or staging tier", "[tiers][links]") {

@@ -94,7 +94,6 @@ class backend {
   [[nodiscard]] void* allocate(bytes n, std::size_t alignment = max_alignment) {
     trinity::detail::require(alignment != 0 && alignment <= max_alignment && (alignment & (alignment - 1)) == 0,
                              "alignment", "must be a power of two no larger than 256, cudaMalloc's guarantee");
-    trinity::detail::require(n >= bytes{}, "bytes", "must not be negative");
     void* p = nullptr;
     detail::check(cudaMalloc(&p, trinity::detail::byte_count(n)), "cudaMalloc");
     return p;
