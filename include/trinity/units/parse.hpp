@@ -90,12 +90,20 @@ Q parse(std::string_view text, std::string_view field) {
   while (!unit.empty() && unit.back() == ' ') unit.remove_suffix(1);
   if (unit.empty()) {
     // A bare number, where the table allows one, is in the table's first unit.
-    if (table::bare) return Q{number * table::units[0].factor};
+    if (table::bare) {
+      const double value = number * table::units[0].factor;
+      if (!std::isfinite(value)) throw invalid_input(std::string(field), "'" + shown + "' is too large");
+      return Q{value};
+    }
     throw invalid_input(std::string(field), "'" + shown + "' has no unit; use one of " +
                                                 detail::accepted_units(table::units));
   }
   for (const auto& u : table::units) {
-    if (u.suffix == unit) return Q{number * u.factor};
+    if (u.suffix != unit) continue;
+    const double value = number * u.factor;
+    // A finite number can still overflow once scaled by its unit (1e300PB).
+    if (!std::isfinite(value)) throw invalid_input(std::string(field), "'" + shown + "' is too large");
+    return Q{value};
   }
   throw invalid_input(std::string(field), "unknown unit '" + std::string(unit) + "' in '" + shown +
                                               "'; use one of " + detail::accepted_units(table::units));

@@ -2,7 +2,10 @@
 
 #include <trinity/units.hpp>
 
+#include <cmath>
+#include <random>
 #include <sstream>
+#include <string>
 
 using namespace trinity;
 using namespace trinity::literals;
@@ -79,6 +82,8 @@ TEST_CASE("bad text is refused with the field, the value and the units accepted"
   CHECK_THROWS_AS(parse<seconds>("fast", "latency"), invalid_input);
   CHECK_THROWS_AS(parse<seconds>("nan s", "latency"), invalid_input);
   CHECK_THROWS_AS(parse<bytes>("", "capacity"), invalid_input);
+  CHECK_THROWS_WITH(parse<bytes>("1e300PB", "capacity"), "capacity: '1e300PB' is too large");
+  CHECK_THROWS_WITH(parse<flops>("1e308e", "work"), Catch::StartsWith("work: unknown unit 'e'"));
 }
 
 TEST_CASE("seconds convert to and from std::chrono without loss", "[units][chrono]") {
@@ -87,4 +92,33 @@ TEST_CASE("seconds convert to and from std::chrono without loss", "[units][chron
   CHECK(from_chrono(250ns).value() == Approx(250e-9).epsilon(1e-15));
   CHECK(to_chrono(2_ms).count() == Approx(2e-3));
   CHECK(std::chrono::duration_cast<std::chrono::microseconds>(to_chrono(1.5_ms)).count() == 1500);
+}
+
+TEST_CASE("the parser treats every byte as hostile: it returns a finite value or says why", "[units][parse][hostile]") {
+  // Random strings over an alphabet that reaches every branch: digits, signs,
+  // exponents, spaces, every unit letter, slashes, and bytes outside ASCII.
+  const std::string alphabet = "0123456789+-.eE /sBkKMGTPiFLOPpnumhbWJxX\xff\x80\t";
+  std::mt19937 rng(20261121);
+  std::uniform_int_distribution<std::size_t> length(0, 12), pick(0, alphabet.size() - 1);
+  std::size_t parsed = 0, refused = 0;
+  for (int i = 0; i < 100000; ++i) {
+    std::string s(length(rng), ' ');
+    for (char& c : s) c = alphabet[pick(rng)];
+    try {
+      const bytes b = parse<bytes>(s, "size");
+      CHECK(std::isfinite(b.value()));
+      ++parsed;
+    } catch (const invalid_input& e) {
+      CHECK(e.field() == "size");
+      ++refused;
+    }
+    try {
+      (void)parse<bytes_per_second>(s, "rate");
+      (void)parse<flops>(s, "work");
+    } catch (const invalid_input&) {
+    }
+  }
+  // Both outcomes occur, so the test explores more than one branch.
+  CHECK(parsed > 0);
+  CHECK(refused > 0);
 }
