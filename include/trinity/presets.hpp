@@ -104,4 +104,14 @@ constexpr auto all_routes(std::index_sequence<K...>) {
 inline constexpr auto preset_routes =
     detail::all_routes(std::make_index_sequence<detail::preset_tier_count * detail::preset_tier_count>{});
 
+
+//! The route between two preset tiers by name, in either order; nullopt when
+//! the preset topology does not connect them. `from` and `to` keep the order
+//! the table lists them in.
+constexpr std::optional<route_description> find_route(std::string_view a, std::string_view b) noexcept {
+  for (const auto& r : preset_routes)
+    if ((r.from == a && r.to == b) || (r.from == b && r.to == a)) return r;
+  return std::nullopt;
+}
+
 }  // namespace trinity

@@ -149,3 +149,14 @@ TEST_CASE("every figure the documents lack is a named parameter with a source", 
   REQUIRE(hop != preset_parameters.end());
   CHECK(hop->value == tiers::parameters::cxl_switch_hop_latency.value());
 }
+
+TEST_CASE("routes are found by tier name in either direction", "[tiers][links]") {
+  const auto there = find_route("gb200-hbm3e", "cxl-capacity");
+  const auto back = find_route("cxl-capacity", "gb200-hbm3e");
+  REQUIRE(there.has_value());
+  REQUIRE(back.has_value());
+  CHECK(there->link == "cxl3-x16");
+  CHECK(back->gigabyte_time == there->gigabyte_time);
+  CHECK_FALSE(find_route("nvme", "cxl-coherent").has_value());  // not connected in the presets
+  CHECK_FALSE(find_route("gb200-hbm3e", "no-such-tier").has_value());
+}
