@@ -227,6 +227,26 @@ std::vector<model::capacity_point> read_points(const std::string& path) {
   return pts;
 }
 
+// Both families fitted to one file of points; text and JSON are both drawn from it.
+struct fitted {
+  model::fit_result<model::exponential_saturation> exponential;
+  model::fit_result<model::power_law> power;
+
+  [[nodiscard]] bool power_law_better() const { return power.rmse < exponential.rmse; }
+  [[nodiscard]] std::string better() const { return power_law_better() ? "power-law" : "exponential-saturation"; }
+  [[nodiscard]] json to_json() const {
+    return {{"points", exponential.points},
+            {"exponential_saturation",
+             {{"beta", exponential.model.beta}, {"rmse", exponential.rmse}, {"max_abs_error", exponential.max_abs_error}}},
+            {"power_law",
+             {{"kappa_per_gb", power.model.kappa.value() * 1e9},
+              {"gamma", power.model.gamma},
+              {"rmse", power.rmse},
+              {"max_abs_error", power.max_abs_error}}},
+            {"better", better()}};
+  }
+};
+
 json curve_json(const model::diffusion_cache& c, const auto& h, bytes capacity) {
   return {{"hit_rate_at_capacity", h(capacity)},
           {"expected_cost_flops", model::expected_cost(c, h, capacity).value()},
@@ -256,7 +276,7 @@ void run_cache(const cache_args& a) {
   std::optional<model::exponential_saturation> exp_curve;
   std::optional<model::power_law> pow_curve;
   std::string exp_origin, pow_origin;
-  json fits;
+  std::optional<fitted> fits;
   if (!a.beta.empty()) {
     exp_curve = model::exponential_saturation{number_flag(a.beta, "--beta", 1e-12, 1e12, "a number > 0"), entry};
     exp_origin = "given";
@@ -270,22 +290,13 @@ void run_cache(const cache_args& a) {
   }
   if (!a.points_file.empty()) {
     const auto pts = read_points(a.points_file);
-    const auto e = model::fit_exponential_saturation(pts, entry);
-    const auto p = model::fit_power_law(pts);
-    fits = {{"points", pts.size()},
-            {"exponential_saturation", {{"beta", e.model.beta}, {"rmse", e.rmse}, {"max_abs_error", e.max_abs_error}}},
-            {"power_law",
-             {{"kappa_per_gb", p.model.kappa.value() * 1e9},
-              {"gamma", p.model.gamma},
-              {"rmse", p.rmse},
-              {"max_abs_error", p.max_abs_error}}},
-            {"better", p.rmse < e.rmse ? "power-law" : "exponential-saturation"}};
+    fits = fitted{model::fit_exponential_saturation(pts, entry), model::fit_power_law(pts)};
     if (!exp_curve) {
-      exp_curve = e.model;
+      exp_curve = fits->exponential.model;
       exp_origin = "fit";
     }
     if (!pow_curve) {
-      pow_curve = p.model;
+      pow_curve = fits->power.model;
       pow_origin = "fit";
     }
   }
@@ -299,8 +310,8 @@ void run_cache(const cache_args& a) {
       exp_curve = model::exponential_saturation::through(capacity, h, entry);
       exp_origin = "through the given hit rate";
     }
-  } else if (!a.points_file.empty()) {
-    const bool pow_better = fits["better"] == "power-law";
+  } else if (fits) {
+    const bool pow_better = fits->power_law_better();
     h = pow_better ? (*pow_curve)(capacity) : (*exp_curve)(capacity);
     h_origin = std::string("the better fit (") + (pow_better ? "power law" : "exponential saturation") + ")";
   } else if (exp_curve) {
@@ -359,7 +370,7 @@ void run_cache(const cache_args& a) {
       out["power_law"]["from"] = pow_origin;
       if (target) out["power_law"]["capacity_for_target_bytes"] = model::memory_for_saving(cache, *pow_curve, *target).value();
     }
-    if (!fits.is_null()) out["fits"] = fits;
+    if (fits) out["fits"] = fits->to_json();
     if (target) out["target_saving_flops"] = target->value();
     std::cout << out.dump(2) << '\n';
     return;
@@ -394,18 +405,17 @@ void run_cache(const cache_args& a) {
   if (pow_curve)
     describe("power law", *pow_curve, pow_origin,
              "kappa = " + fixed(pow_curve->kappa.value() * 1e9) + "/GB, gamma = " + fixed(pow_curve->gamma));
-  if (!fits.is_null()) {
-    std::cout << "\nFits to " << fits["points"].get<std::size_t>() << " measured points:\n";
+  if (fits) {
+    const auto& e = fits->exponential;
+    const auto& p = fits->power;
+    std::cout << "\nFits to " << e.points << " measured points:\n";
     table t({"family", "parameters", "rmse", "max |error|"});
-    t.add({"exponential saturation", "beta = " + fixed(fits["exponential_saturation"]["beta"].get<double>()),
-           fixed(fits["exponential_saturation"]["rmse"].get<double>()),
-           fixed(fits["exponential_saturation"]["max_abs_error"].get<double>())});
+    t.add({"exponential saturation", "beta = " + fixed(e.model.beta), fixed(e.rmse), fixed(e.max_abs_error)});
     t.add({"power law",
-           "kappa = " + fixed(fits["power_law"]["kappa_per_gb"].get<double>()) +
-               "/GB, gamma = " + fixed(fits["power_law"]["gamma"].get<double>()),
-           fixed(fits["power_law"]["rmse"].get<double>()), fixed(fits["power_law"]["max_abs_error"].get<double>())});
+           "kappa = " + fixed(p.model.kappa.value() * 1e9) + "/GB, gamma = " + fixed(p.model.gamma), fixed(p.rmse),
+           fixed(p.max_abs_error)});
     t.print(std::cout);
-    std::cout << "better fit: " << fits["better"].get<std::string>() << "\n";
+    std::cout << "better fit: " << fits->better() << "\n";
   }
 }
 

@@ -18,6 +18,7 @@
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include <trinity/concepts/opt_in.hpp>
 #include <trinity/detail/cmath.hpp>
@@ -35,6 +36,14 @@ template <class Q>
 std::string range_problem(Q value, Q lo, Q hi) {
   return to_string(value) + " is outside the measured range [" + to_string(lo) + ", " + to_string(hi) +
          "]; the frontier is not extrapolated, measure a point there";
+}
+
+// Written as !(inside) so that NaN, which compares false with everything, is refused too.
+template <class Q>
+constexpr void require_in_range(std::string_view field, Q value, Q lo, Q hi) {
+  if (value >= lo && value <= hi) return;
+  if (std::is_constant_evaluated()) throw invalid_input(std::string(field), "outside the measured range of the frontier");
+  throw invalid_input(std::string(field), range_problem(value, lo, hi));
 }
 }  // namespace detail
 
@@ -94,11 +103,7 @@ class frontier {
 
   //! The inverse: the least compute that reaches bandwidth b.
   [[nodiscard]] constexpr Compute compute_for(Bandwidth b) const {
-    if (b < min_bandwidth() || b > max_bandwidth()) {
-      if (std::is_constant_evaluated())
-        throw invalid_input("bandwidth", "outside the measured range of the frontier");
-      throw invalid_input("bandwidth", detail::range_problem(b, min_bandwidth(), max_bandwidth()));
-    }
+    detail::require_in_range("bandwidth", b, min_bandwidth(), max_bandwidth());
     for (std::size_t i = 0; i + 1 < size_; ++i) {
       const point& p = points_[i];
       const point& q = points_[i + 1];
@@ -130,12 +135,7 @@ class frontier {
  private:
   static constexpr double lg(double v) { return trinity::detail::log(v); }
 
-  constexpr void check_compute(Compute c) const {
-    if (c < min_compute() || c > max_compute()) {
-      if (std::is_constant_evaluated()) throw invalid_input("compute", "outside the measured range of the frontier");
-      throw invalid_input("compute", detail::range_problem(c, min_compute(), max_compute()));
-    }
-  }
+  constexpr void check_compute(Compute c) const { detail::require_in_range("compute", c, min_compute(), max_compute()); }
   constexpr std::size_t segment_for(Compute c) const noexcept {
     std::size_t i = 0;
     while (i + 2 < size_ && c > points_[i + 1].compute) ++i;

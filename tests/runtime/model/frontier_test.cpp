@@ -49,6 +49,9 @@ TEST_CASE("the frontier is not extrapolated and says its range", "[model][fronti
     CHECK_THAT(e.what(), Catch::Contains("[1 GFLOP, 100 GFLOP]"));
   }
   CHECK_THROWS_AS(f.compute_for(0.2_bpp), invalid_input);
+  // NaN compares false with both bounds; it is refused, not interpolated.
+  CHECK_THROWS_AS(f.bandwidth_at(flops{std::nan("")}), invalid_input);
+  CHECK_THROWS_AS(f.compute_for(bits_per_pixel{std::nan("")}), invalid_input);
 }
 
 TEST_CASE("points that are not a frontier are refused with the field", "[model][frontier]") {

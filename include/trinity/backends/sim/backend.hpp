@@ -50,19 +50,12 @@ class backend {
   }
   //! Copies for real and charges the tier's cost of reading and writing n bytes.
   void copy(void* dst, const void* src, bytes n) {
-    if (const std::size_t count = trinity::detail::byte_count(n)) std::memcpy(dst, src, count);
-    clock_ += link_traits<MemoryTier, MemoryTier>::transfer_time(n);
+    move(dst, src, n, link_traits<MemoryTier, MemoryTier>::transfer_time(n));
   }
   //! Moves bytes in from the host and charges the host-to-tier route.
-  void upload(void* dst, const void* host_src, bytes n) {
-    if (const std::size_t count = trinity::detail::byte_count(n)) std::memcpy(dst, host_src, count);
-    clock_ += host_route::transfer_time(n);
-  }
+  void upload(void* dst, const void* host_src, bytes n) { move(dst, host_src, n, host_route::transfer_time(n)); }
   //! Moves bytes out to the host over the same route.
-  void download(void* host_dst, const void* src, bytes n) {
-    if (const std::size_t count = trinity::detail::byte_count(n)) std::memcpy(host_dst, src, count);
-    clock_ += host_route::transfer_time(n);
-  }
+  void download(void* host_dst, const void* src, bytes n) { move(host_dst, src, n, host_route::transfer_time(n)); }
   //! Charges time spent elsewhere (compute, a transfer modelled by the caller).
   void advance(seconds dt) noexcept { clock_ += dt; }
 
@@ -70,6 +63,13 @@ class backend {
   [[nodiscard]] bytes resident() const noexcept { return resident_; }
 
  private:
+  // Copies for real, then charges `cost`; a size that cannot be counted throws
+  // before anything moves or is charged.
+  void move(void* dst, const void* src, bytes n, seconds cost) {
+    if (const std::size_t count = trinity::detail::byte_count(n)) std::memcpy(dst, src, count);
+    clock_ += cost;
+  }
+
   seconds clock_{};
   bytes resident_{};
 };
