@@ -13,9 +13,11 @@ packages=(
   # tests, benchmarks, the command-line program
   catch2 libbenchmark-dev nlohmann-json3-dev libcli11-dev
   # optional backends: codecs, multi-process collectives, NUMA tiers, ANN index
-  libzstd-dev liblz4-dev libopenmpi-dev openmpi-bin libnuma-dev libhnswlib-dev
+  libzstd-dev liblz4-dev libxxhash-dev libopenmpi-dev openmpi-bin libnuma-dev libhnswlib-dev
   # pictures drawn by the demo and examples
   gnuplot-nox
+  # scripts/fuzz.sh: libFuzzer comes with clang's runtime
+  clang libclang-rt-14-dev
 )
 
 missing=()

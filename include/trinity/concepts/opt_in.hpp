@@ -12,5 +12,6 @@ struct tier_tag {};
 struct link_tag {};
 struct tradeoff_policy_tag {};
 struct backend_tag {};
+struct compressor_tag {};
 
 }  // namespace trinity

@@ -1,0 +1,150 @@
+#pragma once
+//! \file
+//! qsgd<Levels, Bucket>: QSGD stochastic quantization (Alistarh et al., 2017).
+//! Each bucket keeps its L2 norm; each element becomes sign(x)·l/s·norm with
+//! l in 0..s chosen at random between the two nearest levels so that
+//! E[y] = x exactly: unbiased, so it needs no error feedback, at the price of
+//! variance. |x - y| <= norm/s per element.
+//!
+//! The random draw is a hash of (seed, call, index), not a sequential
+//! generator, so the loop vectorizes and a run is reproducible from its seed.
+//! Wire body: ceil(n / Bucket) norms (f32), then n levels as int8 (s > 7) or
+//! as int4 packed two per byte, low nibble first (s <= 7).
+
+#include <algorithm>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include <trinity/compress/detail/bytes.hpp>
+#include <trinity/compress/detail/decode_fwd.hpp>
+#include <trinity/compress/detail/finite.hpp>
+#include <trinity/compress/traits.hpp>
+#include <trinity/compress/wire.hpp>
+#include <trinity/concepts/opt_in.hpp>
+
+namespace trinity::compress {
+
+namespace detail {
+constexpr unsigned qsgd_bits(std::uint32_t levels) { return levels <= 7 ? 4 : 8; }
+constexpr std::uint64_t qsgd_payload(std::uint64_t n, unsigned bits) { return bits == 8 ? n : n / 2 + n % 2; }
+}  // namespace detail
+
+template <std::uint32_t Levels = 7, std::uint32_t Bucket = 512>
+struct qsgd {
+  static_assert(Levels >= 1 && Levels <= 127, "trinity: qsgd<Levels> takes 1 to 127 levels (int8 on the wire)");
+  static_assert(Bucket >= 2 && Bucket <= (1u << 20) && Bucket % 2 == 0,
+                "trinity: qsgd<Levels, Bucket> needs an even bucket of 2 to 2^20 elements");
+
+  using compressor_concept = compressor_tag;
+  static constexpr unsigned bits = detail::qsgd_bits(Levels);
+  static constexpr compressor_traits traits{.name = "qsgd",
+                                            .wire_codec = codec::qsgd,
+                                            .role = role::values,
+                                            .error = {error_kind::unbiased, 1.0 / Levels},
+                                            .stateful = false,
+                                            .expected_ratio = 32.0 / (bits + 32.0 / Bucket)};
+
+  explicit qsgd(std::uint32_t seed = 0x5eed) : seed_(seed) {}
+
+  void encode(std::span<const float> in, frame_buffer& out, std::span<float> residual = {}) {
+    detail::require_residual_size(in.size(), residual.size());
+    const std::size_t n = in.size();
+    const std::size_t buckets = (n + Bucket - 1) / Bucket;
+    const std::size_t at = detail::begin_frame(out, codec::qsgd, element::f32, n, {Levels, Bucket, 0, 0});
+    const std::size_t norms_at = out.size();
+    out.grow(buckets * 4 + detail::qsgd_payload(n, bits));
+    const std::uint32_t call = detail::mix32(seed_ ^ detail::mix32(calls_++));
+    std::int8_t q[Bucket];
+    for (std::size_t b = 0; b < buckets; ++b) {
+      const std::size_t lo = b * Bucket;
+      const std::size_t len = std::min<std::size_t>(Bucket, n - lo);
+      const float* x = in.data() + lo;
+      double acc[8] = {};
+      std::uint32_t top = 0;
+      for (std::size_t j = 0; j < len; ++j) {
+        top |= static_cast<std::uint32_t>(detail::non_finite_bits(std::bit_cast<std::uint32_t>(x[j])));
+        acc[j % 8] += static_cast<double>(x[j]) * static_cast<double>(x[j]);
+      }
+      if (top) detail::refuse_first_non_finite(traits.name, in);
+      const double sq = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+      const float norm = static_cast<float>(std::sqrt(sq));
+      const float s_over_norm = norm > 0.0f ? static_cast<float>(Levels / std::sqrt(sq)) : 0.0f;
+      for (std::size_t j = 0; j < len; ++j) {
+        const float r = std::min(std::fabs(x[j]) * s_over_norm, static_cast<float>(Levels));
+        const float fl = static_cast<float>(static_cast<int>(r));
+        const float u = static_cast<float>(detail::mix32(call + static_cast<std::uint32_t>(lo + j) * 0x9e3779b9u) >> 8) *
+                        0x1p-24f;
+        const int level = static_cast<int>(fl) + (u < r - fl ? 1 : 0);
+        q[j] = static_cast<std::int8_t>(x[j] < 0.0f ? -level : level);
+      }
+      std::byte* base = out.data() + norms_at;
+      detail::store<float>(base + 4 * b, norm);
+      std::byte* values = base + buckets * 4;
+      if constexpr (bits == 8) {
+        std::memcpy(values + lo, q, len);
+      } else {
+        std::byte* v = values + lo / 2;
+        for (std::size_t j = 0; j + 1 < len; j += 2)
+          v[j / 2] = static_cast<std::byte>((q[j] & 0x0f) | ((q[j + 1] & 0x0f) << 4));
+        if (len % 2) v[len / 2] = static_cast<std::byte>(q[len - 1] & 0x0f);
+      }
+      if (!residual.empty()) {
+        const float step = norm / static_cast<float>(Levels);
+        for (std::size_t j = 0; j < len; ++j) residual[lo + j] = x[j] - static_cast<float>(q[j]) * step;
+      }
+    }
+    detail::finish_frame(out, at);
+  }
+
+ private:
+  std::uint32_t seed_;
+  std::uint32_t calls_ = 0;
+};
+
+namespace detail {
+inline void decode_qsgd_body(const frame_view& f, std::span<float> out, element want) {
+  if (want != element::f32 || f.header.element != element::f32) fail("header.element", "a qsgd frame decodes to f32");
+  const std::uint32_t levels = f.header.params[0];
+  const std::uint32_t bucket = f.header.params[1];
+  if (levels < 1 || levels > 127) fail("qsgd.levels", std::to_string(levels) + " is not from 1 to 127");
+  if (bucket < 2 || bucket > (1u << 20) || bucket % 2)
+    fail("qsgd.bucket", std::to_string(bucket) + " is not an even bucket size from 2 to 2^20");
+  if (f.header.params[2] || f.header.params[3]) fail("qsgd.params", "params[2] and params[3] must be 0");
+  const unsigned bits = qsgd_bits(levels);
+  const std::uint64_t n = out.size();
+  const std::uint64_t buckets = n / bucket + (n % bucket != 0);
+  require_body_size(f, checked_add(checked_mul(buckets, 4, "header.count"), qsgd_payload(n, bits), "header.count"),
+                    "qsgd");
+  const std::byte* norms = f.body.data();
+  const std::byte* values = norms + buckets * 4;
+  const int s = static_cast<int>(levels);
+  for (std::uint64_t b = 0; b < buckets; ++b) {
+    const float norm = load<float>(norms + 4 * b);
+    if (!(norm >= 0.0f && norm <= FLT_MAX))
+      fail("qsgd.norms[" + std::to_string(b) + "]", "must be finite and non-negative");
+    const float step = norm / static_cast<float>(levels);
+    const std::size_t lo = static_cast<std::size_t>(b * bucket);
+    const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(bucket, n - lo));
+    int bad = 0;
+    for (std::size_t j = 0; j < len; ++j) {
+      int v;
+      if (bits == 8) {
+        v = static_cast<std::int8_t>(std::to_integer<std::uint8_t>(values[lo + j]));
+      } else {
+        const int nib = (std::to_integer<int>(values[(lo + j) / 2]) >> (4 * ((lo + j) % 2))) & 0x0f;
+        v = nib >= 8 ? nib - 16 : nib;
+      }
+      bad |= v < -s || v > s;
+      out[lo + j] = static_cast<float>(v) * step;
+    }
+    if (bad)
+      fail("qsgd.values", "bucket " + std::to_string(b) + " holds a level beyond ±" + std::to_string(levels));
+  }
+}
+}  // namespace detail
+
+}  // namespace trinity::compress

@@ -1,0 +1,169 @@
+#pragma once
+//! \file
+//! quantize<Bits, Block>: absmax block quantization to int8 or int4. Each
+//! block of `Block` floats keeps one fp32 scale, max|x| / L with L = 127
+//! (int8) or 7 (int4), and each element rounds to the nearest of the 2L+1
+//! levels, so |x - y| <= max|x| / 2L within its block. Symmetric levels keep
+//! zero exact. Add error feedback with `error_feedback<quantize<...>>`.
+//!
+//! Wire body: ceil(n / Block) scales (f32), then n int8 values, or n int4
+//! values packed two per byte (low nibble first).
+
+#include <algorithm>
+#include <bit>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include <trinity/compress/detail/bytes.hpp>
+#include <trinity/compress/detail/decode_fwd.hpp>
+#include <trinity/compress/detail/finite.hpp>
+#include <trinity/compress/traits.hpp>
+#include <trinity/compress/wire.hpp>
+#include <trinity/concepts/opt_in.hpp>
+
+namespace trinity::compress {
+
+namespace detail {
+inline constexpr std::uint32_t max_block = 1u << 20;
+
+constexpr int quant_levels(unsigned bits) { return bits == 8 ? 127 : 7; }
+
+//! Bytes of the packed values of n elements at `bits` bits.
+constexpr std::uint64_t quant_payload(std::uint64_t n, unsigned bits) { return bits == 8 ? n : n / 2 + n % 2; }
+
+//! Rounds one block: writes q (as int8, one per element) and returns the scale.
+//! Integer max over |x|'s bit pattern: for non-NaN floats it orders exactly
+//! like the values, it vectorizes without fast-math, and a NaN or infinity
+//! shows up as a pattern >= 0x7f800000.
+inline float quantize_block(const float* x, std::size_t n, int levels, std::int8_t* q, bool& non_finite) {
+  std::uint32_t amax_bits = 0;
+  for (std::size_t j = 0; j < n; ++j) amax_bits = std::max(amax_bits, std::bit_cast<std::uint32_t>(x[j]) & 0x7fffffffu);
+  if (amax_bits >= 0x7f800000u) {
+    non_finite = true;
+    return 0.0f;
+  }
+  const float amax = std::bit_cast<float>(amax_bits);
+  const float scale = amax / static_cast<float>(levels);
+  if (amax == 0.0f) {
+    std::fill(q, q + n, std::int8_t{0});
+    return 0.0f;
+  }
+  const float fl = static_cast<float>(levels);
+  if (amax >= 1e-30f) {
+    const float inv = fl / amax;
+    for (std::size_t j = 0; j < n; ++j) {
+      const float r = x[j] * inv;
+      int v = static_cast<int>(r + (r >= 0.0f ? 0.5f : -0.5f));
+      v = std::clamp(v, -levels, levels);
+      q[j] = static_cast<std::int8_t>(v);
+    }
+  } else {
+    // levels / amax would overflow float: round in double instead (rare, so scalar).
+    const double inv = static_cast<double>(levels) / static_cast<double>(amax);
+    for (std::size_t j = 0; j < n; ++j)
+      q[j] = static_cast<std::int8_t>(std::clamp(static_cast<int>(std::lround(x[j] * inv)), -levels, levels));
+  }
+  return scale;
+}
+}  // namespace detail
+
+template <unsigned Bits = 8, std::uint32_t Block = 128>
+struct quantize {
+  static_assert(Bits == 8 || Bits == 4, "trinity: quantize<Bits> supports 8 (int8) and 4 (int4) bits");
+  static_assert(Block >= 2 && Block <= detail::max_block && Block % 2 == 0,
+                "trinity: quantize<Bits, Block> needs an even block of 2 to 2^20 elements");
+
+  using compressor_concept = compressor_tag;
+  static constexpr int levels = detail::quant_levels(Bits);
+  static constexpr compressor_traits traits{
+      .name = Bits == 8 ? "int8" : "int4",
+      .wire_codec = codec::block_quant,
+      .role = role::values,
+      .error = {error_kind::block_absmax, 0.5 / levels},
+      .expected_ratio = 32.0 / (Bits + 32.0 / Block)};
+
+  void encode(std::span<const float> in, frame_buffer& out, std::span<float> residual = {}) {
+    detail::require_residual_size(in.size(), residual.size());
+    const std::size_t n = in.size();
+    const std::size_t blocks = (n + Block - 1) / Block;
+    const std::size_t at = detail::begin_frame(out, codec::block_quant, element::f32, n, {Bits, Block, 0, 0});
+    const std::size_t scales_at = out.size();
+    out.grow(blocks * 4 + detail::quant_payload(n, Bits));
+    std::int8_t q[Block];
+    bool non_finite = false;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::size_t lo = b * Block;
+      const std::size_t len = std::min<std::size_t>(Block, n - lo);
+      const float scale = detail::quantize_block(in.data() + lo, len, levels, q, non_finite);
+      if (non_finite) detail::refuse_first_non_finite(traits.name, in);
+      std::byte* base = out.data() + scales_at;
+      detail::store<float>(base + 4 * b, scale);
+      std::byte* values = base + blocks * 4;
+      if constexpr (Bits == 8) {
+        std::memcpy(values + lo, q, len);
+      } else {
+        std::byte* v = values + lo / 2;  // Block is even, so every block starts on a byte
+        for (std::size_t j = 0; j + 1 < len; j += 2)
+          v[j / 2] = static_cast<std::byte>((q[j] & 0x0f) | ((q[j + 1] & 0x0f) << 4));
+        if (len % 2) v[len / 2] = static_cast<std::byte>(q[len - 1] & 0x0f);
+      }
+      if (!residual.empty())
+        for (std::size_t j = 0; j < len; ++j) residual[lo + j] = in[lo + j] - static_cast<float>(q[j]) * scale;
+    }
+    detail::finish_frame(out, at);
+  }
+};
+
+namespace detail {
+inline void decode_block_quant_body(const frame_view& f, std::span<float> out, element want) {
+  if (want != element::f32 || f.header.element != element::f32)
+    fail("header.element", "a block_quant frame decodes to f32");
+  const std::uint32_t bits = f.header.params[0];
+  const std::uint32_t block = f.header.params[1];
+  if (bits != 8 && bits != 4) fail("block_quant.bits", std::to_string(bits) + " is not 8 or 4");
+  if (block < 2 || block > max_block || block % 2)
+    fail("block_quant.block", std::to_string(block) + " is not an even block size from 2 to 2^20");
+  if (f.header.params[2] || f.header.params[3]) fail("block_quant.params", "params[2] and params[3] must be 0");
+  const std::uint64_t n = out.size();
+  const std::uint64_t blocks = n / block + (n % block != 0);
+  require_body_size(f, checked_add(checked_mul(blocks, 4, "header.count"), quant_payload(n, bits), "header.count"),
+                    "block_quant");
+  const std::byte* scales = f.body.data();
+  const std::byte* values = scales + blocks * 4;
+  const int levels = quant_levels(bits);
+  for (std::uint64_t b = 0; b < blocks; ++b) {
+    const float scale = load<float>(scales + 4 * b);
+    if (!(scale >= 0.0f && scale <= FLT_MAX))
+      fail("block_quant.scales[" + std::to_string(b) + "]", "must be finite and non-negative");
+    const std::size_t lo = static_cast<std::size_t>(b * block);
+    const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(block, n - lo));
+    int bad = 0;
+    if (bits == 8) {
+      const auto* v = reinterpret_cast<const std::int8_t*>(values + lo);
+      for (std::size_t j = 0; j < len; ++j) {
+        bad |= v[j] == -128;
+        out[lo + j] = static_cast<float>(v[j]) * scale;
+      }
+    } else {
+      const std::byte* v = values + lo / 2;
+      for (std::size_t j = 0; j < len; ++j) {
+        const int nib = (std::to_integer<int>(v[j / 2]) >> (4 * (j % 2))) & 0x0f;
+        const int s = nib >= 8 ? nib - 16 : nib;
+        bad |= s == -8;
+        out[lo + j] = static_cast<float>(s) * scale;
+      }
+    }
+    if (bad)
+      fail("block_quant.values", "block " + std::to_string(b) + " holds a level outside the symmetric range [-" +
+                                     std::to_string(levels) + ", " + std::to_string(levels) + "]");
+  }
+}
+}  // namespace detail
+
+using int8 = quantize<8>;
+using int4 = quantize<4>;
+
+}  // namespace trinity::compress

@@ -1,0 +1,141 @@
+#pragma once
+//! \file
+//! Top-k sparsification: send only the k = ⌈density·n⌉ largest magnitudes.
+//!
+//! - topk<Density>: exact, by nth_element over all n magnitudes.
+//! - sampled_topk<Density>: Deep Gradient Compression's estimate (Lin et al.,
+//!   2018): find the threshold on a sample of about 1% of the elements, keep
+//!   what passes it in one streaming pass, and trim to k exactly only among the
+//!   few that passed. It keeps at most k elements, and still never drops an
+//!   element larger than one it keeps, so both share one error bound.
+//!
+//! Both are sparsifiers: first in a chain, with a values stage after them for
+//! the kept values (`chain<topk<>, int8>`); alone they send the values as
+//! fp32. Neither keeps state; add `error_feedback<>`, or use `dgc<>`.
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <ratio>
+#include <span>
+#include <vector>
+
+#include <trinity/compress/detail/decode_fwd.hpp>
+#include <trinity/compress/identity.hpp>
+#include <trinity/compress/sparse.hpp>
+#include <trinity/compress/traits.hpp>
+#include <trinity/concepts/opt_in.hpp>
+
+namespace trinity::compress {
+
+namespace detail {
+template <class Density>
+inline constexpr bool is_density = requires {
+  Density::num;
+  Density::den;
+} && Density::num > 0 && Density::num <= Density::den && Density::den < (std::intmax_t{1} << 31);
+
+//! The standalone encode of a sparsifier: its kept values as fp32.
+template <class Sparsifier>
+void encode_sparsifier(Sparsifier& s, std::span<const float> in, frame_buffer& out, std::span<float> residual,
+                       std::vector<std::uint32_t>& idx, std::vector<float>& kept_error) {
+  require_residual_size(in.size(), residual.size());
+  require_indexable(in.size());
+  const std::span<const float> source = s.select(in, idx);
+  identity values;
+  write_sparse(source, idx, values, out, residual, kept_error, Sparsifier::traits.name);
+  s.settle(idx, kept_error);
+}
+
+//! Sample-estimated threshold, one streaming pass, exact trim among the passers.
+inline void sampled_top(std::span<const float> x, std::size_t k, std::vector<std::uint32_t>& idx,
+                        std::vector<std::uint32_t>& candidates, std::vector<std::uint32_t>& scratch) {
+  const std::size_t n = x.size();
+  idx.clear();
+  if (k == 0) return;
+  // A sample of 1% (at least 4,096, at most all) estimates the (1 - k/n) quantile of |x|.
+  const std::size_t m = std::min(n, std::max<std::size_t>(4096, n / 100));
+  if (m == n || k * 4 >= n) {
+    exact_top(x, {}, k, idx, scratch);
+    return;
+  }
+  scratch.resize(m);
+  const std::size_t stride = n / m;
+  const std::size_t offset = mix32(static_cast<std::uint32_t>(n)) % stride;
+  for (std::size_t j = 0; j < m; ++j) scratch[j] = std::bit_cast<std::uint32_t>(x[offset + j * stride]) & 0x7fffffffu;
+  // Aim a little below k/n of the sample, so the pass usually keeps k or more
+  // and the exact trim, not the estimate, decides the last elements.
+  const std::size_t kk = std::min(m, std::max<std::size_t>(1, (k * m + n - 1) / n * 5 / 4 + 1));
+  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(kk - 1), scratch.end(),
+                   std::greater<>());
+  const std::uint32_t thr = scratch[kk - 1];
+  // Branch-free compaction: every index is written, only passers advance.
+  candidates.resize(n);
+  std::uint32_t* c = candidates.data();
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    c[count] = static_cast<std::uint32_t>(i);
+    count += (std::bit_cast<std::uint32_t>(x[i]) & 0x7fffffffu) >= thr;
+  }
+  exact_top(x, {c, count}, k, idx, scratch);
+}
+}  // namespace detail
+
+template <class Density = std::ratio<1, 100>>
+struct topk {
+  static_assert(detail::is_density<Density>,
+                "trinity: topk<Density> takes a std::ratio in (0, 1], e.g. std::ratio<1, 100> to keep 1%");
+
+  using compressor_concept = compressor_tag;
+  static constexpr double density = static_cast<double>(Density::num) / static_cast<double>(Density::den);
+  // Kept values travel as 4-byte value + 4-byte index.
+  static constexpr compressor_traits traits{.name = "topk",
+                                            .wire_codec = codec::sparse,
+                                            .role = role::sparsifier,
+                                            .error = {error_kind::dropped_below, 0.0},
+                                            .expected_ratio = 1.0 / (2.0 * density)};
+
+  std::span<const float> select(std::span<const float> in, std::vector<std::uint32_t>& idx) {
+    detail::exact_top(in, {}, detail::keep_count(in.size(), Density::num, Density::den), idx, scratch_);
+    return in;
+  }
+  void settle(std::span<const std::uint32_t>, std::span<const float>) noexcept {}
+
+  void encode(std::span<const float> in, frame_buffer& out, std::span<float> residual = {}) {
+    detail::encode_sparsifier(*this, in, out, residual, idx_, kept_error_);
+  }
+
+ private:
+  std::vector<std::uint32_t> idx_, scratch_;
+  std::vector<float> kept_error_;
+};
+
+template <class Density = std::ratio<1, 100>>
+struct sampled_topk {
+  static_assert(detail::is_density<Density>,
+                "trinity: sampled_topk<Density> takes a std::ratio in (0, 1], e.g. std::ratio<1, 1000> to keep 0.1%");
+
+  using compressor_concept = compressor_tag;
+  static constexpr double density = static_cast<double>(Density::num) / static_cast<double>(Density::den);
+  static constexpr compressor_traits traits{.name = "sampled_topk",
+                                            .wire_codec = codec::sparse,
+                                            .role = role::sparsifier,
+                                            .error = {error_kind::dropped_below, 0.0},
+                                            .expected_ratio = 1.0 / (2.0 * density)};
+
+  std::span<const float> select(std::span<const float> in, std::vector<std::uint32_t>& idx) {
+    detail::sampled_top(in, detail::keep_count(in.size(), Density::num, Density::den), idx, candidates_, scratch_);
+    return in;
+  }
+  void settle(std::span<const std::uint32_t>, std::span<const float>) noexcept {}
+
+  void encode(std::span<const float> in, frame_buffer& out, std::span<float> residual = {}) {
+    detail::encode_sparsifier(*this, in, out, residual, idx_, kept_error_);
+  }
+
+ private:
+  std::vector<std::uint32_t> idx_, candidates_, scratch_;
+  std::vector<float> kept_error_;
+};
+
+}  // namespace trinity::compress

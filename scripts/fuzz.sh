@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs one libFuzzer target for a while, coverage-guided, under
+# AddressSanitizer and UndefinedBehaviorSanitizer.
+#
+#   scripts/fuzz.sh <target> <seconds> [libFuzzer flags...]
+#   scripts/fuzz.sh list
+#
+# Targets: one per decoder (identity cast zstd lz4 sparse block_quant qsgd sign
+# low_rank delta), `frame` (whole frames, hashes checked) and `round_trip`.
+# The corpus grows in build/fuzz/corpus/<target>, starting from frames the
+# real encoders wrote; a crash leaves its input in build/fuzz/findings/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+targets="identity cast zstd lz4 sparse block_quant qsgd sign low_rank delta frame round_trip"
+if [ "${1:-}" = list ]; then echo "$targets"; exit 0; fi
+if [ $# -lt 2 ]; then
+  echo "usage: scripts/fuzz.sh <target> <seconds> [libFuzzer flags...]   (targets: $targets)" >&2
+  exit 2
+fi
+target=$1 seconds=$2
+shift 2
+case " $targets " in *" $target "*) ;; *) echo "fuzz.sh: unknown target '$target'; one of: $targets" >&2; exit 2 ;; esac
+
+scripts/setup.sh
+dir=build/fuzz
+if [ ! -f "$dir/build.ninja" ]; then
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+    -DTRINITY_FUZZ=ON -DTRINITY_BUILD_TESTS=OFF -DTRINITY_BUILD_TOOLS=OFF -DTRINITY_BUILD_EXAMPLES=OFF \
+    -DTRINITY_BUILD_BENCH=OFF -DTRINITY_WITH_CUDA=OFF >/dev/null
+fi
+cmake --build "$dir" --target "trinity-fuzz-$target" trinity-fuzz-corpus >/dev/null
+corpus="$dir/corpus/$target"
+[ -d "$corpus" ] || "$dir/bin/trinity-fuzz-corpus" "$target" "$corpus" >&2
+mkdir -p "$dir/findings"
+exec "$dir/bin/trinity-fuzz-$target" "$corpus" -max_total_time="$seconds" -artifact_prefix="$dir/findings/$target-" \
+  -print_final_stats=1 "$@"

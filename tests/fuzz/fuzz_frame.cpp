@@ -1,0 +1,11 @@
+// libFuzzer target: whole frames as they arrive off a link, hashes checked.
+// Exercises the header parser (magic, version, hashes, sizes) and the
+// dispatch to every codec; almost every mutation must end in a decode_error.
+#include "fuzz_target.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace trinity;
+  compress::decoder rx{{.max_bytes = std::size_t{64} << 20}};
+  trinity::fuzz::decode_expecting_errors(rx, std::as_bytes(std::span(data, size)));
+  return 0;
+}

@@ -1,0 +1,42 @@
+// libFuzzer target: encode the fuzzer's floats with every built-in
+// compressor, decode, and check the promise: bit-exact for lossless codecs,
+// the right count and finite values for lossy ones, and non-finite input
+// either carried bit-exactly (lossless, casts) or refused by name (lossy).
+#include "fuzz_target.hpp"
+
+#include <trinity/compress/catalog.hpp>
+
+#include <cmath>
+#include <string_view>
+#include <vector>
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace trinity;
+  if (size < 1) return 0;
+  const auto& all = compress::catalog();
+  const auto& entry = all[data[0] % all.size()];
+  std::vector<float> in((size - 1) / 4);
+  if (!in.empty()) std::memcpy(in.data(), data + 1, in.size() * 4);
+  auto c = entry.make();
+  compress::frame_buffer frame;
+  try {
+    c.encode(in, frame);
+  } catch (const invalid_input& e) {
+    // Only lossy codecs refuse, and only non-finite input (or fp16 overflow).
+    if (c.traits().error.lossless()) std::abort();
+    bool non_finite = false;
+    for (float x : in) non_finite |= !std::isfinite(x) || (entry.name == "fp16" && std::fabs(x) >= 65520.0f);
+    if (!non_finite) std::abort();
+    return 0;
+  }
+  compress::decoder rx;
+  const std::vector<float> out = rx.decode(frame.bytes());
+  if (out.size() != in.size()) std::abort();
+  if (c.traits().error.lossless()) {
+    if (!in.empty() && std::memcmp(out.data(), in.data(), in.size() * 4) != 0) std::abort();
+  } else if (c.traits().error.kind != compress::error_kind::relative) {
+    for (float y : out)
+      if (!std::isfinite(y)) std::abort();
+  }
+  return 0;
+}
