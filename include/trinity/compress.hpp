@@ -4,6 +4,7 @@
 //! trinity::compress target (it links zstd and lz4), so trinity.hpp does not
 //! include it.
 #include <trinity/compress/any_compressor.hpp>
+#include <trinity/compress/calibrate.hpp>
 #include <trinity/compress/cast.hpp>
 #include <trinity/compress/catalog.hpp>
 #include <trinity/compress/chain.hpp>

@@ -2,6 +2,7 @@
 //! \file
 //! Umbrella for trinity/model/: the paper's three trade-off models.
 #include <trinity/model/cache.hpp>
+#include <trinity/model/compression.hpp>
 #include <trinity/model/deficit.hpp>
 #include <trinity/model/fit.hpp>
 #include <trinity/model/frontier.hpp>

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   trinity::cli::register_presets(app);
   trinity::cli::register_model(app);
+  trinity::cli::register_compress(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,168 @@
+// trinity calibrate: measure every built-in compressor on this machine into a
+// profile (JSON). trinity choose: read a profile and say, for a message and a
+// link, whether compression pays and with what.
+
+#include "cli.hpp"
+
+#include <trinity/compress/calibrate.hpp>
+#include <trinity/compress/catalog.hpp>
+#include <trinity/model/compression.hpp>
+#include <trinity/units/format.hpp>
+
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+namespace trinity::cli {
+
+namespace {
+
+struct calibrate_args {
+  std::string size = "16MiB";
+  int repeats = 3;
+  std::string out;
+  std::vector<std::string> only;
+  bool json = false;
+};
+
+nlohmann::json to_json(const model::compressor_cost& c) {
+  return {{"name", c.name},
+          {"ratio", c.ratio},
+          {"encode_rate_Bps", c.encode_rate.value()},
+          {"decode_rate_Bps", c.decode_rate.value()},
+          {"relative_error", c.relative_error},
+          {"lossless", c.lossless}};
+}
+
+void run_calibrate(const calibrate_args& a) {
+  const auto size = quantity_flag<bytes>(a.size, "--size");
+  if (size < 4_KiB || size > 1_GiB) throw bad_flag("--size", a.size, "must be from 4 KiB to 1 GiB");
+  if (a.repeats < 1 || a.repeats > 100) throw bad_flag("--repeats", std::to_string(a.repeats), "must be from 1 to 100");
+  for (const auto& name : a.only) (void)compress::make_compressor(name);  // an unknown name fails before any work
+  const auto n = static_cast<std::size_t>(size.value() / 4);
+  const auto samples = compress::normal_tensors(3, n, 2026);
+  nlohmann::json profile{{"trinity_profile", 1},
+                         {"calibration", {{"size_bytes", n * 4}, {"repeats", a.repeats}, {"data", "N(0,1) fp32"}}},
+                         {"compressors", nlohmann::json::array()}};
+  table t({"compressor", "ratio", "encode", "decode", "rel. error"});
+  for (const auto& entry : compress::catalog()) {
+    if (!a.only.empty() && std::find(a.only.begin(), a.only.end(), entry.name) == a.only.end()) continue;
+    std::cerr << "calibrate: " << entry.name << "...\n";
+    const auto cost = compress::measure(entry.make(), samples, {.repeats = a.repeats});
+    profile["compressors"].push_back(to_json(cost));
+    std::ostringstream ratio, err;
+    ratio << std::setprecision(4) << cost.ratio;
+    err << std::setprecision(3) << cost.relative_error;
+    t.add({cost.name, ratio.str(), to_string(cost.encode_rate), to_string(cost.decode_rate), err.str()});
+  }
+  if (!a.out.empty()) {
+    std::ofstream f(a.out);
+    if (!f) throw bad_flag("--out", a.out, "cannot be written");
+    f << profile.dump(2) << '\n';
+    std::cerr << "calibrate: profile written to " << a.out << '\n';
+  }
+  if (a.json)
+    std::cout << profile.dump(2) << '\n';
+  else
+    t.print(std::cout);
+}
+
+//! Reads a profile's compressors, naming the JSON path of anything wrong.
+std::vector<model::compressor_cost> read_profile(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw bad_flag("--profile", path, "cannot be read; write one with `trinity calibrate --out " + path + "`");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw bad_flag("--profile", path, std::string("is not JSON: ") + e.what());
+  }
+  if (!j.is_object() || !j.contains("compressors") || !j["compressors"].is_array())
+    throw bad_flag("--profile", path, "has no \"compressors\" array; write one with `trinity calibrate --out`");
+  std::vector<model::compressor_cost> costs;
+  for (std::size_t i = 0; i < j["compressors"].size(); ++i) {
+    const auto& c = j["compressors"][i];
+    const std::string at = "compressors[" + std::to_string(i) + "]";
+    auto number = [&](const char* key) {
+      if (!c.contains(key) || !c[key].is_number())
+        throw bad_flag("--profile", path, at + "." + key + ": missing or not a number");
+      return c[key].get<double>();
+    };
+    if (!c.contains("name") || !c["name"].is_string()) throw bad_flag("--profile", path, at + ".name: missing");
+    model::compressor_cost cost{c["name"].get<std::string>(), number("ratio"),
+                                bytes_per_second{number("encode_rate_Bps")}, bytes_per_second{number("decode_rate_Bps")},
+                                number("relative_error"), c.value("lossless", false)};
+    try {
+      model::validate(cost);
+    } catch (const invalid_input& e) {
+      throw bad_flag("--profile", path, at + ": " + e.what());
+    }
+    costs.push_back(std::move(cost));
+  }
+  return costs;
+}
+
+struct choose_args {
+  std::string profile, message = "100MB", bandwidth, latency = "2us", compute, error;
+  bool json = false;
+};
+
+void run_choose(const choose_args& a) {
+  const auto costs = read_profile(a.profile);
+  const auto message = quantity_flag<bytes>(a.message, "--message");
+  model::link_model link{quantity_flag<bytes_per_second>(a.bandwidth, "--bandwidth"),
+                         quantity_flag<seconds>(a.latency, "--latency")};
+  model::exchange_budget budget;
+  if (!a.compute.empty()) budget.compute = quantity_flag<seconds>(a.compute, "--compute");
+  if (!a.error.empty()) budget.error = number_flag(a.error, "--error", 0.0, 1e9, "a relative L2 error >= 0");
+  const auto choice = model::choose(costs, message, link, budget);
+  if (a.json) {
+    nlohmann::json out{{"choice", costs[choice.index].name},
+                       {"predicted_s", choice.time.total().value()},
+                       {"why", choice.why},
+                       {"candidates", nlohmann::json::array()}};
+    for (const auto& v : choice.verdicts)
+      out["candidates"].push_back({{"name", costs[v.index].name},
+                                   {"encode_s", v.time.encode.value()},
+                                   {"transfer_s", v.time.transfer.value()},
+                                   {"decode_s", v.time.decode.value()},
+                                   {"total_s", v.time.total().value()},
+                                   {"rejected", v.rejected}});
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  table t({"compressor", "encode", "transfer", "decode", "total", ""});
+  for (const auto& v : choice.verdicts)
+    t.add({costs[v.index].name, to_string(v.time.encode), to_string(v.time.transfer), to_string(v.time.decode),
+           to_string(v.time.total()), v.index == choice.index ? "<- chosen" : v.rejected});
+  t.print(std::cout);
+  std::cout << "\nchoice: " << costs[choice.index].name << "\nwhy: " << choice.why << '\n';
+}
+
+}  // namespace
+
+void register_compress(CLI::App& app) {
+  auto ca = std::make_shared<calibrate_args>();
+  auto* c = app.add_subcommand("calibrate", "Measure every built-in compressor on this machine into a profile");
+  c->add_option("--size", ca->size, "Tensor size to measure on (default 16MiB)")->type_name("SIZE");
+  c->add_option("--repeats", ca->repeats, "Timed calls per codec; the fastest counts (default 3)")->type_name("COUNT");
+  c->add_option("--out", ca->out, "Write the profile (JSON) here")->type_name("FILE");
+  c->add_option("--compressor", ca->only, "Only these compressors (repeat the flag)")->type_name("NAME");
+  c->add_flag("--json", ca->json, "Print the profile as JSON instead of a table");
+  c->callback([ca] { run_calibrate(*ca); });
+
+  auto ch = std::make_shared<choose_args>();
+  auto* h = app.add_subcommand("choose", "Compress or send? The fastest codec for a message over a link");
+  h->add_option("--profile", ch->profile, "A profile from `trinity calibrate --out`")->type_name("FILE")->required();
+  h->add_option("--message", ch->message, "Message size (default 100MB)")->type_name("SIZE");
+  h->add_option("--bandwidth", ch->bandwidth, "Link bandwidth (e.g. 10Gbps)")->type_name("RATE")->required();
+  h->add_option("--latency", ch->latency, "Link latency (default 2us)")->type_name("TIME");
+  h->add_option("--compute", ch->compute, "Most encode + decode time allowed (default: no limit)")->type_name("TIME");
+  h->add_option("--error", ch->error, "Largest relative L2 error allowed (default: any; 0: lossless only)")->type_name("NUMBER");
+  h->add_flag("--json", ch->json, "Print JSON (choice, predicted_s, why, candidates)");
+  h->callback([ch] { run_choose(*ch); });
+}
+
+}  // namespace trinity::cli
