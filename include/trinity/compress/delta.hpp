@@ -26,6 +26,7 @@
 #include <vector>
 
 #include <trinity/compress/detail/decode_fwd.hpp>
+#include <trinity/compress/detail/finite.hpp>
 #include <trinity/compress/traits.hpp>
 #include <trinity/compress/wire.hpp>
 #include <trinity/compress/zstd.hpp>

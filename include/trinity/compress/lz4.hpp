@@ -13,6 +13,7 @@
 #include <string>
 
 #include <trinity/compress/detail/byte_stage.hpp>
+#include <trinity/compress/detail/finite.hpp>
 #include <trinity/compress/traits.hpp>
 #include <trinity/compress/wire.hpp>
 #include <trinity/concepts/opt_in.hpp>

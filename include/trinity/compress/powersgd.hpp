@@ -118,6 +118,10 @@ class powersgd {
     for (std::size_t i = 0; i < s.rows; ++i)
       for (std::size_t c = 0; c < r; ++c) detail::axpy(p_[i * r + c], m_.data() + i * s.cols, qt_.data() + c * s.cols, s.cols);
 
+    for (const float v : p_)
+      if (detail::non_finite_bits(std::bit_cast<std::uint32_t>(v))) detail::refuse_overflow(traits.name, "factor P");
+    for (const float v : qt_)
+      if (detail::non_finite_bits(std::bit_cast<std::uint32_t>(v))) detail::refuse_overflow(traits.name, "factor Q");
     const std::size_t at = detail::begin_frame(out, codec::low_rank, element::f32, n,
                                                {Rank, static_cast<std::uint32_t>(s.rows), static_cast<std::uint32_t>(s.cols), 0});
     std::byte* body = out.grow((s.rows + s.cols) * r * 4);

@@ -71,6 +71,7 @@ struct qsgd {
       }
       if (top) detail::refuse_first_non_finite(traits.name, in);
       const double sq = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+      if (!(std::sqrt(sq) <= FLT_MAX)) detail::refuse_overflow(traits.name, "bucket norm");
       const float norm = static_cast<float>(std::sqrt(sq));
       const float s_over_norm = norm > 0.0f ? static_cast<float>(Levels / std::sqrt(sq)) : 0.0f;
       for (std::size_t j = 0; j < len; ++j) {

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <bit>
 #include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -79,7 +80,8 @@ struct sign {
       }
       const float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
       // An all-ones exponent anywhere (NaN, infinity) or an overflowing sum.
-      if (top || !(sum <= FLT_MAX)) detail::refuse_first_non_finite(traits.name, in);
+      if (top) detail::refuse_first_non_finite(traits.name, in);
+      if (!(sum <= FLT_MAX)) detail::refuse_overflow(traits.name, "block sum of magnitudes");
       const float scale = sum / static_cast<float>(len);
       detail::store<float>(scales + 4 * b, scale);
       if (!residual.empty())

@@ -5,7 +5,9 @@
 //! lossy stage's output). params[0..1] carry the decompressed size, so the
 //! decoder knows what it will allocate before it inflates anything.
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 

@@ -26,6 +26,14 @@ namespace trinity::compress::detail {
                           "skip the step, or send it with a lossless codec (identity, zstd, lz4)");
 }
 
+//! A finite input whose block statistic (a sum, a norm, a product) leaves the
+//! fp32 range: the codec cannot represent its scale, so it refuses by name.
+[[noreturn]] inline void refuse_overflow(std::string_view codec_name, std::string_view statistic) {
+  throw invalid_input("input", "the lossy codec " + std::string(codec_name) + "'s " + std::string(statistic) +
+                                   " overflows fp32 (magnitudes near 3.4e38); scale the tensor down, or send it "
+                                   "with a lossless codec");
+}
+
 //! Finds the first non-finite element and refuses it; called once a fused
 //! pass has already seen that one exists, so it costs nothing on clean input.
 [[noreturn]] inline void refuse_first_non_finite(std::string_view codec_name, std::span<const float> in) {
