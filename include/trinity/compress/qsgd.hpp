@@ -22,6 +22,7 @@
 #include <trinity/compress/detail/bytes.hpp>
 #include <trinity/compress/detail/decode_fwd.hpp>
 #include <trinity/compress/detail/finite.hpp>
+#include <trinity/compress/detail/levels.hpp>
 #include <trinity/compress/traits.hpp>
 #include <trinity/compress/wire.hpp>
 #include <trinity/concepts/opt_in.hpp>
@@ -30,7 +31,6 @@ namespace trinity::compress {
 
 namespace detail {
 constexpr unsigned qsgd_bits(std::uint32_t levels) { return levels <= 7 ? 4 : 8; }
-constexpr std::uint64_t qsgd_payload(std::uint64_t n, unsigned bits) { return bits == 8 ? n : n / 2 + n % 2; }
 }  // namespace detail
 
 template <std::uint32_t Levels = 7, std::uint32_t Bucket = 512>
@@ -56,7 +56,7 @@ struct qsgd {
     const std::size_t buckets = (n + Bucket - 1) / Bucket;
     const std::size_t at = detail::begin_frame(out, codec::qsgd, element::f32, n, {Levels, Bucket, 0, 0});
     const std::size_t norms_at = out.size();
-    out.grow(buckets * 4 + detail::qsgd_payload(n, bits));
+    out.grow(buckets * 4 + detail::level_bytes(n, bits));
     const std::uint32_t call = detail::mix32(seed_ ^ detail::mix32(calls_++));
     std::int8_t q[Bucket];
     for (std::size_t b = 0; b < buckets; ++b) {
@@ -84,15 +84,7 @@ struct qsgd {
       }
       std::byte* base = out.data() + norms_at;
       detail::store<float>(base + 4 * b, norm);
-      std::byte* values = base + buckets * 4;
-      if constexpr (bits == 8) {
-        std::memcpy(values + lo, q, len);
-      } else {
-        std::byte* v = values + lo / 2;
-        for (std::size_t j = 0; j + 1 < len; j += 2)
-          v[j / 2] = static_cast<std::byte>((q[j] & 0x0f) | ((q[j + 1] & 0x0f) << 4));
-        if (len % 2) v[len / 2] = static_cast<std::byte>(q[len - 1] & 0x0f);
-      }
+      detail::store_levels(base + buckets * 4, lo, q, len, bits);
       if (!residual.empty()) {
         const float step = norm / static_cast<float>(Levels);
         for (std::size_t j = 0; j < len; ++j) residual[lo + j] = x[j] - static_cast<float>(q[j]) * step;
@@ -118,7 +110,7 @@ inline void decode_qsgd_body(const frame_view& f, std::span<float> out, element 
   const unsigned bits = qsgd_bits(levels);
   const std::uint64_t n = out.size();
   const std::uint64_t buckets = n / bucket + (n % bucket != 0);
-  require_body_size(f, checked_add(checked_mul(buckets, 4, "header.count"), qsgd_payload(n, bits), "header.count"),
+  require_body_size(f, checked_add(checked_mul(buckets, 4, "header.count"), level_bytes(n, bits), "header.count"),
                     "qsgd");
   const std::byte* norms = f.body.data();
   const std::byte* values = norms + buckets * 4;
@@ -132,13 +124,7 @@ inline void decode_qsgd_body(const frame_view& f, std::span<float> out, element 
     const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(bucket, n - lo));
     int bad = 0;
     for (std::size_t j = 0; j < len; ++j) {
-      int v;
-      if (bits == 8) {
-        v = static_cast<std::int8_t>(std::to_integer<std::uint8_t>(values[lo + j]));
-      } else {
-        const int nib = (std::to_integer<int>(values[(lo + j) / 2]) >> (4 * ((lo + j) % 2))) & 0x0f;
-        v = nib >= 8 ? nib - 16 : nib;
-      }
+      const int v = load_level(values, lo + j, bits);
       bad |= v < -s || v > s;
       out[lo + j] = static_cast<float>(v) * step;
     }

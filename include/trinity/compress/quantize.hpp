@@ -20,6 +20,7 @@
 #include <trinity/compress/detail/bytes.hpp>
 #include <trinity/compress/detail/decode_fwd.hpp>
 #include <trinity/compress/detail/finite.hpp>
+#include <trinity/compress/detail/levels.hpp>
 #include <trinity/compress/traits.hpp>
 #include <trinity/compress/wire.hpp>
 #include <trinity/concepts/opt_in.hpp>
@@ -31,8 +32,6 @@ inline constexpr std::uint32_t max_block = 1u << 20;
 
 constexpr int quant_levels(unsigned bits) { return bits == 8 ? 127 : 7; }
 
-//! Bytes of the packed values of n elements at `bits` bits.
-constexpr std::uint64_t quant_payload(std::uint64_t n, unsigned bits) { return bits == 8 ? n : n / 2 + n % 2; }
 
 //! Rounds one block: writes q (as int8, one per element) and returns the scale.
 //! Integer max over |x|'s bit pattern: for non-NaN floats it orders exactly
@@ -91,7 +90,7 @@ struct quantize {
     const std::size_t blocks = (n + Block - 1) / Block;
     const std::size_t at = detail::begin_frame(out, codec::block_quant, element::f32, n, {Bits, Block, 0, 0});
     const std::size_t scales_at = out.size();
-    out.grow(blocks * 4 + detail::quant_payload(n, Bits));
+    out.grow(blocks * 4 + detail::level_bytes(n, Bits));
     std::int8_t q[Block];
     bool non_finite = false;
     for (std::size_t b = 0; b < blocks; ++b) {
@@ -101,15 +100,7 @@ struct quantize {
       if (non_finite) detail::refuse_first_non_finite(traits.name, in);
       std::byte* base = out.data() + scales_at;
       detail::store<float>(base + 4 * b, scale);
-      std::byte* values = base + blocks * 4;
-      if constexpr (Bits == 8) {
-        std::memcpy(values + lo, q, len);
-      } else {
-        std::byte* v = values + lo / 2;  // Block is even, so every block starts on a byte
-        for (std::size_t j = 0; j + 1 < len; j += 2)
-          v[j / 2] = static_cast<std::byte>((q[j] & 0x0f) | ((q[j + 1] & 0x0f) << 4));
-        if (len % 2) v[len / 2] = static_cast<std::byte>(q[len - 1] & 0x0f);
-      }
+      detail::store_levels(base + blocks * 4, lo, q, len, Bits);  // Block is even: each block starts on a byte
       if (!residual.empty())
         for (std::size_t j = 0; j < len; ++j) residual[lo + j] = in[lo + j] - static_cast<float>(q[j]) * scale;
     }
@@ -129,7 +120,7 @@ inline void decode_block_quant_body(const frame_view& f, std::span<float> out, e
   if (f.header.params[2] || f.header.params[3]) fail("block_quant.params", "params[2] and params[3] must be 0");
   const std::uint64_t n = out.size();
   const std::uint64_t blocks = n / block + (n % block != 0);
-  require_body_size(f, checked_add(checked_mul(blocks, 4, "header.count"), quant_payload(n, bits), "header.count"),
+  require_body_size(f, checked_add(checked_mul(blocks, 4, "header.count"), level_bytes(n, bits), "header.count"),
                     "block_quant");
   const std::byte* scales = f.body.data();
   const std::byte* values = scales + blocks * 4;
@@ -141,20 +132,10 @@ inline void decode_block_quant_body(const frame_view& f, std::span<float> out, e
     const std::size_t lo = static_cast<std::size_t>(b * block);
     const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(block, n - lo));
     int bad = 0;
-    if (bits == 8) {
-      const auto* v = reinterpret_cast<const std::int8_t*>(values + lo);
-      for (std::size_t j = 0; j < len; ++j) {
-        bad |= v[j] == -128;
-        out[lo + j] = static_cast<float>(v[j]) * scale;
-      }
-    } else {
-      const std::byte* v = values + lo / 2;
-      for (std::size_t j = 0; j < len; ++j) {
-        const int nib = (std::to_integer<int>(v[j / 2]) >> (4 * (j % 2))) & 0x0f;
-        const int s = nib >= 8 ? nib - 16 : nib;
-        bad |= s == -8;
-        out[lo + j] = static_cast<float>(s) * scale;
-      }
+    for (std::size_t j = 0; j < len; ++j) {
+      const int v = load_level(values, lo + j, bits);
+      bad |= v < -levels;
+      out[lo + j] = static_cast<float>(v) * scale;
     }
     if (bad)
       fail("block_quant.values", "block " + std::to_string(b) + " holds a level outside the symmetric range [-" +

@@ -79,10 +79,25 @@ inline void sampled_top(std::span<const float> x, std::size_t k, std::vector<std
   }
   exact_top(x, {c, count}, k, idx, scratch);
 }
+
+//! What a stateless sparsifier adds to its selection to be a Compressor:
+//! nothing to settle, and an encode that sends the kept values as fp32.
+template <class Derived>
+class stateless_sparsifier {
+ public:
+  void settle(std::span<const std::uint32_t>, std::span<const float>) noexcept {}
+  void encode(std::span<const float> in, frame_buffer& out, std::span<float> residual = {}) {
+    encode_sparsifier(static_cast<Derived&>(*this), in, out, residual, idx_, kept_error_);
+  }
+
+ private:
+  std::vector<std::uint32_t> idx_;
+  std::vector<float> kept_error_;
+};
 }  // namespace detail
 
 template <class Density = std::ratio<1, 100>>
-struct topk {
+struct topk : detail::stateless_sparsifier<topk<Density>> {
   static_assert(detail::is_density<Density>,
                 "trinity: topk<Density> takes a std::ratio in (0, 1], e.g. std::ratio<1, 100> to keep 1%");
 
@@ -99,19 +114,13 @@ struct topk {
     detail::exact_top(in, {}, detail::keep_count(in.size(), Density::num, Density::den), idx, scratch_);
     return in;
   }
-  void settle(std::span<const std::uint32_t>, std::span<const float>) noexcept {}
-
-  void encode(std::span<const float> in, frame_buffer& out, std::span<float> residual = {}) {
-    detail::encode_sparsifier(*this, in, out, residual, idx_, kept_error_);
-  }
 
  private:
-  std::vector<std::uint32_t> idx_, scratch_;
-  std::vector<float> kept_error_;
+  std::vector<std::uint32_t> scratch_;
 };
 
 template <class Density = std::ratio<1, 100>>
-struct sampled_topk {
+struct sampled_topk : detail::stateless_sparsifier<sampled_topk<Density>> {
   static_assert(detail::is_density<Density>,
                 "trinity: sampled_topk<Density> takes a std::ratio in (0, 1], e.g. std::ratio<1, 1000> to keep 0.1%");
 
@@ -127,15 +136,9 @@ struct sampled_topk {
     detail::sampled_top(in, detail::keep_count(in.size(), Density::num, Density::den), idx, candidates_, scratch_);
     return in;
   }
-  void settle(std::span<const std::uint32_t>, std::span<const float>) noexcept {}
-
-  void encode(std::span<const float> in, frame_buffer& out, std::span<float> residual = {}) {
-    detail::encode_sparsifier(*this, in, out, residual, idx_, kept_error_);
-  }
 
  private:
-  std::vector<std::uint32_t> idx_, candidates_, scratch_;
-  std::vector<float> kept_error_;
+  std::vector<std::uint32_t> candidates_, scratch_;
 };
 
 }  // namespace trinity::compress
