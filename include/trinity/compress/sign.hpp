@@ -20,6 +20,10 @@
 #include <span>
 #include <string>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include <trinity/compress/detail/bytes.hpp>
 #include <trinity/compress/detail/decode_fwd.hpp>
 #include <trinity/compress/detail/finite.hpp>
@@ -54,10 +58,47 @@ struct sign {
       const std::size_t lo = b * Block;
       const std::size_t len = std::min<std::size_t>(Block, n - lo);
       const float* x = in.data() + lo;
-      // Eight running sums, so the compiler can keep them in one vector register.
+      // Eight running sums, one per lane: the vector paths below and the scalar
+      // loop add in the same order, so every path gives the same scale.
       float acc[8] = {};
       std::uint32_t top = 0;
       std::size_t j = 0;
+#if defined(__AVX2__)
+      // The sign bits of eight floats are one movemask: the compiler does not find it.
+      {
+        const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+        const __m256i exp_mask = _mm256_set1_epi32(0x7f800000);
+        __m256 vacc = _mm256_setzero_ps();
+        __m256i vbad = _mm256_setzero_si256();
+        for (; j + 8 <= len; j += 8) {
+          const __m256 v = _mm256_loadu_ps(x + j);
+          bits[(lo + j) / 8] = static_cast<std::uint8_t>(_mm256_movemask_ps(v));
+          vacc = _mm256_add_ps(vacc, _mm256_and_ps(v, abs_mask));
+          const __m256i e = _mm256_and_si256(_mm256_castps_si256(v), exp_mask);
+          vbad = _mm256_or_si256(vbad, _mm256_cmpeq_epi32(e, exp_mask));
+        }
+        _mm256_storeu_ps(acc, vacc);
+        top |= static_cast<std::uint32_t>(!_mm256_testz_si256(vbad, vbad));
+      }
+#elif defined(__SSE2__)
+      {
+        const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+        const __m128i exp_mask = _mm_set1_epi32(0x7f800000);
+        __m128 lo_acc = _mm_setzero_ps(), hi_acc = _mm_setzero_ps();
+        __m128i vbad = _mm_setzero_si128();
+        for (; j + 8 <= len; j += 8) {
+          const __m128 a = _mm_loadu_ps(x + j), b = _mm_loadu_ps(x + j + 4);
+          bits[(lo + j) / 8] = static_cast<std::uint8_t>(_mm_movemask_ps(a) | (_mm_movemask_ps(b) << 4));
+          lo_acc = _mm_add_ps(lo_acc, _mm_and_ps(a, abs_mask));
+          hi_acc = _mm_add_ps(hi_acc, _mm_and_ps(b, abs_mask));
+          vbad = _mm_or_si128(vbad, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(a), exp_mask), exp_mask));
+          vbad = _mm_or_si128(vbad, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(b), exp_mask), exp_mask));
+        }
+        _mm_storeu_ps(acc, lo_acc);
+        _mm_storeu_ps(acc + 4, hi_acc);
+        top |= static_cast<std::uint32_t>(_mm_movemask_epi8(vbad) != 0);
+      }
+#endif
       for (; j + 8 <= len; j += 8) {
         std::uint8_t byte = 0;
         for (std::size_t l = 0; l < 8; ++l) {
