@@ -73,14 +73,28 @@ struct qsgd {
       const double sq = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
       if (!(std::sqrt(sq) <= FLT_MAX)) detail::refuse_overflow(traits.name, "bucket norm");
       const float norm = static_cast<float>(std::sqrt(sq));
-      const float s_over_norm = norm > 0.0f ? static_cast<float>(Levels / std::sqrt(sq)) : 0.0f;
-      for (std::size_t j = 0; j < len; ++j) {
-        const float r = std::min(std::fabs(x[j]) * s_over_norm, static_cast<float>(Levels));
-        const float fl = static_cast<float>(static_cast<int>(r));
-        const float u = static_cast<float>(detail::mix32(call + static_cast<std::uint32_t>(lo + j) * 0x9e3779b9u) >> 8) *
-                        0x1p-24f;
-        const int level = static_cast<int>(fl) + (u < r - fl ? 1 : 0);
-        q[j] = static_cast<std::int8_t>(x[j] < 0.0f ? -level : level);
+      // Levels are drawn against the norm the receiver will see (the fp32 one).
+      // A norm near fp32's bottom would make s / norm overflow: those buckets
+      // take the double path, and a norm that rounds to zero sends zeros.
+      if (norm >= 1e-30f) {
+        const float s_over_norm = static_cast<float>(Levels) / norm;
+        for (std::size_t j = 0; j < len; ++j) {
+          const float r = std::min(std::fabs(x[j]) * s_over_norm, static_cast<float>(Levels));
+          const float fl = static_cast<float>(static_cast<int>(r));
+          const float u =
+              static_cast<float>(detail::mix32(call + static_cast<std::uint32_t>(lo + j) * 0x9e3779b9u) >> 8) * 0x1p-24f;
+          const int level = static_cast<int>(fl) + (u < r - fl ? 1 : 0);
+          q[j] = static_cast<std::int8_t>(x[j] < 0.0f ? -level : level);
+        }
+      } else {
+        const double s_over_norm = norm > 0.0f ? Levels / static_cast<double>(norm) : 0.0;
+        for (std::size_t j = 0; j < len; ++j) {
+          const double r = std::min(std::fabs(static_cast<double>(x[j])) * s_over_norm, static_cast<double>(Levels));
+          const double fl = std::floor(r);
+          const double u = (detail::mix32(call + static_cast<std::uint32_t>(lo + j) * 0x9e3779b9u) >> 8) * 0x1p-24;
+          const int level = static_cast<int>(fl) + (u < r - fl ? 1 : 0);
+          q[j] = static_cast<std::int8_t>(x[j] < 0.0f ? -level : level);
+        }
       }
       std::byte* base = out.data() + norms_at;
       detail::store<float>(base + 4 * b, norm);

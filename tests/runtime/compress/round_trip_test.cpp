@@ -271,3 +271,12 @@ TEST_CASE("fp16 refuses finite values beyond its range instead of turning them i
   frame_buffer f;
   REQUIRE_THROWS_WITH(h.encode(std::vector<float>{1.0f, 70000.0f}, f), Catch::Contains("input[1]") && Catch::Contains("bf16"));
 }
+
+TEST_CASE("qsgd on a bucket whose norm is subnormal sends zeros, not undefined behaviour", "[compress]") {
+  // The round-trip fuzzer's first finding: s / norm overflowed fp32, and 0 · inf is NaN.
+  std::vector<float> x(4, 0.0f);
+  x[0] = std::bit_cast<float>(0x00070007u);  // 6.3e-40
+  qsgd<7> q;
+  const auto y = round_trip(q, x);
+  for (std::size_t i = 0; i < x.size(); ++i) REQUIRE(std::fabs(static_cast<double>(x[i]) - y[i]) <= 1e-38);
+}
