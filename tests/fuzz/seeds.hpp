@@ -8,6 +8,9 @@
 #include <trinity/compress/decode.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -87,6 +90,15 @@ inline std::vector<bytes> seed_inputs(std::string_view target) {
       seeds.push_back(codec_layout(f.bytes()));
     }
   }
+  // Every input a fuzzer once crashed on stays a seed: regressions/<target>-<what>.
+#ifdef TRINITY_FUZZ_REGRESSIONS
+  for (const auto& file : std::filesystem::directory_iterator(TRINITY_FUZZ_REGRESSIONS)) {
+    const std::string name = file.path().filename().string();
+    if (name.rfind(std::string(target) + "-", 0) != 0) continue;
+    std::ifstream in(file.path(), std::ios::binary);
+    seeds.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+#endif
   return seeds;
 }
 

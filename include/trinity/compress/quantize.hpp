@@ -45,6 +45,10 @@ inline float quantize_block(const float* x, std::size_t n, int levels, std::int8
     return 0.0f;
   }
   const float amax = std::bit_cast<float>(amax_bits);
+  if (amax > FLT_MAX / 2) {  // level · scale could round past FLT_MAX to infinity
+    non_finite = true;
+    return 0.0f;
+  }
   const float scale = amax / static_cast<float>(levels);
   if (amax == 0.0f) {
     std::fill(q, q + n, std::int8_t{0});
@@ -97,7 +101,10 @@ struct quantize {
       const std::size_t lo = b * Block;
       const std::size_t len = std::min<std::size_t>(Block, n - lo);
       const float scale = detail::quantize_block(in.data() + lo, len, levels, q, non_finite);
-      if (non_finite) detail::refuse_first_non_finite(traits.name, in);
+      if (non_finite) {
+        detail::require_finite(traits.name, in);
+        detail::refuse_overflow(traits.name, "block scale");
+      }
       std::byte* base = out.data() + scales_at;
       detail::store<float>(base + 4 * b, scale);
       detail::store_levels(base + blocks * 4, lo, q, len, Bits);  // Block is even: each block starts on a byte
@@ -127,8 +134,9 @@ inline void decode_block_quant_body(const frame_view& f, std::span<float> out, e
   const int levels = quant_levels(bits);
   for (std::uint64_t b = 0; b < blocks; ++b) {
     const float scale = load<float>(scales + 4 * b);
-    if (!(scale >= 0.0f && scale <= FLT_MAX))
-      fail("block_quant.scales[" + std::to_string(b) + "]", "must be finite and non-negative");
+    if (!(scale >= 0.0f && scale <= FLT_MAX / 2 / static_cast<float>(levels)))
+      fail("block_quant.scales[" + std::to_string(b) + "]",
+           "must be non-negative and at most FLT_MAX / 2 / levels, as every encoder writes it");
     const std::size_t lo = static_cast<std::size_t>(b * block);
     const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(block, n - lo));
     int bad = 0;

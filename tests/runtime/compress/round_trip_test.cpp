@@ -280,3 +280,11 @@ TEST_CASE("qsgd on a bucket whose norm is subnormal sends zeros, not undefined b
   const auto y = round_trip(q, x);
   for (std::size_t i = 0; i < x.size(); ++i) REQUIRE(std::fabs(static_cast<double>(x[i]) - y[i]) <= 1e-38);
 }
+
+TEST_CASE("int8 refuses a block whose scale times a level would round past FLT_MAX", "[compress]") {
+  // The round-trip fuzzer's second finding: 127 · (3.4e38 / 127) rounded to infinity.
+  int8 q;
+  frame_buffer f;
+  REQUIRE_THROWS_WITH(q.encode(std::vector<float>{1.0f, 3.4e38f}, f), Catch::Contains("block scale overflows fp32"));
+  REQUIRE_NOTHROW(q.encode(std::vector<float>{1.0f, 1.0e38f}, f));
+}
