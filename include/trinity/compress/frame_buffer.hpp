@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <stdexcept>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -45,6 +47,9 @@ class frame_buffer {
   //! Adds n bytes of unspecified value at the end; returns where they start.
   //! Earlier pointers into the buffer are invalidated, offsets are not.
   std::byte* grow(std::size_t n) {
+    // Also tells the optimizer that n is an object size, which GCC's
+    // -Wstringop-overflow cannot otherwise see through the inlined callers.
+    if (n > static_cast<std::size_t>(PTRDIFF_MAX) - size_) throw std::length_error("frame_buffer: larger than memory");
     if (size_ + n > capacity_) reserve(std::max(size_ + n, capacity_ + capacity_ / 2));
     std::byte* p = data_.get() + size_;
     size_ += n;

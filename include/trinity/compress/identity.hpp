@@ -27,7 +27,7 @@ struct identity {
   void encode(std::span<const float> in, frame_buffer& out, std::span<float> residual = {}) const {
     detail::require_residual_size(in.size(), residual.size());
     const std::size_t at = detail::begin_frame(out, codec::identity, element::f32, in.size());
-    if (!in.empty()) std::memcpy(out.grow(in.size_bytes()), in.data(), in.size_bytes());
+    out.append(std::as_bytes(in));
     detail::finish_frame(out, at);
     for (float& r : residual) r = 0.0f;
   }

@@ -71,7 +71,8 @@ struct qsgd {
       }
       if (top) detail::refuse_first_non_finite(traits.name, in);
       const double sq = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-      if (!(std::sqrt(sq) <= FLT_MAX)) detail::refuse_overflow(traits.name, "bucket norm");
+      // Above FLT_MAX / 2, level · (norm / s) could round past FLT_MAX to infinity.
+      if (!(std::sqrt(sq) <= FLT_MAX / 2)) detail::refuse_overflow(traits.name, "bucket norm");
       const float norm = static_cast<float>(std::sqrt(sq));
       // Levels are drawn against the norm the receiver will see (the fp32 one).
       // A norm near fp32's bottom would make s / norm overflow: those buckets
@@ -131,8 +132,8 @@ inline void decode_qsgd_body(const frame_view& f, std::span<float> out, element 
   const int s = static_cast<int>(levels);
   for (std::uint64_t b = 0; b < buckets; ++b) {
     const float norm = load<float>(norms + 4 * b);
-    if (!(norm >= 0.0f && norm <= FLT_MAX))
-      fail("qsgd.norms[" + std::to_string(b) + "]", "must be finite and non-negative");
+    if (!(norm >= 0.0f && norm <= FLT_MAX / 2))
+      fail("qsgd.norms[" + std::to_string(b) + "]", "must be non-negative and at most FLT_MAX / 2, as every encoder writes it");
     const float step = norm / static_cast<float>(levels);
     const std::size_t lo = static_cast<std::size_t>(b * bucket);
     const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(bucket, n - lo));

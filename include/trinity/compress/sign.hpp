@@ -87,12 +87,12 @@ struct sign {
         __m128 lo_acc = _mm_setzero_ps(), hi_acc = _mm_setzero_ps();
         __m128i vbad = _mm_setzero_si128();
         for (; j + 8 <= len; j += 8) {
-          const __m128 a = _mm_loadu_ps(x + j), b = _mm_loadu_ps(x + j + 4);
-          bits[(lo + j) / 8] = static_cast<std::uint8_t>(_mm_movemask_ps(a) | (_mm_movemask_ps(b) << 4));
-          lo_acc = _mm_add_ps(lo_acc, _mm_and_ps(a, abs_mask));
-          hi_acc = _mm_add_ps(hi_acc, _mm_and_ps(b, abs_mask));
-          vbad = _mm_or_si128(vbad, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(a), exp_mask), exp_mask));
-          vbad = _mm_or_si128(vbad, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(b), exp_mask), exp_mask));
+          const __m128 first = _mm_loadu_ps(x + j), second = _mm_loadu_ps(x + j + 4);
+          bits[(lo + j) / 8] = static_cast<std::uint8_t>(_mm_movemask_ps(first) | (_mm_movemask_ps(second) << 4));
+          lo_acc = _mm_add_ps(lo_acc, _mm_and_ps(first, abs_mask));
+          hi_acc = _mm_add_ps(hi_acc, _mm_and_ps(second, abs_mask));
+          vbad = _mm_or_si128(vbad, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(first), exp_mask), exp_mask));
+          vbad = _mm_or_si128(vbad, _mm_cmpeq_epi32(_mm_and_si128(_mm_castps_si128(second), exp_mask), exp_mask));
         }
         _mm_storeu_ps(acc, lo_acc);
         _mm_storeu_ps(acc + 4, hi_acc);
