@@ -122,6 +122,12 @@ class powersgd {
       if (detail::non_finite_bits(std::bit_cast<std::uint32_t>(v))) detail::refuse_overflow(traits.name, "factor P");
     for (const float v : qt_)
       if (detail::non_finite_bits(std::bit_cast<std::uint32_t>(v))) detail::refuse_overflow(traits.name, "factor Q");
+    // What the receiver will rebuild, checked before anything is sent or carried.
+    approx_.resize(n);
+    detail::rebuild(p_, qt_, r, s, approx_);
+    for (const float v : approx_)
+      if (detail::non_finite_bits(std::bit_cast<std::uint32_t>(v))) detail::refuse_overflow(traits.name, "product P·Qᵀ");
+
     const std::size_t at = detail::begin_frame(out, codec::low_rank, element::f32, n,
                                                {Rank, static_cast<std::uint32_t>(s.rows), static_cast<std::uint32_t>(s.cols), 0});
     std::byte* body = out.grow((s.rows + s.cols) * r * 4);
@@ -131,8 +137,6 @@ class powersgd {
     detail::finish_frame(out, at);
 
     // Error feedback: what P·Qᵀ misses goes into the next call.
-    approx_.resize(n);
-    detail::rebuild(p_, qt_, r, s, approx_);
     for (std::size_t i = 0; i < n; ++i) error_[i] = m_[i] - approx_[i];
     if (!residual.empty()) std::copy(error_.begin(), error_.end(), residual.begin());
   }
