@@ -20,7 +20,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <span>
+#include <vector>
 
 namespace trinity::fuzz {
 
@@ -42,24 +44,44 @@ inline compress::frame_buffer frame_of(compress::codec c, const std::uint8_t* da
   return out;
 }
 
-//! Decodes, accepting a decode_error as the answer to bad bytes.
-inline void decode_expecting_errors(compress::decoder& rx, std::span<const std::byte> frame) {
+//! Decodes, accepting a decode_error as the answer to bad bytes: nothing when
+//! refused, the output when accepted, after checking it has the header's count.
+inline std::optional<std::vector<float>> try_decode(compress::decoder& rx, std::span<const std::byte> frame) {
   try {
-    const auto out = rx.decode(frame);
+    auto out = rx.decode(frame);
     if (out.size() != compress::decoded_count(frame, fuzz_limits)) std::abort();
+    return out;
   } catch (const compress::decode_error&) {
+    return std::nullopt;
   }
+}
+
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+}
+
+//! The header's params[i] of a frame the fuzzer's bytes describe.
+inline std::uint32_t param(const compress::frame_buffer& f, std::size_t i) {
+  return compress::detail::load<std::uint32_t>(f.data() + 16 + 4 * i);
+}
+
+//! One decoder's target: decode the fuzzer's frame of codec `c`, and abort
+//! unless every output it accepts has the property `holds(frame, out, rx)`.
+template <class Property>
+int fuzz_decoder(compress::codec c, const std::uint8_t* data, std::size_t size, Property holds) {
+  compress::decoder rx{fuzz_limits};
+  const auto frame = frame_of(c, data, size);
+  if (const auto out = try_decode(rx, frame.bytes()))
+    if (!holds(frame, *out, rx)) std::abort();
+  return 0;
+}
+
+//! A decode has no state and reads no uninitialized memory: twice gives the same bits.
+inline bool decodes_the_same_twice(const compress::frame_buffer& frame, const std::vector<float>& out,
+                                   compress::decoder& rx) {
+  const auto again = try_decode(rx, frame.bytes());
+  return again && same_bits(out, *again);
 }
 
 }  // namespace trinity::fuzz
 
-// One target per decoder: fuzz_<codec>.cpp defines TRINITY_FUZZ_CODEC and includes this.
-#ifdef TRINITY_FUZZ_CODEC
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace trinity;
-  compress::decoder rx{fuzz::fuzz_limits};
-  const auto frame = fuzz::frame_of(compress::codec::TRINITY_FUZZ_CODEC, data, size);
-  fuzz::decode_expecting_errors(rx, frame.bytes());
-  return 0;
-}
-#endif

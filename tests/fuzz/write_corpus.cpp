@@ -16,6 +16,16 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < seeds.size(); ++i) {
     std::ofstream f(dir / ("seed-" + std::to_string(i)), std::ios::binary);
     f.write(reinterpret_cast<const char*>(seeds[i].data()), static_cast<std::streamsize>(seeds[i].size()));
+    f.close();
+    // A short write (a full disk) would start the fuzzer from truncated seeds without a word.
+    if (!f || std::filesystem::file_size(dir / ("seed-" + std::to_string(i))) != seeds[i].size()) {
+      std::cerr << "trinity-fuzz-corpus: could not write seed " << i << " to " << dir << '\n';
+      return 1;
+    }
+  }
+  if (seeds.empty()) {
+    std::cerr << "trinity-fuzz-corpus: no seeds for target '" << argv[1] << "'\n";
+    return 1;
   }
   std::cout << seeds.size() << " seeds in " << dir << '\n';
   return 0;
