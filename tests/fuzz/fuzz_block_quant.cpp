@@ -7,7 +7,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace trinity;
-  return fuzz::fuzz_decoder(compress::codec::block_quant, data, size, [](const auto&, const std::vector<float>& out, auto&) {
-    return std::all_of(out.begin(), out.end(), [](float v) { return std::isfinite(v); });
-  });
+  compress::decoder rx{fuzz::fuzz_limits};
+  const auto [frame, out] = fuzz::decode_as(compress::codec::block_quant, rx, data, size);
+  if (!out) return 0;  // refused with a decode_error: the right answer to bad bytes
+  TRINITY_FUZZ_REQUIRE(std::all_of(out->begin(), out->end(), [](float v) { return std::isfinite(v); }));
+  return 0;
 }

@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (out && fuzz::param(frame, 2) == 1) {
     compress::decoder fresh{fuzz::fuzz_limits};
     const auto again = fuzz::try_decode(fresh, frame.bytes());
-    if (!again || !fuzz::same_bits(*out, *again)) std::abort();
+    TRINITY_FUZZ_REQUIRE(again && fuzz::same_bits(*out, *again));
   }
   return 0;
 }

@@ -10,7 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto frame = std::as_bytes(std::span(data, size));
   if (const auto out = trinity::fuzz::try_decode(rx, frame)) {
     const auto again = trinity::fuzz::try_decode(rx, frame);
-    if (!again || !trinity::fuzz::same_bits(*out, *again)) std::abort();
+    TRINITY_FUZZ_REQUIRE(again && trinity::fuzz::same_bits(*out, *again));
   }
   return 0;
 }

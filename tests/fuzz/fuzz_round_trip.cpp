@@ -24,21 +24,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const invalid_input& e) {
     // Only lossy codecs refuse: non-finite input, fp16 overflow, or magnitudes
     // whose block statistics leave fp32 (documented in detail/finite.hpp).
-    if (c.traits().error.lossless()) std::abort();
+    TRINITY_FUZZ_REQUIRE(!c.traits().error.lossless());
     bool refusable = false;
     for (float x : in)
       refusable |= !std::isfinite(x) || (entry.name == "fp16" && std::fabs(x) >= 65520.0f) || std::fabs(x) > 1e30f;
-    if (!refusable) std::abort();
+    TRINITY_FUZZ_REQUIRE(refusable);
     return 0;
   }
   compress::decoder rx;
   const std::vector<float> out = rx.decode(frame.bytes());
-  if (out.size() != in.size()) std::abort();
+  TRINITY_FUZZ_REQUIRE(out.size() == in.size());
   if (c.traits().error.lossless()) {
-    if (!in.empty() && std::memcmp(out.data(), in.data(), in.size() * 4) != 0) std::abort();
+    TRINITY_FUZZ_REQUIRE(in.empty() || std::memcmp(out.data(), in.data(), in.size() * 4) == 0);
   } else if (c.traits().error.kind != compress::error_kind::relative) {
-    for (float y : out)
-      if (!std::isfinite(y)) std::abort();
+    for (float y : out) TRINITY_FUZZ_REQUIRE(std::isfinite(y));
   }
   return 0;
 }

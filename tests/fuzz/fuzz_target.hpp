@@ -13,6 +13,8 @@
 // answer to garbage; any other exception, a crash, a sanitizer report or a
 // leak is a finding.
 
+#include "fuzz_require.hpp"
+
 #include <trinity/compress/decode.hpp>
 #include <trinity/compress/detail/bytes.hpp>
 
@@ -49,7 +51,7 @@ inline compress::frame_buffer frame_of(compress::codec c, const std::uint8_t* da
 inline std::optional<std::vector<float>> try_decode(compress::decoder& rx, std::span<const std::byte> frame) {
   try {
     auto out = rx.decode(frame);
-    if (out.size() != compress::decoded_count(frame, fuzz_limits)) std::abort();
+    TRINITY_FUZZ_REQUIRE(out.size() == compress::decoded_count(frame, fuzz_limits));
     return out;
   } catch (const compress::decode_error&) {
     return std::nullopt;
@@ -65,15 +67,16 @@ inline std::uint32_t param(const compress::frame_buffer& f, std::size_t i) {
   return compress::detail::load<std::uint32_t>(f.data() + 16 + 4 * i);
 }
 
-//! One decoder's target: decode the fuzzer's frame of codec `c`, and abort
-//! unless every output it accepts has the property `holds(frame, out, rx)`.
-template <class Property>
-int fuzz_decoder(compress::codec c, const std::uint8_t* data, std::size_t size, Property holds) {
-  compress::decoder rx{fuzz_limits};
-  const auto frame = frame_of(c, data, size);
-  if (const auto out = try_decode(rx, frame.bytes()))
-    if (!holds(frame, *out, rx)) std::abort();
-  return 0;
+//! One decoder's target: decode the fuzzer's frame of codec `c`; the caller
+//! TRINITY_FUZZ_REQUIREs its property of every output the decoder accepts.
+struct decoded {
+  compress::frame_buffer frame;
+  std::optional<std::vector<float>> out;
+};
+inline decoded decode_as(compress::codec c, compress::decoder& rx, const std::uint8_t* data, std::size_t size) {
+  decoded d{frame_of(c, data, size), std::nullopt};
+  d.out = try_decode(rx, d.frame.bytes());
+  return d;
 }
 
 //! A decode has no state and reads no uninitialized memory: twice gives the same bits.

@@ -28,10 +28,7 @@ int main(int argc, char** argv) {
   if (name.rfind("trinity-fuzz-", 0) == 0) name = name.substr(13);
   const auto seeds = trinity::fuzz::seed_inputs(name);
   // A target without seeds would test random bytes only, which never pass a header: a misnamed target.
-  if (seeds.size() < 3) {
-    std::cerr << name << ": only " << seeds.size() << " seed inputs; is the program named trinity-fuzz-<target>?\n";
-    return 1;
-  }
+  TRINITY_FUZZ_REQUIRE(seeds.size() >= 3);  // else: is the program named trinity-fuzz-<target>?
   for (const auto& s : seeds) LLVMFuzzerTestOneInput(s.data(), s.size());
   const auto stop = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   std::size_t runs = seeds.size();

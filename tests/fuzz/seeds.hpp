@@ -3,6 +3,8 @@
 // driver mutates them, and scripts/fuzz.sh writes them as libFuzzer's
 // starting corpus, so the search starts inside each decoder's happy path.
 
+#include "fuzz_require.hpp"
+
 #include <trinity/compress/catalog.hpp>
 #include <trinity/compress/chain.hpp>
 #include <trinity/compress/decode.hpp>

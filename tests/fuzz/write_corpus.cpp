@@ -18,15 +18,9 @@ int main(int argc, char** argv) {
     f.write(reinterpret_cast<const char*>(seeds[i].data()), static_cast<std::streamsize>(seeds[i].size()));
     f.close();
     // A short write (a full disk) would start the fuzzer from truncated seeds without a word.
-    if (!f || std::filesystem::file_size(dir / ("seed-" + std::to_string(i))) != seeds[i].size()) {
-      std::cerr << "trinity-fuzz-corpus: could not write seed " << i << " to " << dir << '\n';
-      return 1;
-    }
+    TRINITY_FUZZ_REQUIRE(f && std::filesystem::file_size(dir / ("seed-" + std::to_string(i))) == seeds[i].size());
   }
-  if (seeds.empty()) {
-    std::cerr << "trinity-fuzz-corpus: no seeds for target '" << argv[1] << "'\n";
-    return 1;
-  }
+  TRINITY_FUZZ_REQUIRE(!seeds.empty());  // else: an unknown target name
   std::cout << seeds.size() << " seeds in " << dir << '\n';
   return 0;
 }
