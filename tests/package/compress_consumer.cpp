@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <vector>
 
+// The installed headers carry the compile-time checks too.
+static_assert(trinity::Compressor<trinity::compress::chain<trinity::compress::int8, trinity::compress::zstd<3>>>);
+
 int main() {
   using namespace trinity::compress;
   std::vector<float> x(1000);
