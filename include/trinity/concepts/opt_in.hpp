@@ -13,5 +13,7 @@ struct link_tag {};
 struct tradeoff_policy_tag {};
 struct backend_tag {};
 struct compressor_tag {};
+struct communicator_tag {};
+struct shard_scheme_tag {};
 
 }  // namespace trinity

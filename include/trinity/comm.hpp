@@ -1,0 +1,13 @@
+#pragma once
+//! \file
+//! Umbrella for trinity/comm/: collectives over any Communicator and the
+//! in-process backend. MPI lives in <trinity/backends/mpi.hpp> (trinity::mpi),
+//! compressed collectives in <trinity/comm/compressed.hpp> (trinity::compress).
+#include <trinity/comm/broadcast.hpp>
+#include <trinity/comm/collectives.hpp>
+#include <trinity/comm/errors.hpp>
+#include <trinity/comm/halving_doubling.hpp>
+#include <trinity/comm/partition.hpp>
+#include <trinity/comm/reduce_op.hpp>
+#include <trinity/comm/ring.hpp>
+#include <trinity/comm/thread_world.hpp>
