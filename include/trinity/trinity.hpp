@@ -11,6 +11,7 @@
 #include <trinity/model.hpp>
 #include <trinity/presets.hpp>
 #include <trinity/resources.hpp>
+#include <trinity/shard.hpp>
 #include <trinity/tiers.hpp>
 #include <trinity/units.hpp>
 #include <trinity/version.hpp>

@@ -1,0 +1,243 @@
+#pragma once
+//! \file
+//! Sharded checkpoints: every rank writes only its chunk of every layer
+//! (parameters and optimizer state planes) to `<dir>/rank-<r>-of-<n>.ckpt`,
+//! and a run with any other number of ranks loads them by reading, from each
+//! old file, just the ranges its new chunks overlap. So a run saved on 4 ranks
+//! continues on 2 or 3.
+//!
+//! File: a header ("TRNCKPT1", version, ranks, rank, steps taken, states per
+//! parameter, layer count, layer sizes), then per layer its parameter chunk
+//! and state planes (fp32, little-endian), then an FNV-1a 64 checksum of
+//! everything before it. A file is written beside its final name and renamed,
+//! so a crash mid-write leaves the previous checkpoint whole. Loading checks
+//! every field against the model and names the file and field it rejects.
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <trinity/comm/partition.hpp>
+#include <trinity/error.hpp>
+
+namespace trinity::shard {
+
+static_assert(std::endian::native == std::endian::little, "trinity: checkpoints are written little-endian");
+
+namespace detail {
+
+inline constexpr char checkpoint_magic[8] = {'T', 'R', 'N', 'C', 'K', 'P', 'T', '1'};
+inline constexpr std::uint32_t checkpoint_version = 1;
+
+struct fnv1a {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  void add(const void* p, std::size_t n) noexcept {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  }
+};
+
+inline std::filesystem::path checkpoint_file(const std::filesystem::path& dir, int rank, int ranks) {
+  return dir / ("rank-" + std::to_string(rank) + "-of-" + std::to_string(ranks) + ".ckpt");
+}
+
+struct checkpoint_header {
+  std::uint32_t ranks = 0, rank = 0;
+  std::uint64_t steps = 0;
+  std::uint32_t states_per = 0;
+  std::vector<std::uint64_t> layer_sizes;
+
+  [[nodiscard]] std::size_t bytes() const noexcept { return 8 + 4 + 4 + 4 + 8 + 4 + 4 + 8 * layer_sizes.size(); }
+};
+
+}  // namespace detail
+
+//! Writes this rank's chunks. Every rank of the run calls it with the same directory.
+template <class DataParallel, class Comm>
+void save_checkpoint(const std::filesystem::path& dir, const DataParallel& dp, const Comm& c) {
+  std::filesystem::create_directories(dir);
+  const auto final_name = detail::checkpoint_file(dir, c.rank(), c.size());
+  const auto temp_name = std::filesystem::path(final_name).concat(".partial");
+  std::vector<char> out;
+  const auto put = [&](const void* p, std::size_t n) {
+    const auto* b = static_cast<const char*>(p);
+    out.insert(out.end(), b, b + n);
+  };
+  const auto put32 = [&](std::uint32_t v) { put(&v, 4); };
+  const auto put64 = [&](std::uint64_t v) { put(&v, 8); };
+  put(detail::checkpoint_magic, 8);
+  put32(detail::checkpoint_version);
+  put32(static_cast<std::uint32_t>(c.size()));
+  put32(static_cast<std::uint32_t>(c.rank()));
+  put64(static_cast<std::uint64_t>(dp.steps_taken()));
+  put32(static_cast<std::uint32_t>(dp.states_per_parameter()));
+  put32(static_cast<std::uint32_t>(dp.layers()));
+  for (std::size_t l = 0; l < dp.layers(); ++l) put64(dp.partition(l).count);
+  for (std::size_t l = 0; l < dp.layers(); ++l) {
+    const auto ch = dp.owned_chunk(l);
+    put(ch.parameters.data(), ch.parameters.size() * sizeof(float));
+    put(ch.states.data(), ch.states.size() * sizeof(float));
+  }
+  detail::fnv1a sum;
+  sum.add(out.data(), out.size());
+  put64(sum.h);
+  {
+    std::ofstream f(temp_name, std::ios::binary | std::ios::trunc);
+    if (!f) throw invalid_input("checkpoint", "cannot write " + temp_name.string() + ": check the directory");
+    f.write(out.data(), static_cast<std::streamsize>(out.size()));
+    f.flush();
+    if (!f) throw invalid_input("checkpoint", "writing " + temp_name.string() + " failed (disk full?)");
+  }
+  std::filesystem::rename(temp_name, final_name);
+}
+
+namespace detail {
+
+// Reads and checks one old rank's file whole: header against the model, size, checksum.
+struct checkpoint_file_data {
+  checkpoint_header header;
+  std::vector<char> bytes;
+};
+
+inline checkpoint_file_data read_checkpoint_file(const std::filesystem::path& file, std::uint32_t expect_ranks,
+                                                 std::uint32_t expect_rank) {
+  const std::string name = file.string();
+  std::ifstream f(file, std::ios::binary);
+  if (!f) throw invalid_input("checkpoint", name + " is missing: a checkpoint of " + std::to_string(expect_ranks) +
+                                                " ranks needs one file per rank");
+  checkpoint_file_data d;
+  d.bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  const auto& b = d.bytes;
+  std::size_t at = 0;
+  const auto need = [&](std::size_t n, const char* field) {
+    if (b.size() - at < n || at > b.size())
+      throw invalid_input(std::string("checkpoint.") + field, name + " ends early; the file is truncated");
+  };
+  const auto get32 = [&](const char* field) {
+    need(4, field);
+    std::uint32_t v;
+    std::memcpy(&v, b.data() + at, 4);
+    at += 4;
+    return v;
+  };
+  const auto get64 = [&](const char* field) {
+    need(8, field);
+    std::uint64_t v;
+    std::memcpy(&v, b.data() + at, 8);
+    at += 8;
+    return v;
+  };
+  need(8, "magic");
+  if (std::memcmp(b.data(), checkpoint_magic, 8) != 0)
+    throw invalid_input("checkpoint.magic", name + " is not a trinity checkpoint");
+  at = 8;
+  if (const auto v = get32("version"); v != checkpoint_version)
+    throw invalid_input("checkpoint.version", name + " has version " + std::to_string(v) + "; this build reads " +
+                                                  std::to_string(checkpoint_version));
+  d.header.ranks = get32("ranks");
+  d.header.rank = get32("rank");
+  if (d.header.ranks != expect_ranks || d.header.rank != expect_rank)
+    throw invalid_input("checkpoint.rank", name + " says rank " + std::to_string(d.header.rank) + " of " +
+                                               std::to_string(d.header.ranks) + "; its name says " +
+                                               std::to_string(expect_rank) + " of " + std::to_string(expect_ranks));
+  d.header.steps = get64("steps");
+  d.header.states_per = get32("states_per_parameter");
+  const std::uint32_t layers = get32("layers");
+  if (layers > (b.size() - at) / 8) throw invalid_input("checkpoint.layers", name + " claims more layers than it holds");
+  for (std::uint32_t l = 0; l < layers; ++l) d.header.layer_sizes.push_back(get64("layer_sizes"));
+  // Payload: per layer, chunk floats times (1 + states_per); then the checksum.
+  std::uint64_t floats = 0;
+  for (std::uint32_t l = 0; l < layers; ++l) {
+    const std::uint64_t size = d.header.layer_sizes[l];
+    if (size > (std::uint64_t{1} << 40)) throw invalid_input("checkpoint.layer_sizes", name + " names an impossible layer");
+    const comm::partition part(static_cast<std::size_t>(size), static_cast<int>(std::max<std::uint32_t>(1, d.header.ranks)));
+    floats += part.size(static_cast<int>(d.header.rank)) * (1ull + d.header.states_per);
+  }
+  if (d.header.states_per > 16) throw invalid_input("checkpoint.states_per_parameter", name + " names an impossible optimizer");
+  if (b.size() != at + floats * sizeof(float) + 8)
+    throw invalid_input("checkpoint.size", name + " holds " + std::to_string(b.size()) + " bytes where its header implies " +
+                                               std::to_string(at + floats * sizeof(float) + 8) + ": it is truncated or corrupt");
+  fnv1a sum;
+  sum.add(b.data(), b.size() - 8);
+  std::uint64_t stored;
+  std::memcpy(&stored, b.data() + b.size() - 8, 8);
+  if (stored != sum.h) throw invalid_input("checkpoint.checksum", name + " fails its checksum: the file is corrupt");
+  d.bytes.erase(d.bytes.begin(), d.bytes.begin() + static_cast<std::ptrdiff_t>(at));  // keep the payload only
+  return d;
+}
+
+}  // namespace detail
+
+//! How many ranks wrote the checkpoint in dir (from its file names).
+inline int checkpoint_ranks(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir))
+    throw invalid_input("checkpoint", dir.string() + " is not a directory holding a checkpoint");
+  int ranks = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("rank-0-of-", 0) == 0 && n.size() > 15 && n.substr(n.size() - 5) == ".ckpt")
+      ranks = std::stoi(n.substr(10, n.size() - 15));
+  }
+  if (ranks <= 0) throw invalid_input("checkpoint", dir.string() + " holds no rank-0-of-<n>.ckpt file");
+  return ranks;
+}
+
+//! Loads a checkpoint written by any number of ranks into this run's data_parallel. Returns the steps taken.
+template <class DataParallel, class Comm>
+long load_checkpoint(const std::filesystem::path& dir, DataParallel& dp, const Comm& c) {
+  const int old_ranks = checkpoint_ranks(dir);
+  std::vector<detail::checkpoint_file_data> files;
+  // Every file is checked (header, size, checksum), so every rank refuses a damaged checkpoint alike.
+  for (int q = 0; q < old_ranks; ++q)
+    files.push_back(detail::read_checkpoint_file(detail::checkpoint_file(dir, q, old_ranks),
+                                                 static_cast<std::uint32_t>(old_ranks), static_cast<std::uint32_t>(q)));
+  const auto& h0 = files[0].header;
+  if (h0.layer_sizes.size() != dp.layers())
+    throw invalid_input("checkpoint.layers", "the checkpoint has " + std::to_string(h0.layer_sizes.size()) +
+                                                 " layers, the model " + std::to_string(dp.layers()));
+  for (const auto& f : files)
+    if (f.header.layer_sizes != h0.layer_sizes || f.header.steps != h0.steps || f.header.states_per != h0.states_per)
+      throw invalid_input("checkpoint", "the files of " + dir.string() + " come from different runs");
+  const std::size_t sp = h0.states_per;
+  // Where layer l's chunk of old rank q starts in q's payload, in floats.
+  std::vector<std::vector<std::size_t>> offset(static_cast<std::size_t>(old_ranks));
+  for (int q = 0; q < old_ranks; ++q) {
+    std::size_t at = 0;
+    for (std::size_t l = 0; l < dp.layers(); ++l) {
+      offset[static_cast<std::size_t>(q)].push_back(at);
+      at += comm::partition(static_cast<std::size_t>(h0.layer_sizes[l]), old_ranks).size(q) * (1 + sp);
+    }
+  }
+  for (std::size_t l = 0; l < dp.layers(); ++l) {
+    if (h0.layer_sizes[l] != dp.partition(l).count)
+      throw invalid_input("checkpoint.layer_sizes[" + std::to_string(l) + "]",
+                          std::to_string(h0.layer_sizes[l]) + " values in the checkpoint, " +
+                              std::to_string(dp.partition(l).count) + " in the model");
+    const comm::partition old_part(dp.partition(l).count, old_ranks);
+    const auto& part = dp.partition(l);
+    const std::size_t lo = part.begin(c.rank()), hi = part.end(c.rank()), n = hi - lo;
+    std::vector<float> params(n), states(n * sp);
+    for (int q = 0; q < old_ranks; ++q) {
+      const std::size_t qlo = old_part.begin(q), qhi = old_part.end(q), qn = qhi - qlo;
+      const std::size_t a = std::max(lo, qlo), z = std::min(hi, qhi);
+      if (a >= z) continue;
+      const char* base = files[static_cast<std::size_t>(q)].bytes.data() + offset[static_cast<std::size_t>(q)][l] * sizeof(float);
+      std::memcpy(params.data() + (a - lo), base + (a - qlo) * sizeof(float), (z - a) * sizeof(float));
+      for (std::size_t k = 0; k < sp; ++k)
+        std::memcpy(states.data() + k * n + (a - lo), base + (qn + k * qn + (a - qlo)) * sizeof(float),
+                    (z - a) * sizeof(float));
+    }
+    dp.load_chunk(l, params, states);
+  }
+  dp.set_steps_taken(static_cast<long>(h0.steps));
+  return static_cast<long>(h0.steps);
+}
+
+}  // namespace trinity::shard
