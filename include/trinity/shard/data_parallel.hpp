@@ -146,6 +146,24 @@ class data_parallel {
   //! them whole. If any rank's local gradient held NaN or Inf, every rank skips the update and says who.
   template <class Optimizer>
   step_report step(const Optimizer& opt) {
+    return step_with(opt, [this](std::size_t, std::span<float> g) {
+      comm::all_reduce(*comm_, g, comm::reduce_op::sum, comm::algorithm::ring);
+    });
+  }
+
+  //! DDP only: reduces each layer's whole gradient with reduce(layer, gradient), in place; a compressed
+  //! all-reduce (comm/compressed.hpp), say. The sharded stages reduce-scatter, which no compressor here does.
+  template <class Optimizer, class Reduce>
+  step_report step(const Optimizer& opt, Reduce&& reduce) {
+    static_assert(stage == 0,
+                  "trinity: a custom gradient reduction (a compressed all-reduce) works with shard::replicate only; "
+                  "ZeRO's stages reduce-scatter. Fix: use replicate with a compressor, or a stage without one.");
+    return step_with(opt, std::forward<Reduce>(reduce));
+  }
+
+ private:
+  template <class Optimizer, class Reduce>
+  step_report step_with(const Optimizer& opt, Reduce&& reduce) {
     step_report report;
     // One flag per rank, max-reduced: everyone learns who saw a non-finite gradient, and all agree to skip.
     std::vector<std::int32_t> flags(static_cast<std::size_t>(comm_->size()), 0);
@@ -167,7 +185,7 @@ class data_parallel {
       std::span<float> target;  // the parameters this rank updates
       tracked_vector<float> reduced(alloc(state_kind::gradients));
       if constexpr (stage == 0) {
-        comm::all_reduce(*comm_, std::span<float>(grads_[l]), comm::reduce_op::sum, comm::algorithm::ring);
+        reduce(l, std::span<float>(grads_[l]));
         grad = grads_[l];
         target = params_[l];
       } else if constexpr (stage == 1) {
@@ -199,6 +217,7 @@ class data_parallel {
     return report;
   }
 
+ public:
   //! What a sharded checkpoint keeps of layer l: this rank's chunk of the parameters and of each optimizer
   //! state plane, whatever the scheme (a replicating rank still writes only its chunk).
   struct chunk {

@@ -1,0 +1,136 @@
+// trinity-train-check: runs trinity-train several ways and checks what the
+// issue promises: the same loss at every step (relative difference at most
+// --tolerance), resident bytes per rank within 1% of model/sharding.hpp, the
+// peak within the stated fixed overheads, and bytes sent per step within 1% of
+// the model. Prints a table of what it measured; exits 1 on the first broken
+// promise, naming it.
+//
+//   trinity-train-check --train build/bin/trinity-train [--launcher "mpirun -n 4"] [--setup "ARGS"]...
+//                       --run "--ranks 4 --stage 0" --run "--ranks 4 --stage 3" [--check-model]
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct run_output {
+  std::string args;
+  std::map<long, double> loss;
+  nlohmann::json summary;
+};
+
+run_output run(const std::string& command, const std::string& args) {
+  run_output out{args, {}, {}};
+  const std::string line_cmd = command + " " + args;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(line_cmd.c_str(), "r"), pclose);
+  if (!pipe) throw std::runtime_error("cannot run " + line_cmd);
+  std::string text;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, pipe.get())) text += buf;
+  const int status = pclose(pipe.release());
+  if (status != 0) throw std::runtime_error(line_cmd + " exited with status " + std::to_string(status));
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    const auto j = nlohmann::json::parse(line);
+    if (j.contains("summary")) out.summary = j["summary"];
+    else if (!j.at("skipped").get<bool>()) out.loss[j.at("step").get<long>()] = j.at("loss").get<double>();
+  }
+  if (out.loss.empty() || out.summary.is_null()) throw std::runtime_error(line_cmd + " printed no steps or no summary");
+  return out;
+}
+
+bool within(double measured, double predicted, double rel) {
+  return std::abs(measured - predicted) <= rel * std::max(std::abs(predicted), 1.0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"trinity-train-check: runs trinity-train several ways and checks parity, memory and traffic"};
+  std::string train, launcher;
+  std::vector<std::string> setups, runs, plain_runs;
+  double tolerance = 1e-6;
+  bool check_model = false;
+  app.add_option("--train", train, "path of trinity-train")->required();
+  app.add_option("--launcher", launcher, "prefix of every command, e.g. \"mpirun -n 4\"");
+  app.add_option("--setup", setups, "arguments of a run whose output is not checked (writes a checkpoint, say)");
+  app.add_option("--run", runs, "arguments of a checked run; the first is the baseline")->required();
+  app.add_option("--plain-run", plain_runs, "arguments of a checked run started without the launcher");
+  app.add_option("--tolerance", tolerance, "largest relative loss difference from the baseline");
+  app.add_flag("--check-model", check_model, "check memory and traffic against model/sharding.hpp");
+  CLI11_PARSE(app, argc, argv);
+  const std::string command = (launcher.empty() ? "" : launcher + " ") + train;
+  int failures = 0;
+  const auto fail = [&](const std::string& what) {
+    std::cout << "FAIL: " << what << '\n';
+    ++failures;
+  };
+  try {
+    for (const auto& s : setups) run(command, s);
+    std::vector<run_output> outs;
+    for (const auto& r : runs) outs.push_back(run(command, r));
+    for (const auto& r : plain_runs) outs.push_back(run(train, r));
+    const auto& base = outs.front();
+    std::cout << "run | steps | last loss | max rel. loss diff | params/rank | grads/rank | optim/rank | offloaded/rank "
+                 "| peak/rank | sent/step/rank\n";
+    for (const auto& o : outs) {
+      double worst = 0;
+      std::size_t common = 0;
+      for (const auto& [step, loss] : o.loss) {
+        const auto b = base.loss.find(step);
+        if (b == base.loss.end()) continue;
+        ++common;
+        worst = std::max(worst, std::abs(loss - b->second) / std::abs(b->second));
+      }
+      const auto& last = o.summary["last_step"];
+      const auto& res = last["resident_bytes"];
+      std::cout << o.args << " | " << o.loss.size() << " | " << o.loss.rbegin()->second << " | " << worst << " | "
+                << res["parameters"][0] << " | " << res["gradients"][0] << " | " << res["optimizer_states"][0] << " | "
+                << res["offloaded"][0] << " | " << last["peak_bytes"]["device"][0] << " | " << last["sent_bytes"][0]
+                << '\n';
+      if (common == 0) fail(o.args + ": no step in common with the baseline");
+      if (worst > tolerance) fail(o.args + ": loss differs from the baseline by " + std::to_string(worst) + " (relative)");
+      if (!check_model) continue;
+      const auto& model = o.summary["model"];
+      const int ranks = o.summary["ranks"].get<int>();
+      for (const char* kind : {"parameters", "gradients", "optimizer_states", "offloaded"})
+        for (int r = 0; r < ranks; ++r)
+          if (!within(res[kind][r].get<double>(), model[kind].get<double>(), 0.01))
+            fail(o.args + ": rank " + std::to_string(r) + " holds " + res[kind][r].dump() + " bytes of " + kind +
+                 ", the model " + model[kind].dump());
+      const double total = model["parameters"].get<double>() + model["gradients"].get<double>() +
+                           model["optimizer_states"].get<double>();
+      for (int r = 0; r < ranks; ++r) {
+        const double allowed = 1.01 * total + o.summary["fixed_overhead_bytes"].get<double>() +
+                               last["peak_bytes"]["activations"][r].get<double>();
+        if (last["peak_bytes"]["device"][r].get<double>() > allowed)
+          fail(o.args + ": rank " + std::to_string(r) + " peaked at " + last["peak_bytes"]["device"][r].dump() +
+               " bytes, above the model plus overheads (" + std::to_string(allowed) + ")");
+      }
+      if (!model["sent_bytes_per_step"].is_null())
+        for (int r = 0; r < ranks; ++r)
+          if (!within(last["sent_bytes"][r].get<double>(), model["sent_bytes_per_step"].get<double>(), 0.01))
+            fail(o.args + ": rank " + std::to_string(r) + " sent " + last["sent_bytes"][r].dump() + " bytes, the model " +
+                 model["sent_bytes_per_step"].dump());
+      for (int r = 0; r < ranks; ++r)
+        if (!within(last["offload_bytes"][r].get<double>(), model["offload_bytes_per_step"].get<double>(), 0.01))
+          fail(o.args + ": rank " + std::to_string(r) + " moved " + last["offload_bytes"][r].dump() +
+               " bytes to and from the offload tier, the model " + model["offload_bytes_per_step"].dump());
+    }
+  } catch (const std::exception& e) {
+    std::cout << "FAIL: " << e.what() << '\n';
+    return 1;
+  }
+  std::cout << (failures ? "FAILED\n" : "OK\n");
+  return failures ? 1 : 0;
+}

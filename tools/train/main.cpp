@@ -1,0 +1,160 @@
+// trinity-train: trains a small MLP data-parallel on N ranks, threads in one
+// process or processes under mpirun, with ZeRO stage 0-3, optional optimizer
+// offload or gradient compression, and prints one JSON line per step (loss,
+// resident bytes per rank by kind, bytes sent per rank), then a summary with
+// model/sharding.hpp's prediction beside the last step.
+//
+//   build/bin/trinity-train --ranks 4 --stage 3
+//   mpirun -n 4 build/bin/trinity-train --stage 3
+//   build/bin/trinity-train --ranks 4 --stage 0 --compress int8-ef
+
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <ratio>
+#include <string>
+
+#include <trinity/comm/compressed.hpp>
+#include <trinity/comm/thread_world.hpp>
+#include <trinity/compress.hpp>
+#include <trinity/shard/schemes.hpp>
+
+#ifdef TRINITY_TRAIN_WITH_MPI
+#include <trinity/backends/mpi.hpp>
+#endif
+
+#include "train.hpp"
+
+namespace {
+
+using namespace trinity;
+
+template <class AR, class Comm>
+train::gradient_reducer make_reducer(Comm& c, std::size_t layers) {
+  auto per_layer = std::make_shared<std::vector<AR>>(layers);  // each tensor carries its own error
+  return [per_layer, &c](std::size_t l, std::span<float> g) { (*per_layer)[l](c, g); };
+}
+
+// Catalog names (trinity calibrate lists them) to a compressed all-reduce: value codecs on the ring,
+// sparsifiers and low rank on the gather. The collective feeds the error back itself.
+template <class Comm>
+train::gradient_reducer reducer_for(const std::string& name, Comm& c, std::size_t layers) {
+  using percent = std::ratio<1, 100>;
+  using permille = std::ratio<1, 1000>;
+  using ring = comm::compressed_ring;
+  using gather = comm::compressed_gather;
+  using maker = train::gradient_reducer (*)(Comm&, std::size_t);
+  static const std::map<std::string, maker> table{
+      {"identity", &make_reducer<comm::compressed_all_reduce<compress::identity, ring>, Comm>},
+      {"bf16", &make_reducer<comm::compressed_all_reduce<compress::bf16, ring>, Comm>},
+      {"fp16", &make_reducer<comm::compressed_all_reduce<compress::fp16, ring>, Comm>},
+      {"lz4", &make_reducer<comm::compressed_all_reduce<compress::lz4<>, ring>, Comm>},
+      {"zstd", &make_reducer<comm::compressed_all_reduce<compress::zstd<1>, ring>, Comm>},
+      {"int8-ef", &make_reducer<comm::compressed_all_reduce<compress::int8, ring>, Comm>},
+      {"int4-ef", &make_reducer<comm::compressed_all_reduce<compress::int4, ring>, Comm>},
+      {"qsgd-7", &make_reducer<comm::compressed_all_reduce<compress::qsgd<7>, ring>, Comm>},
+      {"qsgd-127", &make_reducer<comm::compressed_all_reduce<compress::qsgd<127>, ring>, Comm>},
+      {"sign-ef", &make_reducer<comm::compressed_all_reduce<compress::sign<>, ring>, Comm>},
+      {"topk-1%-ef", &make_reducer<comm::compressed_all_reduce<compress::topk<percent>, gather>, Comm>},
+      {"topk-0.1%-ef", &make_reducer<comm::compressed_all_reduce<compress::topk<permille>, gather>, Comm>},
+      {"sampled-topk-1%-ef", &make_reducer<comm::compressed_all_reduce<compress::sampled_topk<percent>, gather>, Comm>},
+      {"sampled-topk-0.1%-ef", &make_reducer<comm::compressed_all_reduce<compress::sampled_topk<permille>, gather>, Comm>},
+      {"dgc-0.1%", &make_reducer<comm::compressed_all_reduce<compress::dgc<permille>, gather>, Comm>},
+      {"powersgd-4", &make_reducer<comm::compressed_all_reduce<compress::powersgd<4>, gather>, Comm>},
+  };
+  const auto it = table.find(name);
+  if (it == table.end()) {
+    std::string known;
+    for (const auto& [k, _] : table) known += (known.empty() ? "" : ", ") + k;
+    throw invalid_input("--compress", "\"" + name + "\" cannot compress a gradient all-reduce; choose one of " + known);
+  }
+  return it->second(c, layers);
+}
+
+template <class Comm>
+int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
+  const std::size_t layers = cfg.shape().layers();
+  if (!cfg.compress.empty()) {
+    if (cfg.stage != 0 || cfg.offload)
+      throw invalid_input("--compress", "compressed gradients are all-reduced whole: use --stage 0 without --offload "
+                                        "(ZeRO's reduce-scatter of compressed shards is not implemented)");
+    return train::run<shard::replicate>(c, cfg, out, reducer_for(cfg.compress, c, layers));
+  }
+  switch (cfg.stage * 2 + (cfg.offload ? 1 : 0)) {
+    case 0: return train::run<shard::replicate>(c, cfg, out);
+    case 1: return train::run<shard::offload<shard::replicate>>(c, cfg, out);
+    case 2: return train::run<shard::zero<1>>(c, cfg, out);
+    case 3: return train::run<shard::offload<shard::zero<1>>>(c, cfg, out);
+    case 4: return train::run<shard::zero<2>>(c, cfg, out);
+    case 5: return train::run<shard::offload<shard::zero<2>>>(c, cfg, out);
+    case 6: return train::run<shard::zero<3>>(c, cfg, out);
+    default: return train::run<shard::offload<shard::zero<3>>>(c, cfg, out);
+  }
+}
+
+bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"trinity-train: data-parallel training of a small MLP under ZeRO stage 0-3; one JSON line per step"};
+  train::config cfg;
+  int ranks = 1;
+  std::string backend = "auto", nan;
+  app.add_option("--ranks", ranks, "ranks as threads of this process (ignored under mpirun)")->check(CLI::Range(1, 256));
+  app.add_option("--backend", backend, "threads, mpi, or auto (mpi when started by mpirun)")
+      ->check(CLI::IsMember({"auto", "threads", "mpi"}));
+  app.add_option("--stage", cfg.stage, "0 (DDP), 1, 2 or 3")->check(CLI::Range(0, 3));
+  app.add_flag("--offload", cfg.offload, "keep optimizer states (and the master copy) in the offload tier");
+  app.add_option("--compress", cfg.compress, "all-reduce gradients through this compressor (stage 0), e.g. int8-ef");
+  app.add_option("--steps", cfg.steps, "training steps")->check(CLI::Range(1L, 1000000L));
+  app.add_option("--batch", cfg.batch, "global batch, split across ranks")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  app.add_option("--width", cfg.width, "hidden width")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
+  app.add_option("--layers", cfg.hidden_layers, "hidden layers")->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  app.add_option("--inputs", cfg.inputs, "input features")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
+  app.add_option("--outputs", cfg.outputs, "outputs")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
+  app.add_option("--lr", cfg.learning_rate, "Adam's learning rate")->check(CLI::Range(0.0f, 10.0f));
+  app.add_option("--seed", cfg.seed, "seed of the task and the initial parameters");
+  app.add_option("--save-checkpoint", cfg.save_checkpoint, "write a sharded checkpoint into DIR after the last step");
+  app.add_option("--load-checkpoint", cfg.load_checkpoint, "resume from a sharded checkpoint in DIR (any rank count)");
+  app.add_option("--inject-nan", nan, "STEP[:RANK]: put a NaN in RANK's gradient at STEP (counted from 1)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (!nan.empty()) {
+      const auto colon = nan.find(':');
+      cfg.inject_nan_step = std::stol(nan.substr(0, colon)) - 1;
+      if (colon != std::string::npos) cfg.inject_nan_rank = std::stoi(nan.substr(colon + 1));
+      if (cfg.inject_nan_step < 0) throw invalid_input("--inject-nan", "STEP counts from 1");
+    }
+    const bool mpi = backend == "mpi" || (backend == "auto" && launched_by_mpirun());
+    if (mpi) {
+#ifdef TRINITY_TRAIN_WITH_MPI
+      trinity::mpi::environment env(argc, argv);
+      int code = 0;
+      {
+        trinity::mpi::communicator c;
+        code = dispatch(c, cfg, std::cout);
+      }
+      return code;
+#else
+      throw invalid_input("--backend", "this build has no MPI backend; configure with -DTRINITY_WITH_MPI=ON");
+#endif
+    }
+    comm::thread_world world(ranks);
+    int code = 0;
+    comm::run_ranks(world, [&](comm::thread_communicator& c) {
+      const int rc = dispatch(c, cfg, std::cout);
+      if (c.rank() == 0) code = rc;
+    });
+    return code;
+  } catch (const invalid_input& e) {
+    std::cerr << "trinity-train: " << e.what() << '\n';
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "trinity-train: " << e.what() << '\n';
+    return 1;
+  }
+}

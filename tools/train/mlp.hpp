@@ -1,0 +1,118 @@
+#pragma once
+// A multi-layer perceptron, forward and backward by hand, whose parameters
+// live in a shard::data_parallel: layer i is W_i (rows = its outputs) then
+// b_i, flat. Hidden layers use tanh, the output is linear, the loss is
+// ½‖ŷ − y‖² averaged over the global batch, so the gradient each rank adds
+// over its own samples sums, across ranks, to the batch gradient.
+
+#include <cmath>
+#include <cstddef>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include <trinity/shard/ledger.hpp>
+
+#include "task.hpp"
+
+namespace trinity::train {
+
+struct mlp_shape {
+  std::vector<std::size_t> widths;  // input, hidden..., output
+
+  [[nodiscard]] std::size_t layers() const noexcept { return widths.size() - 1; }
+  [[nodiscard]] std::size_t in(std::size_t l) const { return widths[l]; }
+  [[nodiscard]] std::size_t out(std::size_t l) const { return widths[l + 1]; }
+  [[nodiscard]] std::size_t layer_size(std::size_t l) const { return out(l) * (in(l) + 1); }
+  [[nodiscard]] std::vector<std::size_t> layer_sizes() const {
+    std::vector<std::size_t> s;
+    for (std::size_t l = 0; l < layers(); ++l) s.push_back(layer_size(l));
+    return s;
+  }
+  [[nodiscard]] std::size_t parameters() const {
+    const auto s = layer_sizes();
+    return std::accumulate(s.begin(), s.end(), std::size_t{0});
+  }
+};
+
+//! LeCun-uniform weights and zero biases, the same on every rank (a pure function of the seed).
+inline std::vector<float> initial_parameters(const mlp_shape& shape, std::uint64_t seed) {
+  std::vector<float> p;
+  for (std::size_t l = 0; l < shape.layers(); ++l) {
+    const std::size_t in = shape.in(l), out = shape.out(l);
+    const float bound = std::sqrt(3.0f / static_cast<float>(in));
+    for (std::size_t i = 0; i < out * in; ++i) {
+      const double u = static_cast<double>(splitmix(key(seed, 1000 + l, i, 0)) >> 11) * 0x1p-53;
+      p.push_back(static_cast<float>((2.0 * u - 1.0) * bound));
+    }
+    p.insert(p.end(), out, 0.0f);
+  }
+  return p;
+}
+
+//! Activations of one rank's samples, booked in its ledger as activations.
+class mlp_pass {
+ public:
+  mlp_pass(const mlp_shape& shape, std::size_t samples, shard::memory_ledger& ledger)
+      : shape_(&shape), m_(samples) {
+    for (std::size_t l = 0; l <= shape.layers(); ++l)
+      acts_.emplace_back(samples * shape.widths[l], 0.0f,
+                         shard::tracking_allocator<float>(ledger, shard::state_kind::activations));
+  }
+
+  [[nodiscard]] std::span<float> input() { return acts_[0]; }
+  [[nodiscard]] std::span<const float> output() const { return acts_.back(); }
+
+  //! a_{l+1} = act(a_l · Wᵀ + b).
+  void forward(std::size_t l, std::span<const float> p) {
+    const std::size_t in = shape_->in(l), out = shape_->out(l);
+    const float* w = p.data();
+    const float* b = p.data() + out * in;
+    const bool last = l + 1 == shape_->layers();
+    for (std::size_t s = 0; s < m_; ++s) {
+      const float* a = acts_[l].data() + s * in;
+      float* z = acts_[l + 1].data() + s * out;
+      for (std::size_t o = 0; o < out; ++o) {
+        float acc = b[o];
+        const float* row = w + o * in;
+        for (std::size_t i = 0; i < in; ++i) acc += row[i] * a[i];
+        z[o] = last ? acc : std::tanh(acc);
+      }
+    }
+  }
+
+  //! Given δ at layer l's output (m × out), adds this rank's gradient of W and b to g and, unless l is the
+  //! first layer, turns δ into the δ at its input.
+  void backward(std::size_t l, std::span<const float> p, std::span<float> g, std::vector<float>& delta) {
+    const std::size_t in = shape_->in(l), out = shape_->out(l);
+    const float* a = acts_[l].data();
+    float* gw = g.data();
+    float* gb = g.data() + out * in;
+    for (std::size_t s = 0; s < m_; ++s)
+      for (std::size_t o = 0; o < out; ++o) {
+        const float d = delta[s * out + o];
+        float* row = gw + o * in;
+        const float* as = a + s * in;
+        for (std::size_t i = 0; i < in; ++i) row[i] += d * as[i];
+        gb[o] += d;
+      }
+    if (l == 0) return;
+    std::vector<float> prev(m_ * in, 0.0f);
+    for (std::size_t s = 0; s < m_; ++s)
+      for (std::size_t o = 0; o < out; ++o) {
+        const float d = delta[s * out + o];
+        const float* row = p.data() + o * in;
+        float* ps = prev.data() + s * in;
+        for (std::size_t i = 0; i < in; ++i) ps[i] += d * row[i];
+      }
+    for (std::size_t k = 0; k < prev.size(); ++k) prev[k] *= 1.0f - a[k] * a[k];  // tanh' at layer l's input
+    delta.swap(prev);
+  }
+
+ private:
+  const mlp_shape* shape_;
+  std::size_t m_;
+  std::vector<shard::tracked_vector<float>> acts_;
+};
+
+}  // namespace trinity::train

@@ -1,0 +1,187 @@
+#pragma once
+// The training loop of trinity-train, generic over the communicator and the
+// shard scheme: per step, forward layer by layer (acquire, compute, release),
+// backward in reverse (acquire, compute, gradient_ready, release), then the
+// sharded optimizer step. Rank 0 prints one JSON line per step.
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <trinity/comm/collectives.hpp>
+#include <trinity/comm/partition.hpp>
+#include <trinity/comm/ring.hpp>
+#include <trinity/model/sharding.hpp>
+#include <trinity/shard.hpp>
+
+#include "mlp.hpp"
+#include "task.hpp"
+
+namespace trinity::train {
+
+struct config {
+  std::size_t inputs = 32, width = 256, hidden_layers = 3, outputs = 8;
+  std::size_t batch = 64;  // global
+  long steps = 20;
+  float learning_rate = 1e-3f;
+  std::uint64_t seed = 1;
+  int stage = 0;
+  bool offload = false;
+  std::string compress;  // catalog name, stage 0 only
+  std::string save_checkpoint, load_checkpoint;
+  long inject_nan_step = -1;
+  int inject_nan_rank = 0;
+
+  [[nodiscard]] mlp_shape shape() const {
+    mlp_shape s;
+    s.widths.push_back(inputs);
+    for (std::size_t i = 0; i < hidden_layers; ++i) s.widths.push_back(width);
+    s.widths.push_back(outputs);
+    return s;
+  }
+};
+
+//! Reduces layer l's whole gradient in place (stage 0 with --compress): the compressed all-reduce.
+using gradient_reducer = std::function<void(std::size_t layer, std::span<float> gradient)>;
+
+namespace detail {
+
+// Every rank's values of one statistic, on every rank (a ring all-gather of one word each).
+template <class Comm>
+std::vector<std::uint64_t> per_rank(Comm& c, std::uint64_t mine) {
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(c.size()));
+  comm::ring::all_gather<Comm, std::uint64_t>(c, std::span<const std::uint64_t>(&mine, 1), std::span<std::uint64_t>(all));
+  return all;
+}
+
+}  // namespace detail
+
+template <class Scheme, class Comm>
+int run(Comm& c, const config& cfg, std::ostream& out, gradient_reducer reducer = {}) {
+  using namespace trinity::shard;
+  const mlp_shape shape = cfg.shape();
+  const teacher_task task(cfg.inputs, cfg.outputs, cfg.seed);
+  const adam opt{.learning_rate = cfg.learning_rate};
+  memory_ledger ledger;
+  data_parallel<Scheme, Comm> dp(c, ledger, shape.layer_sizes(), initial_parameters(shape, cfg.seed + 1), opt);
+  long step0 = 0;
+  if (!cfg.load_checkpoint.empty()) step0 = load_checkpoint(cfg.load_checkpoint, dp, c);
+
+  const comm::partition samples(cfg.batch, c.size());
+  const std::size_t mine = samples.size(c.rank());
+  const double psi = static_cast<double>(shape.parameters());
+  const int stage = Scheme::shards.zero_stage();
+  const auto n = static_cast<std::size_t>(c.size());
+  const model::state_bytes sb = cfg.offload ? model::state_bytes{4, 4, 12} : model::fp32_adam;
+  const auto predicted_memory = model::zero_memory_per_rank(psi, n, stage, sb, cfg.offload);
+  const double predicted_traffic = model::zero_traffic_per_step(psi, n, stage, model::fp32_adam).value();
+  std::size_t largest_layer = 0;
+  for (auto s : shape.layer_sizes()) largest_layer = std::max(largest_layer, s);
+
+  nlohmann::json last;
+  for (long t = step0; t < step0 + cfg.steps; ++t) {
+    ledger.reset_peaks();
+    const std::uint64_t sent_before = c.bytes_sent();
+    mlp_pass pass(shape, mine, ledger);
+    std::vector<float> targets(mine * cfg.outputs);
+    for (std::size_t s = 0; s < mine; ++s)
+      task.sample(static_cast<std::uint64_t>(t), samples.begin(c.rank()) + s,
+                  pass.input().subspan(s * cfg.inputs, cfg.inputs), std::span<float>(targets).subspan(s * cfg.outputs, cfg.outputs));
+    for (std::size_t l = 0; l < shape.layers(); ++l) {
+      dp.acquire(l);
+      pass.forward(l, dp.parameters(l));
+      dp.release(l);
+    }
+    // Loss and δ at the output: ½‖ŷ − y‖², averaged over the global batch.
+    double loss = 0;
+    std::vector<float> delta(mine * cfg.outputs);
+    const auto yhat = pass.output();
+    for (std::size_t k = 0; k < delta.size(); ++k) {
+      const float d = yhat[k] - targets[k];
+      loss += 0.5 * static_cast<double>(d) * d;
+      delta[k] = d / static_cast<float>(cfg.batch);
+    }
+    for (std::size_t l = shape.layers(); l-- > 0;) {
+      dp.acquire(l);
+      auto g = dp.gradient(l);
+      pass.backward(l, dp.parameters(l), g, delta);
+      if (t == cfg.inject_nan_step && c.rank() == cfg.inject_nan_rank && l == 0) g[0] = std::numeric_limits<float>::quiet_NaN();
+      dp.gradient_ready(l);
+      dp.release(l);
+    }
+    // What the formula counts is resident now: states, no gathered layer, no staging buffer.
+    const std::uint64_t res_p = ledger.resident(state_kind::parameters), res_g = ledger.resident(state_kind::gradients),
+                        res_o = ledger.resident(state_kind::optimizer_states),
+                        res_off = ledger.resident(state_kind::optimizer_states, placement::offload);
+    step_report report;
+    if constexpr (Scheme::shards.zero_stage() == 0) {
+      if (reducer)
+        report = dp.step(opt, reducer);
+      else
+        report = dp.step(opt);
+    } else {
+      report = dp.step(opt);
+    }
+    const std::uint64_t sent = c.bytes_sent() - sent_before;
+    // Statistics travel after the step's own traffic has been counted.
+    comm::all_reduce(c, std::span<double>(&loss, 1), comm::reduce_op::sum);
+    const auto sent_all = detail::per_rank(c, sent), p_all = detail::per_rank(c, res_p), g_all = detail::per_rank(c, res_g),
+               o_all = detail::per_rank(c, res_o), off_all = detail::per_rank(c, res_off),
+               act_all = detail::per_rank(c, ledger.peak(state_kind::activations)),
+               peak_all = detail::per_rank(c, ledger.peak(placement::device)),
+               moved_all = detail::per_rank(c, report.offload_bytes);
+    if (c.rank() == 0) {
+      nlohmann::json line{{"step", t + 1},
+                          {"loss", loss / static_cast<double>(cfg.batch)},
+                          {"skipped", report.skipped},
+                          {"nonfinite_ranks", report.nonfinite_ranks},
+                          {"ranks", c.size()},
+                          {"stage", stage},
+                          {"offload", cfg.offload},
+                          {"compress", cfg.compress.empty() ? nlohmann::json(nullptr) : nlohmann::json(cfg.compress)},
+                          {"resident_bytes",
+                           {{"parameters", p_all}, {"gradients", g_all}, {"optimizer_states", o_all}, {"offloaded", off_all}}},
+                          {"peak_bytes", {{"device", peak_all}, {"activations", act_all}}},
+                          {"sent_bytes", sent_all},
+                          {"offload_bytes", moved_all}};
+      out << line.dump() << '\n' << std::flush;
+      last = std::move(line);
+    }
+  }
+  if (!cfg.save_checkpoint.empty()) save_checkpoint(cfg.save_checkpoint, dp, c);
+  if (c.rank() == 0) {
+    nlohmann::json summary{
+        {"summary",
+         {{"parameters", shape.parameters()},
+          {"ranks", c.size()},
+          {"stage", stage},
+          {"offload", cfg.offload},
+          {"state_bytes", {{"parameter", sb.parameter}, {"gradient", sb.gradient}, {"optimizer", sb.optimizer}}},
+          {"model",
+           {{"parameters", predicted_memory.parameters.value()},
+            {"gradients", predicted_memory.gradients.value()},
+            {"optimizer_states", predicted_memory.optimizer_states.value()},
+            {"offloaded", predicted_memory.offloaded.value()},
+            {"sent_bytes_per_step", cfg.compress.empty() ? nlohmann::json(predicted_traffic) : nlohmann::json(nullptr)},
+            {"offload_bytes_per_step",
+             model::offload_traffic_per_step(psi, n, stage, model::fp32_adam, cfg.offload).value()}}},
+          // The peak above the formula, activations aside, one layer at a time: stage 1 reduce-scatters into a
+          // shard-sized buffer, stage 2 stages a layer's full gradient, stage 3 also gathers a layer's parameters.
+          {"fixed_overhead_bytes",
+           stage == 1 ? static_cast<double>(comm::partition(largest_layer, c.size()).largest()) * 4.0
+                      : (stage >= 2 ? 1 : 0) * largest_layer * 4.0 + (stage >= 3 ? 1 : 0) * largest_layer * 4.0},
+          {"last_step", last}}}};
+    out << summary.dump() << '\n' << std::flush;
+  }
+  return 0;
+}
+
+}  // namespace trinity::train
