@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, configures, builds and runs every test: first the optimised build
 # with warnings as errors (build/), then the same tests under AddressSanitizer
-# and UndefinedBehaviorSanitizer (build/asan/). Exits non-zero on any failure.
+# and UndefinedBehaviorSanitizer (build/asan/), then the concurrent tests under
+# ThreadSanitizer (build/tsan/). Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,3 +24,10 @@ cmake --build --preset asan -j "$jobs"
 
 step "test (preset asan)"
 ctest --preset asan -j "$jobs"
+
+step "configure and build (preset tsan: ThreadSanitizer, the in-process backend and sharding)"
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j "$jobs"
+
+step "test (preset tsan)"
+ctest --preset tsan -j "$jobs"
