@@ -25,17 +25,22 @@ struct collective_link {
   bytes_per_second reduce_rate{};   //!< R; zero means reductions are free
 };
 
-namespace detail {
-constexpr void check(const collective_link& l, std::size_t ranks, bytes size) {
-  trinity::detail::require(ranks >= 1, "ranks", "must be at least 1");
-  trinity::detail::require(size >= bytes{} && trinity::detail::is_finite(size.value()), "size",
-                           "must be finite and not negative");
+//! Throws invalid_input naming the field unless the link's figures can be used.
+constexpr void validate(const collective_link& l) {
   trinity::detail::require(l.bandwidth > bytes_per_second{} && trinity::detail::is_finite(l.bandwidth.value()),
                            "bandwidth", "must be positive and finite");
   trinity::detail::require(l.latency >= seconds{} && trinity::detail::is_finite(l.latency.value()), "latency",
                            "must be finite and not negative");
   trinity::detail::require(l.reduce_rate >= bytes_per_second{} && trinity::detail::is_finite(l.reduce_rate.value()),
-                           "reduce_rate", "must be finite and not negative");
+                           "reduce_rate", "must be finite and not negative (zero: reductions are free)");
+}
+
+namespace detail {
+constexpr void check(const collective_link& l, std::size_t ranks, bytes size) {
+  trinity::detail::require(ranks >= 1, "ranks", "must be at least 1");
+  trinity::detail::require(size >= bytes{} && trinity::detail::is_finite(size.value()), "size",
+                           "must be finite and not negative");
+  validate(l);
 }
 constexpr seconds reduce_time(const collective_link& l, bytes b) {
   return l.reduce_rate > bytes_per_second{} ? b / l.reduce_rate : seconds{};

@@ -72,7 +72,7 @@ TEST_CASE("the simulated fabric charges the reduction's compute at the reduce ra
 }
 
 TEST_CASE("halving-doubling beats the ring on the simulated fabric for small messages on many ranks", "[comm][sim]") {
-  const sim::fabric_link link = sim::fabric_link::from(links::infiniband_400g::descriptor);
+  const sim::fabric_link link = sim::port_of(links::infiniband_400g::descriptor);
   const int ranks = 8;
   const auto ring = run_sim(ranks, 256, link, [](sim::communicator& c, std::vector<float>& g) {
     comm::all_reduce(c, std::span<float>(g), comm::reduce_op::sum, comm::algorithm::ring);

@@ -19,28 +19,18 @@
 #include <trinity/concepts/communicator.hpp>
 #include <trinity/error.hpp>
 #include <trinity/links/link_descriptor.hpp>
+#include <trinity/model/collectives.hpp>
 #include <trinity/units/quantity.hpp>
 
 namespace trinity::sim {
 
-//! What one rank's port costs. reduce_rate zero means the reduction is free.
-struct fabric_link {
-  seconds latency{};
-  bytes_per_second bandwidth{};
-  bytes_per_second reduce_rate{};
+//! What one rank's port costs: α, B and the reduction rate R (zero: reductions are free). The model's
+//! own type, so the simulation and the formula it must reproduce read the same figures.
+using fabric_link = model::collective_link;
 
-  static constexpr fabric_link from(const link_descriptor& l, bytes_per_second reduce_rate = {}) {
-    return {l.latency, l.bandwidth, reduce_rate};
-  }
-};
-
-constexpr void validate(const fabric_link& l) {
-  trinity::detail::require(l.bandwidth > bytes_per_second{} && trinity::detail::is_finite(l.bandwidth.value()),
-                           "bandwidth", "must be positive and finite");
-  trinity::detail::require(l.latency >= seconds{} && trinity::detail::is_finite(l.latency.value()), "latency",
-                           "must be finite and not negative");
-  trinity::detail::require(l.reduce_rate >= bytes_per_second{} && trinity::detail::is_finite(l.reduce_rate.value()),
-                           "reduce_rate", "must be finite and not negative (zero: reductions are free)");
+//! The α and B of a link preset.
+constexpr fabric_link port_of(const link_descriptor& l, bytes_per_second reduce_rate = {}) {
+  return {l.latency, l.bandwidth, reduce_rate};
 }
 
 class communicator {
@@ -49,7 +39,7 @@ class communicator {
   static constexpr std::string_view name = "sim";
 
   communicator(comm::thread_world& world, int rank, fabric_link link) : inner_(world, rank), link_(link) {
-    validate(link);
+    model::validate(link);
   }
 
   [[nodiscard]] int rank() const noexcept { return inner_.rank(); }
