@@ -205,7 +205,7 @@ class data_parallel {
         // Gradients go down to the offload tier, the update runs there on the master copy, parameters come back.
         tracked_vector<float> down(grad.begin(), grad.end(), alloc(state_kind::gradients, placement::offload));
         opt.update(std::span<float>(master_[l]), std::span<const float>(down), std::span<float>(opt_[l]), steps_);
-        std::memcpy(target.data(), master_[l].data(), target.size_bytes());
+        std::copy(master_[l].begin(), master_[l].end(), target.begin());
         report.offload_bytes += grad.size_bytes() + target.size_bytes();
       } else {
         opt.update(target, grad, std::span<float>(opt_[l]), steps_);

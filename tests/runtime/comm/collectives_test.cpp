@@ -78,6 +78,9 @@ std::vector<std::vector<T>> run_all_reduce(int ranks, std::size_t count, reduce_
   return out;
 }
 
+// memcmp that accepts empty ranges (memcmp itself must not see a null pointer, even for 0 bytes).
+bool same_bytes(const void* a, const void* b, std::size_t n) { return n == 0 || std::memcmp(a, b, n) == 0; }
+
 const std::vector<std::size_t> sizes{0, 1, 2, 3, 7, 31, 257, 1021, 4099, 256, 1024, 65536};
 
 }  // namespace
@@ -115,7 +118,7 @@ TEST_CASE("all-reduce of fp32 matches a double-precision reference and gives eve
           }
           CHECK(worst <= (op == reduce_op::sum ? ranks * ranks * 0x1p-24 : 0.0));
           for (const auto& rank_out : out)
-            REQUIRE(std::memcmp(rank_out.data(), out[0].data(), count * sizeof(float)) == 0);
+            REQUIRE(same_bytes(rank_out.data(), out[0].data(), count * sizeof(float)));
         }
 }
 
@@ -123,10 +126,10 @@ TEST_CASE("all-reduce gives the same bits on every run", "[comm][threads]") {
   for (int ranks : {3, 5, 8}) {
     const auto a = run_all_reduce<float>(ranks, 100'003, reduce_op::sum, comm::algorithm::ring, true);
     const auto b = run_all_reduce<float>(ranks, 100'003, reduce_op::sum, comm::algorithm::ring, true);
-    REQUIRE(std::memcmp(a[0].data(), b[0].data(), a[0].size() * sizeof(float)) == 0);
+    REQUIRE(same_bytes(a[0].data(), b[0].data(), a[0].size() * sizeof(float)));
     const auto c = run_all_reduce<float>(ranks, 1'001, reduce_op::sum, comm::algorithm::halving_doubling, true);
     const auto d = run_all_reduce<float>(ranks, 1'001, reduce_op::sum, comm::algorithm::halving_doubling, true);
-    REQUIRE(std::memcmp(c[0].data(), d[0].data(), c[0].size() * sizeof(float)) == 0);
+    REQUIRE(same_bytes(c[0].data(), d[0].data(), c[0].size() * sizeof(float)));
   }
 }
 
@@ -160,8 +163,8 @@ TEST_CASE("reduce-scatter leaves rank r holding chunk r of the partition, the sa
         comm::reduce_scatter(c, std::span<const float>(in), std::span<float>(mine), reduce_op::sum);
       });
       for (int r = 0; r < ranks; ++r)
-        REQUIRE(std::memcmp(shards[static_cast<std::size_t>(r)].data(), full[0].data() + part.begin(r),
-                            part.size(r) * sizeof(float)) == 0);
+        REQUIRE(same_bytes(shards[static_cast<std::size_t>(r)].data(), full[0].data() + part.begin(r),
+                            part.size(r) * sizeof(float)));
     }
 }
 
@@ -207,7 +210,7 @@ TEST_CASE("a 256 MiB all-reduce is exact on 2 ranks", "[comm][threads][large]") 
   for (std::size_t i = 0; i < count; i += 4099) wrong += out[1][i] != int_reference(2, i, reduce_op::sum);
   for (std::size_t i = count - 1000; i < count; ++i) wrong += out[0][i] != int_reference(2, i, reduce_op::sum);
   REQUIRE(wrong == 0);
-  REQUIRE(std::memcmp(out[0].data(), out[1].data(), count * sizeof(std::int32_t)) == 0);
+  REQUIRE(same_bytes(out[0].data(), out[1].data(), count * sizeof(std::int32_t)));
 }
 
 TEST_CASE("a collective whose peer never arrives ends with a timeout that names both ranks", "[comm][threads]") {
