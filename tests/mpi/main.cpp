@@ -8,6 +8,9 @@
 
 #include <trinity/backends/mpi/environment.hpp>
 
+// The session API below (configData, applyCommandLine) is Catch2 v2's, the one Debian ships.
+static_assert(CATCH_VERSION_MAJOR == 2, "tests/mpi/main.cpp is written against Catch2 v2");
+
 int main(int argc, char** argv) {
   trinity::mpi::environment env(argc, argv);
   int rank = 0;

@@ -71,10 +71,14 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   const std::string command = (launcher.empty() ? "" : launcher + " ") + train;
   int failures = 0;
-  const auto fail = [&](const std::string& what) {
-    std::cout << "FAIL: " << what << '\n';
-    ++failures;
-  };
+  // EXPECT(promise, what broke): prints and counts a broken promise, and goes on to check the rest.
+#define EXPECT(promise, what)                       \
+  do {                                              \
+    if (!(promise)) {                               \
+      std::cout << "FAIL: " << (what) << '\n';      \
+      ++failures;                                   \
+    }                                               \
+  } while (false)
   try {
     for (const auto& s : setups) run(command, s);
     std::vector<run_output> outs;
@@ -98,33 +102,33 @@ int main(int argc, char** argv) {
                 << res["parameters"][0] << " | " << res["gradients"][0] << " | " << res["optimizer_states"][0] << " | "
                 << res["offloaded"][0] << " | " << last["peak_bytes"]["device"][0] << " | " << last["sent_bytes"][0]
                 << '\n';
-      if (common == 0) fail(o.args + ": no step in common with the baseline");
-      if (worst > tolerance) fail(o.args + ": loss differs from the baseline by " + std::to_string(worst) + " (relative)");
+      EXPECT(common > 0, o.args + ": no step in common with the baseline");
+      EXPECT(worst <= tolerance, o.args + ": loss differs from the baseline by " + std::to_string(worst) + " (relative)");
       if (!check_model) continue;
       const auto& model = o.summary["model"];
       const int ranks = o.summary["ranks"].get<int>();
       for (const char* kind : {"parameters", "gradients", "optimizer_states", "offloaded"})
         for (int r = 0; r < ranks; ++r)
-          if (!within(res[kind][r].get<double>(), model[kind].get<double>(), 0.01))
-            fail(o.args + ": rank " + std::to_string(r) + " holds " + res[kind][r].dump() + " bytes of " + kind +
+          EXPECT(within(res[kind][r].get<double>(), model[kind].get<double>(), 0.01),
+                 o.args + ": rank " + std::to_string(r) + " holds " + res[kind][r].dump() + " bytes of " + kind +
                  ", the model " + model[kind].dump());
       const double total = model["parameters"].get<double>() + model["gradients"].get<double>() +
                            model["optimizer_states"].get<double>();
       for (int r = 0; r < ranks; ++r) {
         const double allowed = 1.01 * total + o.summary["fixed_overhead_bytes"].get<double>() +
                                last["peak_bytes"]["activations"][r].get<double>();
-        if (last["peak_bytes"]["device"][r].get<double>() > allowed)
-          fail(o.args + ": rank " + std::to_string(r) + " peaked at " + last["peak_bytes"]["device"][r].dump() +
+        EXPECT(last["peak_bytes"]["device"][r].get<double>() <= allowed,
+               o.args + ": rank " + std::to_string(r) + " peaked at " + last["peak_bytes"]["device"][r].dump() +
                " bytes, above the model plus overheads (" + std::to_string(allowed) + ")");
       }
       if (!model["sent_bytes_per_step"].is_null())
         for (int r = 0; r < ranks; ++r)
-          if (!within(last["sent_bytes"][r].get<double>(), model["sent_bytes_per_step"].get<double>(), 0.01))
-            fail(o.args + ": rank " + std::to_string(r) + " sent " + last["sent_bytes"][r].dump() + " bytes, the model " +
+          EXPECT(within(last["sent_bytes"][r].get<double>(), model["sent_bytes_per_step"].get<double>(), 0.01),
+                 o.args + ": rank " + std::to_string(r) + " sent " + last["sent_bytes"][r].dump() + " bytes, the model " +
                  model["sent_bytes_per_step"].dump());
       for (int r = 0; r < ranks; ++r)
-        if (!within(last["offload_bytes"][r].get<double>(), model["offload_bytes_per_step"].get<double>(), 0.01))
-          fail(o.args + ": rank " + std::to_string(r) + " moved " + last["offload_bytes"][r].dump() +
+        EXPECT(within(last["offload_bytes"][r].get<double>(), model["offload_bytes_per_step"].get<double>(), 0.01),
+               o.args + ": rank " + std::to_string(r) + " moved " + last["offload_bytes"][r].dump() +
                " bytes to and from the offload tier, the model " + model["offload_bytes_per_step"].dump());
     }
   } catch (const std::exception& e) {

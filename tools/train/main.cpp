@@ -1,12 +1,12 @@
 // trinity-train: trains a small MLP data-parallel on N ranks, threads in one
 // process or processes under mpirun, with ZeRO stage 0-3, optional optimizer
-// offload or gradient compression, and prints one JSON line per step (loss,
+// offload and gradient compression (in any stage), and prints one JSON line per step (loss,
 // resident bytes per rank by kind, bytes sent per rank), then a summary with
 // model/sharding.hpp's prediction beside the last step.
 //
 //   build/bin/trinity-train --ranks 4 --stage 3
 //   mpirun -n 4 build/bin/trinity-train --stage 3
-//   build/bin/trinity-train --ranks 4 --stage 0 --compress int8-ef
+//   build/bin/trinity-train --ranks 4 --stage 2 --compress int8-ef
 
 #include <CLI/CLI.hpp>
 
@@ -20,6 +20,7 @@
 #include <trinity/comm/compressed.hpp>
 #include <trinity/comm/thread_world.hpp>
 #include <trinity/compress.hpp>
+#include <trinity/shard/exact_reduction.hpp>
 #include <trinity/shard/schemes.hpp>
 
 #ifdef TRINITY_TRAIN_WITH_MPI
@@ -32,38 +33,39 @@ namespace {
 
 using namespace trinity;
 
-template <class AR, class Comm>
-train::gradient_reducer make_reducer(Comm& c, std::size_t layers) {
-  auto per_layer = std::make_shared<std::vector<AR>>(layers);  // each tensor carries its own error
-  return [per_layer, &c](std::size_t l, std::span<float> g) { (*per_layer)[l](c, g); };
+template <class Reduction, class Comm>
+train::any_reduction<Comm> make_reduction() {
+  return train::any_reduction<Comm>::of(Reduction{});
 }
 
-// Catalog names (trinity calibrate lists them) to a compressed all-reduce: value codecs on the ring,
-// sparsifiers and low rank on the gather. The collective feeds the error back itself.
+// Catalog names (trinity calibrate lists them) to a gradient reduction: value codecs on the compressed
+// ring, sparsifiers and low rank on the gather; the collective feeds the error back itself. ZeRO's stages
+// use its reduce-scatter half, DDP the whole all-reduce.
 template <class Comm>
-train::gradient_reducer reducer_for(const std::string& name, Comm& c, std::size_t layers) {
+train::any_reduction<Comm> reduction_for(const std::string& name) {
+  if (name.empty()) return train::any_reduction<Comm>::of(shard::exact_reduction{});
   using percent = std::ratio<1, 100>;
   using permille = std::ratio<1, 1000>;
   using ring = comm::compressed_ring;
   using gather = comm::compressed_gather;
-  using maker = train::gradient_reducer (*)(Comm&, std::size_t);
+  using maker = train::any_reduction<Comm> (*)();
   static const std::map<std::string, maker> table{
-      {"identity", &make_reducer<comm::compressed_all_reduce<compress::identity, ring>, Comm>},
-      {"bf16", &make_reducer<comm::compressed_all_reduce<compress::bf16, ring>, Comm>},
-      {"fp16", &make_reducer<comm::compressed_all_reduce<compress::fp16, ring>, Comm>},
-      {"lz4", &make_reducer<comm::compressed_all_reduce<compress::lz4<>, ring>, Comm>},
-      {"zstd", &make_reducer<comm::compressed_all_reduce<compress::zstd<1>, ring>, Comm>},
-      {"int8-ef", &make_reducer<comm::compressed_all_reduce<compress::int8, ring>, Comm>},
-      {"int4-ef", &make_reducer<comm::compressed_all_reduce<compress::int4, ring>, Comm>},
-      {"qsgd-7", &make_reducer<comm::compressed_all_reduce<compress::qsgd<7>, ring>, Comm>},
-      {"qsgd-127", &make_reducer<comm::compressed_all_reduce<compress::qsgd<127>, ring>, Comm>},
-      {"sign-ef", &make_reducer<comm::compressed_all_reduce<compress::sign<>, ring>, Comm>},
-      {"topk-1%-ef", &make_reducer<comm::compressed_all_reduce<compress::topk<percent>, gather>, Comm>},
-      {"topk-0.1%-ef", &make_reducer<comm::compressed_all_reduce<compress::topk<permille>, gather>, Comm>},
-      {"sampled-topk-1%-ef", &make_reducer<comm::compressed_all_reduce<compress::sampled_topk<percent>, gather>, Comm>},
-      {"sampled-topk-0.1%-ef", &make_reducer<comm::compressed_all_reduce<compress::sampled_topk<permille>, gather>, Comm>},
-      {"dgc-0.1%", &make_reducer<comm::compressed_all_reduce<compress::dgc<permille>, gather>, Comm>},
-      {"powersgd-4", &make_reducer<comm::compressed_all_reduce<compress::powersgd<4>, gather>, Comm>},
+      {"identity", &make_reduction<comm::compressed_reduction<compress::identity, ring>, Comm>},
+      {"bf16", &make_reduction<comm::compressed_reduction<compress::bf16, ring>, Comm>},
+      {"fp16", &make_reduction<comm::compressed_reduction<compress::fp16, ring>, Comm>},
+      {"lz4", &make_reduction<comm::compressed_reduction<compress::lz4<>, ring>, Comm>},
+      {"zstd", &make_reduction<comm::compressed_reduction<compress::zstd<1>, ring>, Comm>},
+      {"int8-ef", &make_reduction<comm::compressed_reduction<compress::int8, ring>, Comm>},
+      {"int4-ef", &make_reduction<comm::compressed_reduction<compress::int4, ring>, Comm>},
+      {"qsgd-7", &make_reduction<comm::compressed_reduction<compress::qsgd<7>, ring>, Comm>},
+      {"qsgd-127", &make_reduction<comm::compressed_reduction<compress::qsgd<127>, ring>, Comm>},
+      {"sign-ef", &make_reduction<comm::compressed_reduction<compress::sign<>, ring>, Comm>},
+      {"topk-1%-ef", &make_reduction<comm::compressed_reduction<compress::topk<percent>, gather>, Comm>},
+      {"topk-0.1%-ef", &make_reduction<comm::compressed_reduction<compress::topk<permille>, gather>, Comm>},
+      {"sampled-topk-1%-ef", &make_reduction<comm::compressed_reduction<compress::sampled_topk<percent>, gather>, Comm>},
+      {"sampled-topk-0.1%-ef", &make_reduction<comm::compressed_reduction<compress::sampled_topk<permille>, gather>, Comm>},
+      {"dgc-0.1%", &make_reduction<comm::compressed_reduction<compress::dgc<permille>, gather>, Comm>},
+      {"powersgd-4", &make_reduction<comm::compressed_reduction<compress::powersgd<4>, gather>, Comm>},
   };
   const auto it = table.find(name);
   if (it == table.end()) {
@@ -71,27 +73,21 @@ train::gradient_reducer reducer_for(const std::string& name, Comm& c, std::size_
     for (const auto& [k, _] : table) known += (known.empty() ? "" : ", ") + k;
     throw invalid_input("--compress", "\"" + name + "\" cannot compress a gradient all-reduce; choose one of " + known);
   }
-  return it->second(c, layers);
+  return it->second();
 }
 
 template <class Comm>
 int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
-  const std::size_t layers = cfg.shape().layers();
-  if (!cfg.compress.empty()) {
-    if (cfg.stage != 0 || cfg.offload)
-      throw invalid_input("--compress", "compressed gradients are all-reduced whole: use --stage 0 without --offload "
-                                        "(ZeRO's reduce-scatter of compressed shards is not implemented)");
-    return train::run<shard::replicate>(c, cfg, out, reducer_for(cfg.compress, c, layers));
-  }
+  auto r = reduction_for<Comm>(cfg.compress);
   switch (cfg.stage * 2 + (cfg.offload ? 1 : 0)) {
-    case 0: return train::run<shard::replicate>(c, cfg, out);
-    case 1: return train::run<shard::offload<shard::replicate>>(c, cfg, out);
-    case 2: return train::run<shard::zero<1>>(c, cfg, out);
-    case 3: return train::run<shard::offload<shard::zero<1>>>(c, cfg, out);
-    case 4: return train::run<shard::zero<2>>(c, cfg, out);
-    case 5: return train::run<shard::offload<shard::zero<2>>>(c, cfg, out);
-    case 6: return train::run<shard::zero<3>>(c, cfg, out);
-    default: return train::run<shard::offload<shard::zero<3>>>(c, cfg, out);
+    case 0: return train::run<shard::replicate>(c, cfg, out, std::move(r));
+    case 1: return train::run<shard::offload<shard::replicate>>(c, cfg, out, std::move(r));
+    case 2: return train::run<shard::zero<1>>(c, cfg, out, std::move(r));
+    case 3: return train::run<shard::offload<shard::zero<1>>>(c, cfg, out, std::move(r));
+    case 4: return train::run<shard::zero<2>>(c, cfg, out, std::move(r));
+    case 5: return train::run<shard::offload<shard::zero<2>>>(c, cfg, out, std::move(r));
+    case 6: return train::run<shard::zero<3>>(c, cfg, out, std::move(r));
+    default: return train::run<shard::offload<shard::zero<3>>>(c, cfg, out, std::move(r));
   }
 }
 
@@ -109,7 +105,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "threads", "mpi"}));
   app.add_option("--stage", cfg.stage, "0 (DDP), 1, 2 or 3")->check(CLI::Range(0, 3));
   app.add_flag("--offload", cfg.offload, "keep optimizer states (and the master copy) in the offload tier");
-  app.add_option("--compress", cfg.compress, "all-reduce gradients through this compressor (stage 0), e.g. int8-ef");
+  app.add_option("--compress", cfg.compress, "reduce gradients through this compressor, e.g. int8-ef");
   app.add_option("--steps", cfg.steps, "training steps")->check(CLI::Range(1L, 1000000L));
   app.add_option("--batch", cfg.batch, "global batch, split across ranks")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   app.add_option("--width", cfg.width, "hidden width")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
@@ -121,7 +117,12 @@ int main(int argc, char** argv) {
   app.add_option("--save-checkpoint", cfg.save_checkpoint, "write a sharded checkpoint into DIR after the last step");
   app.add_option("--load-checkpoint", cfg.load_checkpoint, "resume from a sharded checkpoint in DIR (any rank count)");
   app.add_option("--inject-nan", nan, "STEP[:RANK]: put a NaN in RANK's gradient at STEP (counted from 1)");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help is a "ParseError" that exits 0; every real one is a usage error, exit code 2 like `trinity`.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   try {
     if (!nan.empty()) {
       const auto colon = nan.find(':');

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -49,8 +50,26 @@ struct config {
   }
 };
 
-//! Reduces layer l's whole gradient in place (stage 0 with --compress): the compressed all-reduce.
-using gradient_reducer = std::function<void(std::size_t layer, std::span<float> gradient)>;
+//! A gradient reduction chosen at run time (--compress): shard::exact_reduction or a
+//! comm::compressed_reduction<Codec>, behind one type so each scheme is compiled once, not once per codec.
+template <class Comm>
+struct any_reduction {
+  std::function<void(Comm&, std::size_t, std::span<float>)> all_reduce_fn;
+  std::function<void(Comm&, std::size_t, std::span<const float>, std::span<float>)> reduce_scatter_fn;
+
+  template <class Reduction>
+  static any_reduction of(Reduction r) {
+    auto held = std::make_shared<Reduction>(std::move(r));
+    return {[held](Comm& c, std::size_t l, std::span<float> g) { held->all_reduce(c, l, g); },
+            [held](Comm& c, std::size_t l, std::span<const float> g, std::span<float> mine) {
+              held->reduce_scatter(c, l, g, mine);
+            }};
+  }
+  void all_reduce(Comm& c, std::size_t l, std::span<float> g) { all_reduce_fn(c, l, g); }
+  void reduce_scatter(Comm& c, std::size_t l, std::span<const float> g, std::span<float> mine) {
+    reduce_scatter_fn(c, l, g, mine);
+  }
+};
 
 namespace detail {
 
@@ -65,13 +84,14 @@ std::vector<std::uint64_t> per_rank(Comm& c, std::uint64_t mine) {
 }  // namespace detail
 
 template <class Scheme, class Comm>
-int run(Comm& c, const config& cfg, std::ostream& out, gradient_reducer reducer = {}) {
+int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduction) {
   using namespace trinity::shard;
   const mlp_shape shape = cfg.shape();
   const teacher_task task(cfg.inputs, cfg.outputs, cfg.seed);
   const adam opt{.learning_rate = cfg.learning_rate};
   memory_ledger ledger;
-  data_parallel<Scheme, Comm> dp(c, ledger, shape.layer_sizes(), initial_parameters(shape, cfg.seed + 1), opt);
+  data_parallel<Scheme, Comm, any_reduction<Comm>> dp(c, ledger, shape.layer_sizes(),
+                                                      initial_parameters(shape, cfg.seed + 1), opt, std::move(reduction));
   long step0 = 0;
   if (!cfg.load_checkpoint.empty()) step0 = load_checkpoint(cfg.load_checkpoint, dp, c);
 
@@ -121,15 +141,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, gradient_reducer reducer 
     const std::uint64_t res_p = ledger.resident(state_kind::parameters), res_g = ledger.resident(state_kind::gradients),
                         res_o = ledger.resident(state_kind::optimizer_states),
                         res_off = ledger.resident(state_kind::optimizer_states, placement::offload);
-    step_report report;
-    if constexpr (Scheme::shards.zero_stage() == 0) {
-      if (reducer)
-        report = dp.step(opt, reducer);
-      else
-        report = dp.step(opt);
-    } else {
-      report = dp.step(opt);
-    }
+    const step_report report = dp.step(opt);
     const std::uint64_t sent = c.bytes_sent() - sent_before;
     // Statistics travel after the step's own traffic has been counted.
     comm::all_reduce(c, std::span<double>(&loss, 1), comm::reduce_op::sum);

@@ -88,6 +88,32 @@ class compressed_all_reduce {
     });
   }
 
+  //! The reduce-scatter alone (ZeRO's gradient step): out = chunk `rank` of the sum (comm::partition), each
+  //! hop's partial sum compressed; in is left as it was. With compressed_gather every frame is gathered
+  //! and decoded, and this rank keeps its chunk.
+  template <Communicator Comm>
+  void reduce_scatter(Comm& c, std::span<const float> in, std::span<float> out) {
+    const partition part(in.size(), c.size());
+    trinity::detail::require(out.size() == part.size(c.rank()), "out",
+                             "a reduce-scatter's output holds this rank's chunk, partition(count, size).size(rank)");
+    detail::naming_the_collective("compressed reduce_scatter", [&] {
+      work_.assign(in.begin(), in.end());
+      prepare(work_);
+      if constexpr (std::is_same_v<Scheme, compressed_ring>) {
+        if (c.size() > 1) ring_reduce_scatter(c, std::span<float>(work_));
+        // This rank's own chunk was summed exactly, error included: nothing of it is carried on.
+        if constexpr (feeds_back) {
+          const auto own = part.chunk(std::span<float>(error_), c.rank());
+          std::fill(own.begin(), own.end(), 0.0f);
+        }
+      } else {
+        gather(c, std::span<float>(work_));
+      }
+      const auto mine = part.chunk(std::span<const float>(work_), c.rank());
+      std::copy(mine.begin(), mine.end(), out.begin());
+    });
+  }
+
   //! What this rank's encodes lost and will add to its next contribution.
   [[nodiscard]] std::span<const float> carried_error() const noexcept { return error_; }
   //! Bytes this rank's frames held, over the dense bytes they stood for, in the last call.
@@ -139,11 +165,17 @@ class compressed_all_reduce {
 
   template <Communicator Comm>
   void ring(Comm& c, std::span<float> data) {
-    const int n = c.size(), r = c.rank();
-    if (n == 1) {
+    if (c.size() == 1) {
       if constexpr (feeds_back) std::fill(error_.begin(), error_.end(), 0.0f);
       return;
     }
+    ring_reduce_scatter(c, data);
+    ring_all_gather(c, data);
+  }
+
+  template <Communicator Comm>
+  void ring_reduce_scatter(Comm& c, std::span<float> data) {
+    const int n = c.size(), r = c.rank();
     const partition part(data.size(), n);
     const int next = (r + 1) % n, prev = (r + n - 1) % n;
     std::vector<float> got(part.largest()), partial(part.largest());
@@ -160,6 +192,13 @@ class compressed_all_reduce {
       combine<float>(into, part.chunk(data, recv_chunk), dst, reduce_op::sum);
       detail::note_reduction(c, into.size_bytes());
     }
+  }
+
+  template <Communicator Comm>
+  void ring_all_gather(Comm& c, std::span<float> data) {
+    const int n = c.size(), r = c.rank();
+    const partition part(data.size(), n);
+    const int next = (r + 1) % n, prev = (r + n - 1) % n;
     // All-gather: the owner encodes its reduced chunk once; everyone, the owner too, decodes the same frame.
     std::vector<std::byte> carried;
     encode(part.chunk(data, r), part.begin(r));
@@ -200,10 +239,38 @@ class compressed_all_reduce {
   }
 
   C codec_{};
+  std::vector<float> work_;
   compress::frame_buffer frame_;
   std::vector<std::byte> incoming_;
   std::vector<float> error_;
   std::uint64_t frame_bytes_ = 0, dense_bytes_ = 0;
+};
+
+//! shard::data_parallel's gradient reduction through a codec: one compressed_all_reduce per layer, each
+//! carrying its own error, for the all-reduce of DDP and the reduce-scatter of ZeRO alike.
+//!
+//!   shard::data_parallel<shard::zero<2>, Comm, comm::compressed_reduction<compress::int8>> dp(...);
+template <class C, class Scheme = compressed_ring>
+class compressed_reduction {
+ public:
+  using collective = compressed_all_reduce<C, Scheme>;
+
+  template <Communicator Comm>
+  void all_reduce(Comm& c, std::size_t layer, std::span<float> gradient) {
+    at(layer)(c, gradient);
+  }
+  template <Communicator Comm>
+  void reduce_scatter(Comm& c, std::size_t layer, std::span<const float> gradient, std::span<float> mine) {
+    at(layer).reduce_scatter(c, gradient, mine);
+  }
+  [[nodiscard]] std::size_t layers() const noexcept { return per_layer_.size(); }
+
+ private:
+  collective& at(std::size_t layer) {
+    if (layer >= per_layer_.size()) per_layer_.resize(layer + 1);
+    return per_layer_[layer];
+  }
+  std::vector<collective> per_layer_;
 };
 
 }  // namespace trinity::comm

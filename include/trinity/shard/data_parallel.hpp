@@ -9,6 +9,10 @@
 //! is ready (stages 2 and 3 reduce-scatter it at once and free it), and ends
 //! the step with step(optimizer).
 //!
+//! Gradients are summed by a reduction policy (shard/exact_reduction.hpp): the
+//! exact ring by default, or comm::compressed_reduction<Codec> to send fewer
+//! bytes, in every stage.
+//!
 //! Every stage reduces gradients with the same ring on the same partition and
 //! updates parameters element by element, so all stages produce the same bits:
 //! stage 3 trains exactly the model DDP trains, in 1/N of the memory.
@@ -34,6 +38,7 @@
 #include <trinity/concepts/communicator.hpp>
 #include <trinity/concepts/shard_scheme.hpp>
 #include <trinity/error.hpp>
+#include <trinity/shard/exact_reduction.hpp>
 #include <trinity/shard/ledger.hpp>
 
 namespace trinity::shard {
@@ -44,7 +49,7 @@ struct step_report {
   std::uint64_t offload_bytes = 0;   //!< moved between device and the offload tier in this step
 };
 
-template <class Scheme, class Comm>
+template <class Scheme, class Comm, class Reduction = exact_reduction>
 class data_parallel {
   static_assert(diagnose_shard_scheme<Scheme>(), "trinity: data_parallel<Scheme, Comm> takes a ShardScheme");
   static_assert(diagnose_communicator<Comm>(), "trinity: data_parallel<Scheme, Comm> takes a Communicator");
@@ -57,8 +62,12 @@ class data_parallel {
   //! `initial` holds every layer's parameters, concatenated, and is the same on every rank.
   template <class Optimizer>
   data_parallel(Comm& c, memory_ledger& ledger, std::vector<std::size_t> layer_sizes, std::span<const float> initial,
-                const Optimizer&)
-      : comm_(&c), ledger_(&ledger), sizes_(std::move(layer_sizes)), states_per_(Optimizer::states_per_parameter) {
+                const Optimizer&, Reduction reduction = {})
+      : comm_(&c),
+        ledger_(&ledger),
+        sizes_(std::move(layer_sizes)),
+        states_per_(Optimizer::states_per_parameter),
+        reduction_(std::move(reduction)) {
     const std::size_t total = std::accumulate(sizes_.begin(), sizes_.end(), std::size_t{0});
     trinity::detail::require(initial.size() == total, "initial",
                              "holds every layer's parameters: " + std::to_string(total) + " floats");
@@ -135,8 +144,7 @@ class data_parallel {
     const auto g = gradient(l);
     nonfinite_ = nonfinite_ || std::any_of(g.begin(), g.end(), [](float x) { return !std::isfinite(x); });
     if constexpr (shards.gradients) {
-      comm::reduce_scatter(*comm_, std::span<const float>(g), std::span<float>(grads_[l]), comm::reduce_op::sum,
-                           comm::algorithm::ring);
+      reduction_.reduce_scatter(*comm_, l, std::span<const float>(g), std::span<float>(grads_[l]));
       staging_[l].clear();
       staging_[l].shrink_to_fit();
     }
@@ -146,24 +154,6 @@ class data_parallel {
   //! them whole. If any rank's local gradient held NaN or Inf, every rank skips the update and says who.
   template <class Optimizer>
   step_report step(const Optimizer& opt) {
-    return step_with(opt, [this](std::size_t, std::span<float> g) {
-      comm::all_reduce(*comm_, g, comm::reduce_op::sum, comm::algorithm::ring);
-    });
-  }
-
-  //! DDP only: reduces each layer's whole gradient with reduce(layer, gradient), in place; a compressed
-  //! all-reduce (comm/compressed.hpp), say. The sharded stages reduce-scatter, which no compressor here does.
-  template <class Optimizer, class Reduce>
-  step_report step(const Optimizer& opt, Reduce&& reduce) {
-    static_assert(stage == 0,
-                  "trinity: a custom gradient reduction (a compressed all-reduce) works with shard::replicate only; "
-                  "ZeRO's stages reduce-scatter. Fix: use replicate with a compressor, or a stage without one.");
-    return step_with(opt, std::forward<Reduce>(reduce));
-  }
-
- private:
-  template <class Optimizer, class Reduce>
-  step_report step_with(const Optimizer& opt, Reduce&& reduce) {
     step_report report;
     // One flag per rank, max-reduced: everyone learns who saw a non-finite gradient, and all agree to skip.
     std::vector<std::int32_t> flags(static_cast<std::size_t>(comm_->size()), 0);
@@ -185,13 +175,12 @@ class data_parallel {
       std::span<float> target;  // the parameters this rank updates
       tracked_vector<float> reduced(alloc(state_kind::gradients));
       if constexpr (stage == 0) {
-        reduce(l, std::span<float>(grads_[l]));
+        reduction_.all_reduce(*comm_, l, std::span<float>(grads_[l]));
         grad = grads_[l];
         target = params_[l];
       } else if constexpr (stage == 1) {
         reduced.resize(part.size(r));
-        comm::reduce_scatter(*comm_, std::span<const float>(grads_[l]), std::span<float>(reduced),
-                             comm::reduce_op::sum, comm::algorithm::ring);
+        reduction_.reduce_scatter(*comm_, l, std::span<const float>(grads_[l]), std::span<float>(reduced));
         grad = reduced;
         target = part.chunk(std::span<float>(params_[l]), r);
       } else if constexpr (stage == 2) {
@@ -217,7 +206,6 @@ class data_parallel {
     return report;
   }
 
- public:
   //! What a sharded checkpoint keeps of layer l: this rank's chunk of the parameters and of each optimizer
   //! state plane, whatever the scheme (a replicating rank still writes only its chunk).
   struct chunk {
@@ -276,6 +264,7 @@ class data_parallel {
   }
   [[nodiscard]] long steps_taken() const noexcept { return steps_; }
   [[nodiscard]] std::size_t states_per_parameter() const noexcept { return states_per_; }
+  [[nodiscard]] Reduction& reduction() noexcept { return reduction_; }
 
  private:
   tracking_allocator<float> alloc(state_kind k, placement p = placement::device) const {
@@ -297,6 +286,7 @@ class data_parallel {
   memory_ledger* ledger_;
   std::vector<std::size_t> sizes_;
   std::size_t states_per_;
+  Reduction reduction_;
   std::vector<comm::partition> parts_;
   std::vector<tracked_vector<float>> params_, grads_, opt_, master_, gathered_, staging_;
   bool nonfinite_ = false;
