@@ -62,8 +62,9 @@ constexpr memory_per_rank zero_memory_per_rank(double psi, std::size_t ranks, in
 constexpr bytes zero_traffic_per_step(double psi, std::size_t ranks, int stage, state_bytes b = mixed_precision_adam) {
   detail::check_sharding(psi, ranks, stage, b);
   const double share = static_cast<double>(ranks - 1) / static_cast<double>(ranks);
-  if (stage <= 2) return bytes{share * psi * (b.gradient + b.parameter)};  // reduce-scatter + all-gather
-  return bytes{share * psi * (b.gradient + 2.0 * b.parameter)};
+  if (stage == 0) return bytes{share * psi * 2.0 * b.gradient};                // all-reduce of gradients
+  if (stage <= 2) return bytes{share * psi * (b.gradient + b.parameter)};      // reduce-scatter + all-gather
+  return bytes{share * psi * (b.gradient + 2.0 * b.parameter)};                // and a second all-gather
 }
 
 //! Bytes one rank moves between device and the offload tier per step: its gradient shard down, its

@@ -31,6 +31,11 @@ TEST_CASE("traffic per step is 2Ψ for DDP and stages 1 and 2, 3Ψ for stage 3, 
     CHECK(model::zero_traffic_per_step(1e9, n, 3).value() / 2.0 == Approx(3e9 * share));
   }
   CHECK(model::zero_traffic_per_step(1e9, 1, 3).value() == 0.0);
+  // Where gradients and parameters differ in width, DDP moves gradients only; ZeRO gathers parameters.
+  const model::state_bytes wide_grads{2, 4, 12};
+  CHECK(model::zero_traffic_per_step(1.0, 2, 0, wide_grads).value() == Approx(0.5 * 2 * 4));
+  CHECK(model::zero_traffic_per_step(1.0, 2, 2, wide_grads).value() == Approx(0.5 * (4 + 2)));
+  CHECK(model::zero_traffic_per_step(1.0, 2, 3, wide_grads).value() == Approx(0.5 * (4 + 2 * 2)));
 }
 
 TEST_CASE("offload moves optimizer states off the device and costs a shard down and up per step", "[model][shard]") {
