@@ -5,3 +5,5 @@
 #include <trinity/place/greedy.hpp>
 #include <trinity/place/problem.hpp>
 #include <trinity/place/spill.hpp>
+#include <trinity/place/tier_resource.hpp>
+#include <trinity/place/tiered_store.hpp>

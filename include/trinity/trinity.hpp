@@ -9,6 +9,7 @@
 #include <trinity/error.hpp>
 #include <trinity/links.hpp>
 #include <trinity/model.hpp>
+#include <trinity/place.hpp>
 #include <trinity/presets.hpp>
 #include <trinity/resources.hpp>
 #include <trinity/shard.hpp>

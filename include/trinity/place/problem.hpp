@@ -84,11 +84,11 @@ class placement_problem {
 
   //! The cost of an assignment; throws invalid_input if it overfills a tier or names no tier.
   [[nodiscard]] double evaluate(const std::vector<std::uint32_t>& tier_of) const {
-    detail::require(tier_of.size() == objects_.size(), "tier_of", "needs one tier per object");
+    trinity::detail::require(tier_of.size() == objects_.size(), "tier_of", "needs one tier per object");
     std::vector<double> used(tiers_.size(), 0.0);
     double total = 0;
     for (std::size_t i = 0; i < tier_of.size(); ++i) {
-      detail::require(tier_of[i] < tiers_.size(), "tier_of", "names a tier that does not exist");
+      trinity::detail::require(tier_of[i] < tiers_.size(), "tier_of", "names a tier that does not exist");
       used[tier_of[i]] += size(i);
       total += cost(i, tier_of[i]);
     }
@@ -107,35 +107,35 @@ class placement_problem {
   }
 
   void validate() const {
-    detail::require(!tiers_.empty(), "tiers", "a placement needs at least one tier");
+    trinity::detail::require(!tiers_.empty(), "tiers", "a placement needs at least one tier");
     double room = 0, need = 0;
     for (std::size_t j = 0; j < tiers_.size(); ++j) {
       const auto& t = tiers_[j];
       const std::string f = "tiers[" + std::to_string(j) + "]";
-      detail::require(t.capacity >= bytes{} && detail::is_finite(t.capacity.value()), f + ".capacity",
+      trinity::detail::require(t.capacity >= bytes{} && trinity::detail::is_finite(t.capacity.value()), f + ".capacity",
                       "must be finite and not negative");
-      detail::require(t.read_latency >= seconds{} && detail::is_finite(t.read_latency.value()), f + ".read_latency",
+      trinity::detail::require(t.read_latency >= seconds{} && trinity::detail::is_finite(t.read_latency.value()), f + ".read_latency",
                       "must be finite and not negative");
-      detail::require(t.write_latency >= seconds{} && detail::is_finite(t.write_latency.value()), f + ".write_latency",
+      trinity::detail::require(t.write_latency >= seconds{} && trinity::detail::is_finite(t.write_latency.value()), f + ".write_latency",
                       "must be finite and not negative");
-      detail::require(t.bandwidth > bytes_per_second{} && detail::is_finite(t.bandwidth.value()), f + ".bandwidth",
+      trinity::detail::require(t.bandwidth > bytes_per_second{} && trinity::detail::is_finite(t.bandwidth.value()), f + ".bandwidth",
                       "must be positive and finite");
       room += t.capacity.value();
     }
     for (std::size_t i = 0; i < objects_.size(); ++i) {
       const auto& o = objects_[i];
       const std::string f = "objects[" + std::to_string(i) + "]";
-      detail::require(o.size > bytes{} && detail::is_finite(o.size.value()), f + ".size", "must be positive and finite");
-      detail::require(o.accesses_per_second >= 0 && detail::is_finite(o.accesses_per_second), f + ".accesses_per_second",
+      trinity::detail::require(o.size > bytes{} && trinity::detail::is_finite(o.size.value()), f + ".size", "must be positive and finite");
+      trinity::detail::require(o.accesses_per_second >= 0 && trinity::detail::is_finite(o.accesses_per_second), f + ".accesses_per_second",
                       "must be finite and not negative");
-      detail::require(o.bytes_per_access >= bytes{} && detail::is_finite(o.bytes_per_access.value()),
+      trinity::detail::require(o.bytes_per_access >= bytes{} && trinity::detail::is_finite(o.bytes_per_access.value()),
                       f + ".bytes_per_access", "must be finite and not negative");
-      detail::require(o.write_fraction >= 0 && o.write_fraction <= 1, f + ".write_fraction", "must lie in [0, 1]");
-      detail::require(o.latency_weight >= 0 && detail::is_finite(o.latency_weight), f + ".latency_weight",
+      trinity::detail::require(o.write_fraction >= 0 && o.write_fraction <= 1, f + ".write_fraction", "must lie in [0, 1]");
+      trinity::detail::require(o.latency_weight >= 0 && trinity::detail::is_finite(o.latency_weight), f + ".latency_weight",
                       "must be finite and not negative");
       need += o.size.value();
     }
-    detail::require(need <= room, "objects",
+    trinity::detail::require(need <= room, "objects",
                     "need " + std::to_string(need) + " bytes but the tiers hold " + std::to_string(room) +
                         "; add capacity or a larger tier");
   }
