@@ -64,16 +64,20 @@ class tiered_store {
       block = allocate(*tier, value.size());
       where = *tier;
     } else {
-      std::string refusals;
       for (std::size_t j = 0; j < tiers_.size() && !block; ++j) {
+        if (tiers_[j]->free() < value.size()) continue;  // full: skip it without paying for an exception
         try {
           block = allocate(j, value.size());
           where = j;
-        } catch (const capacity_exceeded& e) {
-          refusals += std::string(refusals.empty() ? "" : "; ") + e.what();
+        } catch (const capacity_exceeded&) {  // refused (a fault): try the next tier
         }
       }
-      if (!block) throw capacity_exceeded("trinity::place: no tier takes " + std::to_string(value.size()) + " bytes: " + refusals);
+      if (!block) {
+        std::string state;
+        for (const auto* t : tiers_)
+          state += (state.empty() ? "" : ", ") + t->name() + " " + std::to_string(t->free()) + " bytes free";
+        throw capacity_exceeded("trinity::place: no tier takes " + std::to_string(value.size()) + " bytes (" + state + ")");
+      }
     }
     if (!value.empty()) std::memcpy(block, value.data(), value.size());
     if (it != map_.end()) {
