@@ -1,6 +1,7 @@
 #pragma once
 //! \file
 //! Umbrella for trinity/place/: static placement of objects into tiers.
+#include <trinity/place/dynamic_tiering.hpp>
 #include <trinity/place/exact.hpp>
 #include <trinity/place/greedy.hpp>
 #include <trinity/place/problem.hpp>
