@@ -3,6 +3,7 @@
 //! Umbrella for trinity/place/: static placement of objects into tiers.
 #include <trinity/place/dynamic_tiering.hpp>
 #include <trinity/place/exact.hpp>
+#include <trinity/place/host_resource.hpp>
 #include <trinity/place/greedy.hpp>
 #include <trinity/place/problem.hpp>
 #include <trinity/place/spill.hpp>

@@ -5,6 +5,7 @@
 // capacity.
 #include <catch2/catch.hpp>
 
+#include <trinity/place/host_resource.hpp>
 #include <trinity/place/tier_resource.hpp>
 #include <trinity/place/tiered_store.hpp>
 #include <trinity/units/literals.hpp>
@@ -133,4 +134,16 @@ TEST_CASE("a std::pmr::vector lives in a tier and is refused past its capacity",
   v.clear();
   v.shrink_to_fit();
   CHECK(tier.used() == 0);
+}
+
+TEST_CASE("host memory with huge pages: 2 MiB-aligned mappings for large blocks, plain new for small", "[place][store]") {
+  place::host_resource host({.huge_pages = true});
+  place::tier_resource ddr("ddr", 64_MiB, &host);
+  std::pmr::vector<std::byte> big(std::size_t{5} << 20, std::byte{1}, &ddr), small(100, std::byte{2}, &ddr);
+  CHECK(reinterpret_cast<std::uintptr_t>(big.data()) % (std::size_t{2} << 20) == 0);
+  CHECK(host.maps(big.capacity()));
+  CHECK_FALSE(host.maps(small.capacity()));
+  CHECK(reinterpret_cast<std::uintptr_t>(small.data()) % 64 == 0);
+  CHECK(big[(std::size_t{5} << 20) - 1] == std::byte{1});
+  CHECK(ddr.used() == big.capacity() + small.capacity());
 }

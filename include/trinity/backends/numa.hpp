@@ -1,0 +1,4 @@
+#pragma once
+//! \file
+//! Umbrella for the NUMA backend (target trinity::numa, which links libnuma).
+#include <trinity/backends/numa/resource.hpp>
