@@ -7,6 +7,7 @@
 #include <trinity/comm.hpp>
 #include <trinity/concepts.hpp>
 #include <trinity/error.hpp>
+#include <trinity/fabric.hpp>
 #include <trinity/links.hpp>
 #include <trinity/model.hpp>
 #include <trinity/place.hpp>
