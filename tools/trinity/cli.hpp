@@ -95,5 +95,6 @@ class table {
 void register_presets(CLI::App& app);
 void register_model(CLI::App& app);
 void register_compress(CLI::App& app);
+void register_fabric(CLI::App& app);
 
 }  // namespace trinity::cli

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   trinity::cli::register_presets(app);
   trinity::cli::register_model(app);
   trinity::cli::register_compress(app);
+  trinity::cli::register_fabric(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
