@@ -18,6 +18,7 @@
 
 #include <trinity/detail/byte_count.hpp>
 #include <trinity/error.hpp>
+#include <trinity/tiers/tier_descriptor.hpp>
 #include <trinity/units/quantity.hpp>
 
 namespace trinity::place {
@@ -39,6 +40,9 @@ class tier_resource : public std::pmr::memory_resource {
       : name_(std::move(name)), capacity_(trinity::detail::byte_count(capacity)), upstream_(upstream) {
     trinity::detail::require(upstream != nullptr, "upstream", "a tier needs memory to hand out");
   }
+  //! A tier preset's name and capacity: `tier_resource cxl(tiers::cxl_capacity::descriptor, &node2)`.
+  explicit tier_resource(const tier_descriptor& d, std::pmr::memory_resource* upstream = std::pmr::new_delete_resource())
+      : tier_resource(std::string(d.name), d.capacity, upstream) {}
   tier_resource(const tier_resource&) = delete;
   tier_resource& operator=(const tier_resource&) = delete;
 
