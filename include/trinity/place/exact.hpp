@@ -51,12 +51,20 @@ class branch_and_bound {
     plain_suffix_.assign(n_ + 1, 0.0);
     priced_suffix_.assign(n_ + 1, 0.0);
     choices_.resize(n_);
+    // Reduced-cost fixing: with prices λ every assignment costs at least L(λ) + (its objects' priced costs
+    // above their cheapest), so a tier whose priced cost for an object exceeds the cheapest by more than
+    // incumbent − L(λ) can hold it in no better assignment, and is dropped from its choices.
+    const double slack = best_cost_ - root.bound;
     for (std::size_t t = n_; t-- > 0;) {
       const auto i = order_[t];
       double plain = std::numeric_limits<double>::infinity(), priced = plain;
       auto& c = choices_[t];
+      double cheapest = std::numeric_limits<double>::infinity();
+      for (std::size_t j = 0; j < k_; ++j)
+        if (p_.size(i) <= p_.capacity(j)) cheapest = std::min(cheapest, p_.cost(i, j) + lambda_[j] * p_.size(i));
       for (std::size_t j = 0; j < k_; ++j) {
         if (p_.size(i) > p_.capacity(j)) continue;
+        if (p_.cost(i, j) + lambda_[j] * p_.size(i) - cheapest > slack * (1 + 1e-9) + 1e-300) continue;
         plain = std::min(plain, p_.cost(i, j));
         priced = std::min(priced, p_.cost(i, j) + lambda_[j] * p_.size(i));
         c.push_back(static_cast<std::uint32_t>(j));
