@@ -6,7 +6,10 @@
 //! the flows crossing it max-min fairly (progressive filling: the most
 //! contended link fixes its flows' rates first, and what they cannot use goes
 //! to the others). A flow finishes when its last byte is sent plus the
-//! route's idle latency. Events are flow arrivals and completions; flows that
+//! route's idle latency. Under port-based routing (CXL 3.0 PBR) a flow takes,
+//! among the fewest-hop paths, the one whose busiest link has the fewest
+//! flows per byte of bandwidth when it starts (L1202–1206); under HBR every
+//! flow between two nodes takes the same path. Events are flow arrivals and completions; flows that
 //! start or end at the same instant are one batch, so a ring step across a
 //! thousand accelerators costs one rate computation, not a thousand.
 //!
@@ -44,7 +47,7 @@ class simulator {
   std::size_t transfer(std::uint32_t a, std::uint32_t b, bytes payload, std::optional<seconds> at = {}) {
     const double start = at ? at->value() : now_;
     trinity::detail::require(start >= now_, "at", "a transfer cannot start in the simulated past");
-    const route_info& r = route_between(a, b);
+    const route_info& r = pick(route_between(a, b));
     flow f;
     f.resources = r.resources;
     f.start = start;
@@ -83,24 +86,48 @@ class simulator {
     double latency = 0;
     wire_format format = wire_format::stream;  // of the narrowest link
   };
-  const route_info& route_between(std::uint32_t a, std::uint32_t b) {
+  const std::vector<route_info>& route_between(std::uint32_t a, std::uint32_t b) {
     const std::uint64_t key = (static_cast<std::uint64_t>(a) << 32) | b;
     if (const auto it = routes_.find(key); it != routes_.end()) return it->second;
-    route_info r;
-    const path p = topo_->route(a, b);
-    r.latency = topo_->idle_latency(a, p).value();
-    auto at_node = a;
-    double narrow = std::numeric_limits<double>::infinity();
-    for (const auto e : p) {
-      const auto& l = topo_->link(e);
-      r.resources.push_back(2 * e + (l.a == at_node ? 0u : 1u));
-      if (l.link.bandwidth.value() < narrow) {
-        narrow = l.link.bandwidth.value();
-        r.format = format_of(l.link.family, topo_->settings().pbr);
+    std::vector<route_info> candidates;
+    const auto paths = topo_->settings().pbr ? topo_->routes(a, b) : std::vector<path>{topo_->route(a, b)};
+    for (const auto& p : paths) {
+      route_info r;
+      r.latency = topo_->idle_latency(a, p).value();
+      auto at_node = a;
+      double narrow = std::numeric_limits<double>::infinity();
+      for (const auto e : p) {
+        const auto& l = topo_->link(e);
+        r.resources.push_back(2 * e + (l.a == at_node ? 0u : 1u));
+        if (l.link.bandwidth.value() < narrow) {
+          narrow = l.link.bandwidth.value();
+          r.format = format_of(l.link.family, topo_->settings().pbr);
+        }
+        at_node = topo_->other_end(e, at_node);
       }
-      at_node = topo_->other_end(e, at_node);
+      candidates.push_back(std::move(r));
     }
-    return routes_.emplace(key, std::move(r)).first->second;
+    return routes_.emplace(key, std::move(candidates)).first->second;
+  }
+
+  // The candidate whose busiest link carries the fewest flows per byte of bandwidth (ties: the first).
+  const route_info& pick(const std::vector<route_info>& candidates) const {
+    if (candidates.size() == 1) return candidates.front();
+    const route_info* best = &candidates.front();
+    double best_load = std::numeric_limits<double>::infinity();
+    for (const auto& r : candidates) {
+      double load = 0;
+      for (const auto res : r.resources)
+        load = std::max(load, static_cast<double>(users_[res].size() + pending_on(res)) / capacity_[res]);
+      if (load < best_load) best_load = load, best = &r;
+    }
+    return *best;
+  }
+  std::size_t pending_on(std::uint32_t res) const {
+    std::size_t n = 0;
+    for (const auto f : pending_)
+      for (const auto r : flows_[f].resources) n += r == res;
+    return n;
   }
 
   struct flow {
@@ -193,7 +220,7 @@ class simulator {
   }
 
   const topology* topo_;
-  std::unordered_map<std::uint64_t, route_info> routes_;
+  std::unordered_map<std::uint64_t, std::vector<route_info>> routes_;
   std::vector<double> capacity_;
   std::vector<std::vector<std::size_t>> users_;
   std::vector<flow> flows_;

@@ -190,6 +190,45 @@ class topology {
     return p;
   }
 
+  //! Every fewest-hop path from a to b, up to `most` of them, route(a, b) first. Port-based routing picks
+  //! among these by congestion (fabric::simulator does, under PBR).
+  [[nodiscard]] std::vector<path> routes(std::uint32_t a, std::uint32_t b, std::size_t most = 8) const {
+    const path first = route(a, b);
+    std::vector<path> out{first};
+    if (first.size() < 2) return out;
+    // Distance from a over the same forwarding rule, then walk back from b along edges that step down by one.
+    std::vector<std::size_t> dist(nodes_.size(), std::numeric_limits<std::size_t>::max());
+    std::deque<std::uint32_t> q{a};
+    dist[a] = 0;
+    while (!q.empty()) {
+      const auto n = q.front();
+      q.pop_front();
+      if (n != a && !forwards(n)) continue;
+      for (const auto e : neighbours(n)) {
+        const auto m = other_end(e, n);
+        if (dist[m] == std::numeric_limits<std::size_t>::max()) dist[m] = dist[n] + 1, q.push_back(m);
+      }
+    }
+    path partial;
+    const auto walk = [&](auto&& self, std::uint32_t at) -> void {
+      if (out.size() >= most) return;
+      if (at == a) {
+        path p(partial.rbegin(), partial.rend());
+        if (p != first) out.push_back(std::move(p));
+        return;
+      }
+      for (const auto e : neighbours(at)) {
+        const auto prev = other_end(e, at);
+        if (dist[prev] + 1 != dist[at] || (prev != a && !forwards(prev))) continue;
+        partial.push_back(e);
+        self(self, prev);
+        partial.pop_back();
+      }
+    };
+    walk(walk, b);
+    return out;
+  }
+
   //! The unloaded latency of a path (see the file comment).
   [[nodiscard]] seconds idle_latency(std::uint32_t from, const path& p) const {
     seconds t{};

@@ -299,3 +299,26 @@ TEST_CASE("a ring all-reduce over 1,024 UALink accelerators simulates in under 2
   INFO(seconds_taken << " s of wall time, " << r.events / seconds_taken / 1e6 << " M events/s");
   CHECK(seconds_taken < 2.0);
 }
+
+TEST_CASE("10b. port-based routing spreads flows over parallel paths; hierarchy-based routing does not", "[fabric]") {
+  auto two_paths = [](bool pbr) {
+    fabric::topology t({.cxl_version = 3, .pbr = pbr});
+    const auto h = t.add_host("h"), s1 = t.add_switch("s1"), s2 = t.add_switch("s2"), m = t.add_memory("m", 1_TB);
+    for (auto s : {s1, s2}) {
+      t.connect(h, s, links::cxl3_x16::descriptor);
+      t.connect(s, m, links::cxl3_x16::descriptor);
+    }
+    return t;
+  };
+  for (const bool pbr : {false, true}) {
+    const auto t = two_paths(pbr);
+    CHECK(t.routes(t.find("h"), t.find("m")).size() == 2);
+    fabric::simulator sim(t);
+    const auto a = sim.transfer(t.find("h"), t.find("m"), 1_GB), b = sim.transfer(t.find("h"), t.find("m"), 1_GB);
+    sim.run();
+    const double alone = sim.wire_bytes(a) / 128e9;
+    INFO((pbr ? "PBR" : "HBR"));
+    // PBR: each flow on its own path, at full speed; HBR: both on one path, at half.
+    CHECK(sim.finish(b).value() == Approx((pbr ? 1 : 2) * alone).epsilon(0.01));
+  }
+}
