@@ -284,8 +284,9 @@ class topology {
     return nodes_[n].kind == node_kind::switch_node || nodes_[n].kind == node_kind::bridge ||
            nodes_[n].kind == node_kind::host;
   }
-  // Counts memory devices and accelerators reached from host h through edge e and CXL switches only.
-  void below_port(std::uint32_t h, std::uint32_t e, std::size_t& memories, std::size_t& accelerators) const {
+  // Calls visit(n) for every node below host h's root port e: reached over CXL links through CXL switches.
+  template <class Visit>
+  void walk_below_port(std::uint32_t h, std::uint32_t e, Visit visit) const {
     std::vector<char> seen(nodes_.size(), 0);
     seen[h] = 1;
     std::deque<std::uint32_t> q{other_end(e, h)};
@@ -293,8 +294,7 @@ class topology {
     while (!q.empty()) {
       const auto n = q.front();
       q.pop_front();
-      memories += nodes_[n].kind == node_kind::memory;
-      accelerators += nodes_[n].kind == node_kind::accelerator;
+      visit(n);
       if (!(nodes_[n].kind == node_kind::switch_node && nodes_[n].family == link_family::cxl)) continue;
       for (const auto f : neighbours(n)) {
         const auto m = other_end(f, n);
@@ -302,25 +302,17 @@ class topology {
       }
     }
   }
+  void below_port(std::uint32_t h, std::uint32_t e, std::size_t& memories, std::size_t& accelerators) const {
+    walk_below_port(h, e, [&](std::uint32_t n) {
+      memories += nodes_[n].kind == node_kind::memory;
+      accelerators += nodes_[n].kind == node_kind::accelerator;
+    });
+  }
   [[nodiscard]] bool reaches_over_cxl(std::uint32_t h, std::uint32_t target) const {
-    for (const auto e : neighbours(h)) {
-      if (edges_[e].link.family != link_family::cxl) continue;
-      std::vector<char> seen(nodes_.size(), 0);
-      seen[h] = 1;
-      std::deque<std::uint32_t> q{other_end(e, h)};
-      seen[q.front()] = 1;
-      while (!q.empty()) {
-        const auto n = q.front();
-        q.pop_front();
-        if (n == target) return true;
-        if (!(nodes_[n].kind == node_kind::switch_node)) continue;
-        for (const auto f : neighbours(n)) {
-          const auto m = other_end(f, n);
-          if (!seen[m] && edges_[f].link.family == link_family::cxl) seen[m] = 1, q.push_back(m);
-        }
-      }
-    }
-    return false;
+    bool found = false;
+    for (const auto e : neighbours(h))
+      if (edges_[e].link.family == link_family::cxl) walk_below_port(h, e, [&](std::uint32_t n) { found = found || n == target; });
+    return found;
   }
 
   profile profile_;
