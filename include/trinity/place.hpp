@@ -7,5 +7,6 @@
 #include <trinity/place/greedy.hpp>
 #include <trinity/place/problem.hpp>
 #include <trinity/place/spill.hpp>
+#include <trinity/place/tier_allocator.hpp>
 #include <trinity/place/tier_resource.hpp>
 #include <trinity/place/tiered_store.hpp>

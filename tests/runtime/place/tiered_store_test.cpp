@@ -6,11 +6,13 @@
 #include <catch2/catch.hpp>
 
 #include <trinity/place/host_resource.hpp>
+#include <trinity/place/tier_allocator.hpp>
 #include <trinity/place/tier_resource.hpp>
 #include <trinity/place/tiered_store.hpp>
 #include <trinity/units/literals.hpp>
 
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory_resource>
 #include <random>
@@ -134,6 +136,32 @@ TEST_CASE("a std::pmr::vector lives in a tier and is refused past its capacity",
   v.clear();
   v.shrink_to_fit();
   CHECK(tier.used() == 0);
+}
+
+TEST_CASE("a std::vector with tier_allocator lives in a tier, and its copies stay in the same tier", "[place][store]") {
+  place::tier_resource hbm("hbm", 4_KiB), cxl("cxl", 16_KiB);
+  using vec = std::vector<std::uint32_t, place::tier_allocator<std::uint32_t>>;
+  vec a{place::tier_allocator<std::uint32_t>(hbm)};
+  a.reserve(256);
+  for (std::uint32_t i = 0; i < 256; ++i) a.push_back(i * 3);
+  CHECK(hbm.used() == 1024);
+  vec b = a;  // a copy propagates the allocator: it counts against hbm, not the default heap
+  CHECK(hbm.used() == 2048);
+  CHECK(b == a);
+  vec c{place::tier_allocator<std::uint32_t>(cxl)};
+  c = b;  // copy assignment propagates too: c's storage moves to hbm
+  CHECK(&c.get_allocator().tier() == &hbm);
+  CHECK(cxl.used() == 0);
+  CHECK(hbm.used() == 3072);
+  CHECK_THROWS_AS(c.resize(1024), place::capacity_exceeded);  // 4 KiB more would pass hbm's 4 KiB
+  CHECK(c == a);                                               // the failed growth changed nothing
+  CHECK(place::tier_allocator<std::uint32_t>(hbm) == place::tier_allocator<char>(hbm));
+  CHECK_FALSE(place::tier_allocator<std::uint32_t>(hbm) == place::tier_allocator<std::uint32_t>(cxl));
+  CHECK_THROWS_AS(place::tier_allocator<std::uint64_t>(cxl).allocate(std::numeric_limits<std::size_t>::max() / 4),
+                  std::bad_array_new_length);
+  a = vec(place::tier_allocator<std::uint32_t>(cxl));
+  b.clear(), b.shrink_to_fit(), c.clear(), c.shrink_to_fit();
+  CHECK(hbm.used() == 0);
 }
 
 TEST_CASE("host memory with huge pages: 2 MiB-aligned mappings for large blocks, plain new for small", "[place][store]") {
