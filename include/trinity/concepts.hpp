@@ -7,5 +7,6 @@
 #include <trinity/concepts/opt_in.hpp>
 #include <trinity/concepts/resource.hpp>
 #include <trinity/concepts/shard_scheme.hpp>
+#include <trinity/concepts/similarity_index.hpp>
 #include <trinity/concepts/tier.hpp>
 #include <trinity/concepts/tradeoff_policy.hpp>

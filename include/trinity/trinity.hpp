@@ -4,6 +4,7 @@
 //! their own dependencies (MPI, CUDA) are included separately.
 #include <trinity/backends/cpu.hpp>
 #include <trinity/backends/sim.hpp>
+#include <trinity/cache.hpp>
 #include <trinity/comm.hpp>
 #include <trinity/concepts.hpp>
 #include <trinity/error.hpp>

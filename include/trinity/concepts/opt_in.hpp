@@ -15,5 +15,7 @@ struct backend_tag {};
 struct compressor_tag {};
 struct communicator_tag {};
 struct shard_scheme_tag {};
+struct similarity_index_tag {};
+struct eviction_policy_tag {};
 
 }  // namespace trinity

@@ -1,0 +1,127 @@
+#pragma once
+//! \file
+//! The approximate index: hnswlib's HNSW graph (Malkov & Yashunin), inner
+//! product space, behind the SimilarityIndex concept. Target trinity::hnsw
+//! (Debian: libhnswlib-dev, header-only). Removal marks a graph node deleted
+//! and keeps it for reuse: the next add takes the slot back (hnswlib 0.6
+//! re-links an updated node), so a cache that churns never grows the graph
+//! past its high-water mark. The graph doubles when it runs out of slots.
+//!
+//!   cache::hnsw_index index(768, {.ef_search = 64});
+//!   index.add(42, embedding);
+//!   auto best = index.search(query, 1);
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <hnswlib/hnswlib.h>
+
+#include <trinity/cache/metric.hpp>
+#include <trinity/concepts/similarity_index.hpp>
+#include <trinity/error.hpp>
+
+namespace trinity::cache {
+
+struct hnsw_options {
+  metric measure = metric::cosine;
+  std::size_t m = 16;                 //!< links per node (hnswlib's M)
+  std::size_t ef_construction = 200;  //!< candidate list while linking
+  std::size_t ef_search = 64;         //!< candidate list while searching: recall against speed
+  std::size_t initial_capacity = 1024;
+  std::size_t seed = 100;
+};
+
+class hnsw_index {
+ public:
+  using similarity_index_concept = similarity_index_tag;
+  static constexpr std::string_view name = "hnsw";
+
+  explicit hnsw_index(std::size_t dimension, hnsw_options opts = {})
+      : dimension_(dimension), opts_(opts), space_(std::make_unique<hnswlib::InnerProductSpace>(dimension)) {
+    trinity::detail::require(dimension > 0 && dimension <= (std::size_t{1} << 16), "dimension", "must be from 1 to 65536");
+    trinity::detail::require(opts.m >= 2 && opts.m <= 256, "m", "must be from 2 to 256");
+    trinity::detail::require(opts.ef_construction >= 1, "ef_construction", "must be at least 1");
+    trinity::detail::require(opts.ef_search >= 1, "ef_search", "must be at least 1");
+    capacity_ = std::max<std::size_t>(opts.initial_capacity, 16);
+    graph_ = std::make_unique<hnswlib::HierarchicalNSW<float>>(space_.get(), capacity_, opts.m, opts.ef_construction,
+                                                               opts.seed);
+    graph_->setEf(opts.ef_search);
+  }
+
+  [[nodiscard]] std::size_t dimension() const noexcept { return dimension_; }
+  [[nodiscard]] std::size_t size() const noexcept { return slot_of_.size(); }
+  //! Graph nodes ever used (live + reusable).
+  [[nodiscard]] std::size_t slots() const noexcept { return next_slot_; }
+  void set_ef_search(std::size_t ef) {
+    trinity::detail::require(ef >= 1, "ef_search", "must be at least 1");
+    graph_->setEf(ef);
+  }
+
+  void add(std::uint64_t id, std::span<const float> key) {
+    trinity::detail::require(!slot_of_.contains(id), "id", std::to_string(id) + " is already in the index; remove it first");
+    const auto v = detail::prepare(key, dimension_, opts_.measure, "key");
+    std::size_t slot;
+    if (!free_.empty()) {
+      slot = free_.back();
+    } else {
+      if (next_slot_ == capacity_) {
+        capacity_ *= 2;
+        graph_->resizeIndex(capacity_);
+      }
+      slot = next_slot_;
+    }
+    graph_->addPoint(v.data(), slot);  // an existing (deleted) slot is unmarked and re-linked in place
+    if (!free_.empty()) free_.pop_back();
+    else ++next_slot_;
+    slot_of_.emplace(id, slot);
+    if (id_of_.size() <= slot) id_of_.resize(slot + 1);
+    id_of_[slot] = id;
+  }
+
+  bool remove(std::uint64_t id) {
+    const auto it = slot_of_.find(id);
+    if (it == slot_of_.end()) return false;
+    graph_->markDelete(it->second);
+    free_.push_back(it->second);
+    slot_of_.erase(it);
+    return true;
+  }
+
+  [[nodiscard]] bool contains(std::uint64_t id) const { return slot_of_.contains(id); }
+
+  [[nodiscard]] std::vector<neighbour> search(std::span<const float> query, std::size_t k) const {
+    const auto q = detail::prepare(query, dimension_, opts_.measure, "query");
+    std::vector<neighbour> out;
+    if (slot_of_.empty() || k == 0) return out;
+    auto found = graph_->searchKnn(q.data(), std::min(k, slot_of_.size()));
+    out.reserve(found.size());
+    while (!found.empty()) {  // hnswlib's distance is 1 - <q, x>; the queue pops the farthest first
+      const auto [distance, slot] = found.top();
+      out.push_back({id_of_[slot], 1.0f - distance});
+      found.pop();
+    }
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  std::size_t dimension_;
+  hnsw_options opts_;
+  std::unique_ptr<hnswlib::InnerProductSpace> space_;
+  std::unique_ptr<hnswlib::HierarchicalNSW<float>> graph_;
+  std::size_t capacity_ = 0, next_slot_ = 0;
+  std::vector<std::size_t> free_;
+  std::unordered_map<std::uint64_t, std::size_t> slot_of_;
+  std::vector<std::uint64_t> id_of_;
+};
+
+static_assert(diagnose_similarity_index<hnsw_index>());
+
+}  // namespace trinity::cache

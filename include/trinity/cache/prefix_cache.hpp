@@ -1,0 +1,229 @@
+#pragma once
+//! \file
+//! The exact prefix cache of LLM serving (vLLM's automatic prefix caching,
+//! SGLang's radix tree): the KV state of a token sequence is cached in
+//! fixed-size blocks, in a tree where a block's parent is the block before it,
+//! so a request reuses the longest cached prefix of whole blocks. Blocks in
+//! use are reference-counted through leases and never evicted; the least
+//! recently used unreferenced leaf goes first when the capacity is reached.
+//! Each tenant's salt roots a tree of its own: tenants with different salts
+//! never share a block, whatever their tokens.
+//!
+//!   cache::prefix_cache kv({.block_tokens = 16, .block_size = 2_MiB, .capacity = 8_GiB});
+//!   auto hit = kv.match(tenant, prompt);        // hit.tokens() are cached; held until `hit` dies
+//!   auto held = kv.insert(tenant, prompt);      // caches the rest of its whole blocks
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <iterator>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/units/quantity.hpp>
+
+namespace trinity::cache {
+
+using token = std::uint32_t;
+
+struct prefix_cache_config {
+  std::size_t block_tokens = 16;  //!< tokens per block (vLLM's default block size)
+  bytes block_size{};             //!< KV bytes one block holds
+  bytes capacity{};               //!< bytes of blocks the cache may hold
+};
+
+struct prefix_stats {
+  std::uint64_t lookups = 0, lookup_tokens = 0, hit_tokens = 0, inserted_blocks = 0, evicted_blocks = 0;
+  //! Share of looked-up tokens found cached.
+  [[nodiscard]] double token_hit_rate() const noexcept {
+    return lookup_tokens ? static_cast<double>(hit_tokens) / static_cast<double>(lookup_tokens) : 0.0;
+  }
+};
+
+class prefix_cache {
+  struct node;
+  struct block_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::span<const token> b) const noexcept {
+      std::uint64_t h = 0x9e3779b97f4a7c15ull ^ b.size();
+      for (const token t : b) {
+        h ^= t;
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+      }
+      return static_cast<std::size_t>(h);
+    }
+    std::size_t operator()(const std::vector<token>& b) const noexcept { return (*this)(std::span<const token>(b)); }
+  };
+  struct block_equal {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const noexcept {
+      return std::equal(std::begin(a), std::end(a), std::begin(b), std::end(b));
+    }
+  };
+  struct node {
+    node* parent = nullptr;
+    std::vector<token> block;
+    std::unordered_map<std::vector<token>, std::unique_ptr<node>, block_hash, block_equal> children;
+    std::uint64_t refs = 0, last_use = 0, salt = 0;
+  };
+
+ public:
+  //! References held on a path of blocks; released when the lease is destroyed. Must not outlive its cache.
+  class lease {
+   public:
+    lease() = default;
+    lease(lease&& o) noexcept : cache_(std::exchange(o.cache_, nullptr)), path_(std::move(o.path_)), tokens_(o.tokens_) {}
+    lease& operator=(lease&& o) noexcept {
+      if (this != &o) {
+        release();
+        cache_ = std::exchange(o.cache_, nullptr);
+        path_ = std::move(o.path_);
+        tokens_ = o.tokens_;
+      }
+      return *this;
+    }
+    lease(const lease&) = delete;
+    lease& operator=(const lease&) = delete;
+    ~lease() { release(); }
+
+    [[nodiscard]] std::size_t blocks() const noexcept { return path_.size(); }
+    [[nodiscard]] std::size_t tokens() const noexcept { return tokens_; }
+    void release() noexcept {
+      if (cache_) cache_->unref(path_);
+      cache_ = nullptr;
+      path_.clear();
+    }
+
+   private:
+    friend class prefix_cache;
+    lease(prefix_cache* c, std::vector<node*> path, std::size_t tokens) : cache_(c), path_(std::move(path)), tokens_(tokens) {}
+    prefix_cache* cache_ = nullptr;
+    std::vector<node*> path_;
+    std::size_t tokens_ = 0;
+  };
+
+  explicit prefix_cache(prefix_cache_config c) : config_(c) {
+    trinity::detail::require(c.block_tokens >= 1 && c.block_tokens <= 1 << 16, "block_tokens", "must be from 1 to 65536");
+    trinity::detail::require(c.block_size.value() > 0 && std::isfinite(c.block_size.value()), "block_size",
+                             "must be a positive, finite number of bytes");
+    trinity::detail::require(c.capacity.value() >= 0 && std::isfinite(c.capacity.value()), "capacity",
+                             "must be a finite number of bytes, zero or more");
+    max_blocks_ = static_cast<std::uint64_t>(c.capacity.value() / c.block_size.value());
+  }
+  prefix_cache(const prefix_cache&) = delete;
+  prefix_cache& operator=(const prefix_cache&) = delete;
+
+  //! The longest cached prefix of whole blocks under this salt, held (and refreshed) until the lease dies.
+  [[nodiscard]] lease match(std::uint64_t salt, std::span<const token> tokens) {
+    ++stats_.lookups;
+    stats_.lookup_tokens += tokens.size();
+    std::vector<node*> path;
+    if (const auto r = roots_.find(salt); r != roots_.end()) {
+      node* at = r->second.get();
+      for (std::size_t b = 0; (b + 1) * config_.block_tokens <= tokens.size(); ++b) {
+        const auto it = at->children.find(tokens.subspan(b * config_.block_tokens, config_.block_tokens));
+        if (it == at->children.end()) break;
+        at = it->second.get();
+        path.push_back(at);
+      }
+    }
+    const std::size_t matched = path.size() * config_.block_tokens;
+    stats_.hit_tokens += matched;
+    ref(path);
+    return lease(this, std::move(path), matched);
+  }
+
+  //! Caches every whole block of tokens under this salt (those already cached are reused), evicting
+  //! unreferenced leaves as needed, and holds the path. Stops early when nothing more can be evicted.
+  [[nodiscard]] lease insert(std::uint64_t salt, std::span<const token> tokens) {
+    auto& root = roots_[salt];
+    if (!root) {
+      root = std::make_unique<node>();
+      root->salt = salt;
+    }
+    node* at = root.get();
+    guarded_root_ = at;  // eviction below must not drop the tree being walked
+    const std::uint64_t now = ++clock_;
+    std::vector<node*> path;
+    for (std::size_t b = 0; (b + 1) * config_.block_tokens <= tokens.size(); ++b) {
+      const auto block = tokens.subspan(b * config_.block_tokens, config_.block_tokens);
+      auto it = at->children.find(block);
+      if (it == at->children.end()) {
+        if (blocks_ >= max_blocks_ && !evict_one()) break;  // every cached block is in use
+        auto child = std::make_unique<node>();
+        child->parent = at;
+        child->salt = salt;
+        child->block.assign(block.begin(), block.end());
+        it = at->children.emplace(child->block, std::move(child)).first;
+        ++blocks_;
+        ++stats_.inserted_blocks;
+      }
+      at = it->second.get();
+      hold(at, now);  // held as we go, so later evictions cannot take the path
+      path.push_back(at);
+    }
+    guarded_root_ = nullptr;
+    if (root->children.empty()) roots_.erase(salt);
+    const std::size_t held = path.size() * config_.block_tokens;
+    return lease(this, std::move(path), held);
+  }
+
+  [[nodiscard]] const prefix_stats& stats() const noexcept { return stats_; }
+  [[nodiscard]] std::uint64_t blocks() const noexcept { return blocks_; }
+  [[nodiscard]] bytes resident() const noexcept { return static_cast<double>(blocks_) * config_.block_size; }
+  [[nodiscard]] std::uint64_t max_blocks() const noexcept { return max_blocks_; }
+  [[nodiscard]] const prefix_cache_config& config() const noexcept { return config_; }
+  //! Blocks no lease holds and no longer sequence extends: what eviction may take.
+  [[nodiscard]] std::size_t evictable_blocks() const noexcept { return idle_.size(); }
+
+ private:
+  static bool evictable(const node* n) noexcept { return n->parent && n->refs == 0 && n->children.empty(); }
+
+  void hold(node* n, std::uint64_t now) {
+    if (evictable(n)) idle_.erase({n->last_use, n});
+    ++n->refs;
+    n->last_use = now;
+  }
+  void ref(const std::vector<node*>& path) {
+    const std::uint64_t now = ++clock_;
+    for (node* n : path) hold(n, now);
+  }
+  void unref(const std::vector<node*>& path) noexcept {
+    for (node* n : path) {
+      --n->refs;
+      if (evictable(n)) idle_.insert({n->last_use, n});
+    }
+  }
+  // Drops the least recently used idle leaf; its parent may become one.
+  bool evict_one() {
+    if (idle_.empty()) return false;
+    node* victim = idle_.begin()->second;
+    idle_.erase(idle_.begin());
+    node* parent = victim->parent;
+    parent->children.erase(victim->block);  // frees victim
+    --blocks_;
+    ++stats_.evicted_blocks;
+    if (evictable(parent)) idle_.insert({parent->last_use, parent});
+    else if (!parent->parent && parent->children.empty() && parent != guarded_root_)
+      roots_.erase(parent->salt);  // an empty tenant tree
+    return true;
+  }
+
+  prefix_cache_config config_;
+  std::uint64_t max_blocks_ = 0, blocks_ = 0, clock_ = 0;
+  std::unordered_map<std::uint64_t, std::unique_ptr<node>> roots_;
+  std::set<std::pair<std::uint64_t, node*>> idle_;
+  node* guarded_root_ = nullptr;  // (last use, leaf): the eviction order
+  prefix_stats stats_;
+};
+
+}  // namespace trinity::cache
