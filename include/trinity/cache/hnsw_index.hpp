@@ -2,7 +2,7 @@
 //! \file
 //! The approximate index: hnswlib's HNSW graph (Malkov & Yashunin), inner
 //! product space, behind the SimilarityIndex concept. Target trinity::hnsw
-//! (Debian: libhnswlib-dev, header-only). Removal marks a graph node deleted
+//! (Debian: libhnswlib-dev, header-only; see detail/hnsw_graph.hpp for how it is included). Removal marks a graph node deleted
 //! and keeps it for reuse: the next add takes the slot back (hnswlib 0.6
 //! re-links an updated node), so a cache that churns never grows the graph
 //! past its high-water mark. The graph doubles when it runs out of slots.
@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include <hnswlib/hnswlib.h>
+#include <trinity/cache/detail/hnsw_graph.hpp>
 
 #include <trinity/cache/metric.hpp>
 #include <trinity/concepts/similarity_index.hpp>
@@ -44,15 +44,14 @@ class hnsw_index {
   static constexpr std::string_view name = "hnsw";
 
   explicit hnsw_index(std::size_t dimension, hnsw_options opts = {})
-      : dimension_(dimension), opts_(opts), space_(std::make_unique<hnswlib::InnerProductSpace>(dimension)) {
+      : dimension_(dimension), opts_(opts) {
     trinity::detail::require(dimension > 0 && dimension <= (std::size_t{1} << 16), "dimension", "must be from 1 to 65536");
     trinity::detail::require(opts.m >= 2 && opts.m <= 256, "m", "must be from 2 to 256");
     trinity::detail::require(opts.ef_construction >= 1, "ef_construction", "must be at least 1");
     trinity::detail::require(opts.ef_search >= 1, "ef_search", "must be at least 1");
     capacity_ = std::max<std::size_t>(opts.initial_capacity, 16);
-    graph_ = std::make_unique<hnswlib::HierarchicalNSW<float>>(space_.get(), capacity_, opts.m, opts.ef_construction,
-                                                               opts.seed);
-    graph_->setEf(opts.ef_search);
+    graph_ = detail::make_hnsw_graph(dimension, capacity_, opts.m, opts.ef_construction, opts.seed);
+    graph_->set_ef(opts.ef_search);
   }
 
   [[nodiscard]] std::size_t dimension() const noexcept { return dimension_; }
@@ -61,7 +60,7 @@ class hnsw_index {
   [[nodiscard]] std::size_t slots() const noexcept { return next_slot_; }
   void set_ef_search(std::size_t ef) {
     trinity::detail::require(ef >= 1, "ef_search", "must be at least 1");
-    graph_->setEf(ef);
+    graph_->set_ef(ef);
   }
 
   void add(std::uint64_t id, std::span<const float> key) {
@@ -73,11 +72,11 @@ class hnsw_index {
     } else {
       if (next_slot_ == capacity_) {
         capacity_ *= 2;
-        graph_->resizeIndex(capacity_);
+        graph_->resize(capacity_);
       }
       slot = next_slot_;
     }
-    graph_->addPoint(v.data(), slot);  // an existing (deleted) slot is unmarked and re-linked in place
+    graph_->add(v.data(), slot);  // an existing (deleted) slot is unmarked and re-linked in place
     if (!free_.empty()) free_.pop_back();
     else ++next_slot_;
     slot_of_.emplace(id, slot);
@@ -88,7 +87,7 @@ class hnsw_index {
   bool remove(std::uint64_t id) {
     const auto it = slot_of_.find(id);
     if (it == slot_of_.end()) return false;
-    graph_->markDelete(it->second);
+    graph_->mark_deleted(it->second);
     free_.push_back(it->second);
     slot_of_.erase(it);
     return true;
@@ -100,22 +99,15 @@ class hnsw_index {
     const auto q = detail::prepare(query, dimension_, opts_.measure, "query");
     std::vector<neighbour> out;
     if (slot_of_.empty() || k == 0) return out;
-    auto found = graph_->searchKnn(q.data(), std::min(k, slot_of_.size()));
-    out.reserve(found.size());
-    while (!found.empty()) {  // hnswlib's distance is 1 - <q, x>; the queue pops the farthest first
-      const auto [distance, slot] = found.top();
-      out.push_back({id_of_[slot], 1.0f - distance});
-      found.pop();
-    }
-    std::reverse(out.begin(), out.end());
+    for (const auto& [distance, slot] : graph_->search(q.data(), std::min(k, slot_of_.size())))
+      out.push_back({id_of_[slot], 1.0f - distance});  // hnswlib's distance is 1 - <q, x>
     return out;
   }
 
  private:
   std::size_t dimension_;
   hnsw_options opts_;
-  std::unique_ptr<hnswlib::InnerProductSpace> space_;
-  std::unique_ptr<hnswlib::HierarchicalNSW<float>> graph_;
+  std::unique_ptr<detail::hnsw_graph> graph_;
   std::size_t capacity_ = 0, next_slot_ = 0;
   std::vector<std::size_t> free_;
   std::unordered_map<std::uint64_t, std::size_t> slot_of_;

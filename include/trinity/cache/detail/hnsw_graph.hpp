@@ -1,0 +1,86 @@
+#pragma once
+//! \file
+//! hnswlib, made safe to include from many translation units. hnswlib 0.6
+//! (Debian bookworm's) defines functions and variables in its headers without
+//! `inline` or `static` (cpuid, AVX512Capable, InnerProductSIMD16Ext, ...), so
+//! two files of one program that include it fail to link ("multiple
+//! definition"); upstream made them static in 0.7. Until Debian ships that,
+//! hnswlib is included here inside an unnamed namespace, every standard header
+//! it needs having been included first, so each file gets a private copy, and
+//! the graph is reached through an interface with external linkage.
+
+#include <algorithm>
+#include <assert.h>
+#include <atomic>
+#include <cassert>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <fstream>
+#include <iostream>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <random>
+#include <stdexcept>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <immintrin.h>
+#include <x86intrin.h>
+#endif
+
+namespace trinity::cache::detail {
+
+//! The graph as the index uses it: slots are hnswlib labels.
+class hnsw_graph {
+ public:
+  virtual ~hnsw_graph() = default;
+  virtual void add(const float* v, std::size_t slot) = 0;  //!< a deleted slot is unmarked and re-linked in place
+  virtual void mark_deleted(std::size_t slot) = 0;
+  virtual void resize(std::size_t capacity) = 0;
+  virtual void set_ef(std::size_t ef) = 0;
+  //! (1 - inner product, slot) of the k nearest, nearest first.
+  virtual std::vector<std::pair<float, std::size_t>> search(const float* q, std::size_t k) const = 0;
+};
+
+namespace {
+// NOLINTBEGIN: a third-party header, kept whole
+#include <hnswlib/hnswlib.h>
+// NOLINTEND
+
+class hnswlib_graph final : public hnsw_graph {
+ public:
+  hnswlib_graph(std::size_t dimension, std::size_t capacity, std::size_t m, std::size_t ef_construction, std::size_t seed)
+      : space_(dimension), graph_(&space_, capacity, m, ef_construction, seed) {}
+  void add(const float* v, std::size_t slot) override { graph_.addPoint(v, slot); }
+  void mark_deleted(std::size_t slot) override { graph_.markDelete(slot); }
+  void resize(std::size_t capacity) override { graph_.resizeIndex(capacity); }
+  void set_ef(std::size_t ef) override { graph_.setEf(ef); }
+  std::vector<std::pair<float, std::size_t>> search(const float* q, std::size_t k) const override {
+    auto found = graph_.searchKnn(q, k);
+    std::vector<std::pair<float, std::size_t>> out(found.size());
+    for (std::size_t i = out.size(); i-- > 0; found.pop()) out[i] = {found.top().first, found.top().second};
+    return out;
+  }
+
+ private:
+  hnswlib::InnerProductSpace space_;
+  hnswlib::HierarchicalNSW<float> graph_;
+};
+
+std::unique_ptr<hnsw_graph> make_hnsw_graph(std::size_t dimension, std::size_t capacity, std::size_t m,
+                                            std::size_t ef_construction, std::size_t seed) {
+  return std::make_unique<hnswlib_graph>(dimension, capacity, m, ef_construction, seed);
+}
+}  // namespace
+
+}  // namespace trinity::cache::detail
