@@ -96,5 +96,6 @@ void register_presets(CLI::App& app);
 void register_model(CLI::App& app);
 void register_compress(CLI::App& app);
 void register_fabric(CLI::App& app);
+void register_cache(CLI::App& app);
 
 }  // namespace trinity::cli

@@ -1,0 +1,293 @@
+// trinity cache: memory -> compute, measured. `replay` runs a request trace
+// through the approximate cache at several capacities (and latent sizes),
+// prints the hit-rate curve, fits both hit-rate families of the paper
+// (§5.1.2) and draws the curve; `gen-trace` writes a synthetic trace.
+// Semantics: include/trinity/cache/replay.hpp and docs/cache.md.
+
+#include "cli.hpp"
+
+#include <trinity/cache/flat_index.hpp>
+#include <trinity/cache/hnsw_index.hpp>
+#include <trinity/cache/replay.hpp>
+#include <trinity/cache/trace.hpp>
+#include <trinity/model/fit.hpp>
+#include <trinity/units/format.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace trinity::cli {
+namespace {
+
+using json = nlohmann::json;
+
+std::string fixed(double v, int digits = 3) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::vector<bytes> size_list(const std::vector<std::string>& given, std::string_view flag) {
+  std::vector<bytes> out;
+  for (const auto& g : given)
+    for (const auto& item : split(g)) {
+      const bytes b = quantity_flag<bytes>(item, flag);
+      if (b <= bytes{}) throw bad_flag(flag, item, "must be a positive size, e.g. 10GB");
+      out.push_back(b);
+    }
+  if (out.empty()) throw usage_error(std::string(flag) + " needs at least one size, e.g. 1GB,10GB,100GB");
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+struct replay_args {
+  std::string trace, embeddings, warmup = "0.2", index = "flat", eviction = "lru", steps = "50", step_flops = "1e9",
+                                     plot, ef = "64";
+  std::vector<std::string> capacities, latent_sizes;
+  bool json = false;
+};
+
+struct curve {
+  bytes latent_size{};
+  std::vector<cache::replay_result> points;
+  std::optional<model::fit_result<model::exponential_saturation>> exponential;
+  std::optional<model::fit_result<model::power_law>> power;
+};
+
+template <class Eviction>
+std::vector<cache::replay_result> run_curve(const replay_args& a, const cache::embedding_matrix& e,
+                                            const std::vector<cache::request>& trace, const std::vector<bytes>& caps,
+                                            cache::replay_options o, std::size_t ef) {
+  std::vector<cache::replay_result> out;
+  for (std::size_t i = 0; i < caps.size(); ++i) {
+    std::cerr << "trinity cache replay: " << trace.size() << " requests, latent " << to_string(o.latent_size)
+              << ", capacity " << to_string(caps[i]) << " (" << i + 1 << "/" << caps.size() << ")\n";
+    const std::span<const bytes> one(&caps[i], 1);
+    if (a.index == "hnsw")
+      out.push_back(cache::replay_curve<std::function<cache::hnsw_index()>, Eviction>(
+                        [&] { return cache::hnsw_index(e.dimension, {.ef_search = ef}); }, e, trace, one, o)
+                        .front());
+    else
+      out.push_back(cache::replay_curve<std::function<cache::flat_index()>, Eviction>(
+                        [&] { return cache::flat_index(e.dimension); }, e, trace, one, o)
+                        .front());
+  }
+  return out;
+}
+
+void draw(const std::string& path, const std::vector<curve>& curves) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    std::cerr << "trinity cache replay: gnuplot is not installed (Debian: gnuplot-nox); no picture drawn\n";
+    return;
+  }
+  const std::string script = path + ".gp";
+  std::ofstream gp(script);
+  gp << "set terminal pngcairo size 1000,650 noenhanced\nset output '" << path << "'\n"
+     << "set logscale x\nset key bottom right\nset grid\nset yrange [0:1]\n"
+     << "set xlabel 'cache capacity (GB)'\nset ylabel 'hit rate (after warm-up)'\n"
+     << "set title 'Approximate cache: hit rate against capacity per latent size (cf. paper Figure 9)'\nplot ";
+  for (std::size_t i = 0; i < curves.size(); ++i) {
+    gp << (i ? ", " : "") << "'-' using 1:2 with linespoints lw 2 lc " << i + 1 << " title 'latent "
+       << to_string(curves[i].latent_size) << " (measured)'";
+    if (curves[i].power)
+      gp << ", (x > 0 ? 1 - (1 + " << curves[i].power->model.kappa.value() * 1e9 << " * x) ** (-"
+         << curves[i].power->model.gamma << ") : 0) with lines dt 2 lc " << i + 1 << " title 'power-law fit'";
+  }
+  gp << '\n';
+  for (const auto& c : curves) {
+    for (const auto& p : c.points) gp << p.capacity.value() / 1e9 << ' ' << p.hit_rate << '\n';
+    gp << "e\n";
+  }
+  gp.close();
+  if (std::system(("gnuplot '" + script + "' 2>/dev/null").c_str()) != 0)
+    std::cerr << "trinity cache replay: gnuplot failed; its script is " << script << '\n';
+  else
+    std::filesystem::remove(script);
+}
+
+void run_replay(const replay_args& a) {
+  const double warmup = number_flag(a.warmup, "--warmup", 0, 0.99, "a share of the requests from 0 to 0.99");
+  const auto steps = static_cast<int>(count_flag(a.steps, "--steps", 1, 100000));
+  const double step_flops = number_flag(a.step_flops, "--step-flops", 0, 1e30, "a number of FLOPs, e.g. 1e9");
+  const auto ef = count_flag(a.ef, "--ef", 1, 100000);
+  if (a.index != "flat" && a.index != "hnsw") throw bad_flag("--index", a.index, "expected flat or hnsw");
+  if (a.eviction != "lru" && a.eviction != "lfu" && a.eviction != "benefit-aware")
+    throw bad_flag("--eviction", a.eviction, "expected lru, lfu or benefit-aware");
+  const auto caps = size_list(a.capacities, "--capacity");
+  const auto latents = size_list(a.latent_sizes, "--latent-size");
+  cache::embedding_matrix e;
+  std::vector<cache::request> trace;
+  try {
+    e = cache::read_fvecs(a.embeddings);
+  } catch (const invalid_input& x) {
+    throw bad_flag("--embeddings", a.embeddings, x.problem());
+  }
+  try {
+    trace = cache::read_trace(a.trace, e.rows());
+  } catch (const invalid_input& x) {
+    throw usage_error(std::string("--trace ") + x.what());
+  }
+  const cache::runtime_reuse reuse;
+  if (steps < reuse.deepest())
+    throw bad_flag("--steps", a.steps, "a request must run at least the table's deepest reuse (" +
+                                           std::to_string(reuse.deepest()) + " steps)");
+
+  std::vector<curve> curves;
+  for (const bytes latent : latents) {
+    const cache::replay_options o{.latent_size = latent, .step_cost = flops{step_flops}, .steps = steps, .warmup = warmup};
+    curve c{latent, {}, {}, {}};
+    if (a.eviction == "lfu") c.points = run_curve<cache::lfu>(a, e, trace, caps, o, ef);
+    else if (a.eviction == "benefit-aware") c.points = run_curve<cache::benefit_aware>(a, e, trace, caps, o, ef);
+    else c.points = run_curve<cache::lru>(a, e, trace, caps, o, ef);
+    std::vector<model::capacity_point> pts;
+    for (const auto& p : c.points)
+      if (p.hit_rate < 1.0) pts.push_back({p.capacity, p.hit_rate});
+    if (!pts.empty()) c.exponential = model::fit_exponential_saturation(pts, c.points.front().entry_size);
+    if (pts.size() >= 2) c.power = model::fit_power_law(pts);
+    curves.push_back(std::move(c));
+  }
+  if (!a.plot.empty()) draw(a.plot, curves);
+
+  const auto depths = reuse.depths();
+  if (a.json) {
+    json out{{"trace", a.trace}, {"embeddings", a.embeddings}, {"requests", trace.size()},
+             {"dimension", e.dimension}, {"warmup", warmup}, {"index", a.index}, {"eviction", a.eviction},
+             {"steps", steps}, {"step_flops", step_flops}, {"curves", json::array()}};
+    for (const auto& c : curves) {
+      json jc{{"latent_size_bytes", c.latent_size.value()}, {"entry_size_bytes", c.points.front().entry_size.value()},
+              {"points", json::array()}};
+      for (const auto& p : c.points) {
+        json per_depth = json::object();
+        for (const int d : depths) per_depth[std::to_string(d)] = p.hits_per_depth.contains(d) ? p.hits_per_depth.at(d) : 0;
+        jc["points"].push_back({{"capacity_bytes", p.capacity.value()}, {"requests", p.requests}, {"hits", p.hits},
+                                {"hit_rate", p.hit_rate}, {"hits_per_depth", per_depth},
+                                {"saved_flops", p.saved.value()}, {"saved_share", p.saved_share},
+                                {"insertions", p.insertions}, {"evictions", p.evictions},
+                                {"entries_at_end", p.entries_at_end}});
+      }
+      if (c.exponential)
+        jc["exponential_saturation"] = {{"beta", c.exponential->model.beta}, {"rmse", c.exponential->rmse},
+                                        {"max_abs_error", c.exponential->max_abs_error}};
+      if (c.power)
+        jc["power_law"] = {{"kappa_per_gb", c.power->model.kappa.value() * 1e9}, {"gamma", c.power->model.gamma},
+                           {"rmse", c.power->rmse}, {"max_abs_error", c.power->max_abs_error}};
+      out["curves"].push_back(jc);
+    }
+    if (!a.plot.empty()) out["plot"] = a.plot;
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  std::cout << "Replayed " << trace.size() << " requests (" << e.dimension << "-d embeddings) through the "
+            << a.index << " index with " << a.eviction << " eviction; Table 1 reuse; counted after the first "
+            << fixed(warmup * 100, 0) << "%.\nA full request runs " << steps << " steps of "
+            << to_string(flops{step_flops}) << "; an entry stores latents at steps";
+  for (const int d : depths) std::cout << ' ' << d;
+  std::cout << ".\n";
+  for (const auto& c : curves) {
+    std::cout << "\nLatent " << to_string(c.latent_size) << " (entry " << to_string(c.points.front().entry_size)
+              << "):\n";
+    std::vector<std::string> header{"capacity", "entries", "hit rate"};
+    for (const int d : depths) header.push_back("@" + std::to_string(d));
+    header.insert(header.end(), {"saved compute", "saved share"});
+    table t(header);
+    for (const auto& p : c.points) {
+      std::vector<std::string> row{to_string(p.capacity), std::to_string(p.entries_at_end), fixed(p.hit_rate)};
+      for (const int d : depths) row.push_back(std::to_string(p.hits_per_depth.contains(d) ? p.hits_per_depth.at(d) : 0));
+      row.push_back(to_string(p.saved));
+      row.push_back(fixed(p.saved_share * 100, 1) + "%");
+      t.add(row);
+    }
+    t.print(std::cout);
+    if (c.exponential || c.power) {
+      table f({"fit", "parameters", "rmse", "max |error|"});
+      if (c.exponential)
+        f.add({"exponential saturation", "beta = " + fixed(c.exponential->model.beta, 4), fixed(c.exponential->rmse, 4),
+               fixed(c.exponential->max_abs_error, 4)});
+      if (c.power)
+        f.add({"power law", "kappa = " + fixed(c.power->model.kappa.value() * 1e9, 4) + "/GB, gamma = " +
+                                fixed(c.power->model.gamma, 4),
+               fixed(c.power->rmse, 4), fixed(c.power->max_abs_error, 4)});
+      std::cout << '\n';
+      f.print(std::cout);
+      if (c.exponential && c.power)
+        std::cout << "better fit: " << (c.power->rmse < c.exponential->rmse ? "power law" : "exponential saturation")
+                  << '\n';
+    }
+  }
+  if (!a.plot.empty() && std::filesystem::exists(a.plot)) std::cout << "\nwrote " << a.plot << '\n';
+}
+
+struct gen_args {
+  std::string trace = "requests.csv", embeddings = "prompts.fvecs", requests = "10000", dimension = "768",
+              topics = "200", zipf = "1.0", paraphrase = "0.6", drift = "4", seed = "1";
+};
+
+void run_gen(const gen_args& a) {
+  cache::synthetic_trace_options o;
+  o.requests = count_flag(a.requests, "--requests", 1, 100'000'000);
+  o.dimension = count_flag(a.dimension, "--dimension", 8, 65536);
+  o.topics = count_flag(a.topics, "--topics", 1, 10'000'000);
+  o.zipf = number_flag(a.zipf, "--zipf", 0, 10, "an exponent from 0 (uniform) to 10");
+  o.paraphrase = number_flag(a.paraphrase, "--paraphrase", 0, 1, "a share from 0 to 1");
+  o.drift_phases = count_flag(a.drift, "--drift", 0, 1'000'000);
+  o.seed = count_flag(a.seed, "--seed", 0, std::numeric_limits<std::size_t>::max());
+  const auto t = cache::generate_trace(o);
+  cache::write_fvecs(a.embeddings, t.embeddings);
+  cache::write_trace(a.trace, t.requests);
+  std::cout << "wrote " << a.trace << " (" << t.requests.size() << " requests) and " << a.embeddings << " ("
+            << t.embeddings.rows() << " x " << t.embeddings.dimension
+            << " fp32): SYNTHETIC, topic clusters with Zipf(" << o.zipf << ") popularity, " << fixed(o.paraphrase * 100, 0)
+            << "% paraphrases, popularity reshuffled " << o.drift_phases << " times; seed " << o.seed << '\n';
+}
+
+}  // namespace
+
+void register_cache(CLI::App& app) {
+  auto* cmd = app.add_subcommand("cache", "Memory -> compute: replay traces through the approximate cache");
+  cmd->require_subcommand(1);
+  auto ra = std::make_shared<replay_args>();
+  auto* r = cmd->add_subcommand("replay", "Hit rate against capacity for a request trace, with both families fitted");
+  r->add_option("--trace", ra->trace, "CSV of timestamp,row (row indexes --embeddings)")->type_name("FILE")->required();
+  r->add_option("--embeddings", ra->embeddings, "Prompt embeddings, .fvecs (ANN-benchmark format)")->type_name("FILE")->required();
+  r->add_option("--capacity", ra->capacities, "Capacities, comma-separated or repeated (e.g. 1GB,10GB,100GB)")
+      ->type_name("SIZE,...")->required();
+  r->add_option("--latent-size", ra->latent_sizes, "Bytes of one stored latent, comma-separated (paper: 0.016GB, "
+                                                   "0.04GB, 0.07GB)")->type_name("SIZE,...")->required();
+  r->add_option("--warmup", ra->warmup, "Share of requests that only warm the cache (default 0.2)")->type_name("SHARE");
+  r->add_option("--index", ra->index, "flat (exact, default) or hnsw (approximate)")->type_name("flat|hnsw");
+  r->add_option("--ef", ra->ef, "HNSW search breadth (default 64)")->type_name("COUNT");
+  r->add_option("--eviction", ra->eviction, "lru (the paper's, default), lfu or benefit-aware")->type_name("POLICY");
+  r->add_option("--steps", ra->steps, "Denoising steps of a full request, S (default 50)")->type_name("COUNT");
+  r->add_option("--step-flops", ra->step_flops, "FLOPs per step, c_step (default 1e9)")->type_name("FLOPS");
+  r->add_option("--plot", ra->plot, "Draw hit rate against capacity to this PNG (gnuplot)")->type_name("FILE");
+  r->add_flag("--json", ra->json, "Print JSON");
+  r->callback([ra] { run_replay(*ra); });
+
+  auto ga = std::make_shared<gen_args>();
+  auto* g = cmd->add_subcommand("gen-trace", "Write a SYNTHETIC request trace and its prompt embeddings");
+  g->add_option("--trace", ga->trace, "CSV to write (default requests.csv)")->type_name("FILE");
+  g->add_option("--embeddings", ga->embeddings, ".fvecs to write (default prompts.fvecs)")->type_name("FILE");
+  g->add_option("--requests", ga->requests, "Requests (default 10000)")->type_name("COUNT");
+  g->add_option("--dimension", ga->dimension, "Embedding width (default 768, CLIP ViT-L/14)")->type_name("COUNT");
+  g->add_option("--topics", ga->topics, "Topic clusters (default 200)")->type_name("COUNT");
+  g->add_option("--zipf", ga->zipf, "Topic popularity exponent (default 1.0)")->type_name("NUMBER");
+  g->add_option("--paraphrase", ga->paraphrase, "Share of requests rephrasing an earlier prompt (default 0.6)")->type_name("SHARE");
+  g->add_option("--drift", ga->drift, "Times topic popularity reshuffles over the trace (default 4)")->type_name("COUNT");
+  g->add_option("--seed", ga->seed, "Random seed (default 1)")->type_name("COUNT");
+  g->callback([ga] { run_gen(*ga); });
+}
+
+}  // namespace trinity::cli
