@@ -55,7 +55,7 @@ std::vector<bytes> size_list(const std::vector<std::string>& given, std::string_
 
 struct replay_args {
   std::string trace, embeddings, warmup = "0.2", index = "flat", eviction = "lru", steps = "50", step_flops = "1e9",
-                                     plot, ef = "64";
+                                     plot, ef = "64", points_out;
   std::vector<std::string> capacities, latent_sizes;
   bool json = false;
 };
@@ -128,6 +128,8 @@ void run_replay(const replay_args& a) {
     throw bad_flag("--eviction", a.eviction, "expected lru, lfu or benefit-aware");
   const auto caps = size_list(a.capacities, "--capacity");
   const auto latents = size_list(a.latent_sizes, "--latent-size");
+  if (!a.points_out.empty() && latents.size() != 1)
+    throw bad_flag("--points-out", a.points_out, "writes one curve: give a single --latent-size with it");
   cache::embedding_matrix e;
   std::vector<cache::request> trace;
   try {
@@ -160,6 +162,12 @@ void run_replay(const replay_args& a) {
     curves.push_back(std::move(c));
   }
   if (!a.plot.empty()) draw(a.plot, curves);
+  if (!a.points_out.empty()) {
+    // The measured curve in the format `trinity model cache --points` reads, to size a cache from it.
+    std::ofstream pts(a.points_out);
+    if (!pts) throw bad_flag("--points-out", a.points_out, "cannot be opened for writing");
+    for (const auto& p : curves.front().points) pts << p.capacity.value() << "B," << p.hit_rate << '\n';
+  }
 
   const auto depths = reuse.depths();
   if (a.json) {
@@ -211,6 +219,11 @@ void run_replay(const replay_args& a) {
       t.add(row);
     }
     t.print(std::cout);
+    std::uint64_t hits = 0;
+    double depth_sum = 0;
+    for (const auto& p : c.points)
+      for (const auto& [d, n] : p.hits_per_depth) hits += n, depth_sum += static_cast<double>(d) * static_cast<double>(n);
+    if (hits) std::cout << "mean reuse depth of a hit: " << fixed(depth_sum / static_cast<double>(hits), 1) << " steps\n";
     if (c.exponential || c.power) {
       table f({"fit", "parameters", "rmse", "max |error|"});
       if (c.exponential)
@@ -273,6 +286,8 @@ void register_cache(CLI::App& app) {
   r->add_option("--steps", ra->steps, "Denoising steps of a full request, S (default 50)")->type_name("COUNT");
   r->add_option("--step-flops", ra->step_flops, "FLOPs per step, c_step (default 1e9)")->type_name("FLOPS");
   r->add_option("--plot", ra->plot, "Draw hit rate against capacity to this PNG (gnuplot)")->type_name("FILE");
+  r->add_option("--points-out", ra->points_out, "Write capacity,hit_rate lines for `trinity model cache --points`")
+      ->type_name("FILE");
   r->add_flag("--json", ra->json, "Print JSON");
   r->callback([ra] { run_replay(*ra); });
 

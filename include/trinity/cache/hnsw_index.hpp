@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct hnsw_options {
   std::size_t ef_search = 64;         //!< candidate list while searching: recall against speed
   std::size_t initial_capacity = 1024;
   std::size_t seed = 100;
+  //! Threads search_batch may use; 0 takes std::thread::hardware_concurrency().
+  unsigned threads = 0;
 };
 
 class hnsw_index {
@@ -101,6 +104,26 @@ class hnsw_index {
     if (slot_of_.empty() || k == 0) return out;
     for (const auto& [distance, slot] : graph_->search(q.data(), std::min(k, slot_of_.size())))
       out.push_back({id_of_[slot], 1.0f - distance});  // hnswlib's distance is 1 - <q, x>
+    return out;
+  }
+
+  //! One result list per query (queries concatenated, dimension() floats each), searched on several threads:
+  //! hnswlib's search only reads the graph, so queries run side by side.
+  [[nodiscard]] std::vector<std::vector<neighbour>> search_batch(std::span<const float> queries, std::size_t k) const {
+    trinity::detail::require(!queries.empty() && queries.size() % dimension_ == 0, "queries",
+                             "must hold a whole, non-zero number of vectors of dimension " + std::to_string(dimension_));
+    const std::size_t nq = queries.size() / dimension_;
+    std::vector<std::vector<neighbour>> out(nq);
+    const std::size_t threads = std::min<std::size_t>(
+        nq, opts_.threads ? opts_.threads : std::max(1u, std::thread::hardware_concurrency()));
+    auto work = [&](std::size_t t) {
+      for (std::size_t i = nq * t / threads; i < nq * (t + 1) / threads; ++i)
+        out[i] = search(queries.subspan(i * dimension_, dimension_), k);
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+    work(0);
+    for (auto& th : pool) th.join();
     return out;
   }
 

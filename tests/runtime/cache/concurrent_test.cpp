@@ -92,3 +92,19 @@ TEST_CASE("the flat index's search threads agree with a single-threaded search",
   for (auto& x : q) x = normal(gen);
   CHECK(many.search_batch(q, 5) == one.search_batch(q, 5));
 }
+
+TEST_CASE("HNSW's batched search on several threads gives each query's own search", "[cache][concurrent]") {
+  constexpr std::size_t n = 2000, d = 32, nq = 64;
+  std::mt19937_64 gen(21);
+  std::normal_distribution<float> normal(0, 1);
+  cache::hnsw_index index(d, {.threads = 4});
+  std::vector<float> v(d), q(nq * d);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (auto& x : v) x = normal(gen);
+    index.add(i, v);
+  }
+  for (auto& x : q) x = normal(gen);
+  const auto batch = index.search_batch(q, 3);
+  REQUIRE(batch.size() == nq);
+  for (std::size_t i = 0; i < nq; ++i) CHECK(batch[i] == index.search(std::span<const float>(&q[i * d], d), 3));
+}
