@@ -4,7 +4,8 @@
 # first trade for real: a 100 MB gradient over links of 1 to 400 Gbps with
 # every compressor, the chooser's pick checked against the measurement; and
 # the second: ZeRO stage 3 on 4 MPI processes against DDP, its memory and
-# traffic checked against the model.
+# traffic checked against the model; and the third: a synthetic request trace
+# replayed through the approximate cache, its hit-rate curve fitted and drawn.
 # Build output and progress go to stderr so stdout holds only the results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,12 @@ build/bin/trinity-train-check --train build/bin/trinity-train --check-model \
   --launcher "mpirun --allow-run-as-root --oversubscribe -n 4" \
   --run "--stage 0" --run "--stage 1" --run "--stage 2" --run "--stage 3" --run "--stage 3 --offload" ||
   echo "(a run broke a promise of the sharding model: see FAIL above)"
+
+rule "3, measured: an approximate cache of diffusion latents, replayed (SYNTHETIC trace; docs/cache.md)"
+mkdir -p build/cache
+"$trinity" cache gen-trace --trace build/cache/requests.csv --embeddings build/cache/prompts.fvecs --requests 10000
+"$trinity" cache replay --trace build/cache/requests.csv --embeddings build/cache/prompts.fvecs \
+  --capacity 1GB,10GB,100GB,1TB --latent-size 0.016GB,0.07GB --plot build/cache/curve.png
 
 rule "Where the figures come from"
 echo "$("$trinity" presets | wc -l) lines of tier and link presets, each with its source: $trinity presets"

@@ -43,7 +43,7 @@ class flat_index {
       : dimension_(dimension), opts_(opts), isa_(detail::best_isa()) {
     trinity::detail::require(dimension > 0 && dimension <= (std::size_t{1} << 20), "dimension",
                              "must be from 1 to 1048576");
-    if (opts_.threads == 0) opts_.threads = std::max(1u, std::thread::hardware_concurrency());
+    opts_.threads = detail::thread_count(opts_.threads);
   }
 
   [[nodiscard]] std::size_t dimension() const noexcept { return dimension_; }
@@ -96,9 +96,7 @@ class flat_index {
 
   //! One result list per query; queries are concatenated, dimension() floats each.
   [[nodiscard]] std::vector<std::vector<neighbour>> search_batch(std::span<const float> queries, std::size_t k) const {
-    trinity::detail::require(!queries.empty() && queries.size() % dimension_ == 0, "queries",
-                             "must hold a whole, non-zero number of vectors of dimension " + std::to_string(dimension_));
-    const std::size_t nq = queries.size() / dimension_;
+    const std::size_t nq = detail::batch_count(queries, dimension_);
     std::vector<float> q;
     q.reserve(queries.size());
     for (std::size_t i = 0; i < nq; ++i) {

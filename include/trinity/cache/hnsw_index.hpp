@@ -110,12 +110,9 @@ class hnsw_index {
   //! One result list per query (queries concatenated, dimension() floats each), searched on several threads:
   //! hnswlib's search only reads the graph, so queries run side by side.
   [[nodiscard]] std::vector<std::vector<neighbour>> search_batch(std::span<const float> queries, std::size_t k) const {
-    trinity::detail::require(!queries.empty() && queries.size() % dimension_ == 0, "queries",
-                             "must hold a whole, non-zero number of vectors of dimension " + std::to_string(dimension_));
-    const std::size_t nq = queries.size() / dimension_;
+    const std::size_t nq = detail::batch_count(queries, dimension_);
     std::vector<std::vector<neighbour>> out(nq);
-    const std::size_t threads = std::min<std::size_t>(
-        nq, opts_.threads ? opts_.threads : std::max(1u, std::thread::hardware_concurrency()));
+    const std::size_t threads = std::min<std::size_t>(nq, detail::thread_count(opts_.threads));
     auto work = [&](std::size_t t) {
       for (std::size_t i = nq * t / threads; i < nq * (t + 1) / threads; ++i)
         out[i] = search(queries.subspan(i * dimension_, dimension_), k);

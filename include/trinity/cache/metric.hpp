@@ -5,10 +5,12 @@
 //! product of what is stored is the cosine). The paper's retrieval (Table 1)
 //! reads cosine similarities of CLIP prompt embeddings.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <trinity/error.hpp>
@@ -36,6 +38,18 @@ inline std::vector<float> prepare(std::span<const float> v, std::size_t dimensio
     for (auto& x : out) x = static_cast<float>(x * scale);
   }
   return out;
+}
+
+//! The number of queries in a concatenated batch, after checking it holds whole vectors.
+inline std::size_t batch_count(std::span<const float> queries, std::size_t dimension) {
+  trinity::detail::require(!queries.empty() && queries.size() % dimension == 0, "queries",
+                           "must hold a whole, non-zero number of vectors of dimension " + std::to_string(dimension));
+  return queries.size() / dimension;
+}
+
+//! Threads to use: the number asked for, or every hardware thread for 0.
+inline unsigned thread_count(unsigned asked) noexcept {
+  return asked ? asked : std::max(1u, std::thread::hardware_concurrency());
 }
 
 }  // namespace detail
