@@ -1,0 +1,242 @@
+#pragma once
+//! \file
+//! The planner: every combination of the space's slots priced by
+//! plan/training.hpp, checked against the constraints (the error budget, each
+//! tier's capacity, an optional interconnect budget), reduced to its Pareto
+//! front over (time, energy, device bytes, interconnect bytes), and the best
+//! for the objective chosen, with an explanation: the binding resource before
+//! and after, the trades made against the untraded baseline (no codec, DDP, no
+//! offload, no recomputation), and for each alternative one slot away, the
+//! first constraint or cost that beat it.
+//!
+//!   auto r = plan::plan_training(plan::presets::h100_infiniband(), plan::presets::llm_70b(),
+//!                                plan::default_codecs(), {.objective = plan::objective::time});
+//!   r.chosen().plan; r.explanation.lines;
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/model/compression.hpp>
+#include <trinity/plan/space.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/plan/training.hpp>
+#include <trinity/plan/workload.hpp>
+#include <trinity/units/format.hpp>
+
+namespace trinity::plan {
+
+enum class objective { time, energy };
+
+struct planner_options {
+  plan::objective objective = objective::time;
+  std::optional<bytes> link_budget;  //!< most bytes a rank may send per step
+};
+
+struct evaluated {
+  training_plan plan;
+  training_cost cost;
+  std::string violation;  //!< the first constraint it breaks; empty when it fits
+  [[nodiscard]] bool fits() const noexcept { return violation.empty(); }
+};
+
+struct explanation {
+  std::string binding_before, binding_after;
+  std::vector<std::string> trades;    //!< what the choice changed against the baseline, and what each cost and saved
+  std::vector<std::string> rejected;  //!< alternatives one slot away, and what beat them
+};
+
+struct plan_result {
+  std::vector<model::compressor_cost> codecs;
+  std::vector<evaluated> candidates;  //!< every combination, in enumeration order
+  std::vector<std::size_t> pareto;    //!< indices of the feasible, non-dominated candidates
+  std::size_t choice = 0;             //!< index of the chosen candidate
+  std::size_t baseline = 0;           //!< index of the untraded plan
+  plan::explanation explanation;
+  [[nodiscard]] const evaluated& chosen() const { return candidates.at(choice); }
+};
+
+namespace detail {
+
+inline std::string pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f%%", v * 100);
+  return b;
+}
+
+inline std::string check(const system& s, const training_workload& w, const planner_options& o, const evaluated& e,
+                         const std::vector<model::compressor_cost>& codecs) {
+  const auto& c = e.cost;
+  if (c.error > w.error_budget)
+    return "error budget: " + codecs[e.plan.codec].name + " adds relative error " + units::detail::format_number(c.error) +
+           ", more than " + units::detail::format_number(w.error_budget);
+  for (std::size_t t = 0; t < s.tiers.size(); ++t)
+    if (c.tier_bytes[t] > s.tiers[t].capacity)
+      return s.tiers[t].name + " capacity: needs " + to_string(c.tier_bytes[t]) + " of " + to_string(s.tiers[t].capacity);
+  if (o.link_budget && c.link_bytes > *o.link_budget)
+    return "interconnect budget: sends " + to_string(c.link_bytes) + " per step, more than " + to_string(*o.link_budget);
+  return {};
+}
+
+inline double score(const training_cost& c, objective o) {
+  return o == objective::time ? c.total.time.value() : c.total.energy.value();
+}
+
+// Lexicographic: the objective, then the other of time and energy, then device bytes, then bytes sent.
+inline bool better(const evaluated& a, const evaluated& b, objective o) {
+  const auto key = [o](const evaluated& e) {
+    return std::array<double, 4>{score(e.cost, o), score(e.cost, o == objective::time ? objective::energy : objective::time),
+                                 e.cost.total.memory.value(), e.cost.link_bytes.value()};
+  };
+  return key(a) < key(b);
+}
+
+inline bool pareto_dominates(const training_cost& a, const training_cost& b) {
+  const double ak[4] = {a.total.time.value(), a.total.energy.value(), a.total.memory.value(), a.link_bytes.value()};
+  const double bk[4] = {b.total.time.value(), b.total.energy.value(), b.total.memory.value(), b.link_bytes.value()};
+  bool strictly = false;
+  for (int i = 0; i < 4; ++i) {
+    if (ak[i] > bk[i]) return false;
+    strictly |= ak[i] < bk[i];
+  }
+  return strictly;
+}
+
+inline std::string describe(const training_plan& p, const system& s, const std::vector<model::compressor_cost>& codecs) {
+  return codecs[p.codec].name + ", ZeRO " + std::to_string(p.stage) +
+         (p.offload_tier ? ", offload to " + s.tiers[p.offload_tier].name : ", no offload") +
+         (p.recompute ? ", recompute" : ", store activations");
+}
+
+// What dominates a step, or what the plan runs out of.
+inline std::string binding(const system& s, const evaluated& e) {
+  if (!e.fits()) return e.violation;
+  const auto& c = e.cost;
+  const std::pair<double, std::string> parts[] = {{c.compute_time.value(), "compute"},
+                                                  {c.comm_time.value(), "interconnect"},
+                                                  {c.codec_time.value(), "codec"},
+                                                  {c.offload_time.value(), "offload traffic"}};
+  const auto top = *std::max_element(std::begin(parts), std::end(parts));
+  return top.second + " (" + pct(top.first / c.total.time.value()) + " of a " + to_string(c.total.time) +
+         " step); " + s.tiers[0].name + " " + pct(c.tier_bytes[0] / s.tiers[0].capacity) + " full";
+}
+
+}  // namespace detail
+
+template <class Space = training_space<>>
+plan_result plan_training(const system& s, const training_workload& w, std::vector<model::compressor_cost> codecs,
+                          const planner_options& o = {}) {
+  validate(s);
+  validate(w, s);
+  trinity::detail::require(!codecs.empty(), "codecs", "give at least one codec (\"identity\" sends gradients as they are)");
+  std::size_t identity = codecs.size();
+  for (std::size_t i = 0; i < codecs.size(); ++i) {
+    model::validate(codecs[i]);
+    if (codecs[i].name == "identity") identity = i;
+  }
+  trinity::detail::require(identity < codecs.size(), "codecs", "must include \"identity\", the untraded baseline");
+  trinity::detail::require(!o.link_budget || o.link_budget->value() >= 0, "link_budget", "must not be negative");
+
+  plan_result r;
+  r.codecs = codecs;
+  const auto offload_tiers = [&](bool offload) {
+    std::vector<std::size_t> t;
+    if (!offload) t.push_back(0);
+    else
+      for (std::size_t i = 1; i < s.tiers.size(); ++i) t.push_back(i);
+    return t;
+  };
+  for (std::size_t c = 0; c < codecs.size(); ++c)
+    for (const int stage : Space::stages)
+      for (const bool off : Space::offload)
+        for (const std::size_t tier : offload_tiers(off))
+          for (const bool rc : Space::recompute) {
+            evaluated e{{c, stage, tier, rc}, price(s, w, codecs[c], {c, stage, tier, rc}), {}};
+            e.violation = detail::check(s, w, o, e, codecs);
+            r.candidates.push_back(std::move(e));
+          }
+
+  // The baseline: no codec, the space's lowest stage, no offload, no recomputation (or the space's first choices).
+  const training_plan base{identity, *std::min_element(Space::stages.begin(), Space::stages.end()), 0, false};
+  r.baseline = 0;
+  for (std::size_t i = 0; i < r.candidates.size(); ++i)
+    if (r.candidates[i].plan == base) r.baseline = i;
+
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const auto& e = r.candidates[i];
+    if (!e.fits()) continue;
+    if (!best || detail::better(e, r.candidates[*best], o.objective)) best = i;
+    bool dominated = false;
+    for (std::size_t j = 0; j < r.candidates.size() && !dominated; ++j)
+      dominated = j != i && r.candidates[j].fits() && detail::pareto_dominates(r.candidates[j].cost, e.cost);
+    if (!dominated) r.pareto.push_back(i);
+  }
+  if (!best) {
+    std::string why = r.candidates[r.baseline].violation;
+    for (const auto& e : r.candidates)
+      if (e.cost.tier_bytes[0] < r.candidates[r.baseline].cost.tier_bytes[0]) why = e.violation;
+    throw invalid_input("workload", "no plan fits " + s.name + ": even the leanest breaks the " + why +
+                                        ". Fix: more devices (data_parallel), a smaller batch, or more memory");
+  }
+  r.choice = *best;
+
+  // The explanation.
+  const auto& chosen = r.chosen();
+  const auto& baseline = r.candidates[r.baseline];
+  auto& x = r.explanation;
+  x.binding_before = detail::binding(s, baseline);
+  x.binding_after = detail::binding(s, chosen);
+  const auto& p = chosen.plan;
+  const auto delta = [&](const training_cost& from, const training_cost& to) {
+    return "device memory " + to_string(from.tier_bytes[0]) + " -> " + to_string(to.tier_bytes[0]) + ", sent " +
+           to_string(from.link_bytes) + " -> " + to_string(to.link_bytes) + " per step, step time " +
+           to_string(from.total.time) + " -> " + to_string(to.total.time);
+  };
+  if (p == base) x.trades.push_back("none: the untraded plan is already the best that fits");
+  auto step = base;
+  const auto move = [&](auto&& change, std::string what) {
+    const auto from = price(s, w, codecs[step.codec], step);
+    change(step);
+    const auto to = price(s, w, codecs[step.codec], step);
+    x.trades.push_back(what + ": " + delta(from, to));
+  };
+  if (p.stage != base.stage) move([&](training_plan& q) { q.stage = p.stage; }, "ZeRO stage " + std::to_string(p.stage) + " (bandwidth for memory)");
+  if (p.offload_tier) move([&](training_plan& q) { q.offload_tier = p.offload_tier; }, "optimizer states to " + s.tiers[p.offload_tier].name + " (bandwidth for memory)");
+  if (p.recompute) move([&](training_plan& q) { q.recompute = true; }, "recompute activations (compute for memory)");
+  if (p.codec != base.codec) move([&](training_plan& q) { q.codec = p.codec; }, codecs[p.codec].name + " gradients (compute for bandwidth)");
+
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const auto& e = r.candidates[i];
+    const auto& q = e.plan;
+    const int differs = (q.codec != p.codec) + (q.stage != p.stage) + (q.offload_tier != p.offload_tier) + (q.recompute != p.recompute);
+    if (differs != 1) continue;
+    const std::string name = detail::describe(q, s, codecs);
+    if (!e.fits()) {
+      x.rejected.push_back(name + ": breaks the " + e.violation);
+      continue;
+    }
+    const double mine = detail::score(chosen.cost, o.objective), theirs = detail::score(e.cost, o.objective);
+    const bool time = o.objective == objective::time;
+    if (theirs > mine * (1 + 1e-9))
+      x.rejected.push_back(name + ": " + (time ? "step time " + to_string(e.cost.total.time) + " vs " + to_string(chosen.cost.total.time)
+                                               : "energy " + to_string(e.cost.total.energy) + " vs " + to_string(chosen.cost.total.energy)));
+    else  // as good on the objective: the tie-break decided
+      x.rejected.push_back(name + ": as " + (time ? "fast" : "frugal") + ", but " +
+                           (e.cost.total.memory > chosen.cost.total.memory
+                                ? "holds " + to_string(e.cost.total.memory) + " on the device vs " + to_string(chosen.cost.total.memory)
+                                : "sends " + to_string(e.cost.link_bytes) + " per step vs " + to_string(chosen.cost.link_bytes)));
+  }
+  return r;
+}
+
+//! The plan in words.
+inline std::string describe(const plan_result& r, const system& s) {
+  return detail::describe(r.chosen().plan, s, r.codecs);
+}
+
+}  // namespace trinity::plan

@@ -1,0 +1,114 @@
+#pragma once
+//! \file
+//! What one data-parallel training step costs each rank under a plan: a
+//! gradient codec, a ZeRO stage, an offload tier for optimizer states (or
+//! none) and activation recomputation on or off. The figures:
+//!  - compute 6·Ψ·T FLOPs per rank for T tokens, 8·Ψ·T with full activation
+//!    recomputation (one more forward; Kaplan et al. 2020, Korthikanti et al. 2022);
+//!  - activations 34·s·b·h bytes per layer in 16-bit training, or 2·s·b·h per
+//!    layer plus one layer's 34·s·b·h when recomputed (Korthikanti et al. 2022,
+//!    "Reducing Activation Recomputation in Large Transformer Models", §4.1,
+//!    attention scores not stored, as with flash attention);
+//!  - states per rank and traffic per step from model/sharding.hpp (ZeRO), the
+//!    gradient part of the traffic shrunk by the codec, at ring α-β times
+//!    (model/collectives.hpp) over the interconnect;
+//!  - offload traffic (gradient shard down, parameter shard back) over the
+//!    offload tier's bandwidth;
+//!  - nothing overlaps: the step time is the sum, an upper bound.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <trinity/model/collectives.hpp>
+#include <trinity/model/compression.hpp>
+#include <trinity/model/sharding.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/plan/workload.hpp>
+#include <trinity/resources/resource_vector.hpp>
+
+namespace trinity::plan {
+
+struct training_plan {
+  std::size_t codec = 0;         //!< index into the codec list
+  int stage = 0;                 //!< ZeRO stage 0-3
+  std::size_t offload_tier = 0;  //!< 0: optimizer states stay on the device; else the tier they go to
+  bool recompute = false;
+
+  friend bool operator==(const training_plan&, const training_plan&) = default;
+};
+
+struct training_cost {
+  resource_vector total;              //!< compute, interconnect bytes, device bytes, energy, step time
+  std::vector<bytes> tier_bytes;      //!< bytes each tier holds per device (peak)
+  bytes link_bytes{};                 //!< bytes each rank sends over the interconnect per step
+  bytes offload_bytes{};              //!< bytes each rank moves to and from its offload tier per step
+  seconds compute_time{}, comm_time{}, codec_time{}, offload_time{};
+  bytes activations{};
+  double error = 0;                   //!< the codec's relative error
+};
+
+namespace detail {
+inline bytes activation_bytes(const training_workload& w, bool recompute) {
+  const double sbh = static_cast<double>(w.sequence) * static_cast<double>(w.batch) * static_cast<double>(w.hidden);
+  const double layers = static_cast<double>(w.layers);
+  return bytes{recompute ? 2.0 * sbh * layers + 34.0 * sbh : 34.0 * sbh * layers};
+}
+//! Bytes on the wire per gradient element: the trainer's own width, or the codec's (ratios are against fp32).
+inline double wire_bytes(const model::compressor_cost& c, const model::state_bytes& b) {
+  return c.name == "identity" ? b.gradient : 4.0 / c.ratio;
+}
+}  // namespace detail
+
+inline training_cost price(const system& s, const training_workload& w, const model::compressor_cost& codec,
+                           const training_plan& p) {
+  const std::size_t n = w.ranks(s);
+  const double psi = w.parameters;
+  const auto& b = w.precision;
+  training_cost c;
+  c.tier_bytes.assign(s.tiers.size(), bytes{});
+
+  const flops work{(p.recompute ? 8.0 : 6.0) * psi * w.tokens_per_rank()};
+  c.compute_time = work / s.device.compute;
+
+  const bool offload = p.offload_tier != 0;
+  const auto states = model::zero_memory_per_rank(psi, n, p.stage, b, offload);
+  c.activations = detail::activation_bytes(w, p.recompute);
+  // Stage 3 gathers one layer's parameters at a time beside its shard.
+  const bytes gathered{p.stage == 3 ? psi * b.parameter / static_cast<double>(w.layers) : 0.0};
+  c.tier_bytes[0] = states.total() + c.activations + gathered;
+  if (offload) c.tier_bytes[p.offload_tier] = states.offloaded;
+
+  const model::collective_link link{s.interconnect.latency, s.interconnect.bandwidth, {}};
+  const bytes grads{psi * detail::wire_bytes(codec, b)}, params{psi * b.parameter};
+  const double share = static_cast<double>(n - 1) / static_cast<double>(n);
+  if (p.stage == 0) {
+    c.link_bytes = 2.0 * share * grads;
+    c.comm_time = model::ring_all_reduce_time(n, grads, link);
+  } else {
+    const int gathers = p.stage == 3 ? 2 : 1;
+    c.link_bytes = share * (grads + static_cast<double>(gathers) * params);
+    c.comm_time = model::ring_reduce_scatter_time(n, grads, link) +
+                  static_cast<double>(gathers) * model::ring_all_gather_time(n, params, link);
+  }
+  if (codec.name != "identity" && n > 1) {
+    const bytes fp32{psi * 4.0};
+    c.codec_time = fp32 / codec.encode_rate + fp32 / codec.decode_rate;
+  }
+  c.offload_bytes = model::offload_traffic_per_step(psi, n, p.stage, b, offload);
+  if (offload) {
+    const auto& t = s.tiers[p.offload_tier];
+    c.offload_time = t.latency + c.offload_bytes / t.bandwidth;
+  }
+  c.error = codec.relative_error;
+
+  c.total.compute = work;
+  c.total.bandwidth = c.link_bytes;
+  c.total.memory = c.tier_bytes[0];
+  c.total.time = c.compute_time + c.comm_time + c.codec_time + c.offload_time;
+  c.total.energy = c.compute_time * s.device.power + c.link_bytes * s.interconnect.energy +
+                   (offload ? c.offload_bytes * s.tiers[p.offload_tier].energy : joules{});
+  return c;
+}
+
+}  // namespace trinity::plan

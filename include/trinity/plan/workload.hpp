@@ -1,0 +1,69 @@
+#pragma once
+//! \file
+//! A training workload as the planner sees it: a transformer of Ψ parameters
+//! in L layers of width h, trained data-parallel on N ranks, each taking a
+//! batch of sequences per step, with mixed-precision Adam unless told
+//! otherwise, and a budget for the gradient error a codec may add.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/model/sharding.hpp>
+#include <trinity/plan/system.hpp>
+
+namespace trinity::plan {
+
+struct training_workload {
+  std::string name;
+  double parameters = 0;          //!< Ψ
+  std::size_t layers = 0;         //!< L
+  std::size_t hidden = 0;         //!< h
+  std::size_t sequence = 0;       //!< tokens per sequence, s
+  std::size_t batch = 1;          //!< sequences per rank per step, b
+  std::size_t data_parallel = 0;  //!< N; 0 takes every device of the system
+  model::state_bytes precision = model::mixed_precision_adam;
+  double error_budget = 0.01;     //!< largest relative error a gradient codec may add, ||x - y|| / ||x||
+
+  [[nodiscard]] double tokens_per_rank() const noexcept {
+    return static_cast<double>(sequence) * static_cast<double>(batch);
+  }
+  [[nodiscard]] std::size_t ranks(const system& s) const noexcept { return data_parallel ? data_parallel : s.device.count; }
+};
+
+//! Throws invalid_input naming the field; checks the ranks against the system.
+inline void validate(const training_workload& w, const system& s) {
+  trinity::detail::require(!w.name.empty(), "workload.name", "a workload needs a name");
+  detail::require_positive(w.parameters, "workload.parameters", "parameters");
+  trinity::detail::require(w.layers >= 1, "workload.layers", "must be at least 1");
+  trinity::detail::require(w.hidden >= 1, "workload.hidden", "must be at least 1");
+  trinity::detail::require(w.sequence >= 1, "workload.sequence", "must be at least 1 token");
+  trinity::detail::require(w.batch >= 1, "workload.batch", "must be at least 1 sequence per rank");
+  trinity::detail::require(w.data_parallel <= s.device.count, "workload.data_parallel",
+                           std::to_string(w.data_parallel) + " ranks exceed the system's " +
+                               std::to_string(s.device.count) + " devices");
+  detail::require_positive(w.precision.parameter, "workload.precision.parameter", "bytes");
+  detail::require_positive(w.precision.gradient, "workload.precision.gradient", "bytes");
+  detail::require_non_negative(w.precision.optimizer, "workload.precision.optimizer", "bytes");
+  detail::require_non_negative(w.error_budget, "workload.error_budget", "");
+}
+
+namespace presets {
+
+//! A 7B-parameter transformer (Llama-2-7B's shape: 32 layers, width 4096), 4 sequences of 4,096 tokens per rank.
+inline training_workload llm_7b() { return {"llm-7b-train", 6.7e9, 32, 4096, 4096, 4, 0}; }
+//! A 70B-parameter transformer (Llama-2-70B's shape: 80 layers, width 8192), 1 sequence of 4,096 tokens per rank.
+inline training_workload llm_70b() { return {"llm-70b-train", 70e9, 80, 8192, 4096, 1, 0}; }
+
+inline std::vector<std::string_view> workload_names() { return {"llm-7b-train", "llm-70b-train"}; }
+inline std::optional<training_workload> find_workload(std::string_view name) {
+  if (name == "llm-7b-train") return llm_7b();
+  if (name == "llm-70b-train") return llm_70b();
+  return std::nullopt;
+}
+
+}  // namespace presets
+}  // namespace trinity::plan

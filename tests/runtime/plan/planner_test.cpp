@@ -1,0 +1,169 @@
+// The planner's laws (issue 7): less bandwidth never yields less compression,
+// less memory never a lower ZeRO stage or less offload, more compute never
+// less recomputation, and every chosen plan fits. Plus the prices against the
+// ZeRO model they are built on, and input refused by name.
+#include <catch2/catch.hpp>
+
+#include <trinity/plan.hpp>
+#include <trinity/units/literals.hpp>
+
+#include <cmath>
+
+using namespace trinity;
+using namespace trinity::literals;
+
+namespace {
+std::vector<plan::system> systems() { return {plan::presets::gb200_nvl72_cxl(), plan::presets::h100_infiniband()}; }
+std::vector<plan::training_workload> workloads() { return {plan::presets::llm_7b(), plan::presets::llm_70b()}; }
+
+// Gradient bytes on the wire per element under the chosen plan.
+double wire(const plan::plan_result& r, const plan::training_workload& w) {
+  return plan::detail::wire_bytes(r.codecs[r.chosen().plan.codec], w.precision);
+}
+}  // namespace
+
+TEST_CASE("every chosen plan fits its constraints, on every preset and objective", "[plan]") {
+  for (const auto& s : systems())
+    for (const auto& w : workloads())
+      for (const auto o : {plan::objective::time, plan::objective::energy}) {
+        const auto r = plan::plan_training(s, w, plan::default_codecs(), {.objective = o, .link_budget = std::nullopt});
+        const auto& c = r.chosen();
+        INFO(s.name << " / " << w.name);
+        CHECK(c.fits());
+        for (std::size_t t = 0; t < s.tiers.size(); ++t) CHECK(c.cost.tier_bytes[t] <= s.tiers[t].capacity);
+        CHECK(c.cost.error <= w.error_budget);
+        // The choice is on the Pareto front, and nothing feasible beats it on the objective.
+        CHECK(std::find(r.pareto.begin(), r.pareto.end(), r.choice) != r.pareto.end());
+        for (const auto& e : r.candidates)
+          if (e.fits()) CHECK(plan::detail::score(e.cost, o) >= plan::detail::score(c.cost, o) * (1 - 1e-12));
+        for (const auto i : r.pareto)
+          for (const auto j : r.pareto) CHECK_FALSE(plan::detail::pareto_dominates(r.candidates[i].cost, r.candidates[j].cost));
+        CHECK(!r.explanation.binding_before.empty());
+        CHECK(!r.explanation.rejected.empty());
+      }
+}
+
+TEST_CASE("less bandwidth never yields less compression", "[plan][laws]") {
+  for (const auto& w0 : workloads()) {
+    auto w = w0;
+    w.error_budget = 1.0;  // every codec allowed: the law is about bandwidth alone
+    auto s = plan::presets::h100_infiniband();
+    double previous = 0;
+    for (double gbps = 4000; gbps >= 0.01; gbps /= 2) {
+      s.interconnect.bandwidth = bytes_per_second{gbps * 1e9 / 8};
+      const auto r = plan::plan_training(s, w, plan::default_codecs());
+      const double bytes_per_element = wire(r, w);
+      INFO(w.name << " at " << gbps << " Gbps: " << plan::describe(r, s));
+      if (previous > 0) CHECK(bytes_per_element <= previous);
+      previous = bytes_per_element;
+    }
+    CHECK(previous < 0.1);  // at 10 Mbps something compresses hard
+  }
+}
+
+TEST_CASE("less memory never yields a lower ZeRO stage or less offload", "[plan][laws]") {
+  for (const auto& w : workloads()) {
+    auto s = plan::presets::h100_infiniband();
+    int stage = -1;
+    bool offload = false;
+    for (double gb = 4000; gb >= 1; gb /= 1.25) {
+      s.tiers[0].capacity = bytes{gb * 1e9};
+      plan::plan_result r;
+      try {
+        r = plan::plan_training(s, w, plan::default_codecs());
+      } catch (const invalid_input& e) {
+        CHECK_THAT(e.what(), Catch::Contains("no plan fits"));
+        break;  // and no smaller memory fits either
+      }
+      const auto& p = r.chosen().plan;
+      INFO(w.name << " with " << gb << " GB: " << plan::describe(r, s));
+      CHECK(p.stage >= stage);
+      CHECK((p.offload_tier != 0) >= offload);
+      // (Recomputation is not monotone here, and need not be: with less memory the planner may trade
+      // recomputing for a higher stage, which saves more.)
+      stage = p.stage, offload = p.offload_tier != 0;
+    }
+    CHECK(stage == 3);
+  }
+}
+
+TEST_CASE("more compute never yields less recomputation", "[plan][laws]") {
+  for (const auto& w : workloads()) {
+    auto s = plan::presets::h100_infiniband();
+    s.tiers[0].capacity = 100_GB;
+    bool recompute = false;
+    for (double tflops = 10; tflops <= 1e6; tflops *= 2) {
+      s.device.compute = flops_per_second{tflops * 1e12};
+      const auto r = plan::plan_training(s, w, plan::default_codecs());
+      INFO(w.name << " at " << tflops << " TFLOP/s: " << plan::describe(r, s));
+      CHECK(r.chosen().plan.recompute >= recompute);
+      recompute = r.chosen().plan.recompute;
+    }
+  }
+}
+
+TEST_CASE("a plan's memory and traffic are the ZeRO model's, plus activations", "[plan]") {
+  const auto s = plan::presets::h100_infiniband();
+  const auto w = plan::presets::llm_7b();
+  const auto identity = plan::default_codecs()[0];
+  for (int stage = 0; stage <= 3; ++stage)
+    for (const bool off : {false, true}) {
+      const auto c = plan::price(s, w, identity, {0, stage, off ? std::size_t{1} : 0, false});
+      const auto m = model::zero_memory_per_rank(w.parameters, 64, stage, w.precision, off);
+      const double act = 34.0 * 4096 * 4 * 4096 * 32;  // 34·s·b·h per layer, 32 layers
+      const double gathered = stage == 3 ? w.parameters * 2 / 32 : 0;
+      CHECK(c.tier_bytes[0].value() == Approx(m.total().value() + act + gathered));
+      CHECK(c.tier_bytes[1] == (off ? m.offloaded : 0_B));
+      CHECK(c.link_bytes.value() == Approx(model::zero_traffic_per_step(w.parameters, 64, stage, w.precision).value()));
+      CHECK(c.offload_bytes == model::offload_traffic_per_step(w.parameters, 64, stage, w.precision, off));
+      CHECK(c.compute_time.value() == Approx(6 * 6.7e9 * 4096 * 4 / 989e12));
+    }
+  const auto rc = plan::price(s, w, identity, {0, 0, 0, true});
+  CHECK(rc.activations.value() == Approx(2.0 * 4096 * 4 * 4096 * 32 + 34.0 * 4096 * 4 * 4096));
+  CHECK(rc.compute_time.value() == Approx(8 * 6.7e9 * 4096 * 4 / 989e12));
+  // int8: 4 / 3.88 bytes per gradient element instead of 2.
+  const auto q = plan::price(s, w, plan::default_codecs()[2], {2, 0, 0, false});
+  CHECK(q.link_bytes.value() == Approx(2.0 * 63 / 64 * w.parameters * 4 / 3.88));
+}
+
+TEST_CASE("the explanation names the binding resource, the trades and what beat each alternative", "[plan]") {
+  const auto s = plan::presets::h100_infiniband();
+  const auto r = plan::plan_training(s, plan::presets::llm_70b(), plan::default_codecs());
+  CHECK_THAT(r.explanation.binding_before, Catch::Contains("h100-hbm3 capacity: needs 1.211 TB of 80 GB"));
+  CHECK(r.chosen().plan.stage == 3);
+  CHECK_THAT(r.explanation.trades.front(), Catch::StartsWith("ZeRO stage 3 (bandwidth for memory)"));
+  bool named_error = false, named_memory = false;
+  for (const auto& x : r.explanation.rejected) {
+    named_error |= x.find("breaks the error budget: sign-ef adds relative error 0.6") != std::string::npos;
+    named_memory |= x.find("ZeRO 2") != std::string::npos && x.find("h100-hbm3 capacity") != std::string::npos;
+  }
+  CHECK(named_error);
+  CHECK(named_memory);
+}
+
+TEST_CASE("systems and workloads are checked by path, and an impossible one says what to change", "[plan]") {
+  auto s = plan::presets::gb200_nvl72_cxl();
+  s.tiers[2].capacity = bytes{-1.0};
+  CHECK_THROWS_WITH(plan::validate(s), Catch::StartsWith("tiers[2].capacity: -1") && Catch::Contains("must be positive"));
+  s = plan::presets::gb200_nvl72_cxl();
+  s.interconnect.bandwidth = bytes_per_second{0.0};
+  CHECK_THROWS_WITH(plan::validate(s), Catch::StartsWith("interconnect.bandwidth"));
+  auto w = plan::presets::llm_7b();
+  w.data_parallel = 100;
+  CHECK_THROWS_WITH(plan::validate(w, plan::presets::gb200_nvl72_cxl()),
+                    Catch::StartsWith("workload.data_parallel: 100 ranks exceed the system's 72 devices"));
+  auto tiny = plan::presets::h100_infiniband();
+  tiny.tiers.resize(1);
+  tiny.tiers[0].capacity = 1_GB;
+  CHECK_THROWS_WITH(plan::plan_training(tiny, plan::presets::llm_70b(), plan::default_codecs()),
+                    Catch::Contains("no plan fits h100-ib-cluster") && Catch::Contains("Fix:"));
+  CHECK_THROWS_WITH(plan::plan_training(plan::presets::h100_infiniband(), plan::presets::llm_7b(), {}),
+                    Catch::StartsWith("codecs"));
+}
+
+TEST_CASE("a narrower space, fixed at compile time, plans within it", "[plan]") {
+  using ddp_only = plan::training_space<plan::zero_stages<0>, plan::offload_choices<false>, plan::recompute_choices<false, true>>;
+  const auto r = plan::plan_training<ddp_only>(plan::presets::gb200_nvl72_cxl(), plan::presets::llm_7b(), plan::default_codecs());
+  CHECK(r.chosen().plan.stage == 0);
+  CHECK(r.candidates.size() == 6 * 1 * 1 * 2);
+}
