@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <trinity/error.hpp>
+#include <trinity/model/compression.hpp>
 #include <trinity/units/parse.hpp>
 
 #include <charconv>
@@ -92,10 +93,14 @@ class table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+//! A profile written by `trinity calibrate --out`; errors name the JSON path.
+std::vector<model::compressor_cost> read_profile(const std::string& path);
+
 void register_presets(CLI::App& app);
 void register_model(CLI::App& app);
 void register_compress(CLI::App& app);
 void register_fabric(CLI::App& app);
 void register_cache(CLI::App& app);
+void register_plan(CLI::App& app);
 
 }  // namespace trinity::cli

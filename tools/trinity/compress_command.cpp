@@ -69,6 +69,8 @@ void run_calibrate(const calibrate_args& a) {
     t.print(std::cout);
 }
 
+}  // namespace
+
 //! Reads a profile's compressors, naming the JSON path of anything wrong.
 std::vector<model::compressor_cost> read_profile(const std::string& path) {
   std::ifstream f(path);
@@ -103,6 +105,8 @@ std::vector<model::compressor_cost> read_profile(const std::string& path) {
   }
   return costs;
 }
+
+namespace {
 
 struct choose_args {
   std::string profile, message = "100MB", bandwidth, latency = "2us", compute, error;

@@ -10,11 +10,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <trinity/error.hpp>
 #include <trinity/links/presets.hpp>
 #include <trinity/tiers/presets.hpp>
+#include <trinity/units/format.hpp>
 #include <trinity/units/literals.hpp>
 
 namespace trinity::plan {
@@ -52,21 +54,34 @@ struct system {
 };
 
 namespace detail {
-inline void require_positive(double v, const std::string& field, std::string_view what) {
-  trinity::detail::require(v > 0 && trinity::detail::is_finite(v), field,
-                           std::to_string(v) + " " + std::string(what) + " must be positive and finite");
+// "-1 GB must be positive": the value as the user would write it, then the rule.
+template <class Q>
+std::string shown(Q v) {
+  if constexpr (std::is_arithmetic_v<Q>) return units::detail::format_number(static_cast<double>(v));
+  else return to_string(v);
 }
-inline void require_non_negative(double v, const std::string& field, std::string_view what) {
-  trinity::detail::require(v >= 0 && trinity::detail::is_finite(v), field,
-                           std::to_string(v) + " " + std::string(what) + " must be finite and not negative");
+template <class Q>
+double raw(Q v) {
+  if constexpr (std::is_arithmetic_v<Q>) return static_cast<double>(v);
+  else return v.value();
+}
+template <class Q>
+void require_positive(Q v, const std::string& field) {
+  const double x = raw(v);
+  trinity::detail::require(x > 0 && trinity::detail::is_finite(x), field, shown(v) + " must be positive and finite");
+}
+template <class Q>
+void require_non_negative(Q v, const std::string& field) {
+  const double x = raw(v);
+  trinity::detail::require(x >= 0 && trinity::detail::is_finite(x), field, shown(v) + " must be finite and not negative");
 }
 }  // namespace detail
 
 //! Throws invalid_input naming the path of the first field that cannot work.
 inline void validate(const system& s) {
   trinity::detail::require(!s.name.empty(), "name", "a system needs a name");
-  detail::require_positive(s.device.compute.value(), "device.compute", "FLOP/s");
-  detail::require_non_negative(s.device.power.value(), "device.power", "W");
+  detail::require_positive(s.device.compute, "device.compute");
+  detail::require_non_negative(s.device.power, "device.power");
   trinity::detail::require(s.device.count >= 1 && s.device.count <= 1'000'000, "device.count",
                            "must be from 1 to 1000000 devices");
   trinity::detail::require(!s.tiers.empty(), "tiers", "needs at least the device's own memory as tiers[0]");
@@ -74,14 +89,14 @@ inline void validate(const system& s) {
     const auto& t = s.tiers[i];
     const std::string at = "tiers[" + std::to_string(i) + "]";
     trinity::detail::require(!t.name.empty(), at + ".name", "every tier needs a name");
-    detail::require_positive(t.capacity.value(), at + ".capacity", "B");
-    detail::require_positive(t.bandwidth.value(), at + ".bandwidth", "B/s");
-    detail::require_non_negative(t.latency.value(), at + ".latency", "s");
-    detail::require_non_negative(t.energy.value(), at + ".energy", "J/B");
+    detail::require_positive(t.capacity, at + ".capacity");
+    detail::require_positive(t.bandwidth, at + ".bandwidth");
+    detail::require_non_negative(t.latency, at + ".latency");
+    detail::require_non_negative(t.energy, at + ".energy");
   }
-  detail::require_positive(s.interconnect.bandwidth.value(), "interconnect.bandwidth", "B/s");
-  detail::require_non_negative(s.interconnect.latency.value(), "interconnect.latency", "s");
-  detail::require_non_negative(s.interconnect.energy.value(), "interconnect.energy", "J/B");
+  detail::require_positive(s.interconnect.bandwidth, "interconnect.bandwidth");
+  detail::require_non_negative(s.interconnect.latency, "interconnect.latency");
+  detail::require_non_negative(s.interconnect.energy, "interconnect.energy");
 }
 
 inline tier_spec from(const tier_descriptor& d) {

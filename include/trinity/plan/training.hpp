@@ -14,7 +14,10 @@
 //!    (model/collectives.hpp) over the interconnect;
 //!  - offload traffic (gradient shard down, parameter shard back) over the
 //!    offload tier's bandwidth;
-//!  - nothing overlaps: the step time is the sum, an upper bound.
+//!  - nothing overlaps: the step time is the sum, an upper bound;
+//!  - energy: the device's power while it computes and codes, plus the
+//!    interconnect's and the offload tier's energy per byte moved (idle power
+//!    while waiting on the network is not counted).
 
 #include <cstddef>
 #include <string>
@@ -106,7 +109,7 @@ inline training_cost price(const system& s, const training_workload& w, const mo
   c.total.bandwidth = c.link_bytes;
   c.total.memory = c.tier_bytes[0];
   c.total.time = c.compute_time + c.comm_time + c.codec_time + c.offload_time;
-  c.total.energy = c.compute_time * s.device.power + c.link_bytes * s.interconnect.energy +
+  c.total.energy = (c.compute_time + c.codec_time) * s.device.power + c.link_bytes * s.interconnect.energy +
                    (offload ? c.offload_bytes * s.tiers[p.offload_tier].energy : joules{});
   return c;
 }

@@ -37,7 +37,7 @@ struct training_workload {
 //! Throws invalid_input naming the field; checks the ranks against the system.
 inline void validate(const training_workload& w, const system& s) {
   trinity::detail::require(!w.name.empty(), "workload.name", "a workload needs a name");
-  detail::require_positive(w.parameters, "workload.parameters", "parameters");
+  detail::require_positive(w.parameters, "workload.parameters");
   trinity::detail::require(w.layers >= 1, "workload.layers", "must be at least 1");
   trinity::detail::require(w.hidden >= 1, "workload.hidden", "must be at least 1");
   trinity::detail::require(w.sequence >= 1, "workload.sequence", "must be at least 1 token");
@@ -45,10 +45,10 @@ inline void validate(const training_workload& w, const system& s) {
   trinity::detail::require(w.data_parallel <= s.device.count, "workload.data_parallel",
                            std::to_string(w.data_parallel) + " ranks exceed the system's " +
                                std::to_string(s.device.count) + " devices");
-  detail::require_positive(w.precision.parameter, "workload.precision.parameter", "bytes");
-  detail::require_positive(w.precision.gradient, "workload.precision.gradient", "bytes");
-  detail::require_non_negative(w.precision.optimizer, "workload.precision.optimizer", "bytes");
-  detail::require_non_negative(w.error_budget, "workload.error_budget", "");
+  detail::require_positive(w.precision.parameter, "workload.precision.parameter");
+  detail::require_positive(w.precision.gradient, "workload.precision.gradient");
+  detail::require_non_negative(w.precision.optimizer, "workload.precision.optimizer");
+  detail::require_non_negative(w.error_budget, "workload.error_budget");
 }
 
 namespace presets {

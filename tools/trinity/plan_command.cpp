@@ -1,0 +1,263 @@
+// trinity plan: a system and a workload in, the best trade-off out, with the
+// Pareto front it was picked from and why. A system or workload is a preset
+// name or a JSON file (docs/planning.md has the schema); every bad field is
+// named by its path: `tiers[2].capacity: -1GB must be positive`.
+
+#include "cli.hpp"
+
+#include <trinity/plan.hpp>
+#include <trinity/presets.hpp>
+#include <trinity/units/format.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+namespace trinity::cli {
+namespace {
+
+using json = nlohmann::json;
+
+// A JSON value at a path, read as the planner's types; every failure names the path.
+class reader {
+ public:
+  reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& problem) const {
+    throw usage_error(file_ + ": " + path + ": " + problem);
+  }
+  const json& member(const json& j, const std::string& path, const char* key) const {
+    if (!j.contains(key)) fail(path + "." + key, "missing");
+    return j[key];
+  }
+  template <class Q>
+  Q quantity(const json& j, const std::string& path) const {
+    if (j.is_number()) return Q{j.get<double>()};  // base units: bytes, seconds, B/s, FLOP/s, W, J/B
+    if (!j.is_string()) fail(path, "expected a quantity such as \"80GB\" or a number in base units");
+    try {
+      return units::parse<Q>(j.get<std::string>(), path);
+    } catch (const invalid_input& e) {
+      fail(path, e.problem());
+    }
+  }
+  double number(const json& j, const std::string& path) const {
+    if (!j.is_number()) fail(path, "expected a number");
+    return j.get<double>();
+  }
+  std::size_t count(const json& j, const std::string& path) const {
+    if (!j.is_number_unsigned()) fail(path, "expected a whole number, 0 or more");
+    return j.get<std::size_t>();
+  }
+  std::string text(const json& j, const std::string& path) const {
+    if (!j.is_string()) fail(path, "expected a string");
+    return j.get<std::string>();
+  }
+
+ private:
+  std::string file_;
+};
+
+json load(const std::string& path, std::string_view flag) {
+  std::ifstream f(path);
+  if (!f) throw bad_flag(flag, path, "is neither a preset nor a readable file");
+  try {
+    return json::parse(f);
+  } catch (const json::parse_error& e) {
+    throw bad_flag(flag, path, std::string("is not JSON: ") + e.what());
+  }
+}
+
+plan::tier_spec read_tier(const reader& r, const json& j, const std::string& path) {
+  if (j.is_string()) {
+    const auto d = find_tier(j.get<std::string>());
+    if (!d) r.fail(path, "\"" + j.get<std::string>() + "\" is not a tier preset (trinity presets lists them)");
+    return plan::from(*d);
+  }
+  if (!j.is_object()) r.fail(path, "expected a tier preset name or an object");
+  plan::tier_spec t;
+  if (j.contains("preset")) t = read_tier(r, j["preset"], path + ".preset");
+  if (j.contains("name")) t.name = r.text(j["name"], path + ".name");
+  if (j.contains("capacity")) t.capacity = r.quantity<bytes>(j["capacity"], path + ".capacity");
+  if (j.contains("bandwidth")) t.bandwidth = r.quantity<bytes_per_second>(j["bandwidth"], path + ".bandwidth");
+  if (j.contains("latency")) t.latency = r.quantity<seconds>(j["latency"], path + ".latency");
+  if (j.contains("energy")) t.energy = r.quantity<joules_per_byte>(j["energy"], path + ".energy");
+  if (j.contains("source")) t.source = r.text(j["source"], path + ".source");
+  return t;
+}
+
+plan::link_spec read_link(const reader& r, const json& j, const std::string& path) {
+  if (j.is_string()) {
+    const auto d = find_link(j.get<std::string>());
+    if (!d) r.fail(path, "\"" + j.get<std::string>() + "\" is not a link preset (trinity presets lists them)");
+    return plan::from(*d);
+  }
+  if (!j.is_object()) r.fail(path, "expected a link preset name or an object");
+  plan::link_spec l;
+  if (j.contains("preset")) l = read_link(r, j["preset"], path + ".preset");
+  if (j.contains("name")) l.name = r.text(j["name"], path + ".name");
+  if (j.contains("bandwidth")) l.bandwidth = r.quantity<bytes_per_second>(j["bandwidth"], path + ".bandwidth");
+  if (j.contains("latency")) l.latency = r.quantity<seconds>(j["latency"], path + ".latency");
+  if (j.contains("energy")) l.energy = r.quantity<joules_per_byte>(j["energy"], path + ".energy");
+  return l;
+}
+
+plan::system read_system(const std::string& arg) {
+  if (auto s = plan::presets::find(arg)) return *s;
+  const json j = load(arg, "--system");
+  const reader r(arg);
+  if (!j.is_object()) r.fail("(top)", "expected an object with name, device, tiers and interconnect");
+  plan::system s;
+  s.name = r.text(r.member(j, "", "name"), "name");
+  const auto& d = r.member(j, "", "device");
+  s.device.name = d.contains("name") ? r.text(d["name"], "device.name") : "device";
+  s.device.compute = r.quantity<flops_per_second>(r.member(d, "device", "compute"), "device.compute");
+  s.device.power = r.quantity<watts>(r.member(d, "device", "power"), "device.power");
+  s.device.count = r.count(r.member(d, "device", "count"), "device.count");
+  const auto& tiers = r.member(j, "", "tiers");
+  if (!tiers.is_array()) r.fail("tiers", "expected an array, the device's own memory first");
+  for (std::size_t i = 0; i < tiers.size(); ++i) s.tiers.push_back(read_tier(r, tiers[i], "tiers[" + std::to_string(i) + "]"));
+  s.interconnect = read_link(r, r.member(j, "", "interconnect"), "interconnect");
+  try {
+    plan::validate(s);
+  } catch (const invalid_input& e) {
+    r.fail(e.field(), e.problem());
+  }
+  return s;
+}
+
+plan::training_workload read_workload(const std::string& arg, const plan::system& s) {
+  if (auto w = plan::presets::find_workload(arg)) return *w;
+  const json j = load(arg, "--workload");
+  const reader r(arg);
+  if (!j.is_object()) r.fail("(top)", "expected an object describing a training workload");
+  if (j.contains("type") && r.text(j["type"], "type") != "training")
+    r.fail("type", "\"" + j["type"].get<std::string>() + "\": this planner plans training workloads so far");
+  plan::training_workload w;
+  w.name = r.text(r.member(j, "", "name"), "name");
+  w.parameters = r.number(r.member(j, "", "parameters"), "parameters");
+  w.layers = r.count(r.member(j, "", "layers"), "layers");
+  w.hidden = r.count(r.member(j, "", "hidden"), "hidden");
+  w.sequence = r.count(r.member(j, "", "sequence"), "sequence");
+  if (j.contains("batch")) w.batch = r.count(j["batch"], "batch");
+  if (j.contains("data_parallel")) w.data_parallel = r.count(j["data_parallel"], "data_parallel");
+  if (j.contains("error_budget")) w.error_budget = r.number(j["error_budget"], "error_budget");
+  if (j.contains("precision")) {
+    const auto& p = j["precision"];
+    if (p.is_string()) {
+      const auto name = p.get<std::string>();
+      if (name == "mixed") w.precision = model::mixed_precision_adam;
+      else if (name == "fp32") w.precision = model::fp32_adam;
+      else r.fail("precision", "\"" + name + "\": expected \"mixed\" (bf16 + fp32 Adam), \"fp32\" or an object");
+    } else {
+      w.precision = {r.number(r.member(p, "precision", "parameter"), "precision.parameter"),
+                     r.number(r.member(p, "precision", "gradient"), "precision.gradient"),
+                     r.number(r.member(p, "precision", "optimizer"), "precision.optimizer")};
+    }
+  }
+  try {
+    plan::validate(w, s);
+  } catch (const invalid_input& e) {
+    std::string field = e.field();
+    if (field.rfind("workload.", 0) == 0) field = field.substr(9);
+    r.fail(field, e.problem());
+  }
+  return w;
+}
+
+struct plan_args {
+  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", objective = "time", profile, error_budget;
+  bool json = false;
+};
+
+json cost_json(const plan::evaluated& e, const plan::plan_result& r, const plan::system& s) {
+  const auto& c = e.cost;
+  json tiers = json::object();
+  for (std::size_t t = 0; t < s.tiers.size(); ++t) tiers[s.tiers[t].name] = c.tier_bytes[t].value();
+  return {{"codec", r.codecs[e.plan.codec].name},
+          {"zero_stage", e.plan.stage},
+          {"offload_tier", e.plan.offload_tier ? json(s.tiers[e.plan.offload_tier].name) : json(nullptr)},
+          {"recompute", e.plan.recompute},
+          {"step_time_s", c.total.time.value()},
+          {"energy_j", c.total.energy.value()},
+          {"compute_flops", c.total.compute.value()},
+          {"bytes_per_tier", tiers},
+          {"interconnect_bytes", c.link_bytes.value()},
+          {"offload_bytes", c.offload_bytes.value()},
+          {"time_parts_s",
+           {{"compute", c.compute_time.value()}, {"interconnect", c.comm_time.value()},
+            {"codec", c.codec_time.value()}, {"offload", c.offload_time.value()}}},
+          {"relative_error", c.error},
+          {"fits", e.fits()}};
+}
+
+void run_plan(const plan_args& a) {
+  const auto s = read_system(a.system);
+  auto w = read_workload(a.workload, s);
+  if (!a.error_budget.empty())
+    w.error_budget = number_flag(a.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
+  if (a.objective != "time" && a.objective != "energy")
+    throw bad_flag("--objective", a.objective, "expected time or energy (cost needs prices this planner does not have yet)");
+  const auto codecs = a.profile.empty() ? plan::default_codecs() : read_profile(a.profile);
+  const auto o = a.objective == "time" ? plan::objective::time : plan::objective::energy;
+  plan::plan_result r;
+  try {
+    r = plan::plan_training(s, w, codecs, {.objective = o, .link_budget = std::nullopt});
+  } catch (const invalid_input& e) {
+    throw usage_error(std::string(e.what()));
+  }
+  const auto& x = r.explanation;
+  if (a.json) {
+    json out{{"system", s.name}, {"workload", w.name}, {"objective", a.objective},
+             {"ranks", w.ranks(s)}, {"candidates", r.candidates.size()},
+             {"choice", cost_json(r.chosen(), r, s)}, {"predicted", cost_json(r.chosen(), r, s)},
+             {"baseline", cost_json(r.candidates[r.baseline], r, s)}, {"pareto", json::array()},
+             {"explanation", {{"binding_before", x.binding_before}, {"binding_after", x.binding_after},
+                              {"trades", x.trades}, {"rejected", x.rejected}}}};
+    for (const auto i : r.pareto) out["pareto"].push_back(cost_json(r.candidates[i], r, s));
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  const auto& c = r.chosen().cost;
+  std::cout << "Plan for " << w.name << " on " << s.name << " (" << w.ranks(s) << " ranks of " << s.device.name
+            << "), best " << a.objective << " of " << r.candidates.size() << " candidates:\n\n  "
+            << plan::describe(r, s) << "\n\n";
+  table t({"resource", "predicted per rank and step"});
+  t.add({"step time", to_string(c.total.time) + " (compute " + to_string(c.compute_time) + ", interconnect " +
+                          to_string(c.comm_time) + ", codec " + to_string(c.codec_time) + ", offload " +
+                          to_string(c.offload_time) + ")"});
+  t.add({"energy", to_string(c.total.energy)});
+  for (std::size_t i = 0; i < s.tiers.size(); ++i)
+    t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity)});
+  t.add({"interconnect", to_string(c.link_bytes) + " sent over " + s.interconnect.name});
+  t.print(std::cout);
+  std::cout << "\nWhy:\n  before (no trade): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
+  for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
+  std::cout << "\nAlternatives one choice away:\n";
+  for (const auto& rj : x.rejected) std::cout << "  " << rj << '\n';
+  std::cout << "\nPareto front (time, energy, device memory, bytes sent): " << r.pareto.size() << " plans\n";
+  table p({"plan", "step time", "energy", s.tiers[0].name, "sent"});
+  for (const auto i : r.pareto) {
+    const auto& e = r.candidates[i];
+    p.add({plan::detail::describe(e.plan, s, r.codecs) + (i == r.choice ? "  <- chosen" : ""), to_string(e.cost.total.time),
+           to_string(e.cost.total.energy), to_string(e.cost.tier_bytes[0]), to_string(e.cost.link_bytes)});
+  }
+  p.print(std::cout);
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app) {
+  auto a = std::make_shared<plan_args>();
+  auto* p = app.add_subcommand("plan", "Pick the best trade-off for a system and a workload, and explain it");
+  p->add_option("--system", a->system, "A preset (gb200-nvl72-cxl, h100-ib-cluster) or a JSON file")->type_name("PRESET|FILE");
+  p->add_option("--workload", a->workload, "A preset (llm-7b-train, llm-70b-train) or a JSON file")->type_name("PRESET|FILE");
+  p->add_option("--objective", a->objective, "time (default) or energy")->type_name("time|energy");
+  p->add_option("--profile", a->profile, "Gradient codec costs from `trinity calibrate --out` (default: the figures in "
+                                         "docs/compression.md)")->type_name("FILE");
+  p->add_option("--error-budget", a->error_budget, "Largest relative gradient error a codec may add (default: the "
+                                                   "workload's, 0.01)")->type_name("NUMBER");
+  p->add_flag("--json", a->json, "Print JSON: choice, predicted, pareto, explanation");
+  p->callback([a] { run_plan(*a); });
+}
+
+}  // namespace trinity::cli
