@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job. Until the planner lands it runs the paper's three worked
-# examples through the trinity program, each with its explanation, then the
+# The main job. First the planner on a built-in preset (a 70B model trained on
+# a GB200 NVL72 rack with CXL tier-2): the chosen trade-off, what it predicts,
+# why, and the Pareto front. Then the paper's three worked examples through
+# the trinity program, each with its explanation, then the
 # first trade for real: a 100 MB gradient over links of 1 to 400 Gbps with
 # every compressor, the chooser's pick checked against the measurement; and
 # the second: ZeRO stage 3 on 4 MPI processes against DDP, its memory and
@@ -18,6 +20,12 @@ scripts/setup.sh
 
 trinity=build/bin/trinity
 rule() { printf '\n==== %s ====\n\n' "$*"; }
+
+rule "The planner: llm-70b-train on gb200-nvl72-cxl (docs/planning.md)"
+"$trinity" plan --system gb200-nvl72-cxl --workload llm-70b-train
+echo
+echo "(trinity verify, which runs a plan on this machine's CPU backend, is not built yet: the ZeRO run below"
+echo " checks the sharding model the planner prices memory and traffic with.)"
 
 rule "1. More computation -> less bandwidth (paper §3.1.2)"
 "$trinity" model frontier

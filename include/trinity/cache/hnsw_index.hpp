@@ -55,33 +55,28 @@ class hnsw_index {
     capacity_ = std::max<std::size_t>(opts.initial_capacity, 16);
     graph_ = detail::make_hnsw_graph(dimension, capacity_, opts.m, opts.ef_construction, opts.seed);
     graph_->set_ef(opts.ef_search);
+    ef_search_ = opts.ef_search;
   }
 
   [[nodiscard]] std::size_t dimension() const noexcept { return dimension_; }
   [[nodiscard]] std::size_t size() const noexcept { return slot_of_.size(); }
-  //! Graph nodes ever used (live + reusable).
+  //! Graph nodes in use, live or deleted.
   [[nodiscard]] std::size_t slots() const noexcept { return next_slot_; }
+  //! Slots the graph has room for before its next rebuild.
+  [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
   void set_ef_search(std::size_t ef) {
     trinity::detail::require(ef >= 1, "ef_search", "must be at least 1");
     graph_->set_ef(ef);
+    ef_search_ = ef;
   }
 
   void add(std::uint64_t id, std::span<const float> key) {
     trinity::detail::require(!slot_of_.contains(id), "id", std::to_string(id) + " is already in the index; remove it first");
     const auto v = detail::prepare(key, dimension_, opts_.measure, "key");
-    std::size_t slot;
-    if (!free_.empty()) {
-      slot = free_.back();
-    } else {
-      if (next_slot_ == capacity_) {
-        capacity_ *= 2;
-        graph_->resize(capacity_);
-      }
-      slot = next_slot_;
-    }
-    graph_->add(v.data(), slot);  // an existing (deleted) slot is unmarked and re-linked in place
-    if (!free_.empty()) free_.pop_back();
-    else ++next_slot_;
+    if (next_slot_ == capacity_) rebuild(slot_of_.size() * 2 > capacity_ ? capacity_ * 2 : capacity_);
+    const std::size_t slot = next_slot_;
+    graph_->add(v.data(), slot);
+    ++next_slot_;
     slot_of_.emplace(id, slot);
     if (id_of_.size() <= slot) id_of_.resize(slot + 1);
     id_of_[slot] = id;
@@ -91,7 +86,6 @@ class hnsw_index {
     const auto it = slot_of_.find(id);
     if (it == slot_of_.end()) return false;
     graph_->mark_deleted(it->second);
-    free_.push_back(it->second);
     slot_of_.erase(it);
     return true;
   }
@@ -125,11 +119,31 @@ class hnsw_index {
   }
 
  private:
+  // A fresh graph of `capacity` slots holding the live keys, in slot order, so ties keep their order.
+  void rebuild(std::size_t capacity) {
+    std::vector<std::pair<std::size_t, std::uint64_t>> live;
+    live.reserve(slot_of_.size());
+    for (const auto& [id, slot] : slot_of_) live.emplace_back(slot, id);
+    std::sort(live.begin(), live.end());
+    auto fresh = detail::make_hnsw_graph(dimension_, capacity, opts_.m, opts_.ef_construction, opts_.seed);
+    fresh->set_ef(ef_search_);
+    std::vector<std::uint64_t> ids(capacity);
+    for (std::size_t s = 0; s < live.size(); ++s) {
+      fresh->add(graph_->vector(live[s].first).data(), s);
+      ids[s] = live[s].second;
+      slot_of_[live[s].second] = s;
+    }
+    graph_ = std::move(fresh);
+    id_of_ = std::move(ids);
+    capacity_ = capacity;
+    next_slot_ = live.size();
+  }
+
   std::size_t dimension_;
   hnsw_options opts_;
   std::unique_ptr<detail::hnsw_graph> graph_;
   std::size_t capacity_ = 0, next_slot_ = 0;
-  std::vector<std::size_t> free_;
+  std::size_t ef_search_ = 64;
   std::unordered_map<std::uint64_t, std::size_t> slot_of_;
   std::vector<std::uint64_t> id_of_;
 };

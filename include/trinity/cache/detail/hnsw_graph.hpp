@@ -44,13 +44,27 @@ namespace trinity::cache::detail {
 class hnsw_graph {
  public:
   virtual ~hnsw_graph() = default;
-  virtual void add(const float* v, std::size_t slot) = 0;  //!< a deleted slot is unmarked and re-linked in place
+  virtual void add(const float* v, std::size_t slot) = 0;  //!< slot must be new to this graph
+  virtual std::vector<float> vector(std::size_t slot) const = 0;
   virtual void mark_deleted(std::size_t slot) = 0;
   virtual void resize(std::size_t capacity) = 0;
   virtual void set_ef(std::size_t ef) = 0;
   //! (1 - inner product, slot) of the k nearest, nearest first.
   virtual std::vector<std::pair<float, std::size_t>> search(const float* q, std::size_t k) const = 0;
 };
+
+// hnswlib 0.6's prefetches read one element past a link list (harmless on real hardware, fixed upstream),
+// which AddressSanitizer reports; its scalar path has no prefetches, so sanitized builds take that one.
+#if defined(__SANITIZE_ADDRESS__) && !defined(NO_MANUAL_VECTORIZATION)
+#define NO_MANUAL_VECTORIZATION
+#define TRINITY_UNDEF_NO_MANUAL_VECTORIZATION
+#endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) && !defined(NO_MANUAL_VECTORIZATION)
+#define NO_MANUAL_VECTORIZATION
+#define TRINITY_UNDEF_NO_MANUAL_VECTORIZATION
+#endif
+#endif
 
 namespace {
 // NOLINTBEGIN: a third-party header, kept whole
@@ -62,6 +76,7 @@ class hnswlib_graph final : public hnsw_graph {
   hnswlib_graph(std::size_t dimension, std::size_t capacity, std::size_t m, std::size_t ef_construction, std::size_t seed)
       : space_(dimension), graph_(&space_, capacity, m, ef_construction, seed) {}
   void add(const float* v, std::size_t slot) override { graph_.addPoint(v, slot); }
+  std::vector<float> vector(std::size_t slot) const override { return graph_.template getDataByLabel<float>(slot); }
   void mark_deleted(std::size_t slot) override { graph_.markDelete(slot); }
   void resize(std::size_t capacity) override { graph_.resizeIndex(capacity); }
   void set_ef(std::size_t ef) override { graph_.setEf(ef); }
@@ -84,3 +99,8 @@ std::unique_ptr<hnsw_graph> make_hnsw_graph(std::size_t dimension, std::size_t c
 }  // namespace
 
 }  // namespace trinity::cache::detail
+
+#ifdef TRINITY_UNDEF_NO_MANUAL_VECTORIZATION
+#undef NO_MANUAL_VECTORIZATION
+#undef TRINITY_UNDEF_NO_MANUAL_VECTORIZATION
+#endif

@@ -1,0 +1,48 @@
+// trinity-bench-plan: how fast the planner prices candidates.
+//
+//   build/bin/trinity-bench-plan --benchmark_format=json
+//
+// plan/training/<system>  a whole plan (every candidate priced and checked, the Pareto front, the choice and its
+//                         explanation) for the 70B workload; counter candidates_per_second (target, issue 7:
+//                         >= 100,000).
+// price/one               one candidate priced alone.
+
+#include <benchmark/benchmark.h>
+
+#include <trinity/plan.hpp>
+
+using namespace trinity;
+
+namespace {
+
+void bm_plan(benchmark::State& state, const plan::system& s) {
+  const auto w = plan::presets::llm_70b();
+  const auto codecs = plan::default_codecs();
+  std::size_t candidates = 0;
+  for (auto _ : state) {
+    const auto r = plan::plan_training(s, w, codecs);
+    candidates += r.candidates.size();
+    benchmark::DoNotOptimize(r.choice);
+  }
+  state.counters["candidates_per_second"] = benchmark::Counter(static_cast<double>(candidates), benchmark::Counter::kIsRate);
+}
+
+void bm_price(benchmark::State& state) {
+  const auto s = plan::presets::gb200_nvl72_cxl();
+  const auto w = plan::presets::llm_70b();
+  const auto codec = plan::default_codecs()[2];
+  int stage = 0;
+  for (auto _ : state) {
+    const auto c = plan::price(s, w, codec, {2, stage, 1, stage % 2 == 0});
+    benchmark::DoNotOptimize(c.total.time);
+    stage = (stage + 1) % 4;
+  }
+  state.counters["candidates_per_second"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(bm_plan, gb200, plan::presets::gb200_nvl72_cxl())->Name("plan/training/gb200-nvl72-cxl");
+BENCHMARK_CAPTURE(bm_plan, h100, plan::presets::h100_infiniband())->Name("plan/training/h100-ib-cluster");
+BENCHMARK(bm_price)->Name("price/one");
+BENCHMARK_MAIN();
