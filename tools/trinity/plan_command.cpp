@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <variant>
 
 namespace trinity::cli {
 namespace {
@@ -125,13 +126,40 @@ plan::system read_system(const std::string& arg) {
   return s;
 }
 
-plan::training_workload read_workload(const std::string& arg, const plan::system& s) {
+// A diffusion workload: the cache trade. hit_rate is the power-law fit `trinity cache replay` prints.
+plan::diffusion_workload read_diffusion(const reader& r, const json& j, const plan::system& s) {
+  plan::diffusion_workload w;
+  w.name = r.text(r.member(j, "", "name"), "name");
+  w.steps = r.count(r.member(j, "", "steps"), "steps");
+  w.step_cost = r.quantity<flops>(r.member(j, "", "step_flops"), "step_flops");
+  w.reuse_depth = r.count(r.member(j, "", "reuse_depth"), "reuse_depth");
+  w.latent_size = r.quantity<bytes>(r.member(j, "", "latent_size"), "latent_size");
+  if (j.contains("stored_depths")) w.stored_depths = r.count(j["stored_depths"], "stored_depths");
+  if (j.contains("model_bytes")) w.model_bytes = r.quantity<bytes>(j["model_bytes"], "model_bytes");
+  const auto& h = r.member(j, "", "hit_rate");
+  w.hit_rate = {per_byte{r.number(r.member(h, "hit_rate", "kappa_per_gb"), "hit_rate.kappa_per_gb") / 1e9},
+                r.number(r.member(h, "hit_rate", "gamma"), "hit_rate.gamma")};
+  try {
+    plan::validate(w, s);
+  } catch (const invalid_input& e) {
+    std::string field = e.field();
+    if (field.rfind("workload.", 0) == 0) field = field.substr(9);
+    r.fail(field, e.problem());
+  }
+  return w;
+}
+
+using any_workload = std::variant<plan::training_workload, plan::diffusion_workload>;
+
+any_workload read_workload(const std::string& arg, const plan::system& s) {
   if (auto w = plan::presets::find_workload(arg)) return *w;
+  if (auto w = plan::presets::find_diffusion(arg)) return *w;
   const json j = load(arg, "--workload");
   const reader r(arg);
+  if (j.is_object() && j.contains("type") && j["type"] == "diffusion") return read_diffusion(r, j, s);
   if (!j.is_object()) r.fail("(top)", "expected an object describing a training workload");
   if (j.contains("type") && r.text(j["type"], "type") != "training")
-    r.fail("type", "\"" + j["type"].get<std::string>() + "\": this planner plans training workloads so far");
+    r.fail("type", "\"" + j["type"].get<std::string>() + "\": expected \"training\" or \"diffusion\"");
   plan::training_workload w;
   w.name = r.text(r.member(j, "", "name"), "name");
   w.parameters = r.number(r.member(j, "", "parameters"), "parameters");
@@ -190,13 +218,65 @@ json cost_json(const plan::evaluated& e, const plan::plan_result& r, const plan:
           {"fits", e.fits()}};
 }
 
+json cache_json(const plan::cache_evaluated& e, const plan::system& s) {
+  json tiers = json::object();
+  for (std::size_t t = 0; t < s.tiers.size(); ++t) tiers[s.tiers[t].name] = e.cost.tier_bytes[t].value();
+  return {{"cache_bytes", e.plan.capacity.value()},
+          {"cache_tier", e.plan.capacity > bytes{} ? json(s.tiers[e.plan.tier].name) : json(nullptr)},
+          {"hit_rate", e.cost.hit_rate},
+          {"request_time_s", e.cost.total.time.value()},
+          {"energy_j", e.cost.total.energy.value()},
+          {"compute_flops", e.cost.compute.value()},
+          {"bytes_per_tier", tiers},
+          {"time_parts_s", {{"compute", e.cost.compute_time.value()}, {"cache_reads", e.cost.read_time.value()},
+                            {"cache_writes", e.cost.write_time.value()}}},
+          {"fits", e.fits()}};
+}
+
+void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffusion_workload& w, plan::objective o) {
+  const auto r = plan::plan_diffusion(s, w, {.objective = o, .link_budget = std::nullopt});
+  const auto& x = r.explanation;
+  if (a.json) {
+    json out{{"system", s.name}, {"workload", w.name}, {"objective", a.objective},
+             {"candidates", r.candidates.size()}, {"choice", cache_json(r.chosen(), s)},
+             {"predicted", cache_json(r.chosen(), s)}, {"baseline", cache_json(r.candidates[r.baseline], s)},
+             {"pareto", json::array()},
+             {"explanation", {{"binding_before", x.binding_before}, {"binding_after", x.binding_after},
+                              {"trades", x.trades}, {"rejected", x.rejected}}}};
+    for (const auto i : r.pareto) out["pareto"].push_back(cache_json(r.candidates[i], s));
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  const auto& c = r.chosen().cost;
+  std::cout << "Plan for " << w.name << " on " << s.name << " (per " << s.device.name << "), best " << a.objective
+            << " of " << r.candidates.size() << " candidates:\n\n  " << plan::describe(r.chosen().plan, s) << "\n\n";
+  table t({"resource", "predicted per request"});
+  t.add({"request time", to_string(c.total.time) + " (compute " + to_string(c.compute_time) + ", cache reads " +
+                             to_string(c.read_time) + ", writes " + to_string(c.write_time) + ")"});
+  t.add({"hit rate", units::detail::format_number(c.hit_rate) + " (reusing " + std::to_string(w.reuse_depth) +
+                         " of " + std::to_string(w.steps) + " steps)"});
+  t.add({"compute", to_string(c.compute)});
+  t.add({"energy", to_string(c.total.energy)});
+  for (std::size_t i = 0; i < s.tiers.size(); ++i)
+    t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity)});
+  t.print(std::cout);
+  std::cout << "\nWhy:\n  before (no cache): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
+  for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
+  std::cout << "\nAlternatives one choice away:\n";
+  for (const auto& rj : x.rejected) std::cout << "  " << rj << '\n';
+  std::cout << "\nPareto front (time, energy, cache bytes): " << r.pareto.size() << " plans\n";
+}
+
 void run_plan(const plan_args& a) {
   const auto s = read_system(a.system);
-  auto w = read_workload(a.workload, s);
-  if (!a.error_budget.empty())
-    w.error_budget = number_flag(a.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
+  auto any = read_workload(a.workload, s);
   if (a.objective != "time" && a.objective != "energy")
     throw bad_flag("--objective", a.objective, "expected time or energy (cost needs prices this planner does not have yet)");
+  if (auto* d = std::get_if<plan::diffusion_workload>(&any))
+    return run_diffusion(a, s, *d, a.objective == "time" ? plan::objective::time : plan::objective::energy);
+  auto& w = std::get<plan::training_workload>(any);
+  if (!a.error_budget.empty())
+    w.error_budget = number_flag(a.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
   const auto codecs = a.profile.empty() ? plan::default_codecs() : read_profile(a.profile);
   const auto o = a.objective == "time" ? plan::objective::time : plan::objective::energy;
   plan::plan_result r;
@@ -250,7 +330,8 @@ void register_plan(CLI::App& app) {
   auto a = std::make_shared<plan_args>();
   auto* p = app.add_subcommand("plan", "Pick the best trade-off for a system and a workload, and explain it");
   p->add_option("--system", a->system, "A preset (gb200-nvl72-cxl, h100-ib-cluster) or a JSON file")->type_name("PRESET|FILE");
-  p->add_option("--workload", a->workload, "A preset (llm-7b-train, llm-70b-train) or a JSON file")->type_name("PRESET|FILE");
+  p->add_option("--workload", a->workload, "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b) or a JSON file")
+      ->type_name("PRESET|FILE");
   p->add_option("--objective", a->objective, "time (default) or energy")->type_name("time|energy");
   p->add_option("--profile", a->profile, "Gradient codec costs from `trinity calibrate --out` (default: the figures in "
                                          "docs/compression.md)")->type_name("FILE");
