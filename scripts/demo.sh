@@ -24,6 +24,8 @@ rule() { printf '\n==== %s ====\n\n' "$*"; }
 rule "The planner: llm-70b-train on gb200-nvl72-cxl (docs/planning.md)"
 "$trinity" plan --system gb200-nvl72-cxl --workload llm-70b-train
 echo
+"$trinity" simulate --system gb200-nvl72-cxl --workload llm-70b-train
+echo
 echo "(trinity verify, which runs a plan on this machine's CPU backend, is not built yet: the ZeRO run below"
 echo " checks the sharding model the planner prices memory and traffic with.)"
 

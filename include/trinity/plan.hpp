@@ -5,6 +5,7 @@
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/diffusion.hpp>
 #include <trinity/plan/planner.hpp>
+#include <trinity/plan/simulate.hpp>
 #include <trinity/plan/space.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/training.hpp>

@@ -267,6 +267,64 @@ void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffus
   std::cout << "\nPareto front (time, energy, cache bytes): " << r.pareto.size() << " plans\n";
 }
 
+json simulated_json(const std::vector<plan::simulated_pair>& v) {
+  json out = json::array();
+  for (const auto& x : v)
+    out.push_back({{"what", x.what}, {"predicted_s", x.predicted.value()}, {"simulated_s", x.simulated.value()},
+                   {"simulated_over_predicted", x.ratio()}, {"events", x.events}});
+  return out;
+}
+
+void print_simulated(const std::vector<plan::simulated_pair>& v, const std::string& fabric) {
+  if (v.empty()) {
+    std::cout << "Nothing of this plan crosses the " << fabric << " fabric: it holds its state in device or host memory.\n";
+    return;
+  }
+  table t({"on the " + fabric + " fabric", "predicted", "simulated", "simulated / predicted", "events"});
+  for (const auto& x : v)
+    t.add({x.what, to_string(x.predicted), to_string(x.simulated), units::detail::format_number(x.ratio()),
+           std::to_string(x.events)});
+  t.print(std::cout);
+}
+
+// trinity simulate: the chosen plan on the simulated fabric, beside the planner's prediction.
+void run_simulate(const plan_args& a) {
+  const auto s = read_system(a.system);
+  auto any = read_workload(a.workload, s);
+  const auto o = a.objective == "energy" ? plan::objective::energy : plan::objective::time;
+  if (a.objective != "time" && a.objective != "energy") throw bad_flag("--objective", a.objective, "expected time or energy");
+  std::vector<plan::simulated_pair> sim;
+  std::string choice;
+  std::size_t ranks = 2;
+  try {
+    if (auto* d = std::get_if<plan::diffusion_workload>(&any)) {
+      const auto r = plan::plan_diffusion(s, *d, {.objective = o, .link_budget = std::nullopt});
+      choice = plan::describe(r.chosen().plan, s);
+      sim = plan::simulate(s, *d, r);
+    } else {
+      auto& w = std::get<plan::training_workload>(any);
+      if (!a.error_budget.empty())
+        w.error_budget = number_flag(a.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
+      const auto codecs = a.profile.empty() ? plan::default_codecs() : read_profile(a.profile);
+      const auto r = plan::plan_training(s, w, codecs, {.objective = o, .link_budget = std::nullopt});
+      choice = plan::describe(r, s);
+      ranks = w.ranks(s);
+      sim = plan::simulate(s, w, r);
+    }
+  } catch (const invalid_input& e) {
+    throw usage_error(std::string(e.what()));
+  }
+  const auto f = plan::fabric_for(s, ranks);
+  if (a.json) {
+    std::cout << json{{"system", s.name}, {"choice", choice}, {"fabric", f ? f->name : ""}, {"simulated", simulated_json(sim)}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  std::cout << "Plan: " << choice << "\n\n";
+  print_simulated(sim, f ? f->name : "");
+}
+
 void run_plan(const plan_args& a) {
   const auto s = read_system(a.system);
   auto any = read_workload(a.workload, s);
@@ -339,6 +397,16 @@ void register_plan(CLI::App& app) {
                                                    "workload's, 0.01)")->type_name("NUMBER");
   p->add_flag("--json", a->json, "Print JSON: choice, predicted, pareto, explanation");
   p->callback([a] { run_plan(*a); });
+
+  auto sa = std::make_shared<plan_args>();
+  auto* sim = app.add_subcommand("simulate", "Run the chosen plan on the simulated fabric, beside what the planner predicted");
+  sim->add_option("--system", sa->system, "A preset with a fabric (gb200-nvl72-cxl, h100-ib-cluster)")->type_name("PRESET");
+  sim->add_option("--workload", sa->workload, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
+  sim->add_option("--objective", sa->objective, "time (default) or energy")->type_name("time|energy");
+  sim->add_option("--profile", sa->profile, "Gradient codec costs from `trinity calibrate --out`")->type_name("FILE");
+  sim->add_option("--error-budget", sa->error_budget, "Largest relative gradient error a codec may add")->type_name("NUMBER");
+  sim->add_flag("--json", sa->json, "Print JSON");
+  sim->callback([sa] { run_simulate(*sa); });
 }
 
 }  // namespace trinity::cli

@@ -19,14 +19,15 @@ struct collective_result {
   std::uint64_t events = 0;
 };
 
-//! A ring all-reduce of `size` bytes over `ranks` (in ring order), on a fresh simulation of the fabric.
-inline collective_result ring_all_reduce(const topology& t, const std::vector<std::uint32_t>& ranks, bytes size) {
+//! `steps` synchronous ring steps of `chunk` bytes from every rank to the next, on a fresh simulation: a
+//! reduce-scatter or an all-gather of n·chunk bytes is n − 1 of them, an all-reduce 2(n − 1).
+inline collective_result ring_steps(const topology& t, const std::vector<std::uint32_t>& ranks, bytes chunk,
+                                    std::size_t steps) {
   trinity::detail::require(ranks.size() >= 1, "ranks", "at least one");
   simulator sim(t);
   const std::size_t n = ranks.size();
   if (n == 1) return {};
-  const bytes chunk = size / static_cast<double>(n);
-  for (std::size_t step = 0; step < 2 * (n - 1); ++step) {
+  for (std::size_t step = 0; step < steps; ++step) {
     std::vector<std::size_t> flows;
     flows.reserve(n);
     for (std::size_t r = 0; r < n; ++r) flows.push_back(sim.transfer(ranks[r], ranks[(r + 1) % n], chunk));
@@ -36,6 +37,20 @@ inline collective_result ring_all_reduce(const topology& t, const std::vector<st
     sim.advance_to(seconds{end});  // the next step starts when the slowest chunk has landed
   }
   return {sim.now(), sim.events()};
+}
+
+//! A ring all-reduce of `size` bytes over `ranks` (in ring order), on a fresh simulation of the fabric.
+inline collective_result ring_all_reduce(const topology& t, const std::vector<std::uint32_t>& ranks, bytes size) {
+  trinity::detail::require(ranks.size() >= 1, "ranks", "at least one");
+  const std::size_t n = ranks.size();
+  return ring_steps(t, ranks, size / static_cast<double>(n), 2 * (n - 1));
+}
+
+//! A ring reduce-scatter (or all-gather: the same traffic) of `size` bytes over `ranks`.
+inline collective_result ring_reduce_scatter(const topology& t, const std::vector<std::uint32_t>& ranks, bytes size) {
+  trinity::detail::require(ranks.size() >= 1, "ranks", "at least one");
+  const std::size_t n = ranks.size();
+  return ring_steps(t, ranks, size / static_cast<double>(n), n - 1);
 }
 
 }  // namespace trinity::fabric

@@ -1,0 +1,116 @@
+#pragma once
+//! \file
+//! A plan run on the simulated fabric (fabric/), beside what the planner
+//! predicted from its formulas. Training: the plan's data-parallel
+//! collectives (the gradient all-reduce, or reduce-scatter plus the parameter
+//! all-gathers of ZeRO) laid as rings over the fabric and run as flows with
+//! max-min link sharing, flits and per-hop latencies; the planner's figure is
+//! the α-β ring formula. Diffusion: one cached latent read across the fabric
+//! from a memory tray, against the tier's latency + size / bandwidth.
+//!
+//! The system must name a fabric: the presets do (gb200-nvl72-cxl runs on the
+//! nvl72-cxl fabric, h100-ib-cluster on rdma-cluster with one host per GPU NIC).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/fabric/collectives.hpp>
+#include <trinity/fabric/presets.hpp>
+#include <trinity/plan/diffusion.hpp>
+#include <trinity/plan/planner.hpp>
+
+namespace trinity::plan {
+
+//! The fabric a preset system runs on, and the nodes its ranks sit at.
+struct fabric_binding {
+  std::string name;
+  fabric::topology topology;
+  std::vector<std::uint32_t> ranks;       //!< one per data-parallel rank, in ring order
+  std::optional<std::uint32_t> memory;    //!< a memory node tier-2 caches live on
+  std::string memory_tier;                //!< the system tier that node is (empty: none of the system's tiers)
+};
+
+inline std::optional<fabric_binding> fabric_for(const system& s, std::size_t ranks) {
+  if (s.name == "gb200-nvl72-cxl") {
+    auto t = fabric::presets::nvl72_cxl(static_cast<int>(std::max<std::size_t>(ranks, 2)));
+    auto acc = t.of_kind(fabric::node_kind::accelerator);
+    acc.resize(ranks);
+    const auto mem = t.of_kind(fabric::node_kind::memory);
+    return fabric_binding{"nvl72-cxl", std::move(t), std::move(acc),
+                          mem.empty() ? std::nullopt : std::optional(mem.front()), "cxl-capacity"};
+  }
+  if (s.name == "h100-ib-cluster") {
+    auto t = fabric::presets::rdma_cluster(static_cast<int>(ranks), 1);
+    auto hosts = t.of_kind(fabric::node_kind::host);
+    const auto mem = t.of_kind(fabric::node_kind::memory);
+    // Its memory servers are remote DDR over InfiniBand, not the host DDR the system offloads to.
+    return fabric_binding{"rdma-cluster", std::move(t), std::move(hosts), std::optional(mem.front()), ""};
+  }
+  return std::nullopt;
+}
+
+struct simulated_pair {
+  std::string what;
+  seconds predicted{}, simulated{};
+  std::uint64_t events = 0;
+  [[nodiscard]] double ratio() const noexcept { return simulated.value() / predicted.value(); }
+};
+
+namespace detail {
+inline fabric_binding require_fabric(const system& s, std::size_t ranks) {
+  auto f = fabric_for(s, ranks);
+  trinity::detail::require(f.has_value(), "system",
+                           s.name + " names no simulated fabric; simulate runs the presets gb200-nvl72-cxl and "
+                                    "h100-ib-cluster (describe yours with fabric/topology.hpp)");
+  return std::move(*f);
+}
+}  // namespace detail
+
+//! The chosen training plan's collectives, simulated and predicted.
+inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const plan_result& r) {
+  const auto& p = r.chosen().plan;
+  const std::size_t n = w.ranks(s);
+  const auto f = detail::require_fabric(s, n);
+  const model::collective_link link{s.interconnect.latency, s.interconnect.bandwidth, {}};
+  const bytes grads{w.parameters * detail::wire_bytes(r.codecs[p.codec], w.precision)};
+  const bytes params{w.parameters * w.precision.parameter};
+  std::vector<simulated_pair> out;
+  if (p.stage == 0) {
+    const auto sim = fabric::ring_all_reduce(f.topology, f.ranks, grads);
+    out.push_back({"gradient all-reduce (" + to_string(grads) + ")", model::ring_all_reduce_time(n, grads, link), sim.time,
+                   sim.events});
+  } else {
+    const auto rs = fabric::ring_reduce_scatter(f.topology, f.ranks, grads);
+    out.push_back({"gradient reduce-scatter (" + to_string(grads) + ")", model::ring_reduce_scatter_time(n, grads, link),
+                   rs.time, rs.events});
+    const auto ag = fabric::ring_reduce_scatter(f.topology, f.ranks, params);  // an all-gather moves the same bytes
+    const int gathers = p.stage == 3 ? 2 : 1;
+    out.push_back({std::to_string(gathers) + " parameter all-gather" + (gathers > 1 ? "s" : "") + " (" + to_string(params) + ")",
+                   static_cast<double>(gathers) * model::ring_all_gather_time(n, params, link),
+                   static_cast<double>(gathers) * ag.time, static_cast<std::uint64_t>(gathers) * ag.events});
+  }
+  return out;
+}
+
+//! The chosen cache plan's read of one latent, across the fabric from a memory tray, and as predicted.
+//! Empty when there is no cache, or when it lives in a tier the fabric does not carry (device or host memory).
+inline std::vector<simulated_pair> simulate(const system& s, const diffusion_workload& w, const cache_plan_result& r) {
+  const auto& p = r.chosen().plan;
+  std::vector<simulated_pair> out;
+  if (p.capacity <= bytes{}) return out;
+  const auto f = detail::require_fabric(s, 2);
+  const auto& t = s.tiers[p.tier];
+  if (!f.memory || t.name != f.memory_tier) return out;
+  fabric::simulator sim(f.topology);
+  const auto flow = sim.transfer(*f.memory, f.ranks.front(), w.latent_size);
+  sim.run();
+  out.push_back({"one cached latent read from " + t.name + " (" + to_string(w.latent_size) + ")",
+                 t.latency + w.latent_size / t.bandwidth, sim.finish(flow), sim.events()});
+  return out;
+}
+
+}  // namespace trinity::plan

@@ -1,0 +1,45 @@
+// A plan on the simulated fabric against the planner's α-β prediction: equal on
+// InfiniBand, whose messages the simulator frames at no cost, and 1/16 slower on
+// NVLink, whose packets carry a 16-byte header per 256 bytes of payload.
+#include <catch2/catch.hpp>
+
+#include <trinity/plan.hpp>
+
+using namespace trinity;
+
+TEST_CASE("the planner's collectives, simulated on the preset fabrics, land where the α-β formula and flits say",
+          "[plan][fabric]") {
+  const auto w = plan::presets::llm_7b();
+  {
+    const auto s = plan::presets::h100_infiniband();
+    const auto r = plan::plan_training(s, w, plan::default_codecs());
+    const auto sim = plan::simulate(s, w, r);
+    REQUIRE(sim.size() == (r.chosen().plan.stage == 0 ? 1u : 2u));
+    for (const auto& x : sim) CHECK(x.ratio() == Approx(1.0).epsilon(0.01));
+  }
+  {
+    const auto s = plan::presets::gb200_nvl72_cxl();
+    const auto r = plan::plan_training(s, w, plan::default_codecs());
+    for (const auto& x : plan::simulate(s, w, r)) {
+      INFO(x.what);
+      CHECK(x.ratio() > 1.0);
+      CHECK(x.ratio() == Approx(272.0 / 256.0).epsilon(0.01));
+      CHECK(x.events > 0);
+    }
+  }
+}
+
+TEST_CASE("a cached latent read crosses the fabric only when the cache lives on it", "[plan][fabric]") {
+  const auto d = plan::presets::diffusion_dit_12b();
+  const auto gb = plan::presets::gb200_nvl72_cxl();
+  const auto sim = plan::simulate(gb, d, plan::plan_diffusion(gb, d));
+  REQUIRE(sim.size() == 1);
+  CHECK(sim[0].ratio() > 1.0);   // GPU -> C2C -> Grace -> CXL switch -> tray: more hops than the tier's figure
+  CHECK(sim[0].ratio() < 1.2);
+  const auto h = plan::presets::h100_infiniband();
+  CHECK(plan::simulate(h, d, plan::plan_diffusion(h, d)).empty());  // host DDR is not on the InfiniBand fabric
+  auto mine = plan::presets::h100_infiniband();
+  mine.name = "mine";
+  CHECK_THROWS_WITH(plan::simulate(mine, plan::presets::llm_7b(), plan::plan_training(mine, plan::presets::llm_7b(), plan::default_codecs())),
+                    Catch::StartsWith("system: mine names no simulated fabric"));
+}
