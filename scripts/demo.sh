@@ -22,7 +22,8 @@ trinity=build/bin/trinity
 rule() { printf '\n==== %s ====\n\n' "$*"; }
 
 rule "The planner: llm-70b-train on gb200-nvl72-cxl (docs/planning.md)"
-"$trinity" plan --system gb200-nvl72-cxl --workload llm-70b-train
+mkdir -p build/plan
+"$trinity" plan --system gb200-nvl72-cxl --workload llm-70b-train --plot build/plan/pareto.png
 echo
 "$trinity" simulate --system gb200-nvl72-cxl --workload llm-70b-train
 echo

@@ -9,6 +9,8 @@
 #include <trinity/presets.hpp>
 #include <trinity/units/format.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -193,9 +195,48 @@ any_workload read_workload(const std::string& arg, const plan::system& s) {
 }
 
 struct plan_args {
-  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", objective = "time", profile, error_budget;
+  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", objective = "time", profile, error_budget, plot;
   bool json = false;
 };
+
+// Every feasible candidate as (x, y), the Pareto front among them and the choice, drawn with gnuplot.
+struct plot_point {
+  double x, y;
+};
+void draw_front(const std::string& path, const std::string& title, const std::string& xlabel, const std::string& ylabel,
+                const std::vector<plot_point>& feasible, std::vector<plot_point> front, plot_point chosen) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    std::cerr << "trinity plan: gnuplot is not installed (Debian: gnuplot-nox); no picture drawn\n";
+    return;
+  }
+  // The front of the two resources drawn, as a staircase: the 4-D front's members need not lie on it.
+  std::vector<plot_point> stairs = feasible;
+  std::sort(stairs.begin(), stairs.end(), [](auto& a, auto& b) { return a.x < b.x || (a.x == b.x && a.y < b.y); });
+  std::vector<plot_point> front2;
+  for (const auto& p : stairs)
+    if (front2.empty() || p.y < front2.back().y) front2.push_back(p);
+  const std::string script = path + ".gp";
+  std::ofstream gp(script);
+  gp << "set terminal pngcairo size 1000,650 noenhanced\nset output '" << path << "'\nset logscale xy\nset grid\n"
+     << "set key top right\nset xlabel '" << xlabel << "'\nset ylabel '" << ylabel << "'\nset title '" << title << "'\n"
+     << "plot '-' using 1:2 with points pt 7 ps 0.8 lc rgb '#aaaaaa' title 'feasible plans', "
+     << "'-' using 1:2 with steps lw 2 lc rgb '#1f77b4' title 'time-memory front', "
+     << "'-' using 1:2 with points pt 6 ps 1.5 lw 2 lc rgb '#2ca02c' title 'Pareto front (time, energy, memory, bytes sent)', "
+     << "'-' using 1:2 with points pt 3 ps 3 lw 3 lc rgb '#d62728' title 'chosen'\n";
+  for (const auto& p : feasible) gp << p.x << ' ' << p.y << '\n';
+  gp << "e\n";
+  for (const auto& p : front2) gp << p.x << ' ' << p.y << '\n';
+  gp << "e\n";
+  for (const auto& p : front) gp << p.x << ' ' << p.y << '\n';
+  gp << "e\n" << chosen.x << ' ' << chosen.y << "\ne\n";
+  gp.close();
+  if (std::system(("gnuplot '" + script + "' 2>/dev/null").c_str()) != 0)
+    std::cerr << "trinity plan: gnuplot failed; its script is " << script << '\n';
+  else {
+    std::filesystem::remove(script);
+    std::cerr << "trinity plan: wrote " << path << '\n';
+  }
+}
 
 json cost_json(const plan::evaluated& e, const plan::plan_result& r, const plan::system& s) {
   const auto& c = e.cost;
@@ -344,6 +385,16 @@ void run_plan(const plan_args& a) {
     throw usage_error(std::string(e.what()));
   }
   const auto& x = r.explanation;
+  if (!a.plot.empty()) {
+    // Step time against device memory: the trade the front is made of.
+    std::vector<plot_point> feasible, front;
+    for (const auto& e : r.candidates)
+      if (e.fits()) feasible.push_back({e.cost.total.time.value(), e.cost.tier_bytes[0].value() / 1e9});
+    for (const auto i : r.pareto) front.push_back(feasible.empty() ? plot_point{} : plot_point{r.candidates[i].cost.total.time.value(), r.candidates[i].cost.tier_bytes[0].value() / 1e9});
+    draw_front(a.plot, w.name + " on " + s.name + ": " + plan::describe(r, s), "step time (s)",
+               s.tiers[0].name + " per device (GB)", feasible, front,
+               {r.chosen().cost.total.time.value(), r.chosen().cost.tier_bytes[0].value() / 1e9});
+  }
   if (a.json) {
     json out{{"system", s.name}, {"workload", w.name}, {"objective", a.objective},
              {"ranks", w.ranks(s)}, {"candidates", r.candidates.size()},
@@ -395,6 +446,7 @@ void register_plan(CLI::App& app) {
                                          "docs/compression.md)")->type_name("FILE");
   p->add_option("--error-budget", a->error_budget, "Largest relative gradient error a codec may add (default: the "
                                                    "workload's, 0.01)")->type_name("NUMBER");
+  p->add_option("--plot", a->plot, "Draw the feasible plans and the Pareto front to this PNG (gnuplot)")->type_name("FILE");
   p->add_flag("--json", a->json, "Print JSON: choice, predicted, pareto, explanation");
   p->callback([a] { run_plan(*a); });
 
