@@ -7,6 +7,9 @@
 
 #include <trinity/error.hpp>
 #include <trinity/model/compression.hpp>
+#include <trinity/plan/diffusion.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/plan/workload.hpp>
 #include <trinity/units/parse.hpp>
 
 #include <charconv>
@@ -17,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace trinity::cli {
@@ -96,11 +100,17 @@ class table {
 //! A profile written by `trinity calibrate --out`; errors name the JSON path.
 std::vector<model::compressor_cost> read_profile(const std::string& path);
 
+//! A system or workload given as a preset name or a JSON file (plan_command.cpp); errors name the path.
+plan::system system_from(const std::string& arg);
+std::variant<plan::training_workload, plan::diffusion_workload> workload_from(const std::string& arg,
+                                                                              const plan::system& s);
+
 void register_presets(CLI::App& app);
 void register_model(CLI::App& app);
 void register_compress(CLI::App& app);
 void register_fabric(CLI::App& app);
 void register_cache(CLI::App& app);
 void register_plan(CLI::App& app);
+void register_verify(CLI::App& app);
 
 }  // namespace trinity::cli

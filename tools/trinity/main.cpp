@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   trinity::cli::register_fabric(app);
   trinity::cli::register_cache(app);
   trinity::cli::register_plan(app);
+  trinity::cli::register_verify(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -435,6 +435,12 @@ void run_plan(const plan_args& a) {
 
 }  // namespace
 
+plan::system system_from(const std::string& arg) { return read_system(arg); }
+std::variant<plan::training_workload, plan::diffusion_workload> workload_from(const std::string& arg,
+                                                                              const plan::system& s) {
+  return read_workload(arg, s);
+}
+
 void register_plan(CLI::App& app) {
   auto a = std::make_shared<plan_args>();
   auto* p = app.add_subcommand("plan", "Pick the best trade-off for a system and a workload, and explain it");

@@ -1,0 +1,155 @@
+// trinity verify: the chosen training plan run for real on this machine, at a
+// size it can hold, beside what the planner's formulas predict for that size.
+// The run is trinity-train (tools/train): an MLP trained data-parallel on ranks
+// as threads, with the plan's ZeRO stage, offload and gradient codec; every
+// byte it holds and sends is counted by its ledger. The prediction is
+// plan::price and the ZeRO model it is built on, at the MLP's Ψ and the run's
+// rank count. What cannot run here is said: activation recomputation (the MLP
+// keeps its activations) and step time (it needs this machine's FLOP and link
+// rates, which `trinity calibrate` does not measure yet).
+
+#include "cli.hpp"
+
+#include <trinity/plan.hpp>
+#include <trinity/units/format.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <variant>
+
+namespace trinity::cli {
+namespace {
+
+using json = nlohmann::json;
+
+struct verify_args {
+  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", profile, error_budget, train, ranks = "4",
+              steps = "3";
+  bool json = false;
+};
+
+std::string run_and_capture(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) throw usage_error("cannot start: " + command);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (const auto n = std::fread(buf.data(), 1, buf.size(), pipe.get())) out.append(buf.data(), n);
+  const int status = pclose(pipe.release());
+  if (status != 0) throw usage_error("the run failed (" + command + "), exit status " + std::to_string(status));
+  return out;
+}
+
+struct row {
+  std::string mechanism;
+  double predicted, measured;
+  [[nodiscard]] double ratio() const { return predicted == 0 ? (measured == 0 ? 1.0 : INFINITY) : measured / predicted; }
+  [[nodiscard]] bool within(double tolerance) const { return std::fabs(ratio() - 1.0) <= tolerance; }
+};
+
+void run_verify(const verify_args& a) {
+  const auto ranks = count_flag(a.ranks, "--ranks", 2, 64);
+  const auto steps = count_flag(a.steps, "--steps", 1, 1000);
+  const auto s = system_from(a.system);
+  auto any = workload_from(a.workload, s);
+  auto* training = std::get_if<plan::training_workload>(&any);
+  if (!training) throw bad_flag("--workload", a.workload, "verify runs training plans so far (a diffusion plan: see docs/planning.md)");
+  auto w = *training;
+  if (!a.error_budget.empty())
+    w.error_budget = number_flag(a.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
+  const auto codecs = a.profile.empty() ? plan::default_codecs() : read_profile(a.profile);
+  plan::plan_result r;
+  try {
+    r = plan::plan_training(s, w, codecs);
+  } catch (const invalid_input& e) {
+    throw usage_error(std::string(e.what()));
+  }
+  const auto& p = r.chosen().plan;
+  const auto& codec = r.codecs[p.codec];
+
+  // The run, scaled down.
+  std::string train = a.train;
+  if (train.empty()) train = (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "trinity-train").string();
+  if (!std::filesystem::exists(train))
+    throw bad_flag("--train", train, "trinity-train is not there; build it (cmake --build --preset ci --target trinity-train)");
+  std::string command = "'" + train + "' --backend threads --ranks " + std::to_string(ranks) + " --stage " +
+                        std::to_string(p.stage) + " --steps " + std::to_string(steps);
+  if (p.offload_tier) command += " --offload";
+  if (codec.name != "identity") command += " --compress '" + codec.name + "'";
+  std::cerr << "trinity verify: " << command << '\n';
+  const std::string out = run_and_capture(command + " 2>&1");
+  const auto last = out.find_last_of('\n', out.size() - 2);
+  json summary;
+  try {
+    summary = json::parse(out.substr(last == std::string::npos ? 0 : last + 1)).at("summary");
+  } catch (const std::exception& e) {
+    throw usage_error(std::string("trinity-train's last line is not its summary: ") + e.what());
+  }
+  const auto& step = summary.at("last_step");
+  const double psi = summary.at("parameters").get<double>();
+  const model::state_bytes b{summary.at("state_bytes").at("parameter").get<double>(),
+                             summary.at("state_bytes").at("gradient").get<double>(),
+                             summary.at("state_bytes").at("optimizer").get<double>()};
+
+  // The prediction, from the planner's own formulas at the run's size.
+  auto small_system = s;
+  small_system.device.count = ranks;
+  plan::training_workload small{w.name + " (scaled to the MLP)", psi, 1, 1, 1, 1, ranks, b, w.error_budget};
+  const auto priced = plan::price(small_system, small, codec, p);
+  const auto states = model::zero_memory_per_rank(psi, ranks, p.stage, b, p.offload_tier != 0);
+  const auto measured = [&](const char* group, const char* key) { return step.at(group).at(key).at(0).get<double>(); };
+  std::vector<row> rows{
+      {"parameters held per rank (ZeRO stage " + std::to_string(p.stage) + ")", states.parameters.value(),
+       measured("resident_bytes", "parameters")},
+      {"gradients held per rank", states.gradients.value(), measured("resident_bytes", "gradients")},
+      {"optimizer states on the device", states.optimizer_states.value(), measured("resident_bytes", "optimizer_states")},
+      {"optimizer states offloaded", states.offloaded.value(), measured("resident_bytes", "offloaded")},
+      {"bytes sent per rank and step (" + codec.name + ")", priced.link_bytes.value(), step.at("sent_bytes").at(0).get<double>()},
+      {"bytes to and from the offload tier per step", priced.offload_bytes.value(), step.at("offload_bytes").at(0).get<double>()},
+  };
+  bool all = true;
+  for (const auto& x : rows) all &= x.within(0.2);
+
+  if (a.json) {
+    json jr = json::array();
+    for (const auto& x : rows)
+      jr.push_back({{"mechanism", x.mechanism}, {"predicted", x.predicted}, {"measured", x.measured},
+                    {"measured_over_predicted", x.ratio()}, {"within_20_percent", x.within(0.2)}});
+    std::cout << json{{"plan", plan::describe(r, s)}, {"run", command}, {"parameters", psi}, {"ranks", ranks},
+                      {"rows", jr}, {"all_within_20_percent", all},
+                      {"not_run", {p.recompute ? "activation recomputation" : "", "step time"}}}
+                     .dump(2)
+              << '\n';
+  } else {
+    std::cout << "Plan: " << plan::describe(r, s) << "\nRun here, scaled to an MLP of " << static_cast<long>(psi)
+              << " parameters on " << ranks << " ranks as threads:\n  " << command << "\n\n";
+    table t({"mechanism", "predicted", "measured", "measured / predicted", "within 20%"});
+    for (const auto& x : rows)
+      t.add({x.mechanism, to_string(bytes{x.predicted}), to_string(bytes{x.measured}),
+             units::detail::format_number(x.ratio()), x.within(0.2) ? "yes" : "NO"});
+    t.print(std::cout);
+    if (p.recompute) std::cout << "\nNot run: activation recomputation (trinity-train keeps its activations).";
+    std::cout << "\nNot verified: step time, which needs this machine's FLOP and link rates measured into a profile.\n";
+  }
+  if (!all) throw usage_error("a measured figure is more than 20% from the prediction (see the table)");
+}
+
+}  // namespace
+
+void register_verify(CLI::App& app) {
+  auto a = std::make_shared<verify_args>();
+  auto* v = app.add_subcommand("verify", "Run the chosen training plan here, scaled down, beside the planner's prediction");
+  v->add_option("--system", a->system, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
+  v->add_option("--workload", a->workload, "A training workload: a preset or a JSON file")->type_name("PRESET|FILE");
+  v->add_option("--profile", a->profile, "Gradient codec costs from `trinity calibrate --out`")->type_name("FILE");
+  v->add_option("--error-budget", a->error_budget, "Largest relative gradient error a codec may add")->type_name("NUMBER");
+  v->add_option("--ranks", a->ranks, "Ranks (threads) of the scaled-down run (default 4)")->type_name("COUNT");
+  v->add_option("--steps", a->steps, "Training steps of the run (default 3)")->type_name("COUNT");
+  v->add_option("--train", a->train, "The trinity-train program (default: beside this one)")->type_name("FILE");
+  v->add_flag("--json", a->json, "Print JSON");
+  v->callback([a] { run_verify(*a); });
+}
+
+}  // namespace trinity::cli
