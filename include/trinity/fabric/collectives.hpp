@@ -4,6 +4,7 @@
 //! synchronous steps, each a flow from every rank to the next, so a ring laid
 //! over a fabric shows the fabric's contention, not the textbook's α-β.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>

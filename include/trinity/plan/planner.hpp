@@ -14,6 +14,7 @@
 //!   r.chosen().plan; r.explanation.lines;
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdio>
 #include <optional>

@@ -11,6 +11,7 @@
 //! The system must name a fabric: the presets do (gb200-nvl72-cxl runs on the
 //! nvl72-cxl fabric, h100-ib-cluster on rdma-cluster with one host per GPU NIC).
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -9,7 +9,6 @@
 #include <trinity/tiers/presets.hpp>
 #include <trinity/units/literals.hpp>
 
-#include <chrono>
 #include <numeric>
 
 using namespace trinity;
@@ -285,19 +284,18 @@ TEST_CASE("a loaded link raises a small access's latency; idle it costs the idle
   CHECK(probe_under(1) > probe_under(0));
 }
 
-TEST_CASE("a ring all-reduce over 1,024 UALink accelerators simulates in under 2 s", "[fabric]") {
+// How fast it simulates (target: under 2 s, at least 5 million events per second) is measured by
+// trinity-bench-place (fabric/ring_allreduce/1024), not asserted here: a wall-clock bound fails on a loaded
+// or sanitized build without the simulator being wrong.
+TEST_CASE("a ring all-reduce over 1,024 UALink accelerators takes the time and the events the ring implies", "[fabric]") {
   const auto t = fabric::presets::ualink_pod(1024);
   const auto ranks = t.of_kind(node_kind::accelerator);
-  const auto wall = std::chrono::steady_clock::now();
   const auto r = fabric::ring_all_reduce(t, ranks, 1_GB);
-  const double seconds_taken = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
   // No link is shared in a ring on a star: each step is the latency plus a chunk's wire bytes at 100 GB/s.
   const double chunk_wire = fabric::packetize(fabric::wire_format::ualink, 1e9 / 1024).bytes;
   const double expected = 2.0 * 1023 * (800e-9 + chunk_wire / 100e9);
   CHECK(r.time.value() == Approx(expected).epsilon(0.01));
   CHECK(r.events == 2u * 1023 * 1024 * 2);
-  INFO(seconds_taken << " s of wall time, " << r.events / seconds_taken / 1e6 << " M events/s");
-  CHECK(seconds_taken < 2.0);
 }
 
 TEST_CASE("10b. port-based routing spreads flows over parallel paths; hierarchy-based routing does not", "[fabric]") {
