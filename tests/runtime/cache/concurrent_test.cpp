@@ -19,8 +19,9 @@
 using namespace trinity;
 using namespace trinity::literals;
 
-TEMPLATE_TEST_CASE("concurrent lookups and inserts keep the counts and the capacity", "[cache][concurrent]",
-                   cache::flat_index, cache::hnsw_index) {
+namespace {
+template <class TestType>
+void concurrent_lookups_and_inserts() {
   constexpr std::size_t d = 32;
   constexpr int threads = 4, per_thread = 400;
   cache::synchronized<cache::approximate_cache<TestType>> shared(
@@ -53,6 +54,17 @@ TEMPLATE_TEST_CASE("concurrent lookups and inserts keep the counts and the capac
     CHECK(c.index().size() == c.entries());
     CHECK(c.resident().value() == Approx(2e6 * static_cast<double>(c.entries())));
   });
+}
+}  // namespace
+
+TEST_CASE("concurrent lookups and inserts keep the counts and the capacity: flat index", "[cache][concurrent]") {
+  concurrent_lookups_and_inserts<cache::flat_index>();
+}
+
+// [hnsw]: the ThreadSanitizer run checks these for data races but not for lock order, which inside hnswlib 0.6's
+// addPoint is its own (tests/CMakeLists.txt says how).
+TEST_CASE("concurrent lookups and inserts keep the counts and the capacity: HNSW index", "[cache][concurrent][hnsw]") {
+  concurrent_lookups_and_inserts<cache::hnsw_index>();
 }
 
 TEST_CASE("a prefix cache shared through a mutex keeps its block counts under concurrent use", "[cache][concurrent]") {
@@ -93,7 +105,7 @@ TEST_CASE("the flat index's search threads agree with a single-threaded search",
   CHECK(many.search_batch(q, 5) == one.search_batch(q, 5));
 }
 
-TEST_CASE("HNSW's batched search on several threads gives each query's own search", "[cache][concurrent]") {
+TEST_CASE("HNSW's batched search on several threads gives each query's own search", "[cache][concurrent][hnsw]") {
   constexpr std::size_t n = 2000, d = 32, nq = 64;
   std::mt19937_64 gen(21);
   std::normal_distribution<float> normal(0, 1);
