@@ -75,15 +75,13 @@ std::vector<cache::replay_result> run_curve(const replay_args& a, const cache::e
   for (std::size_t i = 0; i < caps.size(); ++i) {
     std::cerr << "trinity cache replay: " << trace.size() << " requests, latent " << to_string(o.latent_size)
               << ", capacity " << to_string(caps[i]) << " (" << i + 1 << "/" << caps.size() << ")\n";
-    const std::span<const bytes> one(&caps[i], 1);
-    if (a.index == "hnsw")
-      out.push_back(cache::replay_curve<std::function<cache::hnsw_index()>, Eviction>(
-                        [&] { return cache::hnsw_index(e.dimension, {.ef_search = ef}); }, e, trace, one, o)
-                        .front());
-    else
-      out.push_back(cache::replay_curve<std::function<cache::flat_index()>, Eviction>(
-                        [&] { return cache::flat_index(e.dimension); }, e, trace, one, o)
-                        .front());
+    o.capacity = caps[i];
+    const auto replay_with = [&](auto index) {
+      cache::approximate_cache<decltype(index), Eviction> c(std::move(index), {caps[i], o.step_cost});
+      return cache::replay(c, e, trace, o);
+    };
+    out.push_back(a.index == "hnsw" ? replay_with(cache::hnsw_index(e.dimension, {.ef_search = ef}))
+                                    : replay_with(cache::flat_index(e.dimension)));
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <trinity/error.hpp>
 #include <trinity/model/compression.hpp>
 #include <trinity/plan/diffusion.hpp>
+#include <trinity/plan/planner.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/workload.hpp>
 #include <trinity/units/parse.hpp>
@@ -104,6 +105,16 @@ std::vector<model::compressor_cost> read_profile(const std::string& path);
 plan::system system_from(const std::string& arg);
 std::variant<plan::training_workload, plan::diffusion_workload> workload_from(const std::string& arg,
                                                                               const plan::system& s);
+
+//! The flags plan, simulate and verify share, and what they mean (plan_command.cpp).
+struct planning_flags {
+  std::string objective = "time", profile, error_budget;
+};
+void add_planning_flags(CLI::App& cmd, planning_flags& f);
+//! The objective flag, checked.
+plan::objective objective_of(const planning_flags& f);
+//! The training plan for these flags: the error budget applied to w, codecs from the profile or the defaults.
+plan::plan_result plan_training_with(const plan::system& s, plan::training_workload& w, const planning_flags& f);
 
 void register_presets(CLI::App& app);
 void register_model(CLI::App& app);

@@ -70,38 +70,25 @@ json load(const std::string& path, std::string_view flag) {
   }
 }
 
-plan::tier_spec read_tier(const reader& r, const json& j, const std::string& path) {
+// A tier or a link: a preset's name, or an object that may start from a preset and override its fields.
+template <class Spec, class Find>
+Spec read_spec(const reader& r, const json& j, const std::string& path, Find find, const std::string& kind) {
   if (j.is_string()) {
-    const auto d = find_tier(j.get<std::string>());
-    if (!d) r.fail(path, "\"" + j.get<std::string>() + "\" is not a tier preset (trinity presets lists them)");
+    const auto d = find(j.get<std::string>());
+    if (!d) r.fail(path, "\"" + j.get<std::string>() + "\" is not a " + kind + " preset (trinity presets lists them)");
     return plan::from(*d);
   }
-  if (!j.is_object()) r.fail(path, "expected a tier preset name or an object");
-  plan::tier_spec t;
-  if (j.contains("preset")) t = read_tier(r, j["preset"], path + ".preset");
-  if (j.contains("name")) t.name = r.text(j["name"], path + ".name");
-  if (j.contains("capacity")) t.capacity = r.quantity<bytes>(j["capacity"], path + ".capacity");
-  if (j.contains("bandwidth")) t.bandwidth = r.quantity<bytes_per_second>(j["bandwidth"], path + ".bandwidth");
-  if (j.contains("latency")) t.latency = r.quantity<seconds>(j["latency"], path + ".latency");
-  if (j.contains("energy")) t.energy = r.quantity<joules_per_byte>(j["energy"], path + ".energy");
-  if (j.contains("source")) t.source = r.text(j["source"], path + ".source");
-  return t;
-}
-
-plan::link_spec read_link(const reader& r, const json& j, const std::string& path) {
-  if (j.is_string()) {
-    const auto d = find_link(j.get<std::string>());
-    if (!d) r.fail(path, "\"" + j.get<std::string>() + "\" is not a link preset (trinity presets lists them)");
-    return plan::from(*d);
-  }
-  if (!j.is_object()) r.fail(path, "expected a link preset name or an object");
-  plan::link_spec l;
-  if (j.contains("preset")) l = read_link(r, j["preset"], path + ".preset");
-  if (j.contains("name")) l.name = r.text(j["name"], path + ".name");
-  if (j.contains("bandwidth")) l.bandwidth = r.quantity<bytes_per_second>(j["bandwidth"], path + ".bandwidth");
-  if (j.contains("latency")) l.latency = r.quantity<seconds>(j["latency"], path + ".latency");
-  if (j.contains("energy")) l.energy = r.quantity<joules_per_byte>(j["energy"], path + ".energy");
-  return l;
+  if (!j.is_object()) r.fail(path, "expected a " + kind + " preset name or an object");
+  Spec x;
+  if (j.contains("preset")) x = read_spec<Spec>(r, j["preset"], path + ".preset", find, kind);
+  if (j.contains("name")) x.name = r.text(j["name"], path + ".name");
+  if constexpr (requires { x.capacity; })
+    if (j.contains("capacity")) x.capacity = r.quantity<bytes>(j["capacity"], path + ".capacity");
+  if (j.contains("bandwidth")) x.bandwidth = r.quantity<bytes_per_second>(j["bandwidth"], path + ".bandwidth");
+  if (j.contains("latency")) x.latency = r.quantity<seconds>(j["latency"], path + ".latency");
+  if (j.contains("energy")) x.energy = r.quantity<joules_per_byte>(j["energy"], path + ".energy");
+  if (j.contains("source")) x.source = r.text(j["source"], path + ".source");
+  return x;
 }
 
 plan::system read_system(const std::string& arg) {
@@ -118,8 +105,11 @@ plan::system read_system(const std::string& arg) {
   s.device.count = r.count(r.member(d, "device", "count"), "device.count");
   const auto& tiers = r.member(j, "", "tiers");
   if (!tiers.is_array()) r.fail("tiers", "expected an array, the device's own memory first");
-  for (std::size_t i = 0; i < tiers.size(); ++i) s.tiers.push_back(read_tier(r, tiers[i], "tiers[" + std::to_string(i) + "]"));
-  s.interconnect = read_link(r, r.member(j, "", "interconnect"), "interconnect");
+  for (std::size_t i = 0; i < tiers.size(); ++i)
+    s.tiers.push_back(read_spec<plan::tier_spec>(r, tiers[i], "tiers[" + std::to_string(i) + "]",
+                                                 [](const std::string& n) { return find_tier(n); }, "tier"));
+  s.interconnect = read_spec<plan::link_spec>(r, r.member(j, "", "interconnect"), "interconnect",
+                                              [](const std::string& n) { return find_link(n); }, "link");
   try {
     plan::validate(s);
   } catch (const invalid_input& e) {
@@ -195,7 +185,8 @@ any_workload read_workload(const std::string& arg, const plan::system& s) {
 }
 
 struct plan_args {
-  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", objective = "time", profile, error_budget, plot;
+  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", plot;
+  planning_flags planning;
   bool json = false;
 };
 
@@ -278,7 +269,7 @@ void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffus
   const auto r = plan::plan_diffusion(s, w, {.objective = o, .link_budget = std::nullopt});
   const auto& x = r.explanation;
   if (a.json) {
-    json out{{"system", s.name}, {"workload", w.name}, {"objective", a.objective},
+    json out{{"system", s.name}, {"workload", w.name}, {"objective", a.planning.objective},
              {"candidates", r.candidates.size()}, {"choice", cache_json(r.chosen(), s)},
              {"predicted", cache_json(r.chosen(), s)}, {"baseline", cache_json(r.candidates[r.baseline], s)},
              {"pareto", json::array()},
@@ -289,7 +280,7 @@ void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffus
     return;
   }
   const auto& c = r.chosen().cost;
-  std::cout << "Plan for " << w.name << " on " << s.name << " (per " << s.device.name << "), best " << a.objective
+  std::cout << "Plan for " << w.name << " on " << s.name << " (per " << s.device.name << "), best " << a.planning.objective
             << " of " << r.candidates.size() << " candidates:\n\n  " << plan::describe(r.chosen().plan, s) << "\n\n";
   table t({"resource", "predicted per request"});
   t.add({"request time", to_string(c.total.time) + " (compute " + to_string(c.compute_time) + ", cache reads " +
@@ -332,8 +323,7 @@ void print_simulated(const std::vector<plan::simulated_pair>& v, const std::stri
 void run_simulate(const plan_args& a) {
   const auto s = read_system(a.system);
   auto any = read_workload(a.workload, s);
-  const auto o = a.objective == "energy" ? plan::objective::energy : plan::objective::time;
-  if (a.objective != "time" && a.objective != "energy") throw bad_flag("--objective", a.objective, "expected time or energy");
+  const auto o = objective_of(a.planning);
   std::vector<plan::simulated_pair> sim;
   std::string choice;
   std::size_t ranks = 2;
@@ -344,10 +334,7 @@ void run_simulate(const plan_args& a) {
       sim = plan::simulate(s, *d, r);
     } else {
       auto& w = std::get<plan::training_workload>(any);
-      if (!a.error_budget.empty())
-        w.error_budget = number_flag(a.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
-      const auto codecs = a.profile.empty() ? plan::default_codecs() : read_profile(a.profile);
-      const auto r = plan::plan_training(s, w, codecs, {.objective = o, .link_budget = std::nullopt});
+      const auto r = plan_training_with(s, w, a.planning);
       choice = plan::describe(r, s);
       ranks = w.ranks(s);
       sim = plan::simulate(s, w, r);
@@ -369,34 +356,24 @@ void run_simulate(const plan_args& a) {
 void run_plan(const plan_args& a) {
   const auto s = read_system(a.system);
   auto any = read_workload(a.workload, s);
-  if (a.objective != "time" && a.objective != "energy")
-    throw bad_flag("--objective", a.objective, "expected time or energy (cost needs prices this planner does not have yet)");
-  if (auto* d = std::get_if<plan::diffusion_workload>(&any))
-    return run_diffusion(a, s, *d, a.objective == "time" ? plan::objective::time : plan::objective::energy);
+  const auto o = objective_of(a.planning);
+  if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_diffusion(a, s, *d, o);
   auto& w = std::get<plan::training_workload>(any);
-  if (!a.error_budget.empty())
-    w.error_budget = number_flag(a.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
-  const auto codecs = a.profile.empty() ? plan::default_codecs() : read_profile(a.profile);
-  const auto o = a.objective == "time" ? plan::objective::time : plan::objective::energy;
-  plan::plan_result r;
-  try {
-    r = plan::plan_training(s, w, codecs, {.objective = o, .link_budget = std::nullopt});
-  } catch (const invalid_input& e) {
-    throw usage_error(std::string(e.what()));
-  }
+  const auto r = plan_training_with(s, w, a.planning);
   const auto& x = r.explanation;
   if (!a.plot.empty()) {
     // Step time against device memory: the trade the front is made of.
     std::vector<plot_point> feasible, front;
     for (const auto& e : r.candidates)
       if (e.fits()) feasible.push_back({e.cost.total.time.value(), e.cost.tier_bytes[0].value() / 1e9});
-    for (const auto i : r.pareto) front.push_back(feasible.empty() ? plot_point{} : plot_point{r.candidates[i].cost.total.time.value(), r.candidates[i].cost.tier_bytes[0].value() / 1e9});
+    for (const auto i : r.pareto)
+      front.push_back({r.candidates[i].cost.total.time.value(), r.candidates[i].cost.tier_bytes[0].value() / 1e9});
     draw_front(a.plot, w.name + " on " + s.name + ": " + plan::describe(r, s), "step time (s)",
                s.tiers[0].name + " per device (GB)", feasible, front,
                {r.chosen().cost.total.time.value(), r.chosen().cost.tier_bytes[0].value() / 1e9});
   }
   if (a.json) {
-    json out{{"system", s.name}, {"workload", w.name}, {"objective", a.objective},
+    json out{{"system", s.name}, {"workload", w.name}, {"objective", a.planning.objective},
              {"ranks", w.ranks(s)}, {"candidates", r.candidates.size()},
              {"choice", cost_json(r.chosen(), r, s)}, {"predicted", cost_json(r.chosen(), r, s)},
              {"baseline", cost_json(r.candidates[r.baseline], r, s)}, {"pareto", json::array()},
@@ -408,7 +385,7 @@ void run_plan(const plan_args& a) {
   }
   const auto& c = r.chosen().cost;
   std::cout << "Plan for " << w.name << " on " << s.name << " (" << w.ranks(s) << " ranks of " << s.device.name
-            << "), best " << a.objective << " of " << r.candidates.size() << " candidates:\n\n  "
+            << "), best " << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  "
             << plan::describe(r, s) << "\n\n";
   table t({"resource", "predicted per rank and step"});
   t.add({"step time", to_string(c.total.time) + " (compute " + to_string(c.compute_time) + ", interconnect " +
@@ -441,17 +418,39 @@ std::variant<plan::training_workload, plan::diffusion_workload> workload_from(co
   return read_workload(arg, s);
 }
 
+void add_planning_flags(CLI::App& cmd, planning_flags& f) {
+  cmd.add_option("--objective", f.objective, "time (default) or energy")->type_name("time|energy");
+  cmd.add_option("--profile", f.profile, "Gradient codec costs from `trinity calibrate --out` (default: the figures "
+                                         "in docs/compression.md)")->type_name("FILE");
+  cmd.add_option("--error-budget", f.error_budget, "Largest relative gradient error a codec may add (default: the "
+                                                   "workload's, 0.01)")->type_name("NUMBER");
+}
+
+plan::objective objective_of(const planning_flags& f) {
+  if (f.objective == "time") return plan::objective::time;
+  if (f.objective == "energy") return plan::objective::energy;
+  throw bad_flag("--objective", f.objective, "expected time or energy (cost needs prices this planner does not have yet)");
+}
+
+plan::plan_result plan_training_with(const plan::system& s, plan::training_workload& w, const planning_flags& f) {
+  const auto o = objective_of(f);
+  if (!f.error_budget.empty())
+    w.error_budget = number_flag(f.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
+  const auto codecs = f.profile.empty() ? plan::default_codecs() : read_profile(f.profile);
+  try {
+    return plan::plan_training(s, w, codecs, {.objective = o, .link_budget = std::nullopt});
+  } catch (const invalid_input& e) {
+    throw usage_error(std::string(e.what()));
+  }
+}
+
 void register_plan(CLI::App& app) {
   auto a = std::make_shared<plan_args>();
   auto* p = app.add_subcommand("plan", "Pick the best trade-off for a system and a workload, and explain it");
   p->add_option("--system", a->system, "A preset (gb200-nvl72-cxl, h100-ib-cluster) or a JSON file")->type_name("PRESET|FILE");
   p->add_option("--workload", a->workload, "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b) or a JSON file")
       ->type_name("PRESET|FILE");
-  p->add_option("--objective", a->objective, "time (default) or energy")->type_name("time|energy");
-  p->add_option("--profile", a->profile, "Gradient codec costs from `trinity calibrate --out` (default: the figures in "
-                                         "docs/compression.md)")->type_name("FILE");
-  p->add_option("--error-budget", a->error_budget, "Largest relative gradient error a codec may add (default: the "
-                                                   "workload's, 0.01)")->type_name("NUMBER");
+  add_planning_flags(*p, a->planning);
   p->add_option("--plot", a->plot, "Draw the feasible plans and the Pareto front to this PNG (gnuplot)")->type_name("FILE");
   p->add_flag("--json", a->json, "Print JSON: choice, predicted, pareto, explanation");
   p->callback([a] { run_plan(*a); });
@@ -460,9 +459,7 @@ void register_plan(CLI::App& app) {
   auto* sim = app.add_subcommand("simulate", "Run the chosen plan on the simulated fabric, beside what the planner predicted");
   sim->add_option("--system", sa->system, "A preset with a fabric (gb200-nvl72-cxl, h100-ib-cluster)")->type_name("PRESET");
   sim->add_option("--workload", sa->workload, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
-  sim->add_option("--objective", sa->objective, "time (default) or energy")->type_name("time|energy");
-  sim->add_option("--profile", sa->profile, "Gradient codec costs from `trinity calibrate --out`")->type_name("FILE");
-  sim->add_option("--error-budget", sa->error_budget, "Largest relative gradient error a codec may add")->type_name("NUMBER");
+  add_planning_flags(*sim, sa->planning);
   sim->add_flag("--json", sa->json, "Print JSON");
   sim->callback([sa] { run_simulate(*sa); });
 }

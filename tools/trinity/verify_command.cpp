@@ -26,8 +26,8 @@ namespace {
 using json = nlohmann::json;
 
 struct verify_args {
-  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", profile, error_budget, train, ranks = "4",
-              steps = "3";
+  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", train, ranks = "4", steps = "3";
+  planning_flags planning;
   bool json = false;
 };
 
@@ -57,15 +57,7 @@ void run_verify(const verify_args& a) {
   auto* training = std::get_if<plan::training_workload>(&any);
   if (!training) throw bad_flag("--workload", a.workload, "verify runs training plans so far (a diffusion plan: see docs/planning.md)");
   auto w = *training;
-  if (!a.error_budget.empty())
-    w.error_budget = number_flag(a.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
-  const auto codecs = a.profile.empty() ? plan::default_codecs() : read_profile(a.profile);
-  plan::plan_result r;
-  try {
-    r = plan::plan_training(s, w, codecs);
-  } catch (const invalid_input& e) {
-    throw usage_error(std::string(e.what()));
-  }
+  const auto r = plan_training_with(s, w, a.planning);
   const auto& p = r.chosen().plan;
   const auto& codec = r.codecs[p.codec];
 
@@ -143,8 +135,7 @@ void register_verify(CLI::App& app) {
   auto* v = app.add_subcommand("verify", "Run the chosen training plan here, scaled down, beside the planner's prediction");
   v->add_option("--system", a->system, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
   v->add_option("--workload", a->workload, "A training workload: a preset or a JSON file")->type_name("PRESET|FILE");
-  v->add_option("--profile", a->profile, "Gradient codec costs from `trinity calibrate --out`")->type_name("FILE");
-  v->add_option("--error-budget", a->error_budget, "Largest relative gradient error a codec may add")->type_name("NUMBER");
+  add_planning_flags(*v, a->planning);
   v->add_option("--ranks", a->ranks, "Ranks (threads) of the scaled-down run (default 4)")->type_name("COUNT");
   v->add_option("--steps", a->steps, "Training steps of the run (default 3)")->type_name("COUNT");
   v->add_option("--train", a->train, "The trinity-train program (default: beside this one)")->type_name("FILE");

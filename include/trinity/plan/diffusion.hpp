@@ -12,6 +12,7 @@
 //! Bigger caches save compute and cost capacity; a slow tier's reads can eat the saving, which is
 //! exactly what the planner weighs.
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <optional>
@@ -144,14 +145,11 @@ inline cache_plan_result plan_diffusion(const system& s, const diffusion_workloa
     if (!e.fits()) continue;
     if (better(e, r.candidates[best])) best = i;
     bool dominated = false;
-    for (std::size_t j = 0; j < r.candidates.size() && !dominated; ++j) {
-      const auto& f = r.candidates[j];
-      if (j == i || !f.fits()) continue;
-      const bool no_worse = f.cost.total.time <= e.cost.total.time && f.cost.total.energy <= e.cost.total.energy &&
-                            f.cost.total.memory <= e.cost.total.memory;
-      dominated = no_worse && (f.cost.total.time < e.cost.total.time || f.cost.total.energy < e.cost.total.energy ||
-                               f.cost.total.memory < e.cost.total.memory);
-    }
+    const auto keys = [](const cache_cost& c) {
+      return std::array{c.total.time.value(), c.total.energy.value(), c.total.memory.value()};
+    };
+    for (std::size_t j = 0; j < r.candidates.size() && !dominated; ++j)
+      dominated = j != i && r.candidates[j].fits() && detail::dominates_on(keys(r.candidates[j].cost), keys(e.cost));
     if (!dominated) r.pareto.push_back(i);
   }
   r.choice = best;

@@ -96,15 +96,23 @@ inline bool better(const evaluated& a, const evaluated& b, objective o) {
   return key(a) < key(b);
 }
 
-inline bool pareto_dominates(const training_cost& a, const training_cost& b) {
-  const double ak[4] = {a.total.time.value(), a.total.energy.value(), a.total.memory.value(), a.link_bytes.value()};
-  const double bk[4] = {b.total.time.value(), b.total.energy.value(), b.total.memory.value(), b.link_bytes.value()};
+//! a is no worse than b in every key and better in one (keys: lower is better).
+template <std::size_t N>
+bool dominates_on(const std::array<double, N>& a, const std::array<double, N>& b) {
   bool strictly = false;
-  for (int i = 0; i < 4; ++i) {
-    if (ak[i] > bk[i]) return false;
-    strictly |= ak[i] < bk[i];
+  for (std::size_t i = 0; i < N; ++i) {
+    if (a[i] > b[i]) return false;
+    strictly |= a[i] < b[i];
   }
   return strictly;
+}
+
+//! Over time, energy, device bytes and bytes sent.
+inline bool pareto_dominates(const training_cost& a, const training_cost& b) {
+  const auto keys = [](const training_cost& c) {
+    return std::array{c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.link_bytes.value()};
+  };
+  return dominates_on(keys(a), keys(b));
 }
 
 inline std::string describe(const training_plan& p, const system& s, const std::vector<model::compressor_cost>& codecs) {
