@@ -147,6 +147,20 @@ class thread_communicator {
       b.cv.notify_all();
       sent_ += out.size();
     }
+    // The receiver copies straight out of `out`, so a message must never outlive this call: if the
+    // rest of the exchange throws (a count mismatch, a broken world), take it back before unwinding
+    // frees the caller's buffer. The receiver copies under the mailbox lock, so retracting under it
+    // is safe.
+    try {
+      return finish_exchange(dest, in, source, deadline);
+    } catch (...) {
+      if (dest >= 0) retract(world_->box(rank_, dest));
+      throw;
+    }
+  }
+
+ private:
+  double finish_exchange(int dest, std::span<std::byte> in, int source, thread_world::clock::time_point deadline) {
     double their_stamp = 0.0;
     if (source >= 0) {
       auto& b = world_->box(source, rank_);
@@ -175,7 +189,14 @@ class thread_communicator {
     return their_stamp;
   }
 
- private:
+  static void retract(thread_world::mailbox& b) noexcept {
+    std::lock_guard lock(b.m);
+    if (b.posted.load(std::memory_order_relaxed) == b.taken.load(std::memory_order_relaxed)) return;
+    b.data = nullptr;
+    b.size = 0;
+    b.posted.store(b.posted.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+  }
+
   // A peer usually answers within microseconds; a condition variable's sleep and wake-up costs tens of them.
   // So spin a little, then yield a little, before wait() blocks.
   template <class Ready>

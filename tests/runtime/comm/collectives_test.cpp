@@ -8,10 +8,12 @@
 #include <trinity/comm.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <thread>
 #include <vector>
 
 using namespace trinity;
@@ -239,6 +241,37 @@ TEST_CASE("ranks that disagree on the count fail with an error naming it, not a 
                                                          comm::algorithm::ring);
                                       }),
                       Catch::Contains("count") && Catch::Contains("same count"));
+}
+
+TEST_CASE("a message whose sender failed is taken back, never read after its buffer is gone", "[comm][threads]") {
+  // Rank 0 posts 64 bytes to rank 1, then fails on what rank 2 sends it. Rank 1 asks for the message only
+  // after rank 0 has unwound and freed it: it must find nothing to copy (ASan would see a use after free).
+  comm::thread_world world(3, std::chrono::seconds(10));
+  std::atomic<bool> rank0_gone{false};
+  std::atomic<bool> rank1_copied{false};
+  REQUIRE_THROWS_WITH(comm::run_ranks(world,
+                                      [&](comm::thread_communicator& c) {
+                                        if (c.rank() == 0) {
+                                          try {
+                                            std::vector<std::byte> out(64, std::byte{7});
+                                            std::vector<std::byte> in(32);
+                                            c.sendrecv(out, 1, in, 2);
+                                          } catch (...) {
+                                            rank0_gone = true;
+                                            throw;
+                                          }
+                                        } else if (c.rank() == 2) {
+                                          std::vector<std::byte> out(16);
+                                          c.send(out, 0);
+                                        } else {
+                                          while (!rank0_gone) std::this_thread::yield();
+                                          std::vector<std::byte> in(64);
+                                          c.recv(in, 0);
+                                          rank1_copied = true;
+                                        }
+                                      }),
+                      Catch::Contains("count") && Catch::Contains("same count"));
+  CHECK_FALSE(rank1_copied);
 }
 
 TEST_CASE("barrier returns on every rank only after all arrive", "[comm][threads]") {
