@@ -4,6 +4,7 @@
 //! cost of a training plan and the planner that picks, explains and ranks.
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/diffusion.hpp>
+#include <trinity/plan/edge.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/simulate.hpp>
 #include <trinity/plan/space.hpp>

@@ -8,6 +8,7 @@
 #include <trinity/error.hpp>
 #include <trinity/model/compression.hpp>
 #include <trinity/plan/diffusion.hpp>
+#include <trinity/plan/edge.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/workload.hpp>
@@ -103,8 +104,8 @@ std::vector<model::compressor_cost> read_profile(const std::string& path);
 
 //! A system or workload given as a preset name or a JSON file (plan_command.cpp); errors name the path.
 plan::system system_from(const std::string& arg);
-std::variant<plan::training_workload, plan::diffusion_workload> workload_from(const std::string& arg,
-                                                                              const plan::system& s);
+using any_workload = std::variant<plan::training_workload, plan::diffusion_workload, plan::edge_workload>;
+any_workload workload_from(const std::string& arg, const plan::system& s);
 
 //! The flags plan, simulate and verify share, and what they mean (plan_command.cpp).
 struct planning_flags {

@@ -87,7 +87,23 @@ Spec read_spec(const reader& r, const json& j, const std::string& path, Find fin
   if (j.contains("bandwidth")) x.bandwidth = r.quantity<bytes_per_second>(j["bandwidth"], path + ".bandwidth");
   if (j.contains("latency")) x.latency = r.quantity<seconds>(j["latency"], path + ".latency");
   if (j.contains("energy")) x.energy = r.quantity<joules_per_byte>(j["energy"], path + ".energy");
+  if constexpr (requires { x.price_per_gb_hour; })
+    if (j.contains("price_per_gb_hour")) x.price_per_gb_hour = r.number(j["price_per_gb_hour"], path + ".price_per_gb_hour");
+  if constexpr (requires { x.price_per_gb; })
+    if (j.contains("price_per_gb")) x.price_per_gb = r.number(j["price_per_gb"], path + ".price_per_gb");
   if (j.contains("source")) x.source = r.text(j["source"], path + ".source");
+  return x;
+}
+
+plan::device_spec read_device(const reader& r, const json& d, const std::string& path, bool counted) {
+  if (!d.is_object()) r.fail(path, "expected an object with compute and power");
+  plan::device_spec x;
+  x.name = d.contains("name") ? r.text(d["name"], path + ".name") : path;
+  x.compute = r.quantity<flops_per_second>(r.member(d, path, "compute"), path + ".compute");
+  x.power = r.quantity<watts>(r.member(d, path, "power"), path + ".power");
+  if (counted) x.count = r.count(r.member(d, path, "count"), path + ".count");
+  if (d.contains("price_per_hour")) x.price_per_hour = r.number(d["price_per_hour"], path + ".price_per_hour");
+  if (d.contains("source")) x.source = r.text(d["source"], path + ".source");
   return x;
 }
 
@@ -98,11 +114,8 @@ plan::system read_system(const std::string& arg) {
   if (!j.is_object()) r.fail("(top)", "expected an object with name, device, tiers and interconnect");
   plan::system s;
   s.name = r.text(r.member(j, "", "name"), "name");
-  const auto& d = r.member(j, "", "device");
-  s.device.name = d.contains("name") ? r.text(d["name"], "device.name") : "device";
-  s.device.compute = r.quantity<flops_per_second>(r.member(d, "device", "compute"), "device.compute");
-  s.device.power = r.quantity<watts>(r.member(d, "device", "power"), "device.power");
-  s.device.count = r.count(r.member(d, "device", "count"), "device.count");
+  s.device = read_device(r, r.member(j, "", "device"), "device", true);
+  if (j.contains("server")) s.server = read_device(r, j["server"], "server", false);
   const auto& tiers = r.member(j, "", "tiers");
   if (!tiers.is_array()) r.fail("tiers", "expected an array, the device's own memory first");
   for (std::size_t i = 0; i < tiers.size(); ++i)
@@ -141,17 +154,59 @@ plan::diffusion_workload read_diffusion(const reader& r, const json& j, const pl
   return w;
 }
 
-using any_workload = std::variant<plan::training_workload, plan::diffusion_workload>;
+// An edge stream: where its analysis runs. "bitrate" (the camera's own stream) sets the first encoding's bits per pixel.
+plan::edge_workload read_edge(const reader& r, const json& j, const plan::system& s) {
+  plan::edge_workload w;
+  w.name = r.text(r.member(j, "", "name"), "name");
+  w.frames_per_second = r.number(r.member(j, "", "frames_per_second"), "frames_per_second");
+  if (j.contains("width")) w.width = r.count(j["width"], "width");
+  if (j.contains("height")) w.height = r.count(j["height"], "height");
+  w.analysis = r.quantity<flops>(r.member(j, "", "analysis_flops"), "analysis_flops");
+  if (j.contains("head_fraction")) w.head_fraction = r.number(j["head_fraction"], "head_fraction");
+  w.feature_size = r.quantity<bytes>(r.member(j, "", "feature_size"), "feature_size");
+  if (j.contains("result_size")) w.result_size = r.quantity<bytes>(j["result_size"], "result_size");
+  if (j.contains("model_bytes")) w.model_bytes = r.quantity<bytes>(j["model_bytes"], "model_bytes");
+  if (j.contains("error_budget")) w.error_budget = r.number(j["error_budget"], "error_budget");
+  if (j.contains("encodings")) {
+    const auto& e = j["encodings"];
+    if (!e.is_array()) r.fail("encodings", "expected an array of {name, bits_per_pixel, encode_flops, decode_flops}");
+    w.encodings.clear();
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      const std::string at = "encodings[" + std::to_string(i) + "]";
+      plan::video_encoding v;
+      v.name = r.text(r.member(e[i], at, "name"), at + ".name");
+      v.bits_per_pixel = r.number(r.member(e[i], at, "bits_per_pixel"), at + ".bits_per_pixel");
+      if (e[i].contains("encode_flops")) v.encode = r.quantity<flops>(e[i]["encode_flops"], at + ".encode_flops");
+      if (e[i].contains("decode_flops")) v.decode = r.quantity<flops>(e[i]["decode_flops"], at + ".decode_flops");
+      w.encodings.push_back(v);
+    }
+  }
+  if (j.contains("bitrate")) {
+    const auto rate = r.quantity<bytes_per_second>(j["bitrate"], "bitrate");
+    if (w.encodings.empty()) r.fail("bitrate", "needs an encoding to apply to; give encodings or leave them out");
+    w.encodings[0].bits_per_pixel = rate.value() * 8.0 / (w.pixels() * w.frames_per_second);
+  }
+  try {
+    plan::validate(w, s);
+  } catch (const invalid_input& e) {
+    std::string field = e.field();
+    if (field.rfind("workload.", 0) == 0) field = field.substr(9);
+    r.fail(field, e.problem());
+  }
+  return w;
+}
 
 any_workload read_workload(const std::string& arg, const plan::system& s) {
   if (auto w = plan::presets::find_workload(arg)) return *w;
   if (auto w = plan::presets::find_diffusion(arg)) return *w;
+  if (auto w = plan::presets::find_edge(arg)) return *w;
   const json j = load(arg, "--workload");
   const reader r(arg);
   if (j.is_object() && j.contains("type") && j["type"] == "diffusion") return read_diffusion(r, j, s);
+  if (j.is_object() && j.contains("type") && j["type"] == "edge") return read_edge(r, j, s);
   if (!j.is_object()) r.fail("(top)", "expected an object describing a training workload");
   if (j.contains("type") && r.text(j["type"], "type") != "training")
-    r.fail("type", "\"" + j["type"].get<std::string>() + "\": expected \"training\" or \"diffusion\"");
+    r.fail("type", "\"" + j["type"].get<std::string>() + "\": expected \"training\", \"diffusion\" or \"edge\"");
   plan::training_workload w;
   w.name = r.text(r.member(j, "", "name"), "name");
   w.parameters = r.number(r.member(j, "", "parameters"), "parameters");
@@ -239,6 +294,7 @@ json cost_json(const plan::evaluated& e, const plan::plan_result& r, const plan:
           {"recompute", e.plan.recompute},
           {"step_time_s", c.total.time.value()},
           {"energy_j", c.total.energy.value()},
+          {"dollars", c.dollars},
           {"compute_flops", c.total.compute.value()},
           {"bytes_per_tier", tiers},
           {"interconnect_bytes", c.link_bytes.value()},
@@ -258,6 +314,7 @@ json cache_json(const plan::cache_evaluated& e, const plan::system& s) {
           {"hit_rate", e.cost.hit_rate},
           {"request_time_s", e.cost.total.time.value()},
           {"energy_j", e.cost.total.energy.value()},
+          {"dollars", e.cost.dollars},
           {"compute_flops", e.cost.compute.value()},
           {"bytes_per_tier", tiers},
           {"time_parts_s", {{"compute", e.cost.compute_time.value()}, {"cache_reads", e.cost.read_time.value()},
@@ -289,6 +346,7 @@ void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffus
                          " of " + std::to_string(w.steps) + " steps)"});
   t.add({"compute", to_string(c.compute)});
   t.add({"energy", to_string(c.total.energy)});
+  t.add({"cost", plan::format_dollars(c.dollars)});
   for (std::size_t i = 0; i < s.tiers.size(); ++i)
     t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity)});
   t.print(std::cout);
@@ -297,6 +355,67 @@ void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffus
   std::cout << "\nAlternatives one choice away:\n";
   for (const auto& rj : x.rejected) std::cout << "  " << rj << '\n';
   std::cout << "\nPareto front (time, energy, cache bytes): " << r.pareto.size() << " plans\n";
+}
+
+json edge_json(const plan::edge_evaluated& e, const plan::edge_plan_result& r, const plan::edge_workload& w) {
+  const auto& c = e.cost;
+  const char* where = e.plan.where == plan::placement_site::device ? "device"
+                      : e.plan.where == plan::placement_site::split ? "split" : "server";
+  return {{"placement", where},
+          {"codec", e.plan.where == plan::placement_site::split ? json(r.codecs[e.plan.option].name) : json(nullptr)},
+          {"encoding", e.plan.where == plan::placement_site::server ? json(w.encodings[e.plan.option].name) : json(nullptr)},
+          {"latency_s", c.total.time.value()},
+          {"energy_j", c.total.energy.value()},
+          {"dollars", c.dollars},
+          {"sent_bytes", c.sent.value()},
+          {"device_flops", c.device_flops.value()},
+          {"server_flops", c.server_flops.value()},
+          {"device_memory_bytes", c.total.memory.value()},
+          {"time_parts_s", {{"device", c.device_time.value()}, {"uplink", c.uplink_time.value()}, {"server", c.server_time.value()}}},
+          {"relative_error", c.error},
+          {"fits", e.fits()}};
+}
+
+void run_edge(const plan_args& a, const plan::system& s, const plan::edge_workload& w, plan::objective o) {
+  plan::edge_plan_result r;
+  try {
+    r = plan::plan_edge(s, w, plan::default_feature_codecs(), {.objective = o, .link_budget = std::nullopt});
+  } catch (const invalid_input& e) {
+    throw usage_error(std::string(e.what()));
+  }
+  const auto& x = r.explanation;
+  if (a.json) {
+    json out{{"system", s.name}, {"workload", w.name}, {"objective", a.planning.objective},
+             {"candidates", r.candidates.size()}, {"choice", edge_json(r.chosen(), r, w)},
+             {"predicted", edge_json(r.chosen(), r, w)}, {"baseline", edge_json(r.candidates[r.baseline], r, w)},
+             {"pareto", json::array()},
+             {"explanation", {{"binding_before", x.binding_before}, {"binding_after", x.binding_after},
+                              {"trades", x.trades}, {"rejected", x.rejected}}}};
+    for (const auto i : r.pareto) out["pareto"].push_back(edge_json(r.candidates[i], r, w));
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  const auto& c = r.chosen().cost;
+  std::cout << "Plan for " << w.name << " on " << s.name << " (" << s.device.name << " to " << s.server->name << " over "
+            << s.interconnect.name << "), best " << a.planning.objective << " of " << r.candidates.size()
+            << " candidates:\n\n  " << plan::describe(r.chosen().plan, w, r.codecs) << "\n\n";
+  table t({"resource", "predicted per frame"});
+  t.add({"latency", to_string(c.total.time) + " (device " + to_string(c.device_time) + ", uplink " + to_string(c.uplink_time) +
+                        ", server " + to_string(c.server_time) + ")"});
+  t.add({"uplink", to_string(c.sent) + " (" + to_string(c.sent / w.frame_interval()) + " of " +
+                       to_string(s.interconnect.bandwidth) + ")"});
+  t.add({"compute", to_string(c.device_flops) + " on the device, " + to_string(c.server_flops) + " on the server"});
+  t.add({"energy", to_string(c.total.energy)});
+  t.add({"cost", plan::format_dollars(c.dollars) + " (" + plan::format_dollars(c.dollars * w.frames_per_second * 3600) +
+                     " per hour of stream)"});
+  t.add({s.tiers[0].name, to_string(c.tier_bytes[0]) + " of " + to_string(s.tiers[0].capacity)});
+  t.print(std::cout);
+  std::cout << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, w, r.codecs) << "): " << x.binding_before
+            << "\n  after: " << x.binding_after << '\n';
+  for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
+  std::cout << "\nAlternatives:\n";
+  for (const auto& rj : x.rejected) std::cout << "  " << rj << '\n';
+  std::cout << "\nPareto front (latency, energy, bytes sent, device memory, dollars): " << r.pareto.size() << " plans\n";
 }
 
 json simulated_json(const std::vector<plan::simulated_pair>& v) {
@@ -332,6 +451,10 @@ void run_simulate(const plan_args& a) {
       const auto r = plan::plan_diffusion(s, *d, {.objective = o, .link_budget = std::nullopt});
       choice = plan::describe(r.chosen().plan, s);
       sim = plan::simulate(s, *d, r);
+    } else if (auto* e = std::get_if<plan::edge_workload>(&any)) {
+      const auto r = plan::plan_edge(s, *e, plan::default_feature_codecs(), {.objective = o, .link_budget = std::nullopt});
+      choice = plan::describe(r.chosen().plan, *e, r.codecs);
+      sim = plan::simulate(s, *e, r);
     } else {
       auto& w = std::get<plan::training_workload>(any);
       const auto r = plan_training_with(s, w, a.planning);
@@ -343,14 +466,17 @@ void run_simulate(const plan_args& a) {
     throw usage_error(std::string(e.what()));
   }
   const auto f = plan::fabric_for(s, ranks);
+  const std::string fabric = std::holds_alternative<plan::edge_workload>(any)
+                                 ? s.device.name + " -> " + s.server->name
+                                 : (f ? f->name : "");
   if (a.json) {
-    std::cout << json{{"system", s.name}, {"choice", choice}, {"fabric", f ? f->name : ""}, {"simulated", simulated_json(sim)}}
+    std::cout << json{{"system", s.name}, {"choice", choice}, {"fabric", fabric}, {"simulated", simulated_json(sim)}}
                      .dump(2)
               << '\n';
     return;
   }
   std::cout << "Plan: " << choice << "\n\n";
-  print_simulated(sim, f ? f->name : "");
+  print_simulated(sim, fabric);
 }
 
 void run_plan(const plan_args& a) {
@@ -358,6 +484,7 @@ void run_plan(const plan_args& a) {
   auto any = read_workload(a.workload, s);
   const auto o = objective_of(a.planning);
   if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_diffusion(a, s, *d, o);
+  if (auto* e = std::get_if<plan::edge_workload>(&any)) return run_edge(a, s, *e, o);
   auto& w = std::get<plan::training_workload>(any);
   const auto r = plan_training_with(s, w, a.planning);
   const auto& x = r.explanation;
@@ -392,6 +519,7 @@ void run_plan(const plan_args& a) {
                           to_string(c.comm_time) + ", codec " + to_string(c.codec_time) + ", offload " +
                           to_string(c.offload_time) + ")"});
   t.add({"energy", to_string(c.total.energy)});
+  t.add({"cost", plan::format_dollars(c.dollars) + " (" + s.device.name + " rented for the step)"});
   for (std::size_t i = 0; i < s.tiers.size(); ++i)
     t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity)});
   t.add({"interconnect", to_string(c.link_bytes) + " sent over " + s.interconnect.name});
@@ -413,13 +541,13 @@ void run_plan(const plan_args& a) {
 }  // namespace
 
 plan::system system_from(const std::string& arg) { return read_system(arg); }
-std::variant<plan::training_workload, plan::diffusion_workload> workload_from(const std::string& arg,
-                                                                              const plan::system& s) {
+any_workload workload_from(const std::string& arg, const plan::system& s) {
   return read_workload(arg, s);
 }
 
 void add_planning_flags(CLI::App& cmd, planning_flags& f) {
-  cmd.add_option("--objective", f.objective, "time (default) or energy")->type_name("time|energy");
+  cmd.add_option("--objective", f.objective, "time (default), energy, or cost (dollars; needs a priced system)")
+      ->type_name("time|energy|cost");
   cmd.add_option("--profile", f.profile, "Gradient codec costs from `trinity calibrate --out` (default: the figures "
                                          "in docs/compression.md)")->type_name("FILE");
   cmd.add_option("--error-budget", f.error_budget, "Largest relative gradient error a codec may add (default: the "
@@ -429,7 +557,8 @@ void add_planning_flags(CLI::App& cmd, planning_flags& f) {
 plan::objective objective_of(const planning_flags& f) {
   if (f.objective == "time") return plan::objective::time;
   if (f.objective == "energy") return plan::objective::energy;
-  throw bad_flag("--objective", f.objective, "expected time or energy (cost needs prices this planner does not have yet)");
+  if (f.objective == "cost") return plan::objective::cost;
+  throw bad_flag("--objective", f.objective, "expected time, energy or cost");
 }
 
 plan::plan_result plan_training_with(const plan::system& s, plan::training_workload& w, const planning_flags& f) {
@@ -447,8 +576,10 @@ plan::plan_result plan_training_with(const plan::system& s, plan::training_workl
 void register_plan(CLI::App& app) {
   auto a = std::make_shared<plan_args>();
   auto* p = app.add_subcommand("plan", "Pick the best trade-off for a system and a workload, and explain it");
-  p->add_option("--system", a->system, "A preset (gb200-nvl72-cxl, h100-ib-cluster) or a JSON file")->type_name("PRESET|FILE");
-  p->add_option("--workload", a->workload, "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b) or a JSON file")
+  p->add_option("--system", a->system, "A preset (gb200-nvl72-cxl, h100-ib-cluster, edge-5g-cloud) or a JSON file")
+      ->type_name("PRESET|FILE");
+  p->add_option("--workload", a->workload,
+                "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics) or a JSON file")
       ->type_name("PRESET|FILE");
   add_planning_flags(*p, a->planning);
   p->add_option("--plot", a->plot, "Draw the feasible plans and the Pareto front to this PNG (gnuplot)")->type_name("FILE");
@@ -457,7 +588,9 @@ void register_plan(CLI::App& app) {
 
   auto sa = std::make_shared<plan_args>();
   auto* sim = app.add_subcommand("simulate", "Run the chosen plan on the simulated fabric, beside what the planner predicted");
-  sim->add_option("--system", sa->system, "A preset with a fabric (gb200-nvl72-cxl, h100-ib-cluster)")->type_name("PRESET");
+  sim->add_option("--system", sa->system,
+                  "A preset with a fabric (gb200-nvl72-cxl, h100-ib-cluster), or any system with a server for an edge "
+                  "workload")->type_name("PRESET|FILE");
   sim->add_option("--workload", sa->workload, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
   add_planning_flags(*sim, sa->planning);
   sim->add_flag("--json", sa->json, "Print JSON");

@@ -70,6 +70,7 @@ struct cache_cost {
   seconds compute_time{}, read_time{}, write_time{};
   std::vector<bytes> tier_bytes;
   resource_vector total;  //!< per request: compute, bytes moved to and from the cache, bytes held, energy, time
+  double dollars = 0;     //!< the device (and any priced tier) rented for the request
 };
 
 inline cache_cost price(const system& s, const diffusion_workload& w, const cache_plan& p) {
@@ -94,6 +95,7 @@ inline cache_cost price(const system& s, const diffusion_workload& w, const cach
   c.total.memory = p.capacity;
   c.total.time = c.compute_time + c.read_time + c.write_time;
   c.total.energy += c.compute_time * s.device.power;
+  c.dollars = dollars(s, c.total.time, c.tier_bytes, bytes{});
   return c;
 }
 
@@ -106,7 +108,7 @@ struct cache_evaluated {
 
 struct cache_plan_result {
   std::vector<cache_evaluated> candidates;
-  std::vector<std::size_t> pareto;  //!< feasible, non-dominated over (time, energy, cache bytes)
+  std::vector<std::size_t> pareto;  //!< feasible, non-dominated over (time, energy, cache bytes, dollars)
   std::size_t choice = 0, baseline = 0;
   plan::explanation explanation;
   [[nodiscard]] const cache_evaluated& chosen() const { return candidates.at(choice); }
@@ -119,6 +121,7 @@ inline std::string describe(const cache_plan& p, const system& s) {
 inline cache_plan_result plan_diffusion(const system& s, const diffusion_workload& w, const planner_options& o = {}) {
   validate(s);
   validate(w, s);
+  detail::require_prices(s, o.objective);
   cache_plan_result r;
   r.candidates.push_back({{}, price(s, w, {}), {}});
   for (std::size_t t = 0; t < s.tiers.size(); ++t)
@@ -130,9 +133,7 @@ inline cache_plan_result plan_diffusion(const system& s, const diffusion_workloa
                       to_string(s.tiers[t].capacity) + " (the model's weights share it)";
       r.candidates.push_back(std::move(e));
     }
-  const auto score = [&](const cache_cost& c) {
-    return o.objective == objective::time ? c.total.time.value() : c.total.energy.value();
-  };
+  const auto score = [&](const cache_cost& c) { return detail::score(c.total.time, c.total.energy, c.dollars, o.objective); };
   // The objective, then the smaller cache: memory not needed is memory left for something else.
   const auto better = [&](const cache_evaluated& a, const cache_evaluated& b) {
     const double sa = score(a.cost), sb = score(b.cost);
@@ -146,7 +147,7 @@ inline cache_plan_result plan_diffusion(const system& s, const diffusion_workloa
     if (better(e, r.candidates[best])) best = i;
     bool dominated = false;
     const auto keys = [](const cache_cost& c) {
-      return std::array{c.total.time.value(), c.total.energy.value(), c.total.memory.value()};
+      return std::array{c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.dollars};
     };
     for (std::size_t j = 0; j < r.candidates.size() && !dominated; ++j)
       dominated = j != i && r.candidates[j].fits() && detail::dominates_on(keys(r.candidates[j].cost), keys(e.cost));
@@ -179,9 +180,8 @@ inline cache_plan_result plan_diffusion(const system& s, const diffusion_workloa
     if (!e.fits()) x.rejected.push_back(describe(e.plan, s) + ": breaks the " + e.violation);
     else
       x.rejected.push_back(describe(e.plan, s) + ": " +
-                           (o.objective == objective::time
-                                ? "request time " + to_string(e.cost.total.time) + " vs " + to_string(c.cost.total.time)
-                                : "energy " + to_string(e.cost.total.energy) + " vs " + to_string(c.cost.total.energy)));
+                           detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars, c.cost.total.time,
+                                          c.cost.total.energy, c.cost.dollars, o.objective, "request time"));
   }
   return r;
 }

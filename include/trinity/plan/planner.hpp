@@ -31,7 +31,12 @@
 
 namespace trinity::plan {
 
-enum class objective { time, energy };
+//! What the planner minimises: step (or request, or frame) time, energy, or dollars (needs a priced system).
+enum class objective { time, energy, cost };
+
+inline const char* to_string(objective o) {
+  return o == objective::time ? "time" : o == objective::energy ? "energy" : "cost";
+}
 
 struct planner_options {
   plan::objective objective = objective::time;
@@ -83,15 +88,36 @@ inline std::string check(const system& s, const training_workload& w, const plan
   return {};
 }
 
-inline double score(const training_cost& c, objective o) {
-  return o == objective::time ? c.total.time.value() : c.total.energy.value();
+//! The objective's value, whatever is priced: time in seconds, energy in joules, cost in dollars.
+inline double score(seconds time, joules energy, double dollars, objective o) {
+  return o == objective::time ? time.value() : o == objective::energy ? energy.value() : dollars;
+}
+inline double score(const training_cost& c, objective o) { return score(c.total.time, c.total.energy, c.dollars, o); }
+//! What breaks a tie on the objective: energy after time, time after energy or cost.
+inline objective runner_up(objective o) { return o == objective::time ? objective::energy : objective::time; }
+
+//! "step time 1.2 s vs 1.1 s": the objective's figures of an alternative and of the choice.
+inline std::string versus(seconds t1, joules e1, double d1, seconds t2, joules e2, double d2, objective o,
+                          const char* time_word) {
+  switch (o) {
+    case objective::time: return std::string(time_word) + " " + to_string(t1) + " vs " + to_string(t2);
+    case objective::energy: return "energy " + to_string(e1) + " vs " + to_string(e2);
+    default: return "cost " + format_dollars(d1) + " vs " + format_dollars(d2);
+  }
 }
 
-// Lexicographic: the objective, then the other of time and energy, then device bytes, then bytes sent.
+//! The cost objective on a system without prices would pick at random among zeros: refuse it.
+inline void require_prices(const system& s, objective o) {
+  trinity::detail::require(o != objective::cost || priced(s), "objective",
+                           "cost needs prices, and " + s.name + " has none. Fix: set device.price_per_hour, "
+                           "interconnect.price_per_gb or a tier's price_per_gb_hour, or choose time or energy");
+}
+
+// Lexicographic: the objective, then the runner-up, then device bytes, then bytes sent.
 inline bool better(const evaluated& a, const evaluated& b, objective o) {
   const auto key = [o](const evaluated& e) {
-    return std::array<double, 4>{score(e.cost, o), score(e.cost, o == objective::time ? objective::energy : objective::time),
-                                 e.cost.total.memory.value(), e.cost.link_bytes.value()};
+    return std::array<double, 4>{score(e.cost, o), score(e.cost, runner_up(o)), e.cost.total.memory.value(),
+                                 e.cost.link_bytes.value()};
   };
   return key(a) < key(b);
 }
@@ -107,10 +133,11 @@ bool dominates_on(const std::array<double, N>& a, const std::array<double, N>& b
   return strictly;
 }
 
-//! Over time, energy, device bytes and bytes sent.
+//! Over time, energy, device bytes, bytes sent and dollars.
 inline bool pareto_dominates(const training_cost& a, const training_cost& b) {
   const auto keys = [](const training_cost& c) {
-    return std::array{c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.link_bytes.value()};
+    return std::array{c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.link_bytes.value(),
+                      c.dollars};
   };
   return dominates_on(keys(a), keys(b));
 }
@@ -149,6 +176,7 @@ plan_result plan_training(const system& s, const training_workload& w, std::vect
   }
   trinity::detail::require(identity < codecs.size(), "codecs", "must include \"identity\", the untraded baseline");
   trinity::detail::require(!o.link_budget || o.link_budget->value() >= 0, "link_budget", "must not be negative");
+  detail::require_prices(s, o.objective);
 
   plan_result r;
   r.codecs = codecs;
@@ -230,12 +258,14 @@ plan_result plan_training(const system& s, const training_workload& w, std::vect
       continue;
     }
     const double mine = detail::score(chosen.cost, o.objective), theirs = detail::score(e.cost, o.objective);
-    const bool time = o.objective == objective::time;
     if (theirs > mine * (1 + 1e-9))
-      x.rejected.push_back(name + ": " + (time ? "step time " + to_string(e.cost.total.time) + " vs " + to_string(chosen.cost.total.time)
-                                               : "energy " + to_string(e.cost.total.energy) + " vs " + to_string(chosen.cost.total.energy)));
+      x.rejected.push_back(name + ": " + detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars,
+                                                        chosen.cost.total.time, chosen.cost.total.energy,
+                                                        chosen.cost.dollars, o.objective, "step time"));
     else  // as good on the objective: the tie-break decided
-      x.rejected.push_back(name + ": as " + (time ? "fast" : "frugal") + ", but " +
+      x.rejected.push_back(name + ": as " +
+                           (o.objective == objective::time ? "fast" : o.objective == objective::energy ? "frugal" : "cheap") +
+                           ", but " +
                            (e.cost.total.memory > chosen.cost.total.memory
                                 ? "holds " + to_string(e.cost.total.memory) + " on the device vs " + to_string(chosen.cost.total.memory)
                                 : "sends " + to_string(e.cost.link_bytes) + " per step vs " + to_string(chosen.cost.link_bytes)));

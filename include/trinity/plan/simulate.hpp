@@ -8,10 +8,17 @@
 //! the α-β ring formula. Diffusion: one cached latent read across the fabric
 //! from a memory tray, against the tier's latency + size / bandwidth.
 //!
-//! The system must name a fabric: the presets do (gb200-nvl72-cxl runs on the
-//! nvl72-cxl fabric, h100-ib-cluster on rdma-cluster with one host per GPU NIC).
+//! Edge: one second of the stream's frames sent over the uplink at the frame
+//! rate, each against latency + size / bandwidth (a frame that waits behind the
+//! last one shows as a ratio above 1).
+//!
+//! Training and diffusion need a fabric the system runs on: the presets name
+//! theirs (gb200-nvl72-cxl runs on the nvl72-cxl fabric, h100-ib-cluster on
+//! rdma-cluster with one host per GPU NIC). An edge system needs none: its
+//! device, uplink and server are the fabric.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +29,7 @@
 #include <trinity/fabric/collectives.hpp>
 #include <trinity/fabric/presets.hpp>
 #include <trinity/plan/diffusion.hpp>
+#include <trinity/plan/edge.hpp>
 #include <trinity/plan/planner.hpp>
 
 namespace trinity::plan {
@@ -112,6 +120,28 @@ inline std::vector<simulated_pair> simulate(const system& s, const diffusion_wor
   out.push_back({"one cached latent read from " + t.name + " (" + to_string(w.latent_size) + ")",
                  t.latency + w.latent_size / t.bandwidth, sim.finish(flow), sim.events()});
   return out;
+}
+
+//! The chosen edge plan's uplink: a second of frames (at least one) sent at the frame rate from the device to
+//! the server, the slowest frame's time against the planner's latency + size / bandwidth.
+inline std::vector<simulated_pair> simulate(const system& s, const edge_workload& w, const edge_plan_result& r) {
+  const auto& c = r.chosen().cost;
+  fabric::topology t;
+  const auto device = t.add_host(s.device.name), server = t.add_host(s.server->name);
+  t.connect(device, server,
+            link_descriptor{s.interconnect.name, link_family::ethernet, s.interconnect.bandwidth, s.interconnect.latency,
+                            bytes{1}, 2, false, s.interconnect.energy, s.interconnect.source});
+  fabric::simulator sim(t);
+  const auto frames = static_cast<std::size_t>(std::max(1.0, std::floor(w.frames_per_second)));
+  std::vector<std::size_t> flows;
+  for (std::size_t i = 0; i < frames; ++i)
+    flows.push_back(sim.transfer(device, server, c.sent, static_cast<double>(i) * w.frame_interval()));
+  sim.run();
+  seconds worst{};
+  for (std::size_t i = 0; i < frames; ++i)
+    worst = std::max(worst, sim.finish(flows[i]) - static_cast<double>(i) * w.frame_interval());
+  return {{"slowest of " + std::to_string(frames) + " frames over " + s.interconnect.name + " (" + to_string(c.sent) + " each)",
+           c.uplink_time, worst, sim.events()}};
 }
 
 }  // namespace trinity::plan

@@ -5,6 +5,8 @@
 //! state), and the interconnect its data-parallel collectives run over. Built
 //! from a preset or from a JSON description (tools/trinity/plan_command.cpp);
 //! validate() names the field and the rule: `tiers[2].capacity: must be positive`.
+//! An edge system also names the server its devices may hand work to over the
+//! interconnect. Prices (dollars) are optional; the cost objective needs them.
 
 #include <cstddef>
 #include <optional>
@@ -26,6 +28,7 @@ struct device_spec {
   flops_per_second compute{};  //!< sustained dense bf16 rate the training step runs at
   watts power{};               //!< board power while computing
   std::size_t count = 1;       //!< devices in the data-parallel group
+  double price_per_hour = 0;   //!< dollars per device-hour (rent, or amortised purchase); 0: not priced
   std::string source;
 };
 
@@ -35,6 +38,7 @@ struct tier_spec {
   bytes_per_second bandwidth{};  //!< from the device's point of view
   seconds latency{};
   joules_per_byte energy{};
+  double price_per_gb_hour = 0;  //!< dollars per GB held for an hour; 0: included in the device's price
   std::string source;
 };
 
@@ -43,6 +47,7 @@ struct link_spec {
   bytes_per_second bandwidth{};  //!< per device, per direction
   seconds latency{};
   joules_per_byte energy{};
+  double price_per_gb = 0;  //!< dollars per GB sent (a metered uplink); 0: not metered
   std::string source;
 };
 
@@ -51,6 +56,7 @@ struct system {
   device_spec device;
   std::vector<tier_spec> tiers;  //!< [0] the device's own memory, then slower tiers offloaded state may use
   link_spec interconnect;
+  std::optional<device_spec> server;  //!< where a device may send work over the interconnect (edge systems)
 };
 
 namespace detail {
@@ -82,6 +88,7 @@ inline void validate(const system& s) {
   trinity::detail::require(!s.name.empty(), "name", "a system needs a name");
   detail::require_positive(s.device.compute, "device.compute");
   detail::require_non_negative(s.device.power, "device.power");
+  detail::require_non_negative(s.device.price_per_hour, "device.price_per_hour");
   trinity::detail::require(s.device.count >= 1 && s.device.count <= 1'000'000, "device.count",
                            "must be from 1 to 1000000 devices");
   trinity::detail::require(!s.tiers.empty(), "tiers", "needs at least the device's own memory as tiers[0]");
@@ -93,17 +100,46 @@ inline void validate(const system& s) {
     detail::require_positive(t.bandwidth, at + ".bandwidth");
     detail::require_non_negative(t.latency, at + ".latency");
     detail::require_non_negative(t.energy, at + ".energy");
+    detail::require_non_negative(t.price_per_gb_hour, at + ".price_per_gb_hour");
   }
   detail::require_positive(s.interconnect.bandwidth, "interconnect.bandwidth");
   detail::require_non_negative(s.interconnect.latency, "interconnect.latency");
   detail::require_non_negative(s.interconnect.energy, "interconnect.energy");
+  detail::require_non_negative(s.interconnect.price_per_gb, "interconnect.price_per_gb");
+  if (s.server) {
+    trinity::detail::require(!s.server->name.empty(), "server.name", "the server needs a name");
+    detail::require_positive(s.server->compute, "server.compute");
+    detail::require_non_negative(s.server->power, "server.power");
+    detail::require_non_negative(s.server->price_per_hour, "server.price_per_hour");
+  }
 }
 
 inline tier_spec from(const tier_descriptor& d) {
-  return {std::string(d.name), d.capacity, d.bandwidth, d.latency, d.energy, std::string(d.source)};
+  return {std::string(d.name), d.capacity, d.bandwidth, d.latency, d.energy, 0.0, std::string(d.source)};
 }
 inline link_spec from(const link_descriptor& d) {
-  return {std::string(d.name), d.bandwidth, d.latency, d.energy, std::string(d.source)};
+  return {std::string(d.name), d.bandwidth, d.latency, d.energy, 0.0, std::string(d.source)};
+}
+
+//! Dollars for holding `held` bytes in each tier and renting the device for `busy`, plus `sent` bytes over
+//! the interconnect: what a step or a request costs when the system carries prices.
+inline double dollars(const system& s, seconds busy, const std::vector<bytes>& held, bytes sent) {
+  double d = busy.value() / 3600.0 * s.device.price_per_hour + sent.value() / 1e9 * s.interconnect.price_per_gb;
+  for (std::size_t t = 0; t < held.size() && t < s.tiers.size(); ++t)
+    d += held[t].value() / 1e9 * s.tiers[t].price_per_gb_hour * busy.value() / 3600.0;
+  return d;
+}
+
+//! Whether anything of the system has a price; the cost objective needs one.
+inline bool priced(const system& s) {
+  bool any = s.device.price_per_hour > 0 || s.interconnect.price_per_gb > 0 || (s.server && s.server->price_per_hour > 0);
+  for (const auto& t : s.tiers) any |= t.price_per_gb_hour > 0;
+  return any;
+}
+
+//! "$0.0123": enough digits to tell plans apart.
+inline std::string format_dollars(double d) {
+  return "$" + units::detail::format_number(d);
 }
 
 namespace presets {
@@ -118,10 +154,12 @@ inline system gb200_nvl72_cxl() {
           // 180 PFLOP/s dense FP16/BF16 for 72 GPUs (NVIDIA GB200 NVL72 specifications: 360 PFLOP/s with
           // 2:4 sparsity), so 2.5 PFLOP/s each; about 1.2 kW per GPU (NVIDIA lists the GB200 superchip,
           // two GPUs and a Grace, at up to 2.7 kW).
-          {"gb200-gpu", flops_per_second{2.5e15}, watts{1200}, 72,
-           "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2)"},
+          // $10.50 per GPU-hour: CoreWeave's on-demand list price of a 4-GPU GB200 NVL72 instance, $42.00/h (2025).
+          {"gb200-gpu", flops_per_second{2.5e15}, watts{1200}, 72, 10.50,
+           "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2); CoreWeave list price"},
           {from(tiers::gb200_hbm3e::descriptor), grace, from(tiers::cxl_capacity::descriptor)},
-          from(links::nvlink5_x18::descriptor)};
+          from(links::nvlink5_x18::descriptor),
+          std::nullopt};
 }
 
 //! 64 H100 SXM GPUs, 8 per node, data parallel across nodes over 400G InfiniBand (one NIC per GPU),
@@ -129,16 +167,43 @@ inline system gb200_nvl72_cxl() {
 inline system h100_infiniband() {
   return {"h100-ib-cluster",
           // 989 TFLOP/s dense BF16 and 700 W (NVIDIA H100 Tensor Core GPU data sheet, SXM5).
-          {"h100-sxm", flops_per_second{989e12}, watts{700}, 64, "NVIDIA H100 data sheet (SXM5, dense BF16)"},
+          // $6.16 per GPU-hour: CoreWeave's on-demand list price of an 8-GPU HGX H100 node, $49.24/h (2025).
+          {"h100-sxm", flops_per_second{989e12}, watts{700}, 64, 6.16,
+           "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price"},
           {from(tiers::h100_hbm3::descriptor), from(tiers::host_ddr::descriptor)},
-          from(links::infiniband_400g::descriptor)};
+          from(links::infiniband_400g::descriptor),
+          std::nullopt};
 }
 
-inline std::vector<std::string_view> names() { return {"gb200-nvl72-cxl", "h100-ib-cluster"}; }
+//! A camera's compute module on a 5G uplink to one cloud GPU: what edge video analytics runs on (the paper's
+//! §3.2). The figures are a data sheet's and a standard's, except where marked as assumptions to replace
+//! with your own (a data plan's price, the modem's energy per byte).
+inline system edge_5g_cloud() {
+  return {"edge-5g-cloud",
+          // NVIDIA Jetson Orin Nano 8GB module data sheet: 40 TOPS INT8 with 2:4 sparsity, so 20 TOPS dense,
+          // at its 15 W mode. Owned, not rented: no price per hour.
+          {"jetson-orin-nano", flops_per_second{20e12}, watts{15}, 1, 0.0,
+           "NVIDIA Jetson Orin Nano 8GB data sheet (dense INT8, 15 W mode)"},
+          // 8 GB LPDDR5 at 68 GB/s (the same data sheet); latency ~100 ns, typical of LPDDR5 (an assumption).
+          {{"orin-lpddr5", bytes{8e9}, bytes_per_second{68e9}, seconds{100e-9}, joules_per_byte{0}, 0.0,
+            "NVIDIA Jetson Orin Nano 8GB data sheet"}},
+          // 3GPP TS 22.261 Table 7.1-1, urban macro: 25 Mbit/s experienced uplink rate, 10 ms end-to-end latency.
+          // Energy: a 5G modem draws about 2-3 W while uploading (Narayanan et al., "A Variegated Look at 5G in
+          // the Wild", SIGCOMM 2021), so ~2.5 W / 25 Mbit/s = 0.8 uJ per byte (an estimate). Price: $2 per GB,
+          // an assumed IoT data plan; put your own contract's figure in a JSON system.
+          {"5g-uplink", bytes_per_second{25e6 / 8}, seconds{10e-3}, joules_per_byte{0.8e-6}, 2.0,
+           "3GPP TS 22.261 Table 7.1-1 (urban macro); energy and price are assumptions"},
+          // One H100 SXM in the cloud (as h100-ib-cluster: data sheet, CoreWeave list price per GPU-hour).
+          device_spec{"cloud-h100", flops_per_second{989e12}, watts{700}, 1, 6.16,
+                      "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price"}};
+}
+
+inline std::vector<std::string_view> names() { return {"gb200-nvl72-cxl", "h100-ib-cluster", "edge-5g-cloud"}; }
 
 inline std::optional<system> find(std::string_view name) {
   if (name == "gb200-nvl72-cxl") return gb200_nvl72_cxl();
   if (name == "h100-ib-cluster") return h100_infiniband();
+  if (name == "edge-5g-cloud") return edge_5g_cloud();
   return std::nullopt;
 }
 

@@ -17,7 +17,9 @@
 //!  - nothing overlaps: the step time is the sum, an upper bound;
 //!  - energy: the device's power while it computes and codes, plus the
 //!    interconnect's and the offload tier's energy per byte moved (idle power
-//!    while waiting on the network is not counted).
+//!    while waiting on the network is not counted);
+//!  - dollars: the device (and any priced tier) rented for the step, plus
+//!    metered interconnect bytes (plan::dollars).
 
 #include <cstddef>
 #include <string>
@@ -49,6 +51,7 @@ struct training_cost {
   seconds compute_time{}, comm_time{}, codec_time{}, offload_time{};
   bytes activations{};
   double error = 0;                   //!< the codec's relative error
+  double dollars = 0;                 //!< rent of the device and its tiers for the step, and metered bytes
 };
 
 namespace detail {
@@ -111,6 +114,7 @@ inline training_cost price(const system& s, const training_workload& w, const mo
   c.total.time = c.compute_time + c.comm_time + c.codec_time + c.offload_time;
   c.total.energy = (c.compute_time + c.codec_time) * s.device.power + c.link_bytes * s.interconnect.energy +
                    (offload ? c.offload_bytes * s.tiers[p.offload_tier].energy : joules{});
+  c.dollars = dollars(s, c.total.time, c.tier_bytes, c.link_bytes);
   return c;
 }
 

@@ -53,7 +53,8 @@ TRINITY_DETAIL_UNITS(flops_per_second, false, {"FLOP/s", 1}, {"GFLOP/s", 1e9}, {
 TRINITY_DETAIL_UNITS(joules, false, {"J", 1}, {"pJ", 1e-12}, {"nJ", 1e-9}, {"uJ", 1e-6}, {"mJ", 1e-3},
                      {"kJ", 1e3}, {"MJ", 1e6}, {"kWh", 3.6e6})
 TRINITY_DETAIL_UNITS(watts, false, {"W", 1}, {"mW", 1e-3}, {"kW", 1e3}, {"MW", 1e6})
-TRINITY_DETAIL_UNITS(joules_per_byte, false, {"J/B", 1}, {"pJ/B", 1e-12}, {"pJ/bit", 8e-12}, {"nJ/B", 1e-9})
+TRINITY_DETAIL_UNITS(joules_per_byte, false, {"J/B", 1}, {"pJ/B", 1e-12}, {"pJ/bit", 8e-12}, {"nJ/B", 1e-9},
+                     {"uJ/B", 1e-6})
 TRINITY_DETAIL_UNITS(bits_per_pixel, true, {"bpp", 0.125})
 
 #undef TRINITY_DETAIL_UNITS

@@ -27,7 +27,7 @@ TEST_CASE("a cache plan's compute is the paper's E[C](M), and its reads and writ
 }
 
 TEST_CASE("more memory never yields a smaller cache", "[plan][cache][laws]") {
-  for (const auto o : {plan::objective::time, plan::objective::energy}) {
+  for (const auto o : {plan::objective::time, plan::objective::energy, plan::objective::cost}) {
     auto s = plan::presets::gb200_nvl72_cxl();
     const auto w = plan::presets::diffusion_dit_12b();
     double previous = -1;

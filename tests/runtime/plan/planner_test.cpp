@@ -25,7 +25,7 @@ double wire(const plan::plan_result& r, const plan::training_workload& w) {
 TEST_CASE("every chosen plan fits its constraints, on every preset and objective", "[plan]") {
   for (const auto& s : systems())
     for (const auto& w : workloads())
-      for (const auto o : {plan::objective::time, plan::objective::energy}) {
+      for (const auto o : {plan::objective::time, plan::objective::energy, plan::objective::cost}) {
         const auto r = plan::plan_training(s, w, plan::default_codecs(), {.objective = o, .link_budget = std::nullopt});
         const auto& c = r.chosen();
         INFO(s.name << " / " << w.name);

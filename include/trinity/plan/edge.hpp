@@ -1,0 +1,338 @@
+#pragma once
+//! \file
+//! Planning an edge video stream (the paper's §3): a camera's device analyses
+//! frames at a fixed rate and may hand work to a server over an uplink. Three
+//! places the analysis can run, each a trade:
+//!  - on the device: the whole network runs locally and only the result goes up
+//!    (compute for bandwidth; the weights must fit the device's memory);
+//!  - split: the device runs the first part of the network and sends the
+//!    feature at the cut, through a codec (compute for bandwidth, within the
+//!    error budget; Neurosurgeon, Kang et al. 2017; Shao & Zhang 2020);
+//!  - on the server: the device sends the video, at one of several encodings,
+//!    and the server decodes and analyses it (bandwidth for compute; a
+//!    generative decoder buys bits with server FLOPs, the paper's §3.1.2:
+//!    0.15 bpp at 1e9 FLOPs, 0.075 at 1.4e10, 0.0375 at 1e11).
+//! Per frame: device time (its FLOPs at its rate, plus the codec's encode),
+//! uplink time (latency + bytes / bandwidth), server time (FLOPs at its rate,
+//! plus a codec's decode); the frame's latency is their sum. The stream is
+//! real-time: each stage must keep up with the frame rate. Energy is each side's
+//! power over its busy time plus the uplink's energy per byte; dollars are the
+//! device's and server's rent over their busy time plus the metered bytes.
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/model/compression.hpp>
+#include <trinity/plan/codecs.hpp>
+#include <trinity/plan/planner.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/units/format.hpp>
+
+namespace trinity::plan {
+
+//! One way to send the video: bits per pixel on the wire, FLOPs per frame to encode (device) and decode (server).
+struct video_encoding {
+  std::string name;
+  double bits_per_pixel = 0;
+  flops encode{}, decode{};
+  std::string source;
+};
+
+//! The paper's §3.1.2 example, the same perceptual quality at each: H.264 at 0.15 bpp decoded for ~1e9 FLOPs,
+//! then a generative decoder at 0.075 bpp for 1.4e10 FLOPs and 0.0375 bpp for 1e11 FLOPs. The paper gives
+//! decoder costs only; encoding is taken as free (a hardware encoder). Put your encoder's FLOPs in a workload file.
+inline std::vector<video_encoding> paper_encodings() {
+  const char* src = "AI Trinity paper, section 3.1.2 (computation vs bandwidth example)";
+  return {{"h264", 0.15, flops{0}, flops{1e9}, src},
+          {"generative-2x", 0.075, flops{0}, flops{1.4e10}, src},
+          {"generative-4x", 0.0375, flops{0}, flops{1e11}, src}};
+}
+
+//! Codecs for a feature tensor sent once (no error feedback to carry): the value codecs of plan/codecs.hpp.
+inline std::vector<model::compressor_cost> default_feature_codecs() {
+  std::vector<model::compressor_cost> out;
+  for (auto c : default_codecs()) {
+    if (c.name == "int8-ef") c.name = "int8";  // one-shot: the same quantiser, nothing fed back
+    if (c.name == "identity" || c.name == "bf16" || c.name == "int8") out.push_back(c);
+  }
+  return out;
+}
+
+struct edge_workload {
+  std::string name;
+  double frames_per_second = 30;
+  std::size_t width = 1920, height = 1080;  //!< pixels per frame
+  flops analysis{};                         //!< the analysis network's FLOPs per frame
+  double head_fraction = 0.5;               //!< share of the network (FLOPs and weights) before the cut
+  bytes feature_size{};                     //!< the feature at the cut, per frame, in fp32
+  bytes result_size{};                      //!< what the analysis outputs per frame (detections)
+  bytes model_bytes{};                      //!< the network's weights
+  double error_budget = 0.01;               //!< largest relative error a feature codec may add
+  std::vector<video_encoding> encodings = paper_encodings();
+
+  [[nodiscard]] double pixels() const noexcept { return static_cast<double>(width) * static_cast<double>(height); }
+  [[nodiscard]] seconds frame_interval() const noexcept { return seconds{1.0 / frames_per_second}; }
+  [[nodiscard]] bytes video_frame(const video_encoding& e) const noexcept { return bytes{pixels() * e.bits_per_pixel / 8.0}; }
+};
+
+inline void validate(const edge_workload& w, const system& s) {
+  trinity::detail::require(!w.name.empty(), "workload.name", "a workload needs a name");
+  trinity::detail::require(s.server.has_value(), "server",
+                           s.name + " names no server; an edge workload needs one to hand work to. Fix: add a "
+                           "\"server\" (a device: name, compute, power) to the system");
+  detail::require_positive(w.frames_per_second, "workload.frames_per_second");
+  trinity::detail::require(w.width >= 1 && w.height >= 1, "workload.width", "a frame needs at least one pixel");
+  detail::require_positive(w.analysis, "workload.analysis_flops");
+  trinity::detail::require(w.head_fraction > 0 && w.head_fraction < 1, "workload.head_fraction",
+                           "must lie strictly between 0 and 1: the cut is inside the network");
+  detail::require_positive(w.feature_size, "workload.feature_size");
+  detail::require_non_negative(w.result_size, "workload.result_size");
+  detail::require_non_negative(w.model_bytes, "workload.model_bytes");
+  detail::require_non_negative(w.error_budget, "workload.error_budget");
+  trinity::detail::require(!w.encodings.empty(), "workload.encodings", "needs at least one way to send the video");
+  for (std::size_t i = 0; i < w.encodings.size(); ++i) {
+    const auto& e = w.encodings[i];
+    const std::string at = "workload.encodings[" + std::to_string(i) + "]";
+    trinity::detail::require(!e.name.empty(), at + ".name", "every encoding needs a name");
+    detail::require_positive(e.bits_per_pixel, at + ".bits_per_pixel");
+    detail::require_non_negative(e.encode, at + ".encode_flops");
+    detail::require_non_negative(e.decode, at + ".decode_flops");
+  }
+}
+
+enum class placement_site { device, split, server };
+
+struct edge_plan {
+  placement_site where = placement_site::server;
+  std::size_t option = 0;  //!< split: the feature codec; server: the video encoding; device: unused
+  friend bool operator==(const edge_plan&, const edge_plan&) = default;
+};
+
+struct edge_cost {
+  seconds device_time{}, uplink_time{}, server_time{};
+  flops device_flops{}, server_flops{};
+  bytes sent{};                 //!< per frame over the uplink
+  std::vector<bytes> tier_bytes;  //!< the device's tiers: the weights it holds
+  double error = 0;
+  double dollars = 0;
+  resource_vector total;  //!< per frame: device + server FLOPs, bytes sent, device bytes, energy, latency
+};
+
+inline edge_cost price(const system& s, const edge_workload& w, const std::vector<model::compressor_cost>& codecs,
+                       const edge_plan& p) {
+  const auto& server = *s.server;
+  edge_cost c;
+  c.tier_bytes.assign(s.tiers.size(), bytes{});
+  seconds device_codec{}, server_codec{};
+  switch (p.where) {
+    case placement_site::device:
+      c.device_flops = w.analysis;
+      c.sent = w.result_size;
+      c.tier_bytes[0] = w.model_bytes;
+      break;
+    case placement_site::split: {
+      const auto& k = codecs.at(p.option);
+      c.device_flops = w.head_fraction * w.analysis;
+      c.server_flops = (1.0 - w.head_fraction) * w.analysis;
+      c.sent = k.name == "identity" ? w.feature_size : w.feature_size / k.ratio;
+      if (k.name != "identity") {
+        device_codec = w.feature_size / k.encode_rate;
+        server_codec = w.feature_size / k.decode_rate;
+      }
+      c.error = k.relative_error;
+      c.tier_bytes[0] = w.head_fraction * w.model_bytes;
+      break;
+    }
+    case placement_site::server: {
+      const auto& e = w.encodings.at(p.option);
+      c.device_flops = e.encode;
+      c.server_flops = e.decode + w.analysis;
+      c.sent = w.video_frame(e);
+      break;
+    }
+  }
+  c.device_time = c.device_flops / s.device.compute + device_codec;
+  c.uplink_time = s.interconnect.latency + c.sent / s.interconnect.bandwidth;
+  c.server_time = c.server_flops / server.compute + server_codec;
+  c.total.compute = c.device_flops + c.server_flops;
+  c.total.bandwidth = c.sent;
+  c.total.memory = c.tier_bytes[0];
+  c.total.time = c.device_time + c.uplink_time + c.server_time;
+  c.total.energy = c.device_time * s.device.power + c.sent * s.interconnect.energy + c.server_time * server.power;
+  c.dollars = dollars(s, c.device_time, c.tier_bytes, c.sent) + c.server_time.value() / 3600.0 * server.price_per_hour;
+  return c;
+}
+
+struct edge_evaluated {
+  edge_plan plan;
+  edge_cost cost;
+  std::string violation;
+  [[nodiscard]] bool fits() const noexcept { return violation.empty(); }
+};
+
+struct edge_plan_result {
+  std::vector<model::compressor_cost> codecs;
+  std::vector<edge_evaluated> candidates;
+  std::vector<std::size_t> pareto;  //!< feasible, non-dominated over (latency, energy, bytes sent, device bytes, dollars)
+  std::size_t choice = 0, baseline = 0;
+  plan::explanation explanation;
+  [[nodiscard]] const edge_evaluated& chosen() const { return candidates.at(choice); }
+};
+
+inline std::string describe(const edge_plan& p, const edge_workload& w, const std::vector<model::compressor_cost>& codecs) {
+  switch (p.where) {
+    case placement_site::device: return "analyse on the device, send results";
+    case placement_site::split: return "split: device runs the head, sends the feature as " + codecs.at(p.option).name;
+    default: return "send " + w.encodings.at(p.option).name + " video, analyse on the server";
+  }
+}
+
+namespace detail {
+
+inline std::string check(const system& s, const edge_workload& w, const edge_cost& c, const std::string& codec) {
+  if (c.error > w.error_budget)
+    return "error budget: " + codec + " adds relative error " + units::detail::format_number(c.error) + ", more than " +
+           units::detail::format_number(w.error_budget);
+  for (std::size_t t = 0; t < s.tiers.size(); ++t)
+    if (c.tier_bytes[t] > s.tiers[t].capacity)
+      return s.tiers[t].name + " capacity: needs " + to_string(c.tier_bytes[t]) + " of " + to_string(s.tiers[t].capacity);
+  const seconds frame = w.frame_interval();
+  const bytes_per_second rate = c.sent / frame;
+  if (rate > s.interconnect.bandwidth)
+    return s.interconnect.name + " rate: needs " + to_string(rate) + " of " + to_string(s.interconnect.bandwidth) +
+           " to keep up with " + units::detail::format_number(w.frames_per_second) + " frames/s";
+  if (c.device_time > frame)
+    return s.device.name + " rate: " + to_string(c.device_time) + " per frame, more than the " + to_string(frame) +
+           " between frames";
+  if (c.server_time > frame)
+    return s.server->name + " rate: " + to_string(c.server_time) + " per frame, more than the " + to_string(frame) +
+           " between frames";
+  return {};
+}
+
+inline std::string binding(const system& s, const edge_workload& w, const edge_evaluated& e) {
+  if (!e.fits()) return e.violation;
+  const auto& c = e.cost;
+  const std::pair<double, std::string> parts[] = {{c.device_time.value(), s.device.name + " compute"},
+                                                  {c.uplink_time.value(), s.interconnect.name},
+                                                  {c.server_time.value(), s.server->name + " compute"}};
+  const auto top = *std::max_element(std::begin(parts), std::end(parts));
+  return top.second + " (" + pct(top.first / c.total.time.value()) + " of a " + to_string(c.total.time) +
+         " frame); " + s.interconnect.name + " " + pct((c.sent / w.frame_interval()) / s.interconnect.bandwidth) + " busy";
+}
+
+}  // namespace detail
+
+//! Every placement priced, checked against the error budget, the device's memory and the frame rate; the
+//! Pareto front; the best for the objective (ties: fewer bytes sent, then less device memory); and why.
+//! The baseline is the data-centric pipeline: the first encoding's video to the server.
+inline edge_plan_result plan_edge(const system& s, const edge_workload& w,
+                                  std::vector<model::compressor_cost> codecs = default_feature_codecs(),
+                                  const planner_options& o = {}) {
+  validate(s);
+  validate(w, s);
+  detail::require_prices(s, o.objective);
+  trinity::detail::require(!codecs.empty(), "codecs", "give at least one feature codec (\"identity\" sends it as it is)");
+  for (const auto& k : codecs) model::validate(k);
+  edge_plan_result r;
+  r.codecs = std::move(codecs);
+  const auto add = [&](edge_plan p) {
+    edge_evaluated e{p, price(s, w, r.codecs, p), {}};
+    e.violation = detail::check(s, w, e.cost, p.where == placement_site::split ? r.codecs[p.option].name : "");
+    r.candidates.push_back(std::move(e));
+  };
+  for (std::size_t i = 0; i < w.encodings.size(); ++i) add({placement_site::server, i});
+  for (std::size_t i = 0; i < r.codecs.size(); ++i) add({placement_site::split, i});
+  add({placement_site::device, 0});
+  r.baseline = 0;
+
+  const auto key = [&](const edge_cost& c) {
+    return std::array{detail::score(c.total.time, c.total.energy, c.dollars, o.objective),
+                      detail::score(c.total.time, c.total.energy, c.dollars, detail::runner_up(o.objective)),
+                      c.sent.value(), c.total.memory.value()};
+  };
+  const auto front_keys = [](const edge_cost& c) {
+    return std::array{c.total.time.value(), c.total.energy.value(), c.sent.value(), c.total.memory.value(), c.dollars};
+  };
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const auto& e = r.candidates[i];
+    if (!e.fits()) continue;
+    if (!best || key(e.cost) < key(r.candidates[*best].cost)) best = i;
+    bool dominated = false;
+    for (std::size_t j = 0; j < r.candidates.size() && !dominated; ++j)
+      dominated = j != i && r.candidates[j].fits() && detail::dominates_on(front_keys(r.candidates[j].cost), front_keys(e.cost));
+    if (!dominated) r.pareto.push_back(i);
+  }
+  if (!best) {
+    std::string why;
+    for (const auto& e : r.candidates) why += "\n  " + describe(e.plan, w, r.codecs) + ": " + e.violation;
+    throw invalid_input("workload", "no placement keeps up on " + s.name + ":" + why +
+                                        "\nFix: a lower frame rate, a faster uplink, or a larger error budget");
+  }
+  r.choice = *best;
+
+  const auto& c = r.chosen();
+  const auto& b = r.candidates[r.baseline];
+  auto& x = r.explanation;
+  x.binding_before = detail::binding(s, w, b);
+  x.binding_after = detail::binding(s, w, c);
+  const auto what = [&](const edge_plan& p) -> std::string {
+    switch (p.where) {
+      case placement_site::device: return "device compute for uplink bandwidth and server compute";
+      case placement_site::split: return "device compute and codec for uplink bandwidth";
+      default: return p.option == 0 ? "none" : "server compute for uplink bandwidth";
+    }
+  };
+  if (r.choice == r.baseline) x.trades.push_back("none: sending " + w.encodings[0].name + " video to the server is already the best that keeps up");
+  else
+    x.trades.push_back(describe(c.plan, w, r.codecs) + " (" + what(c.plan) + "): sent " + to_string(b.cost.sent) + " -> " +
+                       to_string(c.cost.sent) + " per frame, device " + to_string(b.cost.device_flops) + " -> " +
+                       to_string(c.cost.device_flops) + ", server " + to_string(b.cost.server_flops) + " -> " +
+                       to_string(c.cost.server_flops) + ", latency " + to_string(b.cost.total.time) + " -> " +
+                       to_string(c.cost.total.time));
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    if (i == r.choice) continue;
+    const auto& e = r.candidates[i];
+    const std::string name = describe(e.plan, w, r.codecs);
+    if (!e.fits()) x.rejected.push_back(name + ": breaks the " + e.violation);
+    else
+      x.rejected.push_back(name + ": " + detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars,
+                                                        c.cost.total.time, c.cost.total.energy, c.cost.dollars,
+                                                        o.objective, "latency"));
+  }
+  return r;
+}
+
+namespace presets {
+
+//! A 1080p camera at 30 frames/s running a YOLOv8m-sized detector: 78.9 GFLOPs per 640×640 image and 25.9 M
+//! parameters (Ultralytics' YOLOv8 model table), so 52 MB of fp16 weights. The cut after the backbone's third
+//! stage leaves ~40% of the FLOPs on the device and a 512×40×40 fp32 feature (3.3 MB) — an illustrative cut
+//! (the shape of YOLOv8m's P4 feature map); measure your network's. Results: 100 boxes × 24 bytes.
+inline edge_workload edge_video_analytics() {
+  edge_workload w;
+  w.name = "edge-video-analytics";
+  w.frames_per_second = 30;
+  w.width = 1920;
+  w.height = 1080;
+  w.analysis = flops{78.9e9};
+  w.head_fraction = 0.4;
+  w.feature_size = bytes{512.0 * 40 * 40 * 4};
+  w.result_size = bytes{100.0 * 24};
+  w.model_bytes = bytes{25.9e6 * 2};
+  return w;
+}
+
+inline std::optional<edge_workload> find_edge(std::string_view name) {
+  if (name == "edge-video-analytics") return edge_video_analytics();
+  return std::nullopt;
+}
+
+}  // namespace presets
+}  // namespace trinity::plan
