@@ -33,7 +33,8 @@ nlohmann::json to_json(const model::compressor_cost& c) {
           {"encode_rate_Bps", c.encode_rate.value()},
           {"decode_rate_Bps", c.decode_rate.value()},
           {"relative_error", c.relative_error},
-          {"lossless", c.lossless}};
+          {"lossless", c.lossless},
+          {"gathered", c.gathered}};
 }
 
 void run_calibrate(const calibrate_args& a) {
@@ -95,7 +96,12 @@ std::vector<model::compressor_cost> read_profile(const std::string& path) {
     if (!c.contains("name") || !c["name"].is_string()) throw bad_flag("--profile", path, at + ".name: missing");
     model::compressor_cost cost{c["name"].get<std::string>(), number("ratio"),
                                 bytes_per_second{number("encode_rate_Bps")}, bytes_per_second{number("decode_rate_Bps")},
-                                number("relative_error"), c.value("lossless", false)};
+                                number("relative_error"), c.value("lossless", false), false};
+    // Profiles before "gathered" existed: the catalog's traits say, for the codecs it knows.
+    if (c.contains("gathered")) cost.gathered = c["gathered"].is_boolean() && c["gathered"].get<bool>();
+    else
+      for (const auto& entry : compress::catalog())
+        if (entry.name == cost.name) cost.gathered = compress::all_reduce_gathers(entry.make().traits());
     try {
       model::validate(cost);
     } catch (const invalid_input& e) {

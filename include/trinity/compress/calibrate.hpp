@@ -79,7 +79,8 @@ struct calibration_options {
           bytes_per_second{input / std::max(best_encode, tick)},
           bytes_per_second{input / std::max(best_decode, tick)},
           norm > 0 ? std::sqrt(err / norm) : 0.0,
-          c.traits().error.lossless()};
+          c.traits().error.lossless(),
+          all_reduce_gathers(c.traits())};
 }
 
 }  // namespace trinity::compress

@@ -87,4 +87,12 @@ struct compressor_traits {
   double expected_ratio = 1.0;
 };
 
+//! Whether an all-reduce through this codec must all-gather whole frames rather than sum them along a ring:
+//! a sparsifier's ranks keep different indices, and a dense codec that is not summable (PowerSGD's P·Qᵀ)
+//! cannot add partial sums either. comm::compressed_all_reduce enforces the same rule at compile time.
+[[nodiscard]] constexpr bool all_reduce_gathers(const compressor_traits& t) noexcept {
+  return t.role == role::sparsifier || t.error.kind == error_kind::dropped_below || t.wire_codec == codec::sparse ||
+         (t.needs_dense && !t.summable);
+}
+
 }  // namespace trinity::compress

@@ -38,6 +38,9 @@ struct compressor_cost {
   bytes_per_second decode_rate{};     //!< input bytes decoded per second
   double relative_error = 0.0;        //!< ||x - y||_2 / ||x||_2 on the calibration data
   bool lossless = true;
+  //! Its frames cannot be summed hop by hop (top-k, DGC, PowerSGD), so an all-reduce all-gathers every
+  //! rank's frame: (n − 1)·S/ratio sent per rank instead of a ring's 2(n − 1)/n·S/ratio (comm/compressed.hpp).
+  bool gathered = false;
 };
 
 //! Checks a cost read from a profile; throws invalid_input naming the field.

@@ -20,8 +20,8 @@ inline std::vector<model::compressor_cost> default_codecs() {
       {"bf16", 2.0, rate(12.4), rate(12.4), 0.0017, false},
       {"int8-ef", 3.88, rate(23.1), rate(23.1), 0.0065, false},
       {"sign-ef", 28.4, rate(38.0), rate(38.0), 0.60, false},
-      {"sampled-topk-1%-ef", 50.0, rate(7.2), rate(7.2), 0.96, false},
-      {"powersgd-4", 512.0, rate(1.7), rate(1.7), 0.999, false},
+      {"sampled-topk-1%-ef", 50.0, rate(7.2), rate(7.2), 0.96, false, true},
+      {"powersgd-4", 512.0, rate(1.7), rate(1.7), 0.999, false, true},
   };
 }
 

@@ -88,7 +88,13 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
   const bytes grads{w.parameters * detail::wire_bytes(r.codecs[p.codec], w.precision)};
   const bytes params{w.parameters * w.precision.parameter};
   std::vector<simulated_pair> out;
-  if (p.stage == 0) {
+  if (r.codecs[p.codec].gathered) {
+    // Every rank's frame to every other: an all-gather of n frames, which moves what a reduce-scatter does.
+    const bytes all = static_cast<double>(n) * grads;
+    const auto sim = fabric::ring_reduce_scatter(f.topology, f.ranks, all);
+    out.push_back({"gradient frames all-gathered (" + std::to_string(n) + " x " + to_string(grads) + ")",
+                   model::ring_all_gather_time(n, all, link), sim.time, sim.events});
+  } else if (p.stage == 0) {
     const auto sim = fabric::ring_all_reduce(f.topology, f.ranks, grads);
     out.push_back({"gradient all-reduce (" + to_string(grads) + ")", model::ring_all_reduce_time(n, grads, link), sim.time,
                    sim.events});
@@ -96,6 +102,8 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
     const auto rs = fabric::ring_reduce_scatter(f.topology, f.ranks, grads);
     out.push_back({"gradient reduce-scatter (" + to_string(grads) + ")", model::ring_reduce_scatter_time(n, grads, link),
                    rs.time, rs.events});
+  }
+  if (p.stage > 0) {
     const auto ag = fabric::ring_reduce_scatter(f.topology, f.ranks, params);  // an all-gather moves the same bytes
     const int gathers = p.stage == 3 ? 2 : 1;
     out.push_back({std::to_string(gathers) + " parameter all-gather" + (gathers > 1 ? "s" : "") + " (" + to_string(params) + ")",

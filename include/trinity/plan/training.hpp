@@ -11,7 +11,9 @@
 //!    attention scores not stored, as with flash attention);
 //!  - states per rank and traffic per step from model/sharding.hpp (ZeRO), the
 //!    gradient part of the traffic shrunk by the codec, at ring α-β times
-//!    (model/collectives.hpp) over the interconnect;
+//!    (model/collectives.hpp) over the interconnect; a codec whose frames
+//!    cannot be summed on the way (top-k, PowerSGD) all-gathers every rank's
+//!    frame instead, (n − 1) frames sent per rank;
 //!  - offload traffic (gradient shard down, parameter shard back) over the
 //!    offload tier's bandwidth;
 //!  - nothing overlaps: the step time is the sum, an upper bound;
@@ -88,15 +90,22 @@ inline training_cost price(const system& s, const training_workload& w, const mo
   const model::collective_link link{s.interconnect.latency, s.interconnect.bandwidth, {}};
   const bytes grads{psi * detail::wire_bytes(codec, b)}, params{psi * b.parameter};
   const double share = static_cast<double>(n - 1) / static_cast<double>(n);
-  if (p.stage == 0) {
+  const double ranks = static_cast<double>(n);
+  const int gathers = p.stage == 3 ? 2 : p.stage == 0 ? 0 : 1;
+  if (codec.gathered) {
+    // Frames that cannot be summed on the way (top-k, PowerSGD) are all-gathered whole, for DDP's all-reduce
+    // and ZeRO's reduce-scatter alike: every rank sends its frame to n − 1 others (comm/compressed.hpp).
+    c.link_bytes = (ranks - 1.0) * grads;
+    c.comm_time = model::ring_all_gather_time(n, ranks * grads, link);
+  } else if (p.stage == 0) {
     c.link_bytes = 2.0 * share * grads;
     c.comm_time = model::ring_all_reduce_time(n, grads, link);
   } else {
-    const int gathers = p.stage == 3 ? 2 : 1;
-    c.link_bytes = share * (grads + static_cast<double>(gathers) * params);
-    c.comm_time = model::ring_reduce_scatter_time(n, grads, link) +
-                  static_cast<double>(gathers) * model::ring_all_gather_time(n, params, link);
+    c.link_bytes = share * grads;
+    c.comm_time = model::ring_reduce_scatter_time(n, grads, link);
   }
+  c.link_bytes += share * static_cast<double>(gathers) * params;
+  c.comm_time += static_cast<double>(gathers) * model::ring_all_gather_time(n, params, link);
   if (codec.name != "identity" && n > 1) {
     const bytes fp32{psi * 4.0};
     c.codec_time = fp32 / codec.encode_rate + fp32 / codec.decode_rate;
