@@ -107,7 +107,9 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   for (auto s : shape.layer_sizes()) largest_layer = std::max(largest_layer, s);
 
   nlohmann::json last;
+  std::vector<double> step_seconds;  // rank 0's list of the slowest rank's time per step
   for (long t = step0; t < step0 + cfg.steps; ++t) {
+    const auto started = std::chrono::steady_clock::now();
     ledger.reset_peaks();
     const std::uint64_t sent_before = c.bytes_sent();
     mlp_pass pass(shape, mine, ledger);
@@ -142,6 +144,8 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
                         res_o = ledger.resident(state_kind::optimizer_states),
                         res_off = ledger.resident(state_kind::optimizer_states, placement::offload);
     const step_report report = dp.step(opt);
+    const auto elapsed_ns = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
     const std::uint64_t sent = c.bytes_sent() - sent_before;
     // Statistics travel after the step's own traffic has been counted.
     comm::all_reduce(c, std::span<double>(&loss, 1), comm::reduce_op::sum);
@@ -149,8 +153,10 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
                o_all = detail::per_rank(c, res_o), off_all = detail::per_rank(c, res_off),
                act_all = detail::per_rank(c, ledger.peak(state_kind::activations)),
                peak_all = detail::per_rank(c, ledger.peak(placement::device)),
-               moved_all = detail::per_rank(c, report.offload_bytes);
+               moved_all = detail::per_rank(c, report.offload_bytes),
+               ns_all = detail::per_rank(c, elapsed_ns);
     if (c.rank() == 0) {
+      step_seconds.push_back(static_cast<double>(*std::max_element(ns_all.begin(), ns_all.end())) * 1e-9);
       nlohmann::json line{{"step", t + 1},
                           {"loss", loss / static_cast<double>(cfg.batch)},
                           {"skipped", report.skipped},
@@ -163,7 +169,8 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
                            {{"parameters", p_all}, {"gradients", g_all}, {"optimizer_states", o_all}, {"offloaded", off_all}}},
                           {"peak_bytes", {{"device", peak_all}, {"activations", act_all}}},
                           {"sent_bytes", sent_all},
-                          {"offload_bytes", moved_all}};
+                          {"offload_bytes", moved_all},
+                          {"step_seconds", step_seconds.back()}};
       out << line.dump() << '\n' << std::flush;
       last = std::move(line);
     }
@@ -190,6 +197,8 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
           {"fixed_overhead_bytes",
            stage == 1 ? static_cast<double>(comm::partition(largest_layer, c.size()).largest()) * 4.0
                       : (stage >= 2 ? 1 : 0) * largest_layer * 4.0 + (stage >= 3 ? 1 : 0) * largest_layer * 4.0},
+          {"samples_per_rank", static_cast<double>(cfg.batch) / static_cast<double>(c.size())},
+          {"step_seconds", step_seconds},
           {"last_step", last}}}};
     out << summary.dump() << '\n' << std::flush;
   }

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -101,6 +102,9 @@ class table {
 
 //! A profile written by `trinity calibrate --out`; errors name the JSON path.
 std::vector<model::compressor_cost> read_profile(const std::string& path);
+//! Its machine section (machine_profile.hpp), if it has one.
+struct machine_profile;
+std::optional<machine_profile> read_machine(const std::string& path);
 
 //! A system or workload given as a preset name or a JSON file (plan_command.cpp); errors name the path.
 plan::system system_from(const std::string& arg);

@@ -3,6 +3,7 @@
 // link, whether compression pays and with what.
 
 #include "cli.hpp"
+#include "machine_profile.hpp"
 
 #include <trinity/compress/calibrate.hpp>
 #include <trinity/compress/catalog.hpp>
@@ -58,19 +59,52 @@ void run_calibrate(const calibrate_args& a) {
     err << std::setprecision(3) << cost.relative_error;
     t.add({cost.name, ratio.str(), to_string(cost.encode_rate), to_string(cost.decode_rate), err.str()});
   }
+  std::cerr << "calibrate: this machine's dense layers and thread link...\n";
+  const auto machine = measure_machine();
+  profile["machine"] = to_json(machine);
   if (!a.out.empty()) {
     std::ofstream f(a.out);
     if (!f) throw bad_flag("--out", a.out, "cannot be written");
     f << profile.dump(2) << '\n';
     std::cerr << "calibrate: profile written to " << a.out << '\n';
   }
-  if (a.json)
+  if (a.json) {
     std::cout << profile.dump(2) << '\n';
-  else
+  } else {
     t.print(std::cout);
+    std::cout << "\nmachine: dense layers " << to_string(machine.dense) << " per thread, " << machine.cores
+              << " hardware threads; thread link " << to_string(machine.latency) << " + bytes / "
+              << to_string(machine.bandwidth) << '\n';
+  }
 }
 
 }  // namespace
+
+//! The machine section of a profile, if it has one.
+std::optional<machine_profile> read_machine(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw bad_flag("--profile", path, "cannot be read; write one with `trinity calibrate --out " + path + "`");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw bad_flag("--profile", path, std::string("is not JSON: ") + e.what());
+  }
+  if (!j.is_object() || !j.contains("machine")) return std::nullopt;
+  const auto& m = j["machine"];
+  const auto number = [&](const nlohmann::json& o, const char* key, const std::string& at) {
+    if (!o.is_object() || !o.contains(key) || !o[key].is_number() || !(o[key].get<double>() > 0))
+      throw bad_flag("--profile", path, at + "." + key + ": missing or not a positive number");
+    return o[key].get<double>();
+  };
+  machine_profile out;
+  out.dense = flops_per_second{number(m, "dense_flops_per_second", "machine")};
+  const auto& l = m.contains("thread_link") ? m["thread_link"] : nlohmann::json();
+  out.latency = seconds{number(l, "latency_s", "machine.thread_link")};
+  out.bandwidth = bytes_per_second{number(l, "bandwidth_Bps", "machine.thread_link")};
+  out.cores = static_cast<unsigned>(number(m, "cores", "machine"));
+  return out;
+}
 
 //! Reads a profile's compressors, naming the JSON path of anything wrong.
 std::vector<model::compressor_cost> read_profile(const std::string& path) {
