@@ -2,8 +2,9 @@
 # The main job. First the planner on a built-in preset (a 70B model trained on
 # a GB200 NVL72 rack with CXL tier-2): the chosen trade-off, what it predicts,
 # why, and the Pareto front (drawn to build/plan/pareto.png); the plan on the
-# simulated fabric; and the plan run for real here, scaled down, beside the
-# prediction. Then the paper's three worked examples through
+# simulated fabric; this machine calibrated, and the plan run for real here,
+# scaled down, beside the prediction (step time included). The planner on the
+# other presets: a diffusion cache, an edge video stream, and by cost. Then the paper's three worked examples through
 # the trinity program, each with its explanation, then the
 # first trade for real: a 100 MB gradient over links of 1 to 400 Gbps with
 # every compressor, the chooser's pick checked against the measurement; and
@@ -29,8 +30,21 @@ mkdir -p build/plan
 echo
 "$trinity" simulate --system gb200-nvl72-cxl --workload llm-70b-train
 echo
-"$trinity" verify --system gb200-nvl72-cxl --workload llm-70b-train ||
+echo "Measuring this machine (codecs, dense layers, thread link) into build/plan/profile.json..." >&2
+"$trinity" calibrate --size 4MiB --out build/plan/profile.json >/dev/null
+"$trinity" verify --system gb200-nvl72-cxl --workload llm-70b-train --profile build/plan/profile.json --steps 5 ||
   echo "(a measured figure of the plan's run is more than 20% from the prediction: see above)"
+
+rule "The planner on the other presets: a diffusion cache, an edge stream, and by cost"
+"$trinity" plan --system gb200-nvl72-cxl --workload diffusion-dit-12b
+echo
+"$trinity" plan --system edge-5g-cloud --workload edge-video-analytics
+echo
+"$trinity" simulate --system edge-5g-cloud --workload edge-video-analytics
+echo
+"$trinity" plan --system edge-5g-cloud --workload edge-video-analytics --objective cost | sed -n 1,12p
+echo
+"$trinity" plan --system h100-ib-cluster --workload llm-70b-train --objective cost | sed -n 1,12p
 
 rule "1. More computation -> less bandwidth (paper §3.1.2)"
 "$trinity" model frontier
