@@ -13,6 +13,12 @@
 #include "cli.hpp"
 #include "machine_profile.hpp"
 
+#include <trinity/cache/approximate_cache.hpp>
+#include <trinity/cache/eviction.hpp>
+#include <trinity/cache/fvecs.hpp>
+#include <trinity/cache/replay.hpp>
+#include <trinity/cache/trace.hpp>
+#include <trinity/cache/flat_index.hpp>
 #include <trinity/plan.hpp>
 #include <trinity/units/format.hpp>
 
@@ -30,6 +36,7 @@ using json = nlohmann::json;
 
 struct verify_args {
   std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", train, ranks = "4", steps = "3", batch = "256";
+  std::string trace, embeddings, requests = "10000";  // a diffusion plan's replay
   planning_flags planning;
   bool json = false;
 };
@@ -53,6 +60,88 @@ struct row {
   [[nodiscard]] bool within(double tolerance) const { return std::fabs(ratio() - 1.0) <= tolerance; }
 };
 
+std::string ratio_text(const row& x) { return units::detail::format_number(x.ratio()); }
+
+// A diffusion plan: its cache, at the chosen capacity, replayed for real through trinity::cache (exact flat
+// index, LRU, Table 1 reuse) on a trace, beside what the planner priced from the workload's hit-rate curve.
+void run_verify_diffusion(const verify_args& a, const plan::system& s, const plan::diffusion_workload& w) {
+  const auto r = plan::plan_diffusion(s, w, {.objective = objective_of(a.planning), .link_budget = std::nullopt});
+  const auto& c = r.chosen();
+  std::cout << "Plan: " << plan::describe(c.plan, s) << '\n';
+  if (c.plan.capacity <= bytes{}) {
+    std::cout << "No cache was chosen: nothing to run.\n";
+    return;
+  }
+  cache::embedding_matrix e;
+  std::vector<cache::request> trace;
+  std::string source;
+  if (a.trace.empty() != a.embeddings.empty())
+    throw bad_flag(a.trace.empty() ? "--embeddings" : "--trace", a.trace.empty() ? a.embeddings : a.trace,
+                   "give --trace and --embeddings together (or neither, for the synthetic trace)");
+  if (!a.trace.empty()) {
+    try {
+      e = cache::read_fvecs(a.embeddings);
+      trace = cache::read_trace(a.trace, e.rows());
+    } catch (const invalid_input& x) {
+      throw usage_error(std::string("verify: ") + x.what());
+    }
+    source = a.trace;
+  } else {
+    const auto n = count_flag(a.requests, "--requests", 100, 1'000'000);
+    auto t = cache::generate_trace({.requests = n});
+    e = std::move(t.embeddings);
+    trace = std::move(t.requests);
+    source = "the SYNTHETIC trace of `trinity cache gen-trace` (" + std::to_string(n) + " requests, seed 1)";
+  }
+  trinity::detail::require(w.steps <= static_cast<std::size_t>(1) << 30, "workload.steps", "too many steps");
+  const cache::replay_options o{.capacity = c.plan.capacity, .latent_size = w.latent_size, .step_cost = w.step_cost,
+                                .steps = static_cast<int>(w.steps), .warmup = 0.2};
+  std::cerr << "trinity verify: replaying " << trace.size() << " requests through a " << to_string(c.plan.capacity)
+            << " cache...\n";
+  cache::approximate_cache<cache::flat_index, cache::lru> cache(cache::flat_index(e.dimension), {o.capacity, o.step_cost});
+  const auto m = cache::replay(cache, e, trace, o);
+
+  const double counted = static_cast<double>(m.requests);
+  const double full = static_cast<double>(w.steps) * w.step_cost.value();
+  const std::vector<row> rows{
+      {"hit rate at " + to_string(c.plan.capacity), c.cost.hit_rate, m.hit_rate},
+      {"steps a hit skips", static_cast<double>(w.reuse_depth),
+       m.hits ? m.saved.value() / (static_cast<double>(m.hits) * w.step_cost.value()) : 0.0},
+      {"compute per request", c.cost.compute.value(), full - m.saved.value() / std::max(counted, 1.0)},
+  };
+  bool all = true;
+  for (const auto& x : rows) all &= x.within(0.2);
+  const bytes held = static_cast<double>(m.entries_at_end) * m.entry_size;
+  if (a.json) {
+    json jr = json::array();
+    for (const auto& x : rows)
+      jr.push_back({{"mechanism", x.mechanism}, {"predicted", x.predicted}, {"measured", x.measured},
+                    {"measured_over_predicted", x.ratio()}, {"within_20_percent", x.within(0.2)}});
+    std::cout << json{{"plan", plan::describe(c.plan, s)}, {"trace", source}, {"requests", trace.size()},
+                      {"rows", jr}, {"all_within_20_percent", all}, {"cache_bytes_held_at_end", held.value()}}
+                     .dump(2)
+              << '\n';
+  } else {
+    std::cout << "Replayed here through trinity::cache (flat index, LRU, Table 1 reuse), counted after the first 20%:\n  "
+              << source << "\n\n";
+    table t({"mechanism", "predicted", "measured", "measured / predicted", "within 20%"});
+    for (const auto& x : rows) {
+      const bool is_flops = x.mechanism.rfind("compute", 0) == 0;
+      const auto shown = [&](double v) { return is_flops ? to_string(flops{v}) : units::detail::format_number(v); };
+      t.add({x.mechanism, shown(x.predicted), shown(x.measured), ratio_text(x), x.within(0.2) ? "yes" : "NO"});
+    }
+    t.print(std::cout);
+    std::cout << "\nThe cache held " << to_string(held) << " at the end of the trace (" << m.entries_at_end
+              << " entries) of the " << to_string(c.plan.capacity) << " planned";
+    if (held < 0.5 * c.plan.capacity)
+      std::cout << ": the trace's working set is smaller than the plan's cache, so the hit rate is the trace's ceiling";
+    std::cout << ".\nNot run here: the reads and writes in " << s.tiers[c.plan.tier].name
+              << ", priced at its latency + size / bandwidth (trinity simulate times a read across the fabric when the "
+                 "cache lives in a CXL pool).\n";
+  }
+  if (!all) throw usage_error("a measured figure is more than 20% from the prediction (see the table)");
+}
+
 void run_verify(const verify_args& a) {
   const auto ranks = count_flag(a.ranks, "--ranks", 2, 64);
   const auto steps = count_flag(a.steps, "--steps", 1, 1000);
@@ -61,8 +150,10 @@ void run_verify(const verify_args& a) {
   const unsigned cores = machine ? machine->cores : 1;
   const auto s = system_from(a.system);
   auto any = workload_from(a.workload, s);
+  if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_verify_diffusion(a, s, *d);
   auto* training = std::get_if<plan::training_workload>(&any);
-  if (!training) throw bad_flag("--workload", a.workload, "verify runs training plans so far (a diffusion plan: see docs/planning.md)");
+  if (!training)
+    throw bad_flag("--workload", a.workload, "verify runs training and diffusion plans; an edge plan is not run here yet");
   auto w = *training;
   const auto r = plan_training_with(s, w, a.planning);
   const auto& p = r.chosen().plan;
@@ -167,13 +258,18 @@ void run_verify(const verify_args& a) {
 
 void register_verify(CLI::App& app) {
   auto a = std::make_shared<verify_args>();
-  auto* v = app.add_subcommand("verify", "Run the chosen training plan here, scaled down, beside the planner's prediction");
+  auto* v = app.add_subcommand("verify", "Run the chosen plan here, scaled down, beside the planner's prediction");
   v->add_option("--system", a->system, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
   v->add_option("--workload", a->workload, "A training workload: a preset or a JSON file")->type_name("PRESET|FILE");
   add_planning_flags(*v, a->planning);
   v->add_option("--ranks", a->ranks, "Ranks (threads) of the scaled-down run (default 4)")->type_name("COUNT");
   v->add_option("--steps", a->steps, "Training steps of the run (default 3)")->type_name("COUNT");
   v->add_option("--batch", a->batch, "Global batch of the run, split across ranks (default 256)")->type_name("COUNT");
+  v->add_option("--trace", a->trace, "A diffusion plan: the request trace to replay (default: a synthetic one)")
+      ->type_name("FILE.csv");
+  v->add_option("--embeddings", a->embeddings, "A diffusion plan: the trace's prompt embeddings")->type_name("FILE.fvecs");
+  v->add_option("--requests", a->requests, "A diffusion plan: requests of the synthetic trace (default 10000)")
+      ->type_name("COUNT");
   v->add_option("--train", a->train, "The trinity-train program (default: beside this one)")->type_name("FILE");
   v->add_flag("--json", a->json, "Print JSON");
   v->callback([a] { run_verify(*a); });
