@@ -103,6 +103,10 @@ plan::device_spec read_device(const reader& r, const json& d, const std::string&
   x.power = r.quantity<watts>(r.member(d, path, "power"), path + ".power");
   if (counted) x.count = r.count(r.member(d, path, "count"), path + ".count");
   if (d.contains("price_per_hour")) x.price_per_hour = r.number(d["price_per_hour"], path + ".price_per_hour");
+  if (d.contains("gpu")) {
+    if (!d["gpu"].is_boolean()) r.fail(path + ".gpu", "expected true (codecs run as GPU kernels) or false");
+    x.gpu = d["gpu"].get<bool>();
+  }
   if (d.contains("source")) x.source = r.text(d["source"], path + ".source");
   return x;
 }
@@ -565,7 +569,7 @@ plan::plan_result plan_training_with(const plan::system& s, plan::training_workl
   const auto o = objective_of(f);
   if (!f.error_budget.empty())
     w.error_budget = number_flag(f.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
-  const auto codecs = f.profile.empty() ? plan::default_codecs() : read_profile(f.profile);
+  const auto codecs = f.profile.empty() ? plan::default_codecs_for(s) : read_profile(f.profile);
   try {
     return plan::plan_training(s, w, codecs, {.objective = o, .link_budget = std::nullopt});
   } catch (const invalid_input& e) {

@@ -155,7 +155,10 @@ void run_verify(const verify_args& a) {
   if (!training)
     throw bad_flag("--workload", a.workload, "verify runs training and diffusion plans; an edge plan is not run here yet");
   auto w = *training;
-  const auto r = plan_training_with(s, w, a.planning);
+  // The plan is the system's (its own codecs); the profile, which measured this machine, only times the run.
+  auto planning = a.planning;
+  planning.profile.clear();
+  const auto r = plan_training_with(s, w, planning);
   const auto& p = r.chosen().plan;
   const auto& codec = r.codecs[p.codec];
 
@@ -212,7 +215,10 @@ void run_verify(const verify_args& a) {
     at_batch.sequence = static_cast<std::size_t>(summary.at("samples_per_rank").get<double>());
     auto as_run = p;
     as_run.recompute = false;  // trinity-train keeps its activations: price the FLOPs it runs
-    const auto timed = plan::price(here, at_batch, codec, as_run);
+    auto here_codec = codec;  // this machine's rates for the plan's codec, when the profile measured it
+    for (const auto& k : read_profile(a.planning.profile))
+      if (k.name == codec.name) here_codec = k;
+    const auto timed = plan::price(here, at_batch, here_codec, as_run);
     auto seconds_of = summary.at("step_seconds").get<std::vector<double>>();
     if (seconds_of.size() > 1) seconds_of.erase(seconds_of.begin());  // the first step also warms caches up
     std::sort(seconds_of.begin(), seconds_of.end());

@@ -30,6 +30,7 @@ struct device_spec {
   std::size_t count = 1;       //!< devices in the data-parallel group
   double price_per_hour = 0;   //!< dollars per device-hour (rent, or amortised purchase); 0: not priced
   std::string source;
+  bool gpu = false;            //!< its gradient codecs run as GPU kernels (plan::gpu_codecs)
 };
 
 struct tier_spec {
@@ -156,7 +157,7 @@ inline system gb200_nvl72_cxl() {
           // two GPUs and a Grace, at up to 2.7 kW).
           // $10.50 per GPU-hour: CoreWeave's on-demand list price of a 4-GPU GB200 NVL72 instance, $42.00/h (2025).
           {"gb200-gpu", flops_per_second{2.5e15}, watts{1200}, 72, 10.50,
-           "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2); CoreWeave list price"},
+           "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2); CoreWeave list price", true},
           {from(tiers::gb200_hbm3e::descriptor), grace, from(tiers::cxl_capacity::descriptor)},
           from(links::nvlink5_x18::descriptor),
           std::nullopt};
@@ -169,7 +170,7 @@ inline system h100_infiniband() {
           // 989 TFLOP/s dense BF16 and 700 W (NVIDIA H100 Tensor Core GPU data sheet, SXM5).
           // $6.16 per GPU-hour: CoreWeave's on-demand list price of an 8-GPU HGX H100 node, $49.24/h (2025).
           {"h100-sxm", flops_per_second{989e12}, watts{700}, 64, 6.16,
-           "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price"},
+           "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price", true},
           {from(tiers::h100_hbm3::descriptor), from(tiers::host_ddr::descriptor)},
           from(links::infiniband_400g::descriptor),
           std::nullopt};
@@ -195,7 +196,7 @@ inline system edge_5g_cloud() {
            "3GPP TS 22.261 Table 7.1-1 (urban macro); energy and price are assumptions"},
           // One H100 SXM in the cloud (as h100-ib-cluster: data sheet, CoreWeave list price per GPU-hour).
           device_spec{"cloud-h100", flops_per_second{989e12}, watts{700}, 1, 6.16,
-                      "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price"}};
+                      "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price", true}};
 }
 
 inline std::vector<std::string_view> names() { return {"gb200-nvl72-cxl", "h100-ib-cluster", "edge-5g-cloud"}; }

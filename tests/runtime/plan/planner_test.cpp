@@ -204,3 +204,21 @@ TEST_CASE("a narrower space, fixed at compile time, plans within it", "[plan]") 
   CHECK(r.chosen().plan.stage == 0);
   CHECK(r.candidates.size() == 6 * 1 * 1 * 2);
 }
+
+TEST_CASE("on GPUs the planner prices the codec kernels: int8 pays on InfiniBand, a CPU core's int8 does not",
+          "[plan]") {
+  const auto s = plan::presets::h100_infiniband();
+  const auto w = plan::presets::llm_70b();
+  REQUIRE(s.device.gpu);
+  const auto gpu = plan::default_codecs_for(s);
+  REQUIRE(gpu.size() == plan::gpu_codecs().size());
+  const auto on_gpu = plan::plan_training(s, w, gpu);
+  CHECK(on_gpu.codecs[on_gpu.chosen().plan.codec].name == "int8-ef");
+  // The codec's time is the fp32 gradient at the kernels' rates: 280 GB at 1.37 TB/s, then at 2.00 TB/s.
+  CHECK(on_gpu.chosen().cost.codec_time.value() == Approx(280e9 / 1.37e12 + 280e9 / 2.00e12));
+  const auto on_cpu = plan::plan_training(s, w, plan::default_codecs());
+  CHECK(on_cpu.codecs[on_cpu.chosen().plan.codec].name == "identity");  // 23 GB/s encodes slower than IB sends
+  auto edge = plan::presets::edge_5g_cloud();
+  CHECK_FALSE(edge.device.gpu);
+  CHECK(plan::default_codecs_for(edge).size() == plan::default_codecs().size());
+}
