@@ -5,6 +5,7 @@
 // plan/training/<system>  a whole plan (every candidate priced and checked, the Pareto front, the choice and its
 //                         explanation) for the 70B workload; counter candidates_per_second (target, issue 7:
 //                         >= 100,000).
+// plan/diffusion, plan/edge  the same for the diffusion cache and the edge stream presets.
 // price/one               one candidate priced alone.
 
 #include <benchmark/benchmark.h>
@@ -17,7 +18,7 @@ namespace {
 
 void bm_plan(benchmark::State& state, const plan::system& s) {
   const auto w = plan::presets::llm_70b();
-  const auto codecs = plan::default_codecs();
+  const auto codecs = plan::default_codecs_for(s);
   std::size_t candidates = 0;
   for (auto _ : state) {
     const auto r = plan::plan_training(s, w, codecs);
@@ -25,6 +26,30 @@ void bm_plan(benchmark::State& state, const plan::system& s) {
     benchmark::DoNotOptimize(r.choice);
   }
   state.counters["candidates_per_second"] = benchmark::Counter(static_cast<double>(candidates), benchmark::Counter::kIsRate);
+}
+
+template <class Plan>
+void bm_whole(benchmark::State& state, Plan plan) {
+  std::size_t candidates = 0;
+  for (auto _ : state) {
+    const auto r = plan();
+    candidates += r.candidates.size();
+    benchmark::DoNotOptimize(r.choice);
+  }
+  state.counters["candidates_per_second"] = benchmark::Counter(static_cast<double>(candidates), benchmark::Counter::kIsRate);
+}
+
+void bm_diffusion(benchmark::State& state) {
+  const auto s = plan::presets::gb200_nvl72_cxl();
+  const auto w = plan::presets::diffusion_dit_12b();
+  bm_whole(state, [&] { return plan::plan_diffusion(s, w); });
+}
+
+void bm_edge(benchmark::State& state) {
+  const auto s = plan::presets::edge_5g_cloud();
+  const auto w = plan::presets::edge_video_analytics();
+  const auto codecs = plan::default_feature_codecs();
+  bm_whole(state, [&] { return plan::plan_edge(s, w, codecs); });
 }
 
 void bm_price(benchmark::State& state) {
@@ -44,5 +69,7 @@ void bm_price(benchmark::State& state) {
 
 BENCHMARK_CAPTURE(bm_plan, gb200, plan::presets::gb200_nvl72_cxl())->Name("plan/training/gb200-nvl72-cxl");
 BENCHMARK_CAPTURE(bm_plan, h100, plan::presets::h100_infiniband())->Name("plan/training/h100-ib-cluster");
+BENCHMARK(bm_diffusion)->Name("plan/diffusion/gb200-nvl72-cxl");
+BENCHMARK(bm_edge)->Name("plan/edge/edge-5g-cloud");
 BENCHMARK(bm_price)->Name("price/one");
 BENCHMARK_MAIN();
