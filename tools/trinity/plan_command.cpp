@@ -120,6 +120,8 @@ plan::system read_system(const std::string& arg) {
   s.name = r.text(r.member(j, "", "name"), "name");
   s.device = read_device(r, r.member(j, "", "device"), "device", true);
   if (j.contains("server")) s.server = read_device(r, j["server"], "server", false);
+  if (j.contains("fabric")) s.fabric = r.text(j["fabric"], "fabric");
+  if (j.contains("fabric_memory_tier")) s.fabric_memory_tier = r.text(j["fabric_memory_tier"], "fabric_memory_tier");
   const auto& tiers = r.member(j, "", "tiers");
   if (!tiers.is_array()) r.fail("tiers", "expected an array, the device's own memory first");
   for (std::size_t i = 0; i < tiers.size(); ++i)

@@ -12,10 +12,11 @@
 //! rate, each against latency + size / bandwidth (a frame that waits behind the
 //! last one shows as a ratio above 1).
 //!
-//! Training and diffusion need a fabric the system runs on: the presets name
-//! theirs (gb200-nvl72-cxl runs on the nvl72-cxl fabric, h100-ib-cluster on
-//! rdma-cluster with one host per GPU NIC). An edge system needs none: its
-//! device, uplink and server are the fabric.
+//! Training and diffusion need a fabric the system runs on, which it names
+//! (`fabric`, and `fabric_memory_tier` for the tier its memory nodes stand
+//! for): gb200-nvl72-cxl runs on the nvl72-cxl fabric, h100-ib-cluster on
+//! rdma-cluster with one host per GPU NIC, a JSON system on any fabric preset.
+//! An edge system needs none: its device, uplink and server are the fabric.
 
 #include <algorithm>
 #include <cmath>
@@ -43,21 +44,32 @@ struct fabric_binding {
   std::string memory_tier;                //!< the system tier that node is (empty: none of the system's tiers)
 };
 
+//! The system's fabric preset built for this many ranks: ranks on its accelerators (or hosts, where it has
+//! none), its first memory node standing for the tier the system names. None when the system names no fabric.
 inline std::optional<fabric_binding> fabric_for(const system& s, std::size_t ranks) {
-  if (s.name == "gb200-nvl72-cxl") {
-    auto t = fabric::presets::nvl72_cxl(static_cast<int>(std::max<std::size_t>(ranks, 2)));
-    auto acc = t.of_kind(fabric::node_kind::accelerator);
-    acc.resize(ranks);
+  if (!s.fabric.empty()) {
+    const auto& known = fabric::presets::names();
+    if (std::find(known.begin(), known.end(), s.fabric) == known.end()) {
+      std::string list;
+      for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      throw invalid_input("fabric", "\"" + s.fabric + "\" is not a fabric preset; choose one of " + list);
+    }
+    const int n = static_cast<int>(std::max<std::size_t>(ranks, 2));
+    fabric::topology t = s.fabric == "nvl72-cxl"           ? fabric::presets::nvl72_cxl(n)
+                         : s.fabric == "rdma-cluster"      ? fabric::presets::rdma_cluster(n, 1)
+                         : s.fabric == "ualink-pod"        ? fabric::presets::ualink_pod(n)
+                         : s.fabric == "cxl-single-switch" ? fabric::presets::cxl_single_switch(n)
+                         : s.fabric == "cxl-two-level"     ? fabric::presets::cxl_two_level(n)
+                                                           : fabric::presets::by_name(s.fabric);
+    auto at = t.of_kind(fabric::node_kind::accelerator);
+    if (at.size() < ranks) at = t.of_kind(fabric::node_kind::host);
+    trinity::detail::require(at.size() >= ranks, "fabric",
+                             "the " + s.fabric + " fabric has " + std::to_string(at.size()) + " places for " +
+                                 std::to_string(ranks) + " ranks; choose a fabric that scales with them");
+    at.resize(ranks);
     const auto mem = t.of_kind(fabric::node_kind::memory);
-    return fabric_binding{"nvl72-cxl", std::move(t), std::move(acc),
-                          mem.empty() ? std::nullopt : std::optional(mem.front()), "cxl-capacity"};
-  }
-  if (s.name == "h100-ib-cluster") {
-    auto t = fabric::presets::rdma_cluster(static_cast<int>(ranks), 1);
-    auto hosts = t.of_kind(fabric::node_kind::host);
-    const auto mem = t.of_kind(fabric::node_kind::memory);
-    // Its memory servers are remote DDR over InfiniBand, not the host DDR the system offloads to.
-    return fabric_binding{"rdma-cluster", std::move(t), std::move(hosts), std::optional(mem.front()), ""};
+    return fabric_binding{s.fabric, std::move(t), std::move(at),
+                          mem.empty() ? std::nullopt : std::optional(mem.front()), s.fabric_memory_tier};
   }
   return std::nullopt;
 }
@@ -73,8 +85,9 @@ namespace detail {
 inline fabric_binding require_fabric(const system& s, std::size_t ranks) {
   auto f = fabric_for(s, ranks);
   trinity::detail::require(f.has_value(), "system",
-                           s.name + " names no simulated fabric; simulate runs the presets gb200-nvl72-cxl and "
-                                    "h100-ib-cluster (describe yours with fabric/topology.hpp)");
+                           s.name + " names no simulated fabric. Fix: add \"fabric\": one of the fabric presets "
+                                    "(trinity fabric --help lists them), and \"fabric_memory_tier\" if its memory "
+                                    "nodes stand for one of your tiers");
   return std::move(*f);
 }
 }  // namespace detail

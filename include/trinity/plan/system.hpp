@@ -58,6 +58,8 @@ struct system {
   std::vector<tier_spec> tiers;  //!< [0] the device's own memory, then slower tiers offloaded state may use
   link_spec interconnect;
   std::optional<device_spec> server;  //!< where a device may send work over the interconnect (edge systems)
+  std::string fabric;              //!< the fabric preset `simulate` lays it on (empty: the preset systems' own)
+  std::string fabric_memory_tier;  //!< the tier the fabric's memory nodes stand for (empty: none of them)
 };
 
 namespace detail {
@@ -107,6 +109,12 @@ inline void validate(const system& s) {
   detail::require_non_negative(s.interconnect.latency, "interconnect.latency");
   detail::require_non_negative(s.interconnect.energy, "interconnect.energy");
   detail::require_non_negative(s.interconnect.price_per_gb, "interconnect.price_per_gb");
+  if (!s.fabric_memory_tier.empty()) {
+    bool found = false;
+    for (const auto& t : s.tiers) found |= t.name == s.fabric_memory_tier;
+    trinity::detail::require(found, "fabric_memory_tier",
+                             "\"" + s.fabric_memory_tier + "\" is none of the system's tiers; name one of them");
+  }
   if (s.server) {
     trinity::detail::require(!s.server->name.empty(), "server.name", "the server needs a name");
     detail::require_positive(s.server->compute, "server.compute");
@@ -160,7 +168,9 @@ inline system gb200_nvl72_cxl() {
            "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2); CoreWeave list price", true},
           {from(tiers::gb200_hbm3e::descriptor), grace, from(tiers::cxl_capacity::descriptor)},
           from(links::nvlink5_x18::descriptor),
-          std::nullopt};
+          std::nullopt,
+          "nvl72-cxl",      // the fabric simulate lays it on (fabric/presets.hpp)
+          "cxl-capacity"};  // its memory trays are the CXL pool
 }
 
 //! 64 H100 SXM GPUs, 8 per node, data parallel across nodes over 400G InfiniBand (one NIC per GPU),
@@ -173,7 +183,9 @@ inline system h100_infiniband() {
            "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price", true},
           {from(tiers::h100_hbm3::descriptor), from(tiers::host_ddr::descriptor)},
           from(links::infiniband_400g::descriptor),
-          std::nullopt};
+          std::nullopt,
+          "rdma-cluster",  // one host per GPU NIC
+          ""};             // its memory servers are remote DDR over InfiniBand, not the host DDR offload uses
 }
 
 //! A camera's compute module on a 5G uplink to one cloud GPU: what edge video analytics runs on (the paper's
@@ -196,7 +208,9 @@ inline system edge_5g_cloud() {
            "3GPP TS 22.261 Table 7.1-1 (urban macro); energy and price are assumptions"},
           // One H100 SXM in the cloud (as h100-ib-cluster: data sheet, CoreWeave list price per GPU-hour).
           device_spec{"cloud-h100", flops_per_second{989e12}, watts{700}, 1, 6.16,
-                      "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price", true}};
+                      "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price", true},
+          "",   // the device, the uplink and the server are its fabric (plan/simulate.hpp)
+          ""};
 }
 
 inline std::vector<std::string_view> names() { return {"gb200-nvl72-cxl", "h100-ib-cluster", "edge-5g-cloud"}; }
