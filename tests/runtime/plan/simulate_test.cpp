@@ -40,6 +40,10 @@ TEST_CASE("a cached latent read crosses the fabric only when the cache lives on 
   CHECK(plan::simulate(h, d, plan::plan_diffusion(h, d)).empty());  // host DDR is not on the InfiniBand fabric
   auto mine = plan::presets::h100_infiniband();
   mine.name = "mine";
+  // Renamed, it still names its fabric and simulates the same; without one it is refused, with the fix.
+  const auto same = plan::simulate(mine, plan::presets::llm_7b(), plan::plan_training(mine, plan::presets::llm_7b(), plan::default_codecs()));
+  CHECK(same.size() == plan::simulate(h, plan::presets::llm_7b(), plan::plan_training(h, plan::presets::llm_7b(), plan::default_codecs())).size());
+  mine.fabric.clear();
   CHECK_THROWS_WITH(plan::simulate(mine, plan::presets::llm_7b(), plan::plan_training(mine, plan::presets::llm_7b(), plan::default_codecs())),
-                    Catch::StartsWith("system: mine names no simulated fabric"));
+                    Catch::StartsWith("system: mine names no simulated fabric") && Catch::Contains("Fix"));
 }
