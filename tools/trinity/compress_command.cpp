@@ -80,16 +80,21 @@ void run_calibrate(const calibrate_args& a) {
 
 }  // namespace
 
-//! The machine section of a profile, if it has one.
-std::optional<machine_profile> read_machine(const std::string& path) {
+namespace {
+nlohmann::json load_profile(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw bad_flag("--profile", path, "cannot be read; write one with `trinity calibrate --out " + path + "`");
-  nlohmann::json j;
   try {
-    j = nlohmann::json::parse(f);
+    return nlohmann::json::parse(f);
   } catch (const nlohmann::json::parse_error& e) {
     throw bad_flag("--profile", path, std::string("is not JSON: ") + e.what());
   }
+}
+}  // namespace
+
+//! The machine section of a profile, if it has one.
+std::optional<machine_profile> read_machine(const std::string& path) {
+  const nlohmann::json j = load_profile(path);
   if (!j.is_object() || !j.contains("machine")) return std::nullopt;
   const auto& m = j["machine"];
   const auto number = [&](const nlohmann::json& o, const char* key, const std::string& at) {
@@ -108,14 +113,7 @@ std::optional<machine_profile> read_machine(const std::string& path) {
 
 //! Reads a profile's compressors, naming the JSON path of anything wrong.
 std::vector<model::compressor_cost> read_profile(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw bad_flag("--profile", path, "cannot be read; write one with `trinity calibrate --out " + path + "`");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(f);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw bad_flag("--profile", path, std::string("is not JSON: ") + e.what());
-  }
+  const nlohmann::json j = load_profile(path);
   if (!j.is_object() || !j.contains("compressors") || !j["compressors"].is_array())
     throw bad_flag("--profile", path, "has no \"compressors\" array; write one with `trinity calibrate --out`");
   std::vector<model::compressor_cost> costs;

@@ -137,6 +137,19 @@ plan::system read_system(const std::string& arg) {
   return s;
 }
 
+// The workload validated against the system; a failure names the field as the file spells it (no "workload.").
+template <class W>
+W checked(const reader& r, W w, const plan::system& s) {
+  try {
+    plan::validate(w, s);
+  } catch (const invalid_input& e) {
+    std::string field = e.field();
+    if (field.rfind("workload.", 0) == 0) field = field.substr(9);
+    r.fail(field, e.problem());
+  }
+  return w;
+}
+
 // A diffusion workload: the cache trade. hit_rate is the power-law fit `trinity cache replay` prints.
 plan::diffusion_workload read_diffusion(const reader& r, const json& j, const plan::system& s) {
   plan::diffusion_workload w;
@@ -150,14 +163,7 @@ plan::diffusion_workload read_diffusion(const reader& r, const json& j, const pl
   const auto& h = r.member(j, "", "hit_rate");
   w.hit_rate = {per_byte{r.number(r.member(h, "hit_rate", "kappa_per_gb"), "hit_rate.kappa_per_gb") / 1e9},
                 r.number(r.member(h, "hit_rate", "gamma"), "hit_rate.gamma")};
-  try {
-    plan::validate(w, s);
-  } catch (const invalid_input& e) {
-    std::string field = e.field();
-    if (field.rfind("workload.", 0) == 0) field = field.substr(9);
-    r.fail(field, e.problem());
-  }
-  return w;
+  return checked(r, std::move(w), s);
 }
 
 // An edge stream: where its analysis runs. "bitrate" (the camera's own stream) sets the first encoding's bits per pixel.
@@ -192,14 +198,7 @@ plan::edge_workload read_edge(const reader& r, const json& j, const plan::system
     if (w.encodings.empty()) r.fail("bitrate", "needs an encoding to apply to; give encodings or leave them out");
     w.encodings[0].bits_per_pixel = rate.value() * 8.0 / (w.pixels() * w.frames_per_second);
   }
-  try {
-    plan::validate(w, s);
-  } catch (const invalid_input& e) {
-    std::string field = e.field();
-    if (field.rfind("workload.", 0) == 0) field = field.substr(9);
-    r.fail(field, e.problem());
-  }
-  return w;
+  return checked(r, std::move(w), s);
 }
 
 any_workload read_workload(const std::string& arg, const plan::system& s) {
@@ -235,14 +234,7 @@ any_workload read_workload(const std::string& arg, const plan::system& s) {
                      r.number(r.member(p, "precision", "optimizer"), "precision.optimizer")};
     }
   }
-  try {
-    plan::validate(w, s);
-  } catch (const invalid_input& e) {
-    std::string field = e.field();
-    if (field.rfind("workload.", 0) == 0) field = field.substr(9);
-    r.fail(field, e.problem());
-  }
-  return w;
+  return checked(r, std::move(w), s);
 }
 
 struct plan_args {
