@@ -32,7 +32,7 @@ echo
 echo
 echo "Measuring this machine (codecs, dense layers, thread link) into build/plan/profile.json..." >&2
 "$trinity" calibrate --size 4MiB --out build/plan/profile.json >/dev/null
-"$trinity" verify --system gb200-nvl72-cxl --workload llm-70b-train --profile build/plan/profile.json --steps 5 ||
+"$trinity" verify --system gb200-nvl72-cxl --workload llm-70b-train --profile build/plan/profile.json ||
   echo "(a measured figure of the plan's run is more than 20% from the prediction: see above)"
 
 rule "The planner on the other presets: a diffusion cache, an edge stream, and by cost"

@@ -13,7 +13,9 @@
 //!    gradient part of the traffic shrunk by the codec, at ring α-β times
 //!    (model/collectives.hpp) over the interconnect; a codec whose frames
 //!    cannot be summed on the way (top-k, PowerSGD) all-gathers every rank's
-//!    frame instead, (n − 1) frames sent per rank;
+//!    frame instead, (n − 1) frames sent per rank; codec time is what those
+//!    collectives encode and decode per rank (DDP's ring decodes (2n − 1)/n of
+//!    the gradient, a gather n gradients' worth);
 //!  - offload traffic (gradient shard down, parameter shard back) over the
 //!    offload tier's bandwidth;
 //!  - nothing overlaps: the step time is the sum, an upper bound;
@@ -107,8 +109,17 @@ inline training_cost price(const system& s, const training_workload& w, const mo
   c.link_bytes += share * static_cast<double>(gathers) * params;
   c.comm_time += static_cast<double>(gathers) * model::ring_all_gather_time(n, params, link);
   if (codec.name != "identity" && n > 1) {
+    // What comm/compressed.hpp runs per rank, in units of S, the fp32 gradient. The ring's reduce-scatter
+    // encodes and decodes a chunk at each of its n - 1 hops ((n - 1)/n each); DDP's all-gather then encodes
+    // its own chunk and decodes all n. Each hop also sends the frame's size first, a second message. The
+    // gather: one encode of S, and n frames decoded, whatever the stage.
     const bytes fp32{psi * 4.0};
-    c.codec_time = fp32 / codec.encode_rate + fp32 / codec.decode_rate;
+    const double share_of_s = (ranks - 1.0) / ranks;
+    const double encodes = codec.gathered || p.stage == 0 ? 1.0 : share_of_s;
+    const double decodes = codec.gathered ? ranks : share_of_s + (p.stage == 0 ? 1.0 : 0.0);
+    c.codec_time = encodes * (fp32 / codec.encode_rate) + decodes * (fp32 / codec.decode_rate);
+    const double size_messages = codec.gathered ? 0.0 : (p.stage == 0 ? 2.0 : 1.0) * (ranks - 1.0);
+    c.comm_time += size_messages * s.interconnect.latency;
   }
   c.offload_bytes = model::offload_traffic_per_step(psi, n, p.stage, b, offload);
   if (offload) {

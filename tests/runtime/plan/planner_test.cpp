@@ -214,8 +214,14 @@ TEST_CASE("on GPUs the planner prices the codec kernels: int8 pays on InfiniBand
   REQUIRE(gpu.size() == plan::gpu_codecs().size());
   const auto on_gpu = plan::plan_training(s, w, gpu);
   CHECK(on_gpu.codecs[on_gpu.chosen().plan.codec].name == "int8-ef");
-  // The codec's time is the fp32 gradient at the kernels' rates: 280 GB at 1.37 TB/s, then at 2.00 TB/s.
-  CHECK(on_gpu.chosen().cost.codec_time.value() == Approx(280e9 / 1.37e12 + 280e9 / 2.00e12));
+  // ZeRO 3 reduce-scatters: 63/64 of the 280 GB fp32 gradient encoded at 1.37 TB/s and decoded at 2.00 TB/s.
+  REQUIRE(on_gpu.chosen().plan.stage == 3);
+  CHECK(on_gpu.chosen().cost.codec_time.value() == Approx(63.0 / 64 * (280e9 / 1.37e12 + 280e9 / 2.00e12)));
+  // DDP's all-reduce also decodes every chunk of the all-gather: (2n - 1)/n of the gradient in all.
+  auto wide = s;
+  wide.tiers[0].capacity = bytes{1e13};
+  const auto ddp = plan::price(wide, w, gpu[2], {2, 0, 0, false});
+  CHECK(ddp.codec_time.value() == Approx(280e9 / 1.37e12 + 127.0 / 64 * 280e9 / 2.00e12));
   const auto on_cpu = plan::plan_training(s, w, plan::default_codecs());
   CHECK(on_cpu.codecs[on_cpu.chosen().plan.codec].name == "identity");  // 23 GB/s encodes slower than IB sends
   auto edge = plan::presets::edge_5g_cloud();
