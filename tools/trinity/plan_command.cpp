@@ -99,7 +99,16 @@ plan::device_spec read_device(const reader& r, const json& d, const std::string&
   if (!d.is_object()) r.fail(path, "expected an object with compute and power");
   plan::device_spec x;
   x.name = d.contains("name") ? r.text(d["name"], path + ".name") : path;
-  x.compute = r.quantity<flops_per_second>(r.member(d, path, "compute"), path + ".compute");
+  // One rate, or one per precision ({"bf16": ..., "fp32": ..., "int8": ...}); bf16's (else the first) is the default.
+  const auto& c = r.member(d, path, "compute");
+  if (c.is_object()) {
+    if (c.empty()) r.fail(path + ".compute", "name at least one precision, e.g. {\"bf16\": \"989TFLOPs\"}");
+    for (auto it = c.begin(); it != c.end(); ++it)
+      x.compute_by_precision.emplace_back(it.key(), r.quantity<flops_per_second>(it.value(), path + ".compute." + it.key()));
+    x.compute = c.contains("bf16") ? x.rate("bf16") : x.compute_by_precision.front().second;
+  } else {
+    x.compute = r.quantity<flops_per_second>(c, path + ".compute");
+  }
   x.power = r.quantity<watts>(r.member(d, path, "power"), path + ".power");
   if (counted) x.count = r.count(r.member(d, path, "count"), path + ".count");
   if (d.contains("price_per_hour")) x.price_per_hour = r.number(d["price_per_hour"], path + ".price_per_hour");
@@ -160,6 +169,7 @@ plan::diffusion_workload read_diffusion(const reader& r, const json& j, const pl
   w.latent_size = r.quantity<bytes>(r.member(j, "", "latent_size"), "latent_size");
   if (j.contains("stored_depths")) w.stored_depths = r.count(j["stored_depths"], "stored_depths");
   if (j.contains("model_bytes")) w.model_bytes = r.quantity<bytes>(j["model_bytes"], "model_bytes");
+  if (j.contains("precision")) w.precision = r.text(j["precision"], "precision");
   const auto& h = r.member(j, "", "hit_rate");
   w.hit_rate = {per_byte{r.number(r.member(h, "hit_rate", "kappa_per_gb"), "hit_rate.kappa_per_gb") / 1e9},
                 r.number(r.member(h, "hit_rate", "gamma"), "hit_rate.gamma")};
@@ -179,6 +189,7 @@ plan::edge_workload read_edge(const reader& r, const json& j, const plan::system
   if (j.contains("result_size")) w.result_size = r.quantity<bytes>(j["result_size"], "result_size");
   if (j.contains("model_bytes")) w.model_bytes = r.quantity<bytes>(j["model_bytes"], "model_bytes");
   if (j.contains("error_budget")) w.error_budget = r.number(j["error_budget"], "error_budget");
+  if (j.contains("precision")) w.precision = r.text(j["precision"], "precision");
   if (j.contains("encodings")) {
     const auto& e = j["encodings"];
     if (!e.is_array()) r.fail("encodings", "expected an array of {name, bits_per_pixel, encode_flops, decode_flops}");
@@ -226,12 +237,13 @@ any_workload read_workload(const std::string& arg, const plan::system& s) {
     if (p.is_string()) {
       const auto name = p.get<std::string>();
       if (name == "mixed") w.precision = model::mixed_precision_adam;
-      else if (name == "fp32") w.precision = model::fp32_adam;
+      else if (name == "fp32") w.precision = model::fp32_adam, w.compute_precision = "fp32";
       else r.fail("precision", "\"" + name + "\": expected \"mixed\" (bf16 + fp32 Adam), \"fp32\" or an object");
     } else {
       w.precision = {r.number(r.member(p, "precision", "parameter"), "precision.parameter"),
                      r.number(r.member(p, "precision", "gradient"), "precision.gradient"),
                      r.number(r.member(p, "precision", "optimizer"), "precision.optimizer")};
+      if (p.contains("compute")) w.compute_precision = r.text(p["compute"], "precision.compute");
     }
   }
   return checked(r, std::move(w), s);

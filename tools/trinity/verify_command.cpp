@@ -209,7 +209,8 @@ void run_verify(const verify_args& a) {
     // the cores share them) and the thread link, at the run's samples per rank.
     auto here = small_system;
     const double share = std::min(1.0, static_cast<double>(cores) / static_cast<double>(ranks));
-    here.device.compute = machine->dense * share;
+    here.device.compute = machine->dense * share;  // the MLP runs fp32 on the CPU: one rate for all
+    here.device.compute_by_precision.clear();
     here.interconnect.latency = machine->latency;
     here.interconnect.bandwidth = machine->bandwidth;
     auto at_batch = small;

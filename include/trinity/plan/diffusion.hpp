@@ -38,6 +38,7 @@ struct diffusion_workload {
   std::size_t stored_depths = 5;   //!< latents per entry (Table 1 stores 5, 10, 15, 20, 25)
   model::power_law hit_rate{};     //!< h(M), fitted to a replayed trace
   bytes model_bytes{};             //!< the model's weights, resident in tier 0
+  std::string precision = "bf16";  //!< the precision a denoising step runs at (device.rate)
 
   [[nodiscard]] bytes entry_size() const noexcept { return static_cast<double>(stored_depths) * latent_size; }
 };
@@ -80,7 +81,7 @@ inline cache_cost price(const system& s, const diffusion_workload& w, const cach
   const model::diffusion_cache m{w.steps, w.step_cost, w.reuse_depth, w.entry_size()};
   c.hit_rate = p.capacity > bytes{} ? w.hit_rate(p.capacity) : 0.0;
   c.compute = m.expected_cost(c.hit_rate);
-  c.compute_time = c.compute / s.device.compute;
+  c.compute_time = c.compute / s.device.rate(w.precision);
   bytes moved{};
   if (p.capacity > bytes{}) {
     const auto& t = s.tiers[p.tier];

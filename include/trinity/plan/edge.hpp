@@ -73,6 +73,7 @@ struct edge_workload {
   bytes result_size{};                      //!< what the analysis outputs per frame (detections)
   bytes model_bytes{};                      //!< the network's weights
   double error_budget = 0.01;               //!< largest relative error a feature codec may add
+  std::string precision = "int8";           //!< the precision the analysis runs at, on either side
   std::vector<video_encoding> encodings = paper_encodings();
 
   [[nodiscard]] double pixels() const noexcept { return static_cast<double>(width) * static_cast<double>(height); }
@@ -156,9 +157,9 @@ inline edge_cost price(const system& s, const edge_workload& w, const std::vecto
       break;
     }
   }
-  c.device_time = c.device_flops / s.device.compute + device_codec;
+  c.device_time = c.device_flops / s.device.rate(w.precision) + device_codec;
   c.uplink_time = s.interconnect.latency + c.sent / s.interconnect.bandwidth;
-  c.server_time = c.server_flops / server.compute + server_codec;
+  c.server_time = c.server_flops / server.rate(w.precision) + server_codec;
   c.total.compute = c.device_flops + c.server_flops;
   c.total.bandwidth = c.sent;
   c.total.memory = c.tier_bytes[0];

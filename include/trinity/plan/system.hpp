@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <trinity/error.hpp>
@@ -25,12 +26,21 @@ namespace trinity::plan {
 
 struct device_spec {
   std::string name;
-  flops_per_second compute{};  //!< sustained dense bf16 rate the training step runs at
+  flops_per_second compute{};  //!< sustained dense rate at bf16, and at any precision not listed below
   watts power{};               //!< board power while computing
   std::size_t count = 1;       //!< devices in the data-parallel group
   double price_per_hour = 0;   //!< dollars per device-hour (rent, or amortised purchase); 0: not priced
   std::string source;
   bool gpu = false;            //!< its gradient codecs run as GPU kernels (plan::gpu_codecs)
+  //! Dense rates at other precisions ("fp32", "int8", ...), where they differ from `compute`.
+  std::vector<std::pair<std::string, flops_per_second>> compute_by_precision = {};
+
+  //! The rate at which work of this precision runs.
+  [[nodiscard]] flops_per_second rate(std::string_view precision) const {
+    for (const auto& [precision_name, r] : compute_by_precision)
+      if (precision_name == precision) return r;
+    return compute;
+  }
 };
 
 struct tier_spec {
@@ -90,6 +100,10 @@ void require_non_negative(Q v, const std::string& field) {
 inline void validate(const system& s) {
   trinity::detail::require(!s.name.empty(), "name", "a system needs a name");
   detail::require_positive(s.device.compute, "device.compute");
+  for (const auto& [name, r] : s.device.compute_by_precision) {
+    trinity::detail::require(!name.empty(), "device.compute", "a precision needs a name (bf16, fp32, int8, ...)");
+    detail::require_positive(r, "device.compute." + name);
+  }
   detail::require_non_negative(s.device.power, "device.power");
   detail::require_non_negative(s.device.price_per_hour, "device.price_per_hour");
   trinity::detail::require(s.device.count >= 1 && s.device.count <= 1'000'000, "device.count",
@@ -118,6 +132,10 @@ inline void validate(const system& s) {
   if (s.server) {
     trinity::detail::require(!s.server->name.empty(), "server.name", "the server needs a name");
     detail::require_positive(s.server->compute, "server.compute");
+    for (const auto& [name, r] : s.server->compute_by_precision) {
+      trinity::detail::require(!name.empty(), "server.compute", "a precision needs a name (bf16, fp32, int8, ...)");
+      detail::require_positive(r, "server.compute." + name);
+    }
     detail::require_non_negative(s.server->power, "server.power");
     detail::require_non_negative(s.server->price_per_hour, "server.price_per_hour");
   }
@@ -164,8 +182,11 @@ inline system gb200_nvl72_cxl() {
           // 2:4 sparsity), so 2.5 PFLOP/s each; about 1.2 kW per GPU (NVIDIA lists the GB200 superchip,
           // two GPUs and a Grace, at up to 2.7 kW).
           // $10.50 per GPU-hour: CoreWeave's on-demand list price of a 4-GPU GB200 NVL72 instance, $42.00/h (2025).
+          // FP32 5,760 TFLOP/s and INT8 720 POPS with sparsity for 72 GPUs (the same table): 80 TFLOP/s and
+          // 5 POPS dense each.
           {"gb200-gpu", flops_per_second{2.5e15}, watts{1200}, 72, 10.50,
-           "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2); CoreWeave list price", true},
+           "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2); CoreWeave list price", true,
+           {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{5e15}}}},
           {from(tiers::gb200_hbm3e::descriptor), grace, from(tiers::cxl_capacity::descriptor)},
           from(links::nvlink5_x18::descriptor),
           std::nullopt,
@@ -179,8 +200,10 @@ inline system h100_infiniband() {
   return {"h100-ib-cluster",
           // 989 TFLOP/s dense BF16 and 700 W (NVIDIA H100 Tensor Core GPU data sheet, SXM5).
           // $6.16 per GPU-hour: CoreWeave's on-demand list price of an 8-GPU HGX H100 node, $49.24/h (2025).
+          // FP32 67 TFLOP/s; INT8 3,958 TOPS with sparsity, 1,979 dense (the same data sheet).
           {"h100-sxm", flops_per_second{989e12}, watts{700}, 64, 6.16,
-           "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price", true},
+           "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price", true,
+           {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}}},
           {from(tiers::h100_hbm3::descriptor), from(tiers::host_ddr::descriptor)},
           from(links::infiniband_400g::descriptor),
           std::nullopt,
@@ -194,9 +217,10 @@ inline system h100_infiniband() {
 inline system edge_5g_cloud() {
   return {"edge-5g-cloud",
           // NVIDIA Jetson Orin Nano 8GB module data sheet: 40 TOPS INT8 with 2:4 sparsity, so 20 TOPS dense,
-          // at its 15 W mode. Owned, not rented: no price per hour.
-          {"jetson-orin-nano", flops_per_second{20e12}, watts{15}, 1, 0.0,
-           "NVIDIA Jetson Orin Nano 8GB data sheet (dense INT8, 15 W mode)"},
+          // at its 15 W mode; FP16 at half the INT8 rate (Ampere tensor cores: 32 of them at 625 MHz, 512 dense
+          // FP16 FLOPs a clock each, 10 TFLOP/s). Owned, not rented: no price per hour.
+          {"jetson-orin-nano", flops_per_second{10e12}, watts{15}, 1, 0.0,
+           "NVIDIA Jetson Orin Nano 8GB data sheet (15 W mode)", false, {{"int8", flops_per_second{20e12}}}},
           // 8 GB LPDDR5 at 68 GB/s (the same data sheet); latency ~100 ns, typical of LPDDR5 (an assumption).
           {{"orin-lpddr5", bytes{8e9}, bytes_per_second{68e9}, seconds{100e-9}, joules_per_byte{0}, 0.0,
             "NVIDIA Jetson Orin Nano 8GB data sheet"}},
@@ -208,7 +232,8 @@ inline system edge_5g_cloud() {
            "3GPP TS 22.261 Table 7.1-1 (urban macro); energy and price are assumptions"},
           // One H100 SXM in the cloud (as h100-ib-cluster: data sheet, CoreWeave list price per GPU-hour).
           device_spec{"cloud-h100", flops_per_second{989e12}, watts{700}, 1, 6.16,
-                      "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price", true},
+                      "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price", true,
+                      {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}}},
           "",   // the device, the uplink and the server are its fabric (plan/simulate.hpp)
           ""};
 }

@@ -79,7 +79,7 @@ inline training_cost price(const system& s, const training_workload& w, const mo
   c.tier_bytes.assign(s.tiers.size(), bytes{});
 
   const flops work{(p.recompute ? 8.0 : 6.0) * psi * w.tokens_per_rank()};
-  c.compute_time = work / s.device.compute;
+  c.compute_time = work / s.device.rate(w.compute_precision);
 
   const bool offload = p.offload_tier != 0;
   const auto states = model::zero_memory_per_rank(psi, n, p.stage, b, offload);

@@ -32,7 +32,7 @@ TEST_CASE("an edge frame costs what the closed forms say", "[plan][edge]") {
   const auto s = plan::presets::edge_5g_cloud();
   const auto w = plan::presets::edge_video_analytics();
   const auto codecs = plan::default_feature_codecs();
-  const double up = 25e6 / 8, lat = 10e-3, server = 989e12, device = 20e12;
+  const double up = 25e6 / 8, lat = 10e-3, server = 1979e12, device = 20e12;  // both at their INT8 rates
 
   // h264 to the server: 1920·1080·0.15/8 bytes; the server decodes (1e9) and analyses (78.9e9).
   const auto v = plan::price(s, w, codecs, {plan::placement_site::server, 0});
@@ -84,9 +84,8 @@ TEST_CASE("the edge preset's plan keeps up, fits, and the preset's 3.3 MB featur
   }
   // Latency: the generative codec's 100x decoder FLOPs are nothing to an H100 next to 29 kB saved on 5G.
   CHECK(run(s, w, plan::objective::time).chosen().plan == plan::edge_plan{plan::placement_site::server, 2});
-  // Cost and energy: a frame analysed on an owned 15 W device beats renting a 700 W GPU.
+  // Cost: a frame analysed on an owned device beats renting a GPU and paying for the bytes.
   CHECK(run(s, w, plan::objective::cost).chosen().plan.where == plan::placement_site::device);
-  CHECK(run(s, w, plan::objective::energy).chosen().plan.where == plan::placement_site::device);
 }
 
 TEST_CASE("law: less uplink bandwidth never sends more bytes per frame", "[plan][edge][laws]") {
@@ -136,6 +135,7 @@ TEST_CASE("law: more device compute never does less work on the device", "[plan]
   const auto w = small_feature();
   auto s = plan::presets::edge_5g_cloud();
   s.interconnect.bandwidth = bytes_per_second{50e6};
+  s.device.compute_by_precision.clear();  // one rate for every precision: the one swept
   double last = -1;
   for (double tops = 0.5; tops <= 2000; tops *= 1.5) {
     s.device.compute = flops_per_second{tops * 1e12};

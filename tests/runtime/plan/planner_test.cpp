@@ -228,3 +228,19 @@ TEST_CASE("on GPUs the planner prices the codec kernels: int8 pays on InfiniBand
   CHECK_FALSE(edge.device.gpu);
   CHECK(plan::default_codecs_for(edge).size() == plan::default_codecs().size());
 }
+
+TEST_CASE("work runs at its precision's rate: fp32 training on an H100 at 67 TFLOP/s, bf16 at 989", "[plan]") {
+  const auto s = plan::presets::h100_infiniband();
+  auto w = plan::presets::llm_7b();
+  const auto codecs = plan::default_codecs_for(s);
+  const plan::training_plan p{0, 3, 0, false};
+  const double flop = 6.0 * w.parameters * w.tokens_per_rank();
+  CHECK(plan::price(s, w, codecs[0], p).compute_time.value() == Approx(flop / 989e12));
+  w.compute_precision = "fp32";
+  CHECK(plan::price(s, w, codecs[0], p).compute_time.value() == Approx(flop / 67e12));
+  w.compute_precision = "fp8";  // not listed: the device's default rate
+  CHECK(plan::price(s, w, codecs[0], p).compute_time.value() == Approx(flop / 989e12));
+  auto bad = s;
+  bad.device.compute_by_precision.emplace_back("int4", flops_per_second{-1});
+  CHECK_THROWS_WITH(plan::validate(bad), Catch::Contains("device.compute.int4"));
+}
