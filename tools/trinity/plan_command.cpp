@@ -348,7 +348,7 @@ void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffus
   }
   const auto& c = r.chosen().cost;
   std::cout << "Plan for " << w.name << " on " << s.name << " (per " << s.device.name << "), best " << a.planning.objective
-            << " of " << r.candidates.size() << " candidates:\n\n  " << plan::describe(r.chosen().plan, s) << "\n\n";
+            << " of " << r.candidates.size() << " candidates:\n\n  " << plan::describe(r.chosen().plan, s, r.codecs) << "\n\n";
   table t({"resource", "predicted per request"});
   t.add({"request time", to_string(c.total.time) + " (compute " + to_string(c.compute_time) + ", cache reads " +
                              to_string(c.read_time) + ", writes " + to_string(c.write_time) + ")"});
@@ -459,7 +459,7 @@ void run_simulate(const plan_args& a) {
   try {
     if (auto* d = std::get_if<plan::diffusion_workload>(&any)) {
       const auto r = plan::plan_diffusion(s, *d, {.objective = o, .link_budget = std::nullopt});
-      choice = plan::describe(r.chosen().plan, s);
+      choice = plan::describe(r.chosen().plan, s, r.codecs);
       sim = plan::simulate(s, *d, r);
     } else if (auto* e = std::get_if<plan::edge_workload>(&any)) {
       const auto r = plan::plan_edge(s, *e, plan::default_feature_codecs(), {.objective = o, .link_budget = std::nullopt});

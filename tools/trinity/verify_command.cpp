@@ -68,7 +68,7 @@ std::string ratio_text(const row& x) { return units::detail::format_number(x.rat
 void run_verify_diffusion(const verify_args& a, const plan::system& s, const plan::diffusion_workload& w) {
   const auto r = plan::plan_diffusion(s, w, {.objective = objective_of(a.planning), .link_budget = std::nullopt});
   const auto& c = r.chosen();
-  std::cout << "Plan: " << plan::describe(c.plan, s) << '\n';
+  std::cout << "Plan: " << plan::describe(c.plan, s, r.codecs) << '\n';
   if (c.plan.capacity <= bytes{}) {
     std::cout << "No cache was chosen: nothing to run.\n";
     return;
@@ -95,7 +95,9 @@ void run_verify_diffusion(const verify_args& a, const plan::system& s, const pla
     source = "the SYNTHETIC trace of `trinity cache gen-trace` (" + std::to_string(n) + " requests, seed 1)";
   }
   trinity::detail::require(w.steps <= static_cast<std::size_t>(1) << 30, "workload.steps", "too many steps");
-  const cache::replay_options o{.capacity = c.plan.capacity, .latent_size = w.latent_size, .step_cost = w.step_cost,
+  // A codec stores ratio × more latents in the same bytes: replay the cache that many latents fill.
+  const double ratio = plan::storage_ratio(w, r.codecs[c.plan.codec]);
+  const cache::replay_options o{.capacity = ratio * c.plan.capacity, .latent_size = w.latent_size, .step_cost = w.step_cost,
                                 .steps = static_cast<int>(w.steps), .warmup = 0.2};
   std::cerr << "trinity verify: replaying " << trace.size() << " requests through a " << to_string(c.plan.capacity)
             << " cache...\n";
@@ -105,7 +107,9 @@ void run_verify_diffusion(const verify_args& a, const plan::system& s, const pla
   const double counted = static_cast<double>(m.requests);
   const double full = static_cast<double>(w.steps) * w.step_cost.value();
   const std::vector<row> rows{
-      {"hit rate at " + to_string(c.plan.capacity), c.cost.hit_rate, m.hit_rate},
+      {"hit rate at " + to_string(c.plan.capacity) +
+           (ratio != 1.0 ? " (" + to_string(o.capacity) + " of latents as " + r.codecs[c.plan.codec].name + ")" : ""),
+       c.cost.hit_rate, m.hit_rate},
       {"steps a hit skips", static_cast<double>(w.reuse_depth),
        m.hits ? m.saved.value() / (static_cast<double>(m.hits) * w.step_cost.value()) : 0.0},
       {"compute per request", c.cost.compute.value(), full - m.saved.value() / std::max(counted, 1.0)},
@@ -118,7 +122,7 @@ void run_verify_diffusion(const verify_args& a, const plan::system& s, const pla
     for (const auto& x : rows)
       jr.push_back({{"mechanism", x.mechanism}, {"predicted", x.predicted}, {"measured", x.measured},
                     {"measured_over_predicted", x.ratio()}, {"within_20_percent", x.within(0.2)}});
-    std::cout << json{{"plan", plan::describe(c.plan, s)}, {"trace", source}, {"requests", trace.size()},
+    std::cout << json{{"plan", plan::describe(c.plan, s, r.codecs)}, {"trace", source}, {"requests", trace.size()},
                       {"rows", jr}, {"all_within_20_percent", all}, {"cache_bytes_held_at_end", held.value()}}
                      .dump(2)
               << '\n';
@@ -132,9 +136,9 @@ void run_verify_diffusion(const verify_args& a, const plan::system& s, const pla
       t.add({x.mechanism, shown(x.predicted), shown(x.measured), ratio_text(x), x.within(0.2) ? "yes" : "NO"});
     }
     t.print(std::cout);
-    std::cout << "\nThe cache held " << to_string(held) << " at the end of the trace (" << m.entries_at_end
-              << " entries) of the " << to_string(c.plan.capacity) << " planned";
-    if (held < 0.5 * c.plan.capacity)
+    std::cout << "\nThe cache held " << to_string(held) << " of latents at the end of the trace (" << m.entries_at_end
+              << " entries) of the " << to_string(o.capacity) << " planned";
+    if (held < 0.5 * o.capacity)
       std::cout << ": the trace's working set is smaller than the plan's cache, so the hit rate is the trace's ceiling";
     std::cout << ".\nNot run here: the reads and writes in " << s.tiers[c.plan.tier].name
               << ", priced at its latency + size / bandwidth (trinity simulate times a read across the fabric when the "

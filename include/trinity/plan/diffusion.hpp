@@ -8,7 +8,11 @@
 //!  - a hit reads one latent from the cache's tier (latency + size / bandwidth);
 //!  - a miss writes its entry, one latent per stored depth, into that tier;
 //!  - the cache's bytes count against the tier's capacity, the model's weights against tier 0.
-//! Candidates: no cache, or a capacity from 1 GB doubling up to what the tier holds, in each tier.
+//!  - the latents may be stored through a value codec (compute for memory): a capacity then holds
+//!    ratio × more entries, h(ratio·M), and every hit decodes and every insert encodes on the device;
+//!    the codec's error counts against the workload's error budget.
+//! Candidates: no cache, or a capacity from 1 GB doubling up to what the tier holds, in each tier, with
+//! each codec.
 //! Bigger caches save compute and cost capacity; a slow tier's reads can eat the saving, which is
 //! exactly what the planner weighs.
 
@@ -23,6 +27,7 @@
 #include <trinity/error.hpp>
 #include <trinity/model/cache.hpp>
 #include <trinity/model/hit_rate.hpp>
+#include <trinity/plan/codecs.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/units/format.hpp>
@@ -38,6 +43,8 @@ struct diffusion_workload {
   std::size_t stored_depths = 5;   //!< latents per entry (Table 1 stores 5, 10, 15, 20, 25)
   model::power_law hit_rate{};     //!< h(M), fitted to a replayed trace
   bytes model_bytes{};             //!< the model's weights, resident in tier 0
+  double latent_element_bytes = 4;  //!< bytes per element of a latent as the model holds it (4: fp32)
+  double error_budget = 0.01;       //!< largest relative error a codec may add to a stored latent
   std::string precision = "bf16";  //!< the precision a denoising step runs at (device.rate)
 
   [[nodiscard]] bytes entry_size() const noexcept { return static_cast<double>(stored_depths) * latent_size; }
@@ -54,48 +61,81 @@ inline void validate(const diffusion_workload& w, const system& s) {
   detail::require_positive(w.hit_rate.kappa, "workload.hit_rate.kappa");
   detail::require_positive(w.hit_rate.gamma, "workload.hit_rate.gamma");
   detail::require_non_negative(w.model_bytes, "workload.model_bytes");
+  trinity::detail::require(w.latent_element_bytes == 1 || w.latent_element_bytes == 2 || w.latent_element_bytes == 4,
+                           "workload.latent_element_bytes", "is 4 (fp32), 2 (bf16, fp16) or 1 (int8, fp8)");
+  detail::require_non_negative(w.error_budget, "workload.error_budget");
   trinity::detail::require(w.model_bytes <= s.tiers.front().capacity, "workload.model_bytes",
                            to_string(w.model_bytes) + " of weights do not fit " + s.tiers.front().name + " (" +
                                to_string(s.tiers.front().capacity) + ")");
 }
 
 struct cache_plan {
-  bytes capacity{};      //!< 0: no cache
-  std::size_t tier = 0;  //!< where the cache lives
+  bytes capacity{};       //!< 0: no cache
+  std::size_t tier = 0;   //!< where the cache lives
+  std::size_t codec = 0;  //!< how its latents are stored: an index into the codec list ("identity": as they are)
   friend bool operator==(const cache_plan&, const cache_plan&) = default;
 };
+
+//! Codecs a latent may be stored through: the value codecs the device runs (GPU kernels on a GPU), applied
+//! once, so without error feedback.
+inline std::vector<model::compressor_cost> latent_codecs(const system& s) {
+  std::vector<model::compressor_cost> out;
+  for (auto c : default_codecs_for(s)) {
+    if (c.name == "int8-ef") c.name = "int8";
+    if (c.name == "identity" || c.name == "bf16" || c.name == "int8") out.push_back(c);
+  }
+  return out;
+}
+
+//! How many times more latents a byte of cache holds through this codec (1 for identity; below 1: no gain).
+inline double storage_ratio(const diffusion_workload& w, const model::compressor_cost& k) {
+  return k.name == "identity" ? 1.0 : w.latent_element_bytes * k.ratio / 4.0;
+}
 
 struct cache_cost {
   double hit_rate = 0;
   flops compute{};
   seconds compute_time{}, read_time{}, write_time{};
+  seconds codec_time{};   //!< decoding hits and encoding inserts, per request
+  double error = 0;       //!< what the codec adds to a reused latent
   std::vector<bytes> tier_bytes;
   resource_vector total;  //!< per request: compute, bytes moved to and from the cache, bytes held, energy, time
   double dollars = 0;     //!< the device (and any priced tier) rented for the request
 };
 
-inline cache_cost price(const system& s, const diffusion_workload& w, const cache_plan& p) {
+inline cache_cost price(const system& s, const diffusion_workload& w, const cache_plan& p,
+                        const std::vector<model::compressor_cost>& codecs) {
   cache_cost c;
   c.tier_bytes.assign(s.tiers.size(), bytes{});
   c.tier_bytes[0] = w.model_bytes;
   const model::diffusion_cache m{w.steps, w.step_cost, w.reuse_depth, w.entry_size()};
-  c.hit_rate = p.capacity > bytes{} ? w.hit_rate(p.capacity) : 0.0;
+  const auto& k = codecs.at(p.codec);
+  const double ratio = storage_ratio(w, k);
+  c.hit_rate = p.capacity > bytes{} ? w.hit_rate(ratio * p.capacity) : 0.0;
   c.compute = m.expected_cost(c.hit_rate);
   c.compute_time = c.compute / s.device.rate(w.precision);
   bytes moved{};
   if (p.capacity > bytes{}) {
     const auto& t = s.tiers[p.tier];
     c.tier_bytes[p.tier] += p.capacity;
-    c.read_time = c.hit_rate * (t.latency + w.latent_size / t.bandwidth);
-    c.write_time = (1.0 - c.hit_rate) * (t.latency + w.entry_size() / t.bandwidth);
-    moved = c.hit_rate * w.latent_size + (1.0 - c.hit_rate) * w.entry_size();
+    const bytes latent = w.latent_size / ratio, entry = w.entry_size() / ratio;
+    c.read_time = c.hit_rate * (t.latency + latent / t.bandwidth);
+    c.write_time = (1.0 - c.hit_rate) * (t.latency + entry / t.bandwidth);
+    if (k.name != "identity") {
+      // Codec rates are per fp32 byte of input.
+      const double widen = 4.0 / w.latent_element_bytes;
+      c.codec_time = c.hit_rate * (widen * w.latent_size / k.decode_rate) +
+                     (1.0 - c.hit_rate) * (widen * w.entry_size() / k.encode_rate);
+      c.error = k.relative_error;
+    }
+    moved = c.hit_rate * latent + (1.0 - c.hit_rate) * entry;
     c.total.energy = moved * t.energy;
   }
   c.total.compute = c.compute;
   c.total.bandwidth = moved;
   c.total.memory = p.capacity;
-  c.total.time = c.compute_time + c.read_time + c.write_time;
-  c.total.energy += c.compute_time * s.device.power;
+  c.total.time = c.compute_time + c.read_time + c.write_time + c.codec_time;
+  c.total.energy += (c.compute_time + c.codec_time) * s.device.power;
   c.dollars = dollars(s, c.total.time, c.tier_bytes, bytes{});
   return c;
 }
@@ -108,6 +148,7 @@ struct cache_evaluated {
 };
 
 struct cache_plan_result {
+  std::vector<model::compressor_cost> codecs;
   std::vector<cache_evaluated> candidates;
   std::vector<std::size_t> pareto;  //!< feasible, non-dominated over (time, energy, cache bytes, dollars)
   std::size_t choice = 0, baseline = 0;
@@ -115,31 +156,51 @@ struct cache_plan_result {
   [[nodiscard]] const cache_evaluated& chosen() const { return candidates.at(choice); }
 };
 
-inline std::string describe(const cache_plan& p, const system& s) {
-  return p.capacity > bytes{} ? to_string(p.capacity) + " cache in " + s.tiers[p.tier].name : std::string("no cache");
+inline std::string describe(const cache_plan& p, const system& s, const std::vector<model::compressor_cost>& codecs) {
+  if (p.capacity <= bytes{}) return "no cache";
+  const std::string where = to_string(p.capacity) + " cache in " + s.tiers[p.tier].name;
+  return codecs.at(p.codec).name == "identity" ? where : where + ", latents stored as " + codecs[p.codec].name;
 }
 
-inline cache_plan_result plan_diffusion(const system& s, const diffusion_workload& w, const planner_options& o = {}) {
+inline cache_plan_result plan_diffusion(const system& s, const diffusion_workload& w, const planner_options& o = {},
+                                        std::vector<model::compressor_cost> codecs = {}) {
   validate(s);
   validate(w, s);
   detail::require_prices(s, o.objective);
+  if (codecs.empty()) codecs = latent_codecs(s);
+  std::size_t identity = codecs.size();
+  for (std::size_t i = 0; i < codecs.size(); ++i) {
+    model::validate(codecs[i]);
+    if (codecs[i].name == "identity") identity = i;
+  }
+  trinity::detail::require(identity < codecs.size(), "codecs", "must include \"identity\": latents stored as they are");
   cache_plan_result r;
-  r.candidates.push_back({{}, price(s, w, {}), {}});
+  r.codecs = std::move(codecs);
+  const auto& ks = r.codecs;
+  r.candidates.push_back({{bytes{}, 0, identity}, price(s, w, {bytes{}, 0, identity}, ks), {}});
   for (std::size_t t = 0; t < s.tiers.size(); ++t)
-    for (double gb = 1; gb * 1e9 <= s.tiers[t].capacity.value(); gb *= 2) {
-      const cache_plan p{bytes{gb * 1e9}, t};
-      cache_evaluated e{p, price(s, w, p), {}};
-      if (e.cost.tier_bytes[t] > s.tiers[t].capacity)
-        e.violation = s.tiers[t].name + " capacity: needs " + to_string(e.cost.tier_bytes[t]) + " of " +
-                      to_string(s.tiers[t].capacity) + " (the model's weights share it)";
-      r.candidates.push_back(std::move(e));
-    }
+    for (double gb = 1; gb * 1e9 <= s.tiers[t].capacity.value(); gb *= 2)
+      for (std::size_t k = 0; k < ks.size(); ++k) {
+        if (k != identity && storage_ratio(w, ks[k]) <= 1.0) continue;  // stores nothing smaller
+        const cache_plan p{bytes{gb * 1e9}, t, k};
+        cache_evaluated e{p, price(s, w, p, ks), {}};
+        if (e.cost.error > w.error_budget)
+          e.violation = "error budget: " + ks[k].name + " adds relative error " +
+                        units::detail::format_number(e.cost.error) + " to a reused latent, more than " +
+                        units::detail::format_number(w.error_budget);
+        else if (e.cost.tier_bytes[t] > s.tiers[t].capacity)
+          e.violation = s.tiers[t].name + " capacity: needs " + to_string(e.cost.tier_bytes[t]) + " of " +
+                        to_string(s.tiers[t].capacity) + " (the model's weights share it)";
+        r.candidates.push_back(std::move(e));
+      }
   const auto score = [&](const cache_cost& c) { return detail::score(c.total.time, c.total.energy, c.dollars, o.objective); };
-  // The objective, then the smaller cache: memory not needed is memory left for something else.
+  // The objective, then the smaller cache (memory not needed is memory left for something else), then the
+  // smaller error.
   const auto better = [&](const cache_evaluated& a, const cache_evaluated& b) {
     const double sa = score(a.cost), sb = score(b.cost);
     if (sa != sb) return sa < sb;
-    return a.plan.capacity < b.plan.capacity;
+    if (a.plan.capacity != b.plan.capacity) return a.plan.capacity < b.plan.capacity;
+    return a.cost.error < b.cost.error;
   };
   std::size_t best = 0;
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
@@ -164,23 +225,36 @@ inline cache_plan_result plan_diffusion(const system& s, const diffusion_workloa
                               to_string(c.cost.read_time + c.cost.write_time) + "; hit rate " +
                               units::detail::format_number(c.cost.hit_rate)
                         : x.binding_before;
-  if (c.plan.capacity > bytes{})
-    x.trades.push_back(describe(c.plan, s) + " (memory for compute): compute " + to_string(b.compute) + " -> " +
-                       to_string(c.cost.compute) + " per request, request time " + to_string(b.total.time) + " -> " +
-                       to_string(c.cost.total.time));
-  else
+  if (c.plan.capacity > bytes{}) {
+    const cache_plan plain{c.plan.capacity, c.plan.tier, identity};
+    const auto as_is = price(s, w, plain, ks);
+    x.trades.push_back(describe(plain, s, ks) + " (memory for compute): compute " + to_string(b.compute) + " -> " +
+                       to_string(as_is.compute) + " per request, request time " + to_string(b.total.time) + " -> " +
+                       to_string(as_is.total.time));
+    if (c.plan.codec != identity)
+      x.trades.push_back("latents stored as " + ks[c.plan.codec].name + " (compute for memory): " +
+                         units::detail::format_number(storage_ratio(w, ks[c.plan.codec])) +
+                         "x the entries, hit rate " + units::detail::format_number(as_is.hit_rate) + " -> " +
+                         units::detail::format_number(c.cost.hit_rate) + ", coding " + to_string(c.cost.codec_time) +
+                         " per request, request time " + to_string(as_is.total.time) + " -> " +
+                         to_string(c.cost.total.time));
+  } else {
     x.trades.push_back("none: no cache pays for its reads and writes here");
-  // Neighbours: the next capacity down and up in the same tier, and the same capacity in other tiers.
+  }
+  // Neighbours: the next capacity down and up in the same tier, the same capacity in other tiers (both with
+  // the chosen codec), and the same cache with the other codecs.
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const auto& e = r.candidates[i];
-    const bool same_tier_next = e.plan.tier == c.plan.tier && (e.plan.capacity == 2.0 * c.plan.capacity ||
-                                                               e.plan.capacity * 2.0 == c.plan.capacity);
-    const bool other_tier = e.plan.capacity == c.plan.capacity && e.plan.tier != c.plan.tier;
+    const bool same_codec = e.plan.codec == c.plan.codec;
+    const bool same_tier_next = same_codec && e.plan.tier == c.plan.tier &&
+                                (e.plan.capacity == 2.0 * c.plan.capacity || e.plan.capacity * 2.0 == c.plan.capacity);
+    const bool other_tier = same_codec && e.plan.capacity == c.plan.capacity && e.plan.tier != c.plan.tier;
+    const bool other_codec = !same_codec && e.plan.capacity == c.plan.capacity && e.plan.tier == c.plan.tier;
     const bool none = i == 0 && i != r.choice;
-    if (!(same_tier_next || other_tier || none) || i == r.choice) continue;
-    if (!e.fits()) x.rejected.push_back(describe(e.plan, s) + ": breaks the " + e.violation);
+    if (!(same_tier_next || other_tier || other_codec || none) || i == r.choice) continue;
+    if (!e.fits()) x.rejected.push_back(describe(e.plan, s, ks) + ": breaks the " + e.violation);
     else
-      x.rejected.push_back(describe(e.plan, s) + ": " +
+      x.rejected.push_back(describe(e.plan, s, ks) + ": " +
                            detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars, c.cost.total.time,
                                           c.cost.total.energy, c.cost.dollars, o.objective, "request time"));
   }
