@@ -113,11 +113,13 @@ any_workload workload_from(const std::string& arg, const plan::system& s);
 
 //! The flags plan, simulate and verify share, and what they mean (plan_command.cpp).
 struct planning_flags {
-  std::string objective = "time", profile, error_budget;
+  std::string objective = "time", profile, error_budget, link_budget;
 };
 void add_planning_flags(CLI::App& cmd, planning_flags& f);
 //! The objective flag, checked.
 plan::objective objective_of(const planning_flags& f);
+//! The objective and the link budget, checked: the planner's options.
+plan::planner_options options_of(const planning_flags& f);
 //! The training plan for these flags: the error budget applied to w, codecs from the profile or the defaults.
 plan::plan_result plan_training_with(const plan::system& s, plan::training_workload& w, const planning_flags& f);
 

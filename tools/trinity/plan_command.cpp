@@ -332,8 +332,8 @@ json cache_json(const plan::cache_evaluated& e, const plan::system& s) {
           {"fits", e.fits()}};
 }
 
-void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffusion_workload& w, plan::objective o) {
-  const auto r = plan::plan_diffusion(s, w, {.objective = o, .link_budget = std::nullopt});
+void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffusion_workload& w) {
+  const auto r = plan::plan_diffusion(s, w, options_of(a.planning));
   const auto& x = r.explanation;
   if (a.json) {
     json out{{"system", s.name}, {"workload", w.name}, {"objective", a.planning.objective},
@@ -386,10 +386,10 @@ json edge_json(const plan::edge_evaluated& e, const plan::edge_plan_result& r, c
           {"fits", e.fits()}};
 }
 
-void run_edge(const plan_args& a, const plan::system& s, const plan::edge_workload& w, plan::objective o) {
+void run_edge(const plan_args& a, const plan::system& s, const plan::edge_workload& w) {
   plan::edge_plan_result r;
   try {
-    r = plan::plan_edge(s, w, plan::default_feature_codecs(), {.objective = o, .link_budget = std::nullopt});
+    r = plan::plan_edge(s, w, plan::default_feature_codecs(), options_of(a.planning));
   } catch (const invalid_input& e) {
     throw usage_error(std::string(e.what()));
   }
@@ -452,17 +452,16 @@ void print_simulated(const std::vector<plan::simulated_pair>& v, const std::stri
 void run_simulate(const plan_args& a) {
   const auto s = read_system(a.system);
   auto any = read_workload(a.workload, s);
-  const auto o = objective_of(a.planning);
   std::vector<plan::simulated_pair> sim;
   std::string choice;
   std::size_t ranks = 2;
   try {
     if (auto* d = std::get_if<plan::diffusion_workload>(&any)) {
-      const auto r = plan::plan_diffusion(s, *d, {.objective = o, .link_budget = std::nullopt});
+      const auto r = plan::plan_diffusion(s, *d, options_of(a.planning));
       choice = plan::describe(r.chosen().plan, s, r.codecs);
       sim = plan::simulate(s, *d, r);
     } else if (auto* e = std::get_if<plan::edge_workload>(&any)) {
-      const auto r = plan::plan_edge(s, *e, plan::default_feature_codecs(), {.objective = o, .link_budget = std::nullopt});
+      const auto r = plan::plan_edge(s, *e, plan::default_feature_codecs(), options_of(a.planning));
       choice = plan::describe(r.chosen().plan, *e, r.codecs);
       sim = plan::simulate(s, *e, r);
     } else {
@@ -492,9 +491,8 @@ void run_simulate(const plan_args& a) {
 void run_plan(const plan_args& a) {
   const auto s = read_system(a.system);
   auto any = read_workload(a.workload, s);
-  const auto o = objective_of(a.planning);
-  if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_diffusion(a, s, *d, o);
-  if (auto* e = std::get_if<plan::edge_workload>(&any)) return run_edge(a, s, *e, o);
+  if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_diffusion(a, s, *d);
+  if (auto* e = std::get_if<plan::edge_workload>(&any)) return run_edge(a, s, *e);
   auto& w = std::get<plan::training_workload>(any);
   const auto r = plan_training_with(s, w, a.planning);
   const auto& x = r.explanation;
@@ -560,8 +558,16 @@ void add_planning_flags(CLI::App& cmd, planning_flags& f) {
       ->type_name("time|energy|cost");
   cmd.add_option("--profile", f.profile, "Gradient codec costs from `trinity calibrate --out` (default: the figures "
                                          "in docs/compression.md)")->type_name("FILE");
+  cmd.add_option("--link-budget", f.link_budget, "Most bytes a rank may send per training step, or a device per "
+                                                 "edge frame (default: no limit)")->type_name("SIZE");
   cmd.add_option("--error-budget", f.error_budget, "Largest relative gradient error a codec may add (default: the "
                                                    "workload's, 0.01)")->type_name("NUMBER");
+}
+
+plan::planner_options options_of(const planning_flags& f) {
+  plan::planner_options o{.objective = objective_of(f), .link_budget = std::nullopt};
+  if (!f.link_budget.empty()) o.link_budget = quantity_flag<bytes>(f.link_budget, "--link-budget");
+  return o;
 }
 
 plan::objective objective_of(const planning_flags& f) {
@@ -572,12 +578,12 @@ plan::objective objective_of(const planning_flags& f) {
 }
 
 plan::plan_result plan_training_with(const plan::system& s, plan::training_workload& w, const planning_flags& f) {
-  const auto o = objective_of(f);
+  const auto o = options_of(f);
   if (!f.error_budget.empty())
     w.error_budget = number_flag(f.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
   const auto codecs = f.profile.empty() ? plan::default_codecs_for(s) : read_profile(f.profile);
   try {
-    return plan::plan_training(s, w, codecs, {.objective = o, .link_budget = std::nullopt});
+    return plan::plan_training(s, w, codecs, o);
   } catch (const invalid_input& e) {
     throw usage_error(std::string(e.what()));
   }

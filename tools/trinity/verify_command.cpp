@@ -66,7 +66,7 @@ std::string ratio_text(const row& x) { return units::detail::format_number(x.rat
 // A diffusion plan: its cache, at the chosen capacity, replayed for real through trinity::cache (exact flat
 // index, LRU, Table 1 reuse) on a trace, beside what the planner priced from the workload's hit-rate curve.
 void run_verify_diffusion(const verify_args& a, const plan::system& s, const plan::diffusion_workload& w) {
-  const auto r = plan::plan_diffusion(s, w, {.objective = objective_of(a.planning), .link_budget = std::nullopt});
+  const auto r = plan::plan_diffusion(s, w, options_of(a.planning));
   const auto& c = r.chosen();
   std::cout << "Plan: " << plan::describe(c.plan, s, r.codecs) << '\n';
   if (c.plan.capacity <= bytes{}) {

@@ -195,7 +195,10 @@ inline std::string describe(const edge_plan& p, const edge_workload& w, const st
 
 namespace detail {
 
-inline std::string check(const system& s, const edge_workload& w, const edge_cost& c, const std::string& codec) {
+inline std::string check(const system& s, const edge_workload& w, const edge_cost& c, const std::string& codec,
+                         const std::optional<bytes>& budget) {
+  if (budget && c.sent > *budget)
+    return "uplink budget: sends " + to_string(c.sent) + " per frame, more than " + to_string(*budget);
   if (c.error > w.error_budget)
     return "error budget: " + codec + " adds relative error " + units::detail::format_number(c.error) + ", more than " +
            units::detail::format_number(w.error_budget);
@@ -244,7 +247,8 @@ inline edge_plan_result plan_edge(const system& s, const edge_workload& w,
   r.codecs = std::move(codecs);
   const auto add = [&](edge_plan p) {
     edge_evaluated e{p, price(s, w, r.codecs, p), {}};
-    e.violation = detail::check(s, w, e.cost, p.where == placement_site::split ? r.codecs[p.option].name : "");
+    e.violation = detail::check(s, w, e.cost, p.where == placement_site::split ? r.codecs[p.option].name : "",
+                                o.link_budget);
     r.candidates.push_back(std::move(e));
   };
   for (std::size_t i = 0; i < w.encodings.size(); ++i) add({placement_site::server, i});

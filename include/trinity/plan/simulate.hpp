@@ -135,11 +135,12 @@ inline std::vector<simulated_pair> simulate(const system& s, const diffusion_wor
   const auto f = detail::require_fabric(s, 2);
   const auto& t = s.tiers[p.tier];
   if (!f.memory || t.name != f.memory_tier) return out;
+  const bytes latent = w.latent_size / storage_ratio(w, r.codecs.at(p.codec));  // as stored
   fabric::simulator sim(f.topology);
-  const auto flow = sim.transfer(*f.memory, f.ranks.front(), w.latent_size);
+  const auto flow = sim.transfer(*f.memory, f.ranks.front(), latent);
   sim.run();
-  out.push_back({"one cached latent read from " + t.name + " (" + to_string(w.latent_size) + ")",
-                 t.latency + w.latent_size / t.bandwidth, sim.finish(flow), sim.events()});
+  out.push_back({"one cached latent read from " + t.name + " (" + to_string(latent) + ")",
+                 t.latency + latent / t.bandwidth, sim.finish(flow), sim.events()});
   return out;
 }
 
