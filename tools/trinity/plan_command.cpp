@@ -5,11 +5,19 @@
 
 #include "cli.hpp"
 
+#include <trinity/cache/approximate_cache.hpp>
+#include <trinity/cache/eviction.hpp>
+#include <trinity/cache/flat_index.hpp>
+#include <trinity/cache/fvecs.hpp>
+#include <trinity/cache/replay.hpp>
+#include <trinity/cache/trace.hpp>
+#include <trinity/model/fit.hpp>
 #include <trinity/plan.hpp>
 #include <trinity/presets.hpp>
 #include <trinity/units/format.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +33,7 @@ using json = nlohmann::json;
 class reader {
  public:
   reader(std::string file) : file_(std::move(file)) {}
+  [[nodiscard]] const std::string& file() const noexcept { return file_; }
 
   [[noreturn]] void fail(const std::string& path, const std::string& problem) const {
     throw usage_error(file_ + ": " + path + ": " + problem);
@@ -159,20 +168,83 @@ W checked(const reader& r, W w, const plan::system& s) {
   return w;
 }
 
-// A diffusion workload: the cache trade. hit_rate is the power-law fit `trinity cache replay` prints.
+// A request trace in place of a hit-rate curve: replayed through the cache (exact flat index, LRU, Table 1
+// reuse) at each capacity, the power law fitted to the points, and the mean steps a hit skips measured.
+// Paths are relative to the workload file.
+void fit_from_trace(const reader& r, const json& t, plan::diffusion_workload& w, bool measure_reuse) {
+  if (!t.is_object()) r.fail("trace", "expected {\"requests\": FILE.csv, \"embeddings\": FILE.fvecs, \"capacities\": [...]}");
+  const auto base = std::filesystem::path(r.file()).parent_path();
+  const auto path_of = [&](const char* key) {
+    const std::filesystem::path p = r.text(r.member(t, "trace", key), std::string("trace.") + key);
+    return (p.is_absolute() ? p : base / p).string();
+  };
+  std::vector<bytes> caps{bytes{1e9}, bytes{1e10}, bytes{1e11}, bytes{1e12}};
+  if (t.contains("capacities")) {
+    if (!t["capacities"].is_array() || t["capacities"].size() < 2)
+      r.fail("trace.capacities", "expected at least two capacities, e.g. [\"1GB\", \"10GB\", \"100GB\"]");
+    caps.clear();
+    for (std::size_t i = 0; i < t["capacities"].size(); ++i)
+      caps.push_back(r.quantity<bytes>(t["capacities"][i], "trace.capacities[" + std::to_string(i) + "]"));
+  }
+  cache::embedding_matrix e;
+  std::vector<cache::request> trace;
+  try {
+    e = cache::read_fvecs(path_of("embeddings"));
+  } catch (const invalid_input& x) {
+    r.fail("trace.embeddings", x.what());
+  }
+  try {
+    trace = cache::read_trace(path_of("requests"), e.rows());
+  } catch (const invalid_input& x) {
+    r.fail("trace.requests", x.what());
+  }
+  std::vector<model::capacity_point> points;
+  double saved = 0, hits = 0;
+  for (const bytes c : caps) {
+    std::cerr << "trinity: replaying " << trace.size() << " requests of the workload's trace at " << to_string(c) << '\n';
+    const cache::replay_options o{.capacity = c, .latent_size = w.latent_size, .step_cost = w.step_cost,
+                                  .steps = static_cast<int>(w.steps), .warmup = 0.2};
+    cache::approximate_cache<cache::flat_index, cache::lru> cache(cache::flat_index(e.dimension), {c, w.step_cost});
+    const auto m = cache::replay(cache, e, trace, o);
+    if (m.hit_rate > 0 && m.hit_rate < 1) points.push_back({c, m.hit_rate});
+    saved += m.saved.value();
+    hits += static_cast<double>(m.hits);
+  }
+  if (points.size() < 2)
+    r.fail("trace", "gave fewer than two capacities with a hit rate strictly between 0 and 1; choose capacities "
+                    "around the trace's working set");
+  w.hit_rate = model::fit_power_law(points).model;
+  if (measure_reuse && hits > 0)
+    w.reuse_depth = static_cast<std::size_t>(std::lround(saved / (hits * w.step_cost.value())));
+}
+
+// A diffusion workload: the cache trade. hit_rate is the power-law fit `trinity cache replay` prints, or a
+// trace to replay and fit.
 plan::diffusion_workload read_diffusion(const reader& r, const json& j, const plan::system& s) {
   plan::diffusion_workload w;
   w.name = r.text(r.member(j, "", "name"), "name");
   w.steps = r.count(r.member(j, "", "steps"), "steps");
   w.step_cost = r.quantity<flops>(r.member(j, "", "step_flops"), "step_flops");
-  w.reuse_depth = r.count(r.member(j, "", "reuse_depth"), "reuse_depth");
+  if (j.contains("reuse_depth") || !j.contains("trace"))
+    w.reuse_depth = r.count(r.member(j, "", "reuse_depth"), "reuse_depth");
   w.latent_size = r.quantity<bytes>(r.member(j, "", "latent_size"), "latent_size");
   if (j.contains("stored_depths")) w.stored_depths = r.count(j["stored_depths"], "stored_depths");
   if (j.contains("model_bytes")) w.model_bytes = r.quantity<bytes>(j["model_bytes"], "model_bytes");
   if (j.contains("precision")) w.precision = r.text(j["precision"], "precision");
-  const auto& h = r.member(j, "", "hit_rate");
-  w.hit_rate = {per_byte{r.number(r.member(h, "hit_rate", "kappa_per_gb"), "hit_rate.kappa_per_gb") / 1e9},
-                r.number(r.member(h, "hit_rate", "gamma"), "hit_rate.gamma")};
+  if (j.contains("latent_element_bytes"))
+    w.latent_element_bytes = r.number(j["latent_element_bytes"], "latent_element_bytes");
+  if (j.contains("error_budget")) w.error_budget = r.number(j["error_budget"], "error_budget");
+  if (j.contains("trace") == j.contains("hit_rate"))
+    r.fail("hit_rate", "give a hit-rate curve (hit_rate) or a request trace to fit one from (trace), one of the two");
+  if (j.contains("trace")) {
+    if (w.steps < 25 || w.latent_size <= bytes{} || !(w.step_cost > flops{}))
+      r.fail("trace", "replaying needs steps of at least 25 (Table 1's deepest reuse), a latent_size and step_flops");
+    fit_from_trace(r, j["trace"], w, !j.contains("reuse_depth"));
+  } else {
+    const auto& h = j["hit_rate"];
+    w.hit_rate = {per_byte{r.number(r.member(h, "hit_rate", "kappa_per_gb"), "hit_rate.kappa_per_gb") / 1e9},
+                  r.number(r.member(h, "hit_rate", "gamma"), "hit_rate.gamma")};
+  }
   return checked(r, std::move(w), s);
 }
 
