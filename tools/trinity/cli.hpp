@@ -5,6 +5,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <trinity/cache/fvecs.hpp>
+#include <trinity/cache/replay.hpp>
+#include <trinity/cache/trace.hpp>
 #include <trinity/error.hpp>
 #include <trinity/model/compression.hpp>
 #include <trinity/plan/diffusion.hpp>
@@ -105,6 +108,11 @@ std::vector<model::compressor_cost> read_profile(const std::string& path);
 //! Its machine section (machine_profile.hpp), if it has one.
 struct machine_profile;
 std::optional<machine_profile> read_machine(const std::string& path);
+
+//! A trace replayed through the exact cache (flat index, LRU, Table 1 reuse), as verify and a traced diffusion
+//! workload replay it (cache_command.cpp, which compiles the cache once for all three).
+cache::replay_result replay_exact(const cache::embedding_matrix& e, const std::vector<cache::request>& trace,
+                                  const cache::replay_options& o);
 
 //! A system or workload given as a preset name or a JSON file (plan_command.cpp); errors name the path.
 plan::system system_from(const std::string& arg);

@@ -5,12 +5,6 @@
 
 #include "cli.hpp"
 
-#include <trinity/cache/approximate_cache.hpp>
-#include <trinity/cache/eviction.hpp>
-#include <trinity/cache/flat_index.hpp>
-#include <trinity/cache/fvecs.hpp>
-#include <trinity/cache/replay.hpp>
-#include <trinity/cache/trace.hpp>
 #include <trinity/model/fit.hpp>
 #include <trinity/plan.hpp>
 #include <trinity/presets.hpp>
@@ -204,8 +198,7 @@ void fit_from_trace(const reader& r, const json& t, plan::diffusion_workload& w,
     std::cerr << "trinity: replaying " << trace.size() << " requests of the workload's trace at " << to_string(c) << '\n';
     const cache::replay_options o{.capacity = c, .latent_size = w.latent_size, .step_cost = w.step_cost,
                                   .steps = static_cast<int>(w.steps), .warmup = 0.2};
-    cache::approximate_cache<cache::flat_index, cache::lru> cache(cache::flat_index(e.dimension), {c, w.step_cost});
-    const auto m = cache::replay(cache, e, trace, o);
+    const auto m = replay_exact(e, trace, o);
     if (m.hit_rate > 0 && m.hit_rate < 1) points.push_back({c, m.hit_rate});
     saved += m.saved.value();
     hits += static_cast<double>(m.hits);
@@ -366,6 +359,22 @@ void draw_front(const std::string& path, const std::string& title, const std::st
   }
 }
 
+// Any planner's result as JSON: what the command was asked, the choice (also as "predicted"), the untraded
+// baseline, the Pareto front and the explanation, each candidate as `one` writes it.
+template <class Result, class One>
+void print_result_json(const plan_args& a, const plan::system& s, const std::string& workload, json extra,
+                       const Result& r, One one) {
+  const auto& x = r.explanation;
+  json out{{"system", s.name}, {"workload", workload}, {"objective", a.planning.objective},
+           {"candidates", r.candidates.size()}, {"choice", one(r.chosen())}, {"predicted", one(r.chosen())},
+           {"baseline", one(r.candidates[r.baseline])}, {"pareto", json::array()},
+           {"explanation", {{"binding_before", x.binding_before}, {"binding_after", x.binding_after},
+                            {"trades", x.trades}, {"rejected", x.rejected}}}};
+  for (const auto i : r.pareto) out["pareto"].push_back(one(r.candidates[i]));
+  if (extra.is_object()) out.update(extra);
+  std::cout << out.dump(2) << '\n';
+}
+
 json cost_json(const plan::evaluated& e, const plan::plan_result& r, const plan::system& s) {
   const auto& c = e.cost;
   json tiers = json::object();
@@ -408,14 +417,7 @@ void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffus
   const auto r = plan::plan_diffusion(s, w, options_of(a.planning));
   const auto& x = r.explanation;
   if (a.json) {
-    json out{{"system", s.name}, {"workload", w.name}, {"objective", a.planning.objective},
-             {"candidates", r.candidates.size()}, {"choice", cache_json(r.chosen(), s)},
-             {"predicted", cache_json(r.chosen(), s)}, {"baseline", cache_json(r.candidates[r.baseline], s)},
-             {"pareto", json::array()},
-             {"explanation", {{"binding_before", x.binding_before}, {"binding_after", x.binding_after},
-                              {"trades", x.trades}, {"rejected", x.rejected}}}};
-    for (const auto i : r.pareto) out["pareto"].push_back(cache_json(r.candidates[i], s));
-    std::cout << out.dump(2) << '\n';
+    print_result_json(a, s, w.name, {}, r, [&](const plan::cache_evaluated& e) { return cache_json(e, s); });
     return;
   }
   const auto& c = r.chosen().cost;
@@ -467,14 +469,7 @@ void run_edge(const plan_args& a, const plan::system& s, const plan::edge_worklo
   }
   const auto& x = r.explanation;
   if (a.json) {
-    json out{{"system", s.name}, {"workload", w.name}, {"objective", a.planning.objective},
-             {"candidates", r.candidates.size()}, {"choice", edge_json(r.chosen(), r, w)},
-             {"predicted", edge_json(r.chosen(), r, w)}, {"baseline", edge_json(r.candidates[r.baseline], r, w)},
-             {"pareto", json::array()},
-             {"explanation", {{"binding_before", x.binding_before}, {"binding_after", x.binding_after},
-                              {"trades", x.trades}, {"rejected", x.rejected}}}};
-    for (const auto i : r.pareto) out["pareto"].push_back(edge_json(r.candidates[i], r, w));
-    std::cout << out.dump(2) << '\n';
+    print_result_json(a, s, w.name, {}, r, [&](const plan::edge_evaluated& e) { return edge_json(e, r, w); });
     return;
   }
   const auto& c = r.chosen().cost;
@@ -580,14 +575,8 @@ void run_plan(const plan_args& a) {
                {r.chosen().cost.total.time.value(), r.chosen().cost.tier_bytes[0].value() / 1e9});
   }
   if (a.json) {
-    json out{{"system", s.name}, {"workload", w.name}, {"objective", a.planning.objective},
-             {"ranks", w.ranks(s)}, {"candidates", r.candidates.size()},
-             {"choice", cost_json(r.chosen(), r, s)}, {"predicted", cost_json(r.chosen(), r, s)},
-             {"baseline", cost_json(r.candidates[r.baseline], r, s)}, {"pareto", json::array()},
-             {"explanation", {{"binding_before", x.binding_before}, {"binding_after", x.binding_after},
-                              {"trades", x.trades}, {"rejected", x.rejected}}}};
-    for (const auto i : r.pareto) out["pareto"].push_back(cost_json(r.candidates[i], r, s));
-    std::cout << out.dump(2) << '\n';
+    print_result_json(a, s, w.name, {{"ranks", w.ranks(s)}}, r,
+                      [&](const plan::evaluated& e) { return cost_json(e, r, s); });
     return;
   }
   const auto& c = r.chosen().cost;

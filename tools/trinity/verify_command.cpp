@@ -14,12 +14,6 @@
 #include "cli.hpp"
 #include "machine_profile.hpp"
 
-#include <trinity/cache/approximate_cache.hpp>
-#include <trinity/cache/eviction.hpp>
-#include <trinity/cache/fvecs.hpp>
-#include <trinity/cache/replay.hpp>
-#include <trinity/cache/trace.hpp>
-#include <trinity/cache/flat_index.hpp>
 #include <trinity/plan.hpp>
 #include <trinity/units/format.hpp>
 
@@ -101,8 +95,7 @@ void run_verify_diffusion(const verify_args& a, const plan::system& s, const pla
                                 .steps = static_cast<int>(w.steps), .warmup = 0.2};
   std::cerr << "trinity verify: replaying " << trace.size() << " requests through a " << to_string(c.plan.capacity)
             << " cache...\n";
-  cache::approximate_cache<cache::flat_index, cache::lru> cache(cache::flat_index(e.dimension), {o.capacity, o.step_cost});
-  const auto m = cache::replay(cache, e, trace, o);
+  const auto m = replay_exact(e, trace, o);
 
   const double counted = static_cast<double>(m.requests);
   const double full = static_cast<double>(w.steps) * w.step_cost.value();
@@ -271,7 +264,7 @@ void register_verify(CLI::App& app) {
   auto a = std::make_shared<verify_args>();
   auto* v = app.add_subcommand("verify", "Run the chosen plan here, scaled down, beside the planner's prediction");
   v->add_option("--system", a->system, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
-  v->add_option("--workload", a->workload, "A training workload: a preset or a JSON file")->type_name("PRESET|FILE");
+  v->add_option("--workload", a->workload, "A training or diffusion workload: a preset or a JSON file")->type_name("PRESET|FILE");
   add_planning_flags(*v, a->planning);
   v->add_option("--ranks", a->ranks, "Ranks (threads) of the scaled-down run (default 4)")->type_name("COUNT");
   v->add_option("--steps", a->steps, "Training steps of the run (default 3)")->type_name("COUNT");

@@ -202,20 +202,14 @@ inline cache_plan_result plan_diffusion(const system& s, const diffusion_workloa
     if (a.plan.capacity != b.plan.capacity) return a.plan.capacity < b.plan.capacity;
     return a.cost.error < b.cost.error;
   };
-  std::size_t best = 0;
-  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-    const auto& e = r.candidates[i];
-    if (!e.fits()) continue;
-    if (better(e, r.candidates[best])) best = i;
-    bool dominated = false;
-    const auto keys = [](const cache_cost& c) {
-      return std::array{c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.dollars};
-    };
-    for (std::size_t j = 0; j < r.candidates.size() && !dominated; ++j)
-      dominated = j != i && r.candidates[j].fits() && detail::dominates_on(keys(r.candidates[j].cost), keys(e.cost));
-    if (!dominated) r.pareto.push_back(i);
-  }
-  r.choice = best;
+  // "No cache" always fits, so there is always a best.
+  r.choice = *detail::choose_on_front(
+      r.candidates, better,
+      [](const cache_evaluated& e) {
+        const auto& c = e.cost;
+        return std::array{c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.dollars};
+      },
+      r.pareto);
   const auto& c = r.chosen();
   const auto& b = r.candidates[0].cost;
   auto& x = r.explanation;

@@ -261,19 +261,13 @@ inline edge_plan_result plan_edge(const system& s, const edge_workload& w,
                       detail::score(c.total.time, c.total.energy, c.dollars, detail::runner_up(o.objective)),
                       c.sent.value(), c.total.memory.value()};
   };
-  const auto front_keys = [](const edge_cost& c) {
-    return std::array{c.total.time.value(), c.total.energy.value(), c.sent.value(), c.total.memory.value(), c.dollars};
-  };
-  std::optional<std::size_t> best;
-  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-    const auto& e = r.candidates[i];
-    if (!e.fits()) continue;
-    if (!best || key(e.cost) < key(r.candidates[*best].cost)) best = i;
-    bool dominated = false;
-    for (std::size_t j = 0; j < r.candidates.size() && !dominated; ++j)
-      dominated = j != i && r.candidates[j].fits() && detail::dominates_on(front_keys(r.candidates[j].cost), front_keys(e.cost));
-    if (!dominated) r.pareto.push_back(i);
-  }
+  const auto best = detail::choose_on_front(
+      r.candidates, [&](const edge_evaluated& a, const edge_evaluated& b) { return key(a.cost) < key(b.cost); },
+      [](const edge_evaluated& e) {
+        const auto& c = e.cost;
+        return std::array{c.total.time.value(), c.total.energy.value(), c.sent.value(), c.total.memory.value(), c.dollars};
+      },
+      r.pareto);
   if (!best) {
     std::string why;
     for (const auto& e : r.candidates) why += "\n  " + describe(e.plan, w, r.codecs) + ": " + e.violation;

@@ -133,13 +133,28 @@ bool dominates_on(const std::array<double, N>& a, const std::array<double, N>& b
   return strictly;
 }
 
-//! Over time, energy, device bytes, bytes sent and dollars.
+//! Among the feasible candidates (those whose fits() holds): the index of the best by `better`, if any, and
+//! the Pareto front over `keys` (an array per candidate, lower is better), appended to `front`.
+template <class Candidates, class Better, class Keys>
+std::optional<std::size_t> choose_on_front(const Candidates& c, Better better, Keys keys, std::vector<std::size_t>& front) {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (!c[i].fits()) continue;
+    if (!best || better(c[i], c[*best])) best = i;
+    const auto mine = keys(c[i]);
+    bool dominated = false;
+    for (std::size_t j = 0; j < c.size() && !dominated; ++j) dominated = j != i && c[j].fits() && dominates_on(keys(c[j]), mine);
+    if (!dominated) front.push_back(i);
+  }
+  return best;
+}
+
+//! A training plan's Pareto keys: time, energy, device bytes, bytes sent and dollars.
+inline std::array<double, 5> pareto_keys(const training_cost& c) {
+  return {c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.link_bytes.value(), c.dollars};
+}
 inline bool pareto_dominates(const training_cost& a, const training_cost& b) {
-  const auto keys = [](const training_cost& c) {
-    return std::array{c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.link_bytes.value(),
-                      c.dollars};
-  };
-  return dominates_on(keys(a), keys(b));
+  return dominates_on(pareto_keys(a), pareto_keys(b));
 }
 
 inline std::string describe(const training_plan& p, const system& s, const std::vector<model::compressor_cost>& codecs) {
@@ -203,16 +218,9 @@ plan_result plan_training(const system& s, const training_workload& w, std::vect
   for (std::size_t i = 0; i < r.candidates.size(); ++i)
     if (r.candidates[i].plan == base) r.baseline = i;
 
-  std::optional<std::size_t> best;
-  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-    const auto& e = r.candidates[i];
-    if (!e.fits()) continue;
-    if (!best || detail::better(e, r.candidates[*best], o.objective)) best = i;
-    bool dominated = false;
-    for (std::size_t j = 0; j < r.candidates.size() && !dominated; ++j)
-      dominated = j != i && r.candidates[j].fits() && detail::pareto_dominates(r.candidates[j].cost, e.cost);
-    if (!dominated) r.pareto.push_back(i);
-  }
+  const auto best = detail::choose_on_front(
+      r.candidates, [&](const evaluated& a, const evaluated& b) { return detail::better(a, b, o.objective); },
+      [](const evaluated& e) { return detail::pareto_keys(e.cost); }, r.pareto);
   if (!best) {
     std::string why = r.candidates[r.baseline].violation;
     for (const auto& e : r.candidates)
