@@ -9,6 +9,8 @@
 #include <trinity/cache/replay.hpp>
 #include <trinity/cache/trace.hpp>
 #include <trinity/error.hpp>
+#include <trinity/io/profile.hpp>
+#include <trinity/io/workload.hpp>
 #include <trinity/model/compression.hpp>
 #include <trinity/plan/diffusion.hpp>
 #include <trinity/plan/edge.hpp>
@@ -103,11 +105,12 @@ class table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-//! A profile written by `trinity calibrate --out`; errors name the JSON path.
-std::vector<model::compressor_cost> read_profile(const std::string& path);
-//! Its machine section (machine_profile.hpp), if it has one.
-struct machine_profile;
-std::optional<machine_profile> read_machine(const std::string& path);
+//! A profile written by `trinity calibrate --out` (io/profile.hpp); errors name the file and the JSON path.
+io::profile read_profile_file(const std::string& path);
+//! Its codecs.
+inline std::vector<model::compressor_cost> read_profile(const std::string& path) {
+  return read_profile_file(path).compressors;
+}
 
 //! A trace replayed through the exact cache (flat index, LRU, Table 1 reuse), as verify and a traced diffusion
 //! workload replay it (cache_command.cpp, which compiles the cache once for all three).
@@ -116,7 +119,7 @@ cache::replay_result replay_exact(const cache::embedding_matrix& e, const std::v
 
 //! A system or workload given as a preset name or a JSON file (plan_command.cpp); errors name the path.
 plan::system system_from(const std::string& arg);
-using any_workload = std::variant<plan::training_workload, plan::diffusion_workload, plan::edge_workload>;
+using io::any_workload;
 any_workload workload_from(const std::string& arg, const plan::system& s);
 
 //! The flags plan, simulate and verify share, and what they mean (plan_command.cpp).

@@ -61,7 +61,7 @@ void run_calibrate(const calibrate_args& a) {
   }
   std::cerr << "calibrate: this machine's dense layers and thread link...\n";
   const auto machine = measure_machine();
-  profile["machine"] = to_json(machine);
+  profile["machine"] = machine_json(machine);
   if (!a.out.empty()) {
     std::ofstream f(a.out);
     if (!f) throw bad_flag("--out", a.out, "cannot be written");
@@ -80,68 +80,20 @@ void run_calibrate(const calibrate_args& a) {
 
 }  // namespace
 
-namespace {
-nlohmann::json load_profile(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw bad_flag("--profile", path, "cannot be read; write one with `trinity calibrate --out " + path + "`");
+io::profile read_profile_file(const std::string& path) {
+  std::ifstream probe(path);
+  if (!probe) throw bad_flag("--profile", path, "cannot be read; write one with `trinity calibrate --out " + path + "`");
   try {
-    return nlohmann::json::parse(f);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw bad_flag("--profile", path, std::string("is not JSON: ") + e.what());
-  }
-}
-}  // namespace
-
-//! The machine section of a profile, if it has one.
-std::optional<machine_profile> read_machine(const std::string& path) {
-  const nlohmann::json j = load_profile(path);
-  if (!j.is_object() || !j.contains("machine")) return std::nullopt;
-  const auto& m = j["machine"];
-  const auto number = [&](const nlohmann::json& o, const char* key, const std::string& at) {
-    if (!o.is_object() || !o.contains(key) || !o[key].is_number() || !(o[key].get<double>() > 0))
-      throw bad_flag("--profile", path, at + "." + key + ": missing or not a positive number");
-    return o[key].get<double>();
-  };
-  machine_profile out;
-  out.dense = flops_per_second{number(m, "dense_flops_per_second", "machine")};
-  const auto& l = m.contains("thread_link") ? m["thread_link"] : nlohmann::json();
-  out.latency = seconds{number(l, "latency_s", "machine.thread_link")};
-  out.bandwidth = bytes_per_second{number(l, "bandwidth_Bps", "machine.thread_link")};
-  out.cores = static_cast<unsigned>(number(m, "cores", "machine"));
-  return out;
-}
-
-//! Reads a profile's compressors, naming the JSON path of anything wrong.
-std::vector<model::compressor_cost> read_profile(const std::string& path) {
-  const nlohmann::json j = load_profile(path);
-  if (!j.is_object() || !j.contains("compressors") || !j["compressors"].is_array())
-    throw bad_flag("--profile", path, "has no \"compressors\" array; write one with `trinity calibrate --out`");
-  std::vector<model::compressor_cost> costs;
-  for (std::size_t i = 0; i < j["compressors"].size(); ++i) {
-    const auto& c = j["compressors"][i];
-    const std::string at = "compressors[" + std::to_string(i) + "]";
-    auto number = [&](const char* key) {
-      if (!c.contains(key) || !c[key].is_number())
-        throw bad_flag("--profile", path, at + "." + key + ": missing or not a number");
-      return c[key].get<double>();
-    };
-    if (!c.contains("name") || !c["name"].is_string()) throw bad_flag("--profile", path, at + ".name: missing");
-    model::compressor_cost cost{c["name"].get<std::string>(), number("ratio"),
-                                bytes_per_second{number("encode_rate_Bps")}, bytes_per_second{number("decode_rate_Bps")},
-                                number("relative_error"), c.value("lossless", false), false};
-    // Profiles before "gathered" existed: the catalog's traits say, for the codecs it knows.
-    if (c.contains("gathered")) cost.gathered = c["gathered"].is_boolean() && c["gathered"].get<bool>();
-    else
+    // Profiles written before "gathered" existed: the catalog's traits say, for the codecs it knows.
+    return io::read_profile(io::load(path), [](std::string_view name) {
       for (const auto& entry : compress::catalog())
-        if (entry.name == cost.name) cost.gathered = compress::all_reduce_gathers(entry.make().traits());
-    try {
-      model::validate(cost);
-    } catch (const invalid_input& e) {
-      throw bad_flag("--profile", path, at + ": " + e.what());
-    }
-    costs.push_back(std::move(cost));
+        if (entry.name == name) return compress::all_reduce_gathers(entry.make().traits());
+      return false;
+    });
+  } catch (const invalid_input& e) {
+    if (e.field() == path) throw bad_flag("--profile", path, e.problem());
+    throw bad_flag("--profile", path, e.what());
   }
-  return costs;
 }
 
 namespace {

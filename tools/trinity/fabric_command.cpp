@@ -7,15 +7,12 @@
 //   trinity fabric --preset cxl-single-switch
 //   trinity fabric --topology rack.json --json
 //
-// Topology JSON: {"cxl_version": 3, "pbr": true,
-//                 "nodes": [{"name": "h0", "kind": "host"}, {"name": "sw", "kind": "switch", "family": "cxl"},
-//                           {"name": "m0", "kind": "memory", "capacity": "1TB"}],
-//                 "links": [{"a": "h0", "b": "sw", "link": "cxl3-x16"}, ...]}
-// "link" names a preset (trinity presets lists them).
+// A topology file is read by io::read_topology (io/topology.hpp has the schema).
 
 #include "cli.hpp"
 
 #include <trinity/fabric.hpp>
+#include <trinity/io/topology.hpp>
 #include <trinity/presets.hpp>
 #include <trinity/units/format.hpp>
 
@@ -26,69 +23,15 @@ namespace trinity::cli {
 namespace {
 
 
-const nlohmann::json& field(const nlohmann::json& j, const char* key, const std::string& path) {
-  if (!j.is_object() || !j.contains(key)) throw invalid_input(path + "." + key, "is missing");
-  return j.at(key);
-}
-std::string text(const nlohmann::json& j, const char* key, const std::string& path) {
-  const auto& v = field(j, key, path);
-  if (!v.is_string()) throw invalid_input(path + "." + key, "must be a string");
-  return v.get<std::string>();
-}
-
-link_family family_named(const std::string& name, const std::string& path) {
-  for (auto f : {link_family::nvlink, link_family::nvlink_c2c, link_family::ualink, link_family::cxl, link_family::pcie,
-                 link_family::infiniband, link_family::ethernet, link_family::rdma})
-    if (to_string(f) == name) return f;
-  throw invalid_input(path, "\"" + name + "\" is not a link family (nvlink, nvlink-c2c, ualink, cxl, pcie, infiniband, ethernet, rdma)");
-}
-
 fabric::topology from_json(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw invalid_input("--topology", file + " cannot be read");
-  nlohmann::json j;
+  std::ifstream probe(file);
+  if (!probe) throw bad_flag("--topology", file, "cannot be read");
   try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw invalid_input("--topology", file + " is not JSON: " + e.what());
+    return io::read_topology(io::load(file));
+  } catch (const invalid_input& e) {
+    if (e.field() == file) throw usage_error(file + ": " + e.problem());
+    throw usage_error(file + ": " + e.what());
   }
-  fabric::profile prof;
-  if (j.contains("cxl_version")) {
-    if (!j["cxl_version"].is_number_integer()) throw invalid_input("cxl_version", "must be 1, 2 or 3");
-    prof.cxl_version = j["cxl_version"].get<int>();
-  }
-  if (j.contains("pbr")) prof.pbr = j["pbr"].get<bool>();
-  fabric::topology t(prof);
-  const auto& nodes = field(j, "nodes", "topology");
-  if (!nodes.is_array()) throw invalid_input("nodes", "must be an array");
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const std::string path = "nodes[" + std::to_string(i) + "]";
-    const auto name = text(nodes[i], "name", path), kind = text(nodes[i], "kind", path);
-    if (kind == "host") t.add_host(name);
-    else if (kind == "accelerator") t.add_accelerator(name);
-    else if (kind == "bridge") t.add_bridge(name);
-    else if (kind == "switch")
-      t.add_switch(name, nodes[i].contains("family") ? family_named(text(nodes[i], "family", path), path + ".family") : link_family::cxl);
-    else if (kind == "memory")
-      t.add_memory(name, quantity_flag<bytes>(text(nodes[i], "capacity", path), path + ".capacity"));
-    else throw invalid_input(path + ".kind", "\"" + kind + "\" is not host, accelerator, switch, memory or bridge");
-  }
-  const auto& links = field(j, "links", "topology");
-  if (!links.is_array()) throw invalid_input("links", "must be an array");
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    const std::string path = "links[" + std::to_string(i) + "]";
-    const auto name = text(links[i], "link", path);
-    const link_descriptor* found = nullptr;
-    for (const auto& l : preset_links)
-      if (l.name == name) found = &l;
-    if (!found) throw invalid_input(path + ".link", "\"" + name + "\" is not a link preset (trinity presets lists them)");
-    try {
-      t.connect(t.find(text(links[i], "a", path)), t.find(text(links[i], "b", path)), *found);
-    } catch (const invalid_input& e) {
-      throw invalid_input(path, e.what());
-    }
-  }
-  return t;
 }
 
 struct measurement {

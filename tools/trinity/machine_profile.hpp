@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <trinity/comm/thread_world.hpp>
+#include <trinity/io/profile.hpp>
 #include <trinity/shard/ledger.hpp>
 #include <trinity/units/quantity.hpp>
 
@@ -22,12 +23,7 @@
 
 namespace trinity::cli {
 
-struct machine_profile {
-  flops_per_second dense{};     //!< one thread's rate on trinity-train's layers
-  seconds latency{};            //!< one exchange between two thread ranks, empty message
-  bytes_per_second bandwidth{};  //!< bytes per second of an exchange's copy, beyond its latency
-  unsigned cores = 1;           //!< hardware threads: ranks beyond these share them
-};
+using io::machine_profile;
 
 namespace detail {
 
@@ -108,7 +104,7 @@ inline machine_profile measure_machine() {
   return m;
 }
 
-inline nlohmann::json to_json(const machine_profile& m) {
+inline nlohmann::json machine_json(const machine_profile& m) {
   return {{"dense_flops_per_second", m.dense.value()},
           {"thread_link", {{"latency_s", m.latency.value()}, {"bandwidth_Bps", m.bandwidth.value()}}},
           {"cores", m.cores}};

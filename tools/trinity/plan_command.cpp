@@ -5,6 +5,10 @@
 
 #include "cli.hpp"
 
+#include <trinity/io/diffusion_trace.hpp>
+#include <trinity/io/system.hpp>
+#include <trinity/io/workload.hpp>
+
 #include <trinity/model/fit.hpp>
 #include <trinity/plan.hpp>
 #include <trinity/presets.hpp>
@@ -23,295 +27,40 @@ namespace {
 
 using json = nlohmann::json;
 
-// A JSON value at a path, read as the planner's types; every failure names the path.
-class reader {
- public:
-  reader(std::string file) : file_(std::move(file)) {}
-  [[nodiscard]] const std::string& file() const noexcept { return file_; }
-
-  [[noreturn]] void fail(const std::string& path, const std::string& problem) const {
-    throw usage_error(file_ + ": " + path + ": " + problem);
-  }
-  const json& member(const json& j, const std::string& path, const char* key) const {
-    if (!j.contains(key)) fail(path + "." + key, "missing");
-    return j[key];
-  }
-  template <class Q>
-  Q quantity(const json& j, const std::string& path) const {
-    if (j.is_number()) return Q{j.get<double>()};  // base units: bytes, seconds, B/s, FLOP/s, W, J/B
-    if (!j.is_string()) fail(path, "expected a quantity such as \"80GB\" or a number in base units");
-    try {
-      return units::parse<Q>(j.get<std::string>(), path);
-    } catch (const invalid_input& e) {
-      fail(path, e.problem());
-    }
-  }
-  double number(const json& j, const std::string& path) const {
-    if (!j.is_number()) fail(path, "expected a number");
-    return j.get<double>();
-  }
-  std::size_t count(const json& j, const std::string& path) const {
-    if (!j.is_number_unsigned()) fail(path, "expected a whole number, 0 or more");
-    return j.get<std::size_t>();
-  }
-  std::string text(const json& j, const std::string& path) const {
-    if (!j.is_string()) fail(path, "expected a string");
-    return j.get<std::string>();
-  }
-
- private:
-  std::string file_;
-};
-
-json load(const std::string& path, std::string_view flag) {
-  std::ifstream f(path);
-  if (!f) throw bad_flag(flag, path, "is neither a preset nor a readable file");
+// A system or workload file read by the library's strict reader; a failure names the file and the JSON path.
+template <class Read>
+auto from_file(const std::string& path, std::string_view flag, std::span<const std::string_view> presets, Read read) {
+  std::ifstream probe(path);
+  if (!probe)
+    throw bad_flag(flag, path, "is neither a preset nor a readable file" + trinity::detail::suggestion(path, presets));
   try {
-    return json::parse(f);
-  } catch (const json::parse_error& e) {
-    throw bad_flag(flag, path, std::string("is not JSON: ") + e.what());
+    return read(io::load(path));
+  } catch (const invalid_input& e) {
+    // io::load names the file as the field of a syntax error; the readers name the JSON path.
+    if (e.field() == path) throw usage_error(path + ": " + e.problem());
+    throw usage_error(path + ": " + e.what());
   }
-}
-
-// A tier or a link: a preset's name, or an object that may start from a preset and override its fields.
-template <class Spec, class Find>
-Spec read_spec(const reader& r, const json& j, const std::string& path, Find find, const std::string& kind) {
-  if (j.is_string()) {
-    const auto d = find(j.get<std::string>());
-    if (!d) r.fail(path, "\"" + j.get<std::string>() + "\" is not a " + kind + " preset (trinity presets lists them)");
-    return plan::from(*d);
-  }
-  if (!j.is_object()) r.fail(path, "expected a " + kind + " preset name or an object");
-  Spec x;
-  if (j.contains("preset")) x = read_spec<Spec>(r, j["preset"], path + ".preset", find, kind);
-  if (j.contains("name")) x.name = r.text(j["name"], path + ".name");
-  if constexpr (requires { x.capacity; })
-    if (j.contains("capacity")) x.capacity = r.quantity<bytes>(j["capacity"], path + ".capacity");
-  if (j.contains("bandwidth")) x.bandwidth = r.quantity<bytes_per_second>(j["bandwidth"], path + ".bandwidth");
-  if (j.contains("latency")) x.latency = r.quantity<seconds>(j["latency"], path + ".latency");
-  if (j.contains("energy")) x.energy = r.quantity<joules_per_byte>(j["energy"], path + ".energy");
-  if constexpr (requires { x.price_per_gb_hour; })
-    if (j.contains("price_per_gb_hour")) x.price_per_gb_hour = r.number(j["price_per_gb_hour"], path + ".price_per_gb_hour");
-  if constexpr (requires { x.price_per_gb; })
-    if (j.contains("price_per_gb")) x.price_per_gb = r.number(j["price_per_gb"], path + ".price_per_gb");
-  if (j.contains("source")) x.source = r.text(j["source"], path + ".source");
-  return x;
-}
-
-plan::device_spec read_device(const reader& r, const json& d, const std::string& path, bool counted) {
-  if (!d.is_object()) r.fail(path, "expected an object with compute and power");
-  plan::device_spec x;
-  x.name = d.contains("name") ? r.text(d["name"], path + ".name") : path;
-  // One rate, or one per precision ({"bf16": ..., "fp32": ..., "int8": ...}); bf16's (else the first) is the default.
-  const auto& c = r.member(d, path, "compute");
-  if (c.is_object()) {
-    if (c.empty()) r.fail(path + ".compute", "name at least one precision, e.g. {\"bf16\": \"989TFLOPs\"}");
-    for (auto it = c.begin(); it != c.end(); ++it)
-      x.compute_by_precision.emplace_back(it.key(), r.quantity<flops_per_second>(it.value(), path + ".compute." + it.key()));
-    x.compute = c.contains("bf16") ? x.rate("bf16") : x.compute_by_precision.front().second;
-  } else {
-    x.compute = r.quantity<flops_per_second>(c, path + ".compute");
-  }
-  x.power = r.quantity<watts>(r.member(d, path, "power"), path + ".power");
-  if (counted) x.count = r.count(r.member(d, path, "count"), path + ".count");
-  if (d.contains("price_per_hour")) x.price_per_hour = r.number(d["price_per_hour"], path + ".price_per_hour");
-  if (d.contains("gpu")) {
-    if (!d["gpu"].is_boolean()) r.fail(path + ".gpu", "expected true (codecs run as GPU kernels) or false");
-    x.gpu = d["gpu"].get<bool>();
-  }
-  if (d.contains("source")) x.source = r.text(d["source"], path + ".source");
-  return x;
 }
 
 plan::system read_system(const std::string& arg) {
   if (auto s = plan::presets::find(arg)) return *s;
-  const json j = load(arg, "--system");
-  const reader r(arg);
-  if (!j.is_object()) r.fail("(top)", "expected an object with name, device, tiers and interconnect");
-  plan::system s;
-  s.name = r.text(r.member(j, "", "name"), "name");
-  s.device = read_device(r, r.member(j, "", "device"), "device", true);
-  if (j.contains("server")) s.server = read_device(r, j["server"], "server", false);
-  if (j.contains("fabric")) s.fabric = r.text(j["fabric"], "fabric");
-  if (j.contains("fabric_memory_tier")) s.fabric_memory_tier = r.text(j["fabric_memory_tier"], "fabric_memory_tier");
-  const auto& tiers = r.member(j, "", "tiers");
-  if (!tiers.is_array()) r.fail("tiers", "expected an array, the device's own memory first");
-  for (std::size_t i = 0; i < tiers.size(); ++i)
-    s.tiers.push_back(read_spec<plan::tier_spec>(r, tiers[i], "tiers[" + std::to_string(i) + "]",
-                                                 [](const std::string& n) { return find_tier(n); }, "tier"));
-  s.interconnect = read_spec<plan::link_spec>(r, r.member(j, "", "interconnect"), "interconnect",
-                                              [](const std::string& n) { return find_link(n); }, "link");
-  try {
-    plan::validate(s);
-  } catch (const invalid_input& e) {
-    r.fail(e.field(), e.problem());
-  }
-  return s;
-}
-
-// The workload validated against the system; a failure names the field as the file spells it (no "workload.").
-template <class W>
-W checked(const reader& r, W w, const plan::system& s) {
-  try {
-    plan::validate(w, s);
-  } catch (const invalid_input& e) {
-    std::string field = e.field();
-    if (field.rfind("workload.", 0) == 0) field = field.substr(9);
-    r.fail(field, e.problem());
-  }
-  return w;
-}
-
-// A request trace in place of a hit-rate curve: replayed through the cache (exact flat index, LRU, Table 1
-// reuse) at each capacity, the power law fitted to the points, and the mean steps a hit skips measured.
-// Paths are relative to the workload file.
-void fit_from_trace(const reader& r, const json& t, plan::diffusion_workload& w, bool measure_reuse) {
-  if (!t.is_object()) r.fail("trace", "expected {\"requests\": FILE.csv, \"embeddings\": FILE.fvecs, \"capacities\": [...]}");
-  const auto base = std::filesystem::path(r.file()).parent_path();
-  const auto path_of = [&](const char* key) {
-    const std::filesystem::path p = r.text(r.member(t, "trace", key), std::string("trace.") + key);
-    return (p.is_absolute() ? p : base / p).string();
-  };
-  std::vector<bytes> caps{bytes{1e9}, bytes{1e10}, bytes{1e11}, bytes{1e12}};
-  if (t.contains("capacities")) {
-    if (!t["capacities"].is_array() || t["capacities"].size() < 2)
-      r.fail("trace.capacities", "expected at least two capacities, e.g. [\"1GB\", \"10GB\", \"100GB\"]");
-    caps.clear();
-    for (std::size_t i = 0; i < t["capacities"].size(); ++i)
-      caps.push_back(r.quantity<bytes>(t["capacities"][i], "trace.capacities[" + std::to_string(i) + "]"));
-  }
-  cache::embedding_matrix e;
-  std::vector<cache::request> trace;
-  try {
-    e = cache::read_fvecs(path_of("embeddings"));
-  } catch (const invalid_input& x) {
-    r.fail("trace.embeddings", x.what());
-  }
-  try {
-    trace = cache::read_trace(path_of("requests"), e.rows());
-  } catch (const invalid_input& x) {
-    r.fail("trace.requests", x.what());
-  }
-  std::vector<model::capacity_point> points;
-  double saved = 0, hits = 0;
-  for (const bytes c : caps) {
-    std::cerr << "trinity: replaying " << trace.size() << " requests of the workload's trace at " << to_string(c) << '\n';
-    const cache::replay_options o{.capacity = c, .latent_size = w.latent_size, .step_cost = w.step_cost,
-                                  .steps = static_cast<int>(w.steps), .warmup = 0.2};
-    const auto m = replay_exact(e, trace, o);
-    if (m.hit_rate > 0 && m.hit_rate < 1) points.push_back({c, m.hit_rate});
-    saved += m.saved.value();
-    hits += static_cast<double>(m.hits);
-  }
-  if (points.size() < 2)
-    r.fail("trace", "gave fewer than two capacities with a hit rate strictly between 0 and 1; choose capacities "
-                    "around the trace's working set");
-  w.hit_rate = model::fit_power_law(points).model;
-  if (measure_reuse && hits > 0)
-    w.reuse_depth = static_cast<std::size_t>(std::lround(saved / (hits * w.step_cost.value())));
-}
-
-// A diffusion workload: the cache trade. hit_rate is the power-law fit `trinity cache replay` prints, or a
-// trace to replay and fit.
-plan::diffusion_workload read_diffusion(const reader& r, const json& j, const plan::system& s) {
-  plan::diffusion_workload w;
-  w.name = r.text(r.member(j, "", "name"), "name");
-  w.steps = r.count(r.member(j, "", "steps"), "steps");
-  w.step_cost = r.quantity<flops>(r.member(j, "", "step_flops"), "step_flops");
-  if (j.contains("reuse_depth") || !j.contains("trace"))
-    w.reuse_depth = r.count(r.member(j, "", "reuse_depth"), "reuse_depth");
-  w.latent_size = r.quantity<bytes>(r.member(j, "", "latent_size"), "latent_size");
-  if (j.contains("stored_depths")) w.stored_depths = r.count(j["stored_depths"], "stored_depths");
-  if (j.contains("model_bytes")) w.model_bytes = r.quantity<bytes>(j["model_bytes"], "model_bytes");
-  if (j.contains("precision")) w.precision = r.text(j["precision"], "precision");
-  if (j.contains("latent_element_bytes"))
-    w.latent_element_bytes = r.number(j["latent_element_bytes"], "latent_element_bytes");
-  if (j.contains("error_budget")) w.error_budget = r.number(j["error_budget"], "error_budget");
-  if (j.contains("trace") == j.contains("hit_rate"))
-    r.fail("hit_rate", "give a hit-rate curve (hit_rate) or a request trace to fit one from (trace), one of the two");
-  if (j.contains("trace")) {
-    if (w.steps < 25 || w.latent_size <= bytes{} || !(w.step_cost > flops{}))
-      r.fail("trace", "replaying needs steps of at least 25 (Table 1's deepest reuse), a latent_size and step_flops");
-    fit_from_trace(r, j["trace"], w, !j.contains("reuse_depth"));
-  } else {
-    const auto& h = j["hit_rate"];
-    w.hit_rate = {per_byte{r.number(r.member(h, "hit_rate", "kappa_per_gb"), "hit_rate.kappa_per_gb") / 1e9},
-                  r.number(r.member(h, "hit_rate", "gamma"), "hit_rate.gamma")};
-  }
-  return checked(r, std::move(w), s);
-}
-
-// An edge stream: where its analysis runs. "bitrate" (the camera's own stream) sets the first encoding's bits per pixel.
-plan::edge_workload read_edge(const reader& r, const json& j, const plan::system& s) {
-  plan::edge_workload w;
-  w.name = r.text(r.member(j, "", "name"), "name");
-  w.frames_per_second = r.number(r.member(j, "", "frames_per_second"), "frames_per_second");
-  if (j.contains("width")) w.width = r.count(j["width"], "width");
-  if (j.contains("height")) w.height = r.count(j["height"], "height");
-  w.analysis = r.quantity<flops>(r.member(j, "", "analysis_flops"), "analysis_flops");
-  if (j.contains("head_fraction")) w.head_fraction = r.number(j["head_fraction"], "head_fraction");
-  w.feature_size = r.quantity<bytes>(r.member(j, "", "feature_size"), "feature_size");
-  if (j.contains("result_size")) w.result_size = r.quantity<bytes>(j["result_size"], "result_size");
-  if (j.contains("model_bytes")) w.model_bytes = r.quantity<bytes>(j["model_bytes"], "model_bytes");
-  if (j.contains("error_budget")) w.error_budget = r.number(j["error_budget"], "error_budget");
-  if (j.contains("precision")) w.precision = r.text(j["precision"], "precision");
-  if (j.contains("encodings")) {
-    const auto& e = j["encodings"];
-    if (!e.is_array()) r.fail("encodings", "expected an array of {name, bits_per_pixel, encode_flops, decode_flops}");
-    w.encodings.clear();
-    for (std::size_t i = 0; i < e.size(); ++i) {
-      const std::string at = "encodings[" + std::to_string(i) + "]";
-      plan::video_encoding v;
-      v.name = r.text(r.member(e[i], at, "name"), at + ".name");
-      v.bits_per_pixel = r.number(r.member(e[i], at, "bits_per_pixel"), at + ".bits_per_pixel");
-      if (e[i].contains("encode_flops")) v.encode = r.quantity<flops>(e[i]["encode_flops"], at + ".encode_flops");
-      if (e[i].contains("decode_flops")) v.decode = r.quantity<flops>(e[i]["decode_flops"], at + ".decode_flops");
-      w.encodings.push_back(v);
-    }
-  }
-  if (j.contains("bitrate")) {
-    const auto rate = r.quantity<bytes_per_second>(j["bitrate"], "bitrate");
-    if (w.encodings.empty()) r.fail("bitrate", "needs an encoding to apply to; give encodings or leave them out");
-    w.encodings[0].bits_per_pixel = rate.value() * 8.0 / (w.pixels() * w.frames_per_second);
-  }
-  return checked(r, std::move(w), s);
+  const auto names = plan::presets::names();
+  return from_file(arg, "--system", names, [](const json& j) { return io::read_system(j); });
 }
 
 any_workload read_workload(const std::string& arg, const plan::system& s) {
   if (auto w = plan::presets::find_workload(arg)) return *w;
   if (auto w = plan::presets::find_diffusion(arg)) return *w;
   if (auto w = plan::presets::find_edge(arg)) return *w;
-  const json j = load(arg, "--workload");
-  const reader r(arg);
-  if (j.is_object() && j.contains("type") && j["type"] == "diffusion") return read_diffusion(r, j, s);
-  if (j.is_object() && j.contains("type") && j["type"] == "edge") return read_edge(r, j, s);
-  if (!j.is_object()) r.fail("(top)", "expected an object describing a training workload");
-  if (j.contains("type") && r.text(j["type"], "type") != "training")
-    r.fail("type", "\"" + j["type"].get<std::string>() + "\": expected \"training\", \"diffusion\" or \"edge\"");
-  plan::training_workload w;
-  w.name = r.text(r.member(j, "", "name"), "name");
-  w.parameters = r.number(r.member(j, "", "parameters"), "parameters");
-  w.layers = r.count(r.member(j, "", "layers"), "layers");
-  w.hidden = r.count(r.member(j, "", "hidden"), "hidden");
-  w.sequence = r.count(r.member(j, "", "sequence"), "sequence");
-  if (j.contains("batch")) w.batch = r.count(j["batch"], "batch");
-  if (j.contains("data_parallel")) w.data_parallel = r.count(j["data_parallel"], "data_parallel");
-  if (j.contains("error_budget")) w.error_budget = r.number(j["error_budget"], "error_budget");
-  if (j.contains("precision")) {
-    const auto& p = j["precision"];
-    if (p.is_string()) {
-      const auto name = p.get<std::string>();
-      if (name == "mixed") w.precision = model::mixed_precision_adam;
-      else if (name == "fp32") w.precision = model::fp32_adam, w.compute_precision = "fp32";
-      else r.fail("precision", "\"" + name + "\": expected \"mixed\" (bf16 + fp32 Adam), \"fp32\" or an object");
-    } else {
-      w.precision = {r.number(r.member(p, "precision", "parameter"), "precision.parameter"),
-                     r.number(r.member(p, "precision", "gradient"), "precision.gradient"),
-                     r.number(r.member(p, "precision", "optimizer"), "precision.optimizer")};
-      if (p.contains("compute")) w.compute_precision = r.text(p["compute"], "precision.compute");
-    }
-  }
-  return checked(r, std::move(w), s);
+  std::vector<std::string_view> names = plan::presets::workload_names();
+  names.push_back("diffusion-dit-12b");
+  names.push_back("edge-video-analytics");
+  return from_file(arg, "--workload", names, [&](const json& j) -> any_workload {
+    auto file = io::read_workload(j, s, std::filesystem::path(arg).parent_path());
+    if (!file.trace) return file.workload;
+    return io::fit_trace(std::get<plan::diffusion_workload>(file.workload), *file.trace, s,
+                         [](const std::string& what) { std::cerr << "trinity: " << what << '\n'; });
+  });
 }
 
 struct plan_args {

@@ -144,7 +144,8 @@ void run_verify(const verify_args& a) {
   const auto ranks = count_flag(a.ranks, "--ranks", 2, 64);
   auto steps = count_flag(a.steps, "--steps", 1, 1000);
   const auto batch = count_flag(a.batch, "--batch", ranks, 1 << 20);
-  const auto machine = a.planning.profile.empty() ? std::nullopt : read_machine(a.planning.profile);
+  std::optional<machine_profile> machine;
+  if (!a.planning.profile.empty()) machine = read_profile_file(a.planning.profile).machine;
   const unsigned cores = machine ? machine->cores : 1;
   if (machine) steps = std::max<std::size_t>(steps, 8);  // a step time wants a few steps past the warm-up
   const auto s = system_from(a.system);

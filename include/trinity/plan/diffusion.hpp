@@ -64,6 +64,7 @@ inline void validate(const diffusion_workload& w, const system& s) {
   trinity::detail::require(w.latent_element_bytes == 1 || w.latent_element_bytes == 2 || w.latent_element_bytes == 4,
                            "workload.latent_element_bytes", "is 4 (fp32), 2 (bf16, fp16) or 1 (int8, fp8)");
   detail::require_non_negative(w.error_budget, "workload.error_budget");
+  detail::require_precision(w.precision, "workload.precision");
   trinity::detail::require(w.model_bytes <= s.tiers.front().capacity, "workload.model_bytes",
                            to_string(w.model_bytes) + " of weights do not fit " + s.tiers.front().name + " (" +
                                to_string(s.tiers.front().capacity) + ")");

@@ -95,6 +95,7 @@ inline void validate(const edge_workload& w, const system& s) {
   detail::require_non_negative(w.result_size, "workload.result_size");
   detail::require_non_negative(w.model_bytes, "workload.model_bytes");
   detail::require_non_negative(w.error_budget, "workload.error_budget");
+  detail::require_precision(w.precision, "workload.precision");
   trinity::detail::require(!w.encodings.empty(), "workload.encodings", "needs at least one way to send the video");
   for (std::size_t i = 0; i < w.encodings.size(); ++i) {
     const auto& e = w.encodings[i];

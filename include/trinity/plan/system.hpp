@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include <trinity/detail/nearest_name.hpp>
 #include <trinity/error.hpp>
 #include <trinity/links/presets.hpp>
 #include <trinity/tiers/presets.hpp>
@@ -23,6 +24,16 @@
 #include <trinity/units/literals.hpp>
 
 namespace trinity::plan {
+
+//! The precisions a device may list a rate for and a workload may run at.
+inline constexpr std::string_view precisions[] = {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"};
+
+//! Whether `name` is one of plan::precisions.
+inline bool known_precision(std::string_view name) {
+  for (const auto p : precisions)
+    if (p == name) return true;
+  return false;
+}
 
 struct device_spec {
   std::string name;
@@ -34,6 +45,9 @@ struct device_spec {
   bool gpu = false;            //!< its gradient codecs run as GPU kernels (plan::gpu_codecs)
   //! Dense rates at other precisions ("fp32", "int8", ...), where they differ from `compute`.
   std::vector<std::pair<std::string, flops_per_second>> compute_by_precision = {};
+  //! Board power while it waits (on the network, a tier, the other end of a link): what a step's idle
+  //! share costs in energy. At most `power`.
+  watts idle_power{};
 
   //! The rate at which work of this precision runs.
   [[nodiscard]] flops_per_second rate(std::string_view precision) const {
@@ -94,18 +108,32 @@ void require_non_negative(Q v, const std::string& field) {
   const double x = raw(v);
   trinity::detail::require(x >= 0 && trinity::detail::is_finite(x), field, shown(v) + " must be finite and not negative");
 }
+//! A precision name, refused with the nearest known one.
+inline void require_precision(std::string_view name, const std::string& field) {
+  trinity::detail::require(known_precision(name), field,
+                           "\"" + std::string(name) + "\" is not a precision" +
+                               trinity::detail::suggestion(name, precisions));
+}
+
+inline void validate(const device_spec& d, const std::string& at) {
+  require_positive(d.compute, at + ".compute");
+  for (const auto& [name, r] : d.compute_by_precision) {
+    require_precision(name, at + ".compute." + name);
+    require_positive(r, at + ".compute." + name);
+  }
+  require_non_negative(d.power, at + ".power");
+  require_non_negative(d.idle_power, at + ".idle_power");
+  trinity::detail::require(d.idle_power <= d.power, at + ".idle_power",
+                           to_string(d.idle_power) + " is more than the power while computing (" + to_string(d.power) +
+                               "); a device waiting draws less than one working");
+  require_non_negative(d.price_per_hour, at + ".price_per_hour");
+}
 }  // namespace detail
 
 //! Throws invalid_input naming the path of the first field that cannot work.
 inline void validate(const system& s) {
   trinity::detail::require(!s.name.empty(), "name", "a system needs a name");
-  detail::require_positive(s.device.compute, "device.compute");
-  for (const auto& [name, r] : s.device.compute_by_precision) {
-    trinity::detail::require(!name.empty(), "device.compute", "a precision needs a name (bf16, fp32, int8, ...)");
-    detail::require_positive(r, "device.compute." + name);
-  }
-  detail::require_non_negative(s.device.power, "device.power");
-  detail::require_non_negative(s.device.price_per_hour, "device.price_per_hour");
+  detail::validate(s.device, "device");
   trinity::detail::require(s.device.count >= 1 && s.device.count <= 1'000'000, "device.count",
                            "must be from 1 to 1000000 devices");
   trinity::detail::require(!s.tiers.empty(), "tiers", "needs at least the device's own memory as tiers[0]");
@@ -131,13 +159,7 @@ inline void validate(const system& s) {
   }
   if (s.server) {
     trinity::detail::require(!s.server->name.empty(), "server.name", "the server needs a name");
-    detail::require_positive(s.server->compute, "server.compute");
-    for (const auto& [name, r] : s.server->compute_by_precision) {
-      trinity::detail::require(!name.empty(), "server.compute", "a precision needs a name (bf16, fp32, int8, ...)");
-      detail::require_positive(r, "server.compute." + name);
-    }
-    detail::require_non_negative(s.server->power, "server.power");
-    detail::require_non_negative(s.server->price_per_hour, "server.price_per_hour");
+    detail::validate(*s.server, "server");
   }
 }
 
@@ -184,9 +206,13 @@ inline system gb200_nvl72_cxl() {
           // $10.50 per GPU-hour: CoreWeave's on-demand list price of a 4-GPU GB200 NVL72 instance, $42.00/h (2025).
           // FP32 5,760 TFLOP/s and INT8 720 POPS with sparsity for 72 GPUs (the same table): 80 TFLOP/s and
           // 5 POPS dense each.
+          // Idle: NVIDIA publishes no idle figure for the GB200. 150 W per GPU is an assumption, scaled from the
+          // H100 SXM's (below) by the boards' maximum power; measure yours with nvidia-smi (power.draw) while a
+          // rank waits on a collective, and put it in a JSON system.
           {"gb200-gpu", flops_per_second{2.5e15}, watts{1200}, 72, 10.50,
-           "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2); CoreWeave list price", true,
-           {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{5e15}}}},
+           "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2); CoreWeave list price; idle power "
+           "an assumption", true,
+           {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{5e15}}}, watts{150}},
           {from(tiers::gb200_hbm3e::descriptor), grace, from(tiers::cxl_capacity::descriptor)},
           from(links::nvlink5_x18::descriptor),
           std::nullopt,
@@ -201,9 +227,11 @@ inline system h100_infiniband() {
           // 989 TFLOP/s dense BF16 and 700 W (NVIDIA H100 Tensor Core GPU data sheet, SXM5).
           // $6.16 per GPU-hour: CoreWeave's on-demand list price of an 8-GPU HGX H100 node, $49.24/h (2025).
           // FP32 67 TFLOP/s; INT8 3,958 TOPS with sparsity, 1,979 dense (the same data sheet).
+          // Idle: the data sheet gives none. 90 W is an assumption: an H100 SXM reads 60-75 W in nvidia-smi with
+          // no context, a little more with clocks held up while it waits inside a collective. Measure yours.
           {"h100-sxm", flops_per_second{989e12}, watts{700}, 64, 6.16,
-           "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price", true,
-           {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}}},
+           "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price; idle power an assumption", true,
+           {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}}, watts{90}},
           {from(tiers::h100_hbm3::descriptor), from(tiers::host_ddr::descriptor)},
           from(links::infiniband_400g::descriptor),
           std::nullopt,
@@ -219,8 +247,11 @@ inline system edge_5g_cloud() {
           // NVIDIA Jetson Orin Nano 8GB module data sheet: 40 TOPS INT8 with 2:4 sparsity, so 20 TOPS dense,
           // at its 15 W mode; FP16 at half the INT8 rate (Ampere tensor cores: 32 of them at 625 MHz, 512 dense
           // FP16 FLOPs a clock each, 10 TFLOP/s). Owned, not rented: no price per hour.
+          // Idle: 5 W is an assumption for the module awake and waiting on its uplink (its data sheet gives the
+          // 7 W and 15 W power modes, not an idle draw); tegrastats reports your board's.
           {"jetson-orin-nano", flops_per_second{10e12}, watts{15}, 1, 0.0,
-           "NVIDIA Jetson Orin Nano 8GB data sheet (15 W mode)", false, {{"int8", flops_per_second{20e12}}}},
+           "NVIDIA Jetson Orin Nano 8GB data sheet (15 W mode); idle power an assumption", false,
+           {{"int8", flops_per_second{20e12}}}, watts{5}},
           // 8 GB LPDDR5 at 68 GB/s (the same data sheet); latency ~100 ns, typical of LPDDR5 (an assumption).
           {{"orin-lpddr5", bytes{8e9}, bytes_per_second{68e9}, seconds{100e-9}, joules_per_byte{0}, 0.0,
             "NVIDIA Jetson Orin Nano 8GB data sheet"}},
@@ -232,8 +263,8 @@ inline system edge_5g_cloud() {
            "3GPP TS 22.261 Table 7.1-1 (urban macro); energy and price are assumptions"},
           // One H100 SXM in the cloud (as h100-ib-cluster: data sheet, CoreWeave list price per GPU-hour).
           device_spec{"cloud-h100", flops_per_second{989e12}, watts{700}, 1, 6.16,
-                      "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price", true,
-                      {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}}},
+                      "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price; idle power an assumption",
+                      true, {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}}, watts{90}},
           "",   // the device, the uplink and the server are its fabric (plan/simulate.hpp)
           ""};
 }

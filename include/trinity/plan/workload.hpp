@@ -50,6 +50,7 @@ inline void validate(const training_workload& w, const system& s) {
   detail::require_positive(w.precision.gradient, "workload.precision.gradient");
   detail::require_non_negative(w.precision.optimizer, "workload.precision.optimizer");
   detail::require_non_negative(w.error_budget, "workload.error_budget");
+  detail::require_precision(w.compute_precision, "workload.precision.compute");
 }
 
 namespace presets {

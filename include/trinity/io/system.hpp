@@ -1,0 +1,140 @@
+#pragma once
+//! \file
+//! A system description in JSON, read strictly into plan::system: one key
+//! table per object (the system, its device and server, a tier, a link), an
+//! unknown key refused with the nearest valid one, then plan::validate. The
+//! schema is docs/planning.md §2:
+//!
+//!   {"name": "two-h100-box",
+//!    "device": {"name": "h100-sxm", "compute": "989TFLOPs", "power": "700W", "idle_power": "90W", "count": 8},
+//!    "tiers": ["h100-hbm3", {"preset": "host-ddr5", "capacity": "256GB"}],
+//!    "interconnect": {"preset": "nvlink5-x18", "bandwidth": "450GB/s"}}
+//!
+//!   plan::system s = io::read_system(io::load("box.json"));
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <trinity/io/json_object.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/presets.hpp>
+
+namespace trinity::io {
+
+namespace detail {
+
+inline constexpr key system_keys[] = {{"name", required}, {"device", required},  {"tiers", required},
+                                      {"interconnect", required}, {"server"}, {"fabric"},
+                                      {"fabric_memory_tier"}};
+inline constexpr key device_keys[] = {{"name"},         {"compute", required}, {"power", required},
+                                      {"idle_power"},   {"count", required},   {"price_per_hour"},
+                                      {"gpu"},          {"source"}};
+// A server is one machine: no count.
+inline constexpr key server_keys[] = {{"name"},       {"compute", required}, {"power", required}, {"idle_power"},
+                                      {"price_per_hour"}, {"gpu"},               {"source"}};
+inline constexpr key tier_keys[] = {{"preset"},  {"name"},   {"capacity"},          {"bandwidth"},
+                                    {"latency"}, {"energy"}, {"price_per_gb_hour"}, {"source"}};
+inline constexpr key link_keys[] = {{"preset"}, {"name"},         {"bandwidth"}, {"latency"},
+                                    {"energy"}, {"price_per_gb"}, {"source"}};
+
+template <class Array>
+std::vector<std::string_view> names_of(const Array& presets) {
+  std::vector<std::string_view> v;
+  for (const auto& p : presets) v.push_back(p.name);
+  return v;
+}
+
+inline plan::tier_spec tier_preset(const json& j, const std::string& path) {
+  const std::string name = text(j, path);
+  if (const auto d = find_tier(name)) return plan::from(*d);
+  fail(path, "\"" + name + "\" is not a tier preset" + trinity::detail::suggestion(name, names_of(preset_tiers)));
+}
+inline plan::link_spec link_preset(const json& j, const std::string& path) {
+  const std::string name = text(j, path);
+  if (const auto d = find_link(name)) return plan::from(*d);
+  fail(path, "\"" + name + "\" is not a link preset" + trinity::detail::suggestion(name, names_of(preset_links)));
+}
+
+//! A dense rate, or one per precision ({"bf16": ..., "fp32": ...}); bf16's (else the first) is the default.
+inline void read_compute(const json& c, const std::string& path, plan::device_spec& d) {
+  if (!c.is_object()) {
+    d.compute = quantity<flops_per_second>(c, path);
+    return;
+  }
+  if (c.empty()) fail(path, "name at least one precision, e.g. {\"bf16\": \"989TFLOPs\"}");
+  for (auto it = c.begin(); it != c.end(); ++it) {
+    const std::string at = join(path, it.key());
+    if (!plan::known_precision(it.key()))
+      fail(at, "unknown precision" + trinity::detail::suggestion(it.key(), plan::precisions));
+    d.compute_by_precision.emplace_back(it.key(), quantity<flops_per_second>(it.value(), at));
+  }
+  d.compute = c.contains("bf16") ? d.rate("bf16") : d.compute_by_precision.front().second;
+}
+
+inline plan::device_spec read_device(const json& j, const std::string& path, bool server) {
+  const object o(j, path, server ? std::span<const key>(server_keys) : std::span<const key>(device_keys),
+                 server ? "a server" : "a device");
+  plan::device_spec d;
+  d.name = path;
+  o.get("name", d.name);
+  read_compute(o.at("compute"), o.path("compute"), d);
+  d.power = o.quantity<watts>("power");
+  o.get("idle_power", d.idle_power);
+  if (!server) d.count = o.count("count", 1'000'000);
+  o.get("price_per_hour", d.price_per_hour);
+  o.get("gpu", d.gpu);
+  o.get("source", d.source);
+  return d;
+}
+
+}  // namespace detail
+
+//! A tier: a preset's name, or an object that may start from a preset and override its fields.
+inline plan::tier_spec read_tier(const json& j, const std::string& path) {
+  if (j.is_string()) return detail::tier_preset(j, path);
+  const object o(j, path, detail::tier_keys, "a tier preset's name or a tier");
+  plan::tier_spec t;
+  if (o.has("preset")) t = detail::tier_preset(o.at("preset"), o.path("preset"));
+  o.get("name", t.name);
+  o.get("capacity", t.capacity);
+  o.get("bandwidth", t.bandwidth);
+  o.get("latency", t.latency);
+  o.get("energy", t.energy);
+  o.get("price_per_gb_hour", t.price_per_gb_hour);
+  o.get("source", t.source);
+  return t;
+}
+
+//! A link: a preset's name, or an object that may start from a preset and override its fields.
+inline plan::link_spec read_link(const json& j, const std::string& path) {
+  if (j.is_string()) return detail::link_preset(j, path);
+  const object o(j, path, detail::link_keys, "a link preset's name or a link");
+  plan::link_spec l;
+  if (o.has("preset")) l = detail::link_preset(o.at("preset"), o.path("preset"));
+  o.get("name", l.name);
+  o.get("bandwidth", l.bandwidth);
+  o.get("latency", l.latency);
+  o.get("energy", l.energy);
+  o.get("price_per_gb", l.price_per_gb);
+  o.get("source", l.source);
+  return l;
+}
+
+//! A whole system, validated: any failure is an invalid_input whose field is the JSON path.
+inline plan::system read_system(const json& j) {
+  const object o(j, "", detail::system_keys, "a system");
+  plan::system s;
+  s.name = o.text("name");
+  s.device = detail::read_device(o.at("device"), "device", false);
+  if (o.has("server")) s.server = detail::read_device(o.at("server"), "server", true);
+  o.get("fabric", s.fabric);
+  o.get("fabric_memory_tier", s.fabric_memory_tier);
+  for_each(o.at("tiers"), "tiers", [&](const json& t, const std::string& at) { s.tiers.push_back(read_tier(t, at)); }, 64);
+  s.interconnect = read_link(o.at("interconnect"), "interconnect");
+  plan::validate(s);
+  return s;
+}
+
+}  // namespace trinity::io

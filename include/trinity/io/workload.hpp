@@ -1,0 +1,216 @@
+#pragma once
+//! \file
+//! A workload description in JSON, read strictly: training (the default
+//! "type"), diffusion or edge, each with one key table per object (the
+//! workload, its precision, hit-rate curve, trace and encodings), validated
+//! against the system it runs on. The schema is docs/planning.md §3, §6, §7.
+//!
+//!   auto file = io::read_workload(io::load("llm-13b.json"), system, "dir/of/the/file");
+//!   auto& w = std::get<plan::training_workload>(file.workload);
+//!
+//! A diffusion workload may bring a request trace in place of its hit-rate
+//! curve; it is returned as `trace`, with paths resolved against `base`, and
+//! io/diffusion_trace.hpp replays it, fits the curve and validates.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <trinity/io/json_object.hpp>
+#include <trinity/model/sharding.hpp>
+#include <trinity/plan/diffusion.hpp>
+#include <trinity/plan/edge.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/plan/workload.hpp>
+
+namespace trinity::io {
+
+using any_workload = std::variant<plan::training_workload, plan::diffusion_workload, plan::edge_workload>;
+
+//! A request trace to replay in place of a diffusion workload's hit-rate curve.
+struct diffusion_trace {
+  std::string requests;            //!< CSV of timestamp,row
+  std::string embeddings;          //!< .fvecs
+  std::vector<bytes> capacities;   //!< where to replay it (at least two)
+  bool measure_reuse_depth = true;  //!< false when the workload gave its reuse_depth
+};
+
+struct workload_file {
+  any_workload workload;
+  //! Set for a diffusion workload that brought a trace: its hit_rate is not fitted yet, nor validated.
+  std::optional<diffusion_trace> trace;
+};
+
+namespace detail {
+
+inline constexpr key training_keys[] = {{"name", required},     {"type"},     {"parameters", required},
+                                        {"layers", required},   {"hidden", required}, {"sequence", required},
+                                        {"batch"},              {"data_parallel"},    {"precision"},
+                                        {"error_budget"}};
+inline constexpr key precision_keys[] = {{"parameter", required}, {"gradient", required}, {"optimizer", required},
+                                         {"compute"}};
+inline constexpr key diffusion_keys[] = {{"name", required},   {"type", required}, {"steps", required},
+                                         {"step_flops", required}, {"reuse_depth"},  {"latent_size", required},
+                                         {"stored_depths"},    {"model_bytes"},    {"precision"},
+                                         {"latent_element_bytes"}, {"error_budget"}, {"hit_rate"},
+                                         {"trace"}};
+inline constexpr key hit_rate_keys[] = {{"family"}, {"kappa_per_gb", required}, {"gamma", required}};
+inline constexpr key trace_keys[] = {{"requests", required}, {"embeddings", required}, {"capacities"}};
+inline constexpr key edge_keys[] = {{"name", required},   {"type", required},       {"frames_per_second", required},
+                                    {"width"},            {"height"},               {"analysis_flops", required},
+                                    {"head_fraction"},    {"feature_size", required}, {"result_size"},
+                                    {"model_bytes"},      {"error_budget"},         {"precision"},
+                                    {"encodings"},        {"bitrate"}};
+inline constexpr key encoding_keys[] = {{"name", required}, {"bits_per_pixel", required}, {"encode_flops"},
+                                        {"decode_flops"}, {"source"}};
+
+inline constexpr std::string_view workload_types[] = {"training", "diffusion", "edge"};
+
+inline std::string precision_name(const object& o, std::string_view k) {
+  return choice(o.at(k), o.path(k), plan::precisions);
+}
+
+// Failures of plan::validate name "workload.<field>"; in a workload file the field is spelt without it.
+template <class W>
+W validated(W w, const plan::system& s) {
+  try {
+    plan::validate(w, s);
+  } catch (const invalid_input& e) {
+    std::string field = e.field();
+    if (field.rfind("workload.", 0) == 0) field = field.substr(9);
+    throw invalid_input(field, e.problem());
+  }
+  return w;
+}
+
+inline plan::training_workload read_training(const json& j, const plan::system& s) {
+  const object o(j, "", training_keys, "a training workload");
+  plan::training_workload w;
+  w.name = o.text("name");
+  w.parameters = o.number("parameters");
+  w.layers = o.count("layers");
+  w.hidden = o.count("hidden");
+  w.sequence = o.count("sequence");
+  o.get("batch", w.batch);
+  o.get("data_parallel", w.data_parallel);
+  o.get("error_budget", w.error_budget);
+  if (o.has("precision")) {
+    const auto& p = o.at("precision");
+    if (p.is_string()) {
+      static constexpr std::string_view named[] = {"mixed", "fp32"};
+      if (choice(p, "precision", named) == "mixed") w.precision = model::mixed_precision_adam;
+      else w.precision = model::fp32_adam, w.compute_precision = "fp32";
+    } else {
+      const object q(p, "precision", precision_keys, "\"mixed\", \"fp32\" or a precision object");
+      w.precision = {q.number("parameter"), q.number("gradient"), q.number("optimizer")};
+      if (q.has("compute")) w.compute_precision = precision_name(q, "compute");
+    }
+  }
+  return validated(std::move(w), s);
+}
+
+inline plan::diffusion_workload read_diffusion(const json& j, const plan::system& s, const std::filesystem::path& base,
+                                               std::optional<diffusion_trace>& trace) {
+  const object o(j, "", diffusion_keys, "a diffusion workload");
+  plan::diffusion_workload w;
+  w.name = o.text("name");
+  w.steps = o.count("steps", 1'000'000);
+  w.step_cost = o.quantity<flops>("step_flops");
+  o.get("reuse_depth", w.reuse_depth);
+  w.latent_size = o.quantity<bytes>("latent_size");
+  o.get("stored_depths", w.stored_depths);
+  o.get("model_bytes", w.model_bytes);
+  if (o.has("precision")) w.precision = precision_name(o, "precision");
+  o.get("latent_element_bytes", w.latent_element_bytes);
+  o.get("error_budget", w.error_budget);
+  if (o.has("trace") == o.has("hit_rate"))
+    fail("hit_rate", "give a hit-rate curve (hit_rate) or a request trace to fit one from (trace), one of the two");
+  if (o.has("hit_rate")) {
+    const object h(o.at("hit_rate"), "hit_rate", hit_rate_keys, "a power-law hit-rate curve");
+    if (h.has("family")) {
+      static constexpr std::string_view families[] = {"power-law"};
+      (void)choice(h.at("family"), h.path("family"), families);
+    }
+    w.hit_rate = {per_byte{h.number("kappa_per_gb") / 1e9}, h.number("gamma")};
+    if (!o.has("reuse_depth"))
+      fail("reuse_depth", "missing; with a hit_rate curve give the steps a hit skips (trinity cache replay prints "
+                          "its mean), or bring the trace to measure it from");
+    return validated(std::move(w), s);
+  }
+  if (w.steps < 25 || !(w.latent_size > bytes{}) || !(w.step_cost > flops{}))
+    fail("trace", "replaying needs steps of at least 25 (Table 1's deepest reuse), a latent_size and step_flops");
+  const object t(o.at("trace"), "trace", trace_keys, "{\"requests\": FILE.csv, \"embeddings\": FILE.fvecs, \"capacities\": [...]}");
+  const auto resolve = [&](std::string_view k) {
+    const std::filesystem::path p = t.text(k);
+    return (p.is_absolute() || base.empty() ? p : base / p).string();
+  };
+  diffusion_trace d{resolve("requests"), resolve("embeddings"), {bytes{1e9}, bytes{1e10}, bytes{1e11}, bytes{1e12}},
+                    !o.has("reuse_depth")};
+  if (t.has("capacities")) {
+    d.capacities.clear();
+    for_each(t.at("capacities"), t.path("capacities"),
+             [&](const json& c, const std::string& at) { d.capacities.push_back(quantity<bytes>(c, at)); }, 64);
+    if (d.capacities.size() < 2)
+      fail(t.path("capacities"), "expected at least two capacities, e.g. [\"1GB\", \"10GB\", \"100GB\"]");
+  }
+  trace = std::move(d);
+  return w;
+}
+
+inline plan::edge_workload read_edge(const json& j, const plan::system& s) {
+  const object o(j, "", edge_keys, "an edge workload");
+  plan::edge_workload w;
+  w.name = o.text("name");
+  w.frames_per_second = o.number("frames_per_second");
+  o.get("width", w.width);
+  o.get("height", w.height);
+  w.analysis = o.quantity<flops>("analysis_flops");
+  o.get("head_fraction", w.head_fraction);
+  w.feature_size = o.quantity<bytes>("feature_size");
+  o.get("result_size", w.result_size);
+  o.get("model_bytes", w.model_bytes);
+  o.get("error_budget", w.error_budget);
+  if (o.has("precision")) w.precision = precision_name(o, "precision");
+  if (o.has("encodings")) {
+    w.encodings.clear();
+    for_each(o.at("encodings"), "encodings", [&](const json& e, const std::string& at) {
+      const object x(e, at, encoding_keys, "an encoding");
+      plan::video_encoding v;
+      v.name = x.text("name");
+      v.bits_per_pixel = x.number("bits_per_pixel");
+      x.get("encode_flops", v.encode);
+      x.get("decode_flops", v.decode);
+      x.get("source", v.source);
+      w.encodings.push_back(std::move(v));
+    }, 256);
+  }
+  if (o.has("bitrate")) {
+    // The camera's own stream: sets the first encoding's bits per pixel.
+    const auto rate = o.quantity<bytes_per_second>("bitrate");
+    if (w.encodings.empty()) fail("bitrate", "needs an encoding to apply to; give encodings or leave them out");
+    if (!(w.frames_per_second > 0) || w.width == 0 || w.height == 0)
+      fail("bitrate", "needs a positive frame rate and frame size to turn into bits per pixel");
+    w.encodings[0].bits_per_pixel = rate.value() * 8.0 / (w.pixels() * w.frames_per_second);
+  }
+  return validated(std::move(w), s);
+}
+
+}  // namespace detail
+
+//! A workload file's contents, checked against the system it will run on; relative trace paths are taken
+//! from `base`, the file's folder.
+inline workload_file read_workload(const json& j, const plan::system& s, const std::filesystem::path& base = {}) {
+  if (!j.is_object()) fail("", "expected a workload (a JSON object), not " + kind_of(j));
+  std::string type = "training";
+  if (j.contains("type")) type = choice(j["type"], "type", detail::workload_types);
+  workload_file out;
+  if (type == "diffusion") out.workload = detail::read_diffusion(j, s, base, out.trace);
+  else if (type == "edge") out.workload = detail::read_edge(j, s);
+  else out.workload = detail::read_training(j, s);
+  return out;
+}
+
+}  // namespace trinity::io

@@ -1,0 +1,273 @@
+// The strict JSON readers: every object type refuses an unknown key by path with the nearest valid one,
+// names a missing or mistyped field, and reads a good file into exactly the values it says.
+
+#include <catch2/catch.hpp>
+
+#include <trinity/io.hpp>
+#include <trinity/plan/system.hpp>
+
+#include <random>
+#include <string>
+
+using namespace trinity;
+using io::json;
+
+namespace {
+
+// The message a reader gives for `text`, or "" when it reads.
+template <class Read>
+std::string error_of(const std::string& text, Read read) {
+  try {
+    read(io::parse(text, "test.json"));
+  } catch (const invalid_input& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string system_error(const std::string& text) {
+  return error_of(text, [](const json& j) { io::read_system(j); });
+}
+std::string workload_error(const std::string& text) {
+  return error_of(text, [](const json& j) { io::read_workload(j, plan::presets::h100_infiniband()); });
+}
+
+const std::string good_system = R"({
+  "name": "box",
+  "device": {"name": "h100-sxm", "compute": {"bf16": "989TFLOPs", "fp32": "67TFLOPs"}, "power": "700W",
+             "idle_power": "90W", "count": 8, "price_per_hour": 6.16, "gpu": true, "source": "data sheet"},
+  "tiers": ["h100-hbm3", {"preset": "host-ddr5", "capacity": "256GB", "price_per_gb_hour": 0.01}],
+  "interconnect": {"preset": "nvlink5-x18", "name": "nvlink4", "bandwidth": "450GB/s", "price_per_gb": 0},
+  "server": {"name": "srv", "compute": "1PFLOPs", "power": "1kW"},
+  "fabric": "nvl72-cxl"
+})";
+
+}  // namespace
+
+TEST_CASE("a system file reads into exactly the values it gives, presets filling the rest", "[io]") {
+  const auto s = io::read_system(io::parse(good_system, "box.json"));
+  CHECK(s.name == "box");
+  CHECK(s.device.name == "h100-sxm");
+  CHECK(s.device.compute.value() == 989e12);
+  CHECK(s.device.rate("fp32").value() == 67e12);
+  CHECK(s.device.power.value() == 700);
+  CHECK(s.device.idle_power.value() == 90);
+  CHECK(s.device.count == 8);
+  CHECK(s.device.price_per_hour == 6.16);
+  CHECK(s.device.gpu);
+  REQUIRE(s.tiers.size() == 2);
+  CHECK(s.tiers[0].name == "h100-hbm3");
+  CHECK(s.tiers[1].name == "host-ddr5");
+  CHECK(s.tiers[1].capacity.value() == 256e9);
+  CHECK(s.tiers[1].bandwidth == plan::from(*find_tier("host-ddr5")).bandwidth);
+  CHECK(s.tiers[1].price_per_gb_hour == 0.01);
+  CHECK(s.interconnect.name == "nvlink4");
+  CHECK(s.interconnect.bandwidth.value() == 450e9);
+  CHECK(s.interconnect.latency == plan::from(*find_link("nvlink5-x18")).latency);
+  REQUIRE(s.server);
+  CHECK(s.server->compute.value() == 1e15);
+  CHECK(s.fabric == "nvl72-cxl");
+}
+
+TEST_CASE("every object of a system refuses an unknown key by its path, with the nearest valid key", "[io]") {
+  // The issue's own example: a typo in a tier override kept the preset's capacity and exited 0.
+  CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1},
+      "tiers": ["h100-hbm3", {"preset": "host-ddr5", "capacty": "256GB"}], "interconnect": "infiniband-400g"})") ==
+        "tiers[1].capacty: unknown key; did you mean \"capacity\"?");
+  CHECK(system_error(R"({"name": "x", "devices": {}, "tiers": [], "interconnect": "infiniband-400g"})") ==
+        "devices: unknown key; did you mean \"device\"?");
+  CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "powr": 700, "count": 1}, "tiers": ["h100-hbm3"],
+      "interconnect": "infiniband-400g"})") == "device.powr: unknown key; did you mean \"power\"?");
+  CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1}, "tiers": ["h100-hbm3"],
+      "interconnect": {"preset": "infiniband-400g", "bandwith": "1GB/s"}})") ==
+        "interconnect.bandwith: unknown key; did you mean \"bandwidth\"?");
+  CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1}, "tiers": ["h100-hbm3"],
+      "interconnect": "infiniband-400g", "server": {"compute": 1e15, "power": 700, "count": 2}})")
+            .starts_with("server.count: unknown key"));
+  CHECK(system_error(R"({"name": "x", "device": {"compute": {"bf61": 1e15}, "power": 700, "count": 1},
+      "tiers": ["h100-hbm3"], "interconnect": "infiniband-400g"})") == "device.compute.bf61: unknown precision; did you mean \"bf16\"?");
+  // Far from every key: the valid ones are listed.
+  CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1}, "tiers": ["h100-hbm3"],
+      "interconnect": "rdma"})") == "interconnect: \"rdma\" is not a link preset; did you mean \"rdma-400g\"?");
+  CHECK(system_error(R"({"name": "x", "zzzzzzzzzz": 1, "device": {}, "tiers": [], "interconnect": "infiniband-400g"})") ==
+        "zzzzzzzzzz: unknown key; expected one of name, device, tiers, interconnect, server, fabric, fabric_memory_tier");
+}
+
+TEST_CASE("a system names a missing, mistyped or out-of-range field", "[io]") {
+  CHECK(system_error(R"({"name": "x", "tiers": ["h100-hbm3"], "interconnect": "infiniband-400g"})") ==
+        "device: missing; a system needs it");
+  CHECK(system_error(R"({"name": "x", "device": {"compute": "fast", "power": 700, "count": 1}, "tiers": ["h100-hbm3"],
+      "interconnect": "infiniband-400g"})").starts_with("device.compute: 'fast' is not a number with a unit"));
+  CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": -1}, "tiers": ["h100-hbm3"],
+      "interconnect": "infiniband-400g"})") == "device.count: expected a whole number, 0 or more, not the number -1");
+  CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1, "gpu": "yes"},
+      "tiers": ["h100-hbm3"], "interconnect": "infiniband-400g"})") == "device.gpu: expected true or false, not the string \"yes\"");
+  CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1}, "tiers": ["h100-hbn3"],
+      "interconnect": "infiniband-400g"})") == "tiers[0]: \"h100-hbn3\" is not a tier preset; did you mean \"h100-hbm3\"?");
+  CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1}, "tiers": ["h100-hbm3",
+      {"name": "t", "capacity": "-1GB", "bandwidth": "1GB/s"}], "interconnect": "infiniband-400g"})") ==
+        "tiers[1].capacity: -1 GB must be positive and finite");
+  CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "idle_power": 800, "count": 1},
+      "tiers": ["h100-hbm3"], "interconnect": "infiniband-400g"})")
+            .starts_with("device.idle_power: 800 W is more than the power while computing (700 W)"));
+  CHECK(system_error(R"([1, 2])") == "(top): expected a system (a JSON object), not an array");
+}
+
+TEST_CASE("JSON text with a key given twice, too deep, or broken is refused, never half read", "[io]") {
+  CHECK(system_error(R"({"name": "x", "name": "y"})") == "name: given twice in one object; keep one");
+  CHECK(system_error(R"({"name": "x", "tiers": [{"capacity": 1}, {"capacity": 1, "capacity": 2}]})") ==
+        "tiers[1].capacity: given twice in one object; keep one");
+  CHECK(system_error(std::string(100, '[') + std::string(100, ']')).ends_with("nested more than 64 levels deep"));
+  CHECK(system_error(R"({"name": )").starts_with("test.json: is not JSON: "));
+  CHECK(system_error("").starts_with("test.json: is not JSON: "));
+}
+
+TEST_CASE("a training workload refuses a misspelt key instead of training with the default", "[io]") {
+  // The issue's example: "bacth" silently trained with batch 1.
+  CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024, "bacth": 2})") ==
+        "bacth: unknown key; did you mean \"batch\"?");
+  CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024, "gpus": 3})")
+            .starts_with("gpus: unknown key; expected one of name, type,"));
+  CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024,
+      "precision": {"parameter": 2, "gradient": 2, "optimiser": 12}})") ==
+        "precision.optimiser: unknown key; did you mean \"optimizer\"?");
+  CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024,
+      "precision": "mixd"})") == "precision: \"mixd\" is not allowed; did you mean \"mixed\"?");
+  CHECK(workload_error(R"({"name": "w", "type": "trainig"})") == "type: \"trainig\" is not allowed; did you mean \"training\"?");
+  CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024,
+      "data_parallel": 65})") == "data_parallel: 65 ranks exceed the system's 64 devices");
+  const auto f = io::read_workload(io::parse(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024,
+      "sequence": 1024, "batch": 2, "precision": {"parameter": 2, "gradient": 2, "optimizer": 12, "compute": "fp8"}})",
+                                             "w.json"),
+                                   plan::presets::h100_infiniband());
+  const auto& w = std::get<plan::training_workload>(f.workload);
+  CHECK(w.batch == 2);
+  CHECK(w.compute_precision == "fp8");
+  CHECK(w.precision.optimizer == 12);
+  CHECK_FALSE(f.trace);
+}
+
+TEST_CASE("diffusion and edge workloads check their nested objects too", "[io]") {
+  const std::string diffusion = R"({"name": "d", "type": "diffusion", "steps": 50, "step_flops": "98TFLOP",
+      "reuse_depth": 10, "latent_size": "0.016GB", "hit_rate": {"family": "power-law", "kappa_per_gb": 0.1, "gamma": 0.7}})";
+  CHECK(workload_error(diffusion).empty());
+  CHECK(workload_error(R"({"name": "d", "type": "diffusion", "steps": 50, "step_flops": "98TFLOP", "reuse_depth": 10,
+      "latent_size": "0.016GB", "hit_rate": {"kapa_per_gb": 0.1, "gamma": 0.7}})") ==
+        "hit_rate.kapa_per_gb: unknown key; did you mean \"kappa_per_gb\"?");
+  CHECK(workload_error(R"({"name": "d", "type": "diffusion", "steps": 50, "step_flops": "98TFLOP", "reuse_depth": 10,
+      "latent_size": "0.016GB", "hit_rate": {"family": "exponential", "kappa_per_gb": 0.1, "gamma": 0.7}})")
+            .starts_with("hit_rate.family: \"exponential\" is not allowed"));
+  CHECK(workload_error(R"({"name": "d", "type": "diffusion", "steps": 50, "step_flops": "98TFLOP",
+      "latent_size": "0.016GB", "trace": {"requests": "r.csv", "embedings": "e.fvecs"}})") ==
+        "trace.embedings: unknown key; did you mean \"embeddings\"?");
+  CHECK(workload_error(R"({"name": "d", "type": "diffusion", "steps": 50, "step_flops": "98TFLOP",
+      "latent_size": "0.016GB", "hit_rate": {"kappa_per_gb": 0.1, "gamma": 0.7}})")
+            .starts_with("reuse_depth: missing"));
+  const auto traced = io::read_workload(io::parse(R"({"name": "d", "type": "diffusion", "steps": 50,
+      "step_flops": "98TFLOP", "latent_size": "0.016GB", "trace": {"requests": "r.csv", "embeddings": "/abs/e.fvecs",
+      "capacities": ["1GB", 2e9]}})", "d.json"), plan::presets::h100_infiniband(), "/data");
+  REQUIRE(traced.trace);
+  CHECK(traced.trace->requests == "/data/r.csv");
+  CHECK(traced.trace->embeddings == "/abs/e.fvecs");
+  CHECK(traced.trace->capacities == std::vector<bytes>{bytes{1e9}, bytes{2e9}});
+  CHECK(traced.trace->measure_reuse_depth);
+
+  const auto edge_system = plan::presets::edge_5g_cloud();
+  const auto edge_error = [&](const std::string& text) {
+    return error_of(text, [&](const json& j) { io::read_workload(j, edge_system); });
+  };
+  CHECK(edge_error(R"({"name": "e", "type": "edge", "frames_per_second": 10, "analysis_flops": "8GFLOP",
+      "feature_size": "0.2MB", "encodings": [{"name": "h264", "bits_per_pixel": 0.1, "decode_flop": 1e9}]})") ==
+        "encodings[0].decode_flop: unknown key; did you mean \"decode_flops\"?");
+  CHECK(edge_error(R"({"name": "e", "type": "edge", "frames_per_second": 10, "analysis_flops": "8GFLOP",
+      "feature_size": "0.2MB", "precison": "int8"})") == "precison: unknown key; did you mean \"precision\"?");
+  CHECK(edge_error(R"({"name": "e", "type": "edge", "frames_per_second": 10, "analysis_flops": "8GFLOP",
+      "feature_size": "0.2MB", "precision": "int9"})") == "precision: \"int9\" is not allowed; did you mean \"int8\"?");
+}
+
+TEST_CASE("a topology refuses an unknown key in itself, a node or a link", "[io]") {
+  const auto topology_error = [](const std::string& text) {
+    return error_of(text, [](const json& j) { io::read_topology(j); });
+  };
+  const std::string nodes = R"("nodes": [{"name": "h0", "kind": "host"}, {"name": "sw", "kind": "switch"},
+      {"name": "m0", "kind": "memory", "capacity": "1TB"}])";
+  CHECK(topology_error("{" + nodes + R"(, "links": [{"a": "h0", "b": "sw", "link": "cxl3-x16"},
+      {"a": "sw", "b": "m0", "link": "cxl3-x16"}]})").empty());
+  CHECK(topology_error("{\"cxl_verison\": 3, " + nodes + R"(, "links": []})") ==
+        "cxl_verison: unknown key; did you mean \"cxl_version\"?");
+  CHECK(topology_error(R"({"nodes": [{"name": "h0", "kind": "host", "capacity": "1TB"}], "links": []})")
+            .starts_with("nodes[0].capacity: unknown key"));
+  CHECK(topology_error(R"({"nodes": [{"name": "m0", "kind": "memory", "capasity": "1TB"}], "links": []})") ==
+        "nodes[0].capasity: unknown key; did you mean \"capacity\"?");
+  CHECK(topology_error(R"({"nodes": [{"name": "h0", "kind": "hots"}], "links": []})") ==
+        "nodes[0].kind: \"hots\" is not allowed; did you mean \"host\"?");
+  CHECK(topology_error("{" + nodes + R"(, "links": [{"a": "h0", "b": "sw", "lnk": "cxl3-x16"}]})") ==
+        "links[0].lnk: unknown key; did you mean \"link\"?");
+  CHECK(topology_error("{" + nodes + R"(, "links": [{"a": "h0", "b": "sw", "link": "cxl3-x61"}]})") ==
+        "links[0].link: \"cxl3-x61\" is not a link preset; did you mean \"cxl3-x16\"?");
+  CHECK(topology_error(R"({"pbr": 1, "nodes": [], "links": []})") == "pbr: expected true or false, not the number 1");
+}
+
+TEST_CASE("a profile refuses an unknown key in itself, a compressor, the machine or its link", "[io]") {
+  const auto profile_error = [](const std::string& text) {
+    return error_of(text, [](const json& j) { io::read_profile(j); });
+  };
+  const std::string codec = R"({"name": "identity", "ratio": 1, "encode_rate_Bps": 1e10, "decode_rate_Bps": 1e10,
+      "relative_error": 0, "lossless": true})";
+  const std::string machine = R"("machine": {"dense_flops_per_second": 1e10, "cores": 2,
+      "thread_link": {"latency_s": 1e-6, "bandwidth_Bps": 1e10}})";
+  CHECK(profile_error("{\"compressors\": [" + codec + "], " + machine + "}").empty());
+  CHECK(profile_error("{\"compresors\": []}") == "compresors: unknown key; did you mean \"compressors\"?");
+  CHECK(profile_error(R"({"compressors": [{"name": "x", "ratio": 2, "encode_rate_bps": 1, "decode_rate_Bps": 1,
+      "relative_error": 0}]})") == "compressors[0].encode_rate_bps: unknown key; did you mean \"encode_rate_Bps\"?");
+  CHECK(profile_error(R"({"compressors": [], "machine": {"dense_flops_per_second": 1e10, "cores": 2,
+      "thread_link": {"latency": 1e-6, "bandwidth_Bps": 1e10}}})") ==
+        "machine.thread_link.latency: unknown key; did you mean \"latency_s\"?");
+  CHECK(profile_error(R"({"compressors": [], "calibration": {"size": 1}})") ==
+        "calibration.size: unknown key; did you mean \"size_bytes\"?");
+  CHECK(profile_error(R"({"compressors": [{"name": "x", "ratio": -2, "encode_rate_Bps": 1, "decode_rate_Bps": 1,
+      "relative_error": 0}]})") == "compressors[0].ratio: must be positive and finite");
+  const auto p = io::read_profile(io::parse("{\"compressors\": [" + codec + "], " + machine + "}", "p.json"));
+  REQUIRE(p.machine);
+  CHECK(p.machine->cores == 2);
+  CHECK(p.machine->latency.value() == 1e-6);
+  CHECK(p.compressors.at(0).lossless);
+}
+
+TEST_CASE("hostile bytes give the readers an error to name, never a crash or another exception", "[io]") {
+  // Mutations of valid files: flipped, dropped and duplicated bytes. Every outcome is a value or invalid_input.
+  const std::string seeds[] = {good_system,
+                               R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024})",
+                               R"({"nodes": [{"name": "m0", "kind": "memory", "capacity": "1TB"}], "links": []})"};
+  std::mt19937 rng(7);
+  int read = 0, refused = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string text = seeds[static_cast<std::size_t>(round) % 3];
+    for (int k = 0; k < 1 + round % 4; ++k) {
+      const std::size_t at = rng() % text.size();
+      switch (rng() % 3) {
+        case 0: text[at] = static_cast<char>(rng() % 256); break;
+        case 1: text.erase(at, 1 + rng() % 3); break;
+        default: text.insert(at, text.substr(at, 1 + rng() % 8)); break;
+      }
+      if (text.empty()) text = "{";
+    }
+    try {
+      const json j = io::parse(text, "m.json");
+      io::read_system(j);
+      ++read;
+    } catch (const invalid_input&) {
+      ++refused;
+    }
+    try {
+      io::read_workload(io::parse(text, "m.json"), plan::presets::h100_infiniband());
+    } catch (const invalid_input&) {
+    }
+    try {
+      io::read_topology(io::parse(text, "m.json"));
+    } catch (const invalid_input&) {
+    }
+  }
+  CHECK(read + refused == 3000);
+  CHECK(refused > 0);
+}
