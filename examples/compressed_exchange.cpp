@@ -6,7 +6,8 @@
 // bandwidth for the bytes each codec actually produced. Beside the measured
 // times it prints the chooser's pick, made beforehand from a calibration on a
 // smaller tensor (what `trinity calibrate` does), and checks that the pick is
-// the measured fastest or within 10% of it at every speed.
+// the measured fastest or within 10% of it at every speed, among what it may
+// pick: sending the raw bytes, or a codec within its error budget (0.01).
 //
 //   compressed_exchange [--size 100MB] [--speeds 1,10,100,400] [--out DIR]
 //
@@ -106,6 +107,12 @@ int main(int argc, char** argv) {
     std::cerr << "  " << entry.name << '\n';
     runs.push_back(run(entry, grads[0], grads[1]));
   }
+  // Sending the raw bytes: no codec, no frame, no copy. The baseline every codec must beat.
+  const std::size_t raw = runs.size();
+  runs.push_back({"raw", 0.0, 0.0, n * 4});
+  // Only what the chooser may pick races: codecs within its error budget (the planner's 0.01), and raw.
+  const model::exchange_budget budget;
+  const auto admissible = [&](std::size_t i) { return i == raw || costs[i].relative_error <= budget.error; };
 
   // 3. Per speed: measured totals, the chooser's pick, and whether it holds.
   std::filesystem::create_directories(out_dir);
@@ -118,22 +125,24 @@ int main(int argc, char** argv) {
   std::vector<std::vector<double>> totals;
   for (std::size_t s = 0; s < speeds.size(); ++s) {
     const model::link_model link{bytes_per_second{speeds[s] * 1e9 / 8}, latency};
-    const auto choice = model::choose(costs, bytes{static_cast<double>(n * 4)}, link);
+    const auto choice = model::choose(costs, bytes{static_cast<double>(n * 4)}, link, budget);
+    const std::size_t pick = choice.index ? *choice.index : raw;
     std::vector<double> total(runs.size());
-    std::size_t fastest = 0;
+    std::size_t fastest = raw;
     const auto measure_totals = [&] {
-      fastest = 0;
+      fastest = raw;
       for (std::size_t i = 0; i < runs.size(); ++i) {
         const double transfer = latency.value() + static_cast<double>(runs[i].wire_bytes) / link.bandwidth.value();
         total[i] = runs[i].encode_s + transfer + runs[i].decode_s;
-        if (total[i] < total[fastest]) fastest = i;
+        if (admissible(i) && total[i] < total[fastest]) fastest = i;
       }
     };
     measure_totals();
     // A miss is confirmed before it is reported: the pick and the apparent fastest are timed again and keep
     // their fastest round, so one interrupted round on a busy machine does not pass for the chooser's error.
-    if (total[choice.index] > 1.10 * total[fastest])
-      for (const std::size_t i : {choice.index, fastest}) {
+    if (total[pick] > 1.10 * total[fastest])
+      for (const std::size_t i : {pick, fastest}) {
+        if (i == raw) continue;  // nothing to time: the link's time is a formula here
         const auto again = run(compress::catalog()[i], grads[0], grads[1]);
         runs[i].encode_s = std::min(runs[i].encode_s, again.encode_s);
         runs[i].decode_s = std::min(runs[i].decode_s, again.decode_s);
@@ -143,17 +152,17 @@ int main(int argc, char** argv) {
       const double transfer = latency.value() + static_cast<double>(runs[i].wire_bytes) / link.bandwidth.value();
       csv << runs[i].name << ',' << speeds[s] << ',' << runs[i].wire_bytes << ',' << runs[i].encode_s << ','
           << transfer << ',' << runs[i].decode_s << ',' << total[i] << ','
-          << choice.verdicts[i].time.total().value() << ',' << (i == choice.index ? 1 : 0) << '\n';
+          << (i == raw ? choice.raw : choice.verdicts[i].time).total().value() << ',' << (i == pick ? 1 : 0) << '\n';
     }
     totals.push_back(total);
-    const double gap = total[choice.index] / total[fastest] - 1.0;
+    const double gap = total[pick] / total[fastest] - 1.0;
     const bool holds = gap <= 0.10;
     all_hold = all_hold && holds;
     std::printf("%6g Gbps: chooser picks %-28s %9.2f ms measured; fastest %-28s %9.2f ms (%+.1f%%) %s\n", speeds[s],
-                runs[choice.index].name.c_str(), total[choice.index] * 1e3, runs[fastest].name.c_str(),
+                runs[pick].name.c_str(), total[pick] * 1e3, runs[fastest].name.c_str(),
                 total[fastest] * 1e3, gap * 100, holds ? "ok" : "MISSED");
-    json << "    {\"link_gbps\": " << speeds[s] << ", \"chosen\": \"" << runs[choice.index].name
-         << "\", \"chosen_measured_s\": " << total[choice.index] << ", \"fastest\": \"" << runs[fastest].name
+    json << "    {\"link_gbps\": " << speeds[s] << ", \"chosen\": \"" << runs[pick].name
+         << "\", \"chosen_measured_s\": " << total[pick] << ", \"fastest\": \"" << runs[fastest].name
          << "\", \"fastest_measured_s\": " << total[fastest] << ", \"within_10_percent\": " << (holds ? "true" : "false")
          << ",\n     \"totals_s\": {";
     for (std::size_t i = 0; i < runs.size(); ++i) json << (i ? ", " : "") << '"' << runs[i].name << "\": " << total[i];

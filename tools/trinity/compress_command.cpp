@@ -112,9 +112,12 @@ void run_choose(const choose_args& a) {
   if (!a.compute.empty()) budget.compute = quantity_flag<seconds>(a.compute, "--compute");
   if (!a.error.empty()) budget.error = number_flag(a.error, "--error", 0.0, 1e9, "a relative L2 error >= 0");
   const auto choice = model::choose(costs, message, link, budget);
+  const std::string chosen = choice.index ? costs[*choice.index].name : "raw";
   if (a.json) {
-    nlohmann::json out{{"choice", costs[choice.index].name},
+    nlohmann::json out{{"choice", chosen},
                        {"predicted_s", choice.time.total().value()},
+                       {"raw_s", choice.raw.total().value()},
+                       {"error_budget", budget.error},
                        {"why", choice.why},
                        {"candidates", nlohmann::json::array()}};
     for (const auto& v : choice.verdicts)
@@ -128,11 +131,13 @@ void run_choose(const choose_args& a) {
     return;
   }
   table t({"compressor", "encode", "transfer", "decode", "total", ""});
+  t.add({"raw (no codec)", "0 s", to_string(choice.raw.transfer), "0 s", to_string(choice.raw.total()),
+         choice.index ? "" : "<- chosen"});
   for (const auto& v : choice.verdicts)
     t.add({costs[v.index].name, to_string(v.time.encode), to_string(v.time.transfer), to_string(v.time.decode),
-           to_string(v.time.total()), v.index == choice.index ? "<- chosen" : v.rejected});
+           to_string(v.time.total()), choice.index == v.index ? "<- chosen" : v.rejected});
   t.print(std::cout);
-  std::cout << "\nchoice: " << costs[choice.index].name << "\nwhy: " << choice.why << '\n';
+  std::cout << "\nchoice: " << chosen << "\nwhy: " << choice.why << '\n';
 }
 
 }  // namespace
@@ -154,7 +159,7 @@ void register_compress(CLI::App& app) {
   h->add_option("--bandwidth", ch->bandwidth, "Link bandwidth (e.g. 10Gbps)")->type_name("RATE")->required();
   h->add_option("--latency", ch->latency, "Link latency (default 2us)")->type_name("TIME");
   h->add_option("--compute", ch->compute, "Most encode + decode time allowed (default: no limit)")->type_name("TIME");
-  h->add_option("--error", ch->error, "Largest relative L2 error allowed (default: any; 0: lossless only)")->type_name("NUMBER");
+  h->add_option("--error", ch->error, "Largest relative L2 error allowed (default 0.01, the planner's; 0: lossless only)")->type_name("NUMBER");
   h->add_flag("--json", ch->json, "Print JSON (choice, predicted_s, why, candidates)");
   h->callback([ch] { run_choose(*ch); });
 }

@@ -4,21 +4,23 @@
 //! message (paper §3): a codec spends encode and decode time to shrink the
 //! bytes on the link, and pays only when
 //!
-//!   S / r_enc + α + (S / ratio + h) / B + S / r_dec  <  α + (S + h) / B
+//!   S / r_enc + α + (S / ratio + h) / B + S / r_dec  <  α + S / B
 //!
 //! for a message of S bytes, a link of bandwidth B and latency α, a codec of
 //! ratio `ratio` and encode and decode rates r_enc and r_dec (bytes of input
-//! per second), h the frame header. A 2022 study found compression sped
-//! training up in 6 of 200+ settings (../shared/FACTS.md, "Public anchors"):
-//! on a fast link r_enc rarely beats B·ratio/(ratio − 1). The chooser prices
-//! every candidate, drops those beyond the compute or error budget, and keeps
-//! the fastest, which is the identity codec when nothing pays.
+//! per second), h the frame header. The right side is sending the raw bytes:
+//! no codec, no frame, no copy. A 2022 study found compression sped training
+//! up in 6 of 200+ settings (../shared/FACTS.md, "Public anchors"): on a fast
+//! link r_enc rarely beats B·ratio/(ratio − 1). The chooser prices every
+//! candidate, drops those beyond the compute or error budget, and keeps the
+//! fastest, which is sending the raw bytes when nothing pays.
 //!
 //! The costs are measured, not assumed: `trinity calibrate` fills them in on
 //! the machine (compress/calibrate.hpp). This header sees no codec.
 
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,11 +60,16 @@ struct link_model {
   seconds latency{};
 };
 
+//! The relative error a lossy codec may add when nobody says otherwise: the planner's default too
+//! (plan::training_workload::error_budget). Top-k and sign with error feedback converge, but their
+//! per-message error is far above it; admit them by raising the budget on purpose.
+inline constexpr double default_error_budget = 0.01;
+
 struct exchange_budget {
   //! The most encode + decode time the exchange may spend.
   seconds compute{std::numeric_limits<double>::infinity()};
   //! The largest relative L2 error the receiver accepts; 0 admits lossless codecs only.
-  double error = std::numeric_limits<double>::infinity();
+  double error = default_error_budget;
 };
 
 //! Bytes every frame adds (compress/wire.hpp's header).
@@ -79,6 +86,11 @@ struct exchange_time {
           message / c.decode_rate};
 }
 
+//! Sending the raw bytes: the link's latency and the message at its bandwidth, nothing else.
+[[nodiscard]] inline exchange_time predict_raw(bytes message, const link_model& link) {
+  return {seconds{}, link.latency + message / link.bandwidth, seconds{}};
+}
+
 struct candidate_verdict {
   std::size_t index;
   exchange_time time;
@@ -87,34 +99,32 @@ struct candidate_verdict {
 };
 
 struct exchange_choice {
-  std::size_t index;  //!< into the candidates
+  //! Into the candidates; empty when sending the raw bytes is fastest.
+  std::optional<std::size_t> index;
   exchange_time time;
+  exchange_time raw;                        //!< the baseline every codec must beat
   std::vector<candidate_verdict> verdicts;  //!< every candidate, in the order given
   std::string why;
+  [[nodiscard]] bool compressed() const noexcept { return index.has_value(); }
 };
 
-//! The fastest admissible candidate for a message over a link. One candidate
-//! must be lossless with ratio 1 (identity): sending uncompressed is always
-//! an option, and the answer when nothing else pays.
+//! The fastest admissible way to send a message over a link: a candidate codec, or the raw bytes.
 [[nodiscard]] inline exchange_choice choose(std::span<const compressor_cost> candidates, bytes message,
                                             const link_model& link, const exchange_budget& budget = {}) {
   trinity::detail::require(message >= bytes{} && trinity::detail::is_finite(message.value()), "message", "must be a finite size");
   trinity::detail::require(link.bandwidth > bytes_per_second{}, "link.bandwidth", "must be positive");
   trinity::detail::require(link.latency >= seconds{}, "link.latency", "must not be negative");
-  std::size_t uncompressed = candidates.size();
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    validate(candidates[i]);
-    if (candidates[i].lossless && candidates[i].ratio <= 1.0 && uncompressed == candidates.size()) uncompressed = i;
-  }
-  trinity::detail::require(uncompressed < candidates.size(), "candidates",
-                  "need an uncompressed option (lossless, ratio 1: identity), the baseline every codec must beat");
-  exchange_choice out{uncompressed, predict(candidates[uncompressed], message, link), {}, {}};
+  trinity::detail::require(budget.error >= 0, "budget.error", "must not be negative");
+  for (const auto& c : candidates) validate(c);
+  const exchange_time raw = predict_raw(message, link);
+  exchange_choice out{std::nullopt, raw, raw, {}, {}};
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const auto& c = candidates[i];
     candidate_verdict v{i, predict(c, message, link), {}};
     if (c.relative_error > budget.error)
-      v.rejected = "error " + std::to_string(c.relative_error) + " over the budget " + std::to_string(budget.error);
-    else if (v.time.encode + v.time.decode > budget.compute && i != uncompressed)
+      v.rejected = "error " + units::detail::format_number(c.relative_error) + " over the budget " +
+                   units::detail::format_number(budget.error);
+    else if (v.time.encode + v.time.decode > budget.compute)
       v.rejected = "encode + decode " + to_string(v.time.encode + v.time.decode) + " over the compute budget " +
                    to_string(budget.compute);
     else if (v.time.total() < out.time.total()) {
@@ -123,15 +133,13 @@ struct exchange_choice {
     }
     out.verdicts.push_back(std::move(v));
   }
-  const auto& base = out.verdicts[uncompressed].time;
-  const auto& pick = candidates[out.index];
-  if (out.index == uncompressed)
-    out.why = "no codec pays: sending " + to_string(message) + " uncompressed takes " + to_string(base.total()) +
+  if (!out.index)
+    out.why = "no codec pays: sending " + to_string(message) + " raw takes " + to_string(raw.total()) +
               ", and every admissible codec's encode + decode costs more than the transfer it saves";
   else
-    out.why = pick.name + " saves " + to_string(base.transfer - out.time.transfer) + " of transfer for " +
-              to_string(out.time.encode + out.time.decode) + " of encode + decode: " + to_string(out.time.total()) +
-              " against " + to_string(base.total()) + " uncompressed";
+    out.why = candidates[*out.index].name + " saves " + to_string(raw.transfer - out.time.transfer) +
+              " of transfer for " + to_string(out.time.encode + out.time.decode) + " of encode + decode: " +
+              to_string(out.time.total()) + " against " + to_string(raw.total()) + " raw";
   return out;
 }
 

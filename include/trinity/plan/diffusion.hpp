@@ -44,7 +44,7 @@ struct diffusion_workload {
   model::power_law hit_rate{};     //!< h(M), fitted to a replayed trace
   bytes model_bytes{};             //!< the model's weights, resident in tier 0
   double latent_element_bytes = 4;  //!< bytes per element of a latent as the model holds it (4: fp32)
-  double error_budget = 0.01;       //!< largest relative error a codec may add to a stored latent
+  double error_budget = model::default_error_budget;  //!< largest relative error a codec may add to a stored latent
   std::string precision = "bf16";  //!< the precision a denoising step runs at (device.rate)
 
   [[nodiscard]] bytes entry_size() const noexcept { return static_cast<double>(stored_depths) * latent_size; }
@@ -136,7 +136,8 @@ inline cache_cost price(const system& s, const diffusion_workload& w, const cach
   c.total.bandwidth = moved;
   c.total.memory = p.capacity;
   c.total.time = c.compute_time + c.read_time + c.write_time + c.codec_time;
-  c.total.energy += (c.compute_time + c.codec_time) * s.device.power;
+  // The device waits, at its idle power, while a hit's latent is read and a miss's entry written.
+  c.total.energy += (c.compute_time + c.codec_time) * s.device.power + (c.read_time + c.write_time) * s.device.idle_power;
   c.dollars = dollars(s, c.total.time, c.tier_bytes, bytes{});
   return c;
 }

@@ -15,8 +15,10 @@
 //! Per frame: device time (its FLOPs at its rate, plus the codec's encode),
 //! uplink time (latency + bytes / bandwidth), server time (FLOPs at its rate,
 //! plus a codec's decode); the frame's latency is their sum. The stream is
-//! real-time: each stage must keep up with the frame rate. Energy is each side's
-//! power over its busy time plus the uplink's energy per byte; dollars are the
+//! real-time: each stage must keep up with the frame rate. Energy is the
+//! device's power over its busy time and its idle power over the rest of the
+//! frame interval, the server's power over its busy time, and the uplink's
+//! energy per byte; dollars are the
 //! device's and server's rent over their busy time plus the metered bytes.
 
 #include <array>
@@ -72,7 +74,7 @@ struct edge_workload {
   bytes feature_size{};                     //!< the feature at the cut, per frame, in fp32
   bytes result_size{};                      //!< what the analysis outputs per frame (detections)
   bytes model_bytes{};                      //!< the network's weights
-  double error_budget = 0.01;               //!< largest relative error a feature codec may add
+  double error_budget = model::default_error_budget;  //!< largest relative error a feature codec may add
   std::string precision = "int8";           //!< the precision the analysis runs at, on either side
   std::vector<video_encoding> encodings = paper_encodings();
 
@@ -165,7 +167,11 @@ inline edge_cost price(const system& s, const edge_workload& w, const std::vecto
   c.total.bandwidth = c.sent;
   c.total.memory = c.tier_bytes[0];
   c.total.time = c.device_time + c.uplink_time + c.server_time;
-  c.total.energy = c.device_time * s.device.power + c.sent * s.interconnect.energy + c.server_time * server.power;
+  // The device is the camera's own, on for the whole frame interval: busy at its power, idle the rest. The
+  // server is rented by the frame's work, so only its busy time counts.
+  const seconds device_idle = c.device_time < w.frame_interval() ? w.frame_interval() - c.device_time : seconds{};
+  c.total.energy = c.device_time * s.device.power + device_idle * s.device.idle_power + c.sent * s.interconnect.energy +
+                   c.server_time * server.power;
   c.dollars = dollars(s, c.device_time, c.tier_bytes, c.sent) + c.server_time.value() / 3600.0 * server.price_per_hour;
   return c;
 }

@@ -19,9 +19,9 @@
 //!  - offload traffic (gradient shard down, parameter shard back) over the
 //!    offload tier's bandwidth;
 //!  - nothing overlaps: the step time is the sum, an upper bound;
-//!  - energy: the device's power while it computes and codes, plus the
-//!    interconnect's and the offload tier's energy per byte moved (idle power
-//!    while waiting on the network is not counted);
+//!  - energy: the device's power while it computes and codes, its idle power
+//!    while it waits on the interconnect and the offload tier, plus their
+//!    energy per byte moved;
 //!  - dollars: the device (and any priced tier) rented for the step, plus
 //!    metered interconnect bytes (plan::dollars).
 
@@ -132,7 +132,8 @@ inline training_cost price(const system& s, const training_workload& w, const mo
   c.total.bandwidth = c.link_bytes;
   c.total.memory = c.tier_bytes[0];
   c.total.time = c.compute_time + c.comm_time + c.codec_time + c.offload_time;
-  c.total.energy = (c.compute_time + c.codec_time) * s.device.power + c.link_bytes * s.interconnect.energy +
+  c.total.energy = (c.compute_time + c.codec_time) * s.device.power +
+                   (c.comm_time + c.offload_time) * s.device.idle_power + c.link_bytes * s.interconnect.energy +
                    (offload ? c.offload_bytes * s.tiers[p.offload_tier].energy : joules{});
   c.dollars = dollars(s, c.total.time, c.tier_bytes, c.link_bytes);
   return c;

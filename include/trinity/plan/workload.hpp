@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <trinity/error.hpp>
+#include <trinity/model/compression.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/plan/system.hpp>
 
@@ -26,7 +27,7 @@ struct training_workload {
   std::size_t batch = 1;          //!< sequences per rank per step, b
   std::size_t data_parallel = 0;  //!< N; 0 takes every device of the system
   model::state_bytes precision = model::mixed_precision_adam;
-  double error_budget = 0.01;     //!< largest relative error a gradient codec may add, ||x - y|| / ||x||
+  double error_budget = model::default_error_budget;  //!< largest relative error a gradient codec may add, ||x - y|| / ||x||
   std::string compute_precision = "bf16";  //!< the precision the step's matrix multiplies run at (device.rate)
 
   [[nodiscard]] double tokens_per_rank() const noexcept {
@@ -56,9 +57,9 @@ inline void validate(const training_workload& w, const system& s) {
 namespace presets {
 
 //! A 7B-parameter transformer (Llama-2-7B's shape: 32 layers, width 4096), 4 sequences of 4,096 tokens per rank.
-inline training_workload llm_7b() { return {"llm-7b-train", 6.7e9, 32, 4096, 4096, 4, 0, model::mixed_precision_adam, 0.01, "bf16"}; }
+inline training_workload llm_7b() { return {"llm-7b-train", 6.7e9, 32, 4096, 4096, 4, 0, model::mixed_precision_adam, model::default_error_budget, "bf16"}; }
 //! A 70B-parameter transformer (Llama-2-70B's shape: 80 layers, width 8192), 1 sequence of 4,096 tokens per rank.
-inline training_workload llm_70b() { return {"llm-70b-train", 70e9, 80, 8192, 4096, 1, 0, model::mixed_precision_adam, 0.01, "bf16"}; }
+inline training_workload llm_70b() { return {"llm-70b-train", 70e9, 80, 8192, 4096, 1, 0, model::mixed_precision_adam, model::default_error_budget, "bf16"}; }
 
 inline std::vector<std::string_view> workload_names() { return {"llm-7b-train", "llm-70b-train"}; }
 inline std::optional<training_workload> find_workload(std::string_view name) {

@@ -244,3 +244,24 @@ TEST_CASE("work runs at its precision's rate: fp32 training on an H100 at 67 TFL
   bad.device.compute_by_precision.emplace_back("int4", flops_per_second{-1});
   CHECK_THROWS_WITH(plan::validate(bad), Catch::Contains("device.compute.int4"));
 }
+
+TEST_CASE("a step's energy counts the device's idle power while it waits on the link and the offload tier",
+          "[plan]") {
+  // The H100 cluster's 70B step waits on InfiniBand for most of its time: that wait is not free.
+  const auto s = plan::presets::h100_infiniband();
+  const auto w = plan::presets::llm_70b();
+  const auto codecs = plan::default_codecs_for(s);
+  for (const plan::training_plan p : {plan::training_plan{0, 3, 0, true}, plan::training_plan{1, 3, 1, true}}) {
+    const auto c = plan::price(s, w, codecs[p.codec], p);
+    REQUIRE(c.comm_time.value() > 0);
+    const joules busy = (c.compute_time + c.codec_time) * s.device.power;
+    const joules moved = c.link_bytes * s.interconnect.energy + c.offload_bytes * s.tiers[p.offload_tier].energy;
+    const joules idle = (c.comm_time + c.offload_time) * s.device.idle_power;
+    CHECK(c.total.energy.value() == Approx((busy + moved + idle).value()).epsilon(1e-12));
+    CHECK(idle.value() == Approx((c.comm_time + c.offload_time).value() * 90.0));
+    auto silent = s;
+    silent.device.idle_power = watts{0};
+    CHECK(plan::price(silent, w, codecs[p.codec], p).total.energy.value() ==
+          Approx((busy + moved).value()).epsilon(1e-12));
+  }
+}
