@@ -15,12 +15,27 @@ class TrinityConan(ConanFile):
     topics = ("hpc", "ai-infrastructure", "cxl", "compression", "zero", "caching", "header-only")
     package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
+    # One option per component target; each brings its own dependencies. trinity::trinity is always there.
+    options = {"with_compress": [True, False], "with_io": [True, False], "with_mpi": [True, False],
+               "with_numa": [True, False], "with_hnsw": [True, False]}
+    default_options = {"with_compress": True, "with_io": True, "with_mpi": False, "with_numa": False,
+                       "with_hnsw": False}
     exports_sources = "CMakeLists.txt", "cmake/*", "include/*", "LICENSE"
     no_copy_source = True
 
     def requirements(self):
         self.requires("range-v3/0.12.0")
         self.requires("boost/1.83.0", options={"header_only": True})
+        if self.options.with_compress:
+            self.requires("zstd/1.5.5")
+            self.requires("lz4/1.9.4")
+            self.requires("xxhash/0.8.2")
+        if self.options.with_io:
+            self.requires("nlohmann_json/3.11.3")
+        if self.options.with_mpi:
+            self.requires("openmpi/4.1.6")
+        if self.options.with_hnsw:
+            self.requires("hnswlib/0.8.0")
 
     def validate(self):
         check_min_cppstd(self, 20)
@@ -35,6 +50,11 @@ class TrinityConan(ConanFile):
         tc.cache_variables["TRINITY_BUILD_EXAMPLES"] = False
         tc.cache_variables["TRINITY_BUILD_BENCH"] = False
         tc.cache_variables["TRINITY_WITH_CUDA"] = False
+        tc.cache_variables["TRINITY_WITH_COMPRESS"] = bool(self.options.with_compress)
+        tc.cache_variables["TRINITY_WITH_IO"] = bool(self.options.with_io)
+        tc.cache_variables["TRINITY_WITH_MPI"] = bool(self.options.with_mpi)
+        tc.cache_variables["TRINITY_WITH_NUMA"] = bool(self.options.with_numa)
+        tc.cache_variables["TRINITY_WITH_HNSW"] = bool(self.options.with_hnsw)
         tc.generate()
 
     def build(self):
@@ -52,7 +72,28 @@ class TrinityConan(ConanFile):
 
     def package_info(self):
         self.cpp_info.set_property("cmake_file_name", "trinity")
-        self.cpp_info.set_property("cmake_target_name", "trinity::trinity")
         self.cpp_info.bindirs = []
         self.cpp_info.libdirs = []
-        self.cpp_info.requires = ["range-v3::range-v3", "boost::headers"]
+        # The component targets, as trinity's own CMake config declares them (tests/package checks the names).
+        core = self.cpp_info.components["trinity"]
+        core.set_property("cmake_target_name", "trinity::trinity")
+        core.bindirs, core.libdirs = [], []
+        core.requires = ["range-v3::range-v3", "boost::headers"]
+
+        def component(name, requires, system_libs=()):
+            c = self.cpp_info.components[name]
+            c.set_property("cmake_target_name", "trinity::" + name)
+            c.bindirs, c.libdirs = [], []
+            c.requires = ["trinity"] + list(requires)
+            c.system_libs = list(system_libs)
+
+        if self.options.with_compress:
+            component("compress", ["zstd::zstd", "lz4::lz4", "xxhash::xxhash"])
+        if self.options.with_io:
+            component("io", ["nlohmann_json::nlohmann_json"])
+        if self.options.with_mpi:
+            component("mpi", ["openmpi::openmpi"])
+        if self.options.with_numa:
+            component("numa", [], system_libs=["numa"])  # libnuma from the system: no Conan Center recipe
+        if self.options.with_hnsw:
+            component("hnsw", ["hnswlib::hnswlib"])

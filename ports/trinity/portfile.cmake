@@ -5,9 +5,19 @@
 # test in this repository checks it.
 get_filename_component(SOURCE_PATH "${CMAKE_CURRENT_LIST_DIR}/../.." ABSOLUTE)
 
+# One feature per component target (vcpkg.json lists their dependencies).
+vcpkg_check_features(OUT_FEATURE_OPTIONS feature_options
+  FEATURES
+    compress TRINITY_WITH_COMPRESS
+    io TRINITY_WITH_IO
+    mpi TRINITY_WITH_MPI
+    numa TRINITY_WITH_NUMA
+    hnsw TRINITY_WITH_HNSW)
+
 vcpkg_cmake_configure(
   SOURCE_PATH "${SOURCE_PATH}"
   OPTIONS
+    ${feature_options}
     -DTRINITY_BUILD_TESTS=OFF
     -DTRINITY_BUILD_TOOLS=OFF
     -DTRINITY_BUILD_EXAMPLES=OFF

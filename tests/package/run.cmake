@@ -1,6 +1,10 @@
-# Installs the build into a temporary prefix, configures the consumer project
-# against it with find_package(trinity CONFIG REQUIRED), builds and runs it.
-foreach(v BUILD_DIR CONSUMER_DIR WORK_DIR CXX)
+# The package as a user gets it: configure a fresh tree of the sources with the
+# defaults and install it WITHOUT building anything (a header-only library needs
+# no build), then configure the consumer project against the install with
+# find_package(trinity CONFIG REQUIRED COMPONENTS ...), build and run it. Then
+# a component the install lacks, and one trinity does not have, must each stop
+# a consumer's configuration with a message that names it.
+foreach(v SOURCE_DIR CONSUMER_DIR WORK_DIR CXX)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "run.cmake needs -D${v}=...")
   endif()
@@ -17,12 +21,41 @@ function(run)
   message(STATUS "${out}")
 endfunction()
 
-run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
-if(NOT EXISTS "${prefix}/share/cmake/trinity/trinity-config.cmake")
-  message(FATAL_ERROR "install did not produce share/cmake/trinity/trinity-config.cmake")
+# Must fail, with `expect` in what it prints.
+function(refused expect)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(REPLACE "\n" " " all "${out}${err}")
+  string(REGEX REPLACE " +" " " all "${all}")
+  if(rc EQUAL 0 OR NOT all MATCHES "${expect}")
+    message(FATAL_ERROR "expected a failure matching '${expect}' (exit ${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  message(STATUS "refused as expected: ${expect}")
+endfunction()
+
+run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${WORK_DIR}/fresh" -G Ninja "-DCMAKE_CXX_COMPILER=${CXX}")
+run("${CMAKE_COMMAND}" --install "${WORK_DIR}/fresh" --prefix "${prefix}")
+foreach(f share/cmake/trinity/trinity-config.cmake include/trinity/trinity.hpp include/trinity/version.hpp
+          include/trinity/io.hpp)
+  if(NOT EXISTS "${prefix}/${f}")
+    message(FATAL_ERROR "install did not produce ${f}")
+  endif()
+endforeach()
+if(EXISTS "${WORK_DIR}/fresh/bin/trinity")
+  message(FATAL_ERROR "the fresh tree was built; this test installs one that never was")
 endif()
+
 run("${CMAKE_COMMAND}" -S "${CONSUMER_DIR}" -B "${WORK_DIR}/build" -G Ninja
     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX}" -DCMAKE_BUILD_TYPE=Release)
 run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build")
-run("${WORK_DIR}/build/consumer")
-run("${WORK_DIR}/build/compress_consumer")
+foreach(program consumer compress_consumer io_consumer mpi_consumer hnsw_consumer)
+  run("${WORK_DIR}/build/${program}")
+endforeach()
+
+refused("compres: not a component of trinity; the components are compress, io, mpi, numa, hnsw, cuda"
+  "${CMAKE_COMMAND}" -S "${CONSUMER_DIR}/unknown_component" -B "${WORK_DIR}/unknown" -G Ninja
+  "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX}")
+# An install without the NUMA backend, as -DTRINITY_WITH_NUMA=OFF leaves it.
+file(REMOVE "${prefix}/share/cmake/trinity/trinity-numa-targets.cmake")
+refused("a required component cannot be loaded: numa: not installed"
+  "${CMAKE_COMMAND}" -S "${CONSUMER_DIR}/missing_component" -B "${WORK_DIR}/missing" -G Ninja
+  "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX}")

@@ -1,0 +1,25 @@
+// Built against an installed trinity::io by run.cmake: a system and a workload from JSON, planned; a
+// misspelt key refused by path.
+#include <trinity/io.hpp>
+#include <trinity/plan.hpp>
+
+#include <cstdio>
+
+int main() {
+  using namespace trinity;
+  const auto s = io::read_system(io::parse(R"({"name": "box",
+      "device": {"compute": "989TFLOPs", "power": "700W", "idle_power": "90W", "count": 8, "gpu": true},
+      "tiers": ["h100-hbm3", "host-ddr5"], "interconnect": "infiniband-400g"})", "box.json"));
+  const auto w = io::read_workload(io::parse(R"({"name": "7b", "parameters": 6.7e9, "layers": 32, "hidden": 4096,
+      "sequence": 4096, "batch": 1})", "7b.json"), s);
+  const auto r = plan::plan_training(s, std::get<plan::training_workload>(w.workload), plan::default_codecs_for(s));
+  bool refused = false;
+  try {
+    io::read_system(io::parse(R"({"name": "x", "devise": {}})", "x.json"));
+  } catch (const invalid_input& e) {
+    refused = std::string(e.what()) == "devise: unknown key; did you mean \"device\"?";
+  }
+  const bool ok = r.chosen().fits() && refused;
+  std::printf("trinity::io from an install: %s (%s)\n", ok ? "ok" : "WRONG", plan::describe(r, s).c_str());
+  return ok ? 0 : 1;
+}
