@@ -12,6 +12,7 @@
 #include <span>
 
 #include <trinity/compress/detail/bytes.hpp>
+#include <trinity/compress/detail/cast_kernel.hpp>
 #include <trinity/compress/detail/decode_fwd.hpp>
 #include <trinity/compress/detail/finite.hpp>
 #include <trinity/compress/element.hpp>
@@ -39,15 +40,13 @@ struct cast {
     detail::require_residual_size(in.size(), residual.size());
     const std::size_t at = detail::begin_frame(out, codec::cast, To, in.size());
     std::byte* p = out.grow(in.size() * 2);
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      const std::uint16_t h = To == element::bf16 ? to_bf16(in[i]) : to_f16(in[i]);
-      if constexpr (To == element::f16) {
-        if ((h & 0x7fffu) == 0x7c00u && (std::bit_cast<std::uint32_t>(in[i]) & 0x7fffffffu) != 0x7f800000u)
-          throw invalid_input("input[" + std::to_string(i) + "]",
-                              std::to_string(in[i]) + " is beyond fp16's range (65504); use cast<element::bf16>");
-      }
-      detail::store<std::uint16_t>(p + 2 * i, h);
-      if (!residual.empty()) residual[i] = in[i] - widen(h);
+    // On the CPU's widest vectors (detail/cast_kernel.hpp), the same bytes as to_bf16 / to_f16.
+    const std::size_t beyond = detail::narrow(To == element::bf16, in.data(), in.size(), p,
+                                              residual.empty() ? nullptr : residual.data());
+    if (beyond < in.size()) {
+      out.shrink_to(at);
+      throw invalid_input("input[" + std::to_string(beyond) + "]",
+                          std::to_string(in[beyond]) + " is beyond fp16's range (65504); use cast<element::bf16>");
     }
     detail::finish_frame(out, at);
   }
@@ -64,11 +63,7 @@ inline void decode_cast_body(const frame_view& f, std::span<float> out, element 
   if (e != element::bf16 && e != element::f16)
     fail("header.element", std::string(to_string(e)) + " is not a cast target (bf16 or f16)");
   require_body_size(f, checked_mul(out.size(), 2, "header.count"), "cast");
-  const std::byte* p = f.body.data();
-  if (e == element::bf16)
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = from_bf16(load<std::uint16_t>(p + 2 * i));
-  else
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = from_f16(load<std::uint16_t>(p + 2 * i));
+  widen(e == element::bf16, f.body.data(), out.size(), out.data());
 }
 }  // namespace detail
 

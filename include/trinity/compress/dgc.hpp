@@ -61,7 +61,7 @@ class dgc {
       u_[i] = momentum_ * u_[i] + gradient[i];
       v_[i] += u_[i];
     }
-    detail::sampled_top(v_, detail::keep_count(v_.size(), Density::num, Density::den), idx, candidates_, scratch_);
+    detail::sampled_top(v_, nullptr, detail::keep_count(v_.size(), Density::num, Density::den), idx, kept_, buffers_);
     return v_;
   }
 
@@ -88,8 +88,9 @@ class dgc {
  private:
   float momentum_;
   std::vector<float> u_, v_;
-  std::vector<std::uint32_t> idx_, candidates_, scratch_;
-  std::vector<float> kept_error_;
+  std::vector<std::uint32_t> idx_;
+  std::vector<float> kept_, kept_error_;
+  detail::sampled_buffers buffers_;
 };
 
 }  // namespace trinity::compress

@@ -4,7 +4,10 @@
 //! input (Seide et al., 2014; Karimireddy et al., 2019), so a biased
 //! compressor (sign, top-k, int4) still converges: over many steps the
 //! receiver gets everything, late. Wrap the whole chain, not a stage of it:
-//! `error_feedback<chain<topk<>, int8>>`.
+//! `error_feedback<chain<topk<>, int8>>`. A codec with a member
+//! `encode_with_feedback(in, error, out)` (the quantizers, sign) does it in one
+//! pass over memory instead of three; the bytes are the same. An input the
+//! codec refuses clears the carried error, which it may have half updated.
 
 #include <span>
 #include <string>
@@ -47,9 +50,21 @@ class error_feedback {
                                          " in earlier steps; use one error_feedback per tensor, or call reset()");
       error_.assign(in.size(), 0.0f);
     }
-    corrected_.resize(in.size());
-    for (std::size_t i = 0; i < in.size(); ++i) corrected_[i] = in[i] + error_[i];
-    inner_.encode(corrected_, out, error_);
+    try {
+      if constexpr (requires { inner_.encode_with_feedback(in, std::span<float>(error_), out); }) {
+        // One pass: the codec adds the error on the way in and writes what it lost back over it.
+        inner_.encode_with_feedback(in, std::span<float>(error_), out);
+      } else {
+        corrected_.resize(in.size());
+        for (std::size_t i = 0; i < in.size(); ++i) corrected_[i] = in[i] + error_[i];
+        inner_.encode(corrected_, out, error_);
+      }
+    } catch (...) {
+      // A refused input (NaN, an overflow) may have left the carried error half updated: start it afresh
+      // rather than feed a mix of two steps into the next.
+      error_.clear();
+      throw;
+    }
     if (!residual.empty()) {
       if (residual.size() != in.size()) throw invalid_input("residual", "must have the input's size, or be empty");
       std::copy(error_.begin(), error_.end(), residual.begin());

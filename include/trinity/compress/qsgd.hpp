@@ -18,11 +18,13 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <trinity/compress/detail/bytes.hpp>
 #include <trinity/compress/detail/decode_fwd.hpp>
 #include <trinity/compress/detail/finite.hpp>
 #include <trinity/compress/detail/levels.hpp>
+#include <trinity/compress/detail/qsgd_kernel.hpp>
 #include <trinity/compress/traits.hpp>
 #include <trinity/compress/wire.hpp>
 #include <trinity/concepts/opt_in.hpp>
@@ -58,52 +60,16 @@ struct qsgd {
     const std::size_t norms_at = out.size();
     out.grow(buckets * 4 + detail::level_bytes(n, bits));
     const std::uint32_t call = detail::mix32(seed_ ^ detail::mix32(calls_++));
-    std::int8_t q[Bucket];
-    for (std::size_t b = 0; b < buckets; ++b) {
-      const std::size_t lo = b * Bucket;
-      const std::size_t len = std::min<std::size_t>(Bucket, n - lo);
-      const float* x = in.data() + lo;
-      double acc[8] = {};
-      std::uint32_t top = 0;
-      for (std::size_t j = 0; j < len; ++j) {
-        top |= static_cast<std::uint32_t>(detail::non_finite_bits(std::bit_cast<std::uint32_t>(x[j])));
-        acc[j % 8] += static_cast<double>(x[j]) * static_cast<double>(x[j]);
-      }
-      if (top) detail::refuse_first_non_finite(traits.name, in);
-      const double sq = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-      // Above FLT_MAX / 2, level · (norm / s) could round past FLT_MAX to infinity.
-      if (!(std::sqrt(sq) <= FLT_MAX / 2)) detail::refuse_overflow(traits.name, "bucket norm");
-      const float norm = static_cast<float>(std::sqrt(sq));
-      // Levels are drawn against the norm the receiver will see (the fp32 one).
-      // A norm near fp32's bottom would make s / norm overflow: those buckets
-      // take the double path, and a norm that rounds to zero sends zeros.
-      if (norm >= 1e-30f) {
-        const float s_over_norm = static_cast<float>(Levels) / norm;
-        for (std::size_t j = 0; j < len; ++j) {
-          const float r = std::min(std::fabs(x[j]) * s_over_norm, static_cast<float>(Levels));
-          const float fl = static_cast<float>(static_cast<int>(r));
-          const float u =
-              static_cast<float>(detail::mix32(call + static_cast<std::uint32_t>(lo + j) * 0x9e3779b9u) >> 8) * 0x1p-24f;
-          const int level = static_cast<int>(fl) + (u < r - fl ? 1 : 0);
-          q[j] = static_cast<std::int8_t>(x[j] < 0.0f ? -level : level);
-        }
-      } else {
-        const double s_over_norm = norm > 0.0f ? Levels / static_cast<double>(norm) : 0.0;
-        for (std::size_t j = 0; j < len; ++j) {
-          const double r = std::min(std::fabs(static_cast<double>(x[j])) * s_over_norm, static_cast<double>(Levels));
-          const double fl = std::floor(r);
-          const double u = (detail::mix32(call + static_cast<std::uint32_t>(lo + j) * 0x9e3779b9u) >> 8) * 0x1p-24;
-          const int level = static_cast<int>(fl) + (u < r - fl ? 1 : 0);
-          q[j] = static_cast<std::int8_t>(x[j] < 0.0f ? -level : level);
-        }
-      }
-      std::byte* base = out.data() + norms_at;
-      detail::store<float>(base + 4 * b, norm);
-      detail::store_levels(base + buckets * 4, lo, q, len, bits);
-      if (!residual.empty()) {
-        const float step = norm / static_cast<float>(Levels);
-        for (std::size_t j = 0; j < len; ++j) residual[lo + j] = x[j] - static_cast<float>(q[j]) * step;
-      }
+    if (q_.size() < std::min<std::size_t>(Bucket, n)) q_.resize(std::min<std::size_t>(Bucket, n));
+    std::byte* base = out.data() + norms_at;
+    const detail::qsgd_job job{in.data(), n, Bucket, static_cast<int>(Levels), bits, call,
+                               residual.empty() ? nullptr : residual.data(), base, base + buckets * 4};
+    // On the CPU's widest vectors (detail/qsgd_kernel.hpp); the levels are the portable loop's.
+    const auto stop = detail::qsgd_encode(job, q_.data());
+    if (stop.what != detail::quant_stop::done) {
+      out.shrink_to(at);
+      if (stop.what == detail::quant_stop::non_finite) detail::refuse_first_non_finite(traits.name, in);
+      detail::refuse_overflow(traits.name, "bucket norm");
     }
     detail::finish_frame(out, at);
   }
@@ -111,6 +77,7 @@ struct qsgd {
  private:
   std::uint32_t seed_;
   std::uint32_t calls_ = 0;
+  std::vector<std::int8_t> q_;
 };
 
 namespace detail {

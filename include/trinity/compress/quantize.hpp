@@ -16,11 +16,13 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <trinity/compress/detail/bytes.hpp>
 #include <trinity/compress/detail/decode_fwd.hpp>
 #include <trinity/compress/detail/finite.hpp>
 #include <trinity/compress/detail/levels.hpp>
+#include <trinity/compress/detail/quantize_kernel.hpp>
 #include <trinity/compress/traits.hpp>
 #include <trinity/compress/wire.hpp>
 #include <trinity/concepts/opt_in.hpp>
@@ -33,44 +35,6 @@ inline constexpr std::uint32_t max_block = 1u << 20;
 constexpr int quant_levels(unsigned bits) { return bits == 8 ? 127 : 7; }
 
 
-//! Rounds one block: writes q (as int8, one per element) and returns the scale.
-//! Integer max over |x|'s bit pattern: for non-NaN floats it orders exactly
-//! like the values, it vectorizes without fast-math, and a NaN or infinity
-//! shows up as a pattern >= 0x7f800000.
-inline float quantize_block(const float* x, std::size_t n, int levels, std::int8_t* q, bool& non_finite) {
-  std::uint32_t amax_bits = 0;
-  for (std::size_t j = 0; j < n; ++j) amax_bits = std::max(amax_bits, std::bit_cast<std::uint32_t>(x[j]) & 0x7fffffffu);
-  if (amax_bits >= 0x7f800000u) {
-    non_finite = true;
-    return 0.0f;
-  }
-  const float amax = std::bit_cast<float>(amax_bits);
-  if (amax > FLT_MAX / 2) {  // level · scale could round past FLT_MAX to infinity
-    non_finite = true;
-    return 0.0f;
-  }
-  const float scale = amax / static_cast<float>(levels);
-  if (amax == 0.0f) {
-    std::fill(q, q + n, std::int8_t{0});
-    return 0.0f;
-  }
-  const float fl = static_cast<float>(levels);
-  if (amax >= 1e-30f) {
-    const float inv = fl / amax;
-    for (std::size_t j = 0; j < n; ++j) {
-      const float r = x[j] * inv;
-      int v = static_cast<int>(r + (r >= 0.0f ? 0.5f : -0.5f));
-      v = std::clamp(v, -levels, levels);
-      q[j] = static_cast<std::int8_t>(v);
-    }
-  } else {
-    // levels / amax would overflow float: round in double instead (rare, so scalar).
-    const double inv = static_cast<double>(levels) / static_cast<double>(amax);
-    for (std::size_t j = 0; j < n; ++j)
-      q[j] = static_cast<std::int8_t>(std::clamp(static_cast<int>(std::lround(x[j] * inv)), -levels, levels));
-  }
-  return scale;
-}
 }  // namespace detail
 
 template <unsigned Bits = 8, std::uint32_t Block = 128>
@@ -90,29 +54,43 @@ struct quantize {
 
   void encode(std::span<const float> in, frame_buffer& out, std::span<float> residual = {}) {
     detail::require_residual_size(in.size(), residual.size());
+    run(in, nullptr, residual.empty() ? nullptr : residual.data(), out);
+  }
+
+  //! Error feedback in one pass (what error_feedback<quantize> calls): encodes in + error and leaves in
+  //! `error` what this call lost. The same bytes and the same error as encode(in + error, out, error).
+  void encode_with_feedback(std::span<const float> in, std::span<float> error, frame_buffer& out) {
+    detail::require_residual_size(in.size(), error.size());
+    run(in, error.data(), error.data(), out);
+  }
+
+ private:
+  void run(std::span<const float> in, const float* add, float* residual, frame_buffer& out) {
     const std::size_t n = in.size();
     const std::size_t blocks = (n + Block - 1) / Block;
     const std::size_t at = detail::begin_frame(out, codec::block_quant, element::f32, n, {Bits, Block, 0, 0});
     const std::size_t scales_at = out.size();
     out.grow(blocks * 4 + detail::level_bytes(n, Bits));
-    std::int8_t q[Block];
-    bool non_finite = false;
-    for (std::size_t b = 0; b < blocks; ++b) {
-      const std::size_t lo = b * Block;
-      const std::size_t len = std::min<std::size_t>(Block, n - lo);
-      const float scale = detail::quantize_block(in.data() + lo, len, levels, q, non_finite);
-      if (non_finite) {
-        detail::require_finite(traits.name, in);
-        detail::refuse_overflow(traits.name, "block scale");
+    const std::size_t one = std::min<std::size_t>(Block, n);
+    if (scratch_.size() < detail::quant_scratch_floats(n, Block)) scratch_.resize(detail::quant_scratch_floats(n, Block));
+    if (q_.size() < one) q_.resize(one);
+    const detail::quant_job job{in.data(), add, residual, n, Block, Bits, out.data() + scales_at,
+                                out.data() + scales_at + blocks * 4};
+    const auto stop = detail::quantize(job, scratch_.data(), q_.data());
+    if (stop.what != detail::quant_stop::done) {
+      out.shrink_to(at);  // no half-written frame is left behind
+      const std::size_t lo = stop.block * Block, len = std::min<std::size_t>(Block, n - lo);
+      if (stop.what == detail::quant_stop::non_finite) {
+        detail::require_finite(traits.name, in.first(lo + len));
+        detail::refuse_overflow(traits.name, "input plus its carried error");
       }
-      std::byte* base = out.data() + scales_at;
-      detail::store<float>(base + 4 * b, scale);
-      detail::store_levels(base + blocks * 4, lo, q, len, Bits);  // Block is even: each block starts on a byte
-      if (!residual.empty())
-        for (std::size_t j = 0; j < len; ++j) residual[lo + j] = in[lo + j] - static_cast<float>(q[j]) * scale;
+      detail::refuse_overflow(traits.name, "block scale");
     }
     detail::finish_frame(out, at);
   }
+
+  std::vector<float> scratch_;
+  std::vector<std::int8_t> q_;
 };
 
 namespace detail {

@@ -43,6 +43,24 @@ constexpr std::size_t keep_count(std::size_t n, std::intmax_t num, std::intmax_t
   return std::clamp<std::size_t>(k, 1, n);
 }
 
+//! Writes the sparse frame of n elements keeping idx (ascending) with values `kept`, through `values`; the
+//! value stage's error on each kept value is left in `kept_error`. A non-finite kept value is refused.
+template <class ValueStage>
+void write_sparse_kept(std::size_t n, std::span<const std::uint32_t> idx, std::span<const float> kept,
+                       ValueStage& values, frame_buffer& out, std::vector<float>& kept_error,
+                       std::string_view codec_name) {
+  const std::size_t k = idx.size();
+  for (std::size_t i = 0; i < k; ++i)
+    if (non_finite_bits(std::bit_cast<std::uint32_t>(kept[i]))) refuse_non_finite(codec_name, idx[i], kept[i]);
+  const std::uint64_t k64 = k;
+  const std::size_t at = begin_frame(out, codec::sparse, element::f32, n,
+                                     {static_cast<std::uint32_t>(k64), static_cast<std::uint32_t>(k64 >> 32), 0, 0});
+  if (k) std::memcpy(out.grow(k * 4), idx.data(), k * 4);
+  kept_error.assign(k, 0.0f);
+  values.encode(kept, out, std::span<float>(kept_error));
+  finish_frame(out, at);
+}
+
 //! Writes the sparse frame of source[idx] with `values` encoding the kept values.
 //! With `residual`, it receives what the receiver will miss: source[i] where
 //! dropped, the value stage's own error where kept. Returns nothing; the
@@ -54,20 +72,45 @@ void write_sparse(std::span<const float> source, std::span<const std::uint32_t> 
                   std::string_view codec_name) {
   const std::size_t k = idx.size();
   std::vector<float> kept(k);
-  for (std::size_t i = 0; i < k; ++i) {
-    kept[i] = source[idx[i]];
-    if (non_finite_bits(std::bit_cast<std::uint32_t>(kept[i]))) refuse_non_finite(codec_name, idx[i], kept[i]);
-  }
-  const std::uint64_t k64 = k;
-  const std::size_t at = begin_frame(out, codec::sparse, element::f32, source.size(),
-                                     {static_cast<std::uint32_t>(k64), static_cast<std::uint32_t>(k64 >> 32), 0, 0});
-  if (k) std::memcpy(out.grow(k * 4), idx.data(), k * 4);
-  kept_error.assign(k, 0.0f);
-  values.encode(std::span<const float>(kept), out, std::span<float>(kept_error));
-  finish_frame(out, at);
+  for (std::size_t i = 0; i < k; ++i) kept[i] = source[idx[i]];
+  write_sparse_kept(source.size(), idx, std::span<const float>(kept), values, out, kept_error, codec_name);
   if (!residual.empty()) {
     std::copy(source.begin(), source.end(), residual.begin());
     for (std::size_t i = 0; i < k; ++i) residual[idx[i]] = kept_error[i];
+  }
+}
+
+//! Among m candidates (ascending indices with their values), the k of largest |value|, ties at the
+//! threshold to the lowest indices: their indices to `idx`, their values to `kept`. The same choice as
+//! exact_top over the same candidates, without going back to the input.
+inline void exact_top_of(std::span<const std::uint32_t> cidx, std::span<const float> cval, std::size_t k,
+                         std::vector<std::uint32_t>& idx, std::vector<float>& kept, std::vector<std::uint32_t>& scratch) {
+  const std::size_t m = cidx.size();
+  idx.clear();
+  kept.clear();
+  if (k == 0) return;
+  const auto mag = [&](std::size_t j) { return std::bit_cast<std::uint32_t>(cval[j]) & 0x7fffffffu; };
+  if (k >= m) {
+    idx.assign(cidx.begin(), cidx.end());
+    kept.assign(cval.begin(), cval.end());
+    return;
+  }
+  scratch.resize(m);
+  for (std::size_t j = 0; j < m; ++j) scratch[j] = mag(j);
+  std::nth_element(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(k - 1), scratch.end(),
+                   std::greater<>());
+  const std::uint32_t thr = scratch[k - 1];
+  std::size_t above = 0;
+  for (std::size_t j = 0; j < k - 1; ++j) above += scratch[j] > thr;
+  std::size_t ties = k - above;
+  idx.reserve(k);
+  kept.reserve(k);
+  for (std::size_t j = 0; j < m; ++j) {
+    const std::uint32_t b = mag(j);
+    if (b > thr || (b == thr && ties > 0 && ties--)) {
+      idx.push_back(cidx[j]);
+      kept.push_back(cval[j]);
+    }
   }
 }
 

@@ -8,27 +8,14 @@
 
 #include <cstddef>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define TRINITY_CACHE_X86 1
-#include <immintrin.h>
-#else
-#define TRINITY_CACHE_X86 0
-#endif
+#include <trinity/detail/isa.hpp>
+
+#define TRINITY_CACHE_X86 TRINITY_X86
 
 namespace trinity::cache::detail {
 
-enum class isa { portable, avx2, avx512 };
-
-inline isa best_isa() noexcept {
-#if TRINITY_CACHE_X86
-  static const isa found = __builtin_cpu_supports("avx512f")                                  ? isa::avx512
-                           : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? isa::avx2
-                                                                                             : isa::portable;
-  return found;
-#else
-  return isa::portable;
-#endif
-}
+using trinity::detail::best_isa;
+using trinity::detail::isa;
 
 //! out[r * out_stride + q] = <rows[r], queries[q]> for r < R, q < Q; rows and queries are d floats apart.
 template <int R, int Q>
