@@ -11,9 +11,11 @@
 //! Each rank stages its data in its own segment; for large blocks rank r
 //! reduces chunk r by reading its peers' segments directly and the others
 //! copy the result out; small blocks every rank reduces whole. Flags in the
-//! window, release-stored and acquire-loaded, replace barriers. Both paths add
-//! the ranks' contributions in rank order, so every rank and every run gets the
-//! same bits, and the two paths agree with each other.
+//! window, release-stored and acquire-loaded, replace barriers; a small block
+//! costs one synchronization (its count rides with it). Every element is
+//! reduced in the ring's order for its chunk of comm::partition(count, n):
+//! x_{c+1}, x_{c+2}, ..., x_c. So the window, the ring all-reduce and the ring
+//! reduce-scatter give the same bits, on every rank and every run.
 //!
 //!   trinity::mpi::environment env(argc, argv);
 //!   trinity::mpi::communicator c;                       // MPI_COMM_WORLD
@@ -108,15 +110,19 @@ class communicator {
     }
     refuse_if_broken();
     const std::size_t per_block = opts_.block_bytes / sizeof(T);
-    // Every rank checks the others' counts before the first block, so a mismatch is an error, not a hang.
-    announce_count(data.size());
-    for (std::size_t lo = 0; lo < data.size(); lo += per_block)
-      shared_block<T>(data.subspan(lo, std::min(per_block, data.size() - lo)), op);
+    const comm::partition whole(data.size(), size_);
+    // Every block carries the whole count, so ranks that disagree learn it at the first block, not a hang.
+    std::size_t lo = 0;
+    do {
+      shared_block<T>(data, lo, std::min(per_block, data.size() - lo), whole, op);
+      lo += per_block;
+    } while (lo < data.size());
   }
 
  private:
-  // Control words at the front of each rank's segment, one cache line apart.
-  static constexpr std::size_t arrived_at = 0, done_at = 64, count_at = 128, control_bytes = 256;
+  // Control words at the front of each rank's segment. The count words share the arrival flag's cache line, so
+  // a peer that sees the flag has the counts in the same fetch; the done flag has a line of its own.
+  static constexpr std::size_t arrived_at = 0, count_at = 8, done_at = 64, control_bytes = 256;
 
   static void check(int rc, const char* what) {
     if (rc != MPI_SUCCESS) {
@@ -135,6 +141,7 @@ class communicator {
       MPI_Comm_free(&node_);
       return;
     }
+    if (static_cast<unsigned>(node_size) <= std::max(1u, std::thread::hardware_concurrency())) max_spins_ = 2048;
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each segment on its owner's NUMA node
@@ -163,6 +170,12 @@ class communicator {
     return segments_[static_cast<std::size_t>(q)] + control_bytes + (seq % 2) * opts_.block_bytes;
   }
 
+  static void spin_pause() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
   void refuse_if_broken() const {
     if (broken_) throw comm::peer_failed("the communicator failed earlier (" + why_ + "); create a new one");
   }
@@ -179,8 +192,13 @@ class communicator {
       if (q == rank_) continue;
       const auto w = word(q, at);
       for (unsigned spins = 0; w.load(std::memory_order_acquire) < seq; ++spins) {
-        if (spins < 256) continue;
-        std::this_thread::yield();  // oversubscribed runs (more ranks than cores) need the others to run
+        // A peer on its own core is a few hundred nanoseconds away: spin (politely) that long before giving up
+        // the core, which an oversubscribed run (more ranks than cores) needs for the others to run.
+        if (spins < max_spins_) {
+          spin_pause();
+          continue;
+        }
+        std::this_thread::yield();
         if ((spins & 255) == 0 && clock::now() > deadline)
           fail_timeout("rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " waited " +
                        std::to_string(opts_.timeout.count()) + " ms for rank " + std::to_string(q) + " to " + stage +
@@ -190,9 +208,9 @@ class communicator {
     }
   }
 
-  void announce_count(std::size_t count) {
-    const std::uint64_t seq = ++seq_;
-    // Two count words, by parity: a peer still reading the last call's count is never overwritten.
+  // Raises my arrival at `seq` with the whole count beside it, waits for every peer's, and checks theirs.
+  void arrive(std::uint64_t seq, std::size_t count) {
+    // Two count words, by parity: a peer still reading the last block's count is never overwritten.
     const std::size_t at = count_at + (seq % 2) * sizeof(std::uint64_t);
     word(rank_, at).store(count, std::memory_order_relaxed);
     word(rank_, arrived_at).store(seq, std::memory_order_release);
@@ -209,54 +227,64 @@ class communicator {
     }
   }
 
+  // data[base, base + len) is one block; its elements reach peers through the slots.
   template <class T>
-  void shared_block(std::span<T> data, comm::reduce_op op) {
+  void shared_block(std::span<T> data, std::size_t base, std::size_t len, const comm::partition& whole,
+                    comm::reduce_op op) {
     const std::uint64_t seq = ++seq_;
-    const std::size_t bytes = data.size_bytes();
+    const std::size_t bytes = len * sizeof(T);
+    T* block = data.data() + base;
     if (bytes <= opts_.small_block_bytes) {
-      // Everyone stages the whole block, then everyone reduces it whole, in rank order.
-      std::memcpy(slot(rank_, seq), data.data(), bytes);
+      // Everyone stages the whole block, then everyone reduces it whole: one synchronization.
+      if (bytes) std::memcpy(slot(rank_, seq), block, bytes);
       sent_ += bytes;
-      word(rank_, arrived_at).store(seq, std::memory_order_release);
-      wait_all(arrived_at, seq, "arrive");
-      reduce_in_rank_order(data, 0, data.size(), seq, op);
+      arrive(seq, data.size());
+      reduce_in_ring_order(data, base, base, base + len, seq, whole, op);
       return;
     }
-    const comm::partition part(data.size(), size_);
+    const comm::partition part(len, size_);
     const std::size_t mine_lo = part.begin(rank_), mine_hi = part.end(rank_);
-    // Stage what the others reduce: everything but my own chunk.
+    // Stage what the others reduce: everything but my own chunk of the block.
     std::byte* my_slot = slot(rank_, seq);
-    std::memcpy(my_slot, data.data(), mine_lo * sizeof(T));
-    std::memcpy(my_slot + mine_hi * sizeof(T), data.data() + mine_hi, (data.size() - mine_hi) * sizeof(T));
+    std::memcpy(my_slot, block, mine_lo * sizeof(T));
+    std::memcpy(my_slot + mine_hi * sizeof(T), block + mine_hi, (len - mine_hi) * sizeof(T));
     sent_ += bytes - (mine_hi - mine_lo) * sizeof(T);
-    word(rank_, arrived_at).store(seq, std::memory_order_release);
-    wait_all(arrived_at, seq, "arrive");
-    reduce_in_rank_order(data, mine_lo, mine_hi, seq, op);
-    std::memcpy(my_slot + mine_lo * sizeof(T), data.data() + mine_lo, (mine_hi - mine_lo) * sizeof(T));
+    arrive(seq, data.size());
+    reduce_in_ring_order(data, base, base + mine_lo, base + mine_hi, seq, whole, op);
+    std::memcpy(my_slot + mine_lo * sizeof(T), block + mine_lo, (mine_hi - mine_lo) * sizeof(T));
     sent_ += (mine_hi - mine_lo) * sizeof(T);
     word(rank_, done_at).store(seq, std::memory_order_release);
     wait_all(done_at, seq, "finish its chunk");
     for (int q = 0; q < size_; ++q)
       if (q != rank_)
-        std::memcpy(data.data() + part.begin(q), slot(q, seq) + part.begin(q) * sizeof(T), part.size(q) * sizeof(T));
+        std::memcpy(block + part.begin(q), slot(q, seq) + part.begin(q) * sizeof(T), part.size(q) * sizeof(T));
   }
 
-  // data[lo, hi) = x_0 op x_1 op ... op x_{n-1}, left to right, my own x from data, the rest from the slots.
+  // data[a, b) (absolute indices, inside the block that starts at `base`) = the ranks' values reduced in the
+  // ring's order for each element's chunk c of `whole`: x_{c+1}, x_{c+2}, ..., x_c, left to right. My own
+  // values come from data, the others' from their slots.
   template <class T>
-  void reduce_in_rank_order(std::span<T> data, std::size_t lo, std::size_t hi, std::uint64_t seq, comm::reduce_op op) {
-    if (hi == lo) return;
-    const std::size_t n = hi - lo;
-    const auto from = [&](int q) -> std::span<const T> {
-      if (q == rank_) return std::span<const T>(data.data() + lo, n);
-      return std::span<const T>(reinterpret_cast<const T*>(slot(q, seq)) + lo, n);
-    };
-    const std::span<T> out(data.data() + lo, n);
-    // Rank 0 and 1 accumulate in place: their own values are read before the first write. A later rank's
-    // own values would be overwritten before their turn, so it accumulates in scratch.
-    const std::span<T> acc = rank_ <= 1 ? out : comm::detail::workspace<T>(n);
-    comm::combine<T>(from(0), from(1), acc, op);
-    for (int q = 2; q < size_; ++q) comm::combine<T>(acc, from(q), acc, op);
-    if (acc.data() != out.data()) std::memcpy(out.data(), acc.data(), n * sizeof(T));
+  void reduce_in_ring_order(std::span<T> data, std::size_t base, std::size_t a, std::size_t b, std::uint64_t seq,
+                            const comm::partition& whole, comm::reduce_op op) {
+    while (a < b) {
+      // The whole-data chunk holding a, and how much of [a, b) it covers.
+      int c = 0;
+      while (whole.end(c) <= a) ++c;
+      const std::size_t hi = std::min(b, whole.end(c)), n = hi - a;
+      const auto from = [&](int q) -> std::span<const T> {
+        if (q == rank_) return std::span<const T>(data.data() + a, n);
+        return std::span<const T>(reinterpret_cast<const T*>(slot(q, seq)) + (a - base), n);
+      };
+      // When my own values are among the first two operands, the sum can build in place (each element is read
+      // before it is written); otherwise they are still needed later, so it builds apart.
+      const int first = (c + 1) % size_;
+      const bool in_place = rank_ == first || rank_ == (first + 1) % size_;
+      const std::span<T> acc = in_place ? std::span<T>(data.data() + a, n) : comm::detail::workspace<T>(n);
+      comm::combine<T>(from(first), from((first + 1) % size_), acc, op);
+      for (int k = 2; k < size_; ++k) comm::combine<T>(acc, from((first + k) % size_), acc, op);
+      if (!in_place) std::memcpy(data.data() + a, acc.data(), n * sizeof(T));
+      a = hi;
+    }
   }
 
   void exchange(std::span<const std::byte> out, int dest, std::span<std::byte> in, int source) {
@@ -327,6 +355,8 @@ class communicator {
   }
 
   options opts_;
+  // Spins before yielding: long when every rank has a core of its own, short when they share.
+  unsigned max_spins_ = 256;
   MPI_Comm comm_ = MPI_COMM_NULL, node_ = MPI_COMM_NULL;
   MPI_Win window_ = MPI_WIN_NULL;
   std::vector<std::byte*> segments_;
