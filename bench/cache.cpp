@@ -16,6 +16,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <trinity/cache/flat_index.hpp>
 #include <trinity/cache/hnsw_index.hpp>
 #include <trinity/cache/prefix_cache.hpp>
@@ -39,7 +41,8 @@ using namespace trinity::literals;
 
 namespace {
 
-constexpr std::size_t rows = 100'000, dim = 768;
+const std::size_t rows = bench::sized<std::size_t>(100'000, 4'000);
+constexpr std::size_t dim = 768;
 
 const std::vector<float>& base_vectors() {
   static const std::vector<float> v = [] {
@@ -84,7 +87,7 @@ void timed(benchmark::State& state, const std::string& name, const std::string& 
   const double rate = static_cast<double>(state.iterations()) /
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rates()[name] = rate;
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * items));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(items));
   if (const auto it = rates().find(peer); it != rates().end()) state.counters["x_" + peer.substr(peer.rfind('/') + 1)] = rate / it->second;
 }
 
@@ -106,7 +109,7 @@ void bm_memory_read(benchmark::State& state) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rates()["memory/read"] = static_cast<double>(v.size() * sizeof(float)) * static_cast<double>(state.iterations()) / seconds;
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * v.size() * sizeof(float)));
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(v.size() * sizeof(float)));
   state.counters["threads"] = threads;
 }
 
@@ -158,7 +161,7 @@ void bm_trinity_batch(benchmark::State& state) { bm_trinity(state, 64, "flat/bat
 // 100,000 vectors around 1,000 centres (prompt embeddings cluster by topic), queries near the same centres; the
 // graph is built once (counter build_s) and searched at several ef, on every core (search_batch).
 struct hnsw_fixture {
-  static constexpr std::size_t centres = 1000, nq = 4000;
+  const std::size_t centres = bench::sized<std::size_t>(1000, 40), nq = bench::sized<std::size_t>(4000, 200);
   std::vector<float> q;
   std::unique_ptr<cache::hnsw_index> index;
   std::vector<std::vector<neighbour>> truth;
@@ -206,7 +209,7 @@ void bm_hnsw(benchmark::State& state) {
 }
 
 void bm_prefix_match(benchmark::State& state) {
-  constexpr std::size_t sequences = 2000, length = 2048;
+  const std::size_t sequences = bench::sized<std::size_t>(2000, 100), length = 2048;
   cache::prefix_cache kv({.block_tokens = 16, .block_size = 1_MiB, .capacity = bytes{1e15}});
   std::mt19937_64 gen(3);
   std::vector<std::vector<cache::token>> seqs(sequences, std::vector<cache::token>(length));
@@ -245,9 +248,5 @@ int main(int argc, char** argv) {
 #ifndef TRINITY_BENCH_FAISS
   benchmark::AddCustomContext("faiss", "not built: install libfaiss-dev (scripts/setup.sh) for the comparison");
 #endif
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return trinity::bench::run(argc, argv);
 }

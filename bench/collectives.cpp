@@ -18,6 +18,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <mpi.h>
 
 #include <trinity/backends/mpi.hpp>
@@ -44,7 +46,8 @@ int world_size() {
 
 std::vector<std::size_t> sizes() {
   std::vector<std::size_t> s;
-  for (std::size_t b = 1 << 10; b <= (std::size_t{256} << 20); b *= 4) s.push_back(b);
+  const std::size_t largest = bench::sized(std::size_t{256} << 20, std::size_t{64} << 10);
+  for (std::size_t b = 1 << 10; b <= largest; b *= 4) s.push_back(b);
   return s;
 }
 
@@ -185,6 +188,9 @@ int main(int argc, char** argv) {
     args.erase(std::remove_if(args.begin() + 1, args.end(),
                               [](const char* a) { return std::strncmp(a, "--benchmark_out", 15) == 0; }),
                args.end());
+  trinity::bench::record_context();
+  std::string min_time = "--benchmark_min_time=0.01";
+  if (trinity::bench::quick()) args.push_back(min_time.data());
   int nargs = static_cast<int>(args.size());
   benchmark::Initialize(&nargs, args.data());
   if (n >= 2) {

@@ -12,6 +12,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <trinity/compress/calibrate.hpp>
 #include <trinity/compress/catalog.hpp>
 
@@ -28,7 +30,7 @@ using namespace trinity::compress;
 
 namespace {
 
-constexpr std::size_t n = (std::size_t{64} << 20) / sizeof(float);
+const std::size_t n = bench::sized<std::size_t>(std::size_t{64} << 20, std::size_t{1} << 20) / sizeof(float);
 
 const std::vector<std::vector<float>>& data() {
   static const auto tensors = normal_tensors(2, n, 42);
@@ -155,4 +157,4 @@ const bool registered = [] {
 
 }  // namespace
 
-BENCHMARK_MAIN();
+TRINITY_BENCH_MAIN()

@@ -13,6 +13,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <trinity/fabric.hpp>
 #include <trinity/place.hpp>
 
@@ -79,7 +81,8 @@ void bm_greedy_bound(benchmark::State& state) {
 }
 
 void bm_exact(benchmark::State& state) {
-  const auto p = model_instance(static_cast<std::size_t>(state.range(0)), 2);
+  // Quick mode stops at 25 objects: the larger searches take seconds each.
+  const auto p = model_instance(static_cast<std::size_t>(bench::quick() ? std::min<std::int64_t>(state.range(0), 25) : state.range(0)), 2);
   place::placement r;
   for (auto _ : state) {
     r = place::exact(p, {.node_limit = 2'000'000});
@@ -103,7 +106,8 @@ void bm_fabric_ring(benchmark::State& state) {
   state.counters["simulated_s"] = r.time.value();
 }
 
-constexpr std::size_t keys = 100'000, value_bytes = 256;
+const std::size_t keys = bench::sized<std::size_t>(100'000, 2'000);
+constexpr std::size_t value_bytes = 256;
 
 std::map<std::string, double>& rates() {
   static std::map<std::string, double> r;
@@ -181,4 +185,4 @@ BENCHMARK(bm_map_get)->Name("store/get/unordered_map");
 BENCHMARK(bm_store_get)->Name("store/get/store");
 BENCHMARK(bm_map_put)->Name("store/put/unordered_map");
 BENCHMARK(bm_store_put)->Name("store/put/store");
-BENCHMARK_MAIN();
+TRINITY_BENCH_MAIN()

@@ -10,6 +10,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <trinity/plan.hpp>
 
 using namespace trinity;
@@ -72,4 +74,4 @@ BENCHMARK_CAPTURE(bm_plan, h100, plan::presets::h100_infiniband())->Name("plan/t
 BENCHMARK(bm_diffusion)->Name("plan/diffusion/gb200-nvl72-cxl");
 BENCHMARK(bm_edge)->Name("plan/edge/edge-5g-cloud");
 BENCHMARK(bm_price)->Name("price/one");
-BENCHMARK_MAIN();
+TRINITY_BENCH_MAIN()

@@ -4,6 +4,8 @@
 //   build/bin/trinity-bench-units --benchmark_format=json
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <trinity/model/hit_rate.hpp>
 #include <trinity/units.hpp>
 
@@ -88,4 +90,4 @@ BENCHMARK(raw_double_alpha_beta)->Arg(1 << 12)->Arg(1 << 16);
 BENCHMARK(quantity_alpha_beta)->Arg(1 << 12)->Arg(1 << 16);
 BENCHMARK(quantity_over_double_ratio)->Arg(1 << 16);
 BENCHMARK(hit_rate_curve);
-BENCHMARK_MAIN();
+TRINITY_BENCH_MAIN()

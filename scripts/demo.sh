@@ -13,7 +13,7 @@
 # replayed through the approximate cache, its hit-rate curve fitted and drawn.
 # Build output and progress go to stderr so stdout holds only the results.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."
 
 scripts/setup.sh
 {

@@ -10,7 +10,7 @@
 # The corpus grows in build/fuzz/corpus/<target>, starting from frames the
 # real encoders wrote; a crash leaves its input in build/fuzz/findings/.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."
 
 targets="identity cast zstd lz4 sparse block_quant qsgd sign low_rank delta frame round_trip"
 if [ "${1:-}" = list ]; then echo "$targets"; exit 0; fi

@@ -4,7 +4,7 @@
 # and UndefinedBehaviorSanitizer (build/asan/), then the concurrent tests under
 # ThreadSanitizer (build/tsan/). Exits non-zero on any failure.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.."
 
 scripts/setup.sh
 

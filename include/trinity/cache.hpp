@@ -15,3 +15,5 @@
 #include <trinity/cache/synchronized.hpp>
 #include <trinity/cache/trace.hpp>
 #include <trinity/concepts/similarity_index.hpp>
+// The literals its documented examples use (10_GB, 1e9_FLOP, 2_MiB).
+#include <trinity/units/literals.hpp>

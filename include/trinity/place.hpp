@@ -10,3 +10,5 @@
 #include <trinity/place/tier_allocator.hpp>
 #include <trinity/place/tier_resource.hpp>
 #include <trinity/place/tiered_store.hpp>
+// The literals its documented examples use (64_GB, 1_MiB).
+#include <trinity/units/literals.hpp>

@@ -102,7 +102,13 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   const auto n = static_cast<std::size_t>(c.size());
   const model::state_bytes sb = cfg.offload ? model::state_bytes{4, 4, 12} : model::fp32_adam;
   const auto predicted_memory = model::zero_memory_per_rank(psi, n, stage, sb, cfg.offload);
-  const double predicted_traffic = model::zero_traffic_per_step(psi, n, stage, model::fp32_adam).value();
+  // DDP's gradient all-reduce is the communicator's own where it has one. MPI's shared-memory window stages
+  // each rank's gradient once (its own chunk after the reduction, the rest before): 4Ψ per rank and step,
+  // where the ring sends 2(n − 1)/n · 4Ψ. The other stages reduce-scatter and gather by ring on every backend.
+  bool window = false;
+  if constexpr (requires { c.shared_memory(); }) window = c.shared_memory() && stage == 0 && n > 1;
+  const double predicted_traffic =
+      window ? psi * 4.0 : model::zero_traffic_per_step(psi, n, stage, model::fp32_adam).value();
   std::size_t largest_layer = 0;
   for (auto s : shape.layer_sizes()) largest_layer = std::max(largest_layer, s);
 

@@ -164,7 +164,12 @@ void run_verify(const verify_args& a) {
 
   // The run, scaled down.
   std::string train = a.train;
-  if (train.empty()) train = (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "trinity-train").string();
+  if (train.empty()) {
+    // Beside this program; named from the working directory when it lies under it, as a reader would type it.
+    const auto beside = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "trinity-train";
+    const auto here = std::filesystem::relative(beside);
+    train = (!here.empty() && here.begin()->string() != "..") ? here.string() : beside.string();
+  }
   if (!std::filesystem::exists(train))
     throw bad_flag("--train", train, "trinity-train is not there; build it (cmake --build --preset ci --target trinity-train)");
   std::string command = "'" + train + "' --backend threads --ranks " + std::to_string(ranks) + " --stage " +

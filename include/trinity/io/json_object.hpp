@@ -243,7 +243,8 @@ inline json parse(std::string_view text, const std::string& what) {
   };
   try {
     return json::parse(text.begin(), text.end(), check);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // A syntax error, or a number no double holds (out_of_range 406): the text is not JSON trinity can read.
     throw invalid_input(what, std::string("is not JSON: ") + e.what());
   }
 }

@@ -28,6 +28,7 @@
 #include <trinity/model/cache.hpp>
 #include <trinity/model/hit_rate.hpp>
 #include <trinity/plan/codecs.hpp>
+#include <trinity/plan/detail/measured_curves.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/units/format.hpp>
@@ -262,11 +263,12 @@ namespace presets {
 //! A 12-billion-parameter diffusion transformer (Flux.1-dev's size) generating 1024×1024 images: 4,096 latent
 //! tokens, so one step is about 2·12e9·4096 ≈ 9.8e13 FLOPs (forward pass ≈ 2 FLOPs per parameter per token);
 //! 50 steps; weights 24 GB in bf16. The latent size (0.016 GB) is the paper's 720p figure (§5.1.3); the hit-rate
-//! curve is the power-law fit to the SYNTHETIC 10,000-request trace in docs/cache.md (kappa 0.1151/GB,
-//! gamma 0.6996), whose hits reuse 10 steps on average.
+//! curve is the power-law fit to the SYNTHETIC 10,000-request trace of docs/cache.md, generated from its
+//! recorded replay (plan/detail/measured_curves.hpp), whose hits reuse about 10 steps on average.
 inline diffusion_workload diffusion_dit_12b() {
   return {"diffusion-dit-12b", 50, flops{2.0 * 12e9 * 4096}, 10, bytes{0.016e9}, 5,
-          model::power_law{per_byte{0.1151e-9}, 0.6996}, bytes{24e9}};
+          model::power_law{per_byte{detail::synthetic_curve_kappa_per_gb * 1e-9}, detail::synthetic_curve_gamma},
+          bytes{24e9}};
 }
 inline std::optional<diffusion_workload> find_diffusion(std::string_view name) {
   if (name == "diffusion-dit-12b") return diffusion_dit_12b();

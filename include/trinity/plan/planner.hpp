@@ -9,9 +9,12 @@
 //! offload, no recomputation), and for each alternative one slot away, the
 //! first constraint or cost that beat it.
 //!
-//!   auto r = plan::plan_training(plan::presets::h100_infiniband(), plan::presets::llm_70b(),
-//!                                plan::default_codecs(), {.objective = plan::objective::time});
-//!   r.chosen().plan; r.explanation.lines;
+//!   const auto s = plan::presets::h100_infiniband();
+//!   auto r = plan::plan_training(s, plan::presets::llm_70b(), {.objective = plan::objective::time});
+//!   r.chosen().plan; r.explanation.trades; r.explanation.rejected; plan::describe(r, s);
+//!
+//! Without a codec list it prices the codecs the system's devices run (default_codecs_for), as `trinity
+//! plan` does.
 
 #include <algorithm>
 #include <array>
@@ -23,6 +26,7 @@
 
 #include <trinity/error.hpp>
 #include <trinity/model/compression.hpp>
+#include <trinity/plan/codecs.hpp>
 #include <trinity/plan/space.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/training.hpp>
@@ -40,7 +44,7 @@ inline const char* to_string(objective o) {
 
 struct planner_options {
   plan::objective objective = objective::time;
-  std::optional<bytes> link_budget;  //!< most bytes a rank may send per step
+  std::optional<bytes> link_budget = std::nullopt;  //!< most bytes a rank may send per step
 };
 
 struct evaluated {
@@ -279,6 +283,12 @@ plan_result plan_training(const system& s, const training_workload& w, std::vect
                                 : "sends " + to_string(e.cost.link_bytes) + " per step vs " + to_string(chosen.cost.link_bytes)));
   }
   return r;
+}
+
+//! The same, pricing the codecs the system's devices run (default_codecs_for(s)): what `trinity plan` does.
+template <class Space = training_space<>>
+plan_result plan_training(const system& s, const training_workload& w, const planner_options& o = {}) {
+  return plan_training<Space>(s, w, default_codecs_for(s), o);
 }
 
 //! The plan in words.
