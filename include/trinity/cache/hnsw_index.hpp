@@ -5,7 +5,8 @@
 //! (Debian: libhnswlib-dev, header-only; see detail/hnsw_graph.hpp for how it is included). Removal marks a graph node deleted
 //! and keeps it for reuse: the next add takes the slot back (hnswlib 0.6
 //! re-links an updated node), so a cache that churns never grows the graph
-//! past its high-water mark. The graph doubles when it runs out of slots.
+//! past its high-water mark, and never rebuilds it. The graph doubles its
+//! room (hnswlib's resize, no rebuild) only when every slot is live.
 //!
 //!   cache::hnsw_index index(768, {.ef_search = 64});
 //!   index.add(42, embedding);
@@ -62,7 +63,7 @@ class hnsw_index {
   [[nodiscard]] std::size_t size() const noexcept { return slot_of_.size(); }
   //! Graph nodes in use, live or deleted.
   [[nodiscard]] std::size_t slots() const noexcept { return next_slot_; }
-  //! Slots the graph has room for before its next rebuild.
+  //! Slots the graph has room for before it must grow.
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
   void set_ef_search(std::size_t ef) {
     trinity::detail::require(ef >= 1, "ef_search", "must be at least 1");
@@ -73,10 +74,21 @@ class hnsw_index {
   void add(std::uint64_t id, std::span<const float> key) {
     trinity::detail::require(!slot_of_.contains(id), "id", std::to_string(id) + " is already in the index; remove it first");
     const auto v = detail::prepare(key, dimension_, opts_.measure, "key");
-    if (next_slot_ == capacity_) rebuild(slot_of_.size() * 2 > capacity_ ? capacity_ * 2 : capacity_);
-    const std::size_t slot = next_slot_;
-    graph_->add(v.data(), slot);
-    ++next_slot_;
+    std::size_t slot = 0;
+    if (!free_slots_.empty()) {
+      // A deleted node's slot: hnswlib unmarks it and re-links it at the new vector.
+      slot = free_slots_.back();
+      graph_->add(v.data(), slot);
+      free_slots_.pop_back();
+    } else {
+      if (next_slot_ == capacity_) {
+        graph_->resize(capacity_ * 2);
+        capacity_ *= 2;
+      }
+      slot = next_slot_;
+      graph_->add(v.data(), slot);
+      ++next_slot_;
+    }
     slot_of_.emplace(id, slot);
     if (id_of_.size() <= slot) id_of_.resize(slot + 1);
     id_of_[slot] = id;
@@ -86,6 +98,7 @@ class hnsw_index {
     const auto it = slot_of_.find(id);
     if (it == slot_of_.end()) return false;
     graph_->mark_deleted(it->second);
+    free_slots_.push_back(it->second);
     slot_of_.erase(it);
     return true;
   }
@@ -119,26 +132,6 @@ class hnsw_index {
   }
 
  private:
-  // A fresh graph of `capacity` slots holding the live keys, in slot order, so ties keep their order.
-  void rebuild(std::size_t capacity) {
-    std::vector<std::pair<std::size_t, std::uint64_t>> live;
-    live.reserve(slot_of_.size());
-    for (const auto& [id, slot] : slot_of_) live.emplace_back(slot, id);
-    std::sort(live.begin(), live.end());
-    auto fresh = detail::make_hnsw_graph(dimension_, capacity, opts_.m, opts_.ef_construction, opts_.seed);
-    fresh->set_ef(ef_search_);
-    std::vector<std::uint64_t> ids(capacity);
-    for (std::size_t s = 0; s < live.size(); ++s) {
-      fresh->add(graph_->vector(live[s].first).data(), s);
-      ids[s] = live[s].second;
-      slot_of_[live[s].second] = s;
-    }
-    graph_ = std::move(fresh);
-    id_of_ = std::move(ids);
-    capacity_ = capacity;
-    next_slot_ = live.size();
-  }
-
   std::size_t dimension_;
   hnsw_options opts_;
   std::unique_ptr<detail::hnsw_graph> graph_;
@@ -146,6 +139,7 @@ class hnsw_index {
   std::size_t ef_search_ = 64;
   std::unordered_map<std::uint64_t, std::size_t> slot_of_;
   std::vector<std::uint64_t> id_of_;
+  std::vector<std::size_t> free_slots_;  //!< deleted nodes, taken back by the next adds
 };
 
 static_assert(diagnose_similarity_index<hnsw_index>());

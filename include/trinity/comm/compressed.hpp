@@ -16,7 +16,8 @@
 //! Error feedback is built in for lossy codecs: what this rank's encodes lose
 //! is added to its next contribution (Seide et al., 2014), per position, so
 //! nothing is lost, only late. A codec that feeds its own error back (DGC,
-//! PowerSGD, error_feedback<C>) is left to it.
+//! PowerSGD) is left to it; error_feedback<C> is refused at compile time: pass
+//! C, whose error the collective then feeds back per chunk and hop correctly.
 //!
 //!   comm::compressed_all_reduce<compress::quantize<8>, comm::compressed_ring> ar;
 //!   ar(c, std::span<float>(grad));   // grad: this rank's in, the (approximate) sum out
@@ -50,6 +51,8 @@ inline constexpr bool is_sparse = C::traits.role == compress::role::sparsifier |
                                   C::traits.wire_codec == compress::codec::sparse;
 template <class C>
 inline constexpr bool is_delta = C::traits.wire_codec == compress::codec::delta;
+template <class C>
+inline constexpr bool wraps_error_feedback = requires { C::is_error_feedback; };
 }  // namespace detail
 
 template <class C, class Scheme = compressed_ring>
@@ -64,6 +67,11 @@ class compressed_all_reduce {
   static_assert(!std::is_same_v<Scheme, compressed_ring> || !C::traits.needs_dense || C::traits.summable,
                 "trinity: this codec's frames cannot be summed hop by hop (PowerSGD's P·Qᵀ is bilinear, a delta "
                 "frame decodes only against its own stream). Fix: use comm::compressed_gather.");
+  static_assert(!detail::wraps_error_feedback<C>,
+                "trinity: compressed_all_reduce feeds each rank's error back itself, per position of the whole "
+                "tensor; error_feedback<C> inside it would keep one error state across chunks of different hops "
+                "and sizes. Fix: pass the codec itself, compressed_all_reduce<compress::int8, ...>: that is how to "
+                "spell 'int8 with error feedback' in a collective (error_feedback<int8> is for one stream).");
   static_assert(!detail::is_delta<C>,
                 "trinity: a delta codec's frames decode only against the previous frame of the same stream, and a "
                 "collective mixes n streams. Fix: compress gradients with a stateless codec (quantize, topk, ...).");
@@ -253,6 +261,7 @@ class compressed_all_reduce {
 template <class C, class Scheme = compressed_ring>
 class compressed_reduction {
  public:
+  static constexpr bool compresses = true;
   using collective = compressed_all_reduce<C, Scheme>;
 
   template <Communicator Comm>

@@ -6,9 +6,17 @@
 //! std::pmr::vector can live in a tier and never overfill it. A fault hook
 //! lets tests refuse allocations on purpose.
 //!
+//! Thread-safe, as a pmr resource in a server is expected to be, when its
+//! upstream is (new_delete_resource and place::host_resource are): bytes are
+//! reserved against the capacity with one atomic compare-exchange before the
+//! upstream is asked, so concurrent allocations never overfill the tier and
+//! used() returns to 0 when everything is freed. Set the fault hook before the
+//! tier is shared.
+//!
 //!   place::tier_resource cxl("cxl-capacity", 64_GB);
 //!   std::pmr::vector<float> v(&cxl);            // counts against the 64 GB
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory_resource>
@@ -48,30 +56,37 @@ class tier_resource : public std::pmr::memory_resource {
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
-  [[nodiscard]] std::size_t used() const noexcept { return used_; }
-  [[nodiscard]] std::size_t free() const noexcept { return capacity_ - used_; }
+  [[nodiscard]] std::size_t used() const noexcept { return used_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::size_t free() const noexcept { return capacity_ - used(); }
   //! Called before every allocation with its size; returning true refuses it (fault injection).
   void set_fault_hook(std::function<bool(std::size_t)> hook) { fault_ = std::move(hook); }
 
  private:
   void* do_allocate(std::size_t n, std::size_t alignment) override {
-    if (n > capacity_ - used_)
-      throw capacity_exceeded("trinity::place: tier " + name_ + " has " + std::to_string(capacity_ - used_) +
-                              " bytes free, " + std::to_string(n) + " asked");
-    if (fault_ && fault_(n)) throw capacity_exceeded("trinity::place: tier " + name_ + " refused the allocation (injected)");
-    void* p = upstream_->allocate(n, alignment);
-    used_ += n;
-    return p;
+    // Reserve first: two threads can then never both take the last bytes.
+    std::size_t was = used_.load(std::memory_order_relaxed);
+    do {
+      if (n > capacity_ - was)
+        throw capacity_exceeded("trinity::place: tier " + name_ + " has " + std::to_string(capacity_ - was) +
+                                " bytes free, " + std::to_string(n) + " asked");
+    } while (!used_.compare_exchange_weak(was, was + n, std::memory_order_relaxed));
+    try {
+      if (fault_ && fault_(n)) throw capacity_exceeded("trinity::place: tier " + name_ + " refused the allocation (injected)");
+      return upstream_->allocate(n, alignment);
+    } catch (...) {
+      used_.fetch_sub(n, std::memory_order_relaxed);
+      throw;
+    }
   }
   void do_deallocate(void* p, std::size_t n, std::size_t alignment) override {
     upstream_->deallocate(p, n, alignment);
-    used_ -= n;
+    used_.fetch_sub(n, std::memory_order_relaxed);
   }
   bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override { return this == &other; }
 
   std::string name_;
   std::size_t capacity_;
-  std::size_t used_ = 0;
+  std::atomic<std::size_t> used_{0};
   std::pmr::memory_resource* upstream_;
   std::function<bool(std::size_t)> fault_;
 };

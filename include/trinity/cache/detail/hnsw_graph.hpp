@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <fstream>
 #include <iostream>
@@ -66,10 +67,19 @@ class hnsw_graph {
 #endif
 #endif
 
+//! memcpy for hnswlib's own code: its getConnectionsWithLock copies an empty link list from a null
+//! vector, which UBSan rightly reports, and which re-adding a deleted label (the slot reuse hnsw_index
+//! relies on) reaches. A zero-length copy does nothing here.
+inline void* hnswlib_memcpy(void* to, const void* from, std::size_t n) noexcept {
+  return n ? std::memcpy(to, from, n) : to;
+}
+
 namespace {
+#define memcpy(to, from, n) ::trinity::cache::detail::hnswlib_memcpy(to, from, n)
 // NOLINTBEGIN: a third-party header, kept whole
 #include <hnswlib/hnswlib.h>
 // NOLINTEND
+#undef memcpy
 
 class hnswlib_graph final : public hnsw_graph {
  public:
