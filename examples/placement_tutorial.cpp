@@ -82,7 +82,7 @@ int main() {
   for (int phase = 0; phase < 6; ++phase)
     for (int a = 0; a < 20000; ++a) {
       const std::uint32_t id = a % 3 == 0 ? static_cast<std::uint32_t>(gen() % 14)
-                                          : static_cast<std::uint32_t>(14 + (phase * 4 + gen() % 3) % 12);
+                                          : static_cast<std::uint32_t>(14 + (static_cast<std::uint32_t>(phase) * 4 + gen() % 3) % 12);
       fast_hits += policy.tier_of(id) == 0;
       accesses += 1;
       policy.access(id);

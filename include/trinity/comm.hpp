@@ -3,6 +3,7 @@
 //! Umbrella for trinity/comm/: collectives over any Communicator and the
 //! in-process backend. MPI lives in <trinity/backends/mpi.hpp> (trinity::mpi),
 //! compressed collectives in <trinity/comm/compressed.hpp> (trinity::compress).
+#include <trinity/comm/async.hpp>
 #include <trinity/comm/broadcast.hpp>
 #include <trinity/comm/collectives.hpp>
 #include <trinity/comm/errors.hpp>

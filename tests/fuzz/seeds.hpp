@@ -36,7 +36,7 @@ inline bytes codec_layout(std::span<const std::byte> frame) {
 
 inline std::vector<std::vector<float>> sample_tensors() {
   std::vector<std::vector<float>> t;
-  for (std::size_t n : {0, 1, 7, 64, 300, 1000}) {
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{300}, std::size_t{1000}}) {
     std::vector<float> v(n);
     for (std::size_t i = 0; i < n; ++i) v[i] = std::sin(static_cast<float>(i) * 0.37f) * static_cast<float>(1 + i % 5);
     t.push_back(std::move(v));

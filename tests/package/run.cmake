@@ -47,7 +47,7 @@ endif()
 run("${CMAKE_COMMAND}" -S "${CONSUMER_DIR}" -B "${WORK_DIR}/build" -G Ninja
     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX}" -DCMAKE_BUILD_TYPE=Release)
 run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build")
-foreach(program consumer compress_consumer io_consumer mpi_consumer hnsw_consumer)
+foreach(program consumer compress_consumer io_consumer mpi_consumer hnsw_consumer adoption_consumer)
   run("${WORK_DIR}/build/${program}")
 endforeach()
 

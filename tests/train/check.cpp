@@ -106,15 +106,15 @@ int main(int argc, char** argv) {
       EXPECT(worst <= tolerance, o.args + ": loss differs from the baseline by " + std::to_string(worst) + " (relative)");
       if (!check_model) continue;
       const auto& model = o.summary["model"];
-      const int ranks = o.summary["ranks"].get<int>();
+      const auto ranks = o.summary["ranks"].get<std::size_t>();
       for (const char* kind : {"parameters", "gradients", "optimizer_states", "offloaded"})
-        for (int r = 0; r < ranks; ++r)
+        for (std::size_t r = 0; r < ranks; ++r)
           EXPECT(within(res[kind][r].get<double>(), model[kind].get<double>(), 0.01),
                  o.args + ": rank " + std::to_string(r) + " holds " + res[kind][r].dump() + " bytes of " + kind +
                  ", the model " + model[kind].dump());
       const double total = model["parameters"].get<double>() + model["gradients"].get<double>() +
                            model["optimizer_states"].get<double>();
-      for (int r = 0; r < ranks; ++r) {
+      for (std::size_t r = 0; r < ranks; ++r) {
         const double allowed = 1.01 * total + o.summary["fixed_overhead_bytes"].get<double>() +
                                last["peak_bytes"]["activations"][r].get<double>();
         EXPECT(last["peak_bytes"]["device"][r].get<double>() <= allowed,
@@ -122,11 +122,11 @@ int main(int argc, char** argv) {
                " bytes, above the model plus overheads (" + std::to_string(allowed) + ")");
       }
       if (!model["sent_bytes_per_step"].is_null())
-        for (int r = 0; r < ranks; ++r)
+        for (std::size_t r = 0; r < ranks; ++r)
           EXPECT(within(last["sent_bytes"][r].get<double>(), model["sent_bytes_per_step"].get<double>(), 0.01),
                  o.args + ": rank " + std::to_string(r) + " sent " + last["sent_bytes"][r].dump() + " bytes, the model " +
                  model["sent_bytes_per_step"].dump());
-      for (int r = 0; r < ranks; ++r)
+      for (std::size_t r = 0; r < ranks; ++r)
         EXPECT(within(last["offload_bytes"][r].get<double>(), model["offload_bytes_per_step"].get<double>(), 0.01),
                o.args + ": rank " + std::to_string(r) + " moved " + last["offload_bytes"][r].dump() +
                " bytes to and from the offload tier, the model " + model["offload_bytes_per_step"].dump());

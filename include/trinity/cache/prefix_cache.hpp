@@ -9,9 +9,18 @@
 //! Each tenant's salt roots a tree of its own: tenants with different salts
 //! never share a block, whatever their tokens.
 //!
+//!
+//! Every cached block has an identity, a number below max_blocks() that stays
+//! its own while it is cached and is reused only after it is evicted: the
+//! physical block of a paged KV allocator, as vLLM's block table maps a
+//! sequence's logical blocks to them. A lease lists its path's identities and
+//! says which blocks its insert created (those whose KV must be computed).
+//!
 //!   cache::prefix_cache kv({.block_tokens = 16, .block_size = 2_MiB, .capacity = 8_GiB});
 //!   auto hit = kv.match(tenant, prompt);        // hit.tokens() are cached; held until `hit` dies
 //!   auto held = kv.insert(tenant, prompt);      // caches the rest of its whole blocks
+//!   held.block_table();                         // physical block per logical block of the prompt
+//!   held.created();                             // the last created() of them are new: fill their KV
 
 #include <algorithm>
 #include <cmath>
@@ -32,6 +41,8 @@
 namespace trinity::cache {
 
 using token = std::uint32_t;
+//! A cached block's identity: below max_blocks(), its own while cached.
+using block_id = std::uint32_t;
 
 struct prefix_cache_config {
   std::size_t block_tokens = 16;  //!< tokens per block (vLLM's default block size)
@@ -74,6 +85,7 @@ class prefix_cache {
     std::vector<token> block;
     std::unordered_map<std::vector<token>, std::unique_ptr<node>, block_hash, block_equal> children;
     std::uint64_t refs = 0, last_use = 0, salt = 0;
+    block_id id = 0;
   };
 
  public:
@@ -81,13 +93,17 @@ class prefix_cache {
   class lease {
    public:
     lease() = default;
-    lease(lease&& o) noexcept : cache_(std::exchange(o.cache_, nullptr)), path_(std::move(o.path_)), tokens_(o.tokens_) {}
+    lease(lease&& o) noexcept
+        : cache_(std::exchange(o.cache_, nullptr)), path_(std::move(o.path_)), ids_(std::move(o.ids_)),
+          tokens_(o.tokens_), created_(o.created_) {}
     lease& operator=(lease&& o) noexcept {
       if (this != &o) {
         release();
         cache_ = std::exchange(o.cache_, nullptr);
         path_ = std::move(o.path_);
+        ids_ = std::move(o.ids_);
         tokens_ = o.tokens_;
+        created_ = o.created_;
       }
       return *this;
     }
@@ -97,18 +113,28 @@ class prefix_cache {
 
     [[nodiscard]] std::size_t blocks() const noexcept { return path_.size(); }
     [[nodiscard]] std::size_t tokens() const noexcept { return tokens_; }
+    //! The identity of each block of the path, logical block 0 first: where its KV lives.
+    [[nodiscard]] std::span<const block_id> block_table() const noexcept { return ids_; }
+    //! How many blocks at the end of the path this lease's insert created (0 for a match).
+    [[nodiscard]] std::size_t created() const noexcept { return created_; }
     void release() noexcept {
       if (cache_) cache_->unref(path_);
       cache_ = nullptr;
       path_.clear();
+      ids_.clear();
     }
 
    private:
     friend class prefix_cache;
-    lease(prefix_cache* c, std::vector<node*> path, std::size_t tokens) : cache_(c), path_(std::move(path)), tokens_(tokens) {}
+    lease(prefix_cache* c, std::vector<node*> path, std::size_t tokens, std::size_t created = 0)
+        : cache_(c), path_(std::move(path)), tokens_(tokens), created_(created) {
+      ids_.reserve(path_.size());
+      for (const node* n : path_) ids_.push_back(n->id);
+    }
     prefix_cache* cache_ = nullptr;
     std::vector<node*> path_;
-    std::size_t tokens_ = 0;
+    std::vector<block_id> ids_;
+    std::size_t tokens_ = 0, created_ = 0;
   };
 
   explicit prefix_cache(prefix_cache_config c) : config_(c) {
@@ -118,6 +144,9 @@ class prefix_cache {
     trinity::detail::require(c.capacity.value() >= 0 && std::isfinite(c.capacity.value()), "capacity",
                              "must be a finite number of bytes, zero or more");
     max_blocks_ = static_cast<std::uint64_t>(c.capacity.value() / c.block_size.value());
+    trinity::detail::require(max_blocks_ <= (std::uint64_t{1} << 32), "capacity",
+                             "holds more than 2^32 blocks of block_size, more than a block identity counts; "
+                             "use larger blocks");
   }
   prefix_cache(const prefix_cache&) = delete;
   prefix_cache& operator=(const prefix_cache&) = delete;
@@ -154,6 +183,7 @@ class prefix_cache {
     guarded_root_ = at;  // eviction below must not drop the tree being walked
     const std::uint64_t now = ++clock_;
     std::vector<node*> path;
+    std::size_t created = 0;
     for (std::size_t b = 0; (b + 1) * config_.block_tokens <= tokens.size(); ++b) {
       const auto block = tokens.subspan(b * config_.block_tokens, config_.block_tokens);
       auto it = at->children.find(block);
@@ -163,8 +193,10 @@ class prefix_cache {
         child->parent = at;
         child->salt = salt;
         child->block.assign(block.begin(), block.end());
+        child->id = take_id();
         it = at->children.emplace(child->block, std::move(child)).first;
         ++blocks_;
+        ++created;
         ++stats_.inserted_blocks;
       }
       at = it->second.get();
@@ -174,7 +206,7 @@ class prefix_cache {
     guarded_root_ = nullptr;
     if (root->children.empty()) roots_.erase(salt);
     const std::size_t held = path.size() * config_.block_tokens;
-    return lease(this, std::move(path), held);
+    return lease(this, std::move(path), held, created);
   }
 
   [[nodiscard]] const prefix_stats& stats() const noexcept { return stats_; }
@@ -203,12 +235,22 @@ class prefix_cache {
       if (evictable(n)) idle_.insert({n->last_use, n});
     }
   }
+  // A free identity: the one evicted last, or the next never used; so every identity stays below max_blocks.
+  block_id take_id() {
+    if (!free_ids_.empty()) {
+      const block_id id = free_ids_.back();
+      free_ids_.pop_back();
+      return id;
+    }
+    return next_id_++;
+  }
   // Drops the least recently used idle leaf; its parent may become one.
   bool evict_one() {
     if (idle_.empty()) return false;
     node* victim = idle_.begin()->second;
     idle_.erase(idle_.begin());
     node* parent = victim->parent;
+    free_ids_.push_back(victim->id);
     parent->children.erase(victim->block);  // frees victim
     --blocks_;
     ++stats_.evicted_blocks;
@@ -223,6 +265,8 @@ class prefix_cache {
   std::unordered_map<std::uint64_t, std::unique_ptr<node>> roots_;
   std::set<std::pair<std::uint64_t, node*>> idle_;
   node* guarded_root_ = nullptr;  // (last use, leaf): the eviction order
+  std::vector<block_id> free_ids_;
+  block_id next_id_ = 0;
   prefix_stats stats_;
 };
 

@@ -33,6 +33,10 @@ enum class algorithm : std::uint8_t {
   automatic,         //!< the communicator's fast path if it has one, else by size (small_message_bytes)
   ring,              //!< bandwidth-optimal; 2(n − 1) steps
   halving_doubling,  //!< latency-optimal; 2·log2(n) steps
+  //! The communicator's own collective (MPI's shared-memory window, an NCCL call) if it has one, else the
+  //! ring: never halving-doubling, so on the threads, simulated and MPI backends the bits are the ring's
+  //! (a reduce-scatter's chunk equals the all-reduce's). What data_parallel uses.
+  native_or_ring,
 };
 
 //! Below this many bytes, and on more than two ranks, automatic picks halving-doubling: its 2·log2(n)
@@ -59,9 +63,10 @@ concept has_broadcast = requires(C& c, std::span<std::byte> d, int root) { c.bro
 template <Communicator C, reducible T>
 void all_reduce(C& c, std::span<T> data, reduce_op op, algorithm how = algorithm::automatic) {
   detail::naming_the_collective("all_reduce", [&] {
-    if (how == algorithm::automatic) {
+    if (how == algorithm::automatic || how == algorithm::native_or_ring) {
       if constexpr (detail::has_all_reduce<C, T>) return c.all_reduce(data, op);
-      how = data.size_bytes() < small_message_bytes && c.size() > 2 ? algorithm::halving_doubling : algorithm::ring;
+      if (how == algorithm::automatic)
+        how = data.size_bytes() < small_message_bytes && c.size() > 2 ? algorithm::halving_doubling : algorithm::ring;
     }
     if (how == algorithm::halving_doubling) return halving_doubling::all_reduce<C, T>(c, data, op);
     return ring::all_reduce<C, T>(c, data, op);
@@ -81,7 +86,7 @@ template <Communicator C, reducible T>
 void reduce_scatter(C& c, std::span<const T> in, std::span<T> out, reduce_op op, algorithm how = algorithm::automatic) {
   detail::naming_the_collective("reduce_scatter", [&] {
     if constexpr (detail::has_reduce_scatter<C, T>)
-      if (how == algorithm::automatic) return c.reduce_scatter(in, out, op);
+      if (how == algorithm::automatic || how == algorithm::native_or_ring) return c.reduce_scatter(in, out, op);
     ring::reduce_scatter<C, T>(c, in, out, op);
   });
 }
@@ -91,7 +96,7 @@ template <Communicator C, class T>
 void all_gather(C& c, std::span<const T> in, std::span<T> out, algorithm how = algorithm::automatic) {
   detail::naming_the_collective("all_gather", [&] {
     if constexpr (detail::has_all_gather<C, T>)
-      if (how == algorithm::automatic) return c.all_gather(in, out);
+      if (how == algorithm::automatic || how == algorithm::native_or_ring) return c.all_gather(in, out);
     ring::all_gather<C, T>(c, in, out);
   });
 }
@@ -105,7 +110,7 @@ void broadcast(C& c, std::span<std::byte> data, int root, algorithm how = algori
   trinity::detail::require(root >= 0 && root < c.size(), "root", "must be a rank of the communicator");
   detail::naming_the_collective("broadcast", [&] {
     if constexpr (detail::has_broadcast<C>)
-      if (how == algorithm::automatic) return c.broadcast(data, root);
+      if (how == algorithm::automatic || how == algorithm::native_or_ring) return c.broadcast(data, root);
     if (data.size() >= chain_broadcast_bytes) return chain::broadcast(c, data, root);
     binomial::broadcast(c, data, root);
   });

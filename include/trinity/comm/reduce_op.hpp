@@ -12,6 +12,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include <trinity/half.hpp>
+
 namespace trinity::comm {
 
 enum class reduce_op : std::uint8_t { sum, max, min };
@@ -25,9 +27,10 @@ constexpr std::string_view to_string(reduce_op op) noexcept {
   return "unknown";
 }
 
-//! The element types collectives reduce: every arithmetic type but bool.
+//! The element types collectives reduce: every arithmetic type but bool, and trinity's 16-bit floats (summed
+//! in float, each sum rounded to 16 bits).
 template <class T>
-concept reducible = std::is_arithmetic_v<T> && !std::same_as<std::remove_cv_t<T>, bool>;
+concept reducible = (std::is_arithmetic_v<T> && !std::same_as<std::remove_cv_t<T>, bool>) || is_half_float<T>;
 
 namespace detail {
 // Blocks of a fixed width, read whole before written: GCC's -O2 cost model vectorizes only loops whose trip

@@ -17,6 +17,12 @@
 //! for): gb200-nvl72-cxl runs on the nvl72-cxl fabric, h100-ib-cluster on
 //! rdma-cluster with one host per GPU NIC, a JSON system on any fabric preset.
 //! An edge system needs none: its device, uplink and server are the fabric.
+//!
+//! Or bring your own topology: plan::bind(topology, ranks) places the ranks on
+//! its accelerators (else hosts), and each simulate overload takes the binding:
+//!
+//!   auto f = plan::bind(io::read_topology(io::load("rack.json")), w.ranks(s), "rack-pool");
+//!   auto pairs = plan::simulate(s, w, r, f);
 
 #include <algorithm>
 #include <cmath>
@@ -44,6 +50,22 @@ struct fabric_binding {
   std::string memory_tier;                //!< the system tier that node is (empty: none of the system's tiers)
 };
 
+//! A topology with `ranks` ranks placed on its accelerators (or its hosts, where it has too few accelerators),
+//! its first memory node standing for the system tier named `memory_tier` (empty: none).
+inline fabric_binding bind(fabric::topology t, std::size_t ranks, std::string memory_tier = {},
+                           std::string name = "custom") {
+  t.validate();
+  auto at = t.of_kind(fabric::node_kind::accelerator);
+  if (at.size() < ranks) at = t.of_kind(fabric::node_kind::host);
+  trinity::detail::require(at.size() >= ranks, "fabric",
+                           "the " + name + " fabric has " + std::to_string(at.size()) + " places for " + std::to_string(ranks) +
+                               " ranks; choose a fabric that scales with them");
+  at.resize(ranks);
+  const auto mem = t.of_kind(fabric::node_kind::memory);
+  return fabric_binding{std::move(name), std::move(t), std::move(at),
+                        mem.empty() ? std::nullopt : std::optional(mem.front()), std::move(memory_tier)};
+}
+
 //! The system's fabric preset built for this many ranks: ranks on its accelerators (or hosts, where it has
 //! none), its first memory node standing for the tier the system names. None when the system names no fabric.
 inline std::optional<fabric_binding> fabric_for(const system& s, std::size_t ranks) {
@@ -61,15 +83,7 @@ inline std::optional<fabric_binding> fabric_for(const system& s, std::size_t ran
                          : s.fabric == "cxl-single-switch" ? fabric::presets::cxl_single_switch(n)
                          : s.fabric == "cxl-two-level"     ? fabric::presets::cxl_two_level(n)
                                                            : fabric::presets::by_name(s.fabric);
-    auto at = t.of_kind(fabric::node_kind::accelerator);
-    if (at.size() < ranks) at = t.of_kind(fabric::node_kind::host);
-    trinity::detail::require(at.size() >= ranks, "fabric",
-                             "the " + s.fabric + " fabric has " + std::to_string(at.size()) + " places for " +
-                                 std::to_string(ranks) + " ranks; choose a fabric that scales with them");
-    at.resize(ranks);
-    const auto mem = t.of_kind(fabric::node_kind::memory);
-    return fabric_binding{s.fabric, std::move(t), std::move(at),
-                          mem.empty() ? std::nullopt : std::optional(mem.front()), s.fabric_memory_tier};
+    return bind(std::move(t), ranks, s.fabric_memory_tier, s.fabric);
   }
   return std::nullopt;
 }
@@ -92,11 +106,13 @@ inline fabric_binding require_fabric(const system& s, std::size_t ranks) {
 }
 }  // namespace detail
 
-//! The chosen training plan's collectives, simulated and predicted.
-inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const plan_result& r) {
+//! The chosen training plan's collectives on a fabric, simulated and predicted.
+inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const plan_result& r,
+                                            const fabric_binding& f) {
   const auto& p = r.chosen().plan;
   const std::size_t n = w.ranks(s);
-  const auto f = detail::require_fabric(s, n);
+  trinity::detail::require(f.ranks.size() == n, "fabric",
+                           "places " + std::to_string(f.ranks.size()) + " ranks; the plan runs " + std::to_string(n));
   const model::collective_link link{s.interconnect.latency, s.interconnect.bandwidth, {}};
   const bytes grads{w.parameters * detail::wire_bytes(r.codecs[p.codec], w.precision)};
   const bytes params{w.parameters * w.precision.parameter};
@@ -126,13 +142,18 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
   return out;
 }
 
+//! The same on the fabric the system names.
+inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const plan_result& r) {
+  return simulate(s, w, r, detail::require_fabric(s, w.ranks(s)));
+}
+
 //! The chosen cache plan's read of one latent, across the fabric from a memory tray, and as predicted.
 //! Empty when there is no cache, or when it lives in a tier the fabric does not carry (device or host memory).
-inline std::vector<simulated_pair> simulate(const system& s, const diffusion_workload& w, const cache_plan_result& r) {
+inline std::vector<simulated_pair> simulate(const system& s, const diffusion_workload& w, const cache_plan_result& r,
+                                            const fabric_binding& f) {
   const auto& p = r.chosen().plan;
   std::vector<simulated_pair> out;
   if (p.capacity <= bytes{}) return out;
-  const auto f = detail::require_fabric(s, 2);
   const auto& t = s.tiers[p.tier];
   if (!f.memory || t.name != f.memory_tier) return out;
   const bytes latent = w.latent_size / storage_ratio(w, r.codecs.at(p.codec));  // as stored
@@ -142,6 +163,12 @@ inline std::vector<simulated_pair> simulate(const system& s, const diffusion_wor
   out.push_back({"one cached latent read from " + t.name + " (" + to_string(latent) + ")",
                  t.latency + latent / t.bandwidth, sim.finish(flow), sim.events()});
   return out;
+}
+
+//! The same on the fabric the system names.
+inline std::vector<simulated_pair> simulate(const system& s, const diffusion_workload& w, const cache_plan_result& r) {
+  if (r.chosen().plan.capacity <= bytes{}) return {};
+  return simulate(s, w, r, detail::require_fabric(s, 2));
 }
 
 //! The chosen edge plan's uplink: a second of frames (at least one) sent at the frame rate from the device to

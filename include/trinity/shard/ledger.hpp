@@ -13,6 +13,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <new>
 #include <string_view>
 #include <vector>
@@ -77,41 +78,45 @@ class memory_ledger {
   std::array<entry, 2> totals_{};
 };
 
-//! A std::allocator that books what it hands out in a ledger, under one kind and placement.
+//! An allocator that books what it hands out in a ledger, under one kind and placement, and takes the memory
+//! from a std::pmr::memory_resource (new/delete unless told: a tier_resource, a NUMA node's).
 template <class T>
 class tracking_allocator {
  public:
   using value_type = T;
 
-  tracking_allocator(memory_ledger& ledger, state_kind kind, placement where = placement::device) noexcept
-      : ledger_(&ledger), kind_(kind), where_(where) {}
+  tracking_allocator(memory_ledger& ledger, state_kind kind, placement where = placement::device,
+                     std::pmr::memory_resource* upstream = std::pmr::new_delete_resource()) noexcept
+      : ledger_(&ledger), kind_(kind), where_(where), upstream_(upstream) {}
   template <class U>
   tracking_allocator(const tracking_allocator<U>& o) noexcept  // NOLINT: rebinding is implicit by design
-      : ledger_(o.ledger()), kind_(o.kind()), where_(o.where()) {}
+      : ledger_(o.ledger()), kind_(o.kind()), where_(o.where()), upstream_(o.upstream()) {}
 
   [[nodiscard]] T* allocate(std::size_t n) {
-    T* p = std::allocator<T>{}.allocate(n);
+    if (n > std::size_t(-1) / sizeof(T)) throw std::bad_array_new_length();
+    T* p = static_cast<T*>(upstream_->allocate(n * sizeof(T), alignof(T)));
     ledger_->add(kind_, where_, n * sizeof(T));
     return p;
   }
   void deallocate(T* p, std::size_t n) noexcept {
     ledger_->remove(kind_, where_, n * sizeof(T));
-    std::allocator<T>{}.deallocate(p, n);
+    upstream_->deallocate(p, n * sizeof(T), alignof(T));
   }
 
   [[nodiscard]] memory_ledger* ledger() const noexcept { return ledger_; }
   [[nodiscard]] state_kind kind() const noexcept { return kind_; }
   [[nodiscard]] placement where() const noexcept { return where_; }
-
+  [[nodiscard]] std::pmr::memory_resource* upstream() const noexcept { return upstream_; }
   template <class U>
   bool operator==(const tracking_allocator<U>& o) const noexcept {
-    return ledger_ == o.ledger() && kind_ == o.kind() && where_ == o.where();
+    return ledger_ == o.ledger() && kind_ == o.kind() && where_ == o.where() && upstream_->is_equal(*o.upstream());
   }
 
  private:
   memory_ledger* ledger_;
   state_kind kind_;
   placement where_;
+  std::pmr::memory_resource* upstream_;
 };
 
 template <class T>

@@ -5,6 +5,7 @@
 
 #include <trinity/backends/sim/communicator.hpp>
 #include <trinity/comm.hpp>
+#include <trinity/fabric/topology.hpp>
 #include <trinity/links/presets.hpp>
 #include <trinity/model/collectives.hpp>
 #include <trinity/units/literals.hpp>
@@ -129,4 +130,47 @@ TEST_CASE("a simulated link refuses figures it cannot use, by name", "[comm][sim
   comm::thread_world world(1);
   CHECK_THROWS_WITH(sim::communicator(world, 0, {1_us, bytes_per_second{}, {}}), Catch::Contains("bandwidth"));
   CHECK_THROWS_WITH(sim::communicator(world, 0, {seconds{-1.0}, 1_GBps, {}}), Catch::Contains("latency"));
+}
+
+TEST_CASE("a simulated communicator on a topology costs each message its route: two ranks behind a switch",
+          "[comm][sim][fabric]") {
+  // Three accelerators: a and b share a switch over NVLink 5 (x18), c hangs off the switch over a CXL x16 link.
+  fabric::topology t;
+  const auto a = t.add_accelerator("a"), b = t.add_accelerator("b"), c = t.add_accelerator("c");
+  const auto sw = t.add_switch("sw", link_family::nvlink);
+  t.connect(a, sw, links::nvlink5_x18::descriptor);
+  t.connect(b, sw, links::nvlink5_x18::descriptor);
+  t.connect(c, sw, links::cxl3_x16::descriptor);
+  const auto time_on = [&](std::vector<std::uint32_t> places, std::size_t count) {
+    comm::thread_world world(static_cast<int>(places.size()));
+    std::vector<seconds> clocks(places.size());
+    std::vector<std::vector<float>> data(places.size());
+    comm::run_ranks(world, [&](comm::thread_communicator& th) {
+      sim::communicator comm(world, th.rank(), t, places);
+      std::vector<float> g(count, static_cast<float>(th.rank() + 1));
+      comm::all_reduce(comm, std::span<float>(g), comm::reduce_op::sum, comm::algorithm::ring);
+      clocks[static_cast<std::size_t>(th.rank())] = comm.now();
+      data[static_cast<std::size_t>(th.rank())] = std::move(g);
+    });
+    for (const auto& d : data) REQUIRE(std::all_of(d.begin(), d.end(), [&](float x) { return x == 3.0f; }));
+    return clocks;
+  };
+  const std::size_t count = 1 << 20;
+  const bytes size{static_cast<double>(count * sizeof(float))};
+  // Two ranks over the switch: the ring's formula with α the route's idle latency and B its narrowest link.
+  const auto near = time_on({a, b}, count);
+  const model::collective_link ab{t.idle_latency(a, b), t.bandwidth(t.route(a, b)), {}};
+  CHECK(t.bandwidth(t.route(a, b)).value() == links::nvlink5_x18::descriptor.bandwidth.value());
+  for (const auto& x : near) CHECK(x.value() == Approx(model::ring_all_reduce_time(2, size, ab).value()).epsilon(0.01));
+  // Across the CXL link the narrower route sets the pace, by the same formula at its own α and B.
+  const auto far = time_on({a, c}, count);
+  const model::collective_link ac{t.idle_latency(a, c), t.bandwidth(t.route(a, c)), {}};
+  CHECK(t.bandwidth(t.route(a, c)).value() == links::cxl3_x16::descriptor.bandwidth.value());
+  for (const auto& x : far) CHECK(x.value() == Approx(model::ring_all_reduce_time(2, size, ac).value()).epsilon(0.01));
+  CHECK(far[0].value() > near[0].value() * 2);
+  // Places must be nodes of the topology, one per rank.
+  comm::thread_world world(2);
+  CHECK_THROWS_WITH(sim::communicator(world, 0, t, std::vector<std::uint32_t>{a}), Catch::StartsWith("places: 1 nodes for 2 ranks"));
+  CHECK_THROWS_WITH(sim::communicator(world, 0, t, std::vector<std::uint32_t>{a, 9}),
+                    Catch::StartsWith("places: 9 is not a node"));
 }

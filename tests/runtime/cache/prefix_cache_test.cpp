@@ -6,6 +6,7 @@
 #include <trinity/cache/prefix_cache.hpp>
 #include <trinity/units/literals.hpp>
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 #include <random>
@@ -124,4 +125,43 @@ TEST_CASE("prefix cache settings are checked by name", "[cache][prefix]") {
                     Catch::StartsWith("block_size"));
   CHECK_THROWS_WITH(cache::prefix_cache({.block_tokens = 16, .block_size = 1_MB, .capacity = bytes{-1.0}}),
                     Catch::StartsWith("capacity"));
+}
+
+TEST_CASE("every cached block has an identity below the capacity, its own while cached, reused after eviction",
+          "[cache][prefix]") {
+  // A paged KV allocator indexes its pool by these, as vLLM's block table does.
+  cache::prefix_cache kv({.block_tokens = 4, .block_size = bytes{1024}, .capacity = bytes{8 * 1024}});
+  std::vector<cache::token> a(16), b(16);
+  for (std::size_t i = 0; i < 16; ++i) {
+    a[i] = static_cast<cache::token>(i);
+    b[i] = static_cast<cache::token>(i < 8 ? i : 100 + i);  // shares a's first two blocks
+  }
+  std::vector<cache::block_id> a_table;
+  {
+    const auto held = kv.insert(1, a);
+    REQUIRE(held.created() == 4);
+    a_table.assign(held.block_table().begin(), held.block_table().end());
+  }
+  REQUIRE(a_table.size() == 4);
+  const auto hb = kv.insert(1, b);
+  REQUIRE(hb.created() == 2);  // two blocks reused, two new
+  REQUIRE(hb.block_table()[0] == a_table[0]);
+  REQUIRE(hb.block_table()[1] == a_table[1]);
+  std::set<cache::block_id> live(a_table.begin(), a_table.end());
+  live.insert(hb.block_table().begin(), hb.block_table().end());
+  REQUIRE(live.size() == 6);  // distinct while cached
+  for (const auto id : live) REQUIRE(id < kv.max_blocks());
+  REQUIRE(kv.match(1, a).block_table().size() == 4);
+  REQUIRE(kv.match(1, a).created() == 0);
+  // Fill past the capacity: a's unheld tail is evicted and its identities go to the new blocks.
+  std::vector<cache::token> c(16);
+  for (std::size_t i = 0; i < 16; ++i) c[i] = static_cast<cache::token>(1000 + i);
+  const auto hc = kv.insert(2, c);
+  REQUIRE(kv.blocks() <= kv.max_blocks());
+  for (const auto id : hc.block_table()) {
+    REQUIRE(id < kv.max_blocks());
+    REQUIRE(std::find(hb.block_table().begin(), hb.block_table().end(), id) == hb.block_table().end());
+  }
+  REQUIRE_THROWS_WITH(cache::prefix_cache({.block_tokens = 1, .block_size = bytes{1}, .capacity = bytes{1e12}}),
+                      Catch::Contains("more than 2^32 blocks"));
 }

@@ -298,6 +298,6 @@ TEST_CASE("a ring all-reduce sends 2(n-1)/n of the buffer per rank", "[comm][thr
       comm::all_reduce(c, std::span<float>(g), reduce_op::sum, comm::algorithm::ring);
       sent[static_cast<std::size_t>(c.rank())] = c.bytes_sent();
     });
-    for (auto s : sent) REQUIRE(s == 2 * (ranks - 1) * count * sizeof(float) / ranks);
+    for (auto s : sent) REQUIRE(s == 2 * static_cast<std::size_t>(ranks - 1) * count * sizeof(float) / static_cast<std::size_t>(ranks));
   }
 }

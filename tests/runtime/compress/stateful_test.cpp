@@ -25,7 +25,7 @@ double feedback_leak(C& c, Carried carried, int steps) {
   const std::size_t n = 4096;
   std::vector<double> sent(n, 0.0), received(n, 0.0);
   for (int t = 0; t < steps; ++t) {
-    const auto g = test::normal_floats(n, 100 + t);
+    const auto g = test::normal_floats(n, static_cast<unsigned>(100 + t));
     frame_buffer f;
     c.encode(g, f);
     const auto y = decode(f.bytes());
@@ -105,7 +105,7 @@ TEST_CASE("a delta stream decodes bit-exactly in order and refuses a gap", "[com
   std::vector<float> frame = test::normal_floats(2000);
   std::vector<frame_buffer> sent;
   for (int t = 0; t < 6; ++t) {
-    for (std::size_t i = t; i < frame.size(); i += 7) frame[i] += 0.01f;  // features drift a little
+    for (auto i = static_cast<std::size_t>(t); i < frame.size(); i += 7) frame[i] += 0.01f;  // features drift a little
     frame_buffer f;
     tx.encode(frame, f);
     REQUIRE(std::memcmp(rx.decode(f.bytes()).data(), frame.data(), frame.size() * 4) == 0);

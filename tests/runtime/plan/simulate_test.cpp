@@ -47,3 +47,27 @@ TEST_CASE("a cached latent read crosses the fabric only when the cache lives on 
   CHECK_THROWS_WITH(plan::simulate(mine, plan::presets::llm_7b(), plan::plan_training(mine, plan::presets::llm_7b(), plan::default_codecs())),
                     Catch::StartsWith("system: mine names no simulated fabric") && Catch::Contains("Fix"));
 }
+
+TEST_CASE("plan::simulate runs a plan on the user's own topology, bound with plan::bind", "[plan][fabric]") {
+  const auto s = plan::presets::h100_infiniband();
+  const auto w = plan::presets::llm_7b();
+  const auto r = plan::plan_training(s, w, plan::default_codecs_for(s));
+  const std::size_t n = w.ranks(s);
+  // The preset's own fabric, bound by hand, simulates exactly as the system's named fabric does.
+  const auto named = plan::simulate(s, w, r);
+  const auto bound = plan::simulate(s, w, r, plan::bind(fabric::presets::rdma_cluster(static_cast<int>(n), 1), n, {}, "rdma-cluster"));
+  REQUIRE(bound.size() == named.size());
+  for (std::size_t i = 0; i < named.size(); ++i) CHECK(bound[i].simulated.value() == named[i].simulated.value());
+  // A fabric of the user's making with links a third as wide (PCIe 5 x4, 16 GB/s, against 400 Gb/s) costs more than the plan's α-β prediction says.
+  fabric::topology t;
+  const auto sw = t.add_switch("tor", link_family::pcie);
+  for (std::size_t i = 0; i < n; ++i) t.connect(t.add_host("h" + std::to_string(i)), sw, links::pcie5_x4::descriptor);
+  const auto slow = plan::simulate(s, w, r, plan::bind(t, n, {}, "my-rack"));
+  REQUIRE(slow.size() == named.size());
+  for (const auto& x : slow) CHECK(x.ratio() > 2.5);
+  // Too few places for the plan's ranks is refused with the count.
+  fabric::topology small;
+  small.connect(small.add_host("x"), small.add_host("y"), links::pcie5_x4::descriptor);
+  CHECK_THROWS_WITH(plan::bind(small, n, {}, "tiny"), Catch::StartsWith("fabric: the tiny fabric has 2 places for"));
+  CHECK_THROWS_WITH(plan::simulate(s, w, r, plan::bind(small, 2, {}, "tiny")), Catch::Contains("places 2 ranks; the plan runs"));
+}

@@ -21,8 +21,6 @@
 //!   trinity::mpi::communicator c;                       // MPI_COMM_WORLD
 //!   comm::all_reduce(c, std::span<float>(grad), comm::reduce_op::sum);
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -36,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include <trinity/backends/mpi/detail/c_api.hpp>
 #include <trinity/comm/collectives.hpp>
 #include <trinity/comm/detail/workspace.hpp>
 #include <trinity/comm/errors.hpp>
@@ -88,6 +87,13 @@ class communicator {
 
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int size() const noexcept { return size_; }
+  //! Whether MPI may be called from a thread other than the one that initialised it, one at a time
+  //! (MPI_THREAD_SERIALIZED or more): what comm::progress_engine asks before taking the communicator.
+  [[nodiscard]] bool serialized_threads() const {
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    return level >= MPI_THREAD_SERIALIZED;
+  }
   [[nodiscard]] std::uint64_t bytes_sent() const noexcept { return sent_; }
   //! True when all_reduce takes the shared-memory path.
   [[nodiscard]] bool shared_memory() const noexcept { return window_ != MPI_WIN_NULL; }

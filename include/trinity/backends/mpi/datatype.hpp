@@ -3,11 +3,10 @@
 //! The MPI datatype and operation for a C++ element type and comm::reduce_op,
 //! for comparing with MPI's own collectives.
 
-#include <mpi.h>
-
 #include <cstdint>
 #include <type_traits>
 
+#include <trinity/backends/mpi/detail/c_api.hpp>
 #include <trinity/comm/reduce_op.hpp>
 #include <trinity/detail/always_false.hpp>
 

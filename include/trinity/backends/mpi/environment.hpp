@@ -2,8 +2,11 @@
 //! \file
 //! MPI_Init and MPI_Finalize as a scope, for programs that own MPI. A library
 //! that is handed a communicator by its host program never needs it.
+//!
+//! It asks for MPI_THREAD_SERIALIZED: one thread at a time, any thread, which
+//! is what comm::progress_engine needs to run collectives beside the caller.
 
-#include <mpi.h>
+#include <trinity/backends/mpi/detail/c_api.hpp>
 
 namespace trinity::mpi {
 
@@ -13,7 +16,8 @@ class environment {
     int ready = 0;
     MPI_Initialized(&ready);
     if (!ready) {
-      MPI_Init(&argc, &argv);
+      int provided = MPI_THREAD_SINGLE;
+      MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
       owns_ = true;
     }
   }

@@ -9,15 +9,26 @@
 //! all-reduce of S bytes on n ranks takes exactly
 //!   2(n − 1)·α + 2(n − 1)/n · S/B + (n − 1)/n · S/R
 //! (R the reduction rate; model/collectives.hpp), whatever the host's speed.
+//!
+//! Built on a fabric::topology instead of one link, each pair of ranks costs
+//! its own route: α the route's idle latency (per-hop and switch latencies),
+//! B its narrowest link. Ranks sit at the topology's nodes the caller names.
+//!
+//!   auto t = fabric::presets::nvl72_cxl(8);
+//!   auto at = t.of_kind(fabric::node_kind::accelerator);
+//!   sim::communicator c(world, rank, t, at);    // rank r at node at[r]
 
 #include <chrono>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <trinity/comm/thread_world.hpp>
 #include <trinity/concepts/communicator.hpp>
 #include <trinity/error.hpp>
+#include <trinity/fabric/topology.hpp>
 #include <trinity/links/link_descriptor.hpp>
 #include <trinity/model/collectives.hpp>
 #include <trinity/units/quantity.hpp>
@@ -42,6 +53,29 @@ class communicator {
     model::validate(link);
   }
 
+  //! Ranks at nodes of a fabric: rank r at `places[r]`; every pair's messages cost that pair's route.
+  communicator(comm::thread_world& world, int rank, const fabric::topology& t, std::span<const std::uint32_t> places,
+               bytes_per_second reduce_rate = {})
+      : inner_(world, rank), link_{{}, bytes_per_second{1}, reduce_rate} {
+    trinity::detail::require(places.size() == static_cast<std::size_t>(world.size()), "places",
+                             std::to_string(places.size()) + " nodes for " + std::to_string(world.size()) +
+                                 " ranks; name one node of the topology per rank");
+    for (const auto p : places)
+      trinity::detail::require(p < t.nodes(), "places", std::to_string(p) + " is not a node of the topology");
+    const auto me = places[static_cast<std::size_t>(rank)];
+    to_.resize(places.size());
+    from_.resize(places.size());
+    for (std::size_t q = 0; q < places.size(); ++q) {
+      if (places[q] == me) {
+        to_[q] = from_[q] = {seconds{}, bytes_per_second{1e18}, reduce_rate};  // the same node: a local copy
+        continue;
+      }
+      const auto out = t.route(me, places[q]), back = t.route(places[q], me);
+      to_[q] = {t.idle_latency(me, out), t.bandwidth(out), reduce_rate};
+      from_[q] = {t.idle_latency(places[q], back), t.bandwidth(back), reduce_rate};
+    }
+  }
+
   [[nodiscard]] int rank() const noexcept { return inner_.rank(); }
   [[nodiscard]] int size() const noexcept { return inner_.size(); }
   [[nodiscard]] std::uint64_t bytes_sent() const noexcept { return inner_.bytes_sent(); }
@@ -55,8 +89,9 @@ class communicator {
     const double start = clock_;
     const double sent_at = inner_.exchange(out, dest, in, source, start);
     double done = start;
-    if (dest >= 0) done = start + message_time(out.size());
-    if (source >= 0) done = std::max(done, sent_at + message_time(in.size()));
+    if (dest >= 0) done = start + message_time(out.size(), to_.empty() ? link_ : to_.at(static_cast<std::size_t>(dest)));
+    if (source >= 0)
+      done = std::max(done, sent_at + message_time(in.size(), from_.empty() ? link_ : from_.at(static_cast<std::size_t>(source))));
     clock_ = done;
   }
   //! Called by the generic algorithms for each reduction they perform.
@@ -65,12 +100,13 @@ class communicator {
   }
 
  private:
-  [[nodiscard]] double message_time(std::size_t n) const noexcept {
-    return link_.latency.value() + static_cast<double>(n) / link_.bandwidth.value();
+  [[nodiscard]] static double message_time(std::size_t n, const fabric_link& l) noexcept {
+    return l.latency.value() + static_cast<double>(n) / l.bandwidth.value();
   }
 
   comm::thread_communicator inner_;
   fabric_link link_;
+  std::vector<fabric_link> to_, from_;  //!< per peer, on a topology: this rank's route to it, and its route back
   double clock_ = 0.0;
 };
 

@@ -79,7 +79,9 @@ TRINITY_TARGET_AVX512 inline std::size_t narrow_avx512(bool bf16, const float* x
     if (bf16) {
       h = _mm512_cvtepi32_epi16(bf16_of(bits));
     } else {
-      h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      // All lanes through the zero-masking form: GCC's unmasked macro passes -1 as the mask, which
+      // -Wsign-conversion reports in the user's build.
+      h = _mm512_maskz_cvtps_ph(static_cast<__mmask16>(0xffff), v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       // A finite value beyond fp16's range became infinity: the scalar path finds it and refuses.
       const __m512i wide = _mm512_cvtepu16_epi32(h);
       const __mmask16 inf = _mm512_cmpeq_epi32_mask(_mm512_and_si512(wide, _mm512_set1_epi32(0x7fff)), _mm512_set1_epi32(0x7c00));
