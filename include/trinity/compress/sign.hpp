@@ -104,7 +104,7 @@ inline void decode_sign_body(const frame_view& f, std::span<float> out, element 
     const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(block, n - lo));
     const std::uint32_t pos = std::bit_cast<std::uint32_t>(scale);
     for (std::size_t j = 0; j < len; ++j) {
-      const std::uint32_t neg = (bits[(lo + j) / 8] >> ((lo + j) % 8)) & 1u;
+      const std::uint32_t neg = (static_cast<std::uint32_t>(bits[(lo + j) / 8]) >> ((lo + j) % 8)) & 1u;
       out[lo + j] = std::bit_cast<float>(pos | (neg << 31));
     }
   }
