@@ -13,16 +13,12 @@
 #include <cstdio>
 #include <vector>
 
+#include "expect.hpp"
+
 using namespace trinity;
 using namespace trinity::literals;
 
 namespace {
-
-int failures = 0;
-void expect(bool ok, const char* what) {
-  std::printf("  %-72s %s\n", what, ok ? "ok" : "WRONG");
-  failures += ok ? 0 : 1;
-}
 
 // The framework's own communicator: its collectives (an NCCL call, in a real one) are what ZeRO must use.
 struct framework_comm {
@@ -87,9 +83,9 @@ void zero3_bf16_offloaded_overlapped() {
         ddr.used() == ledger.resident(shard::placement::offload))
       ++in_tiers;
   });
-  expect(calls.load() > 0, "data_parallel calls the communicator's own collectives");
-  expect(moved.load() == 2, "bf16 ZeRO-3 with fp32 master states trains");
-  expect(in_tiers.load() == 2, "its states live in the tiers given, offloaded ones in the host tier");
+  EXPECT(calls.load() > 0, "data_parallel calls the communicator's own collectives");
+  EXPECT(moved.load() == 2, "bf16 ZeRO-3 with fp32 master states trains");
+  EXPECT(in_tiers.load() == 2, "its states live in the tiers given, offloaded ones in the host tier");
 }
 
 // A rack of the user's own, from JSON: the planner's collectives simulated on it, and a communicator on it.
@@ -105,7 +101,7 @@ void own_topology() {
   const auto r = plan::plan_training(s, w, plan::default_codecs_for(s));
   const auto sim = plan::simulate(s, w, r, plan::bind(rack, w.ranks(s), {}, "rack"));
   // The plan is priced at the system's 400 Gb/s (50 GB/s); the rack's PCIe 5 x16 links carry 64 GB/s.
-  expect(!sim.empty() && std::abs(sim.front().ratio() - 50.0 / 64.0) < 0.01, "plan::simulate runs on a user's fabric::topology");
+  EXPECT(!sim.empty() && std::abs(sim.front().ratio() - 50.0 / 64.0) < 0.01, "plan::simulate runs on a user's fabric::topology");
   comm::thread_world world(2);
   std::atomic<int> exact{0};
   comm::run_ranks(world, [&](comm::thread_communicator& t) {
@@ -117,7 +113,7 @@ void own_topology() {
     const double want = 2 * alpha + static_cast<double>(v.size() * sizeof(float)) / beta;  // n = 2: 2α + S/B
     if (v[0] == 2.0f && std::abs(c.now().value() - want) < 0.01 * want) ++exact;
   });
-  expect(exact.load() == 2, "a sim::communicator on the topology costs messages by its route");
+  EXPECT(exact.load() == 2, "a sim::communicator on the topology costs messages by its route");
 }
 
 // A paged KV allocator driven by the prefix cache's block table, as vLLM's block manager is.
@@ -127,7 +123,7 @@ void paged_kv() {
   const auto ha = kv.insert(7, a);
   const auto hb = kv.insert(7, b);
   const auto ta = ha.block_table(), tb = hb.block_table();
-  expect(ta.size() == 2 && tb.size() == 2 && ta[0] == tb[0] && ta[1] != tb[1] && hb.created() == 1,
+  EXPECT(ta.size() == 2 && tb.size() == 2 && ta[0] == tb[0] && ta[1] != tb[1] && hb.created() == 1,
          "a shared prefix shares its physical block; the new block is named");
 }
 
@@ -139,6 +135,6 @@ int main() {
   own_topology();
   paged_kv();
   const bytes pool = 256_GB;  // the literals came with <trinity/place.hpp>
-  expect(pool.value() == 256e9, "the literals arrive with place.hpp and cache.hpp");
-  return failures == 0 ? 0 : 1;
+  EXPECT(pool.value() == 256e9, "the literals arrive with place.hpp and cache.hpp");
+  return consumer::verdict();
 }

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "expect.hpp"
+
 int main() {
   using namespace trinity;
   const auto s = io::read_system(io::parse(R"({"name": "box",
@@ -19,7 +21,8 @@ int main() {
   } catch (const invalid_input& e) {
     refused = std::string(e.what()) == "devise: unknown key; did you mean \"device\"?";
   }
-  const bool ok = r.chosen().fits() && refused;
-  std::printf("trinity::io from an install: %s (%s)\n", ok ? "ok" : "WRONG", plan::describe(r, s).c_str());
-  return ok ? 0 : 1;
+  std::printf("trinity::io from an install: %s\n", plan::describe(r, s).c_str());
+  EXPECT(r.chosen().fits(), "a system and a workload read from JSON plan to a plan that fits");
+  EXPECT(refused, "a misspelt key is refused by path with the nearest valid key");
+  return consumer::verdict();
 }

@@ -199,7 +199,8 @@ class object {
 //! by its path: one of the two values would otherwise be dropped without a word.
 inline json parse(std::string_view text, const std::string& what) {
   constexpr std::size_t max_depth = 64;
-  // The keys seen in each open object (and a placeholder per open array), innermost last, with the path.
+  // The keys seen in each open object (an open array gets an entry too, holding no keys), innermost last,
+  // with the path.
   struct open {
     bool is_object;
     std::string path;
