@@ -1,10 +1,12 @@
 #pragma once
 //! \file
 //! Umbrella for trinity/plan/: systems, workloads, the candidate space, the
-//! cost of a training plan and the planner that picks, explains and ranks.
+//! cost of a training plan, the engine every workload plugs into (engine.hpp) and
+//! the planners that pick, explain and rank.
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/diffusion.hpp>
 #include <trinity/plan/edge.hpp>
+#include <trinity/plan/engine.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/simulate.hpp>
 #include <trinity/plan/space.hpp>

@@ -29,8 +29,9 @@
 #include <trinity/model/hit_rate.hpp>
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/detail/measured_curves.hpp>
-#include <trinity/plan/planner.hpp>
+#include <trinity/plan/engine.hpp>
 #include <trinity/plan/system.hpp>
+#include <trinity/resources/resource_vector.hpp>
 #include <trinity/units/format.hpp>
 
 namespace trinity::plan {
@@ -143,27 +144,107 @@ inline cache_cost price(const system& s, const diffusion_workload& w, const cach
   return c;
 }
 
-struct cache_evaluated {
-  cache_plan plan;
-  cache_cost cost;
-  std::string violation;
-  [[nodiscard]] bool fits() const noexcept { return violation.empty(); }
-};
-
-struct cache_plan_result {
-  std::vector<model::compressor_cost> codecs;
-  std::vector<cache_evaluated> candidates;
-  std::vector<std::size_t> pareto;  //!< feasible, non-dominated over (time, energy, cache bytes, dollars)
-  std::size_t choice = 0, baseline = 0;
-  plan::explanation explanation;
-  [[nodiscard]] const cache_evaluated& chosen() const { return candidates.at(choice); }
-};
+using cache_evaluated = candidate<cache_plan, cache_cost>;
+//! Pareto keys: time, energy, cache bytes, dollars.
+using cache_plan_result = result<cache_plan, cache_cost>;
 
 inline std::string describe(const cache_plan& p, const system& s, const std::vector<model::compressor_cost>& codecs) {
   if (p.capacity <= bytes{}) return "no cache";
   const std::string where = to_string(p.capacity) + " cache in " + s.tiers[p.tier].name;
   return codecs.at(p.codec).name == "identity" ? where : where + ", latents stored as " + codecs[p.codec].name;
 }
+
+namespace detail {
+
+//! The cache as the engine sees it: no cache, or a capacity x tier x codec.
+struct diffusion_problem {
+  using plan_type = cache_plan;
+  using cost_type = cache_cost;
+  static constexpr const char* time_word = "request time";
+
+  const system& s;
+  const diffusion_workload& w;
+  const planner_options& o;
+  const std::vector<model::compressor_cost>& ks;
+  std::size_t identity;
+
+  [[nodiscard]] const std::vector<model::compressor_cost>& codecs() const { return ks; }
+  template <class F>
+  void for_each_plan(F&& f) const {
+    f(cache_plan{bytes{}, 0, identity});
+    for (std::size_t t = 0; t < s.tiers.size(); ++t)
+      for (double gb = 1; gb * 1e9 <= s.tiers[t].capacity.value(); gb *= 2)
+        for (std::size_t k = 0; k < ks.size(); ++k) {
+          if (k != identity && storage_ratio(w, ks[k]) <= 1.0) continue;  // stores nothing smaller
+          f(cache_plan{bytes{gb * 1e9}, t, k});
+        }
+  }
+  [[nodiscard]] cache_cost price(const cache_plan& p) const { return plan::price(s, w, p, ks); }
+  [[nodiscard]] std::string check(const cache_plan& p, const cache_cost& c) const {
+    if (p.capacity <= bytes{}) return {};
+    if (c.error > w.error_budget)
+      return "error budget: " + ks[p.codec].name + " adds relative error " + units::detail::format_number(c.error) +
+             " to a reused latent, more than " + units::detail::format_number(w.error_budget);
+    if (c.tier_bytes[p.tier] > s.tiers[p.tier].capacity)
+      return s.tiers[p.tier].name + " capacity: needs " + to_string(c.tier_bytes[p.tier]) + " of " +
+             to_string(s.tiers[p.tier].capacity) + " (the model's weights share it)";
+    return {};
+  }
+  [[nodiscard]] bool is_baseline(const cache_plan& p) const { return p.capacity <= bytes{}; }
+  // The objective, then the smaller cache (memory not needed is memory left for something else), then the
+  // smaller error.
+  [[nodiscard]] bool better(const cache_evaluated& a, const cache_evaluated& b) const {
+    const double sa = score(a.cost, o.objective), sb = score(b.cost, o.objective);
+    if (sa != sb) return sa < sb;
+    if (a.plan.capacity != b.plan.capacity) return a.plan.capacity < b.plan.capacity;
+    return a.cost.error < b.cost.error;
+  }
+  [[nodiscard]] std::array<double, 4> pareto_keys(const cache_cost& c) const {
+    return {c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.dollars};
+  }
+  [[nodiscard]] std::string describe(const cache_plan& p) const { return plan::describe(p, s, ks); }
+  [[nodiscard]] std::string binding(const cache_evaluated& e) const {
+    const auto& c = e.cost;
+    if (e.plan.capacity <= bytes{}) return "compute: " + to_string(c.compute) + " per request (" + to_string(c.compute_time) + ")";
+    return "compute " + to_string(c.compute_time) + " + cache reads and writes " + to_string(c.read_time + c.write_time) +
+           "; hit rate " + units::detail::format_number(c.hit_rate);
+  }
+  [[nodiscard]] std::vector<std::string> trades(const cache_plan_result& r) const {
+    const auto& c = r.chosen();
+    const auto& b = r.candidates[r.baseline].cost;
+    if (c.plan.capacity <= bytes{}) return {"none: no cache pays for its reads and writes here"};
+    std::vector<std::string> out;
+    const cache_plan plain{c.plan.capacity, c.plan.tier, identity};
+    const auto as_is = price(plain);
+    out.push_back(describe(plain) + " (memory for compute): compute " + to_string(b.compute) + " -> " +
+                  to_string(as_is.compute) + " per request, request time " + to_string(b.total.time) + " -> " +
+                  to_string(as_is.total.time));
+    if (c.plan.codec != identity)
+      out.push_back("latents stored as " + ks[c.plan.codec].name + " (compute for memory): " +
+                    units::detail::format_number(storage_ratio(w, ks[c.plan.codec])) + "x the entries, hit rate " +
+                    units::detail::format_number(as_is.hit_rate) + " -> " + units::detail::format_number(c.cost.hit_rate) +
+                    ", coding " + to_string(c.cost.codec_time) + " per request, request time " +
+                    to_string(as_is.total.time) + " -> " + to_string(c.cost.total.time));
+    return out;
+  }
+  // The next capacity down and up in the same tier, the same capacity in other tiers (both with the chosen
+  // codec), the same cache with the other codecs, and no cache.
+  [[nodiscard]] bool neighbour(const cache_plan_result& r, std::size_t i) const {
+    const auto& e = r.candidates[i].plan;
+    const auto& c = r.chosen().plan;
+    const bool same_codec = e.codec == c.codec;
+    const bool same_tier_next = same_codec && e.tier == c.tier &&
+                                (e.capacity == 2.0 * c.capacity || e.capacity * 2.0 == c.capacity);
+    const bool other_tier = same_codec && e.capacity == c.capacity && e.tier != c.tier;
+    const bool other_codec = !same_codec && e.capacity == c.capacity && e.tier == c.tier;
+    return same_tier_next || other_tier || other_codec || i == r.baseline;
+  }
+  [[noreturn]] void none_fits(const cache_plan_result&) const {
+    throw invalid_input("workload", "no cache plan fits " + s.name + ", not even no cache. Fix: check the tiers");
+  }
+};
+
+}  // namespace detail
 
 inline cache_plan_result plan_diffusion(const system& s, const diffusion_workload& w, const planner_options& o = {},
                                         std::vector<model::compressor_cost> codecs = {}) {
@@ -177,85 +258,8 @@ inline cache_plan_result plan_diffusion(const system& s, const diffusion_workloa
     if (codecs[i].name == "identity") identity = i;
   }
   trinity::detail::require(identity < codecs.size(), "codecs", "must include \"identity\": latents stored as they are");
-  cache_plan_result r;
-  r.codecs = std::move(codecs);
-  const auto& ks = r.codecs;
-  r.candidates.push_back({{bytes{}, 0, identity}, price(s, w, {bytes{}, 0, identity}, ks), {}});
-  for (std::size_t t = 0; t < s.tiers.size(); ++t)
-    for (double gb = 1; gb * 1e9 <= s.tiers[t].capacity.value(); gb *= 2)
-      for (std::size_t k = 0; k < ks.size(); ++k) {
-        if (k != identity && storage_ratio(w, ks[k]) <= 1.0) continue;  // stores nothing smaller
-        const cache_plan p{bytes{gb * 1e9}, t, k};
-        cache_evaluated e{p, price(s, w, p, ks), {}};
-        if (e.cost.error > w.error_budget)
-          e.violation = "error budget: " + ks[k].name + " adds relative error " +
-                        units::detail::format_number(e.cost.error) + " to a reused latent, more than " +
-                        units::detail::format_number(w.error_budget);
-        else if (e.cost.tier_bytes[t] > s.tiers[t].capacity)
-          e.violation = s.tiers[t].name + " capacity: needs " + to_string(e.cost.tier_bytes[t]) + " of " +
-                        to_string(s.tiers[t].capacity) + " (the model's weights share it)";
-        r.candidates.push_back(std::move(e));
-      }
-  const auto score = [&](const cache_cost& c) { return detail::score(c.total.time, c.total.energy, c.dollars, o.objective); };
-  // The objective, then the smaller cache (memory not needed is memory left for something else), then the
-  // smaller error.
-  const auto better = [&](const cache_evaluated& a, const cache_evaluated& b) {
-    const double sa = score(a.cost), sb = score(b.cost);
-    if (sa != sb) return sa < sb;
-    if (a.plan.capacity != b.plan.capacity) return a.plan.capacity < b.plan.capacity;
-    return a.cost.error < b.cost.error;
-  };
   // "No cache" always fits, so there is always a best.
-  r.choice = *detail::choose_on_front(
-      r.candidates, better,
-      [](const cache_evaluated& e) {
-        const auto& c = e.cost;
-        return std::array{c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.dollars};
-      },
-      r.pareto);
-  const auto& c = r.chosen();
-  const auto& b = r.candidates[0].cost;
-  auto& x = r.explanation;
-  x.binding_before = "compute: " + to_string(b.compute) + " per request (" + to_string(b.compute_time) + ")";
-  x.binding_after = c.plan.capacity > bytes{}
-                        ? "compute " + to_string(c.cost.compute_time) + " + cache reads and writes " +
-                              to_string(c.cost.read_time + c.cost.write_time) + "; hit rate " +
-                              units::detail::format_number(c.cost.hit_rate)
-                        : x.binding_before;
-  if (c.plan.capacity > bytes{}) {
-    const cache_plan plain{c.plan.capacity, c.plan.tier, identity};
-    const auto as_is = price(s, w, plain, ks);
-    x.trades.push_back(describe(plain, s, ks) + " (memory for compute): compute " + to_string(b.compute) + " -> " +
-                       to_string(as_is.compute) + " per request, request time " + to_string(b.total.time) + " -> " +
-                       to_string(as_is.total.time));
-    if (c.plan.codec != identity)
-      x.trades.push_back("latents stored as " + ks[c.plan.codec].name + " (compute for memory): " +
-                         units::detail::format_number(storage_ratio(w, ks[c.plan.codec])) +
-                         "x the entries, hit rate " + units::detail::format_number(as_is.hit_rate) + " -> " +
-                         units::detail::format_number(c.cost.hit_rate) + ", coding " + to_string(c.cost.codec_time) +
-                         " per request, request time " + to_string(as_is.total.time) + " -> " +
-                         to_string(c.cost.total.time));
-  } else {
-    x.trades.push_back("none: no cache pays for its reads and writes here");
-  }
-  // Neighbours: the next capacity down and up in the same tier, the same capacity in other tiers (both with
-  // the chosen codec), and the same cache with the other codecs.
-  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-    const auto& e = r.candidates[i];
-    const bool same_codec = e.plan.codec == c.plan.codec;
-    const bool same_tier_next = same_codec && e.plan.tier == c.plan.tier &&
-                                (e.plan.capacity == 2.0 * c.plan.capacity || e.plan.capacity * 2.0 == c.plan.capacity);
-    const bool other_tier = same_codec && e.plan.capacity == c.plan.capacity && e.plan.tier != c.plan.tier;
-    const bool other_codec = !same_codec && e.plan.capacity == c.plan.capacity && e.plan.tier == c.plan.tier;
-    const bool none = i == 0 && i != r.choice;
-    if (!(same_tier_next || other_tier || other_codec || none) || i == r.choice) continue;
-    if (!e.fits()) x.rejected.push_back(describe(e.plan, s, ks) + ": breaks the " + e.violation);
-    else
-      x.rejected.push_back(describe(e.plan, s, ks) + ": " +
-                           detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars, c.cost.total.time,
-                                          c.cost.total.energy, c.cost.dollars, o.objective, "request time"));
-  }
-  return r;
+  return solve(detail::diffusion_problem{s, w, o, codecs, identity}, o);
 }
 
 namespace presets {

@@ -31,8 +31,9 @@
 #include <trinity/error.hpp>
 #include <trinity/model/compression.hpp>
 #include <trinity/plan/codecs.hpp>
-#include <trinity/plan/planner.hpp>
+#include <trinity/plan/engine.hpp>
 #include <trinity/plan/system.hpp>
+#include <trinity/resources/resource_vector.hpp>
 #include <trinity/units/format.hpp>
 
 namespace trinity::plan {
@@ -176,21 +177,9 @@ inline edge_cost price(const system& s, const edge_workload& w, const std::vecto
   return c;
 }
 
-struct edge_evaluated {
-  edge_plan plan;
-  edge_cost cost;
-  std::string violation;
-  [[nodiscard]] bool fits() const noexcept { return violation.empty(); }
-};
-
-struct edge_plan_result {
-  std::vector<model::compressor_cost> codecs;
-  std::vector<edge_evaluated> candidates;
-  std::vector<std::size_t> pareto;  //!< feasible, non-dominated over (latency, energy, bytes sent, device bytes, dollars)
-  std::size_t choice = 0, baseline = 0;
-  plan::explanation explanation;
-  [[nodiscard]] const edge_evaluated& chosen() const { return candidates.at(choice); }
-};
+using edge_evaluated = candidate<edge_plan, edge_cost>;
+//! Pareto keys: latency, energy, bytes sent, device bytes, dollars.
+using edge_plan_result = result<edge_plan, edge_cost>;
 
 inline std::string describe(const edge_plan& p, const edge_workload& w, const std::vector<model::compressor_cost>& codecs) {
   switch (p.where) {
@@ -237,6 +226,71 @@ inline std::string binding(const system& s, const edge_workload& w, const edge_e
          " frame); " + s.interconnect.name + " " + pct((c.sent / w.frame_interval()) / s.interconnect.bandwidth) + " busy";
 }
 
+
+//! The stream as the engine sees it: each encoding's video to the server, each codec's feature from a split,
+//! or all on the device.
+struct edge_problem {
+  using plan_type = edge_plan;
+  using cost_type = edge_cost;
+  static constexpr const char* time_word = "latency";
+
+  const system& s;
+  const edge_workload& w;
+  const planner_options& o;
+  const std::vector<model::compressor_cost>& ks;
+
+  [[nodiscard]] const std::vector<model::compressor_cost>& codecs() const { return ks; }
+  template <class F>
+  void for_each_plan(F&& f) const {
+    for (std::size_t i = 0; i < w.encodings.size(); ++i) f(edge_plan{placement_site::server, i});
+    for (std::size_t i = 0; i < ks.size(); ++i) f(edge_plan{placement_site::split, i});
+    f(edge_plan{placement_site::device, 0});
+  }
+  [[nodiscard]] edge_cost price(const edge_plan& p) const { return plan::price(s, w, ks, p); }
+  [[nodiscard]] std::string check(const edge_plan& p, const edge_cost& c) const {
+    return detail::check(s, w, c, p.where == placement_site::split ? ks[p.option].name : "", o.link_budget);
+  }
+  //! The data-centric pipeline: the first encoding's video to the server.
+  [[nodiscard]] bool is_baseline(const edge_plan& p) const { return p.where == placement_site::server && p.option == 0; }
+  // The objective, the runner-up, then fewer bytes sent, then less device memory.
+  [[nodiscard]] bool better(const edge_evaluated& a, const edge_evaluated& b) const {
+    const auto key = [&](const edge_cost& c) {
+      return std::array{score(c, o.objective), score(c, runner_up(o.objective)), c.sent.value(), c.total.memory.value()};
+    };
+    return key(a.cost) < key(b.cost);
+  }
+  [[nodiscard]] std::array<double, 5> pareto_keys(const edge_cost& c) const {
+    return {c.total.time.value(), c.total.energy.value(), c.sent.value(), c.total.memory.value(), c.dollars};
+  }
+  [[nodiscard]] std::string describe(const edge_plan& p) const { return plan::describe(p, w, ks); }
+  [[nodiscard]] std::string binding(const edge_evaluated& e) const { return detail::binding(s, w, e); }
+  [[nodiscard]] std::vector<std::string> trades(const edge_plan_result& r) const {
+    const auto& c = r.chosen();
+    const auto& b = r.candidates[r.baseline];
+    if (r.choice == r.baseline)
+      return {"none: sending " + w.encodings[0].name + " video to the server is already the best that keeps up"};
+    const auto what = [&](const edge_plan& p) -> std::string {
+      switch (p.where) {
+        case placement_site::device: return "device compute for uplink bandwidth and server compute";
+        case placement_site::split: return "device compute and codec for uplink bandwidth";
+        default: return p.option == 0 ? "none" : "server compute for uplink bandwidth";
+      }
+    };
+    return {describe(c.plan) + " (" + what(c.plan) + "): sent " + to_string(b.cost.sent) + " -> " + to_string(c.cost.sent) +
+            " per frame, device " + to_string(b.cost.device_flops) + " -> " + to_string(c.cost.device_flops) + ", server " +
+            to_string(b.cost.server_flops) + " -> " + to_string(c.cost.server_flops) + ", latency " +
+            to_string(b.cost.total.time) + " -> " + to_string(c.cost.total.time)};
+  }
+  // Few placements: every one is worth a line.
+  [[nodiscard]] bool neighbour(const edge_plan_result&, std::size_t) const { return true; }
+  [[noreturn]] void none_fits(const edge_plan_result& r) const {
+    std::string why;
+    for (const auto& e : r.candidates) why += "\n  " + describe(e.plan) + ": " + e.violation;
+    throw invalid_input("workload", "no placement keeps up on " + s.name + ":" + why +
+                                        "\nFix: a lower frame rate, a faster uplink, or a larger error budget");
+  }
+};
+
 }  // namespace detail
 
 //! Every placement priced, checked against the error budget, the device's memory and the frame rate; the
@@ -250,69 +304,7 @@ inline edge_plan_result plan_edge(const system& s, const edge_workload& w,
   detail::require_prices(s, o.objective);
   trinity::detail::require(!codecs.empty(), "codecs", "give at least one feature codec (\"identity\" sends it as it is)");
   for (const auto& k : codecs) model::validate(k);
-  edge_plan_result r;
-  r.codecs = std::move(codecs);
-  const auto add = [&](edge_plan p) {
-    edge_evaluated e{p, price(s, w, r.codecs, p), {}};
-    e.violation = detail::check(s, w, e.cost, p.where == placement_site::split ? r.codecs[p.option].name : "",
-                                o.link_budget);
-    r.candidates.push_back(std::move(e));
-  };
-  for (std::size_t i = 0; i < w.encodings.size(); ++i) add({placement_site::server, i});
-  for (std::size_t i = 0; i < r.codecs.size(); ++i) add({placement_site::split, i});
-  add({placement_site::device, 0});
-  r.baseline = 0;
-
-  const auto key = [&](const edge_cost& c) {
-    return std::array{detail::score(c.total.time, c.total.energy, c.dollars, o.objective),
-                      detail::score(c.total.time, c.total.energy, c.dollars, detail::runner_up(o.objective)),
-                      c.sent.value(), c.total.memory.value()};
-  };
-  const auto best = detail::choose_on_front(
-      r.candidates, [&](const edge_evaluated& a, const edge_evaluated& b) { return key(a.cost) < key(b.cost); },
-      [](const edge_evaluated& e) {
-        const auto& c = e.cost;
-        return std::array{c.total.time.value(), c.total.energy.value(), c.sent.value(), c.total.memory.value(), c.dollars};
-      },
-      r.pareto);
-  if (!best) {
-    std::string why;
-    for (const auto& e : r.candidates) why += "\n  " + describe(e.plan, w, r.codecs) + ": " + e.violation;
-    throw invalid_input("workload", "no placement keeps up on " + s.name + ":" + why +
-                                        "\nFix: a lower frame rate, a faster uplink, or a larger error budget");
-  }
-  r.choice = *best;
-
-  const auto& c = r.chosen();
-  const auto& b = r.candidates[r.baseline];
-  auto& x = r.explanation;
-  x.binding_before = detail::binding(s, w, b);
-  x.binding_after = detail::binding(s, w, c);
-  const auto what = [&](const edge_plan& p) -> std::string {
-    switch (p.where) {
-      case placement_site::device: return "device compute for uplink bandwidth and server compute";
-      case placement_site::split: return "device compute and codec for uplink bandwidth";
-      default: return p.option == 0 ? "none" : "server compute for uplink bandwidth";
-    }
-  };
-  if (r.choice == r.baseline) x.trades.push_back("none: sending " + w.encodings[0].name + " video to the server is already the best that keeps up");
-  else
-    x.trades.push_back(describe(c.plan, w, r.codecs) + " (" + what(c.plan) + "): sent " + to_string(b.cost.sent) + " -> " +
-                       to_string(c.cost.sent) + " per frame, device " + to_string(b.cost.device_flops) + " -> " +
-                       to_string(c.cost.device_flops) + ", server " + to_string(b.cost.server_flops) + " -> " +
-                       to_string(c.cost.server_flops) + ", latency " + to_string(b.cost.total.time) + " -> " +
-                       to_string(c.cost.total.time));
-  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-    if (i == r.choice) continue;
-    const auto& e = r.candidates[i];
-    const std::string name = describe(e.plan, w, r.codecs);
-    if (!e.fits()) x.rejected.push_back(name + ": breaks the " + e.violation);
-    else
-      x.rejected.push_back(name + ": " + detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars,
-                                                        c.cost.total.time, c.cost.total.energy, c.cost.dollars,
-                                                        o.objective, "latency"));
-  }
-  return r;
+  return solve(detail::edge_problem{s, w, o, codecs}, o);
 }
 
 namespace presets {

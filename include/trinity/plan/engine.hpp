@@ -1,0 +1,225 @@
+#pragma once
+//! \file
+//! The planning engine every workload plugs into. A workload says what a plan
+//! is (its slots), how to enumerate and price plans, which constraints a plan
+//! breaks, how two plans compare on the objective, its Pareto keys, which plan
+//! is the untraded baseline and how to tell a reader what was traded; the
+//! engine does the rest, the same way for every workload:
+//!  - every plan priced and checked, kept in enumeration order;
+//!  - the Pareto front of the feasible plans over the workload's keys;
+//!  - the best feasible plan for the objective (or the workload's own account
+//!    of why none fits);
+//!  - the explanation: the binding resource before and after, the trades the
+//!    workload names, and for each neighbour of the choice the constraint or
+//!    the figure that beat it.
+//!
+//!   struct my_workload { using plan_type = ...; using cost_type = ...; ... };   // see planning_problem
+//!   auto r = plan::solve(my_workload{...}, {.objective = plan::objective::energy});
+//!
+//! Training (plan/planner.hpp), the diffusion cache (plan/diffusion.hpp) and
+//! the edge stream (plan/edge.hpp) are three such workloads.
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/model/compression.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/units/format.hpp>
+
+namespace trinity::plan {
+
+//! What the planner minimises: step (or request, or frame) time, energy, or dollars (needs a priced system).
+enum class objective { time, energy, cost };
+
+inline const char* to_string(objective o) {
+  return o == objective::time ? "time" : o == objective::energy ? "energy" : "cost";
+}
+
+struct planner_options {
+  plan::objective objective = objective::time;
+  std::optional<bytes> link_budget = std::nullopt;  //!< most bytes a rank may send per step (or per frame)
+};
+
+struct explanation {
+  std::string binding_before, binding_after;
+  std::vector<std::string> trades;    //!< what the choice changed against the baseline, and what each cost and saved
+  std::vector<std::string> rejected;  //!< neighbours of the choice, and what beat them
+};
+
+//! One plan, its price and the first constraint it breaks (empty when it fits).
+template <class Plan, class Cost>
+struct candidate {
+  Plan plan;
+  Cost cost;
+  std::string violation;
+  [[nodiscard]] bool fits() const noexcept { return violation.empty(); }
+};
+
+//! Every plan the engine priced, the Pareto front, the choice, the baseline and why.
+template <class Plan, class Cost>
+struct result {
+  std::vector<model::compressor_cost> codecs;         //!< the codecs the plans index
+  std::vector<candidate<Plan, Cost>> candidates;      //!< every plan, in enumeration order
+  std::vector<std::size_t> pareto;                    //!< indices of the feasible, non-dominated candidates
+  std::size_t choice = 0;                             //!< index of the chosen candidate
+  std::size_t baseline = 0;                           //!< index of the untraded plan
+  plan::explanation explanation;
+  [[nodiscard]] const candidate<Plan, Cost>& chosen() const { return candidates.at(choice); }
+};
+
+namespace detail {
+
+inline std::string pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f%%", v * 100);
+  return b;
+}
+
+//! The objective's value, whatever is priced: time in seconds, energy in joules, cost in dollars.
+inline double score(seconds time, joules energy, double dollars, objective o) {
+  return o == objective::time ? time.value() : o == objective::energy ? energy.value() : dollars;
+}
+//! The same for any cost with a total (time, energy) and dollars.
+template <class Cost>
+  requires requires(const Cost& c) { c.total.time; c.total.energy; c.dollars; }
+double score(const Cost& c, objective o) {
+  return score(c.total.time, c.total.energy, c.dollars, o);
+}
+//! What breaks a tie on the objective: energy after time, time after energy or cost.
+inline objective runner_up(objective o) { return o == objective::time ? objective::energy : objective::time; }
+
+//! "step time 1.2 s vs 1.1 s": the objective's figures of an alternative and of the choice.
+inline std::string versus(seconds t1, joules e1, double d1, seconds t2, joules e2, double d2, objective o,
+                          const char* time_word) {
+  switch (o) {
+    case objective::time: return std::string(time_word) + " " + to_string(t1) + " vs " + to_string(t2);
+    case objective::energy: return "energy " + to_string(e1) + " vs " + to_string(e2);
+    default: return "cost " + format_dollars(d1) + " vs " + format_dollars(d2);
+  }
+}
+
+//! The cost objective on a system without prices would pick at random among zeros: refuse it.
+inline void require_prices(const system& s, objective o) {
+  trinity::detail::require(o != objective::cost || priced(s), "objective",
+                           "cost needs prices, and " + s.name + " has none. Fix: set device.price_per_hour, "
+                           "interconnect.price_per_gb or a tier's price_per_gb_hour, or choose time or energy");
+}
+
+//! a is no worse than b in every key and better in one (keys: lower is better).
+template <std::size_t N>
+bool dominates_on(const std::array<double, N>& a, const std::array<double, N>& b) {
+  bool strictly = false;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (a[i] > b[i]) return false;
+    strictly |= a[i] < b[i];
+  }
+  return strictly;
+}
+
+//! Among the feasible candidates (those whose fits() holds): the index of the best by `better`, if any, and
+//! the Pareto front over `keys` (an array per candidate, lower is better), appended to `front`.
+template <class Candidates, class Better, class Keys>
+std::optional<std::size_t> choose_on_front(const Candidates& c, Better better, Keys keys, std::vector<std::size_t>& front) {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (!c[i].fits()) continue;
+    if (!best || better(c[i], c[*best])) best = i;
+    const auto mine = keys(c[i]);
+    bool dominated = false;
+    for (std::size_t j = 0; j < c.size() && !dominated; ++j) dominated = j != i && c[j].fits() && dominates_on(keys(c[j]), mine);
+    if (!dominated) front.push_back(i);
+  }
+  return best;
+}
+
+template <class T>
+inline constexpr bool is_double_array = false;
+template <std::size_t N>
+inline constexpr bool is_double_array<std::array<double, N>> = true;
+
+}  // namespace detail
+
+//! What a workload gives the engine. P::plan_type is one combination of its slots; P::cost_type carries
+//! total.time, total.energy and dollars (what the objectives read).
+template <class P>
+concept planning_problem = requires(const P& p, const typename P::plan_type& plan, const typename P::cost_type& cost,
+                                    const candidate<typename P::plan_type, typename P::cost_type>& e,
+                                    const result<typename P::plan_type, typename P::cost_type>& r, std::size_t i) {
+  { P::time_word } -> std::convertible_to<const char*>;    // "step time", "request time", "latency"
+  { p.codecs() } -> std::convertible_to<std::vector<model::compressor_cost>>;
+  p.for_each_plan([](const typename P::plan_type&) {});     // the slots' combinations, in a stable order
+  { p.price(plan) } -> std::same_as<typename P::cost_type>;
+  { p.check(plan, cost) } -> std::convertible_to<std::string>;  // the first constraint broken, or empty
+  { p.is_baseline(plan) } -> std::convertible_to<bool>;         // the untraded plan
+  { p.better(e, e) } -> std::convertible_to<bool>;              // strictly better for the objective, ties broken
+  requires detail::is_double_array<decltype(p.pareto_keys(cost))>;  // lower is better in every key
+  { p.describe(plan) } -> std::convertible_to<std::string>;
+  { p.binding(e) } -> std::convertible_to<std::string>;         // what dominates, or what the plan runs out of
+  { p.trades(r) } -> std::convertible_to<std::vector<std::string>>;
+  { p.neighbour(r, i) } -> std::convertible_to<bool>;           // worth a line of "rejected"
+  p.none_fits(r);                                               // throws: why nothing fits, and the fix
+};
+
+//! Prices every plan of `p`, picks the best that fits for `o.objective` and explains it.
+template <class P>
+result<typename P::plan_type, typename P::cost_type> solve(const P& p, const planner_options& o) {
+  static_assert(planning_problem<P>,
+                "trinity::plan::solve: this workload does not give the engine what it needs. Fix: define "
+                "plan_type, cost_type, time_word, codecs(), for_each_plan(f), price(plan), check(plan, cost), "
+                "is_baseline(plan), better(a, b), pareto_keys(cost), describe(plan), binding(candidate), "
+                "trades(result), neighbour(result, i) and none_fits(result) (plan/engine.hpp, planning_problem)");
+  using plan_t = typename P::plan_type;
+  result<plan_t, typename P::cost_type> r;
+  r.codecs = p.codecs();
+  p.for_each_plan([&](const plan_t& plan) {
+    auto cost = p.price(plan);
+    std::string violation = p.check(plan, cost);
+    r.candidates.push_back({plan, std::move(cost), std::move(violation)});
+  });
+  trinity::detail::require(!r.candidates.empty(), "workload", "offers no plan to price");
+  for (std::size_t i = 0; i < r.candidates.size(); ++i)
+    if (p.is_baseline(r.candidates[i].plan)) r.baseline = i;
+
+  const auto best = detail::choose_on_front(
+      r.candidates, [&](const auto& a, const auto& b) { return p.better(a, b); },
+      [&](const auto& e) { return p.pareto_keys(e.cost); }, r.pareto);
+  if (!best) {
+    p.none_fits(r);
+    throw invalid_input("workload", "no plan fits");  // for a none_fits that returns
+  }
+  r.choice = *best;
+
+  const auto& chosen = r.chosen();
+  auto& x = r.explanation;
+  x.binding_before = p.binding(r.candidates[r.baseline]);
+  x.binding_after = p.binding(chosen);
+  x.trades = p.trades(r);
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    if (i == r.choice || !p.neighbour(r, i)) continue;
+    const auto& e = r.candidates[i];
+    const std::string name = p.describe(e.plan);
+    if (!e.fits()) {
+      x.rejected.push_back(name + ": breaks the " + e.violation);
+      continue;
+    }
+    if constexpr (requires { p.tie_note(e, chosen); }) {
+      // A workload that breaks ties by something besides the objective says what decided.
+      if (detail::score(e.cost, o.objective) <= detail::score(chosen.cost, o.objective) * (1 + 1e-9)) {
+        x.rejected.push_back(name + ": " + p.tie_note(e, chosen));
+        continue;
+      }
+    }
+    x.rejected.push_back(name + ": " + detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars,
+                                                      chosen.cost.total.time, chosen.cost.total.energy,
+                                                      chosen.cost.dollars, o.objective, P::time_word));
+  }
+  return r;
+}
+
+}  // namespace trinity::plan

@@ -1,0 +1,91 @@
+// The planning engine on a workload it has never seen: a toy with one slot (how many replicas to keep),
+// priced by closed formulas, so every figure the engine derives (the front, the choice, the baseline, the
+// neighbours' lines, the refusal) is checked by hand. The three shipped workloads keep their own tests.
+#include <catch2/catch.hpp>
+
+#include <trinity/plan/engine.hpp>
+#include <trinity/resources/resource_vector.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace trinity;
+
+namespace {
+
+struct replicas_cost {
+  resource_vector total;
+  double dollars = 0;
+};
+
+// r replicas: time 12/r s, energy (10 + 2r) J, memory r GB. Capacity `most` GB.
+struct replicas_problem {
+  using plan_type = int;
+  using cost_type = replicas_cost;
+  static constexpr const char* time_word = "request time";
+  int most = 4;
+  plan::objective o = plan::objective::time;
+
+  [[nodiscard]] std::vector<model::compressor_cost> codecs() const { return {}; }
+  template <class F>
+  void for_each_plan(F&& f) const {
+    for (int r = 1; r <= 6; ++r) f(r);
+  }
+  [[nodiscard]] replicas_cost price(int r) const {
+    replicas_cost c;
+    c.total.time = seconds{12.0 / r};
+    c.total.energy = joules{10.0 + 2.0 * r};
+    c.total.memory = bytes{r * 1e9};
+    return c;
+  }
+  [[nodiscard]] std::string check(int r, const replicas_cost&) const {
+    return r > most ? "memory: " + std::to_string(r) + " replicas need " + std::to_string(r) + " GB" : "";
+  }
+  [[nodiscard]] bool is_baseline(int r) const { return r == 1; }
+  [[nodiscard]] bool better(const plan::candidate<int, replicas_cost>& a, const plan::candidate<int, replicas_cost>& b) const {
+    return plan::detail::score(a.cost, o) < plan::detail::score(b.cost, o);
+  }
+  [[nodiscard]] std::array<double, 2> pareto_keys(const replicas_cost& c) const {
+    return {c.total.time.value(), c.total.energy.value()};
+  }
+  [[nodiscard]] std::string describe(int r) const { return std::to_string(r) + " replicas"; }
+  [[nodiscard]] std::string binding(const plan::candidate<int, replicas_cost>& e) const { return "time " + to_string(e.cost.total.time); }
+  [[nodiscard]] std::vector<std::string> trades(const plan::result<int, replicas_cost>& r) const {
+    return {"memory for time: " + std::to_string(r.chosen().plan) + " replicas"};
+  }
+  [[nodiscard]] bool neighbour(const plan::result<int, replicas_cost>& r, std::size_t i) const {
+    const int d = r.candidates[i].plan - r.chosen().plan;
+    return d == 1 || d == -1;
+  }
+  [[noreturn]] void none_fits(const plan::result<int, replicas_cost>&) const {
+    throw invalid_input("workload.replicas", "none fits. Fix: more memory");
+  }
+};
+
+static_assert(plan::planning_problem<replicas_problem>);
+static_assert(!plan::planning_problem<replicas_cost>, "a cost is not a workload");
+
+}  // namespace
+
+TEST_CASE("the engine plans a workload it has never seen: front, choice, baseline and neighbours", "[plan][engine]") {
+  const auto r = plan::solve(replicas_problem{}, {.objective = plan::objective::time});
+  REQUIRE(r.candidates.size() == 6);
+  for (int i = 0; i < 6; ++i) CHECK(r.candidates[static_cast<std::size_t>(i)].plan == i + 1);  // enumeration order
+  CHECK(r.candidates[4].violation == "memory: 5 replicas need 5 GB");
+  CHECK(r.baseline == 0);
+  CHECK(r.chosen().plan == 4);  // the fastest that fits: 12/4 = 3 s
+  // Time falls and energy rises with every replica: all four feasible plans are on the front.
+  CHECK(r.pareto == std::vector<std::size_t>{0, 1, 2, 3});
+  CHECK(r.explanation.binding_before == "time 12 s");
+  CHECK(r.explanation.binding_after == "time 3 s");
+  CHECK(r.explanation.trades == std::vector<std::string>{"memory for time: 4 replicas"});
+  CHECK(r.explanation.rejected ==
+        std::vector<std::string>{"3 replicas: request time 4 s vs 3 s", "5 replicas: breaks the memory: 5 replicas need 5 GB"});
+}
+
+TEST_CASE("the engine's choice follows the objective, and a plan nothing fits is refused by the workload", "[plan][engine]") {
+  const auto r = plan::solve(replicas_problem{.most = 4, .o = plan::objective::energy}, {.objective = plan::objective::energy});
+  CHECK(r.chosen().plan == 1);
+  CHECK(r.explanation.rejected == std::vector<std::string>{"2 replicas: energy 14 J vs 12 J"});
+  CHECK_THROWS_WITH(plan::solve(replicas_problem{.most = 0}, {}), Catch::Contains("workload.replicas") && Catch::Contains("more memory"));
+}
