@@ -18,6 +18,8 @@ packages=(
   libfaiss-dev
   # the independent reference the placement solvers are tested against
   libglpk-dev
+  # the independent Python replay the prefix cache is checked and timed against (tools/reference)
+  python3
   # pictures drawn by the demo and examples
   gnuplot-nox
   # scripts/fuzz.sh: libFuzzer comes with clang's runtime

@@ -7,13 +7,18 @@
 #include "cli.hpp"
 
 #include <trinity/cache/flat_index.hpp>
+#include <trinity/cache/block_replay.hpp>
 #include <trinity/cache/hnsw_index.hpp>
 #include <trinity/cache/replay.hpp>
 #include <trinity/cache/trace.hpp>
+#include <trinity/io/block_trace.hpp>
 #include <trinity/model/fit.hpp>
 #include <trinity/units/format.hpp>
 
+#include <cstdint>
 #include <cstdio>
+#include <initializer_list>
+#include <optional>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -55,9 +60,14 @@ std::vector<bytes> size_list(const std::vector<std::string>& given, std::string_
 
 struct replay_args {
   std::string trace, embeddings, warmup = "0.2", index = "flat", eviction = "lru", steps = "50", step_flops = "1e9",
-                                     plot, ef = "64", points_out;
-  std::vector<std::string> capacities, latent_sizes;
+                                     plot, ef = "64", points_out, format = "csv", horizon = "1000",
+                                     block_tokens = "512";
+  // Llama-3-70B's KV per token in bf16: 2 (K and V) x 80 layers x 8 KV heads x 128 head dim x 2 bytes = 327,680 B
+  // (Meta's Llama 3 model card and config.json: 80 layers, hidden 8192, 64 heads, 8 KV heads).
+  std::string kv_per_token = "327680B";
+  std::vector<std::string> capacities, latent_sizes, capacity_blocks;
   bool json = false;
+  CLI::App* command = nullptr;  // to ask which flags were given
 };
 
 struct curve {
@@ -116,7 +126,17 @@ void draw(const std::string& path, const std::vector<curve>& curves) {
     std::filesystem::remove(script);
 }
 
+// Flags of the other format are refused, not ignored.
+void refuse_flags(const replay_args& a, std::initializer_list<const char*> flags, const char* format) {
+  for (const char* f : flags)
+    if (a.command->count(f)) throw usage_error(std::string(f) + " does not apply to --format " + format + "; drop it");
+}
+
 void run_replay(const replay_args& a) {
+  if (a.format != "csv") throw bad_flag("--format", a.format, "expected csv or mooncake");
+  refuse_flags(a, {"--capacity-blocks", "--kv-bytes-per-token", "--block-tokens", "--shared-horizon"}, "csv");
+  for (const char* f : {"--embeddings", "--capacity", "--latent-size"})
+    if (!a.command->count(f)) throw usage_error(std::string(f) + " is required with --format csv");
   const double warmup = number_flag(a.warmup, "--warmup", 0, 0.99, "a share of the requests from 0 to 0.99");
   const auto steps = static_cast<int>(count_flag(a.steps, "--steps", 1, 100000));
   const double step_flops = number_flag(a.step_flops, "--step-flops", 0, 1e30, "a number of FLOPs, e.g. 1e9");
@@ -241,6 +261,173 @@ void run_replay(const replay_args& a) {
   if (!a.plot.empty() && std::filesystem::exists(a.plot)) std::cout << "\nwrote " << a.plot << '\n';
 }
 
+// ---- --format mooncake: block-hashed requests through the exact prefix cache ------------------------------
+
+struct block_curve {
+  std::string eviction;
+  std::vector<cache::block_replay_result> rows;
+  std::optional<model::fit_result<model::exponential_saturation>> exponential;
+  std::optional<model::fit_result<model::power_law>> power;
+};
+
+cache::prefix_eviction eviction_named(const std::string& name, std::uint64_t horizon) {
+  if (name == "lru") return {cache::prefix_eviction_policy::lru, horizon};
+  if (name == "lfu") return {cache::prefix_eviction_policy::lfu, horizon};
+  if (name == "shared-prefix") return {cache::prefix_eviction_policy::shared_prefix, horizon};
+  throw bad_flag("--eviction", name, "expected lru, lfu or shared-prefix (comma-separated for several)");
+}
+
+void draw_blocks(const std::string& path, const std::vector<block_curve>& curves, bytes block, double bound) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    std::cerr << "trinity cache replay: gnuplot is not installed (Debian: gnuplot-nox); no picture drawn\n";
+    return;
+  }
+  const std::string script = path + ".gp";
+  std::ofstream gp(script);
+  gp << "set terminal pngcairo size 1000,650 noenhanced\nset output '" << path << "'\n"
+     << "set logscale x\nset key bottom right\nset grid\nset yrange [0:1]\n"
+     << "set xlabel 'prefix cache capacity (GB of KV)'\nset ylabel 'block hit rate'\n"
+     << "set title 'Prefix cache on the trace: block hit rate against capacity'\nplot " << bound
+     << " with lines dt 3 lc rgb 'gray' title 'infinite capacity'";
+  for (std::size_t i = 0; i < curves.size(); ++i) {
+    gp << ", '-' using 1:2 with linespoints lw 2 lc " << i + 1 << " title '" << curves[i].eviction << " (measured)'";
+    if (curves[i].power)
+      gp << ", (x > 0 ? 1 - (1 + " << curves[i].power->model.kappa.value() * 1e9 << " * x) ** (-"
+         << curves[i].power->model.gamma << ") : 0) with lines dt 2 lc " << i + 1 << " title '" << curves[i].eviction
+         << " power-law fit'";
+  }
+  gp << '\n';
+  for (const auto& c : curves) {
+    for (const auto& r : c.rows) gp << static_cast<double>(r.capacity_blocks) * block.value() / 1e9 << ' ' << r.block_hit_rate() << '\n';
+    gp << "e\n";
+  }
+  gp.close();
+  if (std::system(("gnuplot '" + script + "' 2>/dev/null").c_str()) != 0)
+    std::cerr << "trinity cache replay: gnuplot failed; its script is " << script << '\n';
+  else
+    std::filesystem::remove(script);
+}
+
+void run_block_replay(const replay_args& a) {
+  refuse_flags(a, {"--embeddings", "--capacity", "--latent-size", "--warmup", "--index", "--ef", "--steps",
+                   "--step-flops", "--points-out"}, "mooncake");
+  if (a.capacity_blocks.empty()) throw usage_error("--capacity-blocks is required with --format mooncake, e.g. 1000,10000");
+  const auto block_tokens = count_flag(a.block_tokens, "--block-tokens", 1, 1u << 20);
+  const auto horizon = count_flag(a.horizon, "--shared-horizon", 0, std::size_t{1} << 40);
+  const bytes per_token = quantity_flag<bytes>(a.kv_per_token, "--kv-bytes-per-token");
+  if (per_token <= bytes{}) throw bad_flag("--kv-bytes-per-token", a.kv_per_token, "must be a positive size, e.g. 320KB");
+  const bytes block = static_cast<double>(block_tokens) * per_token;
+  std::vector<std::uint64_t> caps;
+  for (const auto& g : a.capacity_blocks)
+    for (const auto& item : split(g)) caps.push_back(count_flag(item, "--capacity-blocks", 0, std::uint64_t{1} << 32));
+  std::sort(caps.begin(), caps.end());
+  caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
+  std::vector<std::string> policies = split(a.eviction);
+  if (policies.empty()) throw bad_flag("--eviction", a.eviction, "name at least one of lru, lfu, shared-prefix");
+  for (const auto& p : policies) (void)eviction_named(p, horizon);
+
+  std::vector<cache::block_request> trace;
+  try {
+    trace = io::read_block_trace(a.trace, block_tokens);
+  } catch (const invalid_input& x) {
+    throw usage_error(std::string("--trace ") + x.what());
+  }
+  const std::uint64_t distinct = cache::distinct_blocks(trace);
+  const auto bound = cache::replay_blocks(trace, {.capacity_blocks = distinct, .block_tokens = block_tokens});
+
+  std::vector<block_curve> curves;
+  for (const auto& p : policies) {
+    block_curve c{p, {}, {}, {}};
+    for (const auto cap : caps)
+      c.rows.push_back(cache::replay_blocks(trace, {.capacity_blocks = cap, .block_tokens = block_tokens,
+                                                    .eviction = eviction_named(p, horizon)}));
+    std::vector<model::capacity_point> pts;
+    for (const auto& r : c.rows)
+      if (r.capacity_blocks > 0 && r.block_hit_rate() < 1.0)
+        pts.push_back({static_cast<double>(r.capacity_blocks) * block, r.block_hit_rate()});
+    if (!pts.empty()) c.exponential = model::fit_exponential_saturation(pts, block);
+    if (pts.size() >= 2) c.power = model::fit_power_law(pts);
+    curves.push_back(std::move(c));
+  }
+  if (!a.plot.empty()) draw_blocks(a.plot, curves, block, bound.block_hit_rate());
+
+  const auto blocks_total = bound.blocks;
+  if (a.json) {
+    json out{{"trace", a.trace}, {"format", "mooncake"}, {"requests", trace.size()}, {"blocks", blocks_total},
+             {"distinct_blocks", distinct}, {"block_tokens", block_tokens}, {"kv_bytes_per_token", per_token.value()},
+             {"kv_bytes_per_block", block.value()},
+             {"infinite", {{"capacity_blocks", distinct}, {"block_hit_rate", bound.block_hit_rate()},
+                           {"token_hit_rate", bound.token_hit_rate()}}},
+             {"rows", json::array()}, {"fits", json::array()}};
+    for (const auto& c : curves) {
+      for (const auto& r : c.rows)
+        out["rows"].push_back({{"eviction", c.eviction}, {"capacity_blocks", r.capacity_blocks},
+                               {"capacity_bytes", static_cast<double>(r.capacity_blocks) * block.value()},
+                               {"block_hit_rate", r.block_hit_rate()}, {"token_hit_rate", r.token_hit_rate()},
+                               {"hit_blocks", r.hit_blocks}, {"hit_tokens", r.hit_tokens},
+                               {"evicted_blocks", r.evicted_blocks}});
+      json f{{"eviction", c.eviction}};
+      if (c.eviction == "shared-prefix") f["shared_horizon"] = horizon;
+      if (c.exponential)
+        f["exponential_saturation"] = {{"beta", c.exponential->model.beta}, {"rmse", c.exponential->rmse},
+                                       {"max_abs_error", c.exponential->max_abs_error}};
+      if (c.power)
+        f["power_law"] = {{"kappa_per_gb", c.power->model.kappa.value() * 1e9}, {"gamma", c.power->model.gamma},
+                          {"rmse", c.power->rmse}, {"max_abs_error", c.power->max_abs_error}};
+      out["fits"].push_back(f);
+    }
+    if (!a.plot.empty()) out["plot"] = a.plot;
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  std::cout << "Replayed " << trace.size() << " requests (" << blocks_total << " blocks of " << block_tokens
+            << " tokens, " << distinct << " distinct) through the prefix cache in file order.\nKV per block "
+            << to_string(block) << " (" << to_string(per_token) << " per token).\nInfinite capacity ("
+            << distinct << " blocks, " << to_string(static_cast<double>(distinct) * block) << "): block hit rate "
+            << fixed(bound.block_hit_rate()) << ", token hit rate " << fixed(bound.token_hit_rate()) << "\n\n";
+  std::vector<std::string> header{"capacity (blocks)", "KV bytes"};
+  for (const auto& c : curves) {
+    header.push_back(c.eviction + " block hit");
+    header.push_back(c.eviction + " token hit");
+  }
+  table t(header);
+  for (std::size_t i = 0; i < caps.size(); ++i) {
+    std::vector<std::string> row{std::to_string(caps[i]), to_string(static_cast<double>(caps[i]) * block)};
+    for (const auto& c : curves) {
+      row.push_back(fixed(c.rows[i].block_hit_rate()));
+      row.push_back(fixed(c.rows[i].token_hit_rate()));
+    }
+    t.add(row);
+  }
+  t.print(std::cout);
+  // Each policy against the first named, capacity by capacity, in block hit rate.
+  for (std::size_t k = 1; k < curves.size(); ++k) {
+    double mean = 0, best = -1, worst = 1;
+    for (std::size_t i = 0; i < caps.size(); ++i) {
+      const double d = curves[k].rows[i].block_hit_rate() - curves[0].rows[i].block_hit_rate();
+      mean += d / static_cast<double>(caps.size());
+      best = std::max(best, d);
+      worst = std::min(worst, d);
+    }
+    std::cout << curves[k].eviction << " vs " << curves[0].eviction << ": block hit rate " << (mean >= 0 ? "+" : "")
+              << fixed(mean, 4) << " on average over the capacities (from " << fixed(worst, 4) << " to "
+              << fixed(best, 4) << ")\n";
+  }
+  table f({"eviction", "fit", "parameters", "rmse", "max |error|"});
+  for (const auto& c : curves) {
+    if (c.exponential)
+      f.add({c.eviction, "exponential saturation", "beta = " + units::detail::format_number(c.exponential->model.beta),
+             fixed(c.exponential->rmse, 4), fixed(c.exponential->max_abs_error, 4)});
+    if (c.power)
+      f.add({c.eviction, "power law",
+             "kappa = " + fixed(c.power->model.kappa.value() * 1e9, 4) + "/GB, gamma = " + fixed(c.power->model.gamma, 4),
+             fixed(c.power->rmse, 4), fixed(c.power->max_abs_error, 4)});
+  }
+  std::cout << "\nHit rate against capacity in bytes, fitted:\n";
+  f.print(std::cout);
+  if (!a.plot.empty() && std::filesystem::exists(a.plot)) std::cout << "\nwrote " << a.plot << '\n';
+}
+
 struct gen_args {
   std::string trace = "requests.csv", embeddings = "prompts.fvecs", requests = "10000", dimension = "768",
               topics = "200", zipf = "1.0", paraphrase = "0.6", drift = "4", seed = "1";
@@ -277,23 +464,35 @@ void register_cache(CLI::App& app) {
   cmd->require_subcommand(1);
   auto ra = std::make_shared<replay_args>();
   auto* r = cmd->add_subcommand("replay", "Hit rate against capacity for a request trace, with both families fitted");
-  r->add_option("--trace", ra->trace, "CSV of timestamp,row (row indexes --embeddings)")->type_name("FILE")->required();
-  r->add_option("--embeddings", ra->embeddings, "Prompt embeddings, .fvecs (ANN-benchmark format)")->type_name("FILE")->required();
-  r->add_option("--capacity", ra->capacities, "Capacities, comma-separated or repeated (e.g. 1GB,10GB,100GB)")
-      ->type_name("SIZE,...")->required();
-  r->add_option("--latent-size", ra->latent_sizes, "Bytes of one stored latent, comma-separated (paper: 0.016GB, "
-                                                   "0.04GB, 0.07GB)")->type_name("SIZE,...")->required();
+  r->add_option("--trace", ra->trace, "csv: timestamp,row lines (row indexes --embeddings); mooncake: Mooncake's "
+                                     "JSONL of block-hashed requests")->type_name("FILE")->required();
+  r->add_option("--format", ra->format, "csv (the approximate cache, default) or mooncake (the exact prefix cache)")
+      ->type_name("csv|mooncake");
+  r->add_option("--embeddings", ra->embeddings, "csv: prompt embeddings, .fvecs (ANN-benchmark format)")->type_name("FILE");
+  r->add_option("--capacity", ra->capacities, "csv: capacities, comma-separated or repeated (e.g. 1GB,10GB,100GB)")
+      ->type_name("SIZE,...");
+  r->add_option("--latent-size", ra->latent_sizes, "csv: bytes of one stored latent, comma-separated (paper: 0.016GB, "
+                                                   "0.04GB, 0.07GB)")->type_name("SIZE,...");
+  r->add_option("--capacity-blocks", ra->capacity_blocks, "mooncake: capacities in blocks, comma-separated or repeated")
+      ->type_name("COUNT,...");
+  r->add_option("--kv-bytes-per-token", ra->kv_per_token, "mooncake: the model's KV bytes per token, for the curve in "
+                                                           "bytes (default 327680B, Llama-3-70B in bf16)")->type_name("SIZE");
+  r->add_option("--block-tokens", ra->block_tokens, "mooncake: tokens per block of the trace (default 512)")->type_name("COUNT");
+  r->add_option("--shared-horizon", ra->horizon, "mooncake, shared-prefix eviction: requests a shared block's stamp "
+                                                 "is moved ahead (default 1000)")->type_name("COUNT");
   r->add_option("--warmup", ra->warmup, "Share of requests that only warm the cache (default 0.2)")->type_name("SHARE");
   r->add_option("--index", ra->index, "flat (exact, default) or hnsw (approximate)")->type_name("flat|hnsw");
   r->add_option("--ef", ra->ef, "HNSW search breadth (default 64)")->type_name("COUNT");
-  r->add_option("--eviction", ra->eviction, "lru (the paper's, default), lfu or benefit-aware")->type_name("POLICY");
+  r->add_option("--eviction", ra->eviction, "csv: lru (the paper's, default), lfu or benefit-aware; mooncake: any of "
+                                             "lru (default), lfu, shared-prefix, comma-separated")->type_name("POLICY");
   r->add_option("--steps", ra->steps, "Denoising steps of a full request, S (default 50)")->type_name("COUNT");
   r->add_option("--step-flops", ra->step_flops, "FLOPs per step, c_step (default 1e9)")->type_name("FLOPS");
   r->add_option("--plot", ra->plot, "Draw hit rate against capacity to this PNG (gnuplot)")->type_name("FILE");
   r->add_option("--points-out", ra->points_out, "Write capacity,hit_rate lines for `trinity model cache --points`")
       ->type_name("FILE");
   r->add_flag("--json", ra->json, "Print JSON");
-  r->callback([ra] { run_replay(*ra); });
+  ra->command = r;
+  r->callback([ra] { ra->format == "mooncake" ? run_block_replay(*ra) : run_replay(*ra); });
 
   auto ga = std::make_shared<gen_args>();
   auto* g = cmd->add_subcommand("gen-trace", "Write a SYNTHETIC request trace and its prompt embeddings");
