@@ -31,7 +31,7 @@ const std::string good = R"({"timestamp": 0, "input_length": 1000, "output_lengt
 }  // namespace
 
 TEST_CASE("the shipped Mooncake excerpt reads whole", "[io][trace]") {
-  const auto t = io::read_block_trace(TRINITY_SOURCE_DIR "/tests/data/mooncake_conversation_excerpt.jsonl");
+  const auto t = io::read_block_trace(TRINITY_SOURCE_DIR "/docs/examples/mooncake_conversation_excerpt.jsonl");
   REQUIRE(t.size() == 800);
   std::uint64_t blocks = 0;
   for (const auto& q : t) {
