@@ -5,6 +5,7 @@
 //! serving, their indexes and eviction policies, and trace replay.
 //! The HNSW index is separate (<trinity/cache/hnsw_index.hpp>, target trinity::hnsw).
 #include <trinity/cache/approximate_cache.hpp>
+#include <trinity/cache/block_replay.hpp>
 #include <trinity/cache/eviction.hpp>
 #include <trinity/cache/flat_index.hpp>
 #include <trinity/cache/fvecs.hpp>
@@ -13,6 +14,7 @@
 #include <trinity/cache/replay.hpp>
 #include <trinity/cache/reuse_table.hpp>
 #include <trinity/cache/synchronized.hpp>
+#include <trinity/cache/tiered_prefix_cache.hpp>
 #include <trinity/cache/trace.hpp>
 #include <trinity/concepts/similarity_index.hpp>
 // The literals its documented examples use (10_GB, 1e9_FLOP, 2_MiB).

@@ -9,3 +9,4 @@
 #include <trinity/model/frontier.hpp>
 #include <trinity/model/hit_rate.hpp>
 #include <trinity/model/sharding.hpp>
+#include <trinity/model/transformer.hpp>

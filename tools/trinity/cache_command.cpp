@@ -10,9 +10,11 @@
 #include <trinity/cache/block_replay.hpp>
 #include <trinity/cache/hnsw_index.hpp>
 #include <trinity/cache/replay.hpp>
+#include <trinity/cache/tiered_prefix_cache.hpp>
 #include <trinity/cache/trace.hpp>
 #include <trinity/io/block_trace.hpp>
 #include <trinity/model/fit.hpp>
+#include <trinity/model/transformer.hpp>
 #include <trinity/units/format.hpp>
 
 #include <cstdint>
@@ -62,10 +64,11 @@ struct replay_args {
   std::string trace, embeddings, warmup = "0.2", index = "flat", eviction = "lru", steps = "50", step_flops = "1e9",
                                      plot, ef = "64", points_out, format = "csv", horizon = "1000",
                                      block_tokens = "512";
-  // Llama-3-70B's KV per token in bf16: 2 (K and V) x 80 layers x 8 KV heads x 128 head dim x 2 bytes = 327,680 B
-  // (Meta's Llama 3 model card and config.json: 80 layers, hidden 8192, 64 heads, 8 KV heads).
-  std::string kv_per_token = "327680B";
-  std::vector<std::string> capacities, latent_sizes, capacity_blocks;
+  // Llama-3-70B's KV per token in bf16 (model::shapes::llama3_70b, from Meta's config.json).
+  std::string kv_per_token =
+      std::to_string(static_cast<long long>(model::kv_bytes_per_token(model::shapes::llama3_70b, 2).value())) + "B";
+  std::string system;  // mooncake: the system whose tiers below the device a tiered replay spills to
+  std::vector<std::string> capacities, latent_sizes, capacity_blocks, tier_blocks;
   bool json = false;
   CLI::App* command = nullptr;  // to ask which flags were given
 };
@@ -96,17 +99,36 @@ std::vector<cache::replay_result> run_curve(const replay_args& a, const cache::e
   return out;
 }
 
-void draw(const std::string& path, const std::vector<curve>& curves) {
+// A gnuplot script beside the picture, begun with the axes every hit-rate plot shares; empty when gnuplot is
+// not installed (said on stderr).
+std::optional<std::ofstream> begin_plot(const std::string& path, const std::string& xlabel, const std::string& ylabel,
+                                        const std::string& title) {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
     std::cerr << "trinity cache replay: gnuplot is not installed (Debian: gnuplot-nox); no picture drawn\n";
-    return;
+    return std::nullopt;
   }
+  std::optional<std::ofstream> gp(std::in_place, path + ".gp");
+  *gp << "set terminal pngcairo size 1000,650 noenhanced\nset output '" << path << "'\n"
+      << "set logscale x\nset key bottom right\nset grid\nset yrange [0:1]\n"
+      << "set xlabel '" << xlabel << "'\nset ylabel '" << ylabel << "'\nset title '" << title << "'\nplot ";
+  return gp;
+}
+
+// Runs the script begun by begin_plot; keeps it when gnuplot fails, to be looked at.
+void finish_plot(const std::string& path, std::ofstream& gp) {
+  gp.close();
   const std::string script = path + ".gp";
-  std::ofstream gp(script);
-  gp << "set terminal pngcairo size 1000,650 noenhanced\nset output '" << path << "'\n"
-     << "set logscale x\nset key bottom right\nset grid\nset yrange [0:1]\n"
-     << "set xlabel 'cache capacity (GB)'\nset ylabel 'hit rate (after warm-up)'\n"
-     << "set title 'Approximate cache: hit rate against capacity per latent size (cf. paper Figure 9)'\nplot ";
+  if (std::system(("gnuplot '" + script + "' 2>/dev/null").c_str()) != 0)
+    std::cerr << "trinity cache replay: gnuplot failed; its script is " << script << '\n';
+  else
+    std::filesystem::remove(script);
+}
+
+void draw(const std::string& path, const std::vector<curve>& curves) {
+  auto plot = begin_plot(path, "cache capacity (GB)", "hit rate (after warm-up)",
+                         "Approximate cache: hit rate against capacity per latent size (cf. paper Figure 9)");
+  if (!plot) return;
+  auto& gp = *plot;
   for (std::size_t i = 0; i < curves.size(); ++i) {
     gp << (i ? ", " : "") << "'-' using 1:2 with linespoints lw 2 lc " << i + 1 << " title 'latent "
        << to_string(curves[i].latent_size) << " (measured)'";
@@ -119,11 +141,7 @@ void draw(const std::string& path, const std::vector<curve>& curves) {
     for (const auto& p : c.points) gp << p.capacity.value() / 1e9 << ' ' << p.hit_rate << '\n';
     gp << "e\n";
   }
-  gp.close();
-  if (std::system(("gnuplot '" + script + "' 2>/dev/null").c_str()) != 0)
-    std::cerr << "trinity cache replay: gnuplot failed; its script is " << script << '\n';
-  else
-    std::filesystem::remove(script);
+  finish_plot(path, gp);
 }
 
 // Flags of the other format are refused, not ignored.
@@ -132,6 +150,16 @@ void refuse_flags(const replay_args& a, std::initializer_list<const char*> flags
     if (a.command->count(f)) throw usage_error(std::string(f) + " does not apply to --format " + format + "; drop it");
 }
 
+// Both hit-rate families as the JSON writes them.
+template <class Fits>
+void add_fits_json(json& out, const Fits& c) {
+  if (c.exponential)
+    out["exponential_saturation"] = {{"beta", c.exponential->model.beta}, {"rmse", c.exponential->rmse},
+                                     {"max_abs_error", c.exponential->max_abs_error}};
+  if (c.power)
+    out["power_law"] = {{"kappa_per_gb", c.power->model.kappa.value() * 1e9}, {"gamma", c.power->model.gamma},
+                        {"rmse", c.power->rmse}, {"max_abs_error", c.power->max_abs_error}};
+}
 void run_replay(const replay_args& a) {
   if (a.format != "csv") throw bad_flag("--format", a.format, "expected csv or mooncake");
   refuse_flags(a, {"--capacity-blocks", "--kv-bytes-per-token", "--block-tokens", "--shared-horizon"}, "csv");
@@ -204,12 +232,7 @@ void run_replay(const replay_args& a) {
                                 {"insertions", p.insertions}, {"evictions", p.evictions},
                                 {"entries_at_end", p.entries_at_end}});
       }
-      if (c.exponential)
-        jc["exponential_saturation"] = {{"beta", c.exponential->model.beta}, {"rmse", c.exponential->rmse},
-                                        {"max_abs_error", c.exponential->max_abs_error}};
-      if (c.power)
-        jc["power_law"] = {{"kappa_per_gb", c.power->model.kappa.value() * 1e9}, {"gamma", c.power->model.gamma},
-                           {"rmse", c.power->rmse}, {"max_abs_error", c.power->max_abs_error}};
+      add_fits_json(jc, c);
       out["curves"].push_back(jc);
     }
     if (!a.plot.empty()) out["plot"] = a.plot;
@@ -278,17 +301,11 @@ cache::prefix_eviction eviction_named(const std::string& name, std::uint64_t hor
 }
 
 void draw_blocks(const std::string& path, const std::vector<block_curve>& curves, bytes block, double bound) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
-    std::cerr << "trinity cache replay: gnuplot is not installed (Debian: gnuplot-nox); no picture drawn\n";
-    return;
-  }
-  const std::string script = path + ".gp";
-  std::ofstream gp(script);
-  gp << "set terminal pngcairo size 1000,650 noenhanced\nset output '" << path << "'\n"
-     << "set logscale x\nset key bottom right\nset grid\nset yrange [0:1]\n"
-     << "set xlabel 'prefix cache capacity (GB of KV)'\nset ylabel 'block hit rate'\n"
-     << "set title 'Prefix cache on the trace: block hit rate against capacity'\nplot " << bound
-     << " with lines dt 3 lc rgb 'gray' title 'infinite capacity'";
+  auto plot = begin_plot(path, "prefix cache capacity (GB of KV)", "block hit rate",
+                         "Prefix cache on the trace: block hit rate against capacity");
+  if (!plot) return;
+  auto& gp = *plot;
+  gp << bound << " with lines dt 3 lc rgb 'gray' title 'infinite capacity'";
   for (std::size_t i = 0; i < curves.size(); ++i) {
     gp << ", '-' using 1:2 with linespoints lw 2 lc " << i + 1 << " title '" << curves[i].eviction << " (measured)'";
     if (curves[i].power)
@@ -301,11 +318,36 @@ void draw_blocks(const std::string& path, const std::vector<block_curve>& curves
     for (const auto& r : c.rows) gp << static_cast<double>(r.capacity_blocks) * block.value() / 1e9 << ' ' << r.block_hit_rate() << '\n';
     gp << "e\n";
   }
-  gp.close();
-  if (std::system(("gnuplot '" + script + "' 2>/dev/null").c_str()) != 0)
-    std::cerr << "trinity cache replay: gnuplot failed; its script is " << script << '\n';
-  else
-    std::filesystem::remove(script);
+  finish_plot(path, gp);
+}
+
+// The trace through the tiered prefix cache: device memory of `hbm` blocks, then the system's lower tiers.
+json tiered_replay(const std::vector<cache::block_request>& trace, const plan::system& s, std::uint64_t hbm,
+                   const std::vector<std::uint64_t>& lower, bytes block, std::size_t block_tokens) {
+  std::vector<cache::prefix_tier> tiers{{s.tiers[0].name, hbm, {}, {}}};
+  for (std::size_t t = 0; t < lower.size(); ++t)
+    tiers.push_back({s.tiers[t + 1].name, lower[t], s.tiers[t + 1].bandwidth, s.tiers[t + 1].latency});
+  const auto& shape = model::shapes::llama3_70b;
+  const double bt = static_cast<double>(block_tokens);
+  const auto prefill = [&](std::size_t d) { return model::forward_flops(shape, bt, static_cast<double>(d) * bt); };
+  cache::tiered_prefix_cache kv({tiers, block, prefill, s.device.rate("bf16")});
+  flops saved{}, total{};
+  seconds loading{};
+  for (const auto& q : trace) {
+    const auto r = kv.request(0, q.hash_ids);
+    saved += r.saved;
+    loading += r.load_time;
+    for (std::size_t d = 0; d < q.hash_ids.size(); ++d) total += prefill(d);
+  }
+  json out{{"capacity_blocks", hbm}, {"prefill_flops", total.value()}, {"prefill_flops_saved", saved.value()},
+           {"load_seconds", loading.value()}, {"tiers", json::array()}};
+  for (std::size_t t = 0; t < tiers.size(); ++t) {
+    const auto& c = kv.counts()[t];
+    out["tiers"].push_back({{"name", tiers[t].name}, {"capacity_blocks", tiers[t].capacity_blocks}, {"hits", c.hits},
+                            {"recomputed", c.recomputed}, {"loaded_bytes", c.loaded.value()},
+                            {"demoted_bytes", c.demoted.value()}, {"dropped_blocks", c.dropped}});
+  }
+  return out;
 }
 
 void run_block_replay(const replay_args& a) {
@@ -332,6 +374,17 @@ void run_block_replay(const replay_args& a) {
   } catch (const invalid_input& x) {
     throw usage_error(std::string("--trace ") + x.what());
   }
+  std::vector<std::uint64_t> lower;
+  for (const auto& g : a.tier_blocks)
+    for (const auto& item : split(g)) lower.push_back(count_flag(item, "--tier-blocks", 0, std::uint64_t{1} << 40));
+  std::optional<plan::system> sys;
+  if (!a.system.empty()) sys = system_from(a.system);
+  if (!lower.empty() && !sys) throw usage_error("--tier-blocks needs --system: its tiers below the device are where blocks spill");
+  if (sys && lower.empty()) throw usage_error("--system is for the tiered replay: give --tier-blocks too");
+  if (sys && lower.size() + 1 > sys->tiers.size())
+    throw bad_flag("--tier-blocks", a.tier_blocks.front(), std::to_string(lower.size()) + " capacities, but " + sys->name +
+                                                               " has " + std::to_string(sys->tiers.size() - 1) +
+                                                               " tiers below the device");
   const std::uint64_t distinct = cache::distinct_blocks(trace);
   const auto bound = cache::replay_blocks(trace, {.capacity_blocks = distinct, .block_tokens = block_tokens});
 
@@ -352,6 +405,9 @@ void run_block_replay(const replay_args& a) {
   if (!a.plot.empty()) draw_blocks(a.plot, curves, block, bound.block_hit_rate());
 
   const auto blocks_total = bound.blocks;
+  json tiered = json::array();
+  if (sys)
+    for (const auto cap : caps) tiered.push_back(tiered_replay(trace, *sys, cap, lower, block, block_tokens));
   if (a.json) {
     json out{{"trace", a.trace}, {"format", "mooncake"}, {"requests", trace.size()}, {"blocks", blocks_total},
              {"distinct_blocks", distinct}, {"block_tokens", block_tokens}, {"kv_bytes_per_token", per_token.value()},
@@ -368,14 +424,10 @@ void run_block_replay(const replay_args& a) {
                                {"evicted_blocks", r.evicted_blocks}});
       json f{{"eviction", c.eviction}};
       if (c.eviction == "shared-prefix") f["shared_horizon"] = horizon;
-      if (c.exponential)
-        f["exponential_saturation"] = {{"beta", c.exponential->model.beta}, {"rmse", c.exponential->rmse},
-                                       {"max_abs_error", c.exponential->max_abs_error}};
-      if (c.power)
-        f["power_law"] = {{"kappa_per_gb", c.power->model.kappa.value() * 1e9}, {"gamma", c.power->model.gamma},
-                          {"rmse", c.power->rmse}, {"max_abs_error", c.power->max_abs_error}};
+      add_fits_json(f, c);
       out["fits"].push_back(f);
     }
+    if (sys) out["tiered"] = tiered;
     if (!a.plot.empty()) out["plot"] = a.plot;
     std::cout << out.dump(2) << '\n';
     return;
@@ -425,6 +477,20 @@ void run_block_replay(const replay_args& a) {
   }
   std::cout << "\nHit rate against capacity in bytes, fitted:\n";
   f.print(std::cout);
+  for (const auto& r : tiered) {
+    std::cout << "\nTiered (lru, Llama-3-70B prefill on " << sys->device.name << "): " << r["capacity_blocks"].get<std::uint64_t>()
+              << " blocks in " << sys->tiers[0].name << ", demoted below instead of dropped; prefill saved "
+              << fixed(100.0 * r["prefill_flops_saved"].get<double>() / r["prefill_flops"].get<double>(), 1) << "% of "
+              << to_string(flops{r["prefill_flops"].get<double>()}) << ", loads " << to_string(seconds{r["load_seconds"].get<double>()})
+              << "\n";
+    table tt({"tier", "blocks", "hits served", "recomputed instead", "loaded", "demoted into", "dropped"});
+    for (const auto& row : r["tiers"])
+      tt.add({row["name"].get<std::string>(), std::to_string(row["capacity_blocks"].get<std::uint64_t>()),
+              std::to_string(row["hits"].get<std::uint64_t>()), std::to_string(row["recomputed"].get<std::uint64_t>()),
+              to_string(bytes{row["loaded_bytes"].get<double>()}), to_string(bytes{row["demoted_bytes"].get<double>()}),
+              std::to_string(row["dropped_blocks"].get<std::uint64_t>())});
+    tt.print(std::cout);
+  }
   if (!a.plot.empty() && std::filesystem::exists(a.plot)) std::cout << "\nwrote " << a.plot << '\n';
 }
 
@@ -477,6 +543,10 @@ void register_cache(CLI::App& app) {
       ->type_name("COUNT,...");
   r->add_option("--kv-bytes-per-token", ra->kv_per_token, "mooncake: the model's KV bytes per token, for the curve in "
                                                            "bytes (default 327680B, Llama-3-70B in bf16)")->type_name("SIZE");
+  r->add_option("--system", ra->system, "mooncake: a system preset or JSON file; with --tier-blocks, the tiered "
+                                       "replay spills to its tiers below the device over their links")->type_name("SYSTEM");
+  r->add_option("--tier-blocks", ra->tier_blocks, "mooncake: capacities in blocks of the system's tiers after the "
+                                                  "device's, in order (e.g. 100000 for host memory)")->type_name("COUNT,...");
   r->add_option("--block-tokens", ra->block_tokens, "mooncake: tokens per block of the trace (default 512)")->type_name("COUNT");
   r->add_option("--shared-horizon", ra->horizon, "mooncake, shared-prefix eviction: requests a shared block's stamp "
                                                  "is moved ahead (default 1000)")->type_name("COUNT");

@@ -1,0 +1,144 @@
+#pragma once
+//! \file
+//! The analytic shape of a decoder-only transformer: what it holds, what a
+//! token costs, what its activations and KV cache take. The figures:
+//!  - parameters from the shape: per layer the attention projections
+//!    h·(h + 2·g·d) + h·h (queries, keys and values for g KV heads of width d,
+//!    the output), the MLP (3·h·f gated as SwiGLU, 2·h·f otherwise) and two
+//!    norms of h; the embedding V·h, and V·h more when the output layer is
+//!    untied; a final norm. Biases are left out (Llama has none).
+//!  - forward FLOPs: 2 per weight per token for the matrix multiplies, plus
+//!    the attention term 4·h_q per layer per token per position it attends
+//!    to (QK^T and the weighted sum of V; h_q = heads·d).
+//!  - a training iteration: 3 forward passes' worth (forward, backward's two),
+//!    4 with full recomputation of the layers, at the full s² attention as in
+//!    Narayanan et al., SC'21, eq. (3): 96·B·s·l·h²·(1 + s/6h + V/16lh) for
+//!    GPT's shape (f = 4h, g = heads, untied output) with recomputation.
+//!  - activations per layer per micro-batch, 16-bit, Korthikanti et al. 2022
+//!    ("Reducing Activation Recomputation in Large Transformer Models",
+//!    Table 2), with t-way tensor parallelism: s·b·h·(10 + 24/t + 5·a·s/(h·t))
+//!    without sequence parallelism, s·b·h·(34/t + 5·a·s/(h·t)) with it;
+//!    selective recomputation drops the 5·a·s/(h·t) term; full recomputation
+//!    keeps only the layer's input, 2·s·b·h (÷ t with sequence parallelism).
+//!  - the KV cache: 2·layers·g·d values per token.
+//!  - the pipeline bubble of p stages, m micro-batches and v virtual stages
+//!    per device (interleaved 1F1B): (p − 1)/(m·v) of the ideal time
+//!    (Narayanan et al., SC'21, §2.2).
+
+#include <cstddef>
+#include <string>
+
+#include <trinity/error.hpp>
+#include <trinity/units/quantity.hpp>
+
+namespace trinity::model {
+
+struct transformer_shape {
+  std::size_t layers = 0;      //!< l
+  std::size_t hidden = 0;      //!< h
+  std::size_t ffn_hidden = 0;  //!< f
+  std::size_t heads = 0;       //!< a, query heads
+  std::size_t kv_heads = 0;    //!< g; equal to heads without grouped-query attention
+  std::size_t vocabulary = 0;  //!< V
+  bool gated_mlp = true;       //!< SwiGLU's three matrices (Llama) rather than two (GPT)
+  bool tied_embeddings = false;
+
+  [[nodiscard]] double head_dim() const noexcept { return static_cast<double>(hidden) / static_cast<double>(heads); }
+};
+
+//! Throws invalid_input naming the field.
+inline void validate(const transformer_shape& m) {
+  trinity::detail::require(m.layers >= 1, "layers", "must be at least 1");
+  trinity::detail::require(m.hidden >= 1, "hidden", "must be at least 1");
+  trinity::detail::require(m.ffn_hidden >= 1, "ffn_hidden", "must be at least 1");
+  trinity::detail::require(m.heads >= 1 && m.hidden % m.heads == 0, "heads",
+                           "must divide hidden (" + std::to_string(m.hidden) + ") into whole heads");
+  trinity::detail::require(m.kv_heads >= 1 && m.heads % m.kv_heads == 0, "kv_heads",
+                           "must divide heads (" + std::to_string(m.heads) + "): each KV head serves whole query heads");
+  trinity::detail::require(m.vocabulary >= 1, "vocabulary", "must be at least 1");
+}
+
+//! Weights of one layer (attention, MLP, its two norms).
+inline double layer_parameters(const transformer_shape& m) {
+  const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
+  const double kv = static_cast<double>(m.kv_heads) * m.head_dim();
+  return h * (h + 2.0 * kv) + h * h + (m.gated_mlp ? 3.0 : 2.0) * h * f + 2.0 * h;
+}
+
+//! Every weight: the layers, the embedding (twice when untied) and the final norm.
+inline double parameters(const transformer_shape& m) {
+  const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary);
+  return static_cast<double>(m.layers) * layer_parameters(m) + (m.tied_embeddings ? 1.0 : 2.0) * v * h + h;
+}
+
+//! Forward FLOPs of `tokens` new tokens after `past` cached ones, causal: token i attends to past + i positions.
+//! The logits of every token are counted (prefill computes them only for the last; the difference is 2·V·h per
+//! token, a share 1/(l·(12h/V + …)) of the total, under 1% for Llama-3-70B).
+inline flops forward_flops(const transformer_shape& m, double tokens, double past = 0) {
+  const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary);
+  const double hq = static_cast<double>(m.heads) * m.head_dim();
+  const double weights = static_cast<double>(m.layers) * (layer_parameters(m) - 2.0 * h) + v * h;  // matmul weights
+  const double attended = tokens * past + tokens * (tokens + 1.0) / 2.0;  // Σ_{i=1..tokens} (past + i)
+  return flops{2.0 * weights * tokens + 4.0 * hq * static_cast<double>(m.layers) * attended};
+}
+
+//! How a training step treats activations.
+enum class recomputation { none, selective, full };
+
+inline const char* to_string(recomputation r) {
+  return r == recomputation::none ? "none" : r == recomputation::selective ? "selective" : "full";
+}
+
+//! FLOPs of one training iteration of `batch` sequences of `sequence` tokens (Narayanan et al.'s convention:
+//! full s² attention, logits in 3 passes; the layers in 4 passes with full recomputation, 3 otherwise, and
+//! 3 plus the attention scores again with selective recomputation).
+inline flops training_flops(const transformer_shape& m, double batch, double sequence, recomputation r) {
+  const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary), l = static_cast<double>(m.layers);
+  const double hq = static_cast<double>(m.heads) * m.head_dim();
+  const double tokens = batch * sequence;
+  const double matmul = 2.0 * l * (layer_parameters(m) - 2.0 * h) * tokens;  // one forward pass of the layers
+  const double attention = 4.0 * hq * l * sequence * tokens;                 // one forward pass, s² per sequence
+  const double logits = 2.0 * v * h * tokens;
+  const double passes = r == recomputation::full ? 4.0 : 3.0;
+  return flops{passes * (matmul + attention) + (r == recomputation::selective ? attention : 0.0) + 3.0 * logits};
+}
+
+//! Activation bytes one layer keeps for the backward pass, per micro-batch of `batch` sequences of `sequence`
+//! tokens, under t-way tensor parallelism (Korthikanti et al. 2022, Table 2; 16-bit activations, dropout masks
+//! counted as in the paper).
+inline bytes activation_bytes_per_layer(const transformer_shape& m, double sequence, double batch, double t,
+                                        bool sequence_parallel, recomputation r) {
+  trinity::detail::require(t >= 1, "tensor_parallel", "must be at least 1");
+  const double h = static_cast<double>(m.hidden), a = static_cast<double>(m.heads);
+  const double sbh = sequence * batch * h;
+  if (r == recomputation::full) return bytes{2.0 * sbh / (sequence_parallel ? t : 1.0)};
+  const double scores = r == recomputation::selective ? 0.0 : 5.0 * a * sequence / (h * t);
+  return bytes{sbh * ((sequence_parallel ? 34.0 / t : 10.0 + 24.0 / t) + scores)};
+}
+
+//! KV-cache bytes per token: keys and values of every layer's KV heads.
+inline bytes kv_bytes_per_token(const transformer_shape& m, double bytes_per_value) {
+  return bytes{2.0 * static_cast<double>(m.layers) * static_cast<double>(m.kv_heads) * m.head_dim() * bytes_per_value};
+}
+
+//! The pipeline bubble as a share of the ideal step: (p − 1)/(m·v) for p stages, m micro-batches per step and
+//! v model chunks per device (v = 1: plain 1F1B).
+inline double pipeline_bubble(std::size_t p, std::size_t micro_batches, std::size_t v = 1) {
+  trinity::detail::require(p >= 1, "pipeline_parallel", "must be at least 1");
+  trinity::detail::require(micro_batches >= 1, "micro_batches", "must be at least 1");
+  trinity::detail::require(v >= 1, "virtual_stages", "must be at least 1");
+  return static_cast<double>(p - 1) / (static_cast<double>(micro_batches) * static_cast<double>(v));
+}
+
+namespace shapes {
+//! Llama-3-70B (Meta's config.json: 80 layers, hidden 8192, FFN 28672, 64 heads, 8 KV heads, vocabulary 128256,
+//! SwiGLU, untied output).
+inline constexpr transformer_shape llama3_70b{80, 8192, 28672, 64, 8, 128256, true, false};
+//! Llama-3-8B (config.json: 32 layers, hidden 4096, FFN 14336, 32 heads, 8 KV heads, vocabulary 128256).
+inline constexpr transformer_shape llama3_8b{32, 4096, 14336, 32, 8, 128256, true, false};
+//! GPT-3 175B (Brown et al. 2020, Table 2.1: 96 layers, d_model 12288, 96 heads; FFN 4·d_model; vocabulary
+//! 50257 as GPT-2's BPE), the shape of Narayanan et al.'s and Korthikanti et al.'s largest comparisons.
+inline constexpr transformer_shape gpt3_175b{96, 12288, 4 * 12288, 96, 96, 50257, false, false};
+}  // namespace shapes
+
+}  // namespace trinity::model

@@ -1,0 +1,80 @@
+// The transformer's shape as the planner sees it, against closed forms and published counts: Llama-3-70B's
+// parameters from its config, Narayanan et al.'s iteration FLOPs, Korthikanti et al.'s activation table, the KV
+// cache per token and the pipeline bubble.
+#include <catch2/catch.hpp>
+
+#include <trinity/model/transformer.hpp>
+
+using namespace trinity;
+using model::recomputation;
+
+TEST_CASE("Llama-3-70B's parameters follow from its config: 70,553,706,496", "[model][transformer]") {
+  // Per layer: attention 8192·(8192 + 2·8·128) + 8192² = 150,994,944; MLP 3·8192·28672 = 704,643,072; norms 16,384.
+  // 80 layers: 68,452,352,000; embedding and untied output 2·128256·8192 = 2,101,346,304; final norm 8,192.
+  CHECK(model::layer_parameters(model::shapes::llama3_70b) == 855'654'400.0);
+  CHECK(model::parameters(model::shapes::llama3_70b) == 70'553'706'496.0);
+  // Llama-3-8B the same way: 32·218,112,000 + 2·128256·4096 + 4096 = 8,030,261,248 (Meta: "8B").
+  CHECK(model::parameters(model::shapes::llama3_8b) == 8'030'261'248.0);
+}
+
+TEST_CASE("a training iteration costs Narayanan et al.'s 96·B·s·l·h²·(1 + s/6h + V/16lh) with recomputation",
+          "[model][transformer]") {
+  const auto& m = model::shapes::gpt3_175b;
+  const double B = 1536, s = 2048, l = 96, h = 12288, V = 50257;
+  const double eq3 = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  CHECK(model::training_flops(m, B, s, recomputation::full).value() == Approx(eq3).epsilon(1e-12));
+  // Without recomputation the layers take three passes, not four; selective adds the attention scores back.
+  const double layers3 = 72 * B * s * l * h * h * (1 + s / (6 * h)), logits = 6 * B * s * h * V;
+  CHECK(model::training_flops(m, B, s, recomputation::none).value() == Approx(layers3 + logits).epsilon(1e-12));
+  CHECK(model::training_flops(m, B, s, recomputation::selective).value() ==
+        Approx(layers3 + logits + 4 * B * s * s * l * h).epsilon(1e-12));
+}
+
+TEST_CASE("activations per layer follow Korthikanti et al.'s Table 2", "[model][transformer]") {
+  const auto& m = model::shapes::gpt3_175b;  // h = 12288, a = 96
+  const double s = 2048, b = 1, t = 8, sbh = s * b * 12288;
+  const double scores = 5 * 96 * s / (12288 * t);  // 10
+  CHECK(scores == 10);
+  const auto act = [&](bool sp, recomputation r, double tp = 8) {
+    return model::activation_bytes_per_layer(m, s, b, tp, sp, r).value();
+  };
+  CHECK(act(false, recomputation::none) == sbh * (10 + 24 / t + scores));
+  CHECK(act(true, recomputation::none) == sbh * (34 / t + scores));
+  CHECK(act(false, recomputation::selective) == sbh * (10 + 24 / t));
+  CHECK(act(true, recomputation::selective) == sbh * 34 / t);
+  CHECK(act(false, recomputation::full) == 2 * sbh);
+  CHECK(act(true, recomputation::full) == 2 * sbh / t);
+  // Without tensor parallelism the table's first row: s·b·h·(34 + 5·a·s/h).
+  CHECK(act(false, recomputation::none, 1) == sbh * (34 + 5 * 96 * s / 12288));
+  // Sequence parallelism with selective recomputation: the 5x saving the paper reports over storing all
+  // at t = 8 (23 sbh -> 4.25 sbh here).
+  CHECK(act(false, recomputation::none) / act(true, recomputation::selective) == Approx(23.0 / 4.25));
+}
+
+TEST_CASE("the KV cache per token and a prefill's FLOPs, decode step by decode step", "[model][transformer]") {
+  CHECK(model::kv_bytes_per_token(model::shapes::llama3_70b, 2).value() == 327'680);  // 2·80·8·128·2
+  CHECK(model::kv_bytes_per_token(model::shapes::llama3_8b, 2).value() == 131'072);   // 2·32·8·128·2
+  CHECK(model::kv_bytes_per_token(model::shapes::llama3_70b, 1).value() == 163'840);  // fp8 / int8
+  // A prefill of n tokens is the n single-token steps that would produce the same cache.
+  const auto& m = model::shapes::llama3_8b;
+  double steps = 0;
+  for (int i = 0; i < 64; ++i) steps += model::forward_flops(m, 1, i).value();
+  CHECK(model::forward_flops(m, 64).value() == Approx(steps).epsilon(1e-12));
+  // And the block at depth d after d·512 cached tokens costs what the prefill of (d+1)·512 adds to d·512's.
+  CHECK(model::forward_flops(m, 512, 1024).value() ==
+        Approx(model::forward_flops(m, 1536).value() - model::forward_flops(m, 1024).value()).epsilon(1e-12));
+}
+
+TEST_CASE("the pipeline bubble is (p - 1)/(m·v), and a bad shape is refused by field", "[model][transformer]") {
+  CHECK(model::pipeline_bubble(8, 32) == 7.0 / 32);
+  CHECK(model::pipeline_bubble(8, 32, 3) == 7.0 / 96);
+  CHECK(model::pipeline_bubble(1, 1) == 0);
+  CHECK_THROWS_WITH(model::pipeline_bubble(4, 0), Catch::Contains("micro_batches"));
+  auto bad = model::shapes::llama3_70b;
+  bad.kv_heads = 3;
+  CHECK_THROWS_WITH(model::validate(bad), Catch::Contains("kv_heads") && Catch::Contains("divide heads"));
+  bad = model::shapes::llama3_70b;
+  bad.heads = 100;
+  CHECK_THROWS_WITH(model::validate(bad), Catch::Contains("heads") && Catch::Contains("whole heads"));
+  CHECK_NOTHROW(model::validate(model::shapes::gpt3_175b));
+}
