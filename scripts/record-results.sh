@@ -37,6 +37,14 @@ build/bench/bin/trinity-bench-cache "${reps[@]}" --benchmark_out="$out/cache-ben
 step "the prefix cache on Mooncake's trace, against the Python replay (ci)"
 cmake --build --preset ci -j "$(nproc)" --target trinity-bench-prefix-replay
 build/bin/trinity-bench-prefix-replay "${reps[@]}" --benchmark_out="$out/prefix-replay-ci.json" >/dev/null
+step "Mooncake's whole trace through the prefix cache: the serving preset's curve (where ../shared has the trace)"
+trace=../shared/traces/mooncake_conversation_trace.jsonl
+if [ -f "$trace" ]; then
+  cmd="build/bin/trinity cache replay --trace $trace --format mooncake --capacity-blocks 100,300,1000,3000,10000,30000,100000 --eviction lru,lfu,shared-prefix --json"
+  $cmd > "$out/.prefix-curve.json"
+  build/bin/trinity-docgen --source . --build build --record-prefix-curve "$out/.prefix-curve.json" --command "$cmd"
+  rm -f "$out/.prefix-curve.json"
+fi
 step "placement and the planner (ci)"
 build/bin/trinity-bench-place --benchmark_out_format=json --benchmark_out="$out/place-ci.json" >/dev/null
 

@@ -8,5 +8,6 @@
 #include <trinity/model/fit.hpp>
 #include <trinity/model/frontier.hpp>
 #include <trinity/model/hit_rate.hpp>
+#include <trinity/model/serving.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/model/transformer.hpp>

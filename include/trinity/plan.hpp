@@ -8,6 +8,7 @@
 #include <trinity/plan/edge.hpp>
 #include <trinity/plan/engine.hpp>
 #include <trinity/plan/planner.hpp>
+#include <trinity/plan/serving.hpp>
 #include <trinity/plan/simulate.hpp>
 #include <trinity/plan/space.hpp>
 #include <trinity/plan/system.hpp>

@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <trinity/units/format.hpp>
 
 #include <algorithm>
 #include <array>
@@ -293,6 +294,54 @@ const json& replay_record(sources& s) {
   return *record;
 }
 
+//! Mooncake's conversation trace through the prefix cache: the command (run from the source root, where
+//! ../shared/traces holds the trace) recorded beside its output.
+const json& prefix_curve_record(sources& s) {
+  static std::optional<json> record;
+  if (!record) record = json::parse(read_file(s.results() / "prefix-curve-mooncake.json"));
+  return *record;
+}
+
+std::string prefix_curve_table(sources& s) {
+  const json& r = prefix_curve_record(s);
+  const json& out = r.at("output");
+  std::vector<std::string> policies;
+  for (const auto& f : out.at("fits")) policies.push_back(f.at("eviction").get<std::string>());
+  std::vector<std::string> header{"capacity (blocks)", "KV bytes"};
+  for (const auto& p : policies) {
+    header.push_back(p + " block hit");
+    header.push_back(p + " token hit");
+  }
+  std::map<std::uint64_t, std::vector<std::string>> rows;
+  for (const auto& row : out.at("rows")) {
+    const auto cap = row.at("capacity_blocks").get<std::uint64_t>();
+    auto& cells = rows[cap];
+    if (cells.empty()) cells = {std::to_string(cap), trinity::to_string(trinity::bytes{row.at("capacity_bytes").get<double>()})};
+    cells.push_back(fixed(row.at("block_hit_rate").get<double>(), 3));
+    cells.push_back(fixed(row.at("token_hit_rate").get<double>(), 3));
+  }
+  std::vector<std::vector<std::string>> body;
+  for (auto& [cap, cells] : rows) body.push_back(cells);
+  const json& inf = out.at("infinite");
+  std::vector<std::string> bound{"infinite (" + std::to_string(inf.at("capacity_blocks").get<std::uint64_t>()) + ")",
+                                 trinity::to_string(trinity::bytes{inf.at("capacity_blocks").get<double>() * out.at("kv_bytes_per_block").get<double>()})};
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    bound.push_back(fixed(inf.at("block_hit_rate").get<double>(), 3));
+    bound.push_back(fixed(inf.at("token_hit_rate").get<double>(), 3));
+  }
+  body.push_back(bound);
+  std::string fits;
+  for (const auto& f : out.at("fits"))
+    fits += "- " + f.at("eviction").get<std::string>() + ": power law kappa = " +
+            fixed(f.at("power_law").at("kappa_per_gb").get<double>(), 4) + "/GB, gamma = " +
+            fixed(f.at("power_law").at("gamma").get<double>(), 4) + " (rmse " +
+            fixed(f.at("power_law").at("rmse").get<double>(), 4) + "); exponential saturation rmse " +
+            fixed(f.at("exponential_saturation").at("rmse").get<double>(), 4) + "\n";
+  return "`" + r.at("command").get<std::string>() + "` (deterministic; `bench/results/prefix-curve-mooncake.json`), " +
+         std::to_string(out.at("requests").get<std::uint64_t>()) + " requests, " +
+         std::to_string(out.at("blocks").get<std::uint64_t>()) + " blocks:\n\n" + table(header, body) + "\n" + fits;
+}
+
 std::string replay_table(sources& s) {
   const json& r = replay_record(s);
   const json& curve = r.at("output").at("curves").at(0);
@@ -334,7 +383,8 @@ const std::map<std::string, std::function<std::string(sources&)>>& tables() {
   static const std::map<std::string, std::function<std::string(sources&)>> t{
       {"compress-speed", compress_speed}, {"collectives", collectives_table}, {"cuda-codecs", cuda_codecs},
       {"plan-speed", plan_speed},         {"place-speed", place_speed},       {"cache-speed", cache_speed},
-      {"replay-synthetic", replay_table}, {"exchange", exchange_table}};
+      {"replay-synthetic", replay_table}, {"exchange", exchange_table},
+      {"prefix-curve-mooncake", prefix_curve_table}};
   return t;
 }
 
@@ -420,7 +470,19 @@ std::string curves_header(sources& s) {
     << "\n//! (bench/results/replay-synthetic.json; deterministic: the docs test replays it and compares).\n\n"
     << "namespace trinity::plan::detail {\n\n"
     << "inline constexpr double synthetic_curve_kappa_per_gb = " << pl.at("kappa_per_gb").get<double>() << ";\n"
-    << "inline constexpr double synthetic_curve_gamma = " << pl.at("gamma").get<double>() << ";\n\n"
+    << "inline constexpr double synthetic_curve_gamma = " << pl.at("gamma").get<double>() << ";\n\n";
+  // The serving preset's prefix-cache curve: LRU on Mooncake's whole conversation trace, in bytes of
+  // Llama-3-70B's 16-bit KV.
+  const json& m = prefix_curve_record(s);
+  const json& mf = m.at("output").at("fits").at(0);
+  if (mf.at("eviction") != "lru") throw failure("prefix-curve-mooncake.json: its first fit must be lru's");
+  h << "//! The serving preset's prefix-cache curve: LRU's power law on Mooncake's conversation trace, in bytes of\n"
+    << "//! Llama-3-70B's 16-bit KV, from\n//!   " << m.at("command").get<std::string>()
+    << "\n//! (bench/results/prefix-curve-mooncake.json; re-run by the docs test where ../shared/traces has the trace).\n"
+    << "inline constexpr double mooncake_curve_kappa_per_gb = " << mf.at("power_law").at("kappa_per_gb").get<double>() << ";\n"
+    << "inline constexpr double mooncake_curve_gamma = " << mf.at("power_law").at("gamma").get<double>() << ";\n"
+    << "inline constexpr double mooncake_curve_bound = " << m.at("output").at("infinite").at("block_hit_rate").get<double>()
+    << ";\n\n"
     << "}  // namespace trinity::plan::detail\n";
   return h.str();
 }
@@ -535,14 +597,19 @@ int main(int argc, char** argv) {
   app.add_flag("--write", write, "Rewrite them");
   app.add_flag("--headers", headers, "Rewrite only the generated headers (what a build needs before the docs can run)");
   app.add_option("--record-replay", record, "Store this replay output (JSON) as bench/results/replay-synthetic.json");
-  app.add_option("--command", command, "The command that printed it (with --record-replay)");
+  app.add_option("--command", command, "The command that printed it (with --record-replay or --record-prefix-curve)");
+  std::string record_prefix;
+  app.add_option("--record-prefix-curve", record_prefix,
+                 "Store this Mooncake replay output (JSON) as bench/results/prefix-curve-mooncake.json");
   CLI11_PARSE(app, argc, argv);
-  if (!record.empty()) {
+  if (!record.empty() || !record_prefix.empty()) {
     try {
-      const json out = json::parse(read_file(record));
+      const bool prefix = !record_prefix.empty();
+      const json out = json::parse(read_file(prefix ? record_prefix : record));
       const json r{{"command", command}, {"output", out}};
-      std::ofstream(fs::path(source) / "bench/results/replay-synthetic.json") << r.dump(2) << '\n';
-      std::cerr << "trinity-docgen: recorded bench/results/replay-synthetic.json\n";
+      const std::string file = prefix ? "bench/results/prefix-curve-mooncake.json" : "bench/results/replay-synthetic.json";
+      std::ofstream(fs::path(source) / file) << r.dump(2) << '\n';
+      std::cerr << "trinity-docgen: recorded " << file << '\n';
       return 0;
     } catch (const std::exception& e) {
       std::cerr << "trinity-docgen: " << e.what() << '\n';
@@ -587,6 +654,15 @@ int main(int argc, char** argv) {
       if (!same) {
         ++o.stale;
         std::cerr << "trinity-docgen: bench/results/replay-synthetic.json is not what its command prints now\n";
+      }
+    }
+    // The Mooncake curve is replayed again where the trace is (it is not shipped whole): the same rows, exactly.
+    if (fs::exists(s.root / ".." / "shared" / "traces" / "mooncake_conversation_trace.jsonl")) {
+      const json& r = prefix_curve_record(s);
+      const json again = json::parse(run(w, "cd '" + fs::absolute(s.root).string() + "' && " + r.at("command").get<std::string>()));
+      if (again.at("rows") != r.at("output").at("rows")) {
+        ++o.stale;
+        std::cerr << "trinity-docgen: bench/results/prefix-curve-mooncake.json is not what its command prints now\n";
       }
     }
     std::vector<fs::path> pages{s.root / "README.md"};

@@ -157,18 +157,11 @@ inline std::string describe(const cache_plan& p, const system& s, const std::vec
 namespace detail {
 
 //! The cache as the engine sees it: no cache, or a capacity x tier x codec.
-struct diffusion_problem {
+struct diffusion_problem : codec_workload<diffusion_workload> {
   using plan_type = cache_plan;
   using cost_type = cache_cost;
   static constexpr const char* time_word = "request time";
 
-  const system& s;
-  const diffusion_workload& w;
-  const planner_options& o;
-  const std::vector<model::compressor_cost>& ks;
-  std::size_t identity;
-
-  [[nodiscard]] const std::vector<model::compressor_cost>& codecs() const { return ks; }
   template <class F>
   void for_each_plan(F&& f) const {
     f(cache_plan{bytes{}, 0, identity});
@@ -252,14 +245,9 @@ inline cache_plan_result plan_diffusion(const system& s, const diffusion_workloa
   validate(w, s);
   detail::require_prices(s, o.objective);
   if (codecs.empty()) codecs = latent_codecs(s);
-  std::size_t identity = codecs.size();
-  for (std::size_t i = 0; i < codecs.size(); ++i) {
-    model::validate(codecs[i]);
-    if (codecs[i].name == "identity") identity = i;
-  }
-  trinity::detail::require(identity < codecs.size(), "codecs", "must include \"identity\": latents stored as they are");
+  const std::size_t identity = detail::identity_codec(codecs, ": latents stored as they are");
   // "No cache" always fits, so there is always a best.
-  return solve(detail::diffusion_problem{s, w, o, codecs, identity}, o);
+  return solve(detail::diffusion_problem{{s, w, o, codecs, identity}}, o);
 }
 
 namespace presets {

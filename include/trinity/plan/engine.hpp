@@ -138,6 +138,29 @@ std::optional<std::size_t> choose_on_front(const Candidates& c, Better better, K
   return best;
 }
 
+//! Validates every codec and returns the index of "identity", the untraded choice, which must be there.
+inline std::size_t identity_codec(const std::vector<model::compressor_cost>& codecs, const std::string& why) {
+  std::size_t identity = codecs.size();
+  for (std::size_t i = 0; i < codecs.size(); ++i) {
+    model::validate(codecs[i]);
+    if (codecs[i].name == "identity") identity = i;
+  }
+  trinity::detail::require(identity < codecs.size(), "codecs", "must include \"identity\"" + why);
+  return identity;
+}
+
+//! What a workload that prices codecs plans with: the system, the workload, the options, the codecs and
+//! which of them is "identity".
+template <class W>
+struct codec_workload {
+  const system& s;
+  const W& w;
+  const planner_options& o;
+  const std::vector<model::compressor_cost>& ks;
+  std::size_t identity;
+  [[nodiscard]] const std::vector<model::compressor_cost>& codecs() const { return ks; }
+};
+
 template <class T>
 inline constexpr bool is_double_array = false;
 template <std::size_t N>

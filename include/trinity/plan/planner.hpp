@@ -176,12 +176,7 @@ plan_result plan_training(const system& s, const training_workload& w, std::vect
   validate(s);
   validate(w, s);
   trinity::detail::require(!codecs.empty(), "codecs", "give at least one codec (\"identity\" sends gradients as they are)");
-  std::size_t identity = codecs.size();
-  for (std::size_t i = 0; i < codecs.size(); ++i) {
-    model::validate(codecs[i]);
-    if (codecs[i].name == "identity") identity = i;
-  }
-  trinity::detail::require(identity < codecs.size(), "codecs", "must include \"identity\", the untraded baseline");
+  const std::size_t identity = detail::identity_codec(codecs, ", the untraded baseline");
   trinity::detail::require(!o.link_budget || o.link_budget->value() >= 0, "link_budget", "must not be negative");
   detail::require_prices(s, o.objective);
   const training_plan base{identity, *std::min_element(Space::stages.begin(), Space::stages.end()), 0, false};

@@ -241,6 +241,20 @@ inline system h100_infiniband() {
           ""};             // its memory servers are remote DDR over InfiniBand, not the host DDR offload uses
 }
 
+//! One DGX H100 (an HGX H100 8-GPU board): 8 H100 SXM GPUs on NVLink 4 through NVSwitch, host DDR5 below.
+//! Its interconnect is the scale-up domain: what a serving replica's tensor parallelism crosses.
+inline system dgx_h100() {
+  auto nvlink = from(links::nvlink5_x18::descriptor);
+  nvlink.name = "nvlink4-x18";
+  nvlink.bandwidth = bytes_per_second{450e9};
+  nvlink.source = "NVIDIA H100 Tensor Core GPU data sheet (SXM5): NVLink 900 GB/s, both directions, so 450 GB/s "
+                  "each way; latency and energy per byte taken as NVLink 5's (" + nvlink.source + ")";
+  auto device = h100_infiniband().device;  // the same H100 SXM: data sheet, list price, idle power assumption
+  device.count = 8;
+  return {"dgx-h100", device, {from(tiers::h100_hbm3::descriptor), from(tiers::host_ddr::descriptor)}, nvlink,
+          std::nullopt, "", ""};
+}
+
 //! A camera's compute module on a 5G uplink to one cloud GPU: what edge video analytics runs on (the paper's
 //! §3.2). The figures are a data sheet's and a standard's, except where marked as assumptions to replace
 //! with your own (a data plan's price, the modem's energy per byte).
@@ -271,11 +285,14 @@ inline system edge_5g_cloud() {
           ""};
 }
 
-inline std::vector<std::string_view> names() { return {"gb200-nvl72-cxl", "h100-ib-cluster", "edge-5g-cloud"}; }
+inline std::vector<std::string_view> names() {
+  return {"gb200-nvl72-cxl", "h100-ib-cluster", "dgx-h100", "edge-5g-cloud"};
+}
 
 inline std::optional<system> find(std::string_view name) {
   if (name == "gb200-nvl72-cxl") return gb200_nvl72_cxl();
   if (name == "h100-ib-cluster") return h100_infiniband();
+  if (name == "dgx-h100") return dgx_h100();
   if (name == "edge-5g-cloud") return edge_5g_cloud();
   return std::nullopt;
 }

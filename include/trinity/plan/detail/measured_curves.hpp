@@ -10,4 +10,12 @@ namespace trinity::plan::detail {
 inline constexpr double synthetic_curve_kappa_per_gb = 0.11691293969976126;
 inline constexpr double synthetic_curve_gamma = 0.69197215208624152;
 
+//! The serving preset's prefix-cache curve: LRU's power law on Mooncake's conversation trace, in bytes of
+//! Llama-3-70B's 16-bit KV, from
+//!   build/bin/trinity cache replay --trace ../shared/traces/mooncake_conversation_trace.jsonl --format mooncake --capacity-blocks 100,300,1000,3000,10000,30000,100000 --eviction lru,lfu,shared-prefix --json
+//! (bench/results/prefix-curve-mooncake.json; re-run by the docs test where ../shared/traces has the trace).
+inline constexpr double mooncake_curve_kappa_per_gb = 0.0027968963040886211;
+inline constexpr double mooncake_curve_gamma = 0.12688116624109808;
+inline constexpr double mooncake_curve_bound = 0.36641247833622181;
+
 }  // namespace trinity::plan::detail

@@ -1,0 +1,316 @@
+#pragma once
+//! \file
+//! Planning LLM serving (the `llm-serve` workload): how to run a model's
+//! replicas on a system's devices within their memory and the latency
+//! objectives, for the most output tokens per device-second (or joule, or
+//! dollar). The slots, each a trade:
+//!  - the tensor-parallel degree t of a replica (bandwidth for memory and
+//!    latency: the weights split, two all-reduces per layer over the
+//!    system's interconnect, which should be its scale-up domain);
+//!  - the decode batch (memory for throughput: each sequence's KV stays
+//!    resident while it decodes);
+//!  - the KV cache's precision, through a value codec (compute for memory;
+//!    its error counts against the workload's budget);
+//!  - a prefix cache pooled over the system's devices: its capacity and the
+//!    tier it lives in (memory for compute: a cached prefix skips its prefill
+//!    and is loaded over the tier's link instead), at the hit rate the
+//!    workload's curve gives that many bytes of KV.
+//! Per plan, from model/serving.hpp: the prompt's cached share h(C), TTFT =
+//! load of the cached KV + prefill of the rest, TPOT = the decode step at the
+//! batch, and the device-seconds each output token costs,
+//! t·(TPOT/batch + prefill/output tokens). Constraints: a device's memory
+//! holds its weights, its batch's KV and its share of a prefix cache in
+//! device memory; a tier holds its cache; TTFT and TPOT within the SLOs; the
+//! codec within the error budget. Queueing is not modelled.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/model/compression.hpp>
+#include <trinity/model/hit_rate.hpp>
+#include <trinity/model/serving.hpp>
+#include <trinity/model/transformer.hpp>
+#include <trinity/plan/codecs.hpp>
+#include <trinity/plan/detail/measured_curves.hpp>
+#include <trinity/plan/engine.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/resources/resource_vector.hpp>
+#include <trinity/units/format.hpp>
+
+namespace trinity::plan {
+
+struct serving_workload {
+  std::string name;
+  model::transformer_shape shape;
+  double prompt_tokens = 0;   //!< mean input length
+  double output_tokens = 0;   //!< mean output length
+  seconds ttft_slo{};         //!< time to first token, at most
+  seconds tpot_slo{};         //!< time per output token, at most
+  //! Prefix-cache hit rate against the cache's bytes of 16-bit KV (a replayed trace's fit); a codec's k-fold
+  //! smaller KV holds k times the tokens, h(k·C).
+  model::power_law hit_rate{};
+  //! The most any capacity hits: the trace's infinite-capacity bound (every repeated block). A fitted curve
+  //! tends to 1, and past the capacities it was fitted on only the bound holds.
+  double hit_rate_bound = 1;
+  double prefill_efficiency = 0.5;  //!< sustained share of the peak in prefill (model::serving_replica)
+  double error_budget = model::default_error_budget;  //!< what a KV codec may add, relative
+  std::string precision = "bf16";   //!< weights and matrix multiplies
+};
+
+inline void validate(const serving_workload& w, const system& s) {
+  trinity::detail::require(!w.name.empty(), "workload.name", "a workload needs a name");
+  model::validate(w.shape);
+  detail::require_positive(w.prompt_tokens, "workload.prompt_tokens");
+  detail::require_positive(w.output_tokens, "workload.output_tokens");
+  detail::require_positive(w.ttft_slo, "workload.ttft_slo");
+  detail::require_positive(w.tpot_slo, "workload.tpot_slo");
+  detail::require_positive(w.hit_rate.kappa, "workload.hit_rate.kappa");
+  detail::require_positive(w.hit_rate.gamma, "workload.hit_rate.gamma");
+  trinity::detail::require(w.hit_rate_bound >= 0 && w.hit_rate_bound <= 1, "workload.hit_rate_bound",
+                           "is a share, from 0 to 1");
+  trinity::detail::require(w.prefill_efficiency > 0 && w.prefill_efficiency <= 1, "workload.prefill_efficiency",
+                           "is a share of the peak, above 0 and at most 1");
+  detail::require_non_negative(w.error_budget, "workload.error_budget");
+  detail::require_precision(w.precision, "workload.precision");
+  detail::require_positive(s.tiers.front().bandwidth, "tiers[0].bandwidth");
+}
+
+struct serving_plan {
+  std::size_t tensor_parallel = 1;
+  std::size_t batch = 1;
+  std::size_t codec = 0;     //!< the KV cache's codec: an index into the codec list ("identity": 16-bit)
+  bytes cache{};             //!< the prefix cache, pooled over the system (0: none)
+  std::size_t cache_tier = 0;
+  friend bool operator==(const serving_plan&, const serving_plan&) = default;
+};
+
+struct serving_cost {
+  double hit_rate = 0;        //!< share of a prompt found cached
+  seconds ttft{}, tpot{}, prefill{}, load{};
+  double tokens_per_second = 0;  //!< output tokens per device-second
+  std::vector<bytes> tier_bytes;  //!< per device
+  double error = 0;
+  resource_vector total;  //!< per output token: FLOPs, bytes loaded from the cache's tier, device bytes, energy, device-seconds
+  double dollars = 0;     //!< per output token
+};
+
+//! KV codecs: 16-bit as it is, or a value codec the device runs (int8 or fp8-like, half the bytes).
+inline std::vector<model::compressor_cost> kv_codecs(const system& s) {
+  std::vector<model::compressor_cost> out;
+  for (auto c : default_codecs_for(s)) {
+    if (c.name == "int8-ef") c.name = "int8";  // the KV is quantised once: nothing to feed back
+    if (c.name == "identity" || c.name == "int8") out.push_back(c);
+  }
+  return out;
+}
+
+//! Bytes per KV value through this codec (its ratios are against fp32).
+inline double kv_value_bytes(const model::compressor_cost& k) { return k.name == "identity" ? 2.0 : 4.0 / k.ratio; }
+
+inline model::serving_replica replica_of(const system& s, const serving_workload& w, const serving_plan& p,
+                                         const model::compressor_cost& k) {
+  return {w.shape, p.tensor_parallel, 2.0, kv_value_bytes(k), s.device.rate(w.precision), w.prefill_efficiency,
+          s.tiers.front().bandwidth, model::collective_link{s.interconnect.latency, s.interconnect.bandwidth, {}}};
+}
+
+inline serving_cost price(const system& s, const serving_workload& w, const serving_plan& p,
+                          const std::vector<model::compressor_cost>& codecs) {
+  const auto& k = codecs.at(p.codec);
+  const auto r = replica_of(s, w, p, k);
+  const double t = static_cast<double>(p.tensor_parallel), b = static_cast<double>(p.batch);
+  serving_cost c;
+  c.tier_bytes.assign(s.tiers.size(), bytes{});
+  // The pooled cache holds 2 / kv-bytes times the tokens of 16-bit KV.
+  const double denser = 2.0 / r.kv_bytes;
+  c.hit_rate = p.cache > bytes{} ? std::min(w.hit_rate(denser * p.cache), w.hit_rate_bound) : 0.0;
+  const double cached = c.hit_rate * w.prompt_tokens;
+  c.prefill = model::prefill_time(r, w.prompt_tokens, cached);
+  if (p.cache > bytes{} && p.cache_tier != 0) {
+    // The replica's t devices load their shares of the cached KV at once, each over its own link to the tier.
+    const auto& tier = s.tiers[p.cache_tier];
+    c.load = tier.latency + model::kv_bytes_per_device(r, cached) / tier.bandwidth;
+  }
+  c.ttft = c.load + c.prefill;
+  c.tpot = model::time_per_output_token(r, b, w.prompt_tokens, w.output_tokens);
+  const double devices = static_cast<double>(s.device.count);
+  c.tier_bytes[0] = model::weight_bytes_per_device(r) +
+                    model::kv_bytes_per_device(r, b * (w.prompt_tokens + w.output_tokens));
+  if (p.cache > bytes{}) c.tier_bytes[p.cache_tier] += p.cache / devices;
+  c.error = k.name == "identity" ? 0.0 : k.relative_error;
+  // Device-seconds per output token: the batch shares each decode step; a request's prefill is its own.
+  const seconds per_token = t * (c.tpot / b + c.prefill / w.output_tokens);
+  c.tokens_per_second = 1.0 / per_token.value();
+  c.total.time = per_token;
+  c.total.compute = model::forward_flops(w.shape, w.prompt_tokens - cached, cached) / w.output_tokens +
+                    model::forward_flops(w.shape, 1, w.prompt_tokens + w.output_tokens / 2.0);
+  c.total.memory = c.tier_bytes[0];
+  c.total.bandwidth = p.cache_tier != 0 ? t * model::kv_bytes_per_device(r, cached) / w.output_tokens : bytes{};
+  c.total.energy = per_token * s.device.power +
+                   (p.cache_tier != 0 ? c.total.bandwidth * s.tiers[p.cache_tier].energy : joules{});
+  c.dollars = dollars(s, per_token, c.tier_bytes, bytes{});
+  return c;
+}
+
+using serving_evaluated = candidate<serving_plan, serving_cost>;
+using serving_plan_result = result<serving_plan, serving_cost>;
+
+inline std::string describe(const serving_plan& p, const system& s, const std::vector<model::compressor_cost>& codecs) {
+  std::string d = "TP " + std::to_string(p.tensor_parallel) + ", batch " + std::to_string(p.batch) + ", KV as " +
+                  (codecs.at(p.codec).name == "identity" ? std::string("bf16") : codecs[p.codec].name);
+  return d + (p.cache > bytes{} ? ", " + to_string(p.cache) + " prefix cache in " + s.tiers[p.cache_tier].name
+                                : ", no prefix cache");
+}
+
+namespace detail {
+
+struct serving_problem : codec_workload<serving_workload> {
+  using plan_type = serving_plan;
+  using cost_type = serving_cost;
+  static constexpr const char* time_word = "device-time per token";
+
+  template <class F>
+  void for_each_plan(F&& f) const {
+    const double devices = static_cast<double>(s.device.count);
+    for (std::size_t t = 1; t <= s.device.count; t *= 2) {
+      if (w.shape.heads % t || w.shape.kv_heads % t) continue;
+      for (std::size_t b = 1; b <= 1024; b *= 2)
+        for (std::size_t k = 0; k < ks.size(); ++k) {
+          f(serving_plan{t, b, k, bytes{}, 0});
+          for (std::size_t tier = 0; tier < s.tiers.size(); ++tier)
+            for (double gb = 64; gb * 1e9 <= s.tiers[tier].capacity.value() * devices; gb *= 4)
+              f(serving_plan{t, b, k, bytes{gb * 1e9}, tier});
+        }
+    }
+  }
+  [[nodiscard]] serving_cost price(const serving_plan& p) const { return plan::price(s, w, p, ks); }
+  [[nodiscard]] std::string check(const serving_plan& p, const serving_cost& c) const {
+    if (c.error > w.error_budget)
+      return "error budget: KV as " + ks[p.codec].name + " adds relative error " + units::detail::format_number(c.error) +
+             ", more than " + units::detail::format_number(w.error_budget);
+    for (std::size_t t = 0; t < s.tiers.size(); ++t)
+      if (c.tier_bytes[t] > s.tiers[t].capacity)
+        return s.tiers[t].name + " capacity: needs " + to_string(c.tier_bytes[t]) + " per device of " +
+               to_string(s.tiers[t].capacity);
+    if (c.ttft > w.ttft_slo) return "TTFT objective: " + to_string(c.ttft) + ", more than " + to_string(w.ttft_slo);
+    if (c.tpot > w.tpot_slo) return "TPOT objective: " + to_string(c.tpot) + ", more than " + to_string(w.tpot_slo);
+    return {};
+  }
+  //! The untraded replica: one device, one sequence, 16-bit KV, no prefix cache.
+  [[nodiscard]] bool is_baseline(const serving_plan& p) const {
+    return p == serving_plan{1, 1, identity, bytes{}, 0};
+  }
+  // The objective, then the runner-up, then fewer device bytes, then the smaller cache.
+  [[nodiscard]] bool better(const serving_evaluated& a, const serving_evaluated& b) const {
+    const auto key = [&](const serving_evaluated& e) {
+      return std::array{score(e.cost, o.objective), score(e.cost, runner_up(o.objective)), e.cost.total.memory.value(),
+                        e.plan.cache.value()};
+    };
+    return key(a) < key(b);
+  }
+  [[nodiscard]] std::array<double, 5> pareto_keys(const serving_cost& c) const {
+    return {c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.ttft.value(), c.dollars};
+  }
+  [[nodiscard]] std::string describe(const serving_plan& p) const { return plan::describe(p, s, ks); }
+  [[nodiscard]] std::string binding(const serving_evaluated& e) const {
+    if (!e.fits()) return e.violation;
+    const auto& c = e.cost;
+    return units::detail::format_number(c.tokens_per_second) + " output tokens per device-second; TTFT " +
+           to_string(c.ttft) + ", TPOT " + to_string(c.tpot) + "; " + s.tiers[0].name + " " +
+           pct(c.tier_bytes[0] / s.tiers[0].capacity) + " full";
+  }
+  [[nodiscard]] std::vector<std::string> trades(const serving_plan_result& r) const {
+    const auto& c = r.chosen();
+    const auto& b = r.candidates[r.baseline];
+    std::vector<std::string> out;
+    const auto& p = c.plan;
+    if (p.tensor_parallel > 1)
+      out.push_back("tensor parallel " + std::to_string(p.tensor_parallel) +
+                    " (interconnect for memory and latency): weights " +
+                    to_string(model::weight_bytes_per_device(replica_of(s, w, p, ks[p.codec]))) + " per device");
+    if (p.batch > 1)
+      out.push_back("batch " + std::to_string(p.batch) + " (memory for throughput): TPOT " + to_string(c.cost.tpot) +
+                    " for " + std::to_string(p.batch) + " sequences");
+    if (p.codec != identity)
+      out.push_back("KV as " + ks[p.codec].name + " (compute for memory): " +
+                    units::detail::format_number(2.0 / kv_value_bytes(ks[p.codec])) + "x the tokens per byte");
+    if (p.cache > bytes{})
+      out.push_back(to_string(p.cache) + " prefix cache in " + s.tiers[p.cache_tier].name +
+                    " (memory for compute): hit rate " + units::detail::format_number(c.cost.hit_rate) + ", prefill " +
+                    to_string(c.cost.prefill) + " + load " + to_string(c.cost.load));
+    if (out.empty()) out.push_back("none: one device, one sequence, no cache is already the best that fits");
+    out.push_back("output tokens per device-second " + units::detail::format_number(b.cost.tokens_per_second) + " -> " +
+                  units::detail::format_number(c.cost.tokens_per_second));
+    return out;
+  }
+  // Plans one slot away: the next degree, batch or cache size, the other codec, the same cache elsewhere.
+  [[nodiscard]] bool neighbour(const serving_plan_result& r, std::size_t i) const {
+    const auto& q = r.candidates[i].plan;
+    const auto& p = r.chosen().plan;
+    const auto next = [](double a, double b, double f) { return a == b * f || b == a * f; };
+    const bool same_cache = q.cache == p.cache && q.cache_tier == p.cache_tier;
+    const int differs = (q.tensor_parallel != p.tensor_parallel) + (q.batch != p.batch) + (q.codec != p.codec) + !same_cache;
+    if (differs != 1) return false;
+    if (q.tensor_parallel != p.tensor_parallel)
+      return next(static_cast<double>(q.tensor_parallel), static_cast<double>(p.tensor_parallel), 2);
+    if (q.batch != p.batch) return next(static_cast<double>(q.batch), static_cast<double>(p.batch), 2);
+    if (!same_cache)
+      return q.cache_tier == p.cache_tier ? next(q.cache.value(), p.cache.value(), 4) || q.cache <= bytes{}
+                                          : q.cache == p.cache;
+    return true;
+  }
+  [[noreturn]] void none_fits(const serving_plan_result& r) const {
+    std::string why = r.candidates.front().violation;
+    for (const auto& e : r.candidates)
+      if (e.cost.ttft < r.candidates.front().cost.ttft) why = e.violation;
+    throw invalid_input("workload", "no serving plan fits " + s.name + " (" + why +
+                                        "). Fix: looser TTFT or TPOT objectives, more devices, or a smaller model");
+  }
+};
+
+}  // namespace detail
+
+inline serving_plan_result plan_serving(const system& s, const serving_workload& w, const planner_options& o = {},
+                                        std::vector<model::compressor_cost> codecs = {}) {
+  validate(s);
+  validate(w, s);
+  detail::require_prices(s, o.objective);
+  if (codecs.empty()) codecs = kv_codecs(s);
+  const std::size_t identity = detail::identity_codec(codecs, ": KV kept in 16 bits");
+  return solve(detail::serving_problem{{s, w, o, codecs, identity}}, o);
+}
+
+namespace presets {
+
+//! Llama-3-70B serving Mooncake's conversation traffic: prompts of 12,035 tokens and answers of 343 on average
+//! (../shared/traces/README.md, the trace's own summary; a test recomputes them from the trace where it is),
+//! the prefix cache's hit rate the power law fitted to the trace's LRU replay, capped at its infinite-capacity
+//! bound (plan/detail/measured_curves.hpp, generated from bench/results/prefix-curve-mooncake.json). Assumptions to replace with yours: TTFT within
+//! 10 s and TPOT within 100 ms (objectives, not measurements), and prefill at half the peak.
+inline serving_workload llama3_70b_serve() {
+  serving_workload w;
+  w.name = "llama3-70b-serve";
+  w.shape = model::shapes::llama3_70b;
+  w.prompt_tokens = 12035;
+  w.output_tokens = 343;
+  w.ttft_slo = seconds{10};
+  w.tpot_slo = seconds{0.1};
+  w.hit_rate = model::power_law{per_byte{detail::mooncake_curve_kappa_per_gb * 1e-9}, detail::mooncake_curve_gamma};
+  w.hit_rate_bound = detail::mooncake_curve_bound;
+  w.prefill_efficiency = 0.5;
+  return w;
+}
+
+inline std::optional<serving_workload> find_serving(std::string_view name) {
+  if (name == "llama3-70b-serve") return llama3_70b_serve();
+  return std::nullopt;
+}
+
+}  // namespace presets
+}  // namespace trinity::plan

@@ -1,0 +1,65 @@
+// The serving model's figures against their closed forms: weights and KV per device, prefill at the
+// sustained rate, decode steps memory-bound then compute-bound, the tensor-parallel all-reduces, TTFT.
+#include <catch2/catch.hpp>
+
+#include <trinity/model/serving.hpp>
+
+using namespace trinity;
+
+namespace {
+// Llama-3-70B on 8 H100s: 989 TFLOP/s bf16, 3.35 TB/s HBM3 (NVIDIA H100 SXM data sheet), NVLink 4 at 450 GB/s
+// per direction with 1 µs per hop (illustrative here: the test checks arithmetic, not the hardware).
+model::serving_replica replica(std::size_t t) {
+  return {model::shapes::llama3_70b, t, 2, 2, flops_per_second{989e12}, 0.5, bytes_per_second{3.35e12},
+          model::collective_link{seconds{1e-6}, bytes_per_second{450e9}, {}}};
+}
+}  // namespace
+
+TEST_CASE("a replica's weights and KV cache split over its tensor-parallel devices", "[model][serving]") {
+  const auto r = replica(8);
+  CHECK(model::weight_bytes_per_device(r).value() == 70'553'706'496.0 * 2 / 8);
+  CHECK(model::kv_bytes_per_device(r, 12'000).value() == 12'000.0 * 327'680 / 8);
+  auto fp8 = r;
+  fp8.kv_bytes = 1;
+  CHECK(model::kv_bytes_per_device(fp8, 12'000).value() == 12'000.0 * 163'840 / 8);
+}
+
+TEST_CASE("prefill runs the uncached tokens at the sustained rate; a fully cached prompt costs nothing", "[model][serving]") {
+  const auto r1 = replica(1);
+  const double work = model::forward_flops(r1.shape, 8192, 4096).value();
+  CHECK(model::prefill_time(r1, 12288, 4096).value() == Approx(work / (0.5 * 989e12)).epsilon(1e-12));
+  CHECK(model::prefill_time(r1, 12288, 12288).value() == 0);
+  // Eight devices divide the compute and add two all-reduces per layer of the fresh tokens' activations.
+  const auto r8 = replica(8);
+  const double allreduce = model::ring_all_reduce_time(8, bytes{8192.0 * 8192 * 2}, r8.scale_up).value();
+  CHECK(model::prefill_time(r8, 12288, 4096).value() ==
+        Approx(work / (8 * 0.5 * 989e12) + 2 * 80 * allreduce).epsilon(1e-12));
+  CHECK(model::time_to_first_token(r8, 12288, 4096, seconds{0.25}).value() ==
+        Approx(0.25 + model::prefill_time(r8, 12288, 4096).value()).epsilon(1e-12));
+  CHECK_THROWS_WITH(model::prefill_time(r8, 100, 200), Catch::Contains("cached"));
+}
+
+TEST_CASE("a decode step reads the weights and the batch's KV, until the batch makes it compute-bound", "[model][serving]") {
+  const auto r = replica(8);
+  const double tp = 2 * 80 * model::ring_all_reduce_time(8, bytes{1.0 * 8192 * 2}, r.scale_up).value();
+  const double read = 70'553'706'496.0 * 2 / 8 + 12'000.0 * 327'680 / 8;
+  CHECK(model::decode_step_time(r, 1, 12'000).value() == Approx(read / 3.35e12 + tp).epsilon(1e-12));
+  // At 100,000 sequences of 10 tokens the multiplies outweigh the reads.
+  const double batch = 100'000, context = 10;
+  const double compute = model::forward_flops(r.shape, 1, context).value() * batch / (8 * 989e12);
+  const double memory = (70'553'706'496.0 * 2 / 8 + batch * context * 327'680 / 8) / 3.35e12;
+  REQUIRE(compute > memory);
+  const double tp_big = 2 * 80 * model::ring_all_reduce_time(8, bytes{batch * 8192 * 2}, r.scale_up).value();
+  CHECK(model::decode_step_time(r, batch, context).value() == Approx(compute + tp_big).epsilon(1e-12));
+  // TPOT is the step at the output's midpoint.
+  CHECK(model::time_per_output_token(r, 4, 12'000, 400).value() == model::decode_step_time(r, 4, 12'200).value());
+}
+
+TEST_CASE("a tensor-parallel degree that splits a head is refused by name", "[model][serving]") {
+  CHECK_NOTHROW(model::validate(replica(8)));
+  CHECK_THROWS_WITH(model::validate(replica(3)), Catch::Contains("tensor_parallel") && Catch::Contains("whole heads"));
+  CHECK_THROWS_WITH(model::validate(replica(16)), Catch::Contains("KV heads (8)"));
+  auto bad = replica(8);
+  bad.prefill_efficiency = 1.5;
+  CHECK_THROWS_WITH(model::validate(bad), Catch::Contains("prefill_efficiency"));
+}

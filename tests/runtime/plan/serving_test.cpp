@@ -1,0 +1,118 @@
+// The llm-serve workload on the planning engine: its prices are the serving model's, its choice fits the
+// memory and the latency objectives and is the best that does, and looser constraints never serve fewer
+// tokens per device-second.
+#include <catch2/catch.hpp>
+
+#include <trinity/plan/serving.hpp>
+
+#include <algorithm>
+#include <vector>
+
+using namespace trinity;
+
+namespace {
+std::vector<plan::system> systems() { return {plan::presets::dgx_h100(), plan::presets::gb200_nvl72_cxl()}; }
+}  // namespace
+
+TEST_CASE("a serving plan is priced by the serving model", "[plan][serving]") {
+  const auto s = plan::presets::dgx_h100();
+  const auto w = plan::presets::llama3_70b_serve();
+  const auto codecs = plan::kv_codecs(s);
+  const plan::serving_plan p{8, 16, 0, bytes{1024e9}, 1};
+  REQUIRE(codecs[0].name == "identity");
+  const auto c = plan::price(s, w, p, codecs);
+  const auto r = plan::replica_of(s, w, p, codecs[0]);
+  const double h = std::min(w.hit_rate(bytes{1024e9}), w.hit_rate_bound);
+  CHECK(c.hit_rate == h);
+  CHECK(c.prefill.value() == model::prefill_time(r, 12035, h * 12035).value());
+  CHECK(c.load.value() == Approx((s.tiers[1].latency + model::kv_bytes_per_device(r, h * 12035) / s.tiers[1].bandwidth).value()));
+  CHECK(c.tpot.value() == model::time_per_output_token(r, 16, 12035, 343).value());
+  CHECK(c.tier_bytes[0].value() ==
+        Approx(model::weight_bytes_per_device(r).value() + model::kv_bytes_per_device(r, 16 * (12035 + 343)).value()));
+  CHECK(c.tier_bytes[1].value() == Approx(1024e9 / 8));
+  CHECK(c.total.time.value() == Approx(8 * (c.tpot.value() / 16 + c.prefill.value() / 343)));
+}
+
+TEST_CASE("every chosen serving plan fits, meets its objectives and is the best that does", "[plan][serving]") {
+  const auto w = plan::presets::llama3_70b_serve();
+  for (const auto& s : systems())
+    for (const auto o : {plan::objective::time, plan::objective::energy, plan::objective::cost}) {
+      const auto r = plan::plan_serving(s, w, {.objective = o});
+      const auto& c = r.chosen();
+      INFO(s.name << " / " << plan::to_string(o) << ": " << plan::describe(c.plan, s, r.codecs));
+      CHECK(c.fits());
+      CHECK(c.cost.ttft <= w.ttft_slo);
+      CHECK(c.cost.tpot <= w.tpot_slo);
+      for (std::size_t t = 0; t < s.tiers.size(); ++t) CHECK(c.cost.tier_bytes[t] <= s.tiers[t].capacity);
+      CHECK(std::find(r.pareto.begin(), r.pareto.end(), r.choice) != r.pareto.end());
+      for (const auto& e : r.candidates)
+        if (e.fits()) CHECK(plan::detail::score(e.cost, o) >= plan::detail::score(c.cost, o) * (1 - 1e-12));
+      CHECK(!r.explanation.trades.empty());
+      CHECK(!r.explanation.rejected.empty());
+    }
+}
+
+TEST_CASE("looser objectives and more memory never serve fewer tokens per device-second", "[plan][serving][laws]") {
+  const auto base = plan::presets::llama3_70b_serve();
+  for (const auto& s0 : systems()) {
+    double previous = 0;
+    for (const double tpot : {0.03, 0.05, 0.1, 0.2, 0.5}) {
+      auto w = base;
+      w.tpot_slo = seconds{tpot};
+      try {
+        const double rate = plan::plan_serving(s0, w).chosen().cost.tokens_per_second;
+        CHECK(rate >= previous * (1 - 1e-12));
+        previous = rate;
+      } catch (const invalid_input&) {
+        CHECK(previous == 0);  // nothing fits yet
+      }
+    }
+    previous = 0;
+    for (const double scale : {1.0, 1.5, 2.0, 4.0}) {
+      auto s = s0;
+      s.tiers[0].capacity = s0.tiers[0].capacity * scale;
+      const double rate = plan::plan_serving(s, base).chosen().cost.tokens_per_second;
+      INFO(s.name << " with " << to_string(s.tiers[0].capacity) << " per device");
+      CHECK(rate >= previous * (1 - 1e-12));
+      previous = rate;
+    }
+  }
+}
+
+TEST_CASE("no prefix cache hits more than the trace's infinite-capacity bound", "[plan][serving]") {
+  const auto s = plan::presets::gb200_nvl72_cxl();
+  const auto w = plan::presets::llama3_70b_serve();
+  REQUIRE(w.hit_rate_bound > 0.3);
+  REQUIRE(w.hit_rate_bound < 0.4);
+  const auto r = plan::plan_serving(s, w);
+  for (const auto& e : r.candidates) CHECK(e.cost.hit_rate <= w.hit_rate_bound);
+  // Past the bound a bigger cache buys nothing, so the smallest that reaches it wins the tie.
+  const auto& p = r.chosen().plan;
+  if (r.chosen().cost.hit_rate == w.hit_rate_bound)
+    for (const auto& e : r.candidates)
+      if (e.plan.cache_tier == p.cache_tier && e.plan.tensor_parallel == p.tensor_parallel && e.plan.batch == p.batch &&
+          e.plan.codec == p.codec && e.plan.cache < p.cache && e.plan.cache > bytes{})
+        CHECK(e.cost.hit_rate < w.hit_rate_bound);
+}
+
+TEST_CASE("a serving workload that cannot meet its objectives is refused with the fix", "[plan][serving]") {
+  auto w = plan::presets::llama3_70b_serve();
+  w.ttft_slo = seconds{1e-6};
+  CHECK_THROWS_WITH(plan::plan_serving(plan::presets::dgx_h100(), w),
+                    Catch::Contains("no serving plan fits") && Catch::Contains("TTFT"));
+  w = plan::presets::llama3_70b_serve();
+  w.output_tokens = 0;
+  CHECK_THROWS_WITH(plan::plan_serving(plan::presets::dgx_h100(), w), Catch::Contains("workload.output_tokens"));
+}
+
+#ifdef TRINITY_SHARED_TRACE
+#include <trinity/io/block_trace.hpp>
+TEST_CASE("the serving preset's mean prompt and answer are the whole trace's", "[plan][serving][shared]") {
+  const auto t = io::read_block_trace(TRINITY_SHARED_TRACE);
+  double in = 0, out = 0;
+  for (const auto& q : t) in += static_cast<double>(q.input_length), out += static_cast<double>(q.output_length);
+  const auto w = plan::presets::llama3_70b_serve();
+  CHECK(std::round(in / static_cast<double>(t.size())) == w.prompt_tokens);
+  CHECK(std::round(out / static_cast<double>(t.size())) == w.output_tokens);
+}
+#endif
