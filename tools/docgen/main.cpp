@@ -287,20 +287,18 @@ std::string cache_speed(sources& s) {
   return out + "\n" + table({"benchmark", "time (ci)", "counters (ci)", "bench build"}, rows);
 }
 
-//! The synthetic trace's replay: the command recorded beside its output.
-const json& replay_record(sources& s) {
-  static std::optional<json> record;
-  if (!record) record = json::parse(read_file(s.results() / "replay-synthetic.json"));
-  return *record;
+//! A recorded run in bench/results: {"command": what was run, "output": what it printed}, read once.
+const json& recorded(sources& s, const std::string& file) {
+  static std::map<std::string, json> records;
+  auto it = records.find(file);
+  if (it == records.end()) it = records.emplace(file, json::parse(read_file(s.results() / file))).first;
+  return it->second;
 }
-
-//! Mooncake's conversation trace through the prefix cache: the command (run from the source root, where
-//! ../shared/traces holds the trace) recorded beside its output.
-const json& prefix_curve_record(sources& s) {
-  static std::optional<json> record;
-  if (!record) record = json::parse(read_file(s.results() / "prefix-curve-mooncake.json"));
-  return *record;
-}
+//! The synthetic trace's replay.
+const json& replay_record(sources& s) { return recorded(s, "replay-synthetic.json"); }
+//! Mooncake's conversation trace through the prefix cache (the command runs from the source root, where
+//! ../shared/traces holds the trace).
+const json& prefix_curve_record(sources& s) { return recorded(s, "prefix-curve-mooncake.json"); }
 
 std::string prefix_curve_table(sources& s) {
   const json& r = prefix_curve_record(s);

@@ -321,33 +321,40 @@ void draw_blocks(const std::string& path, const std::vector<block_curve>& curves
   finish_plot(path, gp);
 }
 
-// The trace through the tiered prefix cache: device memory of `hbm` blocks, then the system's lower tiers.
-json tiered_replay(const std::vector<cache::block_request>& trace, const plan::system& s, std::uint64_t hbm,
-                   const std::vector<std::uint64_t>& lower, bytes block, std::size_t block_tokens) {
-  std::vector<cache::prefix_tier> tiers{{s.tiers[0].name, hbm, {}, {}}};
-  for (std::size_t t = 0; t < lower.size(); ++t)
-    tiers.push_back({s.tiers[t + 1].name, lower[t], s.tiers[t + 1].bandwidth, s.tiers[t + 1].latency});
-  const auto& shape = model::shapes::llama3_70b;
+// Llama-3-70B's prefill FLOPs of the block at each depth, after the blocks before it: the trace's longest chain's
+// worth, computed once for every tiered replay.
+std::vector<flops> prefill_by_depth(const std::vector<cache::block_request>& trace, std::size_t block_tokens) {
+  std::size_t deepest = 0;
+  for (const auto& q : trace) deepest = std::max(deepest, q.hash_ids.size());
   const double bt = static_cast<double>(block_tokens);
-  const auto prefill = [&](std::size_t d) { return model::forward_flops(shape, bt, static_cast<double>(d) * bt); };
-  cache::tiered_prefix_cache kv({tiers, block, prefill, s.device.rate("bf16")});
-  flops saved{}, total{};
+  std::vector<flops> out(deepest);
+  for (std::size_t d = 0; d < deepest; ++d)
+    out[d] = model::forward_flops(model::shapes::llama3_70b, bt, static_cast<double>(d) * bt);
+  return out;
+}
+
+// One tiered replay: device memory of `capacity_blocks` blocks, then the system's lower tiers.
+struct tiered_run {
+  std::uint64_t capacity_blocks = 0;
+  std::vector<cache::prefix_tier> tiers;
+  std::vector<cache::tier_counts> counts;
+  flops saved{};
   seconds loading{};
+};
+
+tiered_run tiered_replay(const std::vector<cache::block_request>& trace, const plan::system& s, std::uint64_t hbm,
+                         const std::vector<std::uint64_t>& lower, bytes block, const std::vector<flops>& prefill) {
+  tiered_run run{hbm, {{s.tiers[0].name, hbm, {}, {}}}, {}, {}, {}};
+  for (std::size_t t = 0; t < lower.size(); ++t)
+    run.tiers.push_back({s.tiers[t + 1].name, lower[t], s.tiers[t + 1].bandwidth, s.tiers[t + 1].latency});
+  cache::tiered_prefix_cache kv({run.tiers, block, [&](std::size_t d) { return prefill[d]; }, s.device.rate("bf16")});
   for (const auto& q : trace) {
     const auto r = kv.request(0, q.hash_ids);
-    saved += r.saved;
-    loading += r.load_time;
-    for (std::size_t d = 0; d < q.hash_ids.size(); ++d) total += prefill(d);
+    run.saved += r.saved;
+    run.loading += r.load_time;
   }
-  json out{{"capacity_blocks", hbm}, {"prefill_flops", total.value()}, {"prefill_flops_saved", saved.value()},
-           {"load_seconds", loading.value()}, {"tiers", json::array()}};
-  for (std::size_t t = 0; t < tiers.size(); ++t) {
-    const auto& c = kv.counts()[t];
-    out["tiers"].push_back({{"name", tiers[t].name}, {"capacity_blocks", tiers[t].capacity_blocks}, {"hits", c.hits},
-                            {"recomputed", c.recomputed}, {"loaded_bytes", c.loaded.value()},
-                            {"demoted_bytes", c.demoted.value()}, {"dropped_blocks", c.dropped}});
-  }
-  return out;
+  run.counts = kv.counts();
+  return run;
 }
 
 void run_block_replay(const replay_args& a) {
@@ -405,9 +412,14 @@ void run_block_replay(const replay_args& a) {
   if (!a.plot.empty()) draw_blocks(a.plot, curves, block, bound.block_hit_rate());
 
   const auto blocks_total = bound.blocks;
-  json tiered = json::array();
-  if (sys)
-    for (const auto cap : caps) tiered.push_back(tiered_replay(trace, *sys, cap, lower, block, block_tokens));
+  std::vector<tiered_run> tiered;
+  flops prefill_total{};  // the trace's whole prefill, what a tiered replay's savings are a share of
+  if (sys) {
+    const auto prefill = prefill_by_depth(trace, block_tokens);
+    for (const auto& q : trace)
+      for (std::size_t d = 0; d < q.hash_ids.size(); ++d) prefill_total += prefill[d];
+    for (const auto cap : caps) tiered.push_back(tiered_replay(trace, *sys, cap, lower, block, prefill));
+  }
   if (a.json) {
     json out{{"trace", a.trace}, {"format", "mooncake"}, {"requests", trace.size()}, {"blocks", blocks_total},
              {"distinct_blocks", distinct}, {"block_tokens", block_tokens}, {"kv_bytes_per_token", per_token.value()},
@@ -427,7 +439,20 @@ void run_block_replay(const replay_args& a) {
       add_fits_json(f, c);
       out["fits"].push_back(f);
     }
-    if (sys) out["tiered"] = tiered;
+    if (sys) {
+      out["tiered"] = json::array();
+      for (const auto& r : tiered) {
+        json jr{{"capacity_blocks", r.capacity_blocks}, {"prefill_flops", prefill_total.value()},
+                {"prefill_flops_saved", r.saved.value()}, {"load_seconds", r.loading.value()}, {"tiers", json::array()}};
+        for (std::size_t t = 0; t < r.tiers.size(); ++t) {
+          const auto& c = r.counts[t];
+          jr["tiers"].push_back({{"name", r.tiers[t].name}, {"capacity_blocks", r.tiers[t].capacity_blocks},
+                                 {"hits", c.hits}, {"recomputed", c.recomputed}, {"loaded_bytes", c.loaded.value()},
+                                 {"demoted_bytes", c.demoted.value()}, {"dropped_blocks", c.dropped}});
+        }
+        out["tiered"].push_back(jr);
+      }
+    }
     if (!a.plot.empty()) out["plot"] = a.plot;
     std::cout << out.dump(2) << '\n';
     return;
@@ -478,17 +503,16 @@ void run_block_replay(const replay_args& a) {
   std::cout << "\nHit rate against capacity in bytes, fitted:\n";
   f.print(std::cout);
   for (const auto& r : tiered) {
-    std::cout << "\nTiered (lru, Llama-3-70B prefill on " << sys->device.name << "): " << r["capacity_blocks"].get<std::uint64_t>()
+    std::cout << "\nTiered (lru, Llama-3-70B prefill on " << sys->device.name << "): " << r.capacity_blocks
               << " blocks in " << sys->tiers[0].name << ", demoted below instead of dropped; prefill saved "
-              << fixed(100.0 * r["prefill_flops_saved"].get<double>() / r["prefill_flops"].get<double>(), 1) << "% of "
-              << to_string(flops{r["prefill_flops"].get<double>()}) << ", loads " << to_string(seconds{r["load_seconds"].get<double>()})
-              << "\n";
+              << fixed(100.0 * (r.saved / prefill_total), 1) << "% of " << to_string(prefill_total) << ", loads "
+              << to_string(r.loading) << "\n";
     table tt({"tier", "blocks", "hits served", "recomputed instead", "loaded", "demoted into", "dropped"});
-    for (const auto& row : r["tiers"])
-      tt.add({row["name"].get<std::string>(), std::to_string(row["capacity_blocks"].get<std::uint64_t>()),
-              std::to_string(row["hits"].get<std::uint64_t>()), std::to_string(row["recomputed"].get<std::uint64_t>()),
-              to_string(bytes{row["loaded_bytes"].get<double>()}), to_string(bytes{row["demoted_bytes"].get<double>()}),
-              std::to_string(row["dropped_blocks"].get<std::uint64_t>())});
+    for (std::size_t k = 0; k < r.tiers.size(); ++k) {
+      const auto& c = r.counts[k];
+      tt.add({r.tiers[k].name, std::to_string(r.tiers[k].capacity_blocks), std::to_string(c.hits),
+              std::to_string(c.recomputed), to_string(c.loaded), to_string(c.demoted), std::to_string(c.dropped)});
+    }
     tt.print(std::cout);
   }
   if (!a.plot.empty() && std::filesystem::exists(a.plot)) std::cout << "\nwrote " << a.plot << '\n';

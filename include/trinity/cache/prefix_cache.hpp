@@ -151,15 +151,7 @@ class prefix_cache {
     [[nodiscard]] std::size_t blocks() const noexcept { return path_.size(); }
     [[nodiscard]] std::size_t tokens() const noexcept { return tokens_; }
     //! The identity of each block of the path, logical block 0 first: where its KV lives.
-    //! Built on first use: most lookups never ask, and a hot lookup path should not allocate for it.
-    [[nodiscard]] std::span<const block_id> block_table() const {
-      if (ids_.size() != path_.size()) {
-        ids_.clear();
-        ids_.reserve(path_.size());
-        for (const node* n : path_) ids_.push_back(n->id);
-      }
-      return ids_;
-    }
+    [[nodiscard]] std::span<const block_id> block_table() const noexcept { return ids_; }
     //! How many blocks at the end of the path this lease's insert created (0 for a match).
     [[nodiscard]] std::size_t created() const noexcept { return created_; }
     void release() noexcept {
@@ -172,10 +164,13 @@ class prefix_cache {
    private:
     friend class prefix_cache;
     lease(prefix_cache* c, std::vector<node*> path, std::size_t tokens, std::size_t created = 0)
-        : cache_(c), path_(std::move(path)), tokens_(tokens), created_(created) {}
+        : cache_(c), path_(std::move(path)), tokens_(tokens), created_(created) {
+      ids_.reserve(path_.size());
+      for (const node* n : path_) ids_.push_back(n->id);
+    }
     prefix_cache* cache_ = nullptr;
     std::vector<node*> path_;
-    mutable std::vector<block_id> ids_;  // the path's identities, once block_table() asks
+    std::vector<block_id> ids_;
     std::size_t tokens_ = 0, created_ = 0;
   };
 
@@ -296,7 +291,7 @@ class prefix_cache {
     }
     return next_id_++;
   }
-  // Drops the least recently used idle leaf; its parent may become one.
+  // Drops the idle leaf the policy names first; its parent may become one.
   bool evict_one() {
     if (idle_.empty()) return false;
     node* victim = idle_.begin()->n;

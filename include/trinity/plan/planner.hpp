@@ -41,11 +41,10 @@ using plan_result = result<training_plan, training_cost>;
 
 namespace detail {
 
-inline std::string check(const system& s, const training_workload& w, const planner_options& o, const evaluated& e,
-                         const std::vector<model::compressor_cost>& codecs) {
-  const auto& c = e.cost;
+inline std::string check(const system& s, const training_workload& w, const planner_options& o, const training_plan& p,
+                         const training_cost& c, const std::vector<model::compressor_cost>& codecs) {
   if (c.error > w.error_budget)
-    return "error budget: " + codecs[e.plan.codec].name + " adds relative error " + units::detail::format_number(c.error) +
+    return "error budget: " + codecs[p.codec].name + " adds relative error " + units::detail::format_number(c.error) +
            ", more than " + units::detail::format_number(w.error_budget);
   for (std::size_t t = 0; t < s.tiers.size(); ++t)
     if (c.tier_bytes[t] > s.tiers[t].capacity)
@@ -93,35 +92,29 @@ inline std::string binding(const system& s, const evaluated& e) {
 
 //! Data-parallel training as the engine sees it: codec x ZeRO stage x offload tier x recomputation.
 template <class Space>
-struct training_problem {
+struct training_problem : codec_workload<training_workload> {
   using plan_type = training_plan;
   using cost_type = training_cost;
   static constexpr const char* time_word = "step time";
 
-  const system& s;
-  const training_workload& w;
-  const planner_options& o;
-  const std::vector<model::compressor_cost>& codec_list;
   training_plan base;  //!< no codec, the space's lowest stage, no offload, no recomputation
-
-  [[nodiscard]] const std::vector<model::compressor_cost>& codecs() const { return codec_list; }
 
   template <class F>
   void for_each_plan(F&& f) const {
-    for (std::size_t c = 0; c < codec_list.size(); ++c)
+    for (std::size_t c = 0; c < ks.size(); ++c)
       for (const int stage : Space::stages)
         for (const bool off : Space::offload)
           for (std::size_t tier = off ? 1 : 0; tier < (off ? s.tiers.size() : 1); ++tier)
             for (const bool rc : Space::recompute) f(training_plan{c, stage, tier, rc});
   }
-  [[nodiscard]] training_cost price(const training_plan& p) const { return plan::price(s, w, codec_list[p.codec], p); }
+  [[nodiscard]] training_cost price(const training_plan& p) const { return plan::price(s, w, ks[p.codec], p); }
   [[nodiscard]] std::string check(const training_plan& p, const training_cost& c) const {
-    return detail::check(s, w, o, evaluated{p, c, {}}, codec_list);
+    return detail::check(s, w, o, p, c, ks);
   }
   [[nodiscard]] bool is_baseline(const training_plan& p) const { return p == base; }
   [[nodiscard]] bool better(const evaluated& a, const evaluated& b) const { return detail::better(a, b, o.objective); }
   [[nodiscard]] std::array<double, 5> pareto_keys(const training_cost& c) const { return detail::pareto_keys(c); }
-  [[nodiscard]] std::string describe(const training_plan& p) const { return detail::describe(p, s, codec_list); }
+  [[nodiscard]] std::string describe(const training_plan& p) const { return detail::describe(p, s, ks); }
   [[nodiscard]] std::string binding(const evaluated& e) const { return detail::binding(s, e); }
 
   // One step per slot the choice moved, from the baseline, in the order a reader would take them.
@@ -143,7 +136,7 @@ struct training_problem {
     if (p.stage != base.stage) move([&](training_plan& q) { q.stage = p.stage; }, "ZeRO stage " + std::to_string(p.stage) + " (bandwidth for memory)");
     if (p.offload_tier) move([&](training_plan& q) { q.offload_tier = p.offload_tier; }, "optimizer states to " + s.tiers[p.offload_tier].name + " (bandwidth for memory)");
     if (p.recompute) move([&](training_plan& q) { q.recompute = true; }, "recompute activations (compute for memory)");
-    if (p.codec != base.codec) move([&](training_plan& q) { q.codec = p.codec; }, codec_list[p.codec].name + " gradients (compute for bandwidth)");
+    if (p.codec != base.codec) move([&](training_plan& q) { q.codec = p.codec; }, ks[p.codec].name + " gradients (compute for bandwidth)");
     return out;
   }
   // The plans one slot away from the choice.
@@ -180,7 +173,7 @@ plan_result plan_training(const system& s, const training_workload& w, std::vect
   trinity::detail::require(!o.link_budget || o.link_budget->value() >= 0, "link_budget", "must not be negative");
   detail::require_prices(s, o.objective);
   const training_plan base{identity, *std::min_element(Space::stages.begin(), Space::stages.end()), 0, false};
-  return solve(detail::training_problem<Space>{s, w, o, codecs, base}, o);
+  return solve(detail::training_problem<Space>{{s, w, o, codecs, identity}, base}, o);
 }
 
 //! The same, pricing the codecs the system's devices run (default_codecs_for(s)): what `trinity plan` does.

@@ -137,7 +137,7 @@ inline serving_cost price(const system& s, const serving_workload& w, const serv
     const auto& tier = s.tiers[p.cache_tier];
     c.load = tier.latency + model::kv_bytes_per_device(r, cached) / tier.bandwidth;
   }
-  c.ttft = c.load + c.prefill;
+  c.ttft = c.load + c.prefill;  // model::time_to_first_token, without pricing the prefill twice
   c.tpot = model::time_per_output_token(r, b, w.prompt_tokens, w.output_tokens);
   const double devices = static_cast<double>(s.device.count);
   c.tier_bytes[0] = model::weight_bytes_per_device(r) +
