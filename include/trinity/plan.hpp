@@ -9,7 +9,9 @@
 #include <trinity/plan/engine.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/serving.hpp>
+#include <trinity/plan/serving_replay.hpp>
 #include <trinity/plan/simulate.hpp>
+#include <trinity/plan/simulate_serving.hpp>
 #include <trinity/plan/space.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/training.hpp>

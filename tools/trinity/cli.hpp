@@ -133,6 +133,8 @@ plan::objective objective_of(const planning_flags& f);
 plan::planner_options options_of(const planning_flags& f);
 //! The training plan for these flags: the error budget applied to w, codecs from the profile or the defaults.
 plan::plan_result plan_training_with(const plan::system& s, plan::training_workload& w, const planning_flags& f);
+//! The serving plan for these flags: the error budget applied to w; the gradient-only flags refused.
+plan::serving_plan_result plan_serving_with(const plan::system& s, plan::serving_workload& w, const planning_flags& f);
 
 void register_presets(CLI::App& app);
 void register_model(CLI::App& app);

@@ -10,7 +10,9 @@
 #include <trinity/io/workload.hpp>
 
 #include <trinity/model/fit.hpp>
+#include <trinity/io/block_trace.hpp>
 #include <trinity/plan.hpp>
+#include <trinity/plan/simulate_serving.hpp>
 #include <trinity/presets.hpp>
 #include <trinity/units/format.hpp>
 
@@ -52,9 +54,11 @@ any_workload read_workload(const std::string& arg, const plan::system& s) {
   if (auto w = plan::presets::find_workload(arg)) return *w;
   if (auto w = plan::presets::find_diffusion(arg)) return *w;
   if (auto w = plan::presets::find_edge(arg)) return *w;
+  if (auto w = plan::presets::find_serving(arg)) return *w;
   std::vector<std::string_view> names = plan::presets::workload_names();
   names.push_back("diffusion-dit-12b");
   names.push_back("edge-video-analytics");
+  names.push_back("llama3-70b-serve");
   return from_file(arg, "--workload", names, [&](const json& j) -> any_workload {
     auto file = io::read_workload(j, s, std::filesystem::path(arg).parent_path());
     if (!file.trace) return file.workload;
@@ -64,7 +68,7 @@ any_workload read_workload(const std::string& arg, const plan::system& s) {
 }
 
 struct plan_args {
-  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", plot;
+  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", plot, trace;
   planning_flags planning;
   bool json = false;
 };
@@ -244,6 +248,85 @@ void run_edge(const plan_args& a, const plan::system& s, const plan::edge_worklo
   std::cout << "\nPareto front (latency, energy, bytes sent, device memory, dollars): " << r.pareto.size() << " plans\n";
 }
 
+json serving_json(const plan::serving_evaluated& e, const plan::serving_plan_result& r, const plan::system& s) {
+  const auto& c = e.cost;
+  const auto& p = e.plan;
+  json tiers = json::object();
+  for (std::size_t t = 0; t < s.tiers.size(); ++t) tiers[s.tiers[t].name] = c.tier_bytes[t].value();
+  return {{"tensor_parallel", p.tensor_parallel},
+          {"batch", p.batch},
+          {"kv_precision", r.codecs[p.codec].name == "identity" ? std::string("bf16") : r.codecs[p.codec].name},
+          {"cache_bytes", p.cache.value()},
+          {"cache_tier", p.cache > bytes{} ? json(s.tiers[p.cache_tier].name) : json(nullptr)},
+          {"hit_rate", c.hit_rate},
+          {"ttft_s", c.ttft.value()},
+          {"tpot_s", c.tpot.value()},
+          {"time_parts_s", {{"prefill", c.prefill.value()}, {"cache_load", c.load.value()}}},
+          {"output_tokens_per_device_second", c.tokens_per_second},
+          {"device_seconds_per_token", c.total.time.value()},
+          {"energy_j_per_token", c.total.energy.value()},
+          {"dollars_per_token", c.dollars},
+          {"compute_flops_per_token", c.total.compute.value()},
+          {"bytes_per_tier", tiers},
+          {"relative_error", c.error},
+          {"fits", e.fits()}};
+}
+
+void run_serving(const plan_args& a, const plan::system& s, plan::serving_workload& w) {
+  const auto r = plan_serving_with(s, w, a.planning);
+  const auto by_tier = plan::best_by_cache_tier(r, s.tiers.size(), objective_of(a.planning));
+  if (a.json) {
+    json tiers = json::object();
+    for (std::size_t t = 0; t < s.tiers.size(); ++t)
+      tiers[s.tiers[t].name] = by_tier.by_tier[t] ? serving_json(r.candidates[*by_tier.by_tier[t]], r, s) : json(nullptr);
+    print_result_json(a, s, w.name,
+                      {{"best_with_cache_in", tiers},
+                       {"best_without_cache",
+                        by_tier.no_cache ? serving_json(r.candidates[*by_tier.no_cache], r, s) : json(nullptr)}},
+                      r, [&](const plan::serving_evaluated& e) { return serving_json(e, r, s); });
+    return;
+  }
+  const auto& x = r.explanation;
+  const auto& c = r.chosen().cost;
+  const auto& p = r.chosen().plan;
+  std::cout << "Plan for " << w.name << " on " << s.name << " (" << s.device.count << " x " << s.device.name
+            << "), best " << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  "
+            << plan::describe(p, s, r.codecs) << "\n\n";
+  table t({"resource", "predicted"});
+  t.add({"time to first token", to_string(c.ttft) + " (prefill " + to_string(c.prefill) + ", cached prefix loaded " +
+                                    to_string(c.load) + "); objective " + to_string(w.ttft_slo)});
+  t.add({"time per output token", to_string(c.tpot) + " at batch " + std::to_string(p.batch) + "; objective " +
+                                      to_string(w.tpot_slo)});
+  t.add({"throughput", units::detail::format_number(c.tokens_per_second) + " output tokens per device-second (" +
+                           std::to_string(s.device.count / p.tensor_parallel) + " replicas of " +
+                           std::to_string(p.tensor_parallel) + ")"});
+  t.add({"prefix hit rate", units::detail::format_number(c.hit_rate) + " of a prompt of " +
+                                std::to_string(std::lround(w.prompt_tokens)) + " tokens"});
+  t.add({"compute", to_string(flops{c.total.compute}) + " per output token"});
+  t.add({"energy", to_string(c.total.energy) + " per output token"});
+  for (std::size_t i = 0; i < s.tiers.size(); ++i)
+    t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity) + " per device"});
+  t.print(std::cout);
+  std::cout << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, s, r.codecs)
+            << "): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
+  for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
+  std::cout << "\nWhat each tier buys (the best plan with the prefix cache there):\n";
+  table b({"cache in", "plan", "hit rate", "TTFT", "tokens/device-s"});
+  const auto add = [&](const std::string& where, std::optional<std::size_t> i) {
+    if (!i) return b.add({where, "none fits", "", "", ""});
+    const auto& e = r.candidates[*i];
+    b.add({where, plan::describe(e.plan, s, r.codecs), units::detail::format_number(e.cost.hit_rate),
+           to_string(e.cost.ttft), units::detail::format_number(e.cost.tokens_per_second)});
+  };
+  add("(no cache)", by_tier.no_cache);
+  for (std::size_t i = 0; i < s.tiers.size(); ++i) add(s.tiers[i].name, by_tier.by_tier[i]);
+  b.print(std::cout);
+  std::cout << "\nAlternatives one choice away:\n";
+  for (const auto& rj : x.rejected) std::cout << "  " << rj << '\n';
+  std::cout << "\nPareto front (device-time per token, energy, device memory, TTFT, dollars): " << r.pareto.size()
+            << " plans\n";
+}
+
 json simulated_json(const std::vector<plan::simulated_pair>& v) {
   json out = json::array();
   for (const auto& x : v)
@@ -264,10 +347,80 @@ void print_simulated(const std::vector<plan::simulated_pair>& v, const std::stri
   t.print(std::cout);
 }
 
+// An llm-serve plan on the fabric: the trace's KV loads from the fabric's memory tier (the chosen plan's, or the
+// best plan's with its cache there) and a prefill's tensor-parallel all-reduces.
+void run_simulate_serving(const plan_args& a, const plan::system& s, plan::serving_workload& w) {
+  const auto r = plan_serving_with(s, w, a.planning);
+  auto f = plan::fabric_for(s, 2);
+  if (!f) throw usage_error("system: " + s.name + " names no simulated fabric; add \"fabric\" (trinity fabric --help "
+                                                  "lists them) and \"fabric_memory_tier\"");
+  std::size_t pick = r.choice;
+  std::string note;
+  const auto& chosen = r.chosen().plan;
+  if (!(chosen.cache > bytes{} && s.tiers[chosen.cache_tier].name == f->memory_tier)) {
+    std::size_t tier = s.tiers.size();
+    for (std::size_t i = 0; i < s.tiers.size(); ++i)
+      if (s.tiers[i].name == f->memory_tier) tier = i;
+    const auto best = plan::best_by_cache_tier(r, s.tiers.size(), objective_of(a.planning));
+    if (tier < s.tiers.size() && best.by_tier[tier]) {
+      pick = *best.by_tier[tier];
+      note = "The chosen plan keeps its prefix cache " +
+             (chosen.cache > bytes{} ? "in " + s.tiers[chosen.cache_tier].name : std::string("nowhere")) +
+             ", off the fabric's memory nodes; the loads are those of the best plan with it in " + f->memory_tier +
+             ": " + plan::describe(r.candidates[pick].plan, s, r.codecs);
+    } else {
+      note = "No plan that fits keeps its prefix cache in " + (f->memory_tier.empty() ? "a fabric memory tier" : f->memory_tier) +
+             ": no KV load crosses the fabric";
+    }
+  }
+  const auto& e = r.candidates[pick];
+  f = plan::fabric_for(s, s.device.count);  // every replica, in turn
+  std::vector<plan::prefix_load> loads;
+  std::size_t requests = 0;
+  const bool on_fabric = e.plan.cache > bytes{} && s.tiers[e.plan.cache_tier].name == f->memory_tier;
+  if (!a.trace.empty() && on_fabric) {
+    std::vector<cache::block_request> trace;
+    try {
+      trace = io::read_block_trace(a.trace);
+    } catch (const invalid_input& x) {
+      throw usage_error(std::string("--trace ") + x.what());
+    }
+    requests = trace.size();
+    loads = plan::replay_serving(s, w, e.plan, r.codecs, trace).loads;
+  }
+  std::vector<plan::simulated_pair> sim;
+  try {
+    sim = plan::simulate(s, w, e, r.codecs, loads, *f);
+  } catch (const invalid_input& x) {
+    throw usage_error(std::string(x.what()));
+  }
+  if (a.json) {
+    std::cout << json{{"system", s.name}, {"choice", plan::describe(r.chosen().plan, s, r.codecs)},
+                      {"simulated_plan", plan::describe(e.plan, s, r.codecs)}, {"fabric", f->name},
+                      {"trace", a.trace.empty() ? json(nullptr) : json(a.trace)}, {"requests", requests},
+                      {"note", note}, {"simulated", simulated_json(sim)}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  std::cout << "Plan: " << plan::describe(r.chosen().plan, s, r.codecs) << '\n';
+  if (!note.empty()) std::cout << note << '\n';
+  if (a.trace.empty() && on_fabric)
+    std::cout << "No --trace given: the KV loads are not replayed (give a Mooncake-format trace, e.g. "
+                 "docs/examples/mooncake_conversation_excerpt.jsonl).\n";
+  else if (on_fabric)
+    std::cout << "Replayed " << a.trace << " (" << requests << " requests) through the plan's prefix cache; "
+              << loads.size() << " requests loaded a cached prefix.\n";
+  std::cout << '\n';
+  print_simulated(sim, f->name);
+}
+
 // trinity simulate: the chosen plan on the simulated fabric, beside the planner's prediction.
 void run_simulate(const plan_args& a) {
   const auto s = read_system(a.system);
   auto any = read_workload(a.workload, s);
+  if (auto* v = std::get_if<plan::serving_workload>(&any)) return run_simulate_serving(a, s, *v);
+  if (!a.trace.empty()) throw bad_flag("--trace", a.trace, "is for an llm-serve workload's KV loads");
   std::vector<plan::simulated_pair> sim;
   std::string choice;
   std::size_t ranks = 2;
@@ -309,6 +462,7 @@ void run_plan(const plan_args& a) {
   auto any = read_workload(a.workload, s);
   if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_diffusion(a, s, *d);
   if (auto* e = std::get_if<plan::edge_workload>(&any)) return run_edge(a, s, *e);
+  if (auto* v = std::get_if<plan::serving_workload>(&any)) return run_serving(a, s, *v);
   auto& w = std::get<plan::training_workload>(any);
   const auto r = plan_training_with(s, w, a.planning);
   const auto& x = r.explanation;
@@ -387,6 +541,20 @@ plan::objective objective_of(const planning_flags& f) {
   throw bad_flag("--objective", f.objective, "expected time, energy or cost");
 }
 
+plan::serving_plan_result plan_serving_with(const plan::system& s, plan::serving_workload& w, const planning_flags& f) {
+  if (!f.profile.empty())
+    throw bad_flag("--profile", f.profile, "is for a training workload's gradient codecs; llm-serve's KV codecs are the "
+                                           "system's");
+  if (!f.link_budget.empty()) throw bad_flag("--link-budget", f.link_budget, "is for training and edge workloads, not llm-serve");
+  if (!f.error_budget.empty())
+    w.error_budget = number_flag(f.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
+  try {
+    return plan::plan_serving(s, w, options_of(f));
+  } catch (const invalid_input& e) {
+    throw usage_error(std::string(e.what()));
+  }
+}
+
 plan::plan_result plan_training_with(const plan::system& s, plan::training_workload& w, const planning_flags& f) {
   const auto o = options_of(f);
   if (!f.error_budget.empty())
@@ -402,10 +570,11 @@ plan::plan_result plan_training_with(const plan::system& s, plan::training_workl
 void register_plan(CLI::App& app) {
   auto a = std::make_shared<plan_args>();
   auto* p = app.add_subcommand("plan", "Pick the best trade-off for a system and a workload, and explain it");
-  p->add_option("--system", a->system, "A preset (gb200-nvl72-cxl, h100-ib-cluster, edge-5g-cloud) or a JSON file")
+  p->add_option("--system", a->system, "A preset (gb200-nvl72-cxl, h100-ib-cluster, dgx-h100, edge-5g-cloud) or a JSON file")
       ->type_name("PRESET|FILE");
   p->add_option("--workload", a->workload,
-                "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics) or a JSON file")
+                "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics, llama3-70b-serve) or a "
+                "JSON file")
       ->type_name("PRESET|FILE");
   add_planning_flags(*p, a->planning);
   p->add_option("--plot", a->plot, "Draw the feasible plans and the Pareto front to this PNG (gnuplot)")->type_name("FILE");
@@ -419,6 +588,8 @@ void register_plan(CLI::App& app) {
                   "workload")->type_name("PRESET|FILE");
   sim->add_option("--workload", sa->workload, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
   add_planning_flags(*sim, sa->planning);
+  sim->add_option("--trace", sa->trace, "An llm-serve workload: the block-hashed trace (Mooncake's JSONL format) "
+                                        "whose KV loads to replay on the fabric")->type_name("FILE.jsonl");
   sim->add_flag("--json", sa->json, "Print JSON");
   sim->callback([sa] { run_simulate(*sa); });
 }

@@ -14,7 +14,9 @@
 #include "cli.hpp"
 #include "machine_profile.hpp"
 
+#include <trinity/io/block_trace.hpp>
 #include <trinity/plan.hpp>
+#include <trinity/plan/serving_replay.hpp>
 #include <trinity/units/format.hpp>
 
 #include <array>
@@ -140,6 +142,74 @@ void run_verify_diffusion(const verify_args& a, const plan::system& s, const pla
   if (!all) throw usage_error("a measured figure is more than 20% from the prediction (see the table)");
 }
 
+// A serving plan: its prefix cache, at the chosen capacity, tier and KV precision, replayed for real through
+// cache::tiered_prefix_cache on a block-hashed trace, beside what the planner priced from the workload's curve.
+void run_verify_serving(const verify_args& a, const plan::system& s, plan::serving_workload& w) {
+  if (a.trace.empty())
+    throw usage_error("verify of an llm-serve plan replays a block-hashed trace: give --trace FILE.jsonl (Mooncake's "
+                      "format; docs/examples/mooncake_conversation_excerpt.jsonl is an excerpt)");
+  if (!a.embeddings.empty()) throw bad_flag("--embeddings", a.embeddings, "is for a diffusion plan's trace");
+  const auto r = plan_serving_with(s, w, a.planning);
+  const auto& c = r.chosen();
+  if (c.plan.cache <= bytes{}) {
+    if (a.json) std::cout << json{{"plan", plan::describe(c.plan, s, r.codecs)}, {"rows", json::array()}}.dump(2) << '\n';
+    else std::cout << "Plan: " << plan::describe(c.plan, s, r.codecs) << "\nNo prefix cache was chosen: nothing to replay.\n";
+    return;
+  }
+  std::vector<cache::block_request> trace;
+  try {
+    trace = io::read_block_trace(a.trace);
+  } catch (const invalid_input& x) {
+    throw usage_error(std::string("--trace ") + x.what());
+  }
+  std::cerr << "trinity verify: replaying " << trace.size() << " requests through the plan's prefix cache...\n";
+  const auto m = plan::replay_serving(s, w, c.plan, r.codecs, trace);
+  const auto p = plan::predicted_replay(w, c, r.codecs, m.bound);
+  const std::string where = s.tiers[c.plan.cache_tier].name;
+  std::vector<row> rows{
+      {"prompt tokens served from the cache" +
+           std::string(m.bound < c.cost.hit_rate ? " (capped at the trace's bound)" : ""),
+       p.hit_rate, m.measured.hit_rate},
+      {"prefill FLOPs saved, of the whole prefill", p.prefill_saved, m.measured.prefill_saved},
+  };
+  if (c.plan.cache_tier != 0)
+    rows.push_back({"KV loaded from " + where + " per prompt token (bytes)", p.loaded_per_token.value(),
+                    m.measured.loaded_per_token.value()});
+  bool all = true;
+  for (const auto& x : rows) all &= x.within(0.2);
+  if (a.json) {
+    json jr = json::array();
+    for (const auto& x : rows)
+      jr.push_back({{"mechanism", x.mechanism}, {"predicted", x.predicted}, {"measured", x.measured},
+                    {"measured_over_predicted", x.ratio()}, {"within_20_percent", x.within(0.2)}});
+    std::cout << json{{"plan", plan::describe(c.plan, s, r.codecs)}, {"trace", a.trace}, {"requests", m.requests},
+                      {"capacity_blocks", m.capacity_blocks}, {"block_bytes", m.block_bytes.value()},
+                      {"trace_bound", m.bound}, {"planned_hit_rate", c.cost.hit_rate},
+                      {"served_tokens", m.served_tokens},
+                      {"served_blocks", m.served_blocks}, {"recomputed_blocks", m.recomputed_blocks},
+                      {"loaded_bytes", m.loaded.value()}, {"prefill_flops", m.prefill.value()},
+                      {"prefill_flops_saved", m.saved.value()}, {"rows", jr}, {"all_within_20_percent", all}}
+                     .dump(2)
+              << '\n';
+  } else {
+    std::cout << "Plan: " << plan::describe(c.plan, s, r.codecs) << "\nReplayed here through cache::tiered_prefix_cache: " << a.trace << " (" << m.requests
+              << " requests), the cache as " << m.capacity_blocks << " blocks of " << to_string(m.block_bytes) << " in "
+              << where << ".\nServed " << m.served_blocks << " blocks, recomputed " << m.recomputed_blocks
+              << " cached ones where that was faster, loaded " << to_string(m.loaded) << ", saved "
+              << to_string(m.saved) << " of " << to_string(m.prefill) << " of prefill.\n\n";
+    table t({"mechanism", "predicted", "measured", "measured / predicted", "within 20%"});
+    for (const auto& x : rows)
+      t.add({x.mechanism, units::detail::format_number(x.predicted), units::detail::format_number(x.measured),
+             ratio_text(x), x.within(0.2) ? "yes" : "NO"});
+    t.print(std::cout);
+    std::cout << "\nThe prediction is for a prompt of the workload's mean length (" << w.prompt_tokens
+              << " tokens) at the hit rate its curve gives the plan's bytes (" << units::detail::format_number(c.cost.hit_rate)
+              << "), capped at this trace's own bound (" << units::detail::format_number(m.bound)
+              << " at infinite capacity); the replay's prompts are the trace's.\n";
+  }
+  if (!all) throw usage_error("a measured figure is more than 20% from the prediction (see the table)");
+}
+
 void run_verify(const verify_args& a) {
   const auto ranks = count_flag(a.ranks, "--ranks", 2, 64);
   auto steps = count_flag(a.steps, "--steps", 1, 1000);
@@ -151,9 +221,10 @@ void run_verify(const verify_args& a) {
   const auto s = system_from(a.system);
   auto any = workload_from(a.workload, s);
   if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_verify_diffusion(a, s, *d);
+  if (auto* v = std::get_if<plan::serving_workload>(&any)) return run_verify_serving(a, s, *v);
   auto* training = std::get_if<plan::training_workload>(&any);
   if (!training)
-    throw bad_flag("--workload", a.workload, "verify runs training and diffusion plans; an edge plan is not run here yet");
+    throw bad_flag("--workload", a.workload, "verify runs training, diffusion and llm-serve plans; an edge plan is not run here yet");
   auto w = *training;
   // The plan is the system's (its own codecs); the profile, which measured this machine, only times the run.
   auto planning = a.planning;
@@ -270,13 +341,14 @@ void register_verify(CLI::App& app) {
   auto a = std::make_shared<verify_args>();
   auto* v = app.add_subcommand("verify", "Run the chosen plan here, scaled down, beside the planner's prediction");
   v->add_option("--system", a->system, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
-  v->add_option("--workload", a->workload, "A training or diffusion workload: a preset or a JSON file")->type_name("PRESET|FILE");
+  v->add_option("--workload", a->workload, "A training, diffusion or llm-serve workload: a preset or a JSON file")->type_name("PRESET|FILE");
   add_planning_flags(*v, a->planning);
   v->add_option("--ranks", a->ranks, "Ranks (threads) of the scaled-down run (default 4)")->type_name("COUNT");
   v->add_option("--steps", a->steps, "Training steps of the run (default 3)")->type_name("COUNT");
   v->add_option("--batch", a->batch, "Global batch of the run, split across ranks (default 256)")->type_name("COUNT");
-  v->add_option("--trace", a->trace, "A diffusion plan: the request trace to replay (default: a synthetic one)")
-      ->type_name("FILE.csv");
+  v->add_option("--trace", a->trace, "A diffusion plan: the request trace to replay (default: a synthetic one); an "
+                                     "llm-serve plan: the block-hashed trace (Mooncake's JSONL format)")
+      ->type_name("FILE.csv|FILE.jsonl");
   v->add_option("--embeddings", a->embeddings, "A diffusion plan: the trace's prompt embeddings")->type_name("FILE.fvecs");
   v->add_option("--requests", a->requests, "A diffusion plan: requests of the synthetic trace (default 10000)")
       ->type_name("COUNT");

@@ -47,14 +47,15 @@ inline topology nvl72_cxl(int gpus = 72, int trays = 8) {
   topology t({.cxl_version = 3, .pbr = true});
   const auto nvswitch = t.add_switch("nvswitch", link_family::nvlink);
   const auto cxl = t.add_switch("cxl-switch");
+  std::uint32_t grace = 0;
   for (int g = 0; g < gpus; ++g) {
     const auto gpu = t.add_accelerator("gpu" + std::to_string(g));
     t.connect(gpu, nvswitch, links::nvlink5_x18::descriptor);
-    if (g % 2 == 0) {  // one Grace per two Blackwells (GB200), coherent over NVLink-C2C
-      const auto grace = t.add_host("grace" + std::to_string(g / 2));
-      t.connect(grace, gpu, links::nvlink_c2c::descriptor);
+    if (g % 2 == 0) {  // one Grace per two Blackwells (GB200), each Blackwell coherent with it over NVLink-C2C
+      grace = t.add_host("grace" + std::to_string(g / 2));
       t.connect(grace, cxl, links::cxl3_x16::descriptor);
     }
+    t.connect(grace, gpu, links::nvlink_c2c::descriptor);
   }
   for (int m = 0; m < trays; ++m)
     t.connect(cxl, t.add_memory("tray" + std::to_string(m), tiers::cxl_capacity::descriptor.capacity), links::cxl3_x16::descriptor);

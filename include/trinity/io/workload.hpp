@@ -1,7 +1,7 @@
 #pragma once
 //! \file
 //! A workload description in JSON, read strictly: training (the default
-//! "type"), diffusion or edge, each with one key table per object (the
+//! "type"), diffusion, edge or llm-serve, each with one key table per object (the
 //! workload, its precision, hit-rate curve, trace and encodings), validated
 //! against the system it runs on. The schema is docs/planning.md §3, §6, §7.
 //!
@@ -23,12 +23,14 @@
 #include <trinity/model/sharding.hpp>
 #include <trinity/plan/diffusion.hpp>
 #include <trinity/plan/edge.hpp>
+#include <trinity/plan/serving.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/workload.hpp>
 
 namespace trinity::io {
 
-using any_workload = std::variant<plan::training_workload, plan::diffusion_workload, plan::edge_workload>;
+using any_workload =
+    std::variant<plan::training_workload, plan::diffusion_workload, plan::edge_workload, plan::serving_workload>;
 
 //! A request trace to replay in place of a diffusion workload's hit-rate curve.
 struct diffusion_trace {
@@ -67,7 +69,17 @@ inline constexpr key edge_keys[] = {{"name", required},   {"type", required},   
 inline constexpr key encoding_keys[] = {{"name", required}, {"bits_per_pixel", required}, {"encode_flops"},
                                         {"decode_flops"}, {"source"}};
 
-inline constexpr std::string_view workload_types[] = {"training", "diffusion", "edge"};
+inline constexpr key serving_keys[] = {{"name", required},   {"type", required},   {"model"},
+                                       {"layers"},           {"hidden"},           {"ffn_hidden"},
+                                       {"heads"},            {"kv_heads"},         {"vocabulary"},
+                                       {"gated_mlp"},        {"prompt_tokens", required}, {"output_tokens", required},
+                                       {"ttft_slo", required}, {"tpot_slo", required}, {"hit_rate", required},
+                                       {"hit_rate_bound"},   {"prefill_efficiency"}, {"error_budget"},
+                                       {"precision"}};
+inline constexpr std::string_view shape_keys[] = {"layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocabulary"};
+inline constexpr std::string_view model_names[] = {"llama3-70b", "llama3-8b", "gpt3-175b"};
+
+inline constexpr std::string_view workload_types[] = {"training", "diffusion", "edge", "llm-serve"};
 
 inline std::string precision_name(const object& o, std::string_view k) {
   return choice(o.at(k), o.path(k), plan::precisions);
@@ -198,6 +210,55 @@ inline plan::edge_workload read_edge(const json& j, const plan::system& s) {
   return validated(std::move(w), s);
 }
 
+// A model named (its published shape) or spelt out, one of the two.
+inline model::transformer_shape read_shape(const object& o) {
+  bool any = false;
+  for (auto k : shape_keys) any |= o.has(k);
+  if (o.has("model") == any)
+    fail("model", "name a model (\"llama3-70b\", \"llama3-8b\" or \"gpt3-175b\") or give its shape (layers, "
+                  "hidden, ffn_hidden, heads, kv_heads, vocabulary), one of the two");
+  if (o.has("model")) {
+    const auto m = choice(o.at("model"), "model", model_names);
+    if (o.has("gated_mlp")) fail("gated_mlp", "is part of the named model's shape; leave it out or spell the shape out");
+    return m == "llama3-70b" ? model::shapes::llama3_70b : m == "llama3-8b" ? model::shapes::llama3_8b
+                                                                             : model::shapes::gpt3_175b;
+  }
+  model::transformer_shape m;
+  m.layers = o.count("layers");
+  m.hidden = o.count("hidden");
+  m.ffn_hidden = o.count("ffn_hidden");
+  m.heads = o.count("heads");
+  m.kv_heads = o.has("kv_heads") ? o.count("kv_heads") : m.heads;
+  m.vocabulary = o.count("vocabulary");
+  o.get("gated_mlp", m.gated_mlp);
+  model::validate(m);  // names the key, which is the JSON field here
+  return m;
+}
+
+inline plan::serving_workload read_serving(const json& j, const plan::system& s) {
+  const object o(j, "", serving_keys, "an llm-serve workload");
+  plan::serving_workload w;
+  w.name = o.text("name");
+  w.shape = read_shape(o);
+  w.prompt_tokens = o.number("prompt_tokens");
+  w.output_tokens = o.number("output_tokens");
+  w.ttft_slo = o.quantity<seconds>("ttft_slo");
+  w.tpot_slo = o.quantity<seconds>("tpot_slo");
+  const object h(o.at("hit_rate"), "hit_rate", hit_rate_keys,
+                 "the prefix cache's power-law hit rate against bytes of 16-bit KV (trinity cache replay --format "
+                 "mooncake fits it)");
+  if (h.has("family")) {
+    static constexpr std::string_view families[] = {"power-law"};
+    (void)choice(h.at("family"), h.path("family"), families);
+  }
+  w.hit_rate = {per_byte{h.number("kappa_per_gb") / 1e9}, h.number("gamma")};
+  o.get("hit_rate_bound", w.hit_rate_bound);
+  o.get("prefill_efficiency", w.prefill_efficiency);
+  o.get("error_budget", w.error_budget);
+  if (o.has("precision")) w.precision = precision_name(o, "precision");
+  return validated(std::move(w), s);
+}
+
 }  // namespace detail
 
 //! A workload file's contents, checked against the system it will run on; relative trace paths are taken
@@ -209,6 +270,7 @@ inline workload_file read_workload(const json& j, const plan::system& s, const s
   workload_file out;
   if (type == "diffusion") out.workload = detail::read_diffusion(j, s, base, out.trace);
   else if (type == "edge") out.workload = detail::read_edge(j, s);
+  else if (type == "llm-serve") out.workload = detail::read_serving(j, s);
   else out.workload = detail::read_training(j, s);
   return out;
 }

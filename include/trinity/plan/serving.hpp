@@ -286,6 +286,27 @@ inline serving_plan_result plan_serving(const system& s, const serving_workload&
   return solve(detail::serving_problem{{s, w, o, codecs, identity}}, o);
 }
 
+//! What each tier buys: for every tier of the system, the best plan that fits with its prefix cache there (none
+//! where no such plan fits), by the objective; `no_cache` is the best that fits without one.
+struct tier_choices {
+  std::optional<std::size_t> no_cache;
+  std::vector<std::optional<std::size_t>> by_tier;
+};
+
+inline tier_choices best_by_cache_tier(const serving_plan_result& r, std::size_t tiers, objective o) {
+  tier_choices out{std::nullopt, std::vector<std::optional<std::size_t>>(tiers)};
+  const auto consider = [&](std::optional<std::size_t>& slot, std::size_t i) {
+    if (!slot || detail::score(r.candidates[i].cost, o) < detail::score(r.candidates[*slot].cost, o)) slot = i;
+  };
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const auto& e = r.candidates[i];
+    if (!e.fits()) continue;
+    if (e.plan.cache > bytes{}) consider(out.by_tier.at(e.plan.cache_tier), i);
+    else consider(out.no_cache, i);
+  }
+  return out;
+}
+
 namespace presets {
 
 //! Llama-3-70B serving Mooncake's conversation traffic: prompts of 12,035 tokens and answers of 343 on average

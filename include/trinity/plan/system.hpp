@@ -251,8 +251,14 @@ inline system dgx_h100() {
                   "each way; latency and energy per byte taken as NVLink 5's (" + nvlink.source + ")";
   auto device = h100_infiniband().device;  // the same H100 SXM: data sheet, list price, idle power assumption
   device.count = 8;
-  return {"dgx-h100", device, {from(tiers::h100_hbm3::descriptor), from(tiers::host_ddr::descriptor)}, nvlink,
-          std::nullopt, "", ""};
+  // Host memory as a GPU sees it: its share of the node's DDR5, reached over the GPU's PCIe link, not at the
+  // DIMMs' own rate.
+  auto host = from(tiers::host_ddr::descriptor);
+  host.capacity = bytes{2e12 / 8};
+  host.bandwidth = bytes_per_second{64e9};
+  host.source = "NVIDIA DGX H100 data sheet: 2 TB of system memory for 8 GPUs; H100 data sheet (SXM5): PCIe Gen5 "
+                "128 GB/s, both directions, so 64 GB/s each way; latency and energy: " + host.source;
+  return {"dgx-h100", device, {from(tiers::h100_hbm3::descriptor), host}, nvlink, std::nullopt, "", ""};
 }
 
 //! A camera's compute module on a 5G uplink to one cloud GPU: what edge video analytics runs on (the paper's

@@ -187,6 +187,39 @@ TEST_CASE("diffusion and edge workloads check their nested objects too", "[io]")
       "feature_size": "0.2MB", "precision": "int9"})") == "precision: \"int9\" is not allowed; did you mean \"int8\"?");
 }
 
+TEST_CASE("an llm-serve workload reads a named model or its spelt-out shape, and nothing else", "[io][serving]") {
+  const auto dgx = plan::presets::dgx_h100();
+  const std::string rest = R"("prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "500ms", "tpot_slo": "30ms",
+      "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}, "hit_rate_bound": 0.37})";
+  const auto read = [&](const std::string& head) {
+    return std::get<plan::serving_workload>(io::read_workload(io::parse("{" + head + rest, "s.json"), dgx).workload);
+  };
+  const auto named = read(R"("name": "a", "type": "llm-serve", "model": "llama3-8b", )");
+  const auto spelt = read(R"("name": "b", "type": "llm-serve", "layers": 32, "hidden": 4096, "ffn_hidden": 14336,
+      "heads": 32, "kv_heads": 8, "vocabulary": 128256, )");
+  CHECK(model::parameters(named.shape) == 8'030'261'248.0);
+  CHECK(model::parameters(spelt.shape) == model::parameters(named.shape));
+  CHECK(spelt.ttft_slo.value() == Approx(0.5));
+  CHECK(spelt.tpot_slo.value() == Approx(0.03));
+  CHECK(spelt.hit_rate.kappa.value() == Approx(0.0028e-9));
+  CHECK(spelt.hit_rate_bound == 0.37);
+  const auto error = [&](const std::string& head) {
+    return error_of("{" + head + rest, [&](const json& j) { io::read_workload(j, dgx); });
+  };
+  CHECK(error(R"("name": "c", "type": "llm-serve", "model": "llama3-80b", )")
+            .starts_with("model: \"llama3-80b\" is not allowed; did you mean \"llama3-70b\"?"));
+  CHECK(error(R"("name": "c", "type": "llm-serve", "layers": 32, "hidden": 4096, "ffn_hidden": 14336, "heads": 32,
+      "kv_heads": 5, "vocabulary": 128256, )")
+            .starts_with("kv_heads: must divide heads (32)"));
+  CHECK(error(R"("name": "c", "type": "llm-serve", "model": "llama3-8b", "kv_head": 8, )") ==
+        "kv_head: unknown key; did you mean \"kv_heads\"?");
+  CHECK(error(R"("name": "c", "type": "llm-serve", "model": "llama3-8b", "gated_mlp": false, )")
+            .starts_with("gated_mlp: is part of the named model's shape"));
+  CHECK(error(R"("name": "c", "type": "llm-serve", )").starts_with("model: name a model"));
+  CHECK(error(R"("name": "c", "type": "llm-serv", "model": "llama3-8b", )")
+            .starts_with("type: \"llm-serv\" is not allowed; did you mean \"llm-serve\"?"));
+}
+
 TEST_CASE("a topology refuses an unknown key in itself, a node or a link", "[io]") {
   const auto topology_error = [](const std::string& text) {
     return error_of(text, [](const json& j) { io::read_topology(j); });
