@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <iterator>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <set>
@@ -42,6 +43,7 @@
 #include <utility>
 #include <vector>
 
+#include <trinity/cache/detail/child_index.hpp>
 #include <trinity/error.hpp>
 #include <trinity/units/quantity.hpp>
 
@@ -81,35 +83,15 @@ struct prefix_stats {
 };
 
 class prefix_cache {
-  struct node;
-  struct block_hash {
-    using is_transparent = void;
-    std::size_t operator()(std::span<const token> b) const noexcept {
-      std::uint64_t h = 0x9e3779b97f4a7c15ull ^ b.size();
-      for (const token t : b) {
-        h ^= t;
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-      }
-      return static_cast<std::size_t>(h);
-    }
-    std::size_t operator()(const std::vector<token>& b) const noexcept { return (*this)(std::span<const token>(b)); }
-  };
-  struct block_equal {
-    using is_transparent = void;
-    template <class A, class B>
-    bool operator()(const A& a, const B& b) const noexcept {
-      return std::equal(std::begin(a), std::end(a), std::begin(b), std::end(b));
-    }
-  };
   struct node {
     node* parent = nullptr;
     std::vector<token> block;
-    std::unordered_map<std::vector<token>, std::unique_ptr<node>, block_hash, block_equal> children;
     std::uint64_t refs = 0, last_use = 0, salt = 0;
-    std::uint64_t inserts = 0;  // inserts that passed through: how shared the block is
-    std::uint32_t depth = 0;    // blocks above it, the root's children at 0
+    std::uint64_t inserts = 0;   // inserts that passed through: how shared the block is
+    std::uint32_t depth = 0;     // blocks above it, the root's children at 0
+    std::uint32_t children = 0;  // cached blocks that extend it
     block_id id = 0;
+    std::uint64_t chain = 0;     // detail::chain_hash of the blocks from the root to it
   };
   // The eviction order: the policy's priority, then the older, then the deeper (a parent never leaves before
   // its child); the block's identity only separates what nothing else can.
@@ -193,13 +175,23 @@ class prefix_cache {
     ++stats_.lookups;
     stats_.lookup_tokens += tokens.size();
     std::vector<node*> path;
-    path.reserve(tokens.size() / config_.block_tokens);
+    const std::size_t whole = tokens.size() / config_.block_tokens;
+    path.reserve(whole);
     if (const auto r = roots_.find(salt); r != roots_.end()) {
       node* at = r->second.get();
-      for (std::size_t b = 0; (b + 1) * config_.block_tokens <= tokens.size(); ++b) {
-        const auto it = at->children.find(tokens.subspan(b * config_.block_tokens, config_.block_tokens));
-        if (it == at->children.end()) break;
-        at = it->second.get();
+      // Every block's slot requested before the first is read: the walk then waits on memory once, not once
+      // per block.
+      chains_.resize(whole);
+      std::uint64_t h = at->chain;
+      for (std::size_t b = 0; b < whole; ++b) {
+        h = detail::chain_hash(h, tokens.subspan(b * config_.block_tokens, config_.block_tokens));
+        chains_[b] = h;
+        edges_.prefetch(h);
+      }
+      for (std::size_t b = 0; b < whole; ++b) {
+        node* child = edges_.find(at, tokens.subspan(b * config_.block_tokens, config_.block_tokens), chains_[b]);
+        if (!child) break;
+        at = child;
         path.push_back(at);
       }
     }
@@ -216,6 +208,7 @@ class prefix_cache {
     if (!root) {
       root = std::make_unique<node>();
       root->salt = salt;
+      root->chain = detail::chain_hash(0, std::span<const std::uint64_t>(&salt, 1));
     }
     node* at = root.get();
     guarded_root_ = at;  // eviction below must not drop the tree being walked
@@ -224,26 +217,32 @@ class prefix_cache {
     std::size_t created = 0;
     for (std::size_t b = 0; (b + 1) * config_.block_tokens <= tokens.size(); ++b) {
       const auto block = tokens.subspan(b * config_.block_tokens, config_.block_tokens);
-      auto it = at->children.find(block);
-      if (it == at->children.end()) {
+      const std::uint64_t h = detail::chain_hash(at->chain, block);
+      node* child = edges_.find(at, block, h);
+      if (!child) {
         if (blocks_ >= max_blocks_ && !evict_one()) break;  // every cached block is in use
-        auto child = std::make_unique<node>();
+        const block_id id = take_id();
+        child = id < nodes_.size() ? &nodes_[id] : &nodes_.emplace_back();
         child->parent = at;
         child->salt = salt;
+        child->refs = child->last_use = child->inserts = 0;
         child->depth = static_cast<std::uint32_t>(b);
+        child->children = 0;
         child->block.assign(block.begin(), block.end());
-        child->id = take_id();
-        it = at->children.emplace(child->block, std::move(child)).first;
+        child->id = id;
+        child->chain = h;
+        edges_.insert(child, h);
+        ++at->children;
         ++blocks_;
         ++created;
         ++stats_.inserted_blocks;
       }
-      at = it->second.get();
+      at = child;
       hold(at, now, true);  // held as we go, so later evictions cannot take the path
       path.push_back(at);
     }
     guarded_root_ = nullptr;
-    if (root->children.empty()) roots_.erase(salt);
+    if (root->children == 0) roots_.erase(salt);
     const std::size_t held = path.size() * config_.block_tokens;
     return lease(this, std::move(path), held, created);
   }
@@ -257,7 +256,7 @@ class prefix_cache {
   [[nodiscard]] std::size_t evictable_blocks() const noexcept { return idle_.size(); }
 
  private:
-  static bool evictable(const node* n) noexcept { return n->parent && n->refs == 0 && n->children.empty(); }
+  static bool evictable(const node* n) noexcept { return n->parent && n->refs == 0 && n->children == 0; }
 
   idle_key key_of(node* n) const noexcept {
     std::uint64_t priority = n->last_use;
@@ -298,18 +297,23 @@ class prefix_cache {
     idle_.erase(idle_.begin());
     node* parent = victim->parent;
     free_ids_.push_back(victim->id);
-    parent->children.erase(victim->block);  // frees victim
+    edges_.erase(victim, victim->chain);
+    victim->parent = nullptr;  // its slot waits in nodes_ for the identity's next block
+    --parent->children;
     --blocks_;
     ++stats_.evicted_blocks;
     if (evictable(parent)) idle_.insert(key_of(parent));
-    else if (!parent->parent && parent->children.empty() && parent != guarded_root_)
+    else if (!parent->parent && parent->children == 0 && parent != guarded_root_)
       roots_.erase(parent->salt);  // an empty tenant tree
     return true;
   }
 
   prefix_cache_config config_;
   std::uint64_t max_blocks_ = 0, blocks_ = 0, clock_ = 0;
-  std::unordered_map<std::uint64_t, std::unique_ptr<node>> roots_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<node>> roots_;  // a tenant's tree, by salt
+  std::deque<node> nodes_;                // the cached blocks, by identity; a deque keeps their addresses
+  detail::child_index<node> edges_;       // (parent, block) to child, for every tree
+  std::vector<std::uint64_t> chains_;     // match's chain hashes, kept to spare an allocation per lookup
   std::set<idle_key> idle_;  // the evictable leaves, first to go first
   node* guarded_root_ = nullptr;
   std::vector<block_id> free_ids_;
