@@ -347,7 +347,8 @@ tiered_run tiered_replay(const std::vector<cache::block_request>& trace, const p
   tiered_run run{hbm, {{s.tiers[0].name, hbm, {}, {}}}, {}, {}, {}};
   for (std::size_t t = 0; t < lower.size(); ++t)
     run.tiers.push_back({s.tiers[t + 1].name, lower[t], s.tiers[t + 1].bandwidth, s.tiers[t + 1].latency});
-  cache::tiered_prefix_cache kv({run.tiers, block, [&](std::size_t d) { return prefill[d]; }, s.device.rate("bf16")});
+  cache::tiered_prefix_cache kv({.tiers = run.tiers, .block_bytes = block, .prefill = [&](std::size_t d) { return prefill[d]; },
+                                 .device_rate = s.device.rate("bf16")});
   for (const auto& q : trace) {
     const auto r = kv.request(0, q.hash_ids);
     run.saved += r.saved;

@@ -53,7 +53,16 @@ struct tiered_prefix_config {
   //! Prefill FLOPs of the block at this depth (0: the first block), given the blocks before it cached.
   std::function<flops(std::size_t depth)> prefill;
   flops_per_second device_rate{};  //!< what recomputing a block runs at
+  //! Where the blocks' KV lives, when something holds it (cache::tiered_kv_store): told of every move before
+  //! the cache records it, and free to refuse it (a full or failing tier). `from` is no_tier for a block just
+  //! computed into device memory, `to` no_tier for a block leaving the cache, which is never refused. A
+  //! refused new block stays uncached, a refused load is recomputed where the block sits, and a refused
+  //! demotion drops the block: a cache may forget, never serve what it does not hold.
+  std::function<bool(std::uint64_t tenant, std::uint32_t id, std::size_t from, std::size_t to)> move{};
 };
+
+//! `from` or `to` of a move that enters or leaves the cache.
+inline constexpr std::size_t no_tier = static_cast<std::size_t>(-1);
 
 //! What one tier did over a replay.
 struct tier_counts {
@@ -61,7 +70,8 @@ struct tier_counts {
   std::uint64_t recomputed = 0;  //!< blocks cached here but recomputed, because loading them was slower
   bytes loaded{};                //!< loaded back to the device from this tier
   bytes demoted{};               //!< written into this tier from the one above
-  std::uint64_t dropped = 0;     //!< blocks that left the cache from this tier (the last one only)
+  std::uint64_t dropped = 0;     //!< blocks that left the cache from this tier (the last one, or a refused demotion)
+  std::uint64_t refused = 0;     //!< moves into this tier its holder refused (tiered_prefix_config::move)
 };
 
 //! What one request found.
@@ -103,22 +113,33 @@ class tiered_prefix_cache {
         ++counts_[t].recomputed;
         continue;
       }
+      if (t != 0 && !moved(it->first, t, 0)) {
+        ++counts_[t].recomputed;
+        continue;
+      }
       ++counts_[t].hits;
       ++out.served_blocks;
       out.saved += recompute;
       out.load_time += load;
       if (t != 0) counts_[t].loaded += c_.block_bytes;
+      relocate(it->first, it->second, 0);
     }
-    // Every block of the chain into device memory, stamped now.
+    // Every block of the chain into device memory, stamped now; one the holder refuses stays where it is
+    // (restamped) or uncached.
     for (std::size_t d = 0; d < chain.size(); ++d) {
       const key k{tenant, chain[d]};
-      auto [it, fresh] = blocks_.try_emplace(k, entry{0, clock_, static_cast<std::uint32_t>(d)});
-      if (!fresh) {
-        order_[it->second.tier].erase(rank(k, it->second));
-        it->second.tier = 0;
-        it->second.stamp = clock_;
+      const auto it = blocks_.find(k);
+      if (it == blocks_.end()) {
+        if (!moved(k, no_tier, 0)) continue;
+        const auto at = blocks_.emplace(k, entry{0, clock_, static_cast<std::uint32_t>(d)}).first;
+        order_[0].insert(rank(k, at->second));
+        continue;
       }
-      order_[0].insert(rank(k, it->second));
+      const std::size_t to = it->second.tier == 0 || moved(k, it->second.tier, 0) ? 0 : it->second.tier;
+      order_[it->second.tier].erase(rank(k, it->second));
+      it->second.tier = to;
+      it->second.stamp = clock_;
+      order_[to].insert(rank(k, it->second));
     }
     settle();
     return out;
@@ -164,22 +185,41 @@ class tiered_prefix_cache {
     return {e.stamp, std::numeric_limits<std::uint32_t>::max() - e.depth, k.tenant, k.id};
   }
 
+  bool moved(const key& k, std::size_t from, std::size_t to) {
+    if (!c_.move || c_.move(k.tenant, k.id, from, to)) return true;
+    ++counts_[to].refused;
+    return false;
+  }
+  void relocate(const key& k, entry& e, std::size_t to) {
+    order_[e.tier].erase(rank(k, e));
+    e.tier = to;
+    e.stamp = clock_;
+    order_[to].insert(rank(k, e));
+  }
+
   // Over capacity, a tier's oldest blocks go down one tier; the last tier's leave.
   void settle() {
     for (std::size_t t = 0; t < order_.size(); ++t)
-      while (order_[t].size() > c_.tiers[t].capacity_blocks) {
-        const auto [stamp, shallow, tenant, id] = *order_[t].begin();
-        order_[t].erase(order_[t].begin());
-        const auto it = blocks_.find(key{tenant, id});
-        if (t + 1 == order_.size()) {
-          ++counts_[t].dropped;
-          blocks_.erase(it);
-          continue;
-        }
-        it->second.tier = t + 1;
-        order_[t + 1].insert(rank(it->first, it->second));
-        counts_[t + 1].demoted += c_.block_bytes;
-      }
+      while (order_[t].size() > c_.tiers[t].capacity_blocks) demote_oldest(t);
+  }
+  // The tier below is given room first, so a holder's tier never holds more than its capacity for a moment
+  // (device memory aside, which holds a request's chain before the cache settles).
+  void demote_oldest(std::size_t t) {
+    const auto [stamp, shallow, tenant, id] = *order_[t].begin();
+    const auto it = blocks_.find(key{tenant, id});
+    const std::size_t below = t + 1;
+    if (below < order_.size())
+      while (!order_[below].empty() && order_[below].size() >= c_.tiers[below].capacity_blocks) demote_oldest(below);
+    order_[t].erase(order_[t].begin());
+    if (below == order_.size() || !moved(it->first, t, below)) {
+      if (c_.move) c_.move(tenant, id, t, no_tier);
+      ++counts_[t].dropped;
+      blocks_.erase(it);
+      return;
+    }
+    it->second.tier = below;
+    order_[below].insert(rank(it->first, it->second));
+    counts_[below].demoted += c_.block_bytes;
   }
 
   tiered_prefix_config c_;

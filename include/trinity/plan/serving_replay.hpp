@@ -92,8 +92,9 @@ inline serving_replay_result replay_serving(const system& s, const serving_workl
   const double bt = static_cast<double>(block_tokens);
   std::vector<flops> by_depth(deepest);
   for (std::size_t d = 0; d < deepest; ++d) by_depth[d] = model::forward_flops(w.shape, bt, static_cast<double>(d) * bt);
-  cache::tiered_prefix_cache kv({std::move(tiers), out.block_bytes, [&](std::size_t d) { return by_depth[d]; },
-                                 t * w.prefill_efficiency * s.device.rate(w.precision)});
+  cache::tiered_prefix_cache kv({.tiers = std::move(tiers), .block_bytes = out.block_bytes,
+                                 .prefill = [&](std::size_t d) { return by_depth[d]; },
+                                 .device_rate = t * w.prefill_efficiency * s.device.rate(w.precision)});
   bytes before{};
   for (const auto& q : trace) {
     const auto r = kv.request(0, q.hash_ids);

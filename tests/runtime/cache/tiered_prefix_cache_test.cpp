@@ -14,10 +14,10 @@ namespace {
 // Blocks of 1 MB; the device recomputes a block (1 GFLOP at depth 0, (d + 1) GFLOP at depth d) at 1 TFLOP/s,
 // so 1 ms per GFLOP. The host link loads a block in `load_ms`.
 cache::tiered_prefix_config config(std::uint64_t hbm, std::uint64_t host, double load_ms, bool by_depth = false) {
-  return {{{"HBM", hbm, {}, {}}, {"host", host, bytes_per_second{1e6 / (load_ms * 1e-3)}, seconds{0}}},
-          bytes{1e6},
-          [by_depth](std::size_t d) { return flops{1e9 * (by_depth ? static_cast<double>(d + 1) : 1.0)}; },
-          flops_per_second{1e12}};
+  return {.tiers = {{"HBM", hbm, {}, {}}, {"host", host, bytes_per_second{1e6 / (load_ms * 1e-3)}, seconds{0}}},
+          .block_bytes = bytes{1e6},
+          .prefill = [by_depth](std::size_t d) { return flops{1e9 * (by_depth ? static_cast<double>(d + 1) : 1.0)}; },
+          .device_rate = flops_per_second{1e12}};
 }
 std::vector<std::uint32_t> chain(std::initializer_list<std::uint32_t> ids) { return ids; }
 }  // namespace
@@ -81,8 +81,9 @@ TEST_CASE("with one tier the tiered cache hits exactly what the prefix cache's r
           "[cache][prefix][tiered]") {
   const auto trace = io::read_block_trace(TRINITY_SOURCE_DIR "/docs/examples/mooncake_conversation_excerpt.jsonl");
   for (const std::uint64_t capacity : {100u, 1000u, 3000u}) {
-    cache::tiered_prefix_cache kv({{{"HBM", capacity, {}, {}}}, bytes{1e6}, [](std::size_t) { return flops{1e9}; },
-                                   flops_per_second{1e12}});
+    cache::tiered_prefix_cache kv({.tiers = {{"HBM", capacity, {}, {}}}, .block_bytes = bytes{1e6},
+                                   .prefill = [](std::size_t) { return flops{1e9}; },
+                                   .device_rate = flops_per_second{1e12}});
     std::uint64_t hits = 0;
     for (const auto& q : trace) hits += kv.request(0, q.hash_ids).hit_blocks;
     INFO(capacity);
