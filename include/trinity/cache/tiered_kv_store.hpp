@@ -55,26 +55,12 @@ class tiered_kv_store {
   //! A cached block's KV, from the tier the cache holds it in; nullopt if it is not cached.
   [[nodiscard]] std::optional<std::span<const std::byte>> read(std::uint64_t tenant, std::uint32_t id) {
     if (!cache_.tier_of(tenant, id)) return std::nullopt;
-    return store_.get(block_key{tenant, id});
+    return store_.get(tenant_block{tenant, id});
   }
 
   [[nodiscard]] const tiered_prefix_cache& cache() const noexcept { return cache_; }
   //! The bytes' holder: its tiers, and a hook to interrupt its copies (set_copy_fault_hook) for testing.
   [[nodiscard]] auto& store() noexcept { return store_; }
-
-  struct block_key {
-    std::uint64_t tenant;
-    std::uint32_t id;
-    friend bool operator==(const block_key&, const block_key&) = default;
-  };
-  struct block_key_hash {
-    std::size_t operator()(const block_key& k) const noexcept {
-      std::uint64_t h = (k.tenant * 0x9e3779b97f4a7c15ull) ^ k.id;
-      h ^= h >> 31;
-      h *= 0xbf58476d1ce4e5b9ull;
-      return static_cast<std::size_t>(h ^ (h >> 29));
-    }
-  };
 
  private:
   static std::vector<place::tier_resource*> checked(const tiered_prefix_config& c, std::vector<place::tier_resource*> t) {
@@ -86,11 +72,11 @@ class tiered_kv_store {
   }
   tiered_prefix_config hooked(tiered_prefix_config c) {
     c.move = [this](std::uint64_t tenant, std::uint32_t id, std::size_t from, std::size_t to) {
-      return move(block_key{tenant, id}, from, to);
+      return move(tenant_block{tenant, id}, from, to);
     };
     return c;
   }
-  bool move(const block_key& k, std::size_t from, std::size_t to) {
+  bool move(const tenant_block& k, std::size_t from, std::size_t to) {
     if (to == no_tier) {  // leaving never fails
       (void)store_.evict(k);
       return true;
@@ -107,7 +93,7 @@ class tiered_kv_store {
     return store_.migrate(k, to);
   }
 
-  place::tiered_store<block_key, block_key_hash> store_;
+  place::tiered_store<tenant_block, tenant_block_hash> store_;
   compute_fn compute_;
   std::vector<std::byte> scratch_;
   tiered_prefix_cache cache_;  // last: its hook uses the members above

@@ -64,6 +64,21 @@ struct tiered_prefix_config {
 //! `from` or `to` of a move that enters or leaves the cache.
 inline constexpr std::size_t no_tier = static_cast<std::size_t>(-1);
 
+//! A tenant's block, what the tiered cache keys blocks by: tenants never share one, whatever their ids.
+struct tenant_block {
+  std::uint64_t tenant;
+  std::uint32_t id;
+  friend bool operator==(const tenant_block&, const tenant_block&) = default;
+};
+struct tenant_block_hash {
+  std::size_t operator()(const tenant_block& k) const noexcept {
+    std::uint64_t h = (k.tenant * 0x9e3779b97f4a7c15ull) ^ k.id;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return static_cast<std::size_t>(h ^ (h >> 32));
+  }
+};
+
 //! What one tier did over a replay.
 struct tier_counts {
   std::uint64_t hits = 0;        //!< blocks served from this tier
@@ -161,19 +176,8 @@ class tiered_prefix_cache {
   [[nodiscard]] const tiered_prefix_config& config() const noexcept { return c_; }
 
  private:
-  struct key {
-    std::uint64_t tenant;
-    std::uint32_t id;
-    friend bool operator==(const key&, const key&) = default;
-  };
-  struct key_hash {
-    std::size_t operator()(const key& k) const noexcept {
-      std::uint64_t h = (k.tenant * 0x9e3779b97f4a7c15ull) ^ k.id;
-      h ^= h >> 29;
-      h *= 0xbf58476d1ce4e5b9ull;
-      return static_cast<std::size_t>(h ^ (h >> 32));
-    }
-  };
+  using key = tenant_block;
+  using key_hash = tenant_block_hash;
   struct entry {
     std::size_t tier;
     std::uint64_t stamp;
