@@ -1,4 +1,4 @@
-// trinity model frontier|deficit|cache: the paper's three trade-off models
+// trinity model frontier|deficit|cache|hetero: the paper's trade-off models
 // evaluated from flags, with the explanation a reader needs to trust them.
 
 #include "cli.hpp"
@@ -191,6 +191,87 @@ void run_deficit(const deficit_args& a) {
   if (link)
     std::cout << "  over " << to_string(*link) << ": " << to_string((comm - base) / *link)
               << " of extra transfer per iteration, " << to_string(comm / *link) << " in all\n";
+}
+
+// ---- hetero --------------------------------------------------------------------
+
+struct hetero_args {
+  std::string link, streams, cap, sample, consume, produce, node_devices, encode_high, encode_low, producers,
+      consumers;
+  bool json = false;
+};
+
+void run_hetero(const hetero_args& a) {
+  auto h = model::presets::wan22_t2v();
+  if (!a.link.empty()) h.link.bandwidth = quantity_flag<bytes_per_second>(a.link, "--link-bandwidth");
+  if (h.link.bandwidth <= bytes_per_second{}) throw bad_flag("--link-bandwidth", a.link, "must be positive, e.g. 10Gbps");
+  if (!a.streams.empty()) h.link.streams = count_flag(a.streams, "--streams", 1, 1u << 16);
+  if (!a.cap.empty()) h.link.stream_cap = quantity_flag<bytes_per_second>(a.cap, "--stream-cap");
+  if (h.link.stream_cap < bytes_per_second{}) throw bad_flag("--stream-cap", a.cap, "must be 0 (no cap) or positive");
+  if (!a.sample.empty()) h.phase.sample = quantity_flag<bytes>(a.sample, "--sample");
+  if (h.phase.sample <= bytes{}) throw bad_flag("--sample", a.sample, "must be a positive size, e.g. 7MB");
+  const auto rate = [](const std::string& text, const char* flag, double fallback) {
+    return text.empty() ? fallback : number_flag(text, flag, 1e-9, 1e18, "a positive rate");
+  };
+  h.phase.consume_per_second = rate(a.consume, "--consume", h.phase.consume_per_second);
+  h.phase.produce_per_second = rate(a.produce, "--produce", h.phase.produce_per_second);
+  h.encode_high = rate(a.encode_high, "--encode-high", h.encode_high);
+  h.encode_low = rate(a.encode_low, "--encode-low", h.encode_low);
+  if (!a.node_devices.empty()) h.devices_per_node = count_flag(a.node_devices, "--devices-per-node", 1, 1u << 16);
+
+  const auto carried = model::carried(h.link);
+  const auto fill = model::streams_to_fill(h.link.bandwidth, h.link.stream_cap);
+  const double node_rate = static_cast<double>(h.devices_per_node) * h.phase.consume_per_second;
+  const bytes_per_second node_bytes{node_rate * h.phase.sample.value()};
+  const auto nodes = model::nodes_supported(h.link, node_rate, h.phase.sample);
+  auto filled = h.link;
+  filled.streams = std::max(filled.streams, fill);
+  const auto nodes_filled = model::nodes_supported(filled, node_rate, h.phase.sample);
+  const double ratio = model::producers_per_consumer_freed(h.encode_high, h.encode_low);
+  std::optional<double> utilization;
+  std::size_t producers = 0, consumers = 0;
+  if (a.producers.empty() != a.consumers.empty())
+    throw usage_error("give --producers and --consumers together, for the consumers' utilization");
+  if (!a.producers.empty()) {
+    producers = count_flag(a.producers, "--producers", 1, 1u << 24);
+    consumers = count_flag(a.consumers, "--consumers", 1, 1u << 24);
+    utilization = model::consumer_utilization(producers, consumers, h.phase, h.link);
+  }
+  if (a.json) {
+    json out{{"model", "hetero"},
+             {"link_bytes_per_second", h.link.bandwidth.value()},
+             {"streams", h.link.streams},
+             {"stream_cap_bytes_per_second", h.link.stream_cap.value()},
+             {"carried_bytes_per_second", carried.value()},
+             {"streams_to_fill_link", fill},
+             {"sample_bytes", h.phase.sample.value()},
+             {"node_bytes_per_second", node_bytes.value()},
+             {"nodes_supported", nodes},
+             {"nodes_supported_with_streams_to_fill", nodes_filled},
+             {"producers_per_consumer_freed", ratio},
+             {"producers_per_consumer_freed_whole", static_cast<std::size_t>(std::ceil(ratio - 1e-12))}};
+    if (utilization) {
+      out["producers"] = producers;
+      out["consumers"] = consumers;
+      out["consumer_utilization"] = *utilization;
+      out["bubble_fraction"] = 1 - *utilization;
+    }
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  std::cout << "Heterogeneous training over a message queue (paper §4.2): producers encode, consumers train\n"
+            << "  the streams carry min(link, N x cap) = min(" << to_string(h.link.bandwidth) << ", " << h.link.streams
+            << " x " << to_string(h.link.stream_cap) << ") = " << to_string(carried) << "; " << fill
+            << " streams fill the link\n"
+            << "  a consumer node takes " << h.devices_per_node << " x " << fixed(h.phase.consume_per_second)
+            << " samples/s x " << to_string(h.phase.sample) << " = " << to_string(node_bytes)
+            << ": these streams feed " << nodes << " node(s), " << fill << " streams feed " << nodes_filled << "\n"
+            << "  encoding moved off the consumers: e_high / e_low = " << fixed(ratio, 3) << ", so "
+            << static_cast<std::size_t>(std::ceil(ratio - 1e-12))
+            << " producer devices stand in for each consumer device freed\n";
+  if (utilization)
+    std::cout << "  " << producers << " producers, " << consumers << " consumers: utilization "
+              << fixed(*utilization, 3) << ", bubble " << fixed(1 - *utilization, 3) << "\n";
 }
 
 // ---- cache ---------------------------------------------------------------------
@@ -447,6 +528,25 @@ void register_model(CLI::App& app) {
   d->add_option("--link-bandwidth", da->link, "Link bandwidth, to turn traffic into time (e.g. 400Gbps)")->type_name("RATE");
   d->add_flag("--json", da->json, "Print JSON");
   d->callback([da] { run_deficit(*da); });
+
+  auto ha = std::make_shared<hetero_args>();
+  auto* h = model_cmd->add_subcommand("hetero", "Bandwidth -> memory across clusters: producers, streams and consumers "
+                                                "(defaults: the paper's WAN2.2 run, model/hetero.hpp)");
+  h->add_option("--link-bandwidth", ha->link, "The inter-cluster link (default 10Gbps)")->type_name("RATE");
+  h->add_option("--streams", ha->streams, "Parallel streams over it (default 1)")->type_name("COUNT");
+  h->add_option("--stream-cap", ha->cap, "One stream's most, 0 for none (default 50MB/s)")->type_name("RATE");
+  h->add_option("--sample", ha->sample, "Bytes of one produced sample (default 7.096MB, a Wan2.2 720P latent)")->type_name("SIZE");
+  h->add_option("--consume", ha->consume, "Samples per second one consumer device trains on (default 1)")->type_name("RATE");
+  h->add_option("--produce", ha->produce, "Samples per second one producer device makes (default 1)")->type_name("RATE");
+  h->add_option("--devices-per-node", ha->node_devices, "Consumer devices per node (default 8)")->type_name("COUNT");
+  h->add_option("--encode-high", ha->encode_high, "Encoding rate of a consumer-class device, any unit (default 3.35e12)")
+      ->type_name("NUMBER");
+  h->add_option("--encode-low", ha->encode_low, "Encoding rate of a producer-class device, same unit (default 8.64e11)")
+      ->type_name("NUMBER");
+  h->add_option("--producers", ha->producers, "Producer devices, for the consumers' utilization")->type_name("COUNT");
+  h->add_option("--consumers", ha->consumers, "Consumer devices, for the consumers' utilization")->type_name("COUNT");
+  h->add_flag("--json", ha->json, "Print JSON");
+  h->callback([ha] { run_hetero(*ha); });
 
   auto ca = std::make_shared<cache_args>();
   auto* c = model_cmd->add_subcommand("cache", "Memory -> compute: an approximate cache of diffusion latents");
