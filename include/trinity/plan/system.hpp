@@ -261,6 +261,37 @@ inline system dgx_h100() {
   return {"dgx-h100", device, {from(tiers::h100_hbm3::descriptor), host}, nvlink, std::nullopt, "", ""};
 }
 
+//! One DGX A100 (640 GB): 8 A100 SXM 80GB GPUs on NVLink 3 through NVSwitch, host DDR4 below. As dgx-h100,
+//! its interconnect is the scale-up domain; the node's eight HDR 200 Gb/s InfiniBand ports (DGX A100 data
+//! sheet) would join nodes, which a one-interconnect system does not describe.
+inline system dgx_a100() {
+  // 312 TFLOP/s dense BF16, 19.5 TFLOP/s FP32, 624 TOPS dense INT8, 400 W (NVIDIA A100 Tensor Core GPU data
+  // sheet, SXM 80GB). Not priced (0): give your rate in a JSON system for the cost objective. Idle: no data
+  // sheet figure; 60 W is an assumption, scaled from the H100's by board power. Measure yours.
+  device_spec a100{"a100-sxm-80gb", flops_per_second{312e12}, watts{400}, 8, 0.0,
+                   "NVIDIA A100 data sheet (SXM 80GB, dense BF16); idle power an assumption", true,
+                   {{"fp32", flops_per_second{19.5e12}}, {"int8", flops_per_second{624e12}}}, watts{60}};
+  auto hbm = from(tiers::h100_hbm3::descriptor);
+  hbm.name = "a100-hbm2e";
+  hbm.capacity = bytes{80e9};
+  hbm.bandwidth = bytes_per_second{2039e9};
+  hbm.source = "NVIDIA A100 data sheet (SXM 80GB: 80 GB HBM2e at 2,039 GB/s); latency and energy taken as the "
+               "H100's HBM (" + hbm.source + ")";
+  auto host = from(tiers::host_ddr::descriptor);
+  host.name = "host-ddr4";  // two AMD EPYC 7742 with DDR4 (DGX A100 data sheet)
+  host.capacity = bytes{2e12 / 8};
+  host.bandwidth = bytes_per_second{32e9};
+  host.source = "NVIDIA DGX A100 data sheet: 2 TB of system memory for 8 GPUs (the 640 GB system); A100 data "
+                "sheet: PCIe Gen4 64 GB/s, both directions, so 32 GB/s each way; latency and energy taken as "
+                "DDR5's: " + host.source;
+  auto nvlink = from(links::nvlink5_x18::descriptor);
+  nvlink.name = "nvlink3-x12";
+  nvlink.bandwidth = bytes_per_second{300e9};
+  nvlink.source = "NVIDIA A100 data sheet: NVLink 600 GB/s, both directions, so 300 GB/s each way; latency and "
+                  "energy per byte taken as NVLink 5's (" + nvlink.source + ")";
+  return {"dgx-a100", a100, {hbm, host}, nvlink, std::nullopt, "", ""};
+}
+
 //! A camera's compute module on a 5G uplink to one cloud GPU: what edge video analytics runs on (the paper's
 //! §3.2). The figures are a data sheet's and a standard's, except where marked as assumptions to replace
 //! with your own (a data plan's price, the modem's energy per byte).
@@ -292,13 +323,14 @@ inline system edge_5g_cloud() {
 }
 
 inline std::vector<std::string_view> names() {
-  return {"gb200-nvl72-cxl", "h100-ib-cluster", "dgx-h100", "edge-5g-cloud"};
+  return {"gb200-nvl72-cxl", "h100-ib-cluster", "dgx-h100", "dgx-a100", "edge-5g-cloud"};
 }
 
 inline std::optional<system> find(std::string_view name) {
   if (name == "gb200-nvl72-cxl") return gb200_nvl72_cxl();
   if (name == "h100-ib-cluster") return h100_infiniband();
   if (name == "dgx-h100") return dgx_h100();
+  if (name == "dgx-a100") return dgx_a100();
   if (name == "edge-5g-cloud") return edge_5g_cloud();
   return std::nullopt;
 }

@@ -11,7 +11,9 @@
 using namespace trinity;
 
 namespace {
-std::vector<plan::system> systems() { return {plan::presets::dgx_h100(), plan::presets::gb200_nvl72_cxl()}; }
+std::vector<plan::system> systems() {
+  return {plan::presets::dgx_h100(), plan::presets::dgx_a100(), plan::presets::gb200_nvl72_cxl()};
+}
 }  // namespace
 
 TEST_CASE("a serving plan is priced by the serving model", "[plan][serving]") {
@@ -37,6 +39,10 @@ TEST_CASE("every chosen serving plan fits, meets its objectives and is the best 
   const auto w = plan::presets::llama3_70b_serve();
   for (const auto& s : systems())
     for (const auto o : {plan::objective::time, plan::objective::energy, plan::objective::cost}) {
+      if (o == plan::objective::cost && s.device.price_per_hour == 0) {  // dgx-a100 carries no price
+        CHECK_THROWS_WITH(plan::plan_serving(s, w, {.objective = o}), Catch::Contains("cost needs prices"));
+        continue;
+      }
       const auto r = plan::plan_serving(s, w, {.objective = o});
       const auto& c = r.chosen();
       INFO(s.name << " / " << plan::to_string(o) << ": " << plan::describe(c.plan, s, r.codecs));
