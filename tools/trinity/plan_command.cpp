@@ -570,7 +570,7 @@ plan::plan_result plan_training_with(const plan::system& s, plan::training_workl
 void register_plan(CLI::App& app) {
   auto a = std::make_shared<plan_args>();
   auto* p = app.add_subcommand("plan", "Pick the best trade-off for a system and a workload, and explain it");
-  p->add_option("--system", a->system, "A preset (gb200-nvl72-cxl, h100-ib-cluster, dgx-h100, edge-5g-cloud) or a JSON file")
+  p->add_option("--system", a->system, "A preset (gb200-nvl72-cxl, h100-ib-cluster, dgx-h100, dgx-a100, edge-5g-cloud) or a JSON file")
       ->type_name("PRESET|FILE");
   p->add_option("--workload", a->workload,
                 "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics, llama3-70b-serve) or a "
