@@ -326,11 +326,7 @@ void draw_blocks(const std::string& path, const std::vector<block_curve>& curves
 std::vector<flops> prefill_by_depth(const std::vector<cache::block_request>& trace, std::size_t block_tokens) {
   std::size_t deepest = 0;
   for (const auto& q : trace) deepest = std::max(deepest, q.hash_ids.size());
-  const double bt = static_cast<double>(block_tokens);
-  std::vector<flops> out(deepest);
-  for (std::size_t d = 0; d < deepest; ++d)
-    out[d] = model::forward_flops(model::shapes::llama3_70b, bt, static_cast<double>(d) * bt);
-  return out;
+  return model::prefill_by_block_depth(model::shapes::llama3_70b, deepest, block_tokens);
 }
 
 // One tiered replay: device memory of `capacity_blocks` blocks, then the system's lower tiers.

@@ -128,10 +128,16 @@ void print_result_json(const plan_args& a, const plan::system& s, const std::str
   std::cout << out.dump(2) << '\n';
 }
 
+// Bytes per device in each of the system's tiers, by name.
+json tier_bytes_json(const plan::system& s, const std::vector<bytes>& held) {
+  json tiers = json::object();
+  for (std::size_t t = 0; t < s.tiers.size(); ++t) tiers[s.tiers[t].name] = held[t].value();
+  return tiers;
+}
+
 json cost_json(const plan::evaluated& e, const plan::plan_result& r, const plan::system& s) {
   const auto& c = e.cost;
-  json tiers = json::object();
-  for (std::size_t t = 0; t < s.tiers.size(); ++t) tiers[s.tiers[t].name] = c.tier_bytes[t].value();
+  const json tiers = tier_bytes_json(s, c.tier_bytes);
   return {{"codec", r.codecs[e.plan.codec].name},
           {"zero_stage", e.plan.stage},
           {"offload_tier", e.plan.offload_tier ? json(s.tiers[e.plan.offload_tier].name) : json(nullptr)},
@@ -151,8 +157,7 @@ json cost_json(const plan::evaluated& e, const plan::plan_result& r, const plan:
 }
 
 json cache_json(const plan::cache_evaluated& e, const plan::system& s) {
-  json tiers = json::object();
-  for (std::size_t t = 0; t < s.tiers.size(); ++t) tiers[s.tiers[t].name] = e.cost.tier_bytes[t].value();
+  const json tiers = tier_bytes_json(s, e.cost.tier_bytes);
   return {{"cache_bytes", e.plan.capacity.value()},
           {"cache_tier", e.plan.capacity > bytes{} ? json(s.tiers[e.plan.tier].name) : json(nullptr)},
           {"hit_rate", e.cost.hit_rate},
@@ -251,8 +256,7 @@ void run_edge(const plan_args& a, const plan::system& s, const plan::edge_worklo
 json serving_json(const plan::serving_evaluated& e, const plan::serving_plan_result& r, const plan::system& s) {
   const auto& c = e.cost;
   const auto& p = e.plan;
-  json tiers = json::object();
-  for (std::size_t t = 0; t < s.tiers.size(); ++t) tiers[s.tiers[t].name] = c.tier_bytes[t].value();
+  const json tiers = tier_bytes_json(s, c.tier_bytes);
   return {{"tensor_parallel", p.tensor_parallel},
           {"batch", p.batch},
           {"kv_precision", r.codecs[p.codec].name == "identity" ? std::string("bf16") : r.codecs[p.codec].name},
@@ -351,7 +355,7 @@ void print_simulated(const std::vector<plan::simulated_pair>& v, const std::stri
 // best plan's with its cache there) and a prefill's tensor-parallel all-reduces.
 void run_simulate_serving(const plan_args& a, const plan::system& s, plan::serving_workload& w) {
   const auto r = plan_serving_with(s, w, a.planning);
-  auto f = plan::fabric_for(s, 2);
+  auto f = plan::fabric_for(s, s.device.count);  // every replica, in turn
   if (!f) throw usage_error("system: " + s.name + " names no simulated fabric; add \"fabric\" (trinity fabric --help "
                                                   "lists them) and \"fabric_memory_tier\"");
   std::size_t pick = r.choice;
@@ -374,7 +378,6 @@ void run_simulate_serving(const plan_args& a, const plan::system& s, plan::servi
     }
   }
   const auto& e = r.candidates[pick];
-  f = plan::fabric_for(s, s.device.count);  // every replica, in turn
   std::vector<plan::prefix_load> loads;
   std::size_t requests = 0;
   const bool on_fabric = e.plan.cache > bytes{} && s.tiers[e.plan.cache_tier].name == f->memory_tier;

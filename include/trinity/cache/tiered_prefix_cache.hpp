@@ -136,8 +136,10 @@ class tiered_prefix_cache {
       ++out.served_blocks;
       out.saved += recompute;
       out.load_time += load;
-      if (t != 0) counts_[t].loaded += c_.block_bytes;
-      relocate(it->first, it->second, 0);
+      if (t != 0) {
+        counts_[t].loaded += c_.block_bytes;
+        relocate(it->first, it->second, 0);  // its bytes are in device memory now: below, only a restamp
+      }
     }
     // Every block of the chain into device memory, stamped now; one the holder refuses stays where it is
     // (restamped) or uncached.
@@ -150,11 +152,8 @@ class tiered_prefix_cache {
         order_[0].insert(rank(k, at->second));
         continue;
       }
-      const std::size_t to = it->second.tier == 0 || moved(k, it->second.tier, 0) ? 0 : it->second.tier;
-      order_[it->second.tier].erase(rank(k, it->second));
-      it->second.tier = to;
-      it->second.stamp = clock_;
-      order_[to].insert(rank(k, it->second));
+      if (it->second.tier == 0 && it->second.stamp == clock_) continue;  // loaded above
+      relocate(k, it->second, it->second.tier == 0 || moved(k, it->second.tier, 0) ? 0 : it->second.tier);
     }
     settle();
     return out;

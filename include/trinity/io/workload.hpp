@@ -98,6 +98,16 @@ W validated(W w, const plan::system& s) {
   return w;
 }
 
+// A power-law hit-rate curve in bytes: {"family": "power-law", "kappa_per_gb": k, "gamma": g}.
+inline model::power_law read_power_law(const object& o, const char* what) {
+  const object h(o.at("hit_rate"), "hit_rate", hit_rate_keys, what);
+  if (h.has("family")) {
+    static constexpr std::string_view families[] = {"power-law"};
+    (void)choice(h.at("family"), h.path("family"), families);
+  }
+  return {per_byte{h.number("kappa_per_gb") / 1e9}, h.number("gamma")};
+}
+
 inline plan::training_workload read_training(const json& j, const plan::system& s) {
   const object o(j, "", training_keys, "a training workload");
   plan::training_workload w;
@@ -141,12 +151,7 @@ inline plan::diffusion_workload read_diffusion(const json& j, const plan::system
   if (o.has("trace") == o.has("hit_rate"))
     fail("hit_rate", "give a hit-rate curve (hit_rate) or a request trace to fit one from (trace), one of the two");
   if (o.has("hit_rate")) {
-    const object h(o.at("hit_rate"), "hit_rate", hit_rate_keys, "a power-law hit-rate curve");
-    if (h.has("family")) {
-      static constexpr std::string_view families[] = {"power-law"};
-      (void)choice(h.at("family"), h.path("family"), families);
-    }
-    w.hit_rate = {per_byte{h.number("kappa_per_gb") / 1e9}, h.number("gamma")};
+    w.hit_rate = read_power_law(o, "a power-law hit-rate curve");
     if (!o.has("reuse_depth"))
       fail("reuse_depth", "missing; with a hit_rate curve give the steps a hit skips (trinity cache replay prints "
                           "its mean), or bring the trace to measure it from");
@@ -244,14 +249,8 @@ inline plan::serving_workload read_serving(const json& j, const plan::system& s)
   w.output_tokens = o.number("output_tokens");
   w.ttft_slo = o.quantity<seconds>("ttft_slo");
   w.tpot_slo = o.quantity<seconds>("tpot_slo");
-  const object h(o.at("hit_rate"), "hit_rate", hit_rate_keys,
-                 "the prefix cache's power-law hit rate against bytes of 16-bit KV (trinity cache replay --format "
-                 "mooncake fits it)");
-  if (h.has("family")) {
-    static constexpr std::string_view families[] = {"power-law"};
-    (void)choice(h.at("family"), h.path("family"), families);
-  }
-  w.hit_rate = {per_byte{h.number("kappa_per_gb") / 1e9}, h.number("gamma")};
+  w.hit_rate = read_power_law(o, "the prefix cache's power-law hit rate against bytes of 16-bit KV (trinity cache "
+                                 "replay --format mooncake fits it)");
   o.get("hit_rate_bound", w.hit_rate_bound);
   o.get("prefill_efficiency", w.prefill_efficiency);
   o.get("error_budget", w.error_budget);

@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include <trinity/error.hpp>
 #include <trinity/units/quantity.hpp>
@@ -128,6 +129,15 @@ inline double pipeline_bubble(std::size_t p, std::size_t micro_batches, std::siz
   trinity::detail::require(micro_batches >= 1, "micro_batches", "must be at least 1");
   trinity::detail::require(v >= 1, "virtual_stages", "must be at least 1");
   return static_cast<double>(p - 1) / (static_cast<double>(micro_batches) * static_cast<double>(v));
+}
+
+//! Prefill FLOPs of each block of `block_tokens` tokens at depths 0 .. blocks - 1, the blocks before it cached:
+//! what a prefix cache saves per block it serves, at each depth.
+inline std::vector<flops> prefill_by_block_depth(const transformer_shape& m, std::size_t blocks, std::size_t block_tokens) {
+  const double bt = static_cast<double>(block_tokens);
+  std::vector<flops> out(blocks);
+  for (std::size_t d = 0; d < blocks; ++d) out[d] = forward_flops(m, bt, static_cast<double>(d) * bt);
+  return out;
 }
 
 namespace shapes {

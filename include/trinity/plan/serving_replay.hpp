@@ -90,8 +90,7 @@ inline serving_replay_result replay_serving(const system& s, const serving_workl
   std::size_t deepest = 0;
   for (const auto& q : trace) deepest = std::max(deepest, q.hash_ids.size());
   const double bt = static_cast<double>(block_tokens);
-  std::vector<flops> by_depth(deepest);
-  for (std::size_t d = 0; d < deepest; ++d) by_depth[d] = model::forward_flops(w.shape, bt, static_cast<double>(d) * bt);
+  const auto by_depth = model::prefill_by_block_depth(w.shape, deepest, block_tokens);
   cache::tiered_prefix_cache kv({.tiers = std::move(tiers), .block_bytes = out.block_bytes,
                                  .prefill = [&](std::size_t d) { return by_depth[d]; },
                                  .device_rate = t * w.prefill_efficiency * s.device.rate(w.precision)});
