@@ -17,9 +17,10 @@ class TrinityConan(ConanFile):
     settings = "os", "arch", "compiler", "build_type"
     # One option per component target; each brings its own dependencies. trinity::trinity is always there.
     options = {"with_compress": [True, False], "with_io": [True, False], "with_mpi": [True, False],
-               "with_numa": [True, False], "with_hnsw": [True, False]}
+               "with_numa": [True, False], "with_hnsw": [True, False],
+               "with_stream": [True, False]}
     default_options = {"with_compress": True, "with_io": True, "with_mpi": False, "with_numa": False,
-                       "with_hnsw": False}
+                       "with_hnsw": False, "with_stream": False}
     exports_sources = "CMakeLists.txt", "cmake/*", "include/*", "LICENSE"
     no_copy_source = True
 
@@ -36,6 +37,8 @@ class TrinityConan(ConanFile):
             self.requires("openmpi/4.1.6")
         if self.options.with_hnsw:
             self.requires("hnswlib/0.8.0")
+        if self.options.with_stream:
+            self.requires("cppzmq/4.10.0")
 
     def validate(self):
         check_min_cppstd(self, 20)
@@ -55,6 +58,7 @@ class TrinityConan(ConanFile):
         tc.cache_variables["TRINITY_WITH_MPI"] = bool(self.options.with_mpi)
         tc.cache_variables["TRINITY_WITH_NUMA"] = bool(self.options.with_numa)
         tc.cache_variables["TRINITY_WITH_HNSW"] = bool(self.options.with_hnsw)
+        tc.cache_variables["TRINITY_WITH_STREAM"] = bool(self.options.with_stream)
         tc.generate()
 
     def build(self):
@@ -97,3 +101,5 @@ class TrinityConan(ConanFile):
             component("numa", [], system_libs=["numa"])  # libnuma from the system: no Conan Center recipe
         if self.options.with_hnsw:
             component("hnsw", ["hnswlib::hnswlib"])
+        if self.options.with_stream:
+            component("stream", ["cppzmq::cppzmq"], system_libs=["pthread"])

@@ -14,6 +14,8 @@ packages=(
   catch2 libbenchmark-dev nlohmann-json3-dev libcli11-dev
   # optional backends: codecs, multi-process collectives, NUMA tiers, ANN index
   libzstd-dev liblz4-dev libxxhash-dev libopenmpi-dev openmpi-bin libnuma-dev libhnswlib-dev
+  # message streams between processes (trinity::stream)
+  libzmq3-dev cppzmq-dev
   # the peer the flat index is benchmarked against (bench/cache.cpp)
   libfaiss-dev
   # the independent reference the placement solvers are tested against

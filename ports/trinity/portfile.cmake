@@ -12,7 +12,8 @@ vcpkg_check_features(OUT_FEATURE_OPTIONS feature_options
     io TRINITY_WITH_IO
     mpi TRINITY_WITH_MPI
     numa TRINITY_WITH_NUMA
-    hnsw TRINITY_WITH_HNSW)
+    hnsw TRINITY_WITH_HNSW
+    stream TRINITY_WITH_STREAM)
 
 vcpkg_cmake_configure(
   SOURCE_PATH "${SOURCE_PATH}"

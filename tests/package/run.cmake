@@ -47,11 +47,11 @@ endif()
 run("${CMAKE_COMMAND}" -S "${CONSUMER_DIR}" -B "${WORK_DIR}/build" -G Ninja
     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX}" -DCMAKE_BUILD_TYPE=Release)
 run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build")
-foreach(program consumer compress_consumer io_consumer mpi_consumer hnsw_consumer adoption_consumer)
+foreach(program consumer compress_consumer io_consumer mpi_consumer hnsw_consumer stream_consumer adoption_consumer)
   run("${WORK_DIR}/build/${program}")
 endforeach()
 
-refused("compres: not a component of trinity; the components are compress, io, mpi, numa, hnsw, cuda"
+refused("compres: not a component of trinity; the components are compress, io, mpi, numa, hnsw, stream, cuda"
   "${CMAKE_COMMAND}" -S "${CONSUMER_DIR}/unknown_component" -B "${WORK_DIR}/unknown" -G Ninja
   "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX}")
 # An install without the NUMA backend, as -DTRINITY_WITH_NUMA=OFF leaves it.
