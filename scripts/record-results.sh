@@ -34,6 +34,8 @@ scripts/mpirun.sh -n 2 build/bin/trinity-bench-collectives --benchmark_out_forma
 step "caches (ci, bench)"
 build/bin/trinity-bench-cache "${reps[@]}" --benchmark_out="$out/cache-ci.json" >/dev/null
 build/bench/bin/trinity-bench-cache "${reps[@]}" --benchmark_out="$out/cache-bench.json" >/dev/null
+step "samples over trinity::stream against raw ZeroMQ, loopback (ci)"
+build/bin/trinity-bench-stream "${reps[@]}" --benchmark_out="$out/stream-ci.json" >/dev/null
 step "the prefix cache on Mooncake's trace, against the Python replay (ci)"
 cmake --build --preset ci -j "$(nproc)" --target trinity-bench-prefix-replay
 build/bin/trinity-bench-prefix-replay "${reps[@]}" --benchmark_out="$out/prefix-replay-ci.json" >/dev/null
