@@ -7,6 +7,7 @@
 #include <trinity/plan/diffusion.hpp>
 #include <trinity/plan/edge.hpp>
 #include <trinity/plan/engine.hpp>
+#include <trinity/plan/hetero_train.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/serving.hpp>
 #include <trinity/plan/serving_replay.hpp>

@@ -55,10 +55,12 @@ any_workload read_workload(const std::string& arg, const plan::system& s) {
   if (auto w = plan::presets::find_diffusion(arg)) return *w;
   if (auto w = plan::presets::find_edge(arg)) return *w;
   if (auto w = plan::presets::find_serving(arg)) return *w;
+  if (auto w = plan::presets::find_hetero_train(arg)) return *w;
   std::vector<std::string_view> names = plan::presets::workload_names();
   names.push_back("diffusion-dit-12b");
   names.push_back("edge-video-analytics");
   names.push_back("llama3-70b-serve");
+  names.push_back("wan22-t2v-hetero");
   return from_file(arg, "--workload", names, [&](const json& j) -> any_workload {
     auto file = io::read_workload(j, s, std::filesystem::path(arg).parent_path());
     if (!file.trace) return file.workload;
@@ -253,6 +255,68 @@ void run_edge(const plan_args& a, const plan::system& s, const plan::edge_worklo
   std::cout << "\nPareto front (latency, energy, bytes sent, device memory, dollars): " << r.pareto.size() << " plans\n";
 }
 
+json hetero_train_json(const plan::hetero_train_evaluated& e) {
+  const auto& c = e.cost;
+  return {{"disaggregated", e.plan.disaggregated},
+          {"producers", e.plan.producers},
+          {"streams", e.plan.streams},
+          {"samples_per_second", c.samples_per_second},
+          {"time_per_sample_s", c.total.time.value()},
+          {"energy_per_sample_j", c.total.energy.value()},
+          {"dollars_per_sample", c.dollars},
+          {"consumer_utilization", c.utilization},
+          {"bubble_fraction", c.bubble},
+          {"streams_carry_bytes_per_second", c.carried.value()},
+          {"link_busy", c.link_busy}};
+}
+
+void run_hetero_train(const plan_args& a, const plan::system& s, const plan::hetero_train_workload& w) {
+  if (!a.planning.profile.empty())
+    throw bad_flag("--profile", a.planning.profile, "is for a training workload's gradient codecs, not hetero-train");
+  if (!a.planning.link_budget.empty())
+    throw bad_flag("--link-budget", a.planning.link_budget, "is for training and edge workloads, not hetero-train");
+  if (!a.planning.error_budget.empty())
+    throw bad_flag("--error-budget", a.planning.error_budget, "is for codecs; hetero-train sends latents as they are");
+  plan::hetero_train_result r;
+  try {
+    r = plan::plan_hetero_train(s, w, options_of(a.planning));
+  } catch (const invalid_input& e) {
+    throw usage_error(std::string(e.what()));
+  }
+  const auto answers = plan::answers(w);
+  if (a.json) {
+    print_result_json(a, s, w.name,
+                      {{"answers", {{"producers_per_consumer_device", answers.producers_per_consumer},
+                                    {"streams_to_fill_link", answers.streams_to_fill},
+                                    {"one_stream_bytes_per_second", answers.one_stream.value()},
+                                    {"nodes_fed", answers.nodes_fed}}}},
+                      r, [](const plan::hetero_train_evaluated& e) { return hetero_train_json(e); });
+    return;
+  }
+  const auto& x = r.explanation;
+  const auto& c = r.chosen().cost;
+  const auto& b = r.candidates[r.baseline].cost;
+  std::cout << "Plan for " << w.name << " on " << s.name << " (" << w.consumer_count(s) << " " << s.device.name
+            << " consumers, " << w.producer.name << " producers over a " << to_string(w.link) << " link), best "
+            << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  "
+            << plan::describe(r.chosen().plan, w) << "\n\n";
+  table t({"", "chosen", "colocated (baseline)"});
+  t.add({"samples/s trained", units::detail::format_number(c.samples_per_second),
+         units::detail::format_number(b.samples_per_second)});
+  t.add({"consumers training", plan::detail::pct(c.utilization), plan::detail::pct(b.utilization)});
+  t.add({"consumers waiting (bubble)", plan::detail::pct(c.bubble), plan::detail::pct(b.bubble)});
+  t.add({"streams carry", to_string(c.carried), "-"});
+  t.add({"link busy", plan::detail::pct(c.link_busy), "-"});
+  t.add({"energy per sample", to_string(c.total.energy), to_string(b.total.energy)});
+  t.print(std::cout);
+  std::cout << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, w) << "): " << x.binding_before
+            << "\n  after: " << x.binding_after << '\n';
+  for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
+  std::cout << "\nAlternatives one producer or one stream away:\n";
+  for (const auto& rj : x.rejected) std::cout << "  " << rj << '\n';
+  std::cout << "\nPareto front (time, energy, dollars per sample): " << r.pareto.size() << " plans\n";
+}
+
 json serving_json(const plan::serving_evaluated& e, const plan::serving_plan_result& r, const plan::system& s) {
   const auto& c = e.cost;
   const auto& p = e.plan;
@@ -423,6 +487,9 @@ void run_simulate(const plan_args& a) {
   const auto s = read_system(a.system);
   auto any = read_workload(a.workload, s);
   if (auto* v = std::get_if<plan::serving_workload>(&any)) return run_simulate_serving(a, s, *v);
+  if (std::holds_alternative<plan::hetero_train_workload>(any))
+    throw bad_flag("--workload", a.workload, "is a hetero-train workload; its link is measured by `trinity-stream "
+                                             "demo`, not simulated on a fabric");
   if (!a.trace.empty()) throw bad_flag("--trace", a.trace, "is for an llm-serve workload's KV loads");
   std::vector<plan::simulated_pair> sim;
   std::string choice;
@@ -466,6 +533,7 @@ void run_plan(const plan_args& a) {
   if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_diffusion(a, s, *d);
   if (auto* e = std::get_if<plan::edge_workload>(&any)) return run_edge(a, s, *e);
   if (auto* v = std::get_if<plan::serving_workload>(&any)) return run_serving(a, s, *v);
+  if (auto* h = std::get_if<plan::hetero_train_workload>(&any)) return run_hetero_train(a, s, *h);
   auto& w = std::get<plan::training_workload>(any);
   const auto r = plan_training_with(s, w, a.planning);
   const auto& x = r.explanation;
@@ -576,7 +644,7 @@ void register_plan(CLI::App& app) {
   p->add_option("--system", a->system, "A preset (gb200-nvl72-cxl, h100-ib-cluster, dgx-h100, dgx-a100, edge-5g-cloud) or a JSON file")
       ->type_name("PRESET|FILE");
   p->add_option("--workload", a->workload,
-                "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics, llama3-70b-serve) or a "
+                "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics, llama3-70b-serve, wan22-t2v-hetero) or a "
                 "JSON file")
       ->type_name("PRESET|FILE");
   add_planning_flags(*p, a->planning);

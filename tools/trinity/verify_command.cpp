@@ -224,7 +224,8 @@ void run_verify(const verify_args& a) {
   if (auto* v = std::get_if<plan::serving_workload>(&any)) return run_verify_serving(a, s, *v);
   auto* training = std::get_if<plan::training_workload>(&any);
   if (!training)
-    throw bad_flag("--workload", a.workload, "verify runs training, diffusion and llm-serve plans; an edge plan is not run here yet");
+    throw bad_flag("--workload", a.workload, "verify runs training, diffusion and llm-serve plans; an edge or hetero-train "
+                                             "plan is not run here yet (for hetero-train's link, run trinity-stream demo)");
   auto w = *training;
   // The plan is the system's (its own codecs); the profile, which measured this machine, only times the run.
   auto planning = a.planning;

@@ -23,14 +23,15 @@
 #include <trinity/model/sharding.hpp>
 #include <trinity/plan/diffusion.hpp>
 #include <trinity/plan/edge.hpp>
+#include <trinity/plan/hetero_train.hpp>
 #include <trinity/plan/serving.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/workload.hpp>
 
 namespace trinity::io {
 
-using any_workload =
-    std::variant<plan::training_workload, plan::diffusion_workload, plan::edge_workload, plan::serving_workload>;
+using any_workload = std::variant<plan::training_workload, plan::diffusion_workload, plan::edge_workload,
+                                  plan::serving_workload, plan::hetero_train_workload>;
 
 //! A request trace to replay in place of a diffusion workload's hit-rate curve.
 struct diffusion_trace {
@@ -79,7 +80,16 @@ inline constexpr key serving_keys[] = {{"name", required},   {"type", required},
 inline constexpr std::string_view shape_keys[] = {"layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocabulary"};
 inline constexpr std::string_view model_names[] = {"llama3-70b", "llama3-8b", "gpt3-175b"};
 
-inline constexpr std::string_view workload_types[] = {"training", "diffusion", "edge", "llm-serve"};
+inline constexpr key hetero_train_keys[] = {{"name", required},       {"type", required},    {"consumers"},
+                                            {"devices_per_node"},     {"producer", required}, {"max_producers"},
+                                            {"link", required},
+                                            {"stream_cap"},           {"max_streams"},       {"encode_high", required},
+                                            {"encode_low", required}, {"phases", required}};
+inline constexpr key producer_keys[] = {{"name", required}, {"power"}, {"price_per_hour"}, {"source"}};
+inline constexpr key phase_keys[] = {{"samples"}, {"sample", required}, {"produce_per_second", required},
+                                     {"consume_per_second", required}};
+
+inline constexpr std::string_view workload_types[] = {"training", "diffusion", "edge", "llm-serve", "hetero-train"};
 
 inline std::string precision_name(const object& o, std::string_view k) {
   return choice(o.at(k), o.path(k), plan::precisions);
@@ -215,6 +225,36 @@ inline plan::edge_workload read_edge(const json& j, const plan::system& s) {
   return validated(std::move(w), s);
 }
 
+// Producers encode, consumers (the system's devices) train, over a link of capped streams (plan/hetero_train.hpp).
+inline plan::hetero_train_workload read_hetero_train(const json& j, const plan::system& s) {
+  const object o(j, "", hetero_train_keys, "a hetero-train workload");
+  plan::hetero_train_workload w;
+  w.name = o.text("name");
+  o.get("consumers", w.consumers);
+  o.get("devices_per_node", w.devices_per_node);
+  const object p(o.at("producer"), "producer", producer_keys, "a producer class");
+  w.producer.name = p.text("name");
+  p.get("power", w.producer.power);
+  p.get("price_per_hour", w.producer.price_per_hour);
+  p.get("source", w.producer.source);
+  o.get("max_producers", w.max_producers);
+  w.link = o.quantity<bytes_per_second>("link");
+  o.get("stream_cap", w.stream_cap);
+  o.get("max_streams", w.max_streams);
+  w.encode_high = o.number("encode_high");
+  w.encode_low = o.number("encode_low");
+  for_each(o.at("phases"), "phases", [&](const json& e, const std::string& at) {
+    const object x(e, at, phase_keys, "a phase");
+    model::sample_phase ph;
+    x.get("samples", ph.samples);
+    ph.sample = x.quantity<bytes>("sample");
+    ph.produce_per_second = x.number("produce_per_second");
+    ph.consume_per_second = x.number("consume_per_second");
+    w.phases.push_back(ph);
+  }, 1024);
+  return validated(std::move(w), s);
+}
+
 // A model named (its published shape) or spelt out, one of the two.
 inline model::transformer_shape read_shape(const object& o) {
   bool any = false;
@@ -270,6 +310,7 @@ inline workload_file read_workload(const json& j, const plan::system& s, const s
   if (type == "diffusion") out.workload = detail::read_diffusion(j, s, base, out.trace);
   else if (type == "edge") out.workload = detail::read_edge(j, s);
   else if (type == "llm-serve") out.workload = detail::read_serving(j, s);
+  else if (type == "hetero-train") out.workload = detail::read_hetero_train(j, s);
   else out.workload = detail::read_training(j, s);
   return out;
 }

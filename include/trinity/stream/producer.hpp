@@ -22,6 +22,10 @@
 //!    offset: the application makes samples from that offset on again.
 //! Ordering across streams is the consumer's job: it delivers each producer's
 //! samples in offset order, once.
+//!
+//! resume_offset() and the first send() wait for the consumer's first answer,
+//! which it gives from inside consumer::next(): run a producer beside its
+//! consumer (another process or thread), never before it on the same thread.
 
 #include <algorithm>
 #include <cerrno>
