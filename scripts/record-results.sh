@@ -35,7 +35,7 @@ step "caches (ci, bench)"
 build/bin/trinity-bench-cache "${reps[@]}" --benchmark_out="$out/cache-ci.json" >/dev/null
 build/bench/bin/trinity-bench-cache "${reps[@]}" --benchmark_out="$out/cache-bench.json" >/dev/null
 step "samples over trinity::stream against raw ZeroMQ, loopback (ci)"
-build/bin/trinity-bench-stream "${reps[@]}" --benchmark_out="$out/stream-ci.json" >/dev/null
+build/bin/trinity-bench-stream --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_out_format=json --benchmark_out="$out/stream-ci.json" >/dev/null
 step "the prefix cache on Mooncake's trace, against the Python replay (ci)"
 cmake --build --preset ci -j "$(nproc)" --target trinity-bench-prefix-replay
 build/bin/trinity-bench-prefix-replay "${reps[@]}" --benchmark_out="$out/prefix-replay-ci.json" >/dev/null

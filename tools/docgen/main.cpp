@@ -377,12 +377,31 @@ std::string exchange_table(sources& s) {
          table({"link", "chooser's pick", "its measured time", "measured fastest it may pick", "its time", "within 10%"}, rows);
 }
 
+std::string stream_speed(sources& s) {
+  const auto& r = s.results("stream-ci.json");
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::pair<double, std::string>> sizes;
+  const std::string prefix = "stream_vs_raw_zeromq/bytes:";
+  for (const auto& [name, run] : r.runs)
+    if (name.rfind(prefix, 0) == 0) sizes.emplace_back(std::stod(name.substr(prefix.size())), name);
+  std::sort(sizes.begin(), sizes.end());
+  for (const auto& [bytes, name] : sizes)
+    rows.push_back({size_name(bytes), fixed(r.counter(name, "raw_items_per_second"), 0),
+                    fixed(r.counter(name, "trinity_items_per_second"), 0), rate(r.counter(name, "raw_bytes_per_second")),
+                    rate(r.counter(name, "trinity_bytes_per_second")), fixed(r.counter(name, "trinity_over_raw"), 2)});
+  return measured_on(r) + "TCP loopback, one producer thread and one consumer thread, the two alternating in every "
+         "round; medians of the repetitions in `bench/results/stream-ci.json`.\n\n" +
+         table({"sample", "raw ZeroMQ samples/s", "trinity::stream samples/s", "raw bytes/s", "trinity bytes/s",
+                "× raw"},
+               rows);
+}
+
 const std::map<std::string, std::function<std::string(sources&)>>& tables() {
   static const std::map<std::string, std::function<std::string(sources&)>> t{
       {"compress-speed", compress_speed}, {"collectives", collectives_table}, {"cuda-codecs", cuda_codecs},
       {"plan-speed", plan_speed},         {"place-speed", place_speed},       {"cache-speed", cache_speed},
       {"replay-synthetic", replay_table}, {"exchange", exchange_table},
-      {"prefix-curve-mooncake", prefix_curve_table}};
+      {"prefix-curve-mooncake", prefix_curve_table}, {"stream-speed", stream_speed}};
   return t;
 }
 

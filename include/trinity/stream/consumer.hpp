@@ -167,6 +167,9 @@ class consumer {
         ++stats_.delivered;
         return s;
       }
+      // What has arrived already costs no poll.
+      receive_some();
+      if (!ready_.empty()) continue;
       flush();  // before waiting: let the producers go on
       const auto now = std::chrono::steady_clock::now();
       if (!first && now >= deadline) return std::nullopt;

@@ -295,9 +295,10 @@ class producer {
     zmq::message_t in;
     // Claims are batched so a stream takes the lock once per batch, not once per sample.
     constexpr std::size_t batch = 32;
+    int idle_rounds = 0;
 
-    for (;;) {
-      // What the consumer said.
+    // What the consumer said.
+    const auto read_states = [&] {
       while (socket.recv(in, zmq::recv_flags::dontwait)) {
         const auto h = detail::decode({static_cast<const std::byte*>(in.data()), in.size()});
         if (!h || h->kind != detail::frame_kind::state || h->producer != options_.id || in.more()) {
@@ -307,10 +308,22 @@ class producer {
         }
         if (on_state(*h)) wake_all();
       }
+    };
+    auto last_read = clock::time_point{};
+    bool woke_on_socket = true;
+    for (;;) {
+      // Read after a poll saw something, or every 200 us while busy: states come one per batch of
+      // acknowledgements, and a read per sample would cost a system call per sample.
+      if (woke_on_socket || clock::now() - last_read >= std::chrono::microseconds(200)) {
+        last_read = clock::now();
+        woke_on_socket = false;
+        read_states();
+      }
       const auto now = clock::now();
       bool ask = false;
       std::uint64_t ask_acked = 0;
       bool sleeping = false;
+      bool yield_once = false;
       auto delay = clock::duration::zero();
       {
         std::unique_lock lk(mutex_);
@@ -340,13 +353,27 @@ class producer {
           ++stats_.sent;
           stats_.stream_bytes[index] += m.size();
         }
+        if (!pending.empty()) idle_rounds = 0;
         if (pending.empty() && delay == clock::duration::zero()) {
+          if (idle_rounds < 2) {
+            // The application is likely mid-send: give it the core briefly before paying for a sleep and a wake.
+            ++idle_rounds;
+            yield_once = true;
+          } else {
+            idle_rounds = 0;
+          }
+        }
+        if (pending.empty() && delay == clock::duration::zero() && !yield_once) {
           // Nothing to send: sleep until send(), a state or stop wakes this stream.
           asleep_[index] = true;
           sleeping = true;
         }
       }
       if (ask) (void)socket.send(hello_frame(options_.id, ask_acked), zmq::send_flags::dontwait);
+      if (yield_once) {
+        std::this_thread::yield();
+        continue;
+      }
       while (!pending.empty() && socket.send(pending.front(), zmq::send_flags::dontwait)) pending.pop_front();
       if (pending.empty() && !sleeping && delay == clock::duration::zero()) continue;
       // Wait: for the socket (a state, or room under the high-water mark), a wake-up, or a timer.
@@ -363,6 +390,7 @@ class producer {
       } catch (const zmq::error_t& e) {
         if (e.num() != EINTR) throw;
       }
+      woke_on_socket = (items[0].revents & ZMQ_POLLIN) != 0;
       wakes_[index].clear();
       if (sleeping) {
         std::lock_guard lk(mutex_);

@@ -11,7 +11,6 @@
 //! kept up to max_free_bytes, by size class (eight classes per doubling, so at
 //! most an eighth is wasted).
 
-#include <atomic>
 #include <bit>
 #include <cstddef>
 #include <memory>
@@ -39,6 +38,7 @@ class frame_pool : public std::enable_shared_from_this<frame_pool> {
   //! A frame of size bytes, in a recycled buffer where one fits.
   zmq::message_t make_frame(std::size_t size) {
     const std::size_t capacity = size_class(size);
+    auto self = shared_from_this();
     header* h = nullptr;
     {
       std::lock_guard lk(mutex_);
@@ -47,15 +47,18 @@ class frame_pool : public std::enable_shared_from_this<frame_pool> {
         h = it->second.back();
         it->second.pop_back();
         free_bytes_ -= capacity;
+        h->owner = std::move(self);
       }
     }
     if (!h) {
       auto* raw = static_cast<std::byte*>(::operator new(header_space + capacity, std::align_val_t{64}));
-      h = new (raw) header{{}, capacity, {}};
+      h = new (raw) header{{}, capacity};
+      // Published under the lock that release() takes first: ZeroMQ's own hand-over between threads orders
+      // the two already, but through atomics of an uninstrumented library; this is an order TSan sees too.
+      std::lock_guard lk(mutex_);
+      h->owner = std::move(self);
     }
-    h->owner = shared_from_this();
-    h->in_use.store(true, std::memory_order_release);
-    return zmq::message_t(data_of(h), size, &release, h);
+    return zmq::message_t(data_of(h), size, &release, this);
   }
 
   [[nodiscard]] std::size_t free_bytes() const {
@@ -74,9 +77,6 @@ class frame_pool : public std::enable_shared_from_this<frame_pool> {
   struct header {
     std::shared_ptr<frame_pool> owner;  // set while in use
     std::size_t capacity;
-    // Published by make_frame, taken by release: ZeroMQ's own hand-over between threads orders the two
-    // already, but through atomics of an uninstrumented library; this makes the order one TSan sees too.
-    std::atomic<bool> in_use;
   };
   static constexpr std::size_t header_space = 64;  // keeps the data 64-byte aligned
   static_assert(sizeof(header) <= header_space);
@@ -91,13 +91,16 @@ class frame_pool : public std::enable_shared_from_this<frame_pool> {
   }
 
   // ZeroMQ's free function: back to the free list, or freed when the list is full.
-  static void release(void*, void* hint) noexcept {
-    auto* h = static_cast<header*>(hint);
-    (void)h->in_use.exchange(false, std::memory_order_acq_rel);
-    std::shared_ptr<frame_pool> pool = std::move(h->owner);  // the pool outlives this call
+  // The pool comes as ZeroMQ's hint, so nothing of the buffer is read before the lock. The buffer holds its
+  // pool, so the pool outlives this call; its last reference may go with it, after the lock is let go.
+  static void release(void* data, void* hint) noexcept {
+    auto* pool = static_cast<frame_pool*>(hint);
+    auto* h = reinterpret_cast<header*>(static_cast<std::byte*>(data) - header_space);
+    std::shared_ptr<frame_pool> keep;
     bool kept = false;
     {
       std::lock_guard lk(pool->mutex_);
+      keep = std::move(h->owner);
       if (pool->free_bytes_ + h->capacity <= pool->max_free_bytes_) {
         try {
           pool->free_[h->capacity].push_back(h);
