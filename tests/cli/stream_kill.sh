@@ -19,12 +19,14 @@ wait_for_records() {  # until the journal holds $1 records (60 s at most)
 consumer=$!; pids+=($consumer)
 for _ in $(seq 100); do [ -s "$dir/ep" ] && break; sleep 0.1; done
 ep=$(cat "$dir/ep")
-produce() { "$bin" produce --connect "$ep" --id "$1" --count $count --streams "$2" --stream-cap 10MB/s; }
+# exec: the background job's pid is the producer's own, so SIGKILL reaches it and not only a subshell.
+produce() { exec "$bin" produce --connect "$ep" --id "$1" --count $count --streams "$2" --stream-cap 10MB/s; }
 produce 0 3 > "$dir/p0.log" & p0=$!; pids+=($p0)
 produce 1 2 > "$dir/p1.log" & p1=$!; pids+=($p1)
 
 wait_for_records 4000
 kill -9 $p0; wait $p0 2>/dev/null || true
+if grep -q "sent" "$dir/p0.log"; then echo "producer 0 finished before it was killed: nothing was tested" >&2; exit 1; fi
 produce 0 3 > "$dir/p0b.log" & p0=$!; pids+=($p0)
 
 wait_for_records 12000

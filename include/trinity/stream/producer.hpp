@@ -23,6 +23,8 @@
 //! Ordering across streams is the consumer's job: it delivers each producer's
 //! samples in offset order, once.
 //!
+//! One live producer per id: two at once would interleave one offset sequence.
+//!
 //! resume_offset() and the first send() wait for the consumer's first answer,
 //! which it gives from inside consumer::next(): run a producer beside its
 //! consumer (another process or thread), never before it on the same thread.
