@@ -7,6 +7,7 @@
 #include <trinity/model/deficit.hpp>
 #include <trinity/model/fit.hpp>
 #include <trinity/model/frontier.hpp>
+#include <trinity/model/coresidency.hpp>
 #include <trinity/model/hetero.hpp>
 #include <trinity/model/hit_rate.hpp>
 #include <trinity/model/serving.hpp>

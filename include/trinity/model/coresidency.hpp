@@ -1,0 +1,264 @@
+#pragma once
+//! \file
+//! Spatial sharing for multimodal pre-processing (paper §5.2): a curation
+//! pipeline runs CPU-bound operators (decode, split) and GPU-bound models
+//! (aesthetic scoring, OCR, captioning). With one model per device, a device
+//! whose model has no work idles, and the devices split among the models in
+//! whole numbers never match their loads; keeping several models resident on
+//! a device (spending its memory) lets it run whichever has work.
+//!
+//! A placement says which models each device holds. Samples flow at X per
+//! second when the models' work can be spread over the devices that hold them:
+//! by Hall's condition on the bipartite models-devices graph, the most is
+//!   X_gpu = min over sets J of models of  Σ_{d holding any of J} η_d / Σ_{j∈J} w_j
+//! with w_j = (share of samples reaching j) · (device-seconds per sample of j)
+//! and η_d the share of its compute a device keeps (1 alone; the sharing
+//! efficiency when it holds more than one model, for their interference).
+//! The CPU operators give X_cpu = W / Σ_i f_i · t_i over W workers, and
+//!   X = min(X_cpu, X_gpu),  device utilisation = X · Σ_j w_j / D.
+//!
+//! placement_for(budget) finds a placement whose devices each hold models
+//! within `budget` bytes: devices are alike, so it tries every multiset of the
+//! sets of models that fit when there are at most 200,000 (ties: fewer models
+//! held); past that, a local search from the best one-model-per-device split. Sweeping the budget gives throughput and
+//! utilisation against the memory given to co-residency, and the smallest
+//! budget past which more memory stops helping.
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/units/quantity.hpp>
+
+namespace trinity::model {
+
+//! One operator of the pipeline.
+struct curation_operator {
+  std::string name;
+  bool gpu = false;                //!< a model on a device, or a CPU-bound operator
+  double seconds_per_sample = 0;   //!< on one CPU worker, or on one whole device with nothing beside it
+  bytes memory{};                  //!< a model's resident footprint on a device (weights and working set)
+  double share = 1;                //!< share of the samples that reach it (filters before it drop some)
+};
+
+struct curation_cluster {
+  std::size_t cpu_workers = 1;
+  std::size_t devices = 1;
+  bytes device_memory{};
+  double sharing_efficiency = 1;   //!< compute a device keeps when it runs more than one model
+};
+
+inline void validate(const std::vector<curation_operator>& ops, const curation_cluster& c) {
+  trinity::detail::require(!ops.empty(), "operators", "give at least one operator");
+  std::size_t models = 0;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const std::string at = "operators[" + std::to_string(i) + "]";
+    trinity::detail::require(ops[i].seconds_per_sample > 0, at + ".seconds_per_sample", "must be positive");
+    trinity::detail::require(ops[i].share > 0 && ops[i].share <= 1, at + ".share", "must lie in (0, 1]");
+    trinity::detail::require(ops[i].memory.value() >= 0, at + ".memory", "must not be negative");
+    if (ops[i].gpu) {
+      ++models;
+      trinity::detail::require(ops[i].memory <= c.device_memory, at + ".memory",
+                               "is more than a device holds: the model cannot be placed");
+    }
+  }
+  trinity::detail::require(models <= 16, "operators", "at most 16 models (the bound is exact over their subsets)");
+  trinity::detail::require(c.cpu_workers >= 1, "cpu_workers", "must be at least 1");
+  trinity::detail::require(c.devices >= 1, "devices", "must be at least 1");
+  trinity::detail::require(c.sharing_efficiency > 0 && c.sharing_efficiency <= 1, "sharing_efficiency",
+                           "must lie in (0, 1]");
+}
+
+//! Which models each device holds: holds[d] is a bit set over the pipeline's models, in their order.
+using device_models = std::vector<std::uint32_t>;
+
+namespace detail {
+inline std::vector<double> model_work(const std::vector<curation_operator>& ops) {
+  std::vector<double> w;
+  for (const auto& o : ops)
+    if (o.gpu) w.push_back(o.share * o.seconds_per_sample);
+  return w;
+}
+inline double cpu_rate(const std::vector<curation_operator>& ops, const curation_cluster& c) {
+  double work = 0;
+  for (const auto& o : ops)
+    if (!o.gpu) work += o.share * o.seconds_per_sample;
+  return work > 0 ? static_cast<double>(c.cpu_workers) / work : std::numeric_limits<double>::infinity();
+}
+}  // namespace detail
+
+struct curation_rates {
+  double samples_per_second = 0;
+  double cpu_bound = 0;            //!< X_cpu
+  double gpu_bound = 0;            //!< X_gpu
+  double device_utilization = 0;   //!< busy share of the devices' time
+  std::uint32_t binding_models = 0;  //!< the set of models that bounds X_gpu (empty when CPU-bound or no models)
+};
+
+//! Samples per second and the devices' utilisation for a placement.
+inline curation_rates rates(const std::vector<curation_operator>& ops, const curation_cluster& c,
+                            const device_models& holds) {
+  validate(ops, c);
+  trinity::detail::require(holds.size() == c.devices, "placement", "needs one entry per device");
+  const auto w = detail::model_work(ops);
+  const std::size_t k = w.size();
+  curation_rates r;
+  r.cpu_bound = detail::cpu_rate(ops, c);
+  r.gpu_bound = std::numeric_limits<double>::infinity();
+  for (std::size_t d = 0; d < holds.size(); ++d) {
+    bytes used{};
+    std::size_t i = 0;
+    for (const auto& o : ops)
+      if (o.gpu && ((holds[d] >> i++) & 1u)) used += o.memory;
+    trinity::detail::require(used <= c.device_memory, "placement",
+                             "device " + std::to_string(d) + " holds more than its memory");
+  }
+  for (std::uint32_t J = 1; J < (std::uint32_t{1} << k); ++J) {
+    double work = 0, compute = 0;
+    for (std::size_t j = 0; j < k; ++j)
+      if ((J >> j) & 1u) work += w[j];
+    for (const auto h : holds)
+      if (h & J) compute += std::popcount(h) > 1 ? c.sharing_efficiency : 1.0;
+    const double x = compute / work;
+    if (x < r.gpu_bound) {
+      r.gpu_bound = x;
+      r.binding_models = J;
+    }
+  }
+  r.samples_per_second = std::min(r.cpu_bound, r.gpu_bound);
+  if (r.cpu_bound <= r.gpu_bound) r.binding_models = 0;
+  double total = 0;
+  for (double x : w) total += x;
+  r.device_utilization = r.samples_per_second * total / static_cast<double>(c.devices);
+  return r;
+}
+
+//! A placement whose devices each hold models within `budget` bytes (see the file comment).
+inline device_models placement_for(const std::vector<curation_operator>& ops, const curation_cluster& c, bytes budget) {
+  validate(ops, c);
+  const auto w = detail::model_work(ops);
+  std::vector<bytes> mem;
+  for (const auto& o : ops)
+    if (o.gpu) mem.push_back(o.memory);
+  const std::size_t k = w.size();
+  device_models holds(c.devices, 0);
+  if (k == 0) return holds;
+  for (std::size_t j = 0; j < k; ++j)
+    trinity::detail::require(mem[j] <= budget, "budget", "is smaller than a model: every model needs a device");
+  const auto fits = [&](std::uint32_t set) {
+    bytes used{};
+    for (std::size_t j = 0; j < k; ++j)
+      if ((set >> j) & 1u) used += mem[j];
+    return used <= budget;
+  };
+  if (c.devices >= k) {
+    // One model per device, in whole numbers: each further device to the model with the least per its work.
+    std::vector<std::size_t> n(k, 1);
+    for (std::size_t d = k; d < c.devices; ++d) {
+      std::size_t best = 0;
+      for (std::size_t j = 1; j < k; ++j)
+        if (static_cast<double>(n[j]) / w[j] < static_cast<double>(n[best]) / w[best]) best = j;
+      ++n[best];
+    }
+    std::size_t d = 0;
+    for (std::size_t j = 0; j < k; ++j)
+      for (std::size_t i = 0; i < n[j]; ++i) holds[d++] = std::uint32_t{1} << j;
+  } else {
+    // Fewer devices than models: pack them, each model onto the first device it fits beside the others.
+    for (std::size_t j = 0; j < k; ++j) {
+      std::size_t d = 0;
+      while (d < c.devices && !fits(holds[d] | (std::uint32_t{1} << j))) ++d;
+      trinity::detail::require(d < c.devices, "budget", "fewer devices than models, and the models do not fit "
+                                                        "together within the budget");
+      holds[d] |= std::uint32_t{1} << j;
+    }
+  }
+  // Devices are alike, so a placement is a multiset of the sets of models that fit. Where there are few
+  // enough of those, try them all: the best bound, then the fewest models held (memory spent only where it
+  // buys throughput).
+  std::vector<std::uint32_t> sets;
+  for (std::uint32_t set = 1; set < (std::uint32_t{1} << k); ++set)
+    if (fits(set)) sets.push_back(set);
+  double multisets = 1;  // C(|sets| + D - 1, D)
+  for (std::size_t i = 1; i <= c.devices; ++i)
+    multisets = multisets * static_cast<double>(sets.size() + i - 1) / static_cast<double>(i);
+  const auto held = [](const device_models& h) {
+    int n = 0;
+    for (auto x : h) n += std::popcount(x);
+    return n;
+  };
+  double now = rates(ops, c, holds).gpu_bound;
+  if (multisets <= 200000) {
+    std::vector<std::size_t> pick(c.devices, 0);  // nondecreasing indices into sets
+    device_models trial(c.devices);
+    for (;;) {
+      for (std::size_t d = 0; d < c.devices; ++d) trial[d] = sets[pick[d]];
+      const double x = rates(ops, c, trial).gpu_bound;
+      if (x > now * (1 + 1e-12) || (x >= now * (1 - 1e-12) && held(trial) < held(holds))) holds = trial, now = x;
+      std::size_t d = c.devices;
+      while (d > 0 && pick[d - 1] + 1 == sets.size()) --d;
+      if (d == 0) break;
+      ++pick[d - 1];
+      for (std::size_t e = d; e < c.devices; ++e) pick[e] = pick[d - 1];
+    }
+    return holds;
+  }
+  // Otherwise local search: give any one device another set that fits, while the bound rises.
+  for (bool improved = true; improved;) {
+    improved = false;
+    for (std::size_t d = 0; d < c.devices; ++d)
+      for (const auto set : sets) {
+        if (set == holds[d]) continue;
+        auto trial = holds;
+        trial[d] = set;
+        const double x = rates(ops, c, trial).gpu_bound;
+        if (x > now * (1 + 1e-12)) {
+          holds = std::move(trial);
+          now = x;
+          improved = true;
+        }
+      }
+  }
+  return holds;
+}
+
+//! One point of the sweep: a budget, the placement it allows and what it gives.
+struct coresidency_point {
+  bytes budget{};
+  device_models holds;
+  curation_rates rates;
+};
+
+//! Throughput and utilisation against the memory per device given to co-residency, from the largest model
+//! (one model per device) to the device's memory, in `steps` even steps.
+inline std::vector<coresidency_point> sweep(const std::vector<curation_operator>& ops, const curation_cluster& c,
+                                            std::size_t steps = 8) {
+  validate(ops, c);
+  trinity::detail::require(steps >= 1, "steps", "must be at least 1");
+  bytes largest{};
+  for (const auto& o : ops)
+    if (o.gpu) largest = std::max(largest, o.memory);
+  std::vector<coresidency_point> out;
+  for (std::size_t i = 0; i <= steps; ++i) {
+    const bytes b = largest + (c.device_memory - largest) * (static_cast<double>(i) / static_cast<double>(steps));
+    auto h = placement_for(ops, c, b);
+    out.push_back({b, h, rates(ops, c, h)});
+  }
+  return out;
+}
+
+//! The smallest budget of a sweep whose throughput the largest does not beat: more memory stops helping.
+inline bytes enough_memory(const std::vector<coresidency_point>& points) {
+  trinity::detail::require(!points.empty(), "points", "give a sweep");
+  const double best = points.back().rates.samples_per_second;
+  for (const auto& p : points)
+    if (p.rates.samples_per_second >= best * (1 - 1e-9)) return p.budget;
+  return points.back().budget;
+}
+
+}  // namespace trinity::model
