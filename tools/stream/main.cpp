@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include <trinity/detail/splitmix.hpp>
 #include <trinity/model/hetero.hpp>
 #include <trinity/stream.hpp>
 #include <trinity/units/format.hpp>
@@ -39,21 +40,16 @@ namespace {
 using namespace trinity;
 using namespace std::chrono_literals;
 
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+using trinity::detail::splitmix64;
 
 // Sample `offset` of producer `id`: `size` bytes (size 0: a size of its own, 64 B to 8 KiB).
 std::vector<std::byte> make_sample(std::uint32_t id, std::uint64_t offset, std::size_t size) {
-  const std::uint64_t seed = mix((static_cast<std::uint64_t>(id) << 40) ^ offset);
+  const std::uint64_t seed = splitmix64((static_cast<std::uint64_t>(id) << 40) ^ offset);
   const std::size_t n = size ? size : 64 + seed % 8129;
   std::vector<std::byte> b(n);
   std::uint64_t x = seed;
   for (std::size_t i = 0; i < n; i += 8) {
-    x = mix(x);
+    x = splitmix64(x);
     std::memcpy(b.data() + i, &x, std::min<std::size_t>(8, n - i));
   }
   return b;
@@ -65,9 +61,9 @@ std::uint64_t hash_of(std::span<const std::byte> b) {
   for (; i + 8 <= b.size(); i += 8) {
     std::uint64_t w;
     std::memcpy(&w, b.data() + i, 8);
-    h = mix(h ^ w);
+    h = splitmix64(h ^ w);
   }
-  for (; i < b.size(); ++i) h = mix(h ^ static_cast<std::uint64_t>(b[i]));
+  for (; i < b.size(); ++i) h = splitmix64(h ^ static_cast<std::uint64_t>(b[i]));
   return h;
 }
 

@@ -42,7 +42,7 @@ inline std::vector<float> initial_parameters(const mlp_shape& shape, std::uint64
     const std::size_t in = shape.in(l), out = shape.out(l);
     const float bound = std::sqrt(3.0f / static_cast<float>(in));
     for (std::size_t i = 0; i < out * in; ++i) {
-      const double u = static_cast<double>(splitmix(key(seed, 1000 + l, i, 0)) >> 11) * 0x1p-53;
+      const double u = static_cast<double>(splitmix64(key(seed, 1000 + l, i, 0)) >> 11) * 0x1p-53;
       p.push_back(static_cast<float>((2.0 * u - 1.0) * bound));
     }
     p.insert(p.end(), out, 0.0f);

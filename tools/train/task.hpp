@@ -10,25 +10,22 @@
 #include <span>
 #include <vector>
 
+#include <trinity/detail/splitmix.hpp>
+
 namespace trinity::train {
 
-inline std::uint64_t splitmix(std::uint64_t x) noexcept {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using trinity::detail::splitmix64;
 
 //! A standard normal from a counter (Box-Muller on two hashed uniforms).
 inline float normal(std::uint64_t key) noexcept {
-  const std::uint64_t a = splitmix(key), b = splitmix(key ^ 0xD1B54A32D192ED03ull);
+  const std::uint64_t a = splitmix64(key), b = splitmix64(key ^ 0xD1B54A32D192ED03ull);
   const double u = (static_cast<double>(a >> 11) + 0.5) * 0x1p-53;
   const double v = static_cast<double>(b >> 11) * 0x1p-53;
   return static_cast<float>(std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v));
 }
 
 inline std::uint64_t key(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uint64_t c) noexcept {
-  return splitmix(splitmix(splitmix(seed) ^ a) ^ b) ^ (c * 0x9E3779B97F4A7C15ull);
+  return splitmix64(splitmix64(splitmix64(seed) ^ a) ^ b) ^ (c * 0x9E3779B97F4A7C15ull);
 }
 
 class teacher_task {

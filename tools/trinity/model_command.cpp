@@ -228,6 +228,7 @@ void run_hetero(const hetero_args& a) {
   filled.streams = std::max(filled.streams, fill);
   const auto nodes_filled = model::nodes_supported(filled, node_rate, h.phase.sample);
   const double ratio = model::producers_per_consumer_freed(h.encode_high, h.encode_low);
+  const std::size_t whole = model::whole_producers_per_consumer_freed(h.encode_high, h.encode_low);
   std::optional<double> utilization;
   std::size_t producers = 0, consumers = 0;
   if (a.producers.empty() != a.consumers.empty())
@@ -249,7 +250,7 @@ void run_hetero(const hetero_args& a) {
              {"nodes_supported", nodes},
              {"nodes_supported_with_streams_to_fill", nodes_filled},
              {"producers_per_consumer_freed", ratio},
-             {"producers_per_consumer_freed_whole", static_cast<std::size_t>(std::ceil(ratio - 1e-12))}};
+             {"producers_per_consumer_freed_whole", whole}};
     if (utilization) {
       out["producers"] = producers;
       out["consumers"] = consumers;
@@ -267,7 +268,7 @@ void run_hetero(const hetero_args& a) {
             << " samples/s x " << to_string(h.phase.sample) << " = " << to_string(node_bytes)
             << ": these streams feed " << nodes << " node(s), " << fill << " streams feed " << nodes_filled << "\n"
             << "  encoding moved off the consumers: e_high / e_low = " << fixed(ratio, 3) << ", so "
-            << static_cast<std::size_t>(std::ceil(ratio - 1e-12))
+            << whole
             << " producer devices stand in for each consumer device freed\n";
   if (utilization)
     std::cout << "  " << producers << " producers, " << consumers << " consumers: utilization "

@@ -100,16 +100,34 @@ struct curation_rates {
   std::uint32_t binding_models = 0;  //!< the set of models that bounds X_gpu (empty when CPU-bound or no models)
 };
 
+namespace detail {
+//! Hall's bound on X_gpu for a placement, and the set of models that binds it; nothing checked, for the
+//! placement search, which calls it once per trial.
+struct gpu_bound_result {
+  double bound = std::numeric_limits<double>::infinity();
+  std::uint32_t binding = 0;
+};
+inline gpu_bound_result gpu_bound(const std::vector<double>& w, const device_models& holds, double sharing) {
+  gpu_bound_result r;
+  for (std::uint32_t J = 1; J < (std::uint32_t{1} << w.size()); ++J) {
+    double work = 0, compute = 0;
+    for (std::size_t j = 0; j < w.size(); ++j)
+      if ((J >> j) & 1u) work += w[j];
+    for (const auto h : holds)
+      if (h & J) compute += std::popcount(h) > 1 ? sharing : 1.0;
+    const double x = compute / work;
+    if (x < r.bound) r = {x, J};
+  }
+  return r;
+}
+}  // namespace detail
+
 //! Samples per second and the devices' utilisation for a placement.
 inline curation_rates rates(const std::vector<curation_operator>& ops, const curation_cluster& c,
                             const device_models& holds) {
   validate(ops, c);
   trinity::detail::require(holds.size() == c.devices, "placement", "needs one entry per device");
   const auto w = detail::model_work(ops);
-  const std::size_t k = w.size();
-  curation_rates r;
-  r.cpu_bound = detail::cpu_rate(ops, c);
-  r.gpu_bound = std::numeric_limits<double>::infinity();
   for (std::size_t d = 0; d < holds.size(); ++d) {
     bytes used{};
     std::size_t i = 0;
@@ -118,18 +136,11 @@ inline curation_rates rates(const std::vector<curation_operator>& ops, const cur
     trinity::detail::require(used <= c.device_memory, "placement",
                              "device " + std::to_string(d) + " holds more than its memory");
   }
-  for (std::uint32_t J = 1; J < (std::uint32_t{1} << k); ++J) {
-    double work = 0, compute = 0;
-    for (std::size_t j = 0; j < k; ++j)
-      if ((J >> j) & 1u) work += w[j];
-    for (const auto h : holds)
-      if (h & J) compute += std::popcount(h) > 1 ? c.sharing_efficiency : 1.0;
-    const double x = compute / work;
-    if (x < r.gpu_bound) {
-      r.gpu_bound = x;
-      r.binding_models = J;
-    }
-  }
+  curation_rates r;
+  r.cpu_bound = detail::cpu_rate(ops, c);
+  const auto g = detail::gpu_bound(w, holds, c.sharing_efficiency);
+  r.gpu_bound = g.bound;
+  r.binding_models = g.binding;
   r.samples_per_second = std::min(r.cpu_bound, r.gpu_bound);
   if (r.cpu_bound <= r.gpu_bound) r.binding_models = 0;
   double total = 0;
@@ -192,13 +203,13 @@ inline device_models placement_for(const std::vector<curation_operator>& ops, co
     for (auto x : h) n += std::popcount(x);
     return n;
   };
-  double now = rates(ops, c, holds).gpu_bound;
+  double now = detail::gpu_bound(w, holds, c.sharing_efficiency).bound;
   if (multisets <= 200000) {
     std::vector<std::size_t> pick(c.devices, 0);  // nondecreasing indices into sets
     device_models trial(c.devices);
     for (;;) {
       for (std::size_t d = 0; d < c.devices; ++d) trial[d] = sets[pick[d]];
-      const double x = rates(ops, c, trial).gpu_bound;
+      const double x = detail::gpu_bound(w, trial, c.sharing_efficiency).bound;
       if (x > now * (1 + 1e-12) || (x >= now * (1 - 1e-12) && held(trial) < held(holds))) holds = trial, now = x;
       std::size_t d = c.devices;
       while (d > 0 && pick[d - 1] + 1 == sets.size()) --d;
@@ -216,7 +227,7 @@ inline device_models placement_for(const std::vector<curation_operator>& ops, co
         if (set == holds[d]) continue;
         auto trial = holds;
         trial[d] = set;
-        const double x = rates(ops, c, trial).gpu_bound;
+        const double x = detail::gpu_bound(w, trial, c.sharing_efficiency).bound;
         if (x > now * (1 + 1e-12)) {
           holds = std::move(trial);
           now = x;

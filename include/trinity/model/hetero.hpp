@@ -110,6 +110,11 @@ inline double producers_per_consumer_freed(double encode_high, double encode_low
   return encode_high / encode_low;
 }
 
+//! The same in whole devices: ceil(e_high / e_low), the paper's "four low-end GPUs replace one high-end GPU".
+inline std::size_t whole_producers_per_consumer_freed(double encode_high, double encode_low) {
+  return static_cast<std::size_t>(std::ceil(producers_per_consumer_freed(encode_high, encode_low) - 1e-12));
+}
+
 //! The consumer nodes the streams feed at full speed: floor(carried / (a node's samples per second · sample)).
 inline std::size_t nodes_supported(const stream_link& l, double node_samples_per_second, bytes sample) {
   trinity::detail::require(node_samples_per_second > 0, "node_samples_per_second", "must be positive");

@@ -244,7 +244,7 @@ struct hetero_train_problem {
                     units::detail::format_number(c.cost.samples_per_second));
       out.push_back("the encoding of one " + s.device.name + " takes " +
                     units::detail::format_number(a.producers_per_consumer) + " " + w.producer.name +
-                    " (e_high / e_low), so " + std::to_string(static_cast<std::size_t>(std::ceil(a.producers_per_consumer - 1e-12))) +
+                    " (e_high / e_low), so " + std::to_string(model::whole_producers_per_consumer_freed(w.encode_high, w.encode_low)) +
                     " producers replace one consumer-class device");
     }
     out.push_back("one stream carries " + to_string(a.one_stream) + "; " + std::to_string(a.streams_to_fill) +

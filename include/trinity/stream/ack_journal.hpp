@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include <trinity/detail/splitmix.hpp>
 #include <trinity/error.hpp>
 #include <trinity/stream/detail/frame.hpp>
 #include <trinity/stream/stream_error.hpp>
@@ -57,13 +58,7 @@ inline constexpr std::uint32_t journal_record_magic = 0x314b4341;  // "ACK1"
 
 inline std::uint64_t journal_check(std::uint32_t producer, std::uint64_t offset, std::uint64_t tag) noexcept {
   // splitmix64 over the fields: any flipped or torn byte changes it.
-  auto mix = [](std::uint64_t z) {
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
-  return mix(mix(mix(producer) ^ offset) ^ tag);
+  return trinity::detail::splitmix64(trinity::detail::splitmix64(trinity::detail::splitmix64(producer) ^ offset) ^ tag);
 }
 
 [[noreturn]] inline void journal_fail(const std::filesystem::path& p, const std::string& what) {

@@ -122,8 +122,7 @@ class consumer {
     epoch_ = (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
              static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     if (epoch_ == 0) epoch_ = 1;
-    if (options_.link_cap.value() > 0)
-      link_ = rate_cap(options_.link_cap, bytes(std::max(65536.0, options_.link_cap.value() * 0.010)));
+    link_ = rate_cap(options_.link_cap);
     socket_.set(zmq::sockopt::rcvhwm, options_.high_water_mark);
     socket_.set(zmq::sockopt::sndhwm, options_.high_water_mark);
     socket_.set(zmq::sockopt::linger, 0);
@@ -252,18 +251,15 @@ class consumer {
         continue;
       }
       (void)socket_.recv(frame, zmq::recv_flags::none);  // the rest of a message is already here
-      if (frame.more()) {
+      if (frame.more()) {  // a multipart message: not ours; take its parts off the socket
         zmq::message_t rest;
-        while (frame.more() || rest.more()) {
-          (void)socket_.recv(rest, zmq::recv_flags::none);
-          if (!rest.more()) break;
-        }
+        do (void)socket_.recv(rest, zmq::recv_flags::none);
+        while (rest.more());
         ++stats_.malformed;
         continue;
       }
       if (link_.capped()) link_.take(frame.size(), std::chrono::steady_clock::now());
       handle(identity, std::move(frame));
-      frame = zmq::message_t();
     }
   }
 

@@ -62,7 +62,7 @@ struct producer_options {
   std::uint32_t id = 0;                             //!< this producer's id: the same across its restarts
   std::size_t streams = 1;                          //!< parallel streams, each a socket and a thread
   bytes_per_second stream_cap{0};                   //!< each stream's most (0: uncapped)
-  bytes burst{0};                                   //!< a stream's bucket (0: 10 ms at the cap, at least 64 KiB)
+  bytes burst{0};                                   //!< a stream's bucket (0: rate_cap's default)
   std::size_t window = 1024;                        //!< most unacknowledged samples
   bytes window_bytes{16.0 * 1024 * 1024};           //!< most unacknowledged bytes (one sample always goes)
   int high_water_mark = 1000;                       //!< ZeroMQ's SNDHWM/RCVHWM per socket
@@ -288,9 +288,7 @@ class producer {
   void run_stream(std::size_t index) {
     using clock = std::chrono::steady_clock;
     zmq::socket_t& socket = sockets_[index];
-    const double cap = options_.stream_cap.value();
-    const double burst = options_.burst.value() > 0 ? options_.burst.value() : std::max(65536.0, cap * 0.010);
-    rate_cap bucket = cap > 0 ? rate_cap(options_.stream_cap, bytes(burst)) : rate_cap();
+    rate_cap bucket(options_.stream_cap, options_.burst);
     std::deque<zmq::message_t> pending;  // claimed, not yet taken by the socket (high-water mark)
     std::uint64_t sent_high = 0;         // one past the highest offset this stream sent
     auto last_hello = clock::time_point{};
@@ -355,20 +353,15 @@ class producer {
           ++stats_.sent;
           stats_.stream_bytes[index] += m.size();
         }
-        if (!pending.empty()) idle_rounds = 0;
-        if (pending.empty() && delay == clock::duration::zero()) {
-          if (idle_rounds < 2) {
-            // The application is likely mid-send: give it the core briefly before paying for a sleep and a wake.
-            ++idle_rounds;
-            yield_once = true;
-          } else {
-            idle_rounds = 0;
-          }
-        }
-        if (pending.empty() && delay == clock::duration::zero() && !yield_once) {
-          // Nothing to send: sleep until send(), a state or stop wakes this stream.
-          asleep_[index] = true;
-          sleeping = true;
+        if (!pending.empty()) {
+          idle_rounds = 0;
+        } else if (delay == clock::duration::zero()) {
+          // Nothing to send. The application is likely mid-send: give it the core twice before paying for a
+          // sleep (until send(), a state or stop wakes this stream) and a wake.
+          yield_once = idle_rounds < 2;
+          sleeping = !yield_once;
+          idle_rounds = yield_once ? idle_rounds + 1 : 0;
+          asleep_[index] = sleeping;
         }
       }
       if (ask) (void)socket.send(hello_frame(options_.id, ask_acked), zmq::send_flags::dontwait);

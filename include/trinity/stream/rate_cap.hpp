@@ -26,11 +26,14 @@ class rate_cap {
   //! Uncapped.
   rate_cap() = default;
 
-  //! rate: bytes per second (0: uncapped); burst: bytes the bucket holds when full.
-  rate_cap(bytes_per_second rate, bytes burst, clock::time_point now = clock::now())
-      : rate_(rate.value()), burst_(burst.value()), tokens_(burst.value()), last_(now) {
+  //! rate: bytes per second (0: uncapped); burst: bytes the bucket holds when full (0: 10 ms at the rate,
+  //! at least 64 KiB, so a sender that wakes a little late does not fall behind the rate).
+  explicit rate_cap(bytes_per_second rate, bytes burst = bytes{0}, clock::time_point now = clock::now())
+      : rate_(rate.value()), burst_(burst.value()), last_(now) {
     trinity::detail::require(std::isfinite(rate_) && rate_ >= 0, "stream_cap", "must be 0 (uncapped) or positive");
     trinity::detail::require(std::isfinite(burst_) && burst_ >= 0, "burst", "must be 0 or positive");
+    if (burst_ == 0) burst_ = std::max(65536.0, rate_ * 0.010);
+    tokens_ = burst_;
   }
 
   [[nodiscard]] bool capped() const noexcept { return rate_ > 0; }
