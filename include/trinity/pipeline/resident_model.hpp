@@ -1,0 +1,52 @@
+#pragma once
+//! \file
+//! What the curation executor runs: a sample passing through the pipeline,
+//! the CPU-bound operators that transform it, and the device-bound models
+//! that score (and may drop) it. A model is loaded onto each device that
+//! holds it; what it allocates there is its resident footprint, which it
+//! states before it loads so that a device's memory budget is charged first
+//! and can never be exceeded.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <trinity/units/quantity.hpp>
+
+namespace trinity::pipeline {
+
+//! One sample on its way through the pipeline (a video clip: its encoded bytes, then its features).
+struct sample {
+  std::uint64_t id = 0;
+  std::vector<std::byte> payload;  //!< what the source produced (the encoded clip)
+  std::vector<float> features;     //!< what the CPU operators made of it
+  double score = 0;                //!< what the models computed (kept, so no kernel's work can be elided)
+};
+
+//! A CPU-bound operator (decode, split): runs on any of the executor's CPU workers.
+struct cpu_operator {
+  std::string name;
+  std::function<void(sample&)> run;
+};
+
+//! A model as loaded on one device: its kernel, and the bytes it occupies there.
+class resident_model {
+ public:
+  virtual ~resident_model() = default;
+  //! Bytes this copy holds on its device; at most the footprint its stage stated.
+  [[nodiscard]] virtual bytes memory() const = 0;
+  //! Scores the sample; false drops it (a filter), true passes it to the next model.
+  virtual bool run(sample& s) = 0;
+};
+
+//! A device-bound operator: a model with a stated footprint, loaded once on each device that holds it.
+struct model_operator {
+  std::string name;
+  bytes footprint{};  //!< charged to a device's budget before load() runs
+  std::function<std::unique_ptr<resident_model>()> load;
+};
+
+}  // namespace trinity::pipeline
