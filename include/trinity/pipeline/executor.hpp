@@ -3,11 +3,11 @@
 //! The curation pipeline run for real (paper §5.2): CPU-bound operators on a
 //! pool of CPU workers, then device-bound models in order, each model with a
 //! bounded input queue. Each device is a worker holding one or more models
-//! within its memory budget (charged before load, device_memory.hpp); it runs
-//! one kernel at a time, and whenever it is free its scheduler takes work
-//! from whichever of its models has the most queued, so a device holding
-//! several models idles only when none of them has work. That is spatial
-//! sharing: memory spent on co-resident copies for compute kept busy.
+//! within its memory budget (charged before load, device_memory.hpp). Its
+//! scheduler takes a sample for each of its models that has one queued and
+//! runs their kernels' steps in turn, so co-resident models share the
+//! device's compute and it idles only when none of them has work. That is
+//! spatial sharing: memory spent on co-resident copies for compute kept busy.
 //!
 //! Back-pressure: a sample is taken for model j only when model j+1's queue
 //! has room for it (a slot is reserved), so no queue ever holds more than its
@@ -19,7 +19,8 @@
 //! devices share a machine with fewer cores without their kernels competing
 //! for them (D devices at duty (cores - c) / D leave c cores to the CPU
 //! workers), so utilisation and throughput are measured, not scheduled by the
-//! OS. The kernels are real work (pipeline/kernels.hpp: trinity's codecs and
+//! OS. A device's busy time is its kernels' compute over its duty; the
+//! sleeps that make it so are cut by however late the one before woke. The kernels are real work (pipeline/kernels.hpp: trinity's codecs and
 //! indexes).
 //!
 //!   pipeline::executor x(cpu_ops, models, {{"gpu0", 8_GB, 0b011}, {"gpu1", 8_GB, 0b110}}, {.cpu_workers = 2});
@@ -39,6 +40,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <time.h>
 
 #include <trinity/error.hpp>
 #include <trinity/pipeline/device_memory.hpp>
@@ -125,6 +128,7 @@ class executor {
         mem.charge(models_[j].name, models_[j].footprint);
         copies[j] = models_[j].load();
         trinity::detail::require(copies[j] != nullptr, models_[j].name + ".load", "returned no model");
+        trinity::detail::require(copies[j]->steps() >= 1, models_[j].name + ".steps", "a kernel takes at least one step");
         trinity::detail::require(copies[j]->memory() <= models_[j].footprint, models_[j].name + ".footprint",
                                  "states " + to_string(models_[j].footprint) + " but a loaded copy holds " +
                                      to_string(copies[j]->memory()) + ". Fix: state what the model holds");
@@ -172,6 +176,12 @@ class executor {
 
  private:
   using clock = std::chrono::steady_clock;
+
+  static clock::duration thread_cpu_time() {
+    timespec t{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return std::chrono::duration_cast<clock::duration>(std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec));
+  }
 
   struct shared {
     std::mutex m;
@@ -231,49 +241,78 @@ class executor {
     }
   }
 
-  // The held model with the most queued whose next queue has room (ties: the later model, nearer the end).
-  [[nodiscard]] std::optional<std::size_t> pick(const shared& st, std::uint32_t holds) const {
-    std::optional<std::size_t> best;
-    for (std::size_t j = 0; j < models_.size(); ++j) {
-      if (!((holds >> j) & 1u) || st.queues[j].empty()) continue;
-      if (j + 1 < models_.size() && !has_room(st, j + 1)) continue;
-      if (!best || st.queues[j].size() >= st.queues[*best].size()) best = j;
+  // A sample a device is working on for one of its models, and the step its kernel is at.
+  struct slot {
+    std::optional<sample> s;
+    std::size_t step = 0;
+  };
+
+  // Called with the lock held: fills each free slot whose model has a sample queued and room after it.
+  bool fill(shared& st, run_stats& r, std::uint32_t holds, std::vector<slot>& slots) {
+    const std::size_t k = models_.size();
+    bool any = false;
+    for (std::size_t j = 0; j < k; ++j) {
+      if (!((holds >> j) & 1u)) continue;
+      if (!slots[j].s && !st.queues[j].empty() && (j + 1 == k || has_room(st, j + 1))) {
+        slots[j].s = std::move(st.queues[j].front());
+        slots[j].step = 0;
+        st.queues[j].pop_front();
+        if (j + 1 < k) {
+          ++st.reserved[j + 1];
+          r.most_queued[j + 1] = std::max(r.most_queued[j + 1], st.queues[j + 1].size() + st.reserved[j + 1]);
+        }
+        st.cv.notify_all();  // a slot in queue j opened for whoever feeds it
+      }
+      any |= slots[j].s.has_value();
     }
-    return best;
+    return any;
   }
 
+  // One device: a step of each model it is working on in turn, so co-resident models share its compute.
   void device_worker(shared& st, run_stats& r, std::size_t d) {
     const std::size_t k = models_.size();
     const auto& dev = devices_[d];
+    constexpr clock::duration max_late = std::chrono::milliseconds(5);
+    clock::duration late{0};
+    std::vector<slot> slots(k);
+    std::size_t turn = 0;
     std::unique_lock lock(st.m);
     for (;;) {
-      std::optional<std::size_t> j;
-      st.cv.wait(lock, [&] { return st.stop || st.finished == st.n || (j = pick(st, dev.holds)).has_value(); });
+      st.cv.wait(lock, [&] { return st.stop || st.finished == st.n || fill(st, r, dev.holds, slots); });
       if (st.stop || st.finished == st.n) return;
-      sample s = std::move(st.queues[*j].front());
-      st.queues[*j].pop_front();
-      const bool last = *j + 1 == k;
-      if (!last) {
-        ++st.reserved[*j + 1];
-        r.most_queued[*j + 1] = std::max(r.most_queued[*j + 1], st.queues[*j + 1].size() + st.reserved[*j + 1]);
-      }
-      st.cv.notify_all();  // a slot in queue j opened for whoever feeds it
+      std::size_t j = turn;
+      while (!slots[j % k].s) ++j;
+      j %= k;
+      turn = j + 1;
+      auto& cur = slots[j];
       lock.unlock();
       const auto t0 = clock::now();
-      const bool pass = copies_[d][*j]->run(s);
-      const auto computed = clock::now() - t0;
-      const auto until = t0 + std::chrono::duration_cast<clock::duration>(computed / dev.duty);
-      if (dev.duty < 1) std::this_thread::sleep_until(until);
-      const double busy = std::chrono::duration<double>(until - t0).count();
+      const auto c0 = thread_cpu_time();
+      const bool pass = copies_[d][j]->step(*cur.s, cur.step);
+      // The thread's own CPU time: a step preempted by another device's is not charged the wait.
+      const auto computed = thread_cpu_time() - c0;
+      const auto nominal = std::chrono::duration_cast<clock::duration>(computed / dev.duty);
+      if (dev.duty < 1) {
+        // A sleep ends late (timer slack, wake-up); the next one is cut by as much, so the device computes
+        // at its duty over the run and not below it.
+        const auto until = t0 + nominal - late;
+        std::this_thread::sleep_until(until);
+        late = std::min<clock::duration>(clock::now() - until, max_late);
+      }
+      const double busy = std::chrono::duration<double>(nominal).count();
+      const bool done = ++cur.step == copies_[d][j]->steps();
       lock.lock();
       r.device_busy_seconds[d] += busy;
-      r.model_busy_seconds[*j] += busy;
-      ++r.runs[d][*j];
-      ++r.entered[*j];
-      if (!last) --st.reserved[*j + 1];
-      if (pass) ++r.passed[*j];
-      if (pass && !last) st.queues[*j + 1].push_back(std::move(s));
+      r.model_busy_seconds[j] += busy;
+      if (!done) continue;
+      ++r.runs[d][j];
+      ++r.entered[j];
+      const bool last = j + 1 == k;
+      if (!last) --st.reserved[j + 1];
+      if (pass) ++r.passed[j];
+      if (pass && !last) st.queues[j + 1].push_back(std::move(*cur.s));
       else finish(st);
+      cur.s.reset();
       st.cv.notify_all();
     }
   }

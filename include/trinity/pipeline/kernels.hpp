@@ -9,7 +9,7 @@
 //!  - `split_operator` pools the frames into one embedding per clip;
 //!  - `index_model` is a model on a device: its weights are an exact
 //!    similarity index (cache::flat_index) of `rows` vectors, resident on each
-//!    device that holds it, and a sample costs `passes` searches of it (a
+//!    device that holds it, and a sample costs `passes` searches of it (its steps) (a
 //!    captioner makes many passes over its weights, a scorer one). It keeps a
 //!    fixed share of the samples, chosen by a hash of their id, so a run's
 //!    filter rates are the workload's.
@@ -110,16 +110,15 @@ class index_model_copy final : public resident_model {
     }
   }
   [[nodiscard]] bytes memory() const override { return bytes{static_cast<double>(index_.memory_bytes())}; }
-  bool run(sample& s) override {
+  [[nodiscard]] std::size_t steps() const override { return passes_; }
+  bool step(sample& s, std::size_t p) override {
     trinity::detail::require(s.features.size() == index_.dimension(), "sample.features",
                              "has " + std::to_string(s.features.size()) + " values; the model takes " +
                                  std::to_string(index_.dimension()));
-    for (std::size_t p = 0; p < passes_; ++p) {
-      // Each pass asks with the embedding turned by p places: a different query over the same weights.
-      const std::size_t n = query_.size();
-      for (std::size_t i = 0; i < n; ++i) query_[i] = s.features[(i + p) % n];
-      s.score += index_.search(query_, 1).front().similarity;
-    }
+    // Each pass asks with the embedding turned by p places: a different query over the same weights.
+    const std::size_t n = query_.size();
+    for (std::size_t i = 0; i < n; ++i) query_[i] = s.features[(i + p) % n];
+    s.score += index_.search(query_, 1).front().similarity;
     return hashed_share(s.id, seed_) < share_;
   }
 

@@ -32,14 +32,25 @@ struct cpu_operator {
   std::function<void(sample&)> run;
 };
 
-//! A model as loaded on one device: its kernel, and the bytes it occupies there.
+//! A model as loaded on one device: its kernel, in steps, and the bytes it occupies there.
 class resident_model {
  public:
   virtual ~resident_model() = default;
   //! Bytes this copy holds on its device; at most the footprint its stage stated.
   [[nodiscard]] virtual bytes memory() const = 0;
-  //! Scores the sample; false drops it (a filter), true passes it to the next model.
-  virtual bool run(sample& s) = 0;
+  //! Steps a sample's kernel takes (a captioner's tokens, a scorer's one pass). A device holding several
+  //! models interleaves their steps, so each advances while the others do: the device's compute is shared
+  //! among the models with work, as kernels resident together on a GPU share its SMs.
+  [[nodiscard]] virtual std::size_t steps() const { return 1; }
+  //! Runs step `i` (0 <= i < steps()) of the sample's kernel. The last step's result says whether the
+  //! sample passes on (true) or this model's filter drops it (false); earlier steps' results are unused.
+  virtual bool step(sample& s, std::size_t i) = 0;
+  //! The whole kernel, its steps in order.
+  bool run(sample& s) {
+    bool pass = true;
+    for (std::size_t i = 0, n = steps(); i < n; ++i) pass = step(s, i);
+    return pass;
+  }
 };
 
 //! A device-bound operator: a model with a stated footprint, loaded once on each device that holds it.

@@ -20,7 +20,7 @@ struct counting_copy final : pipeline::resident_model {
   bytes held;
   counting_copy(std::shared_ptr<std::atomic<std::size_t>> s, std::size_t d, bytes h) : seen(std::move(s)), drop_every(d), held(h) {}
   [[nodiscard]] bytes memory() const override { return held; }
-  bool run(pipeline::sample& s) override {
+  bool step(pipeline::sample& s, std::size_t) override {
     ++*seen;
     s.score += 1;
     return drop_every == 0 || s.id % drop_every != 0;
@@ -105,7 +105,7 @@ TEST_CASE("a device never holds more than its budget", "[pipeline]") {
 TEST_CASE("a kernel that throws stops the run and the error reaches the caller", "[pipeline][concurrent]") {
   struct failing final : pipeline::resident_model {
     [[nodiscard]] bytes memory() const override { return bytes{1}; }
-    bool run(pipeline::sample& s) override {
+    bool step(pipeline::sample& s, std::size_t) override {
       if (s.id == 57) throw std::runtime_error("kernel failed on 57");
       return true;
     }
