@@ -4,6 +4,7 @@
 //! cost of a training plan, the engine every workload plugs into (engine.hpp) and
 //! the planners that pick, explain and rank.
 #include <trinity/plan/codecs.hpp>
+#include <trinity/plan/data_curation.hpp>
 #include <trinity/plan/diffusion.hpp>
 #include <trinity/plan/edge.hpp>
 #include <trinity/plan/engine.hpp>

@@ -56,11 +56,13 @@ any_workload read_workload(const std::string& arg, const plan::system& s) {
   if (auto w = plan::presets::find_edge(arg)) return *w;
   if (auto w = plan::presets::find_serving(arg)) return *w;
   if (auto w = plan::presets::find_hetero_train(arg)) return *w;
+  if (auto w = plan::presets::find_data_curation(arg)) return *w;
   std::vector<std::string_view> names = plan::presets::workload_names();
   names.push_back("diffusion-dit-12b");
   names.push_back("edge-video-analytics");
   names.push_back("llama3-70b-serve");
   names.push_back("wan22-t2v-hetero");
+  names.push_back("t2v-curation");
   return from_file(arg, "--workload", names, [&](const json& j) -> any_workload {
     auto file = io::read_workload(j, s, std::filesystem::path(arg).parent_path());
     if (!file.trace) return file.workload;
@@ -317,6 +319,73 @@ void run_hetero_train(const plan_args& a, const plan::system& s, const plan::het
   std::cout << "\nPareto front (time, energy, dollars per sample): " << r.pareto.size() << " plans\n";
 }
 
+json data_curation_json(const plan::data_curation_evaluated& e, const plan::data_curation_workload& w) {
+  const auto& c = e.cost;
+  const auto names = plan::detail::model_names(w);
+  json holds = json::array();
+  for (const auto h : e.plan.holds) {
+    json d = json::array();
+    for (std::size_t j = 0; j < names.size(); ++j)
+      if ((h >> j) & 1u) d.push_back(names[j]);
+    holds.push_back(d);
+  }
+  return {{"one_model_per_device", e.plan.one_per_device},
+          {"budget_bytes", e.plan.budget.value()},
+          {"devices_hold", holds},
+          {"samples_per_second", c.rates.samples_per_second},
+          {"device_utilization", c.rates.device_utilization},
+          {"cpu_bound_samples_per_second", std::isinf(c.rates.cpu_bound) ? json(nullptr) : json(c.rates.cpu_bound)},
+          {"device_bound_samples_per_second", c.rates.gpu_bound},
+          {"device_bytes", c.memory.value()},
+          {"time_per_sample_s", c.total.time.value()},
+          {"energy_per_sample_j", c.total.energy.value()},
+          {"dollars_per_sample", c.dollars}};
+}
+
+void run_data_curation(const plan_args& a, const plan::system& s, const plan::data_curation_workload& w) {
+  if (!a.planning.profile.empty())
+    throw bad_flag("--profile", a.planning.profile, "is for a training workload's gradient codecs, not data-curation");
+  if (!a.planning.link_budget.empty())
+    throw bad_flag("--link-budget", a.planning.link_budget, "is for training and edge workloads, not data-curation");
+  if (!a.planning.error_budget.empty())
+    throw bad_flag("--error-budget", a.planning.error_budget, "is for codecs; data-curation sends nothing compressed");
+  plan::data_curation_result r;
+  try {
+    r = plan::plan_data_curation(s, w, options_of(a.planning));
+  } catch (const invalid_input& e) {
+    throw usage_error(std::string(e.what()));
+  }
+  if (a.json) {
+    print_result_json(a, s, w.name, {}, r,
+                      [&](const plan::data_curation_evaluated& e) { return data_curation_json(e, w); });
+    return;
+  }
+  const auto& x = r.explanation;
+  const auto& c = r.chosen().cost;
+  const auto& b = r.candidates[r.baseline].cost;
+  std::cout << "Plan for " << w.name << " on " << s.name << " (" << w.device_count(s) << " " << s.device.name
+            << " of " << to_string(s.tiers.at(0).capacity) << ", " << w.cpu_workers << " CPU workers), best "
+            << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  "
+            << plan::describe(r.chosen().plan, w) << "\n\n";
+  table t({"", "chosen", "one model per device (baseline)"});
+  t.add({"samples/s", units::detail::format_number(c.rates.samples_per_second),
+         units::detail::format_number(b.rates.samples_per_second)});
+  t.add({"devices busy", plan::detail::pct(c.rates.device_utilization), plan::detail::pct(b.rates.device_utilization)});
+  t.add({"memory per device (most)", to_string(c.memory), to_string(b.memory)});
+  const auto carry = [](double rate) {
+    return std::isinf(rate) ? std::string("- (no CPU operators)") : units::detail::format_number(rate) + " samples/s";
+  };
+  t.add({"CPU operators could carry", carry(c.rates.cpu_bound), carry(b.rates.cpu_bound)});
+  t.add({"energy per sample", to_string(c.total.energy), to_string(b.total.energy)});
+  t.print(std::cout);
+  std::cout << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, w) << "): " << x.binding_before
+            << "\n  after: " << x.binding_after << '\n';
+  for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
+  std::cout << "\nAlternatives (the baseline and the budgets beside the choice's):\n";
+  for (const auto& rj : x.rejected) std::cout << "  " << rj << '\n';
+  std::cout << "\nPareto front (time, energy, memory per device): " << r.pareto.size() << " plans\n";
+}
+
 json serving_json(const plan::serving_evaluated& e, const plan::serving_plan_result& r, const plan::system& s) {
   const auto& c = e.cost;
   const auto& p = e.plan;
@@ -490,6 +559,9 @@ void run_simulate(const plan_args& a) {
   if (std::holds_alternative<plan::hetero_train_workload>(any))
     throw bad_flag("--workload", a.workload, "is a hetero-train workload; its link is measured by `trinity-stream "
                                              "demo`, not simulated on a fabric");
+  if (std::holds_alternative<plan::data_curation_workload>(any))
+    throw bad_flag("--workload", a.workload, "is a data-curation workload; it sends nothing over a fabric. Run it "
+                                             "here with `trinity verify`");
   if (!a.trace.empty()) throw bad_flag("--trace", a.trace, "is for an llm-serve workload's KV loads");
   std::vector<plan::simulated_pair> sim;
   std::string choice;
@@ -534,6 +606,7 @@ void run_plan(const plan_args& a) {
   if (auto* e = std::get_if<plan::edge_workload>(&any)) return run_edge(a, s, *e);
   if (auto* v = std::get_if<plan::serving_workload>(&any)) return run_serving(a, s, *v);
   if (auto* h = std::get_if<plan::hetero_train_workload>(&any)) return run_hetero_train(a, s, *h);
+  if (auto* c = std::get_if<plan::data_curation_workload>(&any)) return run_data_curation(a, s, *c);
   auto& w = std::get<plan::training_workload>(any);
   const auto r = plan_training_with(s, w, a.planning);
   const auto& x = r.explanation;
@@ -644,7 +717,7 @@ void register_plan(CLI::App& app) {
   p->add_option("--system", a->system, "A preset (gb200-nvl72-cxl, h100-ib-cluster, dgx-h100, dgx-a100, edge-5g-cloud) or a JSON file")
       ->type_name("PRESET|FILE");
   p->add_option("--workload", a->workload,
-                "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics, llama3-70b-serve, wan22-t2v-hetero) or a "
+                "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics, llama3-70b-serve, wan22-t2v-hetero, t2v-curation) or a "
                 "JSON file")
       ->type_name("PRESET|FILE");
   add_planning_flags(*p, a->planning);

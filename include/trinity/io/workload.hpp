@@ -21,6 +21,7 @@
 
 #include <trinity/io/json_object.hpp>
 #include <trinity/model/sharding.hpp>
+#include <trinity/plan/data_curation.hpp>
 #include <trinity/plan/diffusion.hpp>
 #include <trinity/plan/edge.hpp>
 #include <trinity/plan/hetero_train.hpp>
@@ -31,7 +32,8 @@
 namespace trinity::io {
 
 using any_workload = std::variant<plan::training_workload, plan::diffusion_workload, plan::edge_workload,
-                                  plan::serving_workload, plan::hetero_train_workload>;
+                                  plan::serving_workload, plan::hetero_train_workload,
+                                  plan::data_curation_workload>;
 
 //! A request trace to replay in place of a diffusion workload's hit-rate curve.
 struct diffusion_trace {
@@ -89,7 +91,14 @@ inline constexpr key producer_keys[] = {{"name", required}, {"power"}, {"price_p
 inline constexpr key phase_keys[] = {{"samples"}, {"sample", required}, {"produce_per_second", required},
                                      {"consume_per_second", required}};
 
-inline constexpr std::string_view workload_types[] = {"training", "diffusion", "edge", "llm-serve", "hetero-train"};
+inline constexpr key data_curation_keys[] = {{"name", required},        {"type", required},   {"devices"},
+                                             {"cpu_workers", required}, {"model_efficiency"}, {"sharing_efficiency"},
+                                             {"operators", required}};
+inline constexpr key curation_stage_keys[] = {{"name", required}, {"on", required}, {"seconds"},  {"flops"},
+                                              {"efficiency"},     {"memory"},       {"share"},    {"source"}};
+
+inline constexpr std::string_view workload_types[] = {"training", "diffusion", "edge", "llm-serve", "hetero-train",
+                                                      "data-curation"};
 
 inline std::string precision_name(const object& o, std::string_view k) {
   return choice(o.at(k), o.path(k), plan::precisions);
@@ -255,6 +264,41 @@ inline plan::hetero_train_workload read_hetero_train(const json& j, const plan::
   return validated(std::move(w), s);
 }
 
+// CPU operators and models on the devices, in pipeline order (plan/data_curation.hpp).
+inline plan::data_curation_workload read_data_curation(const json& j, const plan::system& s) {
+  const object o(j, "", data_curation_keys, "a data-curation workload");
+  plan::data_curation_workload w;
+  w.name = o.text("name");
+  o.get("devices", w.devices);
+  w.cpu_workers = o.count("cpu_workers");
+  o.get("model_efficiency", w.model_efficiency);
+  o.get("sharing_efficiency", w.sharing_efficiency);
+  for_each(o.at("operators"), "operators", [&](const json& e, const std::string& at) {
+    const object x(e, at, curation_stage_keys, "an operator");
+    static constexpr std::string_view where[] = {"cpu", "device"};
+    plan::curation_stage st;
+    st.name = x.text("name");
+    st.device = choice(x.at("on"), x.path("on"), where) == "device";
+    // Each kind of operator has its own figures; one given to the other kind would be silently unused.
+    for (const auto k : st.device ? std::vector<std::string_view>{"seconds"}
+                                  : std::vector<std::string_view>{"flops", "efficiency", "memory"})
+      if (x.has(k))
+        fail(x.path(k), st.device ? "is for a CPU operator; a model (\"on\": \"device\") gives flops and memory"
+                                  : "is for a model (\"on\": \"device\"); a CPU operator gives seconds");
+    if (st.device) {
+      st.work = x.quantity<flops>("flops");
+      st.memory = x.quantity<bytes>("memory");
+      x.get("efficiency", st.efficiency);
+    } else {
+      st.cpu_seconds = x.quantity<seconds>("seconds").value();
+    }
+    x.get("share", st.share);
+    x.get("source", st.source);
+    w.operators.push_back(std::move(st));
+  }, 64);
+  return validated(std::move(w), s);
+}
+
 // A model named (its published shape) or spelt out, one of the two.
 inline model::transformer_shape read_shape(const object& o) {
   bool any = false;
@@ -311,6 +355,7 @@ inline workload_file read_workload(const json& j, const plan::system& s, const s
   else if (type == "edge") out.workload = detail::read_edge(j, s);
   else if (type == "llm-serve") out.workload = detail::read_serving(j, s);
   else if (type == "hetero-train") out.workload = detail::read_hetero_train(j, s);
+  else if (type == "data-curation") out.workload = detail::read_data_curation(j, s);
   else out.workload = detail::read_training(j, s);
   return out;
 }

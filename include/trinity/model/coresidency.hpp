@@ -20,7 +20,8 @@
 //! placement_for(budget) finds a placement whose devices each hold models
 //! within `budget` bytes: devices are alike, so it tries every multiset of the
 //! sets of models that fit when there are at most 200,000 (ties: fewer models
-//! held); past that, a local search from the best one-model-per-device split. Sweeping the budget gives throughput and
+//! held); past that, a local search from the best one-model-per-device split
+//! over how many devices hold each set (see the code for its moves). Sweeping the budget gives throughput and
 //! utilisation against the memory given to co-residency, and the smallest
 //! budget past which more memory stops helping.
 
@@ -28,6 +29,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -219,22 +221,72 @@ inline device_models placement_for(const std::vector<curation_operator>& ops, co
     }
     return holds;
   }
-  // Otherwise local search: give any one device another set that fits, while the bound rises.
+  // Otherwise local search over how many devices hold each set (devices are alike), while the bound rises:
+  // move one device to another set; then merge two devices' sets onto one and give the other any set (how
+  // light models pack together, freeing a device for a heavy one); then, where it is cheap enough, move
+  // any two devices at once.
+  const std::size_t T = sets.size();
+  std::vector<std::size_t> n(T, 0);
+  for (const auto h : holds) ++n[static_cast<std::size_t>(std::find(sets.begin(), sets.end(), h) - sets.begin())];
+  const auto index_of = [&](std::uint32_t set) {
+    return static_cast<std::size_t>(std::find(sets.begin(), sets.end(), set) - sets.begin());
+  };
+  std::vector<double> work(std::size_t{1} << k, 0.0);
+  for (std::uint32_t J = 1; J < (std::uint32_t{1} << k); ++J)
+    for (std::size_t j = 0; j < k; ++j)
+      if ((J >> j) & 1u) work[J] += w[j];
+  const auto bound = [&](const std::vector<std::size_t>& m) {
+    double x = std::numeric_limits<double>::infinity();
+    for (std::uint32_t J = 1; J < (std::uint32_t{1} << k); ++J) {
+      double compute = 0;
+      for (std::size_t t = 0; t < T; ++t)
+        if (m[t] && (sets[t] & J)) compute += static_cast<double>(m[t]) * (std::popcount(sets[t]) > 1 ? c.sharing_efficiency : 1.0);
+      x = std::min(x, compute / work[J]);
+    }
+    return x;
+  };
+  now = bound(n);
+  // Applies `change` (removals, then additions) when the bound rises; otherwise leaves n as it was.
+  const auto attempt = [&](std::initializer_list<std::size_t> out, std::initializer_list<std::size_t> in) {
+    std::size_t taken = 0;
+    for (auto t : out) {
+      if (n[t] == 0) {
+        for (auto u = out.begin(); taken > 0; ++u, --taken) ++n[*u];
+        return false;
+      }
+      --n[t];
+      ++taken;
+    }
+    for (auto t : in) ++n[t];
+    const double x = bound(n);
+    if (x > now * (1 + 1e-12)) {
+      now = x;
+      return true;
+    }
+    for (auto t : in) --n[t];
+    for (auto t : out) ++n[t];
+    return false;
+  };
+  const bool pairs = static_cast<double>(T) * T * T * T * static_cast<double>(T << k) <= 2e8;
   for (bool improved = true; improved;) {
     improved = false;
-    for (std::size_t d = 0; d < c.devices; ++d)
-      for (const auto set : sets) {
-        if (set == holds[d]) continue;
-        auto trial = holds;
-        trial[d] = set;
-        const double x = detail::gpu_bound(w, trial, c.sharing_efficiency).bound;
-        if (x > now * (1 + 1e-12)) {
-          holds = std::move(trial);
-          now = x;
-          improved = true;
-        }
+    for (std::size_t a = 0; a < T; ++a)
+      for (std::size_t b = 0; b < T; ++b) improved |= a != b && attempt({a}, {b});
+    if (improved) continue;
+    for (std::size_t a = 0; a < T && !improved; ++a)
+      for (std::size_t b = a; b < T && !improved; ++b) {
+        if (!fits(sets[a] | sets[b])) continue;
+        const std::size_t u = index_of(sets[a] | sets[b]);
+        for (std::size_t d = 0; d < T && !improved; ++d) improved = attempt({a, b}, {u, d});
       }
+    if (improved || !pairs) continue;
+    for (std::size_t a = 0; a < T && !improved; ++a)
+      for (std::size_t b = a; b < T && !improved; ++b)
+        for (std::size_t x = 0; x < T && !improved; ++x)
+          for (std::size_t y = x; y < T && !improved; ++y) improved = attempt({a, b}, {x, y});
   }
+  holds.clear();
+  for (std::size_t t = 0; t < T; ++t) holds.insert(holds.end(), n[t], sets[t]);
   return holds;
 }
 
