@@ -5,8 +5,9 @@
 //! bounded input queue. Each device is a worker holding one or more models
 //! within its memory budget (charged before load, device_memory.hpp). Its
 //! scheduler takes a sample for each of its models that has one queued and
-//! runs their kernels' steps in turn, so co-resident models share the
-//! device's compute and it idles only when none of them has work. That is
+//! runs next a step of the one that has had least of the device's time, so
+//! co-resident models share its compute equally while they have work and it
+//! idles only when none of them has. That is
 //! spatial sharing: memory spent on co-resident copies for compute kept busy.
 //!
 //! Back-pressure: a sample is taken for model j only when model j+1's queue
@@ -241,10 +242,12 @@ class executor {
     }
   }
 
-  // A sample a device is working on for one of its models, and the step its kernel is at.
+  // A sample a device is working on for one of its models, the step its kernel is at, and the device time
+  // that model has had (its virtual time, as a fair scheduler keeps it).
   struct slot {
     std::optional<sample> s;
     std::size_t step = 0;
+    double had = 0;
   };
 
   // Called with the lock held: fills each free slot whose model has a sample queued and room after it.
@@ -254,6 +257,9 @@ class executor {
     for (std::size_t j = 0; j < k; ++j) {
       if (!((holds >> j) & 1u)) continue;
       if (!slots[j].s && !st.queues[j].empty() && (j + 1 == k || has_room(st, j + 1))) {
+        // A model that was idle starts level with the busy ones: no burst for time it did not want.
+        for (std::size_t i = 0; i < k; ++i)
+          if (slots[i].s) slots[j].had = std::max(slots[j].had, slots[i].had);
         slots[j].s = std::move(st.queues[j].front());
         slots[j].step = 0;
         st.queues[j].pop_front();
@@ -268,22 +274,22 @@ class executor {
     return any;
   }
 
-  // One device: a step of each model it is working on in turn, so co-resident models share its compute.
+  // One device: steps of the models it is working on, the least served first, so they share its compute.
   void device_worker(shared& st, run_stats& r, std::size_t d) {
     const std::size_t k = models_.size();
     const auto& dev = devices_[d];
     constexpr clock::duration max_late = std::chrono::milliseconds(5);
     clock::duration late{0};
     std::vector<slot> slots(k);
-    std::size_t turn = 0;
     std::unique_lock lock(st.m);
     for (;;) {
       st.cv.wait(lock, [&] { return st.stop || st.finished == st.n || fill(st, r, dev.holds, slots); });
       if (st.stop || st.finished == st.n) return;
-      std::size_t j = turn;
-      while (!slots[j % k].s) ++j;
-      j %= k;
-      turn = j + 1;
+      // The model with work that has had the least of the device: each gets an equal share of its time, as
+      // kernels resident together share a GPU, whatever their steps' lengths.
+      std::size_t j = k;
+      for (std::size_t i = 0; i < k; ++i)
+        if (slots[i].s && (j == k || slots[i].had < slots[j].had)) j = i;
       auto& cur = slots[j];
       lock.unlock();
       const auto t0 = clock::now();
@@ -304,6 +310,7 @@ class executor {
       lock.lock();
       r.device_busy_seconds[d] += busy;
       r.model_busy_seconds[j] += busy;
+      cur.had += busy;
       if (!done) continue;
       ++r.runs[d][j];
       ++r.entered[j];
