@@ -47,6 +47,12 @@ if [ -f "$trace" ]; then
   build/bin/trinity-docgen --source . --build build --record-prefix-curve "$out/.prefix-curve.json" --command "$cmd"
   rm -f "$out/.prefix-curve.json"
 fi
+step "the T2V curation pipeline run with and without co-residency (ci)"
+cmake --build --preset ci -j "$(nproc)" --target trinity-cli
+cmd="build/bin/trinity verify --system dgx-h100 --workload t2v-curation --json"
+$cmd > "$out/.curation.json"
+build/bin/trinity-docgen --source . --build build --record-curation "$out/.curation.json" --command "$cmd"
+rm -f "$out/.curation.json"
 step "placement and the planner (ci)"
 build/bin/trinity-bench-place --benchmark_out_format=json --benchmark_out="$out/place-ci.json" >/dev/null
 

@@ -23,7 +23,9 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -396,12 +398,34 @@ std::string stream_speed(sources& s) {
                rows);
 }
 
+//! `trinity verify` of the T2V curation plan, recorded: the pipeline run here with and without co-residency.
+std::string curation_verify(sources& s) {
+  const json& r = recorded(s, "curation-verify-ci.json");
+  const json& out = r.at("output");
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& row : out.at("rows")) {
+    const auto m = row.at("mechanism").get<std::string>();
+    const bool whole = m.rfind("samples through", 0) == 0 || m.rfind("queues past", 0) == 0 || m.rfind("most bytes", 0) == 0;
+    const auto shown = [&](double v) { return whole ? fixed(v, 0) : fixed(v, 3); };
+    rows.push_back({m, shown(row.at("predicted").get<double>()),
+                    row.contains("predicted_from_run_costs") ? shown(row.at("predicted_from_run_costs").get<double>()) : "-",
+                    shown(row.at("measured").get<double>()), fixed(row.at("measured_over_predicted").get<double>(), 2)});
+  }
+  return "Measured " + r.at("date").get<std::string>() + " on " + out.at("machine").get<std::string>() + " (" +
+         std::to_string(out.at("cores").get<int>()) + " cores), " + r.at("build").get<std::string>() + " build: `" +
+         r.at("command").get<std::string>() + "` (`bench/results/curation-verify-ci.json`). " +
+         std::to_string(out.at("devices").get<int>()) + " devices at " + fixed(100 * out.at("duty").get<double>(), 1) +
+         "% of a core each, " + std::to_string(out.at("samples").get<int>()) + " samples per placement.\n\n" +
+         table({"", "predicted", "from the run's kernel costs", "measured", "measured / predicted"}, rows);
+}
+
 const std::map<std::string, std::function<std::string(sources&)>>& tables() {
   static const std::map<std::string, std::function<std::string(sources&)>> t{
       {"compress-speed", compress_speed}, {"collectives", collectives_table}, {"cuda-codecs", cuda_codecs},
       {"plan-speed", plan_speed},         {"place-speed", place_speed},       {"cache-speed", cache_speed},
       {"replay-synthetic", replay_table}, {"exchange", exchange_table},
-      {"prefix-curve-mooncake", prefix_curve_table}, {"stream-speed", stream_speed}};
+      {"prefix-curve-mooncake", prefix_curve_table}, {"stream-speed", stream_speed},
+      {"curation-verify", curation_verify}};
   return t;
 }
 
@@ -618,7 +642,26 @@ int main(int argc, char** argv) {
   std::string record_prefix;
   app.add_option("--record-prefix-curve", record_prefix,
                  "Store this Mooncake replay output (JSON) as bench/results/prefix-curve-mooncake.json");
+  std::string record_curation;
+  app.add_option("--record-curation", record_curation,
+                 "Store this `trinity verify --json` output of a data-curation plan (ci build) as "
+                 "bench/results/curation-verify-ci.json");
   CLI11_PARSE(app, argc, argv);
+  if (!record_curation.empty()) {
+    try {
+      const json out = json::parse(read_file(record_curation));
+      const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+      char date[16];
+      std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+      const json r{{"command", command}, {"build", "ci"}, {"date", date}, {"output", out}};
+      std::ofstream(fs::path(source) / "bench/results/curation-verify-ci.json") << r.dump(2) << '\n';
+      std::cerr << "trinity-docgen: recorded bench/results/curation-verify-ci.json\n";
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "trinity-docgen: " << e.what() << '\n';
+      return 2;
+    }
+  }
   if (!record.empty() || !record_prefix.empty()) {
     try {
       const bool prefix = !record_prefix.empty();

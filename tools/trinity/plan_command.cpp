@@ -272,13 +272,17 @@ json hetero_train_json(const plan::hetero_train_evaluated& e) {
           {"link_busy", c.link_busy}};
 }
 
-void run_hetero_train(const plan_args& a, const plan::system& s, const plan::hetero_train_workload& w) {
+// A workload that sends nothing through a codec: the codec and link flags mean nothing to it.
+void refuse_codec_flags(const plan_args& a, const std::string& type, const std::string& why) {
   if (!a.planning.profile.empty())
-    throw bad_flag("--profile", a.planning.profile, "is for a training workload's gradient codecs, not hetero-train");
+    throw bad_flag("--profile", a.planning.profile, "is for a training workload's gradient codecs, not " + type);
   if (!a.planning.link_budget.empty())
-    throw bad_flag("--link-budget", a.planning.link_budget, "is for training and edge workloads, not hetero-train");
-  if (!a.planning.error_budget.empty())
-    throw bad_flag("--error-budget", a.planning.error_budget, "is for codecs; hetero-train sends latents as they are");
+    throw bad_flag("--link-budget", a.planning.link_budget, "is for training and edge workloads, not " + type);
+  if (!a.planning.error_budget.empty()) throw bad_flag("--error-budget", a.planning.error_budget, "is for codecs; " + why);
+}
+
+void run_hetero_train(const plan_args& a, const plan::system& s, const plan::hetero_train_workload& w) {
+  refuse_codec_flags(a, "hetero-train", "hetero-train sends latents as they are");
   plan::hetero_train_result r;
   try {
     r = plan::plan_hetero_train(s, w, options_of(a.planning));
@@ -343,12 +347,7 @@ json data_curation_json(const plan::data_curation_evaluated& e, const plan::data
 }
 
 void run_data_curation(const plan_args& a, const plan::system& s, const plan::data_curation_workload& w) {
-  if (!a.planning.profile.empty())
-    throw bad_flag("--profile", a.planning.profile, "is for a training workload's gradient codecs, not data-curation");
-  if (!a.planning.link_budget.empty())
-    throw bad_flag("--link-budget", a.planning.link_budget, "is for training and edge workloads, not data-curation");
-  if (!a.planning.error_budget.empty())
-    throw bad_flag("--error-budget", a.planning.error_budget, "is for codecs; data-curation sends nothing compressed");
+  refuse_codec_flags(a, "data-curation", "data-curation sends nothing compressed");
   plan::data_curation_result r;
   try {
     r = plan::plan_data_curation(s, w, options_of(a.planning));

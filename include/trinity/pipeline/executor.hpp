@@ -278,7 +278,7 @@ class executor {
   void device_worker(shared& st, run_stats& r, std::size_t d) {
     const std::size_t k = models_.size();
     const auto& dev = devices_[d];
-    constexpr clock::duration max_late = std::chrono::milliseconds(5);
+    constexpr clock::duration max_late = std::chrono::milliseconds(50);
     clock::duration late{0};
     std::vector<slot> slots(k);
     std::unique_lock lock(st.m);
