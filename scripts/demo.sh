@@ -4,7 +4,10 @@
 # why, and the Pareto front (drawn to build/plan/pareto.png); the plan on the
 # simulated fabric; this machine calibrated, and the plan run for real here,
 # scaled down, beside the prediction (step time included). The planner on the
-# other presets: a diffusion cache, an edge video stream, and by cost. Then the paper's three worked examples through
+# other presets: a diffusion cache, an edge video stream, and by cost. The
+# paper's producer/consumer training (planned, and capped streams measured)
+# and its curation pipeline (planned, then run here with and without
+# co-resident models). Then the paper's three worked examples through
 # the trinity program, each with its explanation, then the
 # first trade for real: a 100 MB gradient over links of 1 to 400 Gbps with
 # every compressor, the chooser's pick checked against the measurement; and
@@ -18,7 +21,7 @@ cd "$(dirname "$(readlink -f "$0")")/.."
 scripts/setup.sh
 {
   cmake --preset ci >/dev/null
-  cmake --build --preset ci --target trinity-cli compressed_exchange trinity-train trinity-train-check
+  cmake --build --preset ci --target trinity-cli compressed_exchange trinity-train trinity-train-check trinity-stream
 } >&2
 
 trinity=build/bin/trinity
@@ -45,6 +48,15 @@ echo
 "$trinity" plan --system edge-5g-cloud --workload edge-video-analytics --objective cost | sed -n 1,12p
 echo
 "$trinity" plan --system h100-ib-cluster --workload llm-70b-train --objective cost | sed -n 1,12p
+
+rule "The paper's other two systems: producers feeding trainers over streams (§4.2), models sharing devices (§5.2)"
+"$trinity" plan --system dgx-h100 --workload wan22-t2v-hetero | sed -n 1,12p
+echo
+build/bin/trinity-stream demo --streams 1,4,16 --seconds 1
+echo
+"$trinity" plan --system dgx-h100 --workload t2v-curation
+echo
+"$trinity" verify --system dgx-h100 --workload t2v-curation
 
 rule "1. More computation -> less bandwidth (paper §3.1.2)"
 "$trinity" model frontier

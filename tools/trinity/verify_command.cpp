@@ -40,7 +40,14 @@ struct verify_args {
   std::string samples;                                 // a data-curation plan's run (default: about 8 s of it)
   planning_flags planning;
   bool json = false;
+  std::vector<std::string> training_flags_given;  // --ranks, --steps, --batch, --train: a training plan's run
 };
+
+// A training run's flag given to a plan that runs no training is refused, not ignored.
+void refuse_training_flags(const verify_args& a, const std::string& kind) {
+  if (!a.training_flags_given.empty())
+    throw usage_error(a.training_flags_given.front() + ": is for a training plan's run, not " + kind);
+}
 
 std::string run_and_capture(const std::string& command) {
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
@@ -229,6 +236,10 @@ std::string cpu_model() {
 // A data-curation plan: the pipeline run here on pipeline::executor (curation_run.hpp) with the plan's
 // placement and with one model per device, beside model::rates over the kernels' costs measured here.
 void run_verify_curation(const verify_args& a, const plan::system& s, const plan::data_curation_workload& w) {
+  refuse_training_flags(a, "a data-curation plan (its run's size is --samples)");
+  if (!a.planning.profile.empty())
+    throw bad_flag("--profile", a.planning.profile, "is for a training plan; a data-curation run times its own kernels");
+  if (a.requests != "10000") throw bad_flag("--requests", a.requests, "is for a diffusion plan's synthetic trace");
   if (!a.trace.empty()) throw bad_flag("--trace", a.trace, "is for diffusion and llm-serve plans");
   if (!a.embeddings.empty()) throw bad_flag("--embeddings", a.embeddings, "is for a diffusion plan's trace");
   plan::data_curation_result r;
@@ -490,7 +501,11 @@ void register_verify(CLI::App& app) {
       ->type_name("COUNT");
   v->add_option("--train", a->train, "The trinity-train program (default: beside this one)")->type_name("FILE");
   v->add_flag("--json", a->json, "Print JSON");
-  v->callback([a] { run_verify(*a); });
+  v->callback([a, v] {
+    for (const char* f : {"--ranks", "--steps", "--batch", "--train"})
+      if (v->count(f)) a->training_flags_given.push_back(f);
+    run_verify(*a);
+  });
 }
 
 }  // namespace trinity::cli
