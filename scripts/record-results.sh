@@ -47,8 +47,9 @@ if [ -f "$trace" ]; then
   build/bin/trinity-docgen --source . --build build --record-prefix-curve "$out/.prefix-curve.json" --command "$cmd"
   rm -f "$out/.prefix-curve.json"
 fi
-step "the T2V curation pipeline run with and without co-residency (ci)"
-cmake --build --preset ci -j "$(nproc)" --target trinity-cli
+step "the T2V curation pipeline run with and without co-residency, and the executor against a loop (ci)"
+cmake --build --preset ci -j "$(nproc)" --target trinity-cli trinity-bench-pipeline
+build/bin/trinity-bench-pipeline "${reps[@]}" --benchmark_out="$out/pipeline-ci.json" >/dev/null
 cmd="build/bin/trinity verify --system dgx-h100 --workload t2v-curation --json"
 $cmd > "$out/.curation.json"
 build/bin/trinity-docgen --source . --build build --record-curation "$out/.curation.json" --command "$cmd"

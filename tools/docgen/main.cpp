@@ -398,6 +398,27 @@ std::string stream_speed(sources& s) {
                rows);
 }
 
+//! The curation executor against its kernels in a plain loop.
+std::string pipeline_speed(sources& s) {
+  const auto& r = s.results("pipeline-ci.json");
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::pair<double, std::string>> sizes;
+  const std::string prefix = "executor_vs_loop/rows:";
+  for (const auto& [name, run] : r.runs)
+    if (name.rfind(prefix, 0) == 0) sizes.emplace_back(std::stod(name.substr(prefix.size())), name);
+  std::sort(sizes.begin(), sizes.end());
+  for (const auto& [keys, name] : sizes) {
+    const double loop = r.counter(name, "loop_samples_per_second");
+    rows.push_back({fixed(keys, 0), num(1e6 / (loop * r.counter(name, "steps_per_sample"))) + " µs",
+                    fixed(loop, 0), fixed(r.counter(name, "executor_samples_per_second"), 0),
+                    fixed(r.counter(name, "executor_over_loop"), 2)});
+  }
+  return measured_on(r) + "One device holding two index models (64-float keys, four searches a sample each), fed by "
+         "one CPU worker, against the same copies run on the same samples in a loop on one thread, the two "
+         "alternating in every round; medians of the repetitions.\n\n" +
+         table({"keys per model", "a step in the loop", "loop samples/s", "executor samples/s", "× loop"}, rows);
+}
+
 //! `trinity verify` of the T2V curation plan, recorded: the pipeline run here with and without co-residency.
 std::string curation_verify(sources& s) {
   const json& r = recorded(s, "curation-verify-ci.json");
@@ -425,7 +446,7 @@ const std::map<std::string, std::function<std::string(sources&)>>& tables() {
       {"plan-speed", plan_speed},         {"place-speed", place_speed},       {"cache-speed", cache_speed},
       {"replay-synthetic", replay_table}, {"exchange", exchange_table},
       {"prefix-curve-mooncake", prefix_curve_table}, {"stream-speed", stream_speed},
-      {"curation-verify", curation_verify}};
+      {"curation-verify", curation_verify}, {"pipeline-speed", pipeline_speed}};
   return t;
 }
 

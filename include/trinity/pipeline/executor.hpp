@@ -293,12 +293,14 @@ class executor {
       auto& cur = slots[j];
       lock.unlock();
       const auto t0 = clock::now();
-      const auto c0 = thread_cpu_time();
+      // A device at a duty is charged its thread's own CPU time, so a step preempted by another device's is
+      // not charged the wait; a whole core's device, its wall time (a system call less per step).
+      const bool throttled = dev.duty < 1;
+      const auto c0 = throttled ? thread_cpu_time() : t0.time_since_epoch();
       const bool pass = copies_[d][j]->step(*cur.s, cur.step);
-      // The thread's own CPU time: a step preempted by another device's is not charged the wait.
-      const auto computed = thread_cpu_time() - c0;
+      const auto computed = (throttled ? thread_cpu_time() : clock::now().time_since_epoch()) - c0;
       const auto nominal = std::chrono::duration_cast<clock::duration>(computed / dev.duty);
-      if (dev.duty < 1) {
+      if (throttled) {
         // A sleep ends late (timer slack, wake-up); the next one is cut by as much, so the device computes
         // at its duty over the run and not below it.
         const auto until = t0 + nominal - late;
