@@ -366,7 +366,7 @@ void run_data_curation(const plan_args& a, const plan::system& s, const plan::da
             << " of " << to_string(s.tiers.at(0).capacity) << ", " << w.cpu_workers << " CPU workers), best "
             << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  "
             << plan::describe(r.chosen().plan, w) << "\n\n";
-  table t({"", "chosen", "one model per device (baseline)"});
+  table t({"", "chosen", plan::baseline_name(r.candidates[r.baseline].plan) + " (baseline)"});
   t.add({"samples/s", units::detail::format_number(c.rates.samples_per_second),
          units::detail::format_number(b.rates.samples_per_second)});
   t.add({"devices busy", plan::detail::pct(c.rates.device_utilization), plan::detail::pct(b.rates.device_utilization)});

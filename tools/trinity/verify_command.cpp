@@ -285,11 +285,11 @@ void run_verify_curation(const verify_args& a, const plan::system& s, const plan
   };
   const auto run_base = as_run(m_base, base.plan.holds), run_chosen = as_run(m_chosen, chosen.plan.holds);
   std::vector<row> rows{
-      {"samples/s, one model per device", predicted_base.samples_per_second, m_base.samples_per_second(), true},
+      {"samples/s, " + plan::baseline_name(base.plan), predicted_base.samples_per_second, m_base.samples_per_second(), true},
       {"samples/s, the plan's co-residency", predicted_chosen.samples_per_second, m_chosen.samples_per_second(), true},
       {"speed-up from co-residency", predicted_chosen.samples_per_second / predicted_base.samples_per_second,
        m_chosen.samples_per_second() / m_base.samples_per_second(), true},
-      {"devices busy, one model per device", predicted_base.device_utilization, m_base.mean_device_utilization(), true},
+      {"devices busy, " + plan::baseline_name(base.plan), predicted_base.device_utilization, m_base.mean_device_utilization(), true},
       {"devices busy, the plan's co-residency", predicted_chosen.device_utilization, m_chosen.mean_device_utilization(),
        true},
       {"most bytes charged to a device (budget " + to_string(x.device_memory) + ")", most_planned.value(),

@@ -200,6 +200,11 @@ inline data_curation_cost price(const system& s, const data_curation_workload& w
 using data_curation_evaluated = candidate<data_curation_plan, data_curation_cost>;
 using data_curation_result = result<data_curation_plan, data_curation_cost>;
 
+//! What the baseline is: one model per device, or (fewer devices than models) the least memory per device.
+inline std::string baseline_name(const data_curation_plan& p) {
+  return p.one_per_device ? "one model per device" : "the least memory per device";
+}
+
 //! "5 devices hold caption; 3 hold aesthetic + flow + ocr + caption".
 inline std::string describe(const data_curation_plan& p, const data_curation_workload& w) {
   const auto names = detail::model_names(w);
@@ -305,8 +310,8 @@ struct data_curation_problem {
     if (r.choice == r.baseline) {
       out.push_back("none: " + describe(b.plan) + " is already the best plan");
     } else {
-      out.push_back("device memory for device compute: " + to_string(c.cost.memory) + " per device where " +
-                    to_string(b.cost.memory) + " held the models one per device; the devices are busy " +
+      out.push_back("device memory for device compute: " + to_string(c.cost.memory) + " per device where the baseline (" +
+                    baseline_name(b.plan) + ") held " + to_string(b.cost.memory) + "; the devices are busy " +
                     pct(c.cost.rates.device_utilization) + " instead of " + pct(b.cost.rates.device_utilization) +
                     ", samples/s " + units::detail::format_number(b.cost.rates.samples_per_second) + " -> " +
                     units::detail::format_number(c.cost.rates.samples_per_second) + " (" +

@@ -106,7 +106,7 @@ TEST_CASE("the T2V preset: one model per device splits whole devices; co-residen
 
   const auto& x = r.explanation;
   REQUIRE(x.trades.size() == 3);
-  CHECK_THAT(x.trades[0], Catch::Contains("39 GB per device where 32 GB held the models one per device") &&
+  CHECK_THAT(x.trades[0], Catch::Contains("39 GB per device where the baseline (one model per device) held 32 GB") &&
                               Catch::Contains("busy 99% instead of 64%"));
   CHECK_THAT(x.trades[1], Catch::StartsWith("more memory stops helping at 39 GB per device (of 80 GB)"));
   CHECK_THAT(x.binding_before, Catch::StartsWith("the devices holding caption"));
