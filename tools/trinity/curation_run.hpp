@@ -3,8 +3,9 @@
 // devices becomes a thread computing at `duty` of a core, so that they and one CPU worker fit this
 // machine's cores; each model becomes an index_model whose weights are its memory at `memory_scale` and
 // whose passes give it its share of the work; the CPU operators become decoding and pooling a clip whose
-// size gives them theirs. Every kernel is timed here alone first (its thread's CPU time, as the executor
-// times it), and the prediction is model::rates over those measured costs, for the plan's placements.
+// size gives them theirs. Every kernel is timed here first, as the run will run it (its thread's CPU time,
+// as the executor times it: a model on every device at once at its duty, the clips beside a device's
+// search), and the prediction is model::rates over those measured costs, for the plan's placements.
 
 #include <trinity/model/coresidency.hpp>
 #include <trinity/pipeline.hpp>

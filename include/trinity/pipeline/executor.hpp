@@ -143,7 +143,8 @@ class executor {
 
   [[nodiscard]] const std::vector<device_config>& devices() const noexcept { return devices_; }
 
-  //! Runs `samples` samples, made by `source(id)`, through the pipeline, and reports what it measured.
+  //! Runs `samples` samples, made by `source(id)`, through the pipeline, and reports what it measured. One
+  //! run at a time: the loaded models are the executor's, and a run uses each copy from one device thread.
   run_stats run(std::size_t samples, const std::function<sample(std::uint64_t)>& source) {
     trinity::detail::require(static_cast<bool>(source), "source", "give the samples' source");
     const std::size_t k = models_.size();
@@ -161,6 +162,7 @@ class executor {
     r.most_queued.assign(k, 0);
     r.resident = resident_;
     r.loaded = loaded_;
+    if (samples == 0) return r;
 
     const auto start = clock::now();
     std::vector<std::thread> threads;

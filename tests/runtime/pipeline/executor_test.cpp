@@ -71,6 +71,14 @@ TEST_CASE("every sample leaves once; each model sees what the one before it pass
   CHECK(r.resident == std::vector<bytes>{bytes{30}, bytes{20}, bytes{10}});
   CHECK(r.wall_seconds > 0);
   CHECK(r.mean_device_utilization() <= 1.0 + 1e-9);
+  // The same executor runs again, and a run of nothing measures nothing.
+  const auto again = x.run(30, plain);
+  CHECK(again.samples == 30);
+  CHECK(again.entered[0] == 30);
+  const auto none = x.run(0, plain);
+  CHECK(none.samples == 0);
+  CHECK(none.wall_seconds == 0);
+  CHECK(none.samples_per_second() == 0);
 }
 
 TEST_CASE("a device never holds more than its budget", "[pipeline]") {
