@@ -1,0 +1,71 @@
+#pragma once
+//! \file
+//! A parallel layout written as the command line takes it:
+//!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,sp=on|off,zero=0..3
+//! Every key is optional (a missing degree is 1, recompute none, sp off, ZeRO 0); an unknown key, a key given
+//! twice or a value that is not allowed is refused, naming it and what would be.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <trinity/detail/nearest_name.hpp>
+#include <trinity/error.hpp>
+#include <trinity/model/parallel_training.hpp>
+
+namespace trinity::io {
+
+inline model::parallel_layout parse_parallel_layout(std::string_view text, const std::string& field = "parallelism") {
+  static constexpr std::string_view keys[] = {"tp", "pp", "vpp", "cp", "dp", "mbs", "recompute", "sp", "zero"};
+  model::parallel_layout l;
+  bool seen[std::size(keys)] = {};
+  const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string_view item = text.substr(at, end - at);
+    at = end + 1;
+    if (item.empty()) fail("an empty item; write key=value pairs separated by commas, e.g. tp=8,pp=4,dp=2");
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos) fail("\"" + std::string(item) + "\" has no '='; write key=value, e.g. tp=8");
+    const std::string key(item.substr(0, eq)), value(item.substr(eq + 1));
+    std::size_t k = 0;
+    while (k < std::size(keys) && keys[k] != key) ++k;
+    if (k == std::size(keys)) fail("\"" + key + "\" is not a key" + trinity::detail::suggestion(key, keys));
+    if (seen[k]) fail("\"" + key + "\" is given twice");
+    seen[k] = true;
+    if (key == "recompute") {
+      if (value == "none") l.recompute = model::recomputation::none;
+      else if (value == "selective") l.recompute = model::recomputation::selective;
+      else if (value == "full") l.recompute = model::recomputation::full;
+      else fail("recompute=" + value + ": use none, selective or full");
+      continue;
+    }
+    if (key == "sp") {
+      if (value != "on" && value != "off") fail("sp=" + value + ": use on or off");
+      l.sequence_parallel = value == "on";
+      continue;
+    }
+    std::size_t n = 0, used = 0;
+    for (const char ch : value) {
+      if (ch < '0' || ch > '9' || n > 1'000'000) break;
+      n = n * 10 + static_cast<std::size_t>(ch - '0');
+      ++used;
+    }
+    if (value.empty() || used != value.size() || (n == 0 && key != "zero") || n > 1'000'000)
+      fail(key + "=" + value + ": must be a whole number from " + (key == "zero" ? "0 to 3" : "1 to 1000000"));
+    if (key == "tp") l.tp = n;
+    else if (key == "pp") l.pp = n;
+    else if (key == "vpp") l.vpp = n;
+    else if (key == "cp") l.cp = n;
+    else if (key == "dp") l.dp = n;
+    else if (key == "mbs") l.micro_batch = n;
+    else {
+      if (n > 3) fail("zero=" + value + ": ZeRO has stages 0 to 3");
+      l.zero_stage = static_cast<int>(n);
+    }
+  }
+  return l;
+}
+
+}  // namespace trinity::io

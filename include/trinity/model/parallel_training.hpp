@@ -1,0 +1,344 @@
+#pragma once
+//! \file
+//! What one training step of a transformer costs under a hybrid layout:
+//! t-way tensor parallelism (with or without sequence parallelism), p pipeline
+//! stages of v model chunks each, c-way context parallelism, d-way data
+//! parallelism with a ZeRO stage over the d·c ranks that hold the same weights,
+//! micro-batches of b sequences, and a recomputation policy. Megatron-LM's
+//! mechanisms as Narayanan et al. (SC'21) and Korthikanti et al. (2022)
+//! describe them. Per micro-batch, on the stage that binds:
+//!  - matrix multiplies at the device's GEMM efficiency for their shape
+//!    (model/gemm.hpp): forward, and backward's data and weight gradients;
+//!  - the attention core (QKᵀ and the weighted sum of V, full s² as
+//!    Narayanan et al. count it) at the efficiency of its batched shape;
+//!  - memory-bound work (norms, softmax, dropout, activation functions,
+//!    residuals): κ bytes of device-memory traffic per byte of activations
+//!    the layer keeps, at the memory's bandwidth;
+//!  - tensor-parallel all-reduces (or all-gather + reduce-scatter with sequence
+//!    parallelism, the same ring time): two per layer forward, two backward;
+//!  - context parallelism's ring: each rank passes its K and V chunk c − 1
+//!    times, hidden behind the attention core where it is shorter;
+//!  - pipeline sends of the activation between stages, split t ways
+//!    (Narayanan et al.'s scatter/gather), forward and backward, v times with
+//!    interleaving;
+//!  - full recomputation runs the forward (its all-reduces too) again;
+//!    selective recomputation runs the attention core again.
+//! A step is m micro-batches plus the bubble (p − 1)/(m·v) of them, then the
+//! data-parallel gradient reduction (exposed, or hidden behind the last
+//! micro-batch's backward where the mechanism overlaps it), then the optimizer
+//! step (memory-bound: Adam reads and writes its states once).
+//! Links: ranks are laid out tensor-innermost, then context, pipeline and
+//! data; a group whose span fits the fast domain (NVLink, NVL72) uses it,
+//! otherwise the slower fabric, each at one direction of one GPU's port.
+//! Memory per GPU (the larger of the first and last stage): weights, gradients
+//! and optimizer states of the stage, sharded by the ZeRO stage over d·c; the
+//! activations of the micro-batches in flight (1F1B keeps min(p, m) on the
+//! first stage, times 1 + (p − 1)/(p·v) interleaved; Korthikanti et al. §4.2.3)
+//! counted per tensor the layer keeps (below), with a recomputed layer's whole
+//! set during its backward; the last stage's fp32 logits.
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <string>
+
+#include <trinity/error.hpp>
+#include <trinity/model/collectives.hpp>
+#include <trinity/model/gemm.hpp>
+#include <trinity/model/sharding.hpp>
+#include <trinity/model/transformer.hpp>
+#include <trinity/units/quantity.hpp>
+
+namespace trinity::model {
+
+//! How the ranks split the work. tp·pp·cp·dp ranks in all.
+struct parallel_layout {
+  std::size_t tp = 1, pp = 1, vpp = 1, cp = 1, dp = 1;
+  std::size_t micro_batch = 1;  //!< sequences per micro-batch
+  recomputation recompute = recomputation::none;
+  bool sequence_parallel = false;
+  int zero_stage = 0;  //!< over the dp·cp ranks that hold the same weights (1: Megatron's distributed optimizer)
+
+  [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
+  friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
+};
+
+inline std::string to_string(const parallel_layout& l) {
+  return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
+         ",cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
+         ",recompute=" + to_string(l.recompute) + ",sp=" + (l.sequence_parallel ? "on" : "off") +
+         ",zero=" + std::to_string(l.zero_stage);
+}
+
+//! One level of the network, per GPU and direction.
+struct link_level {
+  seconds latency{};
+  bytes_per_second bandwidth{};
+};
+
+//! The machine as the step model sees it.
+struct training_cluster {
+  flops_per_second peak{};              //!< dense rate at the training precision
+  gemm_efficiency gemm{};
+  bytes_per_second memory_bandwidth{};  //!< device memory (HBM)
+  bytes memory{};                       //!< device memory capacity
+  std::size_t domain = 8;               //!< GPUs that share the fast link
+  link_level fast{}, slow{};
+  double elementwise_traffic = 3.0;     //!< κ: memory traffic per byte of activations kept
+};
+
+//! The model and the batch.
+struct training_job {
+  transformer_shape shape{};
+  std::size_t sequence = 0;      //!< tokens per sequence
+  std::size_t global_batch = 0;  //!< sequences per step
+  state_bytes precision = mixed_precision_adam;
+  bool flash_attention = false;  //!< the attention core never stores its s² scores
+  bool dropout = true;           //!< GPT's three dropouts (and their 1-byte masks); Llama trains without
+  bool overlap_dp = false;       //!< the gradient reduction runs under the last micro-batch's backward
+};
+
+//! Activation bytes one layer keeps for the backward pass, per micro-batch of b sequences whose s_local tokens
+//! attend to s_full positions, under t-way tensor parallelism, counted tensor by tensor as Korthikanti et al.
+//! 2022 §4.1 count them (16-bit tensors, 1-byte dropout masks) and generalised to grouped KV heads and gated
+//! MLPs. For GPT's shape this is their s·b·h·(10 + 24/t + 5·a·s/(h·t)) (34/t with sequence parallelism),
+//! plus the two LayerNorms' fp32 mean and reciprocal deviation (16 bytes a token), which they leave out.
+inline double layer_activation_bytes(const training_job& j, double s_local, double s_full, double b, double t,
+                                     bool sp, recomputation r) {
+  const auto& m = j.shape;
+  const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
+  const double hq = static_cast<double>(m.heads) * m.head_dim(), kv = static_cast<double>(m.kv_heads) * m.head_dim();
+  const double sb = s_local * b;
+  const double split = sp ? t : 1.0;  // what sequence parallelism splits: the norms, dropouts and their inputs
+  if (r == recomputation::full) return 2.0 * sb * h / split;
+  const double masks = j.dropout ? 2.0 * h : 0.0;              // after the projection and after the MLP
+  const double replicated = 4.0 * h + 4.0 * h + masks;          // the two norms' inputs, QKV's and fc1's inputs
+  const double act_in = (m.gated_mlp ? 2.0 : 1.0) * f;           // the activation function's input(s)
+  const double divided = 2.0 * (hq + 2.0 * kv) + 2.0 * hq + 2.0 * act_in + 2.0 * f;  // Q, K, V; proj in; fc2 in
+  const double norm_stats = 16.0;
+  double bytes = sb * (replicated / split + divided / t + norm_stats / split);
+  if (r == recomputation::none && !j.flash_attention) {
+    const double heads = static_cast<double>(m.heads);
+    // The softmax's output (2 bytes), and with dropout its mask (1) and the dropped probabilities (2).
+    bytes += (j.dropout ? 5.0 : 2.0) * heads * s_local * s_full * b / t;
+  }
+  return bytes;
+}
+
+//! The cost of one step, per GPU of the binding stage.
+struct parallel_step_cost {
+  double micro_batches = 0;
+  seconds gemm{}, attention{}, elementwise{}, recompute{};   //!< per step, summed over micro-batches
+  seconds tp_comm{}, cp_comm{}, pp_comm{};                    //!< per step, on the critical path
+  seconds bubble{}, dp_comm{}, optimizer{};
+  seconds step{};
+  bytes tp_bytes{}, cp_bytes{}, pp_bytes{}, dp_bytes{};       //!< sent per GPU per step
+  bytes parameters{}, gradients{}, optimizer_states{}, activations{};  //!< per GPU, the fuller stage
+  bytes device_bytes{};
+  flops model_flops{};  //!< per step, all GPUs: 3 passes, full s² (Narayanan et al.'s count without recomputation)
+  double mfu = 0;       //!< model FLOPs over the step time and every GPU's peak
+  std::size_t layers_per_stage = 0;
+};
+
+//! The first rule the layout breaks for this job and cluster, or empty.
+inline std::string layout_problem(const training_job& j, const parallel_layout& l) {
+  const auto& m = j.shape;
+  if (l.tp == 0 || l.pp == 0 || l.vpp == 0 || l.cp == 0 || l.dp == 0 || l.micro_batch == 0)
+    return "parallelism: every degree and the micro-batch must be at least 1";
+  if (m.heads % l.tp != 0) return "tp: " + std::to_string(l.tp) + " does not divide the " + std::to_string(m.heads) + " heads";
+  if (m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0)
+    return "tp: " + std::to_string(l.tp) + " and the " + std::to_string(m.kv_heads) + " KV heads do not divide each other";
+  if (m.ffn_hidden % l.tp != 0) return "tp: " + std::to_string(l.tp) + " does not divide ffn_hidden";
+  if (l.pp * l.vpp > m.layers) return "pp: " + std::to_string(l.pp * l.vpp) + " model chunks for " + std::to_string(m.layers) + " layers";
+  if (l.vpp > 1 && l.pp == 1) return "vpp: interleaving needs pipeline stages (pp > 1)";
+  if (j.sequence % l.cp != 0) return "cp: " + std::to_string(l.cp) + " does not divide the sequence of " + std::to_string(j.sequence);
+  if (j.global_batch % (l.dp * l.micro_batch) != 0)
+    return "global_batch: " + std::to_string(j.global_batch) + " sequences do not split into dp=" + std::to_string(l.dp) +
+           " replicas of micro-batches of " + std::to_string(l.micro_batch);
+  const std::size_t mb = j.global_batch / (l.dp * l.micro_batch);
+  if (l.vpp > 1 && mb % l.pp != 0)
+    return "vpp: the interleaved schedule needs the " + std::to_string(mb) + " micro-batches to be a multiple of pp=" + std::to_string(l.pp);
+  if (l.zero_stage < 0 || l.zero_stage > 3) return "zero: ZeRO has stages 0 to 3";
+  if (l.zero_stage == 3 && l.pp > 1)
+    return "zero: stage 3 re-gathers every stage's weights for every micro-batch; with pipeline stages use stage 1 or 2";
+  if (l.sequence_parallel && l.tp == 1) return "sp: sequence parallelism splits along tensor-parallel ranks; it needs tp > 1";
+  return {};
+}
+
+namespace detail {
+inline seconds gemm_time(const training_cluster& c, double m, double n, double k) {
+  return seconds{2.0 * m * n * k / (c.peak.value() * c.gemm(m, n, k))};
+}
+//! Forward, then backward's data gradient (m×n by n×k) and weight gradient (n×m by m×k).
+inline seconds gemm_fwd(const training_cluster& c, double m, double n, double k) { return gemm_time(c, m, n, k); }
+inline seconds gemm_bwd(const training_cluster& c, double m, double n, double k) {
+  return gemm_time(c, m, k, n) + gemm_time(c, n, k, m);
+}
+inline const link_level& level(const training_cluster& c, std::size_t span) { return span <= c.domain ? c.fast : c.slow; }
+inline collective_link as_collective(const link_level& l) { return {l.latency, l.bandwidth, {}}; }
+}  // namespace detail
+
+//! One layer's share of a micro-batch on one GPU: forward, backward and what recomputation adds.
+struct layer_cost {
+  seconds gemm_f{}, gemm_b{}, attn_f{}, attn_b{}, elem_f{}, elem_b{};
+  seconds all_reduce{};        //!< one tensor-parallel all-reduce of the activation
+  bytes all_reduce_bytes{};    //!< what it sends per GPU
+  double all_reduces = 4;      //!< per layer: two forward, two backward, two more with full recomputation
+  seconds cp_f{}, cp_b{};      //!< the context ring's exposed time
+  bytes kv_chunk{};            //!< what one hop of the ring sends
+  seconds recompute{};
+  double kept = 0, scores = 0; //!< activation bytes without recomputation, and the attention scores' share
+  [[nodiscard]] seconds forward() const { return gemm_f + attn_f + elem_f + 2.0 * all_reduce + cp_f; }
+  [[nodiscard]] seconds backward() const { return gemm_b + attn_b + elem_b + 2.0 * all_reduce + cp_b; }
+};
+
+//! The layer's cost for this layout (no check of the layout: price() checks).
+inline layer_cost layer(const training_job& j, const training_cluster& c, const parallel_layout& l) {
+  const auto& m = j.shape;
+  const double t = static_cast<double>(l.tp), cp = static_cast<double>(l.cp), b = static_cast<double>(l.micro_batch);
+  const double s = static_cast<double>(j.sequence), s_local = s / cp;
+  const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
+  const double hq = static_cast<double>(m.heads) * m.head_dim(), kv = static_cast<double>(m.kv_heads) * m.head_dim();
+  const double T = b * s_local;
+  layer_cost x;
+  const double up = (m.gated_mlp ? 2.0 : 1.0) * f / t;
+  const double kv_local = kv / std::min(t, static_cast<double>(m.kv_heads));  // KV heads are copied past tp = kv_heads
+  const double shapes[4][3] = {{T, hq / t + 2 * kv_local, h}, {T, h, hq / t}, {T, up, h}, {T, h, f / t}};
+  for (const auto& g : shapes) {
+    x.gemm_f += detail::gemm_fwd(c, g[0], g[1], g[2]);
+    x.gemm_b += detail::gemm_bwd(c, g[0], g[1], g[2]);
+  }
+  // The attention core as batched GEMMs of (s_local × d)·(d × s) and (s_local × s)·(s × d), heads/t · b of each.
+  const double d_head = m.head_dim(), batches = b * static_cast<double>(m.heads) / t;
+  x.attn_f = batches * (detail::gemm_time(c, s_local, s, d_head) + detail::gemm_time(c, s_local, d_head, s));
+  x.attn_b = 2.0 * x.attn_f;
+  x.kept = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::none);
+  x.scores = x.kept - layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::selective);
+  const double kappa = c.elementwise_traffic;
+  x.elem_f = seconds{kappa * x.kept / c.memory_bandwidth.value()};
+  x.elem_b = 2.0 * x.elem_f;
+
+  // Tensor-parallel collectives: the activation, 16-bit, four times a layer (two forward, two backward).
+  const bytes activation{T * h * 2.0};
+  const auto tp_link = detail::as_collective(detail::level(c, l.tp));
+  x.all_reduce = l.tp > 1 ? ring_all_reduce_time(l.tp, activation, tp_link) : seconds{};
+  x.all_reduce_bytes = l.tp > 1 ? 2.0 * (t - 1.0) / t * activation : bytes{};
+  // Context parallelism: K and V chunks around the ring, c − 1 hops forward, twice that backward (dK, dV),
+  // hidden behind the attention core where shorter.
+  x.kv_chunk = bytes{T * 2.0 * kv_local * 2.0};
+  const auto& cp_link = detail::level(c, l.tp * l.cp);
+  const seconds ring = l.cp > 1 ? (cp - 1.0) * (cp_link.latency + x.kv_chunk / cp_link.bandwidth) : seconds{};
+  x.cp_f = ring > x.attn_f ? ring - x.attn_f : seconds{};
+  x.cp_b = 2.0 * ring > x.attn_b ? 2.0 * ring - x.attn_b : seconds{};
+  if (l.recompute == recomputation::full) {
+    x.recompute = x.forward();
+    x.all_reduces += 2.0;
+  } else if (l.recompute == recomputation::selective && !j.flash_attention) {
+    // FlashAttention keeps no scores, so there is nothing for selective recomputation to redo.
+    x.recompute = x.attn_f + seconds{kappa * x.scores / c.memory_bandwidth.value()};
+  }
+  return x;
+}
+
+//! Throws invalid_input naming the field when the layout cannot run the job.
+inline parallel_step_cost price(const training_job& j, const training_cluster& c, const parallel_layout& l) {
+  validate(j.shape);
+  validate(c.gemm);
+  if (const auto why = layout_problem(j, l); !why.empty()) {
+    const auto colon = why.find(':');
+    throw invalid_input(why.substr(0, colon), why.substr(colon + 2));
+  }
+  const auto& m = j.shape;
+  const double t = static_cast<double>(l.tp), p = static_cast<double>(l.pp), v = static_cast<double>(l.vpp);
+  const double cp = static_cast<double>(l.cp), d = static_cast<double>(l.dp), b = static_cast<double>(l.micro_batch);
+  const double s = static_cast<double>(j.sequence), s_local = s / cp;
+  const double h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocabulary);
+  const double T = b * s_local;  // tokens per GPU per micro-batch
+  const double mb = static_cast<double>(j.global_batch) / (d * b);
+  const std::size_t chunk_layers = (m.layers + l.pp * l.vpp - 1) / (l.pp * l.vpp);
+  const double L = static_cast<double>(chunk_layers * l.vpp);  // the fullest stage's layers
+
+  parallel_step_cost r;
+  r.micro_batches = mb;
+  r.layers_per_stage = chunk_layers * l.vpp;
+
+  const layer_cost x = layer(j, c, l);
+  const bytes activation{T * h * 2.0};
+
+  // The last stage also computes the logits.
+  const seconds logits_f = detail::gemm_fwd(c, T, V / t, h), logits_b = detail::gemm_bwd(c, T, V / t, h);
+
+  // Pipeline sends: the activation split t ways, forward and backward, once per model chunk boundary.
+  const auto& pp_link = detail::level(c, l.tp * l.cp * l.pp);
+  const bytes p2p = activation / t;
+  const seconds pp_mb = l.pp > 1 ? 2.0 * v * (pp_link.latency + p2p / pp_link.bandwidth) : seconds{};
+
+  const seconds per_mb = L * (x.forward() + x.backward() + x.recompute) + logits_f + logits_b + pp_mb;
+  r.gemm = mb * (L * (x.gemm_f + x.gemm_b) + logits_f + logits_b);
+  r.attention = mb * L * (x.attn_f + x.attn_b);
+  r.elementwise = mb * L * (x.elem_f + x.elem_b);
+  r.recompute = mb * L * x.recompute;
+  r.tp_comm = mb * L * x.all_reduces * x.all_reduce;
+  r.cp_comm = mb * L * (x.cp_f + x.cp_b);
+  r.pp_comm = mb * pp_mb;
+  r.bubble = pipeline_bubble(l.pp, static_cast<std::size_t>(mb), l.vpp) * mb * per_mb;
+  r.tp_bytes = mb * L * x.all_reduces * x.all_reduce_bytes;
+  r.cp_bytes = l.cp > 1 ? mb * L * 3.0 * (cp - 1.0) * x.kv_chunk : bytes{};
+  r.pp_bytes = l.pp > 1 ? mb * 2.0 * v * p2p : bytes{};
+
+  // --- weights, data parallelism, optimizer ---
+  const double layer_params = layer_parameters(m) / t;  // the norms are replicated; a rounding error here
+  const double embed = V * h / t;
+  // The first stage holds the embedding; the last the final norm and, untied, the output layer.
+  const double first = L * layer_params + embed, last = L * layer_params + (m.tied_embeddings ? 0.0 : embed) + h;
+  const double psi = l.pp == 1 ? L * layer_params + embed * (m.tied_embeddings ? 1.0 : 2.0) + h : std::max(first, last);
+  const std::size_t shard_ranks = l.dp * l.cp;
+  const double n = static_cast<double>(shard_ranks);
+  const auto dp_link = detail::as_collective(detail::level(c, l.gpus()));
+  const auto& pb = j.precision;
+  seconds dp{};
+  bytes dp_bytes{};
+  if (shard_ranks > 1) {
+    const bytes grads{psi * pb.gradient}, params{psi * pb.parameter};
+    const double share = (n - 1.0) / n;
+    if (l.zero_stage == 0) {
+      dp = ring_all_reduce_time(shard_ranks, grads, dp_link);
+      dp_bytes = 2.0 * share * grads;
+    } else {
+      dp = ring_reduce_scatter_time(shard_ranks, grads, dp_link) + ring_all_gather_time(shard_ranks, params, dp_link);
+      dp_bytes = share * (grads + params);
+      if (l.zero_stage == 3) {  // parameters gathered again for each micro-batch's forward and backward
+        dp += (2.0 * mb - 1.0) * ring_all_gather_time(shard_ranks, params, dp_link);
+        dp_bytes += (2.0 * mb - 1.0) * share * params;
+      }
+    }
+  }
+  const seconds last_backward = L * (x.backward() + x.recompute) + logits_b;
+  r.dp_comm = j.overlap_dp ? (dp > last_backward ? dp - last_backward : seconds{}) : dp;
+  r.dp_bytes = dp_bytes;
+  const double local = psi / (l.zero_stage >= 1 ? n : 1.0);
+  r.optimizer = seconds{local * (2.0 * pb.optimizer + pb.parameter + pb.gradient) / c.memory_bandwidth.value()};
+
+  r.step = mb * per_mb + r.bubble + r.dp_comm + r.optimizer;
+
+  // --- memory ---
+  r.parameters = bytes{psi * pb.parameter / (l.zero_stage >= 3 ? n : 1.0)};
+  r.gradients = bytes{psi * pb.gradient / (l.zero_stage >= 2 ? n : 1.0)};
+  r.optimizer_states = bytes{psi * pb.optimizer / (l.zero_stage >= 1 ? n : 1.0)};
+  const double stored = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, l.recompute);
+  const double kept = x.kept, scores = x.scores;
+  const double in_flight = l.pp == 1 ? 1.0 : std::min(p, mb) * (l.vpp > 1 ? 1.0 + (p - 1.0) / (p * v) : 1.0);
+  // A recomputed layer's backward holds what recomputation rebuilt: the whole layer's set, or the scores.
+  const double rebuilt = l.recompute == recomputation::full ? kept - stored : l.recompute == recomputation::selective ? scores : 0.0;
+  const double act_first = L * stored * in_flight + rebuilt;
+  // The last stage holds one micro-batch and its fp32 logits (Korthikanti et al.'s 4·s·b·V/t).
+  const double act_last = L * stored + 4.0 * T * V / t + rebuilt;
+  r.activations = bytes{l.pp == 1 ? act_first + 4.0 * T * V / t : std::max(act_first, act_last)};
+  r.device_bytes = r.parameters + r.gradients + r.optimizer_states + r.activations;
+
+  r.model_flops = training_flops(m, static_cast<double>(j.global_batch), s, recomputation::none);
+  r.mfu = r.model_flops.value() / (r.step.value() * static_cast<double>(l.gpus()) * c.peak.value());
+  return r;
+}
+
+}  // namespace trinity::model

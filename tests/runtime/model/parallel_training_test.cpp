@@ -1,0 +1,210 @@
+#include <catch2/catch.hpp>
+
+#include <trinity/io/parallel_layout.hpp>
+#include <trinity/model/parallel_fit.hpp>
+#include <trinity/model/parallel_training.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+
+using namespace trinity;
+using namespace trinity::model;
+
+namespace {
+
+// GPT's shape as Korthikanti et al. count it: MLP 4h, every head its own KV.
+training_job gpt(std::size_t layers, std::size_t h, std::size_t a, std::size_t s, std::size_t batch) {
+  training_job j;
+  j.shape = {layers, h, 4 * h, a, a, 51200, false, false};
+  j.sequence = s;
+  j.global_batch = batch;
+  return j;
+}
+
+// A device that runs every GEMM at its peak and moves no bytes for memory-bound work: the step is then the
+// FLOP count over the peak, plus what the optimizer moves.
+training_cluster ideal() {
+  training_cluster c;
+  c.peak = flops_per_second{1e15};
+  c.gemm = {1.0, 0.0};
+  c.memory_bandwidth = bytes_per_second{2e12};
+  c.memory = bytes{80e9};
+  c.domain = 8;
+  c.fast = {seconds{1e-6}, bytes_per_second{300e9}};
+  c.slow = {seconds{5e-6}, bytes_per_second{25e9}};
+  c.elementwise_traffic = 0;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("parallel training: a layer keeps Korthikanti et al.'s activation bytes, plus the norms' statistics",
+          "[model][parallel]") {
+  const auto j = gpt(4, 4096, 32, 2048, 1);
+  for (const double t : {1.0, 2.0, 4.0, 8.0})
+    for (const bool sp : {false, true})
+      for (const auto r : {recomputation::none, recomputation::selective, recomputation::full}) {
+        if (sp && t == 1.0) continue;
+        const double s = 2048, b = 2;
+        const double stats = r == recomputation::full ? 0.0 : 16.0 * s * b / (sp ? t : 1.0);
+        CHECK(layer_activation_bytes(j, s, s, b, t, sp, r) ==
+              Approx(activation_bytes_per_layer(j.shape, s, b, t, sp, r).value() + stats).epsilon(1e-12));
+      }
+}
+
+TEST_CASE("parallel training: the stored activations of every stack the H100 probe ran, to the byte",
+          "[model][parallel]") {
+  std::ifstream in(std::string(TRINITY_SOURCE_DIR) + "/bench/results/transformer-probe-h100.json");
+  REQUIRE(in);
+  const auto probe = nlohmann::json::parse(in);
+  REQUIRE(probe.at("layers").size() == 36);
+  for (const auto& r : probe.at("layers")) {
+    const std::size_t h = r.at("hidden"), a = r.at("heads"), L = r.at("layers"), s = r.at("sequence"), b = r.at("micro_batch");
+    const auto j = gpt(L, h, a, s, b);
+    const std::string rc = r.at("recompute");
+    const auto rec = rc == "none" ? recomputation::none : rc == "selective" ? recomputation::selective : recomputation::full;
+    // The probe allocated the first layer's input before it measured.
+    const double model = static_cast<double>(L) * layer_activation_bytes(j, double(s), double(s), double(b), 1, false, rec) -
+                         2.0 * double(s * b * h);
+    INFO(h << " " << s << " " << b << " " << rc);
+    CHECK(model == r.at("stored_bytes").get<double>());
+  }
+}
+
+TEST_CASE("parallel training: on an ideal device one GPU's step is the FLOP count over the peak", "[model][parallel]") {
+  const auto j = gpt(8, 2048, 16, 1024, 4);
+  const auto c = ideal();
+  for (const auto r : {recomputation::none, recomputation::selective, recomputation::full}) {
+    parallel_layout l;
+    l.recompute = r;
+    const auto cost = price(j, c, l);
+    const double psi = parameters(j.shape);
+    const double optimizer = psi * (2.0 * 12 + 2 + 2) / 2e12;
+    CHECK(cost.step.value() == Approx(training_flops(j.shape, 4, 1024, r).value() / 1e15 + optimizer).epsilon(1e-9));
+    CHECK(cost.micro_batches == 4);
+    CHECK(cost.mfu == Approx(training_flops(j.shape, 4, 1024, recomputation::none).value() / (cost.step.value() * 1e15)));
+    // Weights, gradients and Adam's states: 16 bytes a parameter; one micro-batch's activations and fp32 logits.
+    const double act = 8 * layer_activation_bytes(j, 1024, 1024, 1, 1, false, r) + 4.0 * 1024 * 51200 +
+                       (r == recomputation::full ? layer_activation_bytes(j, 1024, 1024, 1, 1, false, recomputation::none) -
+                                                       layer_activation_bytes(j, 1024, 1024, 1, 1, false, r)
+                        : r == recomputation::selective
+                            ? layer_activation_bytes(j, 1024, 1024, 1, 1, false, recomputation::none) -
+                                  layer_activation_bytes(j, 1024, 1024, 1, 1, false, r)
+                            : 0.0);
+    CHECK(cost.device_bytes.value() == Approx(16.0 * psi + act).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("parallel training: bytes sent per GPU are the mechanisms' exact counts", "[model][parallel]") {
+  const auto j = gpt(8, 2048, 16, 1024, 32);
+  const auto c = ideal();
+  parallel_layout l{4, 2, 1, 1, 2, 2, recomputation::full, false, 0};
+  const auto cost = price(j, c, l);
+  const double mb = 32.0 / (2 * 2), T = 2 * 1024.0, h = 2048, L = 4;
+  // Six all-reduces a layer with full recomputation, each sending 2(t-1)/t of the 16-bit activation.
+  CHECK(cost.tp_bytes.value() == Approx(mb * L * 6 * 2.0 * 3 / 4 * T * h * 2));
+  // Pipeline: the activation split t ways, forward and backward, per micro-batch.
+  CHECK(cost.pp_bytes.value() == Approx(mb * 2 * T * h * 2 / 4));
+  // Data parallel, DDP: an all-reduce of the stage's 16-bit gradients over 2 ranks.
+  // The last stage binds: its layers, the untied output layer and the final norm.
+  const double psi = L * layer_parameters(j.shape) / 4 + 51200.0 * h / 4 + h;
+  CHECK(cost.dp_bytes.value() == Approx(2.0 * 0.5 * psi * 2));
+  l.zero_stage = 1;
+  CHECK(price(j, c, l).dp_bytes.value() == Approx(0.5 * psi * (2 + 2)));
+  CHECK(price(j, c, l).optimizer_states.value() == Approx(psi * 12 / 2));
+}
+
+TEST_CASE("parallel training: the pipeline bubble is (p - 1)/(m v) of the micro-batches' time", "[model][parallel]") {
+  const auto j = gpt(16, 2048, 16, 1024, 16);
+  const auto c = ideal();
+  for (const std::size_t v : {1u, 2u, 4u}) {
+    parallel_layout l{1, 4, v, 1, 1, 1, recomputation::none, false, 0};
+    const auto cost = price(j, c, l);
+    const double busy = (cost.step - cost.bubble - cost.optimizer - cost.dp_comm).value();
+    CHECK(cost.bubble.value() / busy == Approx(3.0 / (16.0 * static_cast<double>(v))));
+  }
+}
+
+TEST_CASE("parallel training: a wider tensor-parallel group that leaves the fast domain pays the slow link",
+          "[model][parallel]") {
+  const auto j = gpt(8, 4096, 32, 2048, 8);
+  const auto c = ideal();
+  const auto inside = price(j, c, {8, 1, 1, 1, 1, 1, recomputation::none, true, 0});
+  const auto across = price(j, c, {16, 1, 1, 1, 1, 1, recomputation::none, true, 0});
+  // Twice the ranks halve each one's bytes but cross 12x slower links.
+  CHECK(across.tp_comm > 4.0 * inside.tp_comm);
+}
+
+TEST_CASE("parallel training: layouts that cannot run are refused, naming the degree", "[model][parallel]") {
+  const auto j = gpt(8, 2048, 16, 1024, 8);
+  const auto c = ideal();
+  CHECK(layout_problem(j, {3, 1, 1, 1, 1, 1, recomputation::none, false, 0}).rfind("tp:", 0) == 0);
+  CHECK(layout_problem(j, {1, 2, 1, 1, 1, 1, recomputation::none, false, 3}).rfind("zero:", 0) == 0);
+  CHECK(layout_problem(j, {1, 1, 2, 1, 1, 1, recomputation::none, false, 0}).rfind("vpp:", 0) == 0);
+  CHECK(layout_problem(j, {1, 1, 1, 1, 3, 1, recomputation::none, false, 0}).rfind("global_batch:", 0) == 0);
+  CHECK(layout_problem(j, {1, 1, 1, 1, 1, 1, recomputation::none, true, 0}).rfind("sp:", 0) == 0);
+  CHECK(layout_problem(j, {1, 1, 1, 3, 1, 1, recomputation::none, false, 0}).rfind("cp:", 0) == 0);
+  CHECK(layout_problem(j, {1, 2, 2, 1, 1, 1, recomputation::none, false, 0}).empty());
+  CHECK_THROWS_WITH(price(j, c, {3, 1, 1, 1, 1, 1, recomputation::none, false, 0}),
+                    Catch::Contains("tp") && Catch::Contains("does not divide the 16 heads"));
+}
+
+TEST_CASE("parallel layout: parsed from the command line's form and refused by key", "[model][parallel][io]") {
+  const auto l = io::parse_parallel_layout("tp=8,pp=8,vpp=3,cp=2,dp=4,mbs=2,recompute=selective,sp=on,zero=1");
+  CHECK(l == parallel_layout{8, 8, 3, 2, 4, 2, recomputation::selective, true, 1});
+  CHECK(io::parse_parallel_layout(to_string(l)) == l);
+  CHECK(io::parse_parallel_layout("dp=4") == parallel_layout{1, 1, 1, 1, 4, 1, recomputation::none, false, 0});
+  CHECK_THROWS_WITH(io::parse_parallel_layout("tq=8"), Catch::Contains("\"tq\" is not a key") && Catch::Contains("tp"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("tp=8,tp=4"), Catch::Contains("given twice"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("tp=0"), Catch::Contains("1 to 1000000"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("tp=8x"), Catch::Contains("whole number"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("recompute=some"), Catch::Contains("none, selective or full"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("sp=yes"), Catch::Contains("on or off"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("zero=4"), Catch::Contains("0 to 3"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("tp=8,"), Catch::Contains("empty item"));
+}
+
+TEST_CASE("parallel fits: recover the parameters that made their data", "[model][parallel][fit]") {
+  SECTION("a GEMM curve from GEMMs it priced") {
+    const gemm_efficiency truth{0.82, 300};
+    std::vector<gemm_point> points;
+    for (const double m : {1024.0, 4096.0, 16384.0})
+      for (const double n : {1024.0, 2048.0, 8192.0})
+        for (const double k : {1024.0, 4096.0}) points.push_back({m, n, k, 1e15 * truth(m, n, k)});
+    const auto fit = fit_gemm(points, 1e15);
+    CHECK(fit.model.half_size == 300);
+    CHECK(fit.model.peak_fraction == Approx(0.82).epsilon(1e-9));
+    CHECK(fit.median_error == Approx(0).margin(1e-9));
+  }
+  SECTION("kappa from layer stacks it priced") {
+    auto c = ideal();
+    c.gemm = {0.8, 200};
+    c.elementwise_traffic = 1.37;
+    std::vector<measured_layers> runs;
+    for (const std::size_t s : {1024u, 2048u}) {
+      measured_layers m{gpt(4, 2048, 16, s, 2), {}, 4, {}};
+      m.layout.micro_batch = 2;
+      m.measured = predicted(m, c);
+      runs.push_back(m);
+    }
+    CHECK(fit_elementwise_traffic(runs, c) == Approx(1.37));
+  }
+  SECTION("a GEMM curve from whole steps it priced") {
+    auto c = ideal();
+    c.elementwise_traffic = 1.5;
+    c.gemm = {0.85, 192};
+    std::vector<measured_step> runs;
+    for (const std::size_t t : {1u, 2u, 8u}) {
+      measured_step m{gpt(8, 4096, 32, 2048, 16), {t, 1, 1, 1, 2, 1, recomputation::full, false, 0}, c, {}};
+      m.measured = price(m.job, m.cluster, m.layout).step;
+      runs.push_back(m);
+    }
+    runs.push_back({gpt(8, 1024, 8, 512, 16), {1, 1, 1, 1, 1, 1, recomputation::none, false, 0}, c, {}});
+    runs.back().measured = price(runs.back().job, c, runs.back().layout).step;
+    const auto g = fit_gemm_to_steps(runs);
+    CHECK(g.peak_fraction == Approx(0.85));
+    CHECK(g.half_size == 192);
+  }
+}
