@@ -7,7 +7,11 @@
 //! The diffusion trace fitter (io/diffusion_trace.hpp) also needs the caches.
 
 #include <trinity/io/json_object.hpp>
+#include <trinity/io/parallel_calibration.hpp>
+#include <trinity/io/parallel_layout.hpp>
 #include <trinity/io/profile.hpp>
+#include <trinity/io/published_runs.hpp>
 #include <trinity/io/system.hpp>
 #include <trinity/io/topology.hpp>
+#include <trinity/io/transformer_probe.hpp>
 #include <trinity/io/workload.hpp>

@@ -9,6 +9,7 @@
 #include <trinity/plan/edge.hpp>
 #include <trinity/plan/engine.hpp>
 #include <trinity/plan/hetero_train.hpp>
+#include <trinity/plan/parallel_cluster.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/serving.hpp>
 #include <trinity/plan/serving_replay.hpp>

@@ -1,6 +1,6 @@
 # Runs a page's shell blocks (extracted by cmake/doc_blocks.cmake) as a reader
 # would, from a work directory that starts empty but for what the docs name:
-# build/ (this build tree), docs/ and scripts/ (the sources). Benchmarks run in
+# build/ (this build tree), docs/, scripts/ and bench/ (the sources). Benchmarks run in
 # their quick mode (TRINITY_BENCH_QUICK: small sizes, their figures
 # meaningless), so the suite checks that every documented command works, not
 # how fast. bash -x prints each command as it runs; the first failure stops it.
@@ -15,6 +15,7 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 file(CREATE_LINK "${BUILD_DIR}" "${WORK_DIR}/build" SYMBOLIC)
 file(CREATE_LINK "${SOURCE_DIR}/docs" "${WORK_DIR}/docs" SYMBOLIC)
 file(CREATE_LINK "${SOURCE_DIR}/scripts" "${WORK_DIR}/scripts" SYMBOLIC)
+file(CREATE_LINK "${SOURCE_DIR}/bench" "${WORK_DIR}/bench" SYMBOLIC)
 set(ENV{TRINITY_BENCH_QUICK} 1)
 # scripts/test.sh is the suite this test belongs to (.ci/run runs it): inside itself it would recurse.
 file(READ "${SCRIPT}" commands)

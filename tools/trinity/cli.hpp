@@ -143,5 +143,6 @@ void register_fabric(CLI::App& app);
 void register_cache(CLI::App& app);
 void register_plan(CLI::App& app);
 void register_verify(CLI::App& app);
+void register_validate(CLI::App& app);
 
 }  // namespace trinity::cli

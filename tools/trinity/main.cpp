@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   trinity::cli::register_cache(app);
   trinity::cli::register_plan(app);
   trinity::cli::register_verify(app);
+  trinity::cli::register_validate(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

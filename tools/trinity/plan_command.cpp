@@ -5,6 +5,9 @@
 
 #include "cli.hpp"
 
+#include <trinity/io/parallel_layout.hpp>
+#include <trinity/plan/parallel_cluster.hpp>
+
 #include <trinity/io/diffusion_trace.hpp>
 #include <trinity/io/system.hpp>
 #include <trinity/io/workload.hpp>
@@ -72,7 +75,7 @@ any_workload read_workload(const std::string& arg, const plan::system& s) {
 }
 
 struct plan_args {
-  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", plot, trace;
+  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", plot, trace, parallelism;
   planning_flags planning;
   bool json = false;
 };
@@ -598,9 +601,99 @@ void run_simulate(const plan_args& a) {
   print_simulated(sim, fabric);
 }
 
+// One parallel layout priced, no search: the step time, the peak bytes per GPU and where they go.
+void run_parallelism(const plan_args& a, const plan::system& s, const plan::training_workload& w) {
+  if (!w.shape)
+    throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
+                                             "(docs/parallelism.md) to price a parallel layout");
+  model::parallel_layout l;
+  try {
+    l = io::parse_parallel_layout(a.parallelism, "--parallelism");
+  } catch (const invalid_input& e) {
+    throw bad_flag("--parallelism", a.parallelism, e.problem());
+  }
+  if (!s.scale_out && l.gpus() > s.device.count)
+    throw bad_flag("--parallelism", a.parallelism,
+                   "uses " + std::to_string(l.gpus()) + " GPUs (tp*pp*cp*dp), and " + s.name + " has " +
+                       std::to_string(s.device.count) + " in one domain with no scale-out link");
+  model::training_job job;
+  job.shape = *w.shape;
+  job.sequence = w.sequence;
+  job.global_batch = w.global_batch ? w.global_batch : w.batch * l.dp;
+  job.precision = w.precision;
+  job.flash_attention = w.flash_attention;
+  job.dropout = w.dropout;
+  const auto c = plan::cluster_of(s, s.device.gemm, plan::detail::measured_elementwise_traffic, w.compute_precision);
+  model::parallel_step_cost r;
+  try {
+    r = model::price(job, c, l);
+  } catch (const invalid_input& e) {
+    throw bad_flag("--parallelism", a.parallelism, e.what());
+  }
+  const bool fits = r.device_bytes <= c.memory;
+  const std::size_t domains = s.scale_out ? (l.gpus() + c.domain - 1) / c.domain : 1;
+  if (a.json) {
+    std::cout << json{{"system", s.name},
+                      {"workload", w.name},
+                      {"parallelism", model::to_string(l)},
+                      {"gpus", l.gpus()},
+                      {"scale_up_domains", domains},
+                      {"global_batch", job.global_batch},
+                      {"micro_batches", r.micro_batches},
+                      {"fits", fits},
+                      {"device_capacity_bytes", c.memory.value()},
+                      {"predicted",
+                       {{"step_time_s", r.step.value()},
+                        {"device_bytes", r.device_bytes.value()},
+                        {"mfu", r.mfu},
+                        {"breakdown",
+                         {{"gemm_s", r.gemm.value()}, {"attention_s", r.attention.value()},
+                          {"elementwise_s", r.elementwise.value()}, {"recompute_s", r.recompute.value()},
+                          {"tensor_parallel_s", r.tp_comm.value()}, {"context_parallel_s", r.cp_comm.value()},
+                          {"pipeline_p2p_s", r.pp_comm.value()}, {"bubble_s", r.bubble.value()},
+                          {"data_parallel_s", r.dp_comm.value()}, {"optimizer_s", r.optimizer.value()}}},
+                        {"memory",
+                         {{"parameters_bytes", r.parameters.value()}, {"gradients_bytes", r.gradients.value()},
+                          {"optimizer_states_bytes", r.optimizer_states.value()},
+                          {"activations_bytes", r.activations.value()}}},
+                        {"sent_per_gpu",
+                         {{"tensor_parallel_bytes", r.tp_bytes.value()}, {"context_parallel_bytes", r.cp_bytes.value()},
+                          {"pipeline_bytes", r.pp_bytes.value()}, {"data_parallel_bytes", r.dp_bytes.value()}}}}}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  std::cout << w.name << " on " << l.gpus() << " x " << s.device.name << " (" << s.name << (domains > 1 ? ", " + std::to_string(domains) + " scale-up domains" : "")
+            << "), " << model::to_string(l) << ", " << job.global_batch << " sequences of " << job.sequence
+            << " tokens a step:\n\n";
+  table t({"", "predicted"});
+  const auto share = [&](seconds x) { return to_string(x) + " (" + plan::detail::pct(x / r.step) + ")"; };
+  t.add({"step time", to_string(r.step) + ", MFU " + plan::detail::pct(r.mfu)});
+  t.add({"  matrix multiplies", share(r.gemm)});
+  t.add({"  attention core", share(r.attention)});
+  t.add({"  memory-bound work", share(r.elementwise)});
+  t.add({"  recomputation", share(r.recompute)});
+  t.add({"  tensor-parallel collectives", share(r.tp_comm)});
+  t.add({"  context-parallel ring (exposed)", share(r.cp_comm)});
+  t.add({"  pipeline sends", share(r.pp_comm)});
+  t.add({"  pipeline bubble", share(r.bubble)});
+  t.add({"  data-parallel reduction (exposed)", share(r.dp_comm)});
+  t.add({"  optimizer step", share(r.optimizer)});
+  t.add({"device memory per GPU", to_string(r.device_bytes) + " of " + to_string(c.memory) + (fits ? "" : ": does NOT fit")});
+  t.add({"  weights, gradients, optimizer", to_string(r.parameters) + ", " + to_string(r.gradients) + ", " +
+                                                to_string(r.optimizer_states)});
+  t.add({"  activations", to_string(r.activations)});
+  t.print(std::cout);
+}
+
 void run_plan(const plan_args& a) {
   const auto s = read_system(a.system);
   auto any = read_workload(a.workload, s);
+  if (!a.parallelism.empty()) {
+    auto* w = std::get_if<plan::training_workload>(&any);
+    if (!w) throw bad_flag("--parallelism", a.parallelism, "prices a training workload's layout; this workload is not one");
+    return run_parallelism(a, s, *w);
+  }
   if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_diffusion(a, s, *d);
   if (auto* e = std::get_if<plan::edge_workload>(&any)) return run_edge(a, s, *e);
   if (auto* v = std::get_if<plan::serving_workload>(&any)) return run_serving(a, s, *v);
@@ -721,6 +814,11 @@ void register_plan(CLI::App& app) {
       ->type_name("PRESET|FILE");
   add_planning_flags(*p, a->planning);
   p->add_option("--plot", a->plot, "Draw the feasible plans and the Pareto front to this PNG (gnuplot)")->type_name("FILE");
+  p->add_option("--parallelism", a->parallelism,
+                "Price one parallel layout of a transformer training workload, no search: "
+                "tp=8,pp=8,vpp=1,cp=1,dp=1,mbs=1,recompute=none|selective|full,sp=on|off,zero=0..3 (a missing key is "
+                "1, none, off, 0)")
+      ->type_name("LAYOUT");
   p->add_flag("--json", a->json, "Print JSON: choice, predicted, pareto, explanation");
   p->callback([a] { run_plan(*a); });
 

@@ -54,7 +54,9 @@ namespace detail {
 inline constexpr key training_keys[] = {{"name", required},     {"type"},     {"parameters", required},
                                         {"layers", required},   {"hidden", required}, {"sequence", required},
                                         {"batch"},              {"data_parallel"},    {"precision"},
-                                        {"error_budget"}};
+                                        {"error_budget"},       {"ffn_hidden"},       {"heads"},
+                                        {"kv_heads"},           {"vocabulary"},       {"gated_mlp"},
+                                        {"global_batch"},       {"flash_attention"},  {"dropout"}};
 inline constexpr key precision_keys[] = {{"parameter", required}, {"gradient", required}, {"optimizer", required},
                                          {"compute"}};
 inline constexpr key diffusion_keys[] = {{"name", required},   {"type", required}, {"steps", required},
@@ -138,6 +140,29 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
   o.get("batch", w.batch);
   o.get("data_parallel", w.data_parallel);
   o.get("error_budget", w.error_budget);
+  // The transformer's shape, for the parallel step model: heads, ffn_hidden and vocabulary together.
+  const bool shaped = o.has("heads") || o.has("ffn_hidden") || o.has("vocabulary") || o.has("kv_heads");
+  if (shaped) {
+    for (const char* k : {"heads", "ffn_hidden", "vocabulary"})
+      if (!o.has(k)) fail(k, "missing; a transformer's shape needs heads, ffn_hidden and vocabulary (kv_heads "
+                             "defaults to heads, gated_mlp to true)");
+    model::transformer_shape m{w.layers, w.hidden, o.count("ffn_hidden"), o.count("heads"), 0, o.count("vocabulary"),
+                               true, false};
+    m.kv_heads = o.has("kv_heads") ? o.count("kv_heads") : m.heads;
+    o.get("gated_mlp", m.gated_mlp);
+    try {
+      model::validate(m);
+    } catch (const invalid_input& e) {
+      fail(e.field(), e.problem());
+    }
+    w.shape = m;
+  } else {
+    for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "dropout"})
+      if (o.has(k)) fail(k, "describes a transformer's shape; give heads, ffn_hidden and vocabulary too");
+  }
+  o.get("global_batch", w.global_batch);
+  o.get("flash_attention", w.flash_attention);
+  o.get("dropout", w.dropout);
   if (o.has("precision")) {
     const auto& p = o.at("precision");
     if (p.is_string()) {

@@ -19,6 +19,8 @@
 #include <trinity/detail/nearest_name.hpp>
 #include <trinity/error.hpp>
 #include <trinity/links/presets.hpp>
+#include <trinity/model/gemm.hpp>
+#include <trinity/plan/detail/measured_gemm.hpp>
 #include <trinity/tiers/presets.hpp>
 #include <trinity/units/format.hpp>
 #include <trinity/units/literals.hpp>
@@ -48,6 +50,9 @@ struct device_spec {
   //! Board power while it waits (on the network, a tier, the other end of a link): what a step's idle
   //! share costs in energy. At most `power`.
   watts idle_power{};
+  //! The share of `compute` a matrix multiply gets by its shape (model/gemm.hpp): what the parallel step
+  //! model prices GEMMs at. The default, the full peak at every shape, is an upper bound.
+  model::gemm_efficiency gemm{};
 
   //! The rate at which work of this precision runs.
   [[nodiscard]] flops_per_second rate(std::string_view precision) const {
@@ -84,6 +89,10 @@ struct system {
   std::optional<device_spec> server;  //!< where a device may send work over the interconnect (edge systems)
   std::string fabric;              //!< the fabric preset `simulate` lays it on (empty: the preset systems' own)
   std::string fabric_memory_tier;  //!< the tier the fabric's memory nodes stand for (empty: none of them)
+  //! Devices that share `interconnect` as one scale-up domain (an NVLink node, an NVL72 rack); 0: all of them.
+  std::size_t scale_up_domain = 0;
+  //! The fabric between scale-up domains, per device and direction (its NIC); none: one domain.
+  std::optional<link_spec> scale_out = std::nullopt;
 };
 
 namespace detail {
@@ -214,7 +223,9 @@ inline system gb200_nvl72_cxl() {
           {"gb200-gpu", flops_per_second{2.5e15}, watts{1200}, 72, 10.50,
            "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2); CoreWeave list price; idle power "
            "an assumption", true,
-           {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{5e15}}}, watts{150}},
+           {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{5e15}}}, watts{150},
+           // An assumption: the H100's measured GEMM curve (no Blackwell was lent to sweep).
+           detail::measured_h100_gemm},
           {from(tiers::gb200_hbm3e::descriptor), grace, from(tiers::cxl_capacity::descriptor)},
           from(links::nvlink5_x18::descriptor),
           std::nullopt,
@@ -233,7 +244,8 @@ inline system h100_infiniband() {
           // no context, a little more with clocks held up while it waits inside a collective. Measure yours.
           {"h100-sxm", flops_per_second{989e12}, watts{700}, 64, 6.16,
            "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price; idle power an assumption", true,
-           {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}}, watts{90}},
+           {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}}, watts{90},
+           detail::measured_h100_gemm},  // fitted to cuBLAS on an H100 (plan/detail/measured_gemm.hpp)
           {from(tiers::h100_hbm3::descriptor), from(tiers::host_ddr::descriptor)},
           from(links::infiniband_400g::descriptor),
           std::nullopt,
@@ -258,19 +270,24 @@ inline system dgx_h100() {
   host.bandwidth = bytes_per_second{64e9};
   host.source = "NVIDIA DGX H100 data sheet: 2 TB of system memory for 8 GPUs; H100 data sheet (SXM5): PCIe Gen5 "
                 "128 GB/s, both directions, so 64 GB/s each way; latency and energy: " + host.source;
-  return {"dgx-h100", device, {from(tiers::h100_hbm3::descriptor), host}, nvlink, std::nullopt, "", ""};
+  // Between nodes: eight ConnectX-7 400 Gb/s InfiniBand ports per node, one per GPU (NVIDIA DGX H100 data sheet).
+  auto ib = from(links::infiniband_400g::descriptor);
+  ib.source = "NVIDIA DGX H100 data sheet: 8 x 400 Gb/s ConnectX-7 per node, one per GPU; " + ib.source;
+  return {"dgx-h100", device, {from(tiers::h100_hbm3::descriptor), host}, nvlink, std::nullopt, "", "", 8, ib};
 }
 
 //! One DGX A100 (640 GB): 8 A100 SXM 80GB GPUs on NVLink 3 through NVSwitch, host DDR4 below. As dgx-h100,
 //! its interconnect is the scale-up domain; the node's eight HDR 200 Gb/s InfiniBand ports (DGX A100 data
-//! sheet) would join nodes, which a one-interconnect system does not describe.
+//! sheet) join nodes: its scale-out link.
 inline system dgx_a100() {
   // 312 TFLOP/s dense BF16, 19.5 TFLOP/s FP32, 624 TOPS dense INT8, 400 W (NVIDIA A100 Tensor Core GPU data
   // sheet, SXM 80GB). Not priced (0): give your rate in a JSON system for the cost objective. Idle: no data
   // sheet figure; 60 W is an assumption, scaled from the H100's by board power. Measure yours.
   device_spec a100{"a100-sxm-80gb", flops_per_second{312e12}, watts{400}, 8, 0.0,
                    "NVIDIA A100 data sheet (SXM 80GB, dense BF16); idle power an assumption", true,
-                   {{"fp32", flops_per_second{19.5e12}}, {"int8", flops_per_second{624e12}}}, watts{60}};
+                   {{"fp32", flops_per_second{19.5e12}}, {"int8", flops_per_second{624e12}}}, watts{60},
+                   // No A100 was lent to sweep: fitted to published A100 runs (plan/detail/measured_gemm.hpp).
+                   detail::fitted_a100_gemm};
   auto hbm = from(tiers::h100_hbm3::descriptor);
   hbm.name = "a100-hbm2e";
   hbm.capacity = bytes{80e9};
@@ -289,7 +306,14 @@ inline system dgx_a100() {
   nvlink.bandwidth = bytes_per_second{300e9};
   nvlink.source = "NVIDIA A100 data sheet: NVLink 600 GB/s, both directions, so 300 GB/s each way; latency and "
                   "energy per byte taken as NVLink 5's (" + nvlink.source + ")";
-  return {"dgx-a100", a100, {hbm, host}, nvlink, std::nullopt, "", ""};
+  // Between nodes: eight HDR 200 Gb/s InfiniBand ports per node, one per GPU (NVIDIA DGX A100 data sheet), so
+  // 25 GB/s per GPU and direction; latency and energy per byte as InfiniBand's.
+  auto hdr = from(links::infiniband_400g::descriptor);
+  hdr.name = "infiniband-hdr200";
+  hdr.bandwidth = bytes_per_second{200e9 / 8};
+  hdr.source = "NVIDIA DGX A100 data sheet: 8 x 200 Gb/s HDR InfiniBand per node, one per GPU; latency and energy: " +
+               hdr.source;
+  return {"dgx-a100", a100, {hbm, host}, nvlink, std::nullopt, "", "", 8, hdr};
 }
 
 //! A camera's compute module on a 5G uplink to one cloud GPU: what edge video analytics runs on (the paper's

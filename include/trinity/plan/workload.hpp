@@ -14,6 +14,7 @@
 #include <trinity/error.hpp>
 #include <trinity/model/compression.hpp>
 #include <trinity/model/sharding.hpp>
+#include <trinity/model/transformer.hpp>
 #include <trinity/plan/system.hpp>
 
 namespace trinity::plan {
@@ -29,6 +30,12 @@ struct training_workload {
   model::state_bytes precision = model::mixed_precision_adam;
   double error_budget = model::default_error_budget;  //!< largest relative error a gradient codec may add, ||x - y|| / ||x||
   std::string compute_precision = "bf16";  //!< the precision the step's matrix multiplies run at (device.rate)
+  //! The transformer's shape, where known: what the parallel step model (tensor, pipeline, context
+  //! parallelism) needs beyond Ψ, L and h.
+  std::optional<model::transformer_shape> shape = std::nullopt;
+  std::size_t global_batch = 0;  //!< sequences per step over every replica; 0: batch × the data-parallel ranks
+  bool flash_attention = true;   //!< the attention core keeps no s² scores (FlashAttention)
+  bool dropout = false;          //!< GPT's dropouts and their masks; Llama trains without
 
   [[nodiscard]] double tokens_per_rank() const noexcept {
     return static_cast<double>(sequence) * static_cast<double>(batch);
@@ -56,10 +63,19 @@ inline void validate(const training_workload& w, const system& s) {
 
 namespace presets {
 
-//! A 7B-parameter transformer (Llama-2-7B's shape: 32 layers, width 4096), 4 sequences of 4,096 tokens per rank.
-inline training_workload llm_7b() { return {"llm-7b-train", 6.7e9, 32, 4096, 4096, 4, 0, model::mixed_precision_adam, model::default_error_budget, "bf16"}; }
-//! A 70B-parameter transformer (Llama-2-70B's shape: 80 layers, width 8192), 1 sequence of 4,096 tokens per rank.
-inline training_workload llm_70b() { return {"llm-70b-train", 70e9, 80, 8192, 4096, 1, 0, model::mixed_precision_adam, model::default_error_budget, "bf16"}; }
+//! Llama-2-7B (Meta's config.json: 32 layers, hidden 4096, FFN 11008, 32 heads and KV heads, vocabulary 32000,
+//! SwiGLU), 4 sequences of 4,096 tokens per rank; 1,024 sequences a step for the parallel model (Touvron et
+//! al. 2023, Table 1: 4M tokens per batch).
+inline training_workload llm_7b() {
+  return {"llm-7b-train", 6.7e9, 32, 4096, 4096, 4, 0, model::mixed_precision_adam, model::default_error_budget, "bf16",
+          model::transformer_shape{32, 4096, 11008, 32, 32, 32000, true, false}, 1024};
+}
+//! Llama-2-70B (config.json: 80 layers, hidden 8192, FFN 28672, 64 heads, 8 KV heads, vocabulary 32000,
+//! SwiGLU), 1 sequence of 4,096 tokens per rank; 1,024 sequences a step for the parallel model (as above).
+inline training_workload llm_70b() {
+  return {"llm-70b-train", 70e9, 80, 8192, 4096, 1, 0, model::mixed_precision_adam, model::default_error_budget, "bf16",
+          model::transformer_shape{80, 8192, 28672, 64, 8, 32000, true, false}, 1024};
+}
 
 inline std::vector<std::string_view> workload_names() { return {"llm-7b-train", "llm-70b-train"}; }
 inline std::optional<training_workload> find_workload(std::string_view name) {

@@ -1,0 +1,54 @@
+#pragma once
+//! \file
+//! The parallel step model's three calibrated figures, from the two measurement files and nothing else:
+//!  - the H100's GEMM curve, fitted to the probe's cuBLAS sweep;
+//!  - κ, fitted to the probe's layer stacks without recomputation (on the H100, with that curve);
+//!  - the A100's GEMM curve, fitted to the published runs marked "fit" (no A100 was lent to sweep).
+//! trinity validate reports them; trinity-docgen writes them into plan/detail/measured_gemm.hpp, which the
+//! device presets read, and fails its check when the files and the header disagree.
+
+#include <stdexcept>
+#include <vector>
+
+#include <trinity/io/published_runs.hpp>
+#include <trinity/io/transformer_probe.hpp>
+#include <trinity/model/parallel_fit.hpp>
+#include <trinity/plan/parallel_cluster.hpp>
+
+namespace trinity::io {
+
+struct parallel_calibration {
+  model::gemm_fit h100;
+  double elementwise_traffic = 0;
+  std::size_t stacks_fitted = 0;
+  model::gemm_efficiency a100;
+  std::size_t runs_fitted = 0;
+
+  //! The cluster a published run ran on, as calibrated.
+  [[nodiscard]] model::training_cluster cluster(const published_run& r) const {
+    if (r.system == "dgx-a100") return plan::cluster_of(*plan::presets::find("dgx-a100"), a100, elementwise_traffic);
+    if (r.system == "dgx-h100") return plan::cluster_of(*plan::presets::find("dgx-h100"), h100.model, elementwise_traffic);
+    throw invalid_input("runs[" + r.name + "].system", "\"" + r.system + "\": the runs know dgx-a100 and dgx-h100");
+  }
+};
+
+inline parallel_calibration calibrate(const transformer_probe& probe, const published_runs& runs) {
+  parallel_calibration c;
+  const auto h100 = *plan::presets::find("dgx-h100");
+  c.h100 = model::fit_gemm(probe.gemms, h100.device.compute.value());
+  const auto none = probe.without_recomputation();
+  c.stacks_fitted = none.size();
+  c.elementwise_traffic = model::fit_elementwise_traffic(none, plan::cluster_of(h100, c.h100.model, 0));
+  std::vector<model::measured_step> fit;
+  for (const auto& r : runs.runs) {
+    if (r.role != "fit") continue;
+    if (r.system != "dgx-a100")
+      throw invalid_input("runs[" + r.name + "].role", "only A100 runs fit; the H100's curve is the probe's");
+    fit.push_back({r.job, r.layout, c.cluster(r), seconds{r.iteration_s}});
+  }
+  c.runs_fitted = fit.size();
+  c.a100 = fit.empty() ? c.h100.model : model::fit_gemm_to_steps(fit);
+  return c;
+}
+
+}  // namespace trinity::io

@@ -1,0 +1,130 @@
+#pragma once
+//! \file
+//! Published training runs, read strictly (bench/published/training-runs.json): the sources, and per run the
+//! model, the batch, the layout, the cluster it ran on, and what was published, as an iteration time or as
+//! teraFLOP/s per GPU under a named FLOP count:
+//!   "narayanan-eq3"  96·B·s·l·h²·(1 + s/6h + V/16lh), the recomputed forward counted (Narayanan et al., SC'21)
+//!   "model"          3 passes with full s² attention, no recomputation (model::training_flops, none)
+//! The FLOP count converts a throughput into the iteration time the model is judged on.
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <trinity/io/json_object.hpp>
+#include <trinity/io/parallel_layout.hpp>
+#include <trinity/model/parallel_training.hpp>
+#include <trinity/model/transformer.hpp>
+#include <trinity/units/format.hpp>
+
+namespace trinity::io {
+
+struct published_run {
+  std::string name, source, role, system, assumed;
+  std::size_t gpus = 0;
+  model::training_job job;
+  model::parallel_layout layout;
+  double iteration_s = 0;       //!< published, or converted from the published throughput
+  std::string published;        //!< the figure as the source gives it ("137 TFLOP/s per GPU", "1.42 s")
+};
+
+struct published_runs {
+  std::map<std::string, std::string> sources;
+  std::vector<published_run> runs;
+};
+
+namespace detail {
+inline constexpr key runs_file_keys[] = {{"about"}, {"sources", required}, {"runs", required}};
+inline constexpr key run_keys[] = {{"name", required},        {"source", required},      {"role", required},
+                                   {"system", required},      {"gpus", required},        {"model", required},
+                                   {"sequence", required},    {"global_batch", required}, {"parallelism", required},
+                                   {"flash_attention"},       {"dropout"},               {"overlap_dp"},
+                                   {"zero"},                  {"published", required},   {"assumed"}};
+inline constexpr key run_shape_keys[] = {{"layers", required},     {"hidden", required},     {"ffn_hidden", required},
+                                     {"heads", required},      {"kv_heads", required},   {"vocabulary", required},
+                                     {"gated_mlp"},            {"tied_embeddings"}};
+inline constexpr key published_keys[] = {{"tflops_per_gpu"}, {"flops"}, {"iteration_s"}};
+inline constexpr std::string_view roles[] = {"fit", "held-out"};
+inline constexpr std::string_view flop_counts[] = {"narayanan-eq3", "model"};
+
+inline model::transformer_shape read_shape(const json& j, const std::string& path) {
+  const object o(j, path, run_shape_keys, "a transformer's shape");
+  model::transformer_shape m;
+  m.layers = o.count("layers");
+  m.hidden = o.count("hidden");
+  m.ffn_hidden = o.count("ffn_hidden");
+  m.heads = o.count("heads");
+  m.kv_heads = o.count("kv_heads");
+  m.vocabulary = o.count("vocabulary");
+  m.gated_mlp = false;
+  o.get("gated_mlp", m.gated_mlp);
+  o.get("tied_embeddings", m.tied_embeddings);
+  try {
+    model::validate(m);
+  } catch (const invalid_input& e) {
+    fail(join(path, e.field()), e.problem());
+  }
+  return m;
+}
+
+inline published_run read_run(const json& j, const std::string& path, const published_runs& file) {
+  const object o(j, path, run_keys, "a published run");
+  published_run r;
+  r.name = o.text("name");
+  r.source = o.text("source");
+  if (!file.sources.contains(r.source)) fail(o.path("source"), "\"" + r.source + "\" is none of the file's sources");
+  r.role = choice(o.at("role"), o.path("role"), roles);
+  r.system = o.text("system");
+  r.gpus = o.count("gpus");
+  o.get("assumed", r.assumed);
+  r.job.shape = read_shape(o.at("model"), o.path("model"));
+  r.job.sequence = o.count("sequence");
+  r.job.global_batch = o.count("global_batch");
+  o.get("flash_attention", r.job.flash_attention);
+  o.get("dropout", r.job.dropout);
+  o.get("overlap_dp", r.job.overlap_dp);
+  try {
+    r.layout = parse_parallel_layout(o.text("parallelism"), o.path("parallelism"));
+  } catch (const invalid_input& e) {
+    fail(o.path("parallelism"), e.problem());
+  }
+  if (o.has("zero")) r.layout.zero_stage = static_cast<int>(o.count("zero", 3));
+  if (r.layout.gpus() != r.gpus)
+    fail(o.path("gpus"), std::to_string(r.gpus) + " GPUs, but the layout uses tp·pp·cp·dp = " + std::to_string(r.layout.gpus()));
+  if (const auto why = model::layout_problem(r.job, r.layout); !why.empty()) fail(o.path("parallelism"), why);
+  const object p(o.at("published"), o.path("published"), published_keys, "what the source published");
+  if (p.has("iteration_s") == p.has("tflops_per_gpu"))
+    fail(p.path(), "give either iteration_s or tflops_per_gpu (with flops, the count it was measured in)");
+  if (p.has("iteration_s")) {
+    r.iteration_s = p.number("iteration_s");
+    if (!(r.iteration_s > 0)) fail(p.path("iteration_s"), "must be positive");
+    r.published = units::detail::format_number(r.iteration_s) + " s";
+  } else {
+    const double tflops = p.number("tflops_per_gpu");
+    if (!(tflops > 0)) fail(p.path("tflops_per_gpu"), "must be positive");
+    if (!p.has("flops")) fail(p.path("flops"), "missing; name the FLOP count the throughput was measured in");
+    const std::string count = choice(p.at("flops"), p.path("flops"), flop_counts);
+    const auto r_count = count == "narayanan-eq3" ? model::recomputation::full : model::recomputation::none;
+    const double f = model::training_flops(r.job.shape, static_cast<double>(r.job.global_batch),
+                                           static_cast<double>(r.job.sequence), r_count).value();
+    r.iteration_s = f / (static_cast<double>(r.gpus) * tflops * 1e12);
+    r.published = units::detail::format_number(tflops) + " TFLOP/s per GPU";
+  }
+  return r;
+}
+}  // namespace detail
+
+inline published_runs read_published_runs(std::string_view text, const std::string& what) {
+  const json j = parse(text, what);
+  const object o(j, "", detail::runs_file_keys, "a file of published runs");
+  published_runs file;
+  if (!o.at("sources").is_object()) fail("sources", "expected an object of source names and their citations");
+  for (auto it = o.at("sources").begin(); it != o.at("sources").end(); ++it)
+    file.sources[it.key()] = io::text(it.value(), join("sources", it.key()));
+  for_each(o.at("runs"), "runs", [&](const json& r, const std::string& path) { file.runs.push_back(detail::read_run(r, path, file)); });
+  if (file.runs.empty()) fail("runs", "no run to replay");
+  return file;
+}
+
+}  // namespace trinity::io

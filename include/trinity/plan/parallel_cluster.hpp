@@ -1,0 +1,34 @@
+#pragma once
+//! \file
+//! A planner system as the parallel step model sees it (model/parallel_training.hpp): the device's peak at
+//! the training precision, its device memory (tiers[0]), and the link hierarchy. The scale-up domain shares
+//! `interconnect`; past it, ranks talk over `scale_out`. A system without a scale-out link is one domain.
+
+#include <string_view>
+
+#include <trinity/model/gemm.hpp>
+#include <trinity/model/parallel_training.hpp>
+#include <trinity/plan/system.hpp>
+
+namespace trinity::plan {
+
+inline model::training_cluster cluster_of(const system& s, model::gemm_efficiency gemm, double elementwise_traffic,
+                                          std::string_view precision = "bf16") {
+  model::training_cluster c;
+  c.peak = s.device.rate(precision);
+  c.gemm = gemm;
+  c.memory_bandwidth = s.tiers.at(0).bandwidth;
+  c.memory = s.tiers.at(0).capacity;
+  c.fast = {s.interconnect.latency, s.interconnect.bandwidth};
+  if (s.scale_out) {
+    c.domain = s.scale_up_domain ? s.scale_up_domain : s.device.count;
+    c.slow = {s.scale_out->latency, s.scale_out->bandwidth};
+  } else {
+    c.domain = static_cast<std::size_t>(-1);  // one domain, however many devices
+    c.slow = c.fast;
+  }
+  c.elementwise_traffic = elementwise_traffic;
+  return c;
+}
+
+}  // namespace trinity::plan

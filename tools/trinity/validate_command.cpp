@@ -1,0 +1,168 @@
+// trinity validate --runs FILE --probe FILE [--json]: the parallel training model against measured runs.
+//
+// Two kinds of measurement, and what each is used for:
+//  - the probe (bench/gpu/transformer_probe.py on one H100): its GEMM sweep fits the H100's GEMM curve; its
+//    layer stacks without recomputation fit κ, the memory traffic per byte of activations kept; the stacks
+//    with selective and full recomputation are held out; every stack's stored activation bytes are compared
+//    with the model's count, which has no free parameter;
+//  - published runs (bench/published/training-runs.json): those marked "fit" fit the A100's GEMM curve (no
+//    A100 was lent to sweep); those marked "held-out" judge the model.
+
+#include "cli.hpp"
+
+#include <trinity/io/parallel_calibration.hpp>
+#include <trinity/model/parallel_fit.hpp>
+#include <trinity/plan/parallel_cluster.hpp>
+#include <trinity/units/format.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace trinity::cli {
+
+namespace {
+
+std::string read_text(const std::string& path, const std::string& flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw bad_flag(flag, path, "cannot be read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string fixed(double v, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+std::string percent(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.1f%%", v * 100);
+  return b;
+}
+
+void run_validate(const std::string& runs_path, const std::string& probe_path, bool as_json) {
+  const auto file = io::read_published_runs(read_text(runs_path, "--runs"), runs_path);
+  const auto pr = io::read_transformer_probe(read_text(probe_path, "--probe"), probe_path);
+
+  const auto cal = io::calibrate(pr, file);
+  const auto& gemm_h100 = cal.h100;
+  const auto& gemm_a100 = cal.a100;
+  const double kappa = cal.elementwise_traffic;
+  const auto probe_cluster = plan::cluster_of(*plan::presets::find("dgx-h100"), gemm_h100.model, kappa);
+  const auto none = pr.without_recomputation();
+
+  // --- the published runs ---
+  struct row {
+    const io::published_run* run;
+    model::parallel_step_cost cost;
+    double error;
+    bool fits;
+  };
+  std::vector<row> rows;
+  for (const auto& r : file.runs) {
+    const auto c = cal.cluster(r);
+    const auto cost = model::price(r.job, c, r.layout);
+    rows.push_back({&r, cost, cost.step.value() / r.iteration_s - 1.0, cost.device_bytes <= c.memory});
+  }
+  const auto summary = [&](const std::string& role) {
+    double sum = 0, worst = 0;
+    std::size_t n = 0;
+    for (const auto& x : rows)
+      if (x.run->role == role) sum += std::abs(x.error), worst = std::max(worst, std::abs(x.error)), ++n;
+    return std::tuple{n, n ? sum / static_cast<double>(n) : 0.0, worst};
+  };
+
+  // --- the probe's stacks ---
+  std::size_t exact = 0;
+  double worst_bytes = 0;
+  for (std::size_t i = 0; i < pr.stacks.size(); ++i) {
+    const double want = pr.stored_bytes[i], have = io::modelled_stored_bytes(pr.stacks[i]);
+    worst_bytes = std::max(worst_bytes, std::abs(have / want - 1.0));
+    exact += have == want;
+  }
+  double held_sum = 0, held_worst = 0;
+  std::size_t held_n = 0;
+  for (const auto& m : pr.stacks) {
+    if (m.layout.recompute == model::recomputation::none) continue;
+    const double e = std::abs(model::predicted(m, probe_cluster).value() / m.measured.value() - 1.0);
+    held_sum += e, held_worst = std::max(held_worst, e), ++held_n;
+  }
+
+  const auto [fit_n, fit_mean, fit_worst] = summary("fit");
+  const auto [held_runs, held_mean, held_max] = summary("held-out");
+  if (as_json) {
+    nlohmann::json out;
+    out["calibration"] = {
+        {"h100_gemm", {{"peak_fraction", gemm_h100.model.peak_fraction}, {"half_size", gemm_h100.model.half_size},
+                       {"median_error", gemm_h100.median_error}, {"points", gemm_h100.points}, {"from", probe_path}}},
+        {"elementwise_traffic", {{"value", kappa}, {"from", probe_path + " (stacks without recomputation)"}}},
+        {"a100_gemm", {{"peak_fraction", gemm_a100.peak_fraction}, {"half_size", gemm_a100.half_size},
+                       {"from", "the runs marked fit"}}}};
+    for (const auto& x : rows)
+      out["runs"].push_back({{"name", x.run->name}, {"source", x.run->source}, {"role", x.run->role},
+                             {"system", x.run->system}, {"gpus", x.run->gpus},
+                             {"parallelism", model::to_string(x.run->layout)}, {"published", x.run->published},
+                             {"published_step_time_s", x.run->iteration_s},
+                             {"predicted",
+                              {{"step_time_s", x.cost.step.value()}, {"device_bytes", x.cost.device_bytes.value()},
+                               {"mfu", x.cost.mfu}}},
+                             {"error", x.error}, {"fits_device_memory", x.fits}});
+    out["summary"] = {{"fit", {{"runs", fit_n}, {"mean_abs_error", fit_mean}, {"max_abs_error", fit_worst}}},
+                      {"held_out", {{"runs", held_runs}, {"mean_abs_error", held_mean}, {"max_abs_error", held_max}}},
+                      {"probe_memory", {{"stacks", pr.stacks.size()}, {"exact", exact}, {"max_abs_error", worst_bytes}}},
+                      {"probe_time_held_out",
+                       {{"stacks", held_n}, {"mean_abs_error", held_n ? held_sum / static_cast<double>(held_n) : 0.0},
+                        {"max_abs_error", held_worst}}}};
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+
+  std::cout << "Calibration\n"
+            << "  H100 GEMM curve   e = " << fixed(gemm_h100.model.peak_fraction, 4) << ", x0 = "
+            << fixed(gemm_h100.model.half_size, 1) << "   fitted to " << gemm_h100.points << " cuBLAS GEMMs of the probe ("
+            << pr.device << ", " << pr.date << "); median error " << fixed(gemm_h100.median_error * 100, 1) << "%\n"
+            << "  memory traffic    kappa = " << fixed(kappa, 2) << "   fitted to the probe's " << none.size()
+            << " layer stacks without recomputation\n"
+            << "  A100 GEMM curve   e = " << fixed(gemm_a100.peak_fraction, 3) << ", x0 = " << fixed(gemm_a100.half_size, 0)
+            << "   fitted to the " << fit_n << " runs marked fit\n\n";
+  table t({"run", "source", "role", "layout", "published", "step s", "predicted s", "error", "GB/GPU"});
+  for (const auto& x : rows) {
+    const auto& l = x.run->layout;
+    const std::string layout = "t" + std::to_string(l.tp) + " p" + std::to_string(l.pp) +
+                               (l.vpp > 1 ? "x" + std::to_string(l.vpp) : "") + (l.cp > 1 ? " c" + std::to_string(l.cp) : "") +
+                               " d" + std::to_string(l.dp) + " " + model::to_string(l.recompute) +
+                               (l.sequence_parallel ? "+sp" : "");
+    t.add({x.run->name, x.run->source, x.run->role, layout, x.run->published, fixed(x.run->iteration_s, 3),
+           fixed(x.cost.step.value(), 3), percent(x.error),
+           fixed(x.cost.device_bytes.value() / 1e9, 1) + (x.fits ? "" : " (over 80)")});
+  }
+  t.print(std::cout);
+  std::cout << "\nStep time, mean |error|: fit " << fixed(fit_mean * 100, 1) << "% (" << fit_n << " runs, worst "
+            << fixed(fit_worst * 100, 1) << "%); held out " << fixed(held_mean * 100, 1) << "% (" << held_runs
+            << " runs, worst " << fixed(held_max * 100, 1) << "%)\n"
+            << "Probe, activation bytes kept: " << exact << " of " << pr.stacks.size()
+            << " stacks exact to the byte (worst " << fixed(worst_bytes * 100, 3) << "%)\n"
+            << "Probe, step time with recomputation (held out): mean |error| "
+            << fixed(held_n ? held_sum / static_cast<double>(held_n) * 100 : 0.0, 1) << "% over " << held_n
+            << " stacks, worst " << fixed(held_worst * 100, 1) << "%\n";
+}
+
+}  // namespace
+
+void register_validate(CLI::App& app) {
+  auto* cmd = app.add_subcommand("validate", "the parallel training model against measured runs: published A100 and "
+                                             "H100 training runs, and a probe of one H100");
+  static std::string runs, probe_file;
+  static bool as_json = false;
+  cmd->add_option("--runs", runs, "published runs (bench/published/training-runs.json)")->required();
+  cmd->add_option("--probe", probe_file, "a transformer_probe.py result (bench/results/transformer-probe-h100.json)")
+      ->required();
+  cmd->add_flag("--json", as_json, "print JSON");
+  cmd->callback([] { run_validate(runs, probe_file, as_json); });
+}
+
+}  // namespace trinity::cli
