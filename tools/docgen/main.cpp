@@ -556,8 +556,8 @@ std::string curves_header(sources& s) {
 std::string gemm_header(sources& s) {
   const fs::path probe_path = s.results() / "transformer-probe-h100.json";
   const fs::path runs_path = s.root / "bench" / "published" / "training-runs.json";
-  const auto probe = trinity::io::read_transformer_probe(read_file(probe_path), probe_path.string());
-  const auto runs = trinity::io::read_published_runs(read_file(runs_path), runs_path.string());
+  const auto probe = trinity::io::read_transformer_probe(trinity::io::load(probe_path.string()));
+  const auto runs = trinity::io::read_published_runs(trinity::io::load(runs_path.string()));
   const auto c = trinity::io::calibrate(probe, runs);
   std::ostringstream h;
   h.precision(17);

@@ -22,9 +22,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstddef>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -104,6 +106,24 @@ class table {
  private:
   std::vector<std::vector<std::string>> rows_;
 };
+
+//! A JSON file read by one of the library's strict readers (`read` takes the parsed JSON); a failure names the
+//! file and the JSON path. `presets` are the names the flag also takes, suggested when the file is missing.
+template <class Read>
+auto from_file(const std::string& path, std::string_view flag, std::span<const std::string_view> presets, Read read) {
+  std::ifstream probe(path);
+  if (!probe)
+    throw bad_flag(flag, path, presets.empty() ? std::string("cannot be read")
+                                               : "is neither a preset nor a readable file" +
+                                                     trinity::detail::suggestion(path, presets));
+  try {
+    return read(io::load(path));
+  } catch (const invalid_input& e) {
+    // io::load names the file as the field of a syntax error; the readers name the JSON path.
+    if (e.field() == path) throw usage_error(path + ": " + e.problem());
+    throw usage_error(path + ": " + e.what());
+  }
+}
 
 //! A profile written by `trinity calibrate --out` (io/profile.hpp); errors name the file and the JSON path.
 io::profile read_profile_file(const std::string& path);

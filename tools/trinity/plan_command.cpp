@@ -32,21 +32,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// A system or workload file read by the library's strict reader; a failure names the file and the JSON path.
-template <class Read>
-auto from_file(const std::string& path, std::string_view flag, std::span<const std::string_view> presets, Read read) {
-  std::ifstream probe(path);
-  if (!probe)
-    throw bad_flag(flag, path, "is neither a preset nor a readable file" + trinity::detail::suggestion(path, presets));
-  try {
-    return read(io::load(path));
-  } catch (const invalid_input& e) {
-    // io::load names the file as the field of a syntax error; the readers name the JSON path.
-    if (e.field() == path) throw usage_error(path + ": " + e.problem());
-    throw usage_error(path + ": " + e.what());
-  }
-}
-
 plan::system read_system(const std::string& arg) {
   if (auto s = plan::presets::find(arg)) return *s;
   const auto names = plan::presets::names();

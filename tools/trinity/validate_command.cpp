@@ -17,21 +17,11 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 namespace trinity::cli {
 
 namespace {
-
-std::string read_text(const std::string& path, const std::string& flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw bad_flag(flag, path, "cannot be read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string fixed(double v, int digits) {
   char b[64];
@@ -45,15 +35,14 @@ std::string percent(double v) {
 }
 
 void run_validate(const std::string& runs_path, const std::string& probe_path, bool as_json) {
-  const auto file = io::read_published_runs(read_text(runs_path, "--runs"), runs_path);
-  const auto pr = io::read_transformer_probe(read_text(probe_path, "--probe"), probe_path);
+  const auto file = from_file(runs_path, "--runs", {}, [](const nlohmann::json& j) { return io::read_published_runs(j); });
+  const auto pr = from_file(probe_path, "--probe", {}, [](const nlohmann::json& j) { return io::read_transformer_probe(j); });
 
   const auto cal = io::calibrate(pr, file);
   const auto& gemm_h100 = cal.h100;
   const auto& gemm_a100 = cal.a100;
   const double kappa = cal.elementwise_traffic;
   const auto probe_cluster = plan::cluster_of(*plan::presets::find("dgx-h100"), gemm_h100.model, kappa);
-  const auto none = pr.without_recomputation();
 
   // --- the published runs ---
   struct row {
@@ -125,7 +114,7 @@ void run_validate(const std::string& runs_path, const std::string& probe_path, b
             << "  H100 GEMM curve   e = " << fixed(gemm_h100.model.peak_fraction, 4) << ", x0 = "
             << fixed(gemm_h100.model.half_size, 1) << "   fitted to " << gemm_h100.points << " cuBLAS GEMMs of the probe ("
             << pr.device << ", " << pr.date << "); median error " << fixed(gemm_h100.median_error * 100, 1) << "%\n"
-            << "  memory traffic    kappa = " << fixed(kappa, 2) << "   fitted to the probe's " << none.size()
+            << "  memory traffic    kappa = " << fixed(kappa, 2) << "   fitted to the probe's " << cal.stacks_fitted
             << " layer stacks without recomputation\n"
             << "  A100 GEMM curve   e = " << fixed(gemm_a100.peak_fraction, 3) << ", x0 = " << fixed(gemm_a100.half_size, 0)
             << "   fitted to the " << fit_n << " runs marked fit\n\n";

@@ -14,6 +14,7 @@
 
 #include <trinity/io/json_object.hpp>
 #include <trinity/io/parallel_layout.hpp>
+#include <trinity/io/workload.hpp>
 #include <trinity/model/parallel_training.hpp>
 #include <trinity/model/transformer.hpp>
 #include <trinity/units/format.hpp>
@@ -48,24 +49,15 @@ inline constexpr key published_keys[] = {{"tflops_per_gpu"}, {"flops"}, {"iterat
 inline constexpr std::string_view roles[] = {"fit", "held-out"};
 inline constexpr std::string_view flop_counts[] = {"narayanan-eq3", "model"};
 
-inline model::transformer_shape read_shape(const json& j, const std::string& path) {
+//! The workload reader's shape (workload.hpp), with a shape error named at its path in the file.
+inline model::transformer_shape read_run_shape(const json& j, const std::string& path) {
   const object o(j, path, run_shape_keys, "a transformer's shape");
-  model::transformer_shape m;
-  m.layers = o.count("layers");
-  m.hidden = o.count("hidden");
-  m.ffn_hidden = o.count("ffn_hidden");
-  m.heads = o.count("heads");
-  m.kv_heads = o.count("kv_heads");
-  m.vocabulary = o.count("vocabulary");
-  m.gated_mlp = false;
-  o.get("gated_mlp", m.gated_mlp);
-  o.get("tied_embeddings", m.tied_embeddings);
   try {
-    model::validate(m);
+    return read_shape(o);
   } catch (const invalid_input& e) {
+    if (e.field().rfind(path, 0) == 0) throw;  // already at its path: a key read through o
     fail(join(path, e.field()), e.problem());
   }
-  return m;
 }
 
 inline published_run read_run(const json& j, const std::string& path, const published_runs& file) {
@@ -78,7 +70,7 @@ inline published_run read_run(const json& j, const std::string& path, const publ
   r.system = o.text("system");
   r.gpus = o.count("gpus");
   o.get("assumed", r.assumed);
-  r.job.shape = read_shape(o.at("model"), o.path("model"));
+  r.job.shape = read_run_shape(o.at("model"), o.path("model"));
   r.job.sequence = o.count("sequence");
   r.job.global_batch = o.count("global_batch");
   o.get("flash_attention", r.job.flash_attention);
@@ -115,8 +107,8 @@ inline published_run read_run(const json& j, const std::string& path, const publ
 }
 }  // namespace detail
 
-inline published_runs read_published_runs(std::string_view text, const std::string& what) {
-  const json j = parse(text, what);
+//! From parsed JSON (io::load or io::parse): errors name the JSON path.
+inline published_runs read_published_runs(const json& j) {
   const object o(j, "", detail::runs_file_keys, "a file of published runs");
   published_runs file;
   if (!o.at("sources").is_object()) fail("sources", "expected an object of source names and their citations");

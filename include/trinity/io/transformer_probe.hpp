@@ -29,11 +29,11 @@ struct transformer_probe {
   }
 };
 
-inline transformer_probe read_transformer_probe(std::string_view text, const std::string& what) {
-  const json j = parse(text, what);
+//! From parsed JSON (io::load or io::parse): errors name the JSON path.
+inline transformer_probe read_transformer_probe(const json& j) {
   transformer_probe p;
   if (!j.is_object() || !j.contains("context") || !j.contains("gemm") || !j.contains("layers"))
-    fail(what, "is not a transformer_probe.py result (it needs context, gemm and layers)");
+    fail("", "not a transformer_probe.py result (it needs context, gemm and layers)");
   const auto& ctx = j.at("context");
   for (const char* k : {"device", "date"})
     if (!ctx.is_object() || !ctx.contains(k)) fail(std::string("context.") + k, "missing");
@@ -64,7 +64,7 @@ inline transformer_probe read_transformer_probe(std::string_view text, const std
     p.stacks.push_back(m);
     p.stored_bytes.push_back(number(field("stored_bytes"), at + ".stored_bytes"));
   });
-  if (p.gemms.empty() || p.stacks.empty()) fail(what, "holds no GEMMs or no layer stacks");
+  if (p.gemms.empty() || p.stacks.empty()) fail("", "holds no GEMMs or no layer stacks");
   return p;
 }
 

@@ -129,6 +129,31 @@ inline model::power_law read_power_law(const object& o, const char* what) {
   return {per_byte{h.number("kappa_per_gb") / 1e9}, h.number("gamma")};
 }
 
+// A model named (its published shape) or spelt out, one of the two.
+inline model::transformer_shape read_shape(const object& o) {
+  bool any = false;
+  for (auto k : shape_keys) any |= o.has(k);
+  if (o.has("model") == any)
+    fail("model", "name a model (\"llama3-70b\", \"llama3-8b\" or \"gpt3-175b\") or give its shape (layers, "
+                  "hidden, ffn_hidden, heads, kv_heads, vocabulary), one of the two");
+  if (o.has("model")) {
+    const auto m = choice(o.at("model"), "model", model_names);
+    if (o.has("gated_mlp")) fail("gated_mlp", "is part of the named model's shape; leave it out or spell the shape out");
+    return m == "llama3-70b" ? model::shapes::llama3_70b : m == "llama3-8b" ? model::shapes::llama3_8b
+                                                                             : model::shapes::gpt3_175b;
+  }
+  model::transformer_shape m;
+  m.layers = o.count("layers");
+  m.hidden = o.count("hidden");
+  m.ffn_hidden = o.count("ffn_hidden");
+  m.heads = o.count("heads");
+  m.kv_heads = o.has("kv_heads") ? o.count("kv_heads") : m.heads;
+  m.vocabulary = o.count("vocabulary");
+  o.get("gated_mlp", m.gated_mlp);
+  model::validate(m);  // names the key, which is the JSON field here
+  return m;
+}
+
 inline plan::training_workload read_training(const json& j, const plan::system& s) {
   const object o(j, "", training_keys, "a training workload");
   plan::training_workload w;
@@ -146,16 +171,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     for (const char* k : {"heads", "ffn_hidden", "vocabulary"})
       if (!o.has(k)) fail(k, "missing; a transformer's shape needs heads, ffn_hidden and vocabulary (kv_heads "
                              "defaults to heads, gated_mlp to true)");
-    model::transformer_shape m{w.layers, w.hidden, o.count("ffn_hidden"), o.count("heads"), 0, o.count("vocabulary"),
-                               true, false};
-    m.kv_heads = o.has("kv_heads") ? o.count("kv_heads") : m.heads;
-    o.get("gated_mlp", m.gated_mlp);
-    try {
-      model::validate(m);
-    } catch (const invalid_input& e) {
-      fail(e.field(), e.problem());
-    }
-    w.shape = m;
+    w.shape = read_shape(o);
   } else {
     for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "dropout"})
       if (o.has(k)) fail(k, "describes a transformer's shape; give heads, ffn_hidden and vocabulary too");
@@ -322,31 +338,6 @@ inline plan::data_curation_workload read_data_curation(const json& j, const plan
     w.operators.push_back(std::move(st));
   }, 64);
   return validated(std::move(w), s);
-}
-
-// A model named (its published shape) or spelt out, one of the two.
-inline model::transformer_shape read_shape(const object& o) {
-  bool any = false;
-  for (auto k : shape_keys) any |= o.has(k);
-  if (o.has("model") == any)
-    fail("model", "name a model (\"llama3-70b\", \"llama3-8b\" or \"gpt3-175b\") or give its shape (layers, "
-                  "hidden, ffn_hidden, heads, kv_heads, vocabulary), one of the two");
-  if (o.has("model")) {
-    const auto m = choice(o.at("model"), "model", model_names);
-    if (o.has("gated_mlp")) fail("gated_mlp", "is part of the named model's shape; leave it out or spell the shape out");
-    return m == "llama3-70b" ? model::shapes::llama3_70b : m == "llama3-8b" ? model::shapes::llama3_8b
-                                                                             : model::shapes::gpt3_175b;
-  }
-  model::transformer_shape m;
-  m.layers = o.count("layers");
-  m.hidden = o.count("hidden");
-  m.ffn_hidden = o.count("ffn_hidden");
-  m.heads = o.count("heads");
-  m.kv_heads = o.has("kv_heads") ? o.count("kv_heads") : m.heads;
-  m.vocabulary = o.count("vocabulary");
-  o.get("gated_mlp", m.gated_mlp);
-  model::validate(m);  // names the key, which is the JSON field here
-  return m;
 }
 
 inline plan::serving_workload read_serving(const json& j, const plan::system& s) {

@@ -169,8 +169,7 @@ namespace detail {
 inline seconds gemm_time(const training_cluster& c, double m, double n, double k) {
   return seconds{2.0 * m * n * k / (c.peak.value() * c.gemm(m, n, k))};
 }
-//! Forward, then backward's data gradient (m×n by n×k) and weight gradient (n×m by m×k).
-inline seconds gemm_fwd(const training_cluster& c, double m, double n, double k) { return gemm_time(c, m, n, k); }
+//! Backward's data gradient (m×n by n×k) and weight gradient (n×m by m×k) of the forward GEMM m×k by k×n.
 inline seconds gemm_bwd(const training_cluster& c, double m, double n, double k) {
   return gemm_time(c, m, k, n) + gemm_time(c, n, k, m);
 }
@@ -205,7 +204,7 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   const double kv_local = kv / std::min(t, static_cast<double>(m.kv_heads));  // KV heads are copied past tp = kv_heads
   const double shapes[4][3] = {{T, hq / t + 2 * kv_local, h}, {T, h, hq / t}, {T, up, h}, {T, h, f / t}};
   for (const auto& g : shapes) {
-    x.gemm_f += detail::gemm_fwd(c, g[0], g[1], g[2]);
+    x.gemm_f += detail::gemm_time(c, g[0], g[1], g[2]);
     x.gemm_b += detail::gemm_bwd(c, g[0], g[1], g[2]);
   }
   // The attention core as batched GEMMs of (s_local × d)·(d × s) and (s_local × s)·(s × d), heads/t · b of each.
@@ -266,7 +265,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const bytes activation{T * h * 2.0};
 
   // The last stage also computes the logits.
-  const seconds logits_f = detail::gemm_fwd(c, T, V / t, h), logits_b = detail::gemm_bwd(c, T, V / t, h);
+  const seconds logits_f = detail::gemm_time(c, T, V / t, h), logits_b = detail::gemm_bwd(c, T, V / t, h);
 
   // Pipeline sends: the activation split t ways, forward and backward, once per model chunk boundary.
   const auto& pp_link = detail::level(c, l.tp * l.cp * l.pp);
