@@ -10,6 +10,7 @@
 #include <trinity/plan/engine.hpp>
 #include <trinity/plan/hetero_train.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
+#include <trinity/plan/parallel_planner.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/serving.hpp>
 #include <trinity/plan/serving_replay.hpp>

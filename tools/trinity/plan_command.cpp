@@ -7,6 +7,7 @@
 
 #include <trinity/io/parallel_layout.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
+#include <trinity/plan/parallel_planner.hpp>
 
 #include <trinity/io/diffusion_trace.hpp>
 #include <trinity/io/system.hpp>
@@ -61,6 +62,7 @@ any_workload read_workload(const std::string& arg, const plan::system& s) {
 
 struct plan_args {
   std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", plot, trace, parallelism;
+  std::size_t gpus = 0;  // the layout search's GPUs; 0: the workload's ranks
   planning_flags planning;
   bool json = false;
 };
@@ -586,71 +588,28 @@ void run_simulate(const plan_args& a) {
   print_simulated(sim, fabric);
 }
 
-// One parallel layout priced, no search: the step time, the peak bytes per GPU and where they go.
-void run_parallelism(const plan_args& a, const plan::system& s, const plan::training_workload& w) {
-  if (!w.shape)
-    throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
-                                             "(docs/parallelism.md) to price a parallel layout");
-  model::parallel_layout l;
-  try {
-    l = io::parse_parallel_layout(a.parallelism, "--parallelism");
-  } catch (const invalid_input& e) {
-    throw bad_flag("--parallelism", a.parallelism, e.problem());
-  }
-  if (!s.scale_out && l.gpus() > s.device.count)
-    throw bad_flag("--parallelism", a.parallelism,
-                   "uses " + std::to_string(l.gpus()) + " GPUs (tp*pp*cp*dp), and " + s.name + " has " +
-                       std::to_string(s.device.count) + " in one domain with no scale-out link");
-  model::training_job job;
-  job.shape = *w.shape;
-  job.sequence = w.sequence;
-  job.global_batch = w.global_batch ? w.global_batch : w.batch * l.dp;
-  job.precision = w.precision;
-  job.flash_attention = w.flash_attention;
-  job.dropout = w.dropout;
-  const auto c = plan::cluster_of(s, s.device.gemm, plan::detail::measured_elementwise_traffic, w.compute_precision);
-  model::parallel_step_cost r;
-  try {
-    r = model::price(job, c, l);
-  } catch (const invalid_input& e) {
-    throw bad_flag("--parallelism", a.parallelism, e.what());
-  }
-  const bool fits = r.device_bytes <= c.memory;
-  const std::size_t domains = s.scale_out ? (l.gpus() + c.domain - 1) / c.domain : 1;
-  if (a.json) {
-    std::cout << json{{"system", s.name},
-                      {"workload", w.name},
-                      {"parallelism", model::to_string(l)},
-                      {"gpus", l.gpus()},
-                      {"scale_up_domains", domains},
-                      {"global_batch", job.global_batch},
-                      {"micro_batches", r.micro_batches},
-                      {"fits", fits},
-                      {"device_capacity_bytes", c.memory.value()},
-                      {"predicted",
-                       {{"step_time_s", r.step.value()},
-                        {"device_bytes", r.device_bytes.value()},
-                        {"mfu", r.mfu},
-                        {"breakdown",
-                         {{"gemm_s", r.gemm.value()}, {"attention_s", r.attention.value()},
-                          {"elementwise_s", r.elementwise.value()}, {"recompute_s", r.recompute.value()},
-                          {"tensor_parallel_s", r.tp_comm.value()}, {"context_parallel_s", r.cp_comm.value()},
-                          {"pipeline_p2p_s", r.pp_comm.value()}, {"bubble_s", r.bubble.value()},
-                          {"data_parallel_s", r.dp_comm.value()}, {"optimizer_s", r.optimizer.value()}}},
-                        {"memory",
-                         {{"parameters_bytes", r.parameters.value()}, {"gradients_bytes", r.gradients.value()},
-                          {"optimizer_states_bytes", r.optimizer_states.value()},
-                          {"activations_bytes", r.activations.value()}}},
-                        {"sent_per_gpu",
-                         {{"tensor_parallel_bytes", r.tp_bytes.value()}, {"context_parallel_bytes", r.cp_bytes.value()},
-                          {"pipeline_bytes", r.pp_bytes.value()}, {"data_parallel_bytes", r.dp_bytes.value()}}}}}}
-                     .dump(2)
-              << '\n';
-    return;
-  }
-  std::cout << w.name << " on " << l.gpus() << " x " << s.device.name << " (" << s.name << (domains > 1 ? ", " + std::to_string(domains) + " scale-up domains" : "")
-            << "), " << model::to_string(l) << ", " << job.global_batch << " sequences of " << job.sequence
-            << " tokens a step:\n\n";
+// What the step model predicts for a layout: the step, peak bytes per GPU, and where each goes.
+json parallel_predicted_json(const model::parallel_step_cost& r) {
+  return {{"step_time_s", r.step.value()},
+          {"device_bytes", r.device_bytes.value()},
+          {"mfu", r.mfu},
+          {"breakdown",
+           {{"gemm_s", r.gemm.value()}, {"attention_s", r.attention.value()},
+            {"elementwise_s", r.elementwise.value()}, {"recompute_s", r.recompute.value()},
+            {"tensor_parallel_s", r.tp_comm.value()}, {"context_parallel_s", r.cp_comm.value()},
+            {"pipeline_p2p_s", r.pp_comm.value()}, {"bubble_s", r.bubble.value()},
+            {"data_parallel_s", r.dp_comm.value()}, {"optimizer_s", r.optimizer.value()}}},
+          {"memory",
+           {{"parameters_bytes", r.parameters.value()}, {"gradients_bytes", r.gradients.value()},
+            {"optimizer_states_bytes", r.optimizer_states.value()},
+            {"activations_bytes", r.activations.value()}}},
+          {"sent_per_gpu",
+           {{"tensor_parallel_bytes", r.tp_bytes.value()}, {"context_parallel_bytes", r.cp_bytes.value()},
+            {"pipeline_bytes", r.pp_bytes.value()}, {"data_parallel_bytes", r.dp_bytes.value()}}}};
+}
+
+// The step's breakdown and the memory per GPU, as a table.
+void print_parallel_breakdown(const model::parallel_step_cost& r, bytes capacity) {
   table t({"", "predicted"});
   const auto share = [&](seconds x) { return to_string(x) + " (" + plan::detail::pct(x / r.step) + ")"; };
   t.add({"step time", to_string(r.step) + ", MFU " + plan::detail::pct(r.mfu)});
@@ -664,11 +623,153 @@ void run_parallelism(const plan_args& a, const plan::system& s, const plan::trai
   t.add({"  pipeline bubble", share(r.bubble)});
   t.add({"  data-parallel reduction (exposed)", share(r.dp_comm)});
   t.add({"  optimizer step", share(r.optimizer)});
-  t.add({"device memory per GPU", to_string(r.device_bytes) + " of " + to_string(c.memory) + (fits ? "" : ": does NOT fit")});
+  t.add({"device memory per GPU", to_string(r.device_bytes) + " of " + to_string(capacity) +
+                                      (r.device_bytes <= capacity ? "" : ": does NOT fit")});
   t.add({"  weights, gradients, optimizer", to_string(r.parameters) + ", " + to_string(r.gradients) + ", " +
                                                 to_string(r.optimizer_states)});
   t.add({"  activations", to_string(r.activations)});
   t.print(std::cout);
+}
+
+std::size_t scale_up_domains(const plan::system& s, const model::training_cluster& c, std::size_t gpus) {
+  return s.scale_out ? (gpus + c.domain - 1) / c.domain : 1;
+}
+
+std::string gpus_on(const plan::system& s, const model::training_cluster& c, std::size_t gpus) {
+  const auto domains = scale_up_domains(s, c, gpus);
+  return std::to_string(gpus) + " x " + s.device.name + " (" + s.name +
+         (domains > 1 ? ", " + std::to_string(domains) + " scale-up domains" : "") + ")";
+}
+
+// One parallel layout priced, no search: the step time, the peak bytes per GPU and where they go.
+void run_parallelism(const plan_args& a, const plan::system& s, const plan::training_workload& w) {
+  if (!w.shape)
+    throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
+                                             "(docs/parallelism.md) to price a parallel layout");
+  model::parallel_layout l;
+  try {
+    l = io::parse_parallel_layout(a.parallelism, "--parallelism");
+  } catch (const invalid_input& e) {
+    throw bad_flag("--parallelism", a.parallelism, e.problem());
+  }
+  if (a.gpus && a.gpus != l.gpus())
+    throw bad_flag("--gpus", std::to_string(a.gpus), "differs from the layout's " + std::to_string(l.gpus()) +
+                                                         " (tp*pp*cp*dp); give one or the other");
+  if (!s.scale_out && l.gpus() > s.device.count)
+    throw bad_flag("--parallelism", a.parallelism,
+                   "uses " + std::to_string(l.gpus()) + " GPUs (tp*pp*cp*dp), and " + s.name + " has " +
+                       std::to_string(s.device.count) + " in one domain with no scale-out link");
+  const auto job = plan::job_of(w, l.dp);
+  const auto c = plan::cluster_of(s, w);
+  model::parallel_step_cost r;
+  try {
+    r = model::price(job, c, l);
+  } catch (const invalid_input& e) {
+    throw bad_flag("--parallelism", a.parallelism, e.what());
+  }
+  const bool fits = r.device_bytes <= c.memory;
+  if (a.json) {
+    std::cout << json{{"system", s.name},
+                      {"workload", w.name},
+                      {"parallelism", model::to_string(l)},
+                      {"gpus", l.gpus()},
+                      {"scale_up_domains", scale_up_domains(s, c, l.gpus())},
+                      {"global_batch", job.global_batch},
+                      {"micro_batches", r.micro_batches},
+                      {"fits", fits},
+                      {"device_capacity_bytes", c.memory.value()},
+                      {"predicted", parallel_predicted_json(r)}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  std::cout << w.name << " on " << gpus_on(s, c, l.gpus()) << ", " << model::to_string(l) << ", " << job.global_batch
+            << " sequences of " << job.sequence << " tokens a step:\n\n";
+  print_parallel_breakdown(r, c.memory);
+}
+
+// Every layout searched: the best for the objective, why, and the front.
+void run_parallel_search(const plan_args& a, const plan::system& s, const plan::training_workload& w) {
+  if (!a.planning.profile.empty() || !a.planning.error_budget.empty())
+    throw bad_flag(a.planning.profile.empty() ? "--error-budget" : "--profile",
+                   a.planning.profile.empty() ? a.planning.error_budget : a.planning.profile,
+                   "is for the data-parallel planner's gradient codecs; the layout search prices none (drop "
+                   "--parallelism search)");
+  if (!a.plot.empty()) throw bad_flag("--plot", a.plot, "draws the data-parallel planner's front; the layout search has none to draw yet");
+  if (!w.shape)
+    throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
+                                             "(docs/parallelism.md) to search parallel layouts");
+  const auto base = options_of(a.planning);
+  plan::parallel_plan_result r;
+  try {
+    r = plan::plan_parallel(s, w, {.gpus = a.gpus, .objective = base.objective, .link_budget = base.link_budget});
+  } catch (const invalid_input& e) {
+    if (e.field() == "gpus") throw bad_flag("--gpus", std::to_string(a.gpus), e.problem());
+    throw usage_error(std::string(e.what()));
+  }
+  const auto c = plan::cluster_of(s, w);
+  const auto& ch = r.chosen();
+  const std::size_t gpus = ch.plan.layout.gpus();
+  const auto job = plan::job_of(w, ch.plan.layout.dp);
+  std::size_t feasible = 0;
+  for (const auto& e : r.candidates) feasible += e.fits();
+  const auto& x = r.explanation;
+  // The front, fastest first: what a reader weighs step time against memory with.
+  auto front = r.pareto;
+  std::sort(front.begin(), front.end(), [&](std::size_t i, std::size_t j) {
+    return r.candidates[i].cost.total.time < r.candidates[j].cost.total.time;
+  });
+  if (a.json) {
+    json pareto = json::array();
+    for (const auto i : front) {
+      const auto& e = r.candidates[i];
+      pareto.push_back({{"parallelism", model::to_string(e.plan.layout)}, {"step_time_s", e.cost.total.time.value()},
+                        {"energy_j", e.cost.total.energy.value()}, {"device_bytes", e.cost.total.memory.value()},
+                        {"sent_bytes", e.cost.total.bandwidth.value()}, {"dollars", e.cost.dollars}});
+    }
+    std::cout << json{{"system", s.name},
+                      {"workload", w.name},
+                      {"objective", plan::to_string(base.objective)},
+                      {"gpus", gpus},
+                      {"scale_up_domains", scale_up_domains(s, c, gpus)},
+                      {"global_batch", job.global_batch},
+                      {"candidates", r.candidates.size()},
+                      {"feasible", feasible},
+                      {"parallelism", model::to_string(ch.plan.layout)},
+                      {"baseline", model::to_string(r.candidates[r.baseline].plan.layout)},
+                      {"device_capacity_bytes", c.memory.value()},
+                      {"predicted", parallel_predicted_json(ch.cost.step)},
+                      {"energy_j", ch.cost.total.energy.value()},
+                      {"dollars", ch.cost.dollars},
+                      {"pareto", pareto},
+                      {"explanation",
+                       {{"binding_before", x.binding_before}, {"binding_after", x.binding_after},
+                        {"trades", x.trades}, {"rejected", x.rejected}}}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  std::cout << "Layouts of " << w.name << " on " << gpus_on(s, c, gpus) << ", " << job.global_batch << " sequences of "
+            << job.sequence << " tokens a step: best " << plan::to_string(base.objective) << " of "
+            << r.candidates.size() << " layouts (" << feasible << " fit):\n\n  " << model::to_string(ch.plan.layout)
+            << "\n\n";
+  print_parallel_breakdown(ch.cost.step, c.memory);
+  const auto& untraded = r.candidates[r.baseline].plan.layout;
+  std::cout << "\nWhy:\n  before ("
+            << (untraded.pp == 1 ? "pure data parallelism, " : "no trade but the pipeline stages the batch needs to split, ")
+            << model::to_string(untraded) << "): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
+  for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
+  std::cout << "\nAlternatives one choice away:\n";
+  for (const auto& rj : x.rejected) std::cout << "  " << rj << '\n';
+  std::cout << "\nPareto front (step time, energy, device memory, bytes sent, dollars): " << front.size()
+            << " layouts; the " << std::min<std::size_t>(front.size(), 10) << " fastest:\n";
+  table p({"layout", "step time", "MFU", s.tiers[0].name, "sent per GPU"});
+  for (std::size_t k = 0; k < front.size() && k < 10; ++k) {
+    const auto& e = r.candidates[front[k]];
+    p.add({model::to_string(e.plan.layout) + (front[k] == r.choice ? "  <- chosen" : ""), to_string(e.cost.total.time),
+           plan::detail::pct(e.cost.step.mfu), to_string(e.cost.total.memory), to_string(e.cost.total.bandwidth)});
+  }
+  p.print(std::cout);
 }
 
 void run_plan(const plan_args& a) {
@@ -677,8 +778,10 @@ void run_plan(const plan_args& a) {
   if (!a.parallelism.empty()) {
     auto* w = std::get_if<plan::training_workload>(&any);
     if (!w) throw bad_flag("--parallelism", a.parallelism, "prices a training workload's layout; this workload is not one");
+    if (a.parallelism == "search") return run_parallel_search(a, s, *w);
     return run_parallelism(a, s, *w);
   }
+  if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), "goes with --parallelism (a layout, or search)");
   if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_diffusion(a, s, *d);
   if (auto* e = std::get_if<plan::edge_workload>(&any)) return run_edge(a, s, *e);
   if (auto* v = std::get_if<plan::serving_workload>(&any)) return run_serving(a, s, *v);
@@ -802,8 +905,12 @@ void register_plan(CLI::App& app) {
   p->add_option("--parallelism", a->parallelism,
                 "Price one parallel layout of a transformer training workload, no search: "
                 "tp=8,pp=8,vpp=1,cp=1,dp=1,mbs=1,recompute=none|selective|full,sp=on|off,zero=0..3 (a missing key is "
-                "1, none, off, 0)")
-      ->type_name("LAYOUT");
+                "1, none, off, 0); or `search`: every layout, the best and why")
+      ->type_name("LAYOUT|search");
+  p->add_option("--gpus", a->gpus, "GPUs the layout search lays out (default: the workload's ranks; more than the "
+                                   "system's devices needs its scale-out link)")
+      ->type_name("N")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
   p->add_flag("--json", a->json, "Print JSON: choice, predicted, pareto, explanation");
   p->callback([a] { run_plan(*a); });
 

@@ -6,6 +6,9 @@
 #include <trinity/plan/engine.hpp>
 #include <trinity/resources/resource_vector.hpp>
 
+#include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,4 +91,34 @@ TEST_CASE("the engine's choice follows the objective, and a plan nothing fits is
   CHECK(r.chosen().plan == 1);
   CHECK(r.explanation.rejected == std::vector<std::string>{"2 replicas: energy 14 J vs 12 J"});
   CHECK_THROWS_WITH(plan::solve(replicas_problem{.most = 0}, {}), Catch::Contains("workload.replicas") && Catch::Contains("more memory"));
+}
+
+TEST_CASE("the engine's Pareto front is exactly the feasible plans no other feasible plan dominates", "[plan][engine]") {
+  // Random keys on a coarse grid (ties and duplicates included), some infeasible; the front found by sorting
+  // must equal the definition checked pair by pair.
+  struct cand {
+    std::array<double, 3> k;
+    bool ok;
+    [[nodiscard]] bool fits() const { return ok; }
+  };
+  std::uint64_t state = 42;
+  const auto next = [&] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  for (int round = 0; round < 20; ++round) {
+    std::vector<cand> c(200 + static_cast<std::size_t>(round) * 10);
+    for (auto& e : c) e = {{double(next() % 7), double(next() % 7), double(next() % 7)}, next() % 5 != 0};
+    std::vector<std::size_t> front;
+    const auto best = plan::detail::choose_on_front(
+        c, [](const cand& a, const cand& b) { return a.k < b.k; }, [](const cand& e) { return e.k; }, front);
+    std::vector<std::size_t> expected;
+    std::optional<std::size_t> lowest;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      if (!c[i].ok) continue;
+      if (!lowest || c[i].k < c[*lowest].k) lowest = i;
+      bool dominated = false;
+      for (std::size_t j = 0; j < c.size(); ++j) dominated |= j != i && c[j].ok && plan::detail::dominates_on(c[j].k, c[i].k);
+      if (!dominated) expected.push_back(i);
+    }
+    CHECK(front == expected);
+    CHECK(best == lowest);
+  }
 }

@@ -1,0 +1,336 @@
+#pragma once
+//! \file
+//! The layout search, a workload of the planning engine (plan/engine.hpp): every
+//! Megatron-style layout of a transformer on g GPUs (tensor × pipeline × virtual
+//! stages × context × data parallelism, the ZeRO stage over the data and
+//! context ranks, the micro-batch, the recomputation policy and sequence
+//! parallelism) priced by the step model (model/parallel_training.hpp) on the
+//! system's link hierarchy (plan/parallel_cluster.hpp), checked against the
+//! device's memory and an optional budget of bytes sent, reduced to its Pareto
+//! front over (step time, energy, device bytes, bytes sent, dollars), and the
+//! best for the objective chosen, with the explanation: what binds pure data
+//! parallelism (the untraded plan), what each slot the choice moved traded, and
+//! for each layout one slot away what beat it.
+//! The untraded plan is pure data parallelism, or where the batch does not
+//! split over every GPU, the fewest pipeline stages that let it (untraded_layout).
+//!
+//!   const auto s = plan::presets::dgx_h100();
+//!   auto r = plan::plan_parallel(s, plan::presets::llm_70b(), {.gpus = 64});
+//!   r.chosen().plan.layout;  r.chosen().cost.step.step;  r.explanation.trades;
+//!
+//! Topology is the step model's: a group whose span (tensor innermost, then
+//! context, pipeline and data) fits the scale-up domain uses its link, one that
+//! crosses it the scale-out link, so tensor parallelism past the domain prices
+//! itself out rather than being forbidden.
+//!
+//! The space, per slot:
+//!  - tp: divisors of g that the step model accepts (heads, KV heads, FFN);
+//!  - pp: divisors of g/tp up to the layers; vpp: 1, or with pp > 1 each v > 1
+//!    with pp·v dividing the layers (Megatron's interleaving needs equal chunks);
+//!  - cp: divisors of g/(tp·pp) that divide the sequence; dp what is left;
+//!  - micro-batch 1, 2, 4, 8 (dividing the replica's share of the batch);
+//!  - recomputation none, selective (not under FlashAttention, where it redoes
+//!    nothing), full; sp off, and on with tp > 1;
+//!  - ZeRO 0-3 (3 only without a pipeline, as the step model refuses it; 0 only
+//!    when no data or context ranks share the weights).
+//! Left out: gradient codecs and optimizer offload, which the data-parallel
+//! planner (plan/planner.hpp) searches; the step model does not price them yet.
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/model/parallel_training.hpp>
+#include <trinity/plan/detail/measured_gemm.hpp>
+#include <trinity/plan/engine.hpp>
+#include <trinity/plan/parallel_cluster.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/plan/workload.hpp>
+#include <trinity/resources/resource_vector.hpp>
+#include <trinity/units/format.hpp>
+
+namespace trinity::plan {
+
+struct parallel_plan {
+  model::parallel_layout layout;
+  friend bool operator==(const parallel_plan&, const parallel_plan&) = default;
+};
+
+struct parallel_cost {
+  resource_vector total;       //!< per GPU and step: model FLOPs, bytes sent, device bytes, energy, step time
+  model::parallel_step_cost step;
+  double dollars = 0;          //!< one GPU (and its device memory, where priced) rented for the step
+};
+
+struct parallel_options {
+  std::size_t gpus = 0;  //!< GPUs to lay out; 0: the workload's ranks (data_parallel, else the system's devices)
+  plan::objective objective = objective::time;
+  std::optional<bytes> link_budget = std::nullopt;  //!< most bytes a GPU may send per step
+};
+
+using parallel_evaluated = candidate<parallel_plan, parallel_cost>;
+using parallel_plan_result = result<parallel_plan, parallel_cost>;
+
+//! The step model's job for a training workload: its shape, and `global_batch` sequences a step (the
+//! workload's, else its batch per rank times `ranks`).
+inline model::training_job job_of(const training_workload& w, std::size_t ranks) {
+  trinity::detail::require(w.shape.has_value(), "workload",
+                           "has no transformer shape; give heads, ffn_hidden and vocabulary (docs/parallelism.md)");
+  model::training_job j;
+  j.shape = *w.shape;
+  j.sequence = w.sequence;
+  j.global_batch = w.global_batch ? w.global_batch : w.batch * ranks;
+  j.precision = w.precision;
+  j.flash_attention = w.flash_attention;
+  j.dropout = w.dropout;
+  return j;
+}
+
+//! The cluster a system is to the step model, with the device's GEMM curve and the measured κ.
+inline model::training_cluster cluster_of(const system& s, const training_workload& w) {
+  return cluster_of(s, s.device.gemm, detail::measured_elementwise_traffic, w.compute_precision);
+}
+
+//! "tp=8 inside a scale-up domain of 8 (nvlink4-x18)": where a group of `span` GPUs talks.
+inline std::string where(const system& s, const model::training_cluster& c, std::size_t span) {
+  if (span <= c.domain) return "inside a scale-up domain of " + (c.domain == static_cast<std::size_t>(-1) ? std::to_string(s.device.count) : std::to_string(c.domain)) + " (" + s.interconnect.name + ")";
+  return "across scale-up domains (" + (s.scale_out ? s.scale_out->name : s.interconnect.name) + ")";
+}
+
+namespace detail {
+
+inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+//! The layout search as the engine sees it.
+struct parallel_problem {
+  using plan_type = parallel_plan;
+  using cost_type = parallel_cost;
+  static constexpr const char* time_word = "step time";
+
+  const system& s;
+  const training_workload& w;
+  const parallel_options& o;
+  model::training_job job;
+  model::training_cluster cluster;
+  std::size_t gpus = 0;
+
+  [[nodiscard]] std::vector<model::compressor_cost> codecs() const { return {}; }
+
+  template <class F>
+  void for_each_plan(F&& f) const {
+    const auto& m = job.shape;
+    static constexpr std::size_t micro[] = {1, 2, 4, 8};
+    static constexpr model::recomputation policies[] = {model::recomputation::none, model::recomputation::selective,
+                                                        model::recomputation::full};
+    model::parallel_layout l;
+    for (l.tp = 1; l.tp <= gpus; ++l.tp) {
+      if (gpus % l.tp != 0 || m.heads % l.tp != 0 || m.ffn_hidden % l.tp != 0) continue;
+      if (m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0) continue;
+      for (l.pp = 1; l.pp <= gpus / l.tp && l.pp <= m.layers; ++l.pp) {
+        if ((gpus / l.tp) % l.pp != 0) continue;
+        for (l.vpp = 1; l.pp * l.vpp <= m.layers; ++l.vpp) {
+          if (l.vpp > 1 && (l.pp == 1 || m.layers % (l.pp * l.vpp) != 0)) continue;
+          for (l.cp = 1; l.cp <= gpus / (l.tp * l.pp); ++l.cp) {
+            if ((gpus / (l.tp * l.pp)) % l.cp != 0 || job.sequence % l.cp != 0) continue;
+            l.dp = gpus / (l.tp * l.pp * l.cp);
+            for (const std::size_t mbs : micro) {
+              l.micro_batch = mbs;
+              if (job.global_batch % (l.dp * mbs) != 0) continue;
+              if (l.vpp > 1 && (job.global_batch / (l.dp * mbs)) % l.pp != 0) continue;
+              // Without data or context ranks there is nothing for ZeRO to shard: stage 0 only.
+              const int most = l.dp * l.cp == 1 ? 0 : l.pp > 1 ? 2 : 3;
+              for (int zero = 0; zero <= most; ++zero) {
+                l.zero_stage = zero;
+                for (const auto r : policies) {
+                  // FlashAttention keeps no scores: selective recomputation would redo nothing, and price as none.
+                  if (r == model::recomputation::selective && job.flash_attention) continue;
+                  l.recompute = r;
+                  for (int sp = 0; sp <= (l.tp > 1 ? 1 : 0); ++sp) {
+                    l.sequence_parallel = sp == 1;
+                    f(parallel_plan{l});
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  [[nodiscard]] parallel_cost price(const parallel_plan& p) const {
+    parallel_cost c;
+    c.step = model::price(job, cluster, p.layout);
+    const auto& r = c.step;
+    const auto& l = p.layout;
+    const double n = static_cast<double>(l.gpus());
+    const bytes sent = r.tp_bytes + r.cp_bytes + r.pp_bytes + r.dp_bytes;
+    const seconds busy = r.gemm + r.attention + r.elementwise + r.recompute + r.optimizer;
+    // Bytes cost the energy of the link their group uses (tensor innermost, then context, pipeline, data).
+    const auto energy_of = [&](std::size_t span) {
+      return span <= cluster.domain || !s.scale_out ? s.interconnect.energy : s.scale_out->energy;
+    };
+    c.total.compute = flops{r.model_flops.value() / n};
+    c.total.bandwidth = sent;
+    c.total.memory = r.device_bytes;
+    c.total.time = r.step;
+    c.total.energy = busy * s.device.power + (r.step - busy) * s.device.idle_power + r.tp_bytes * energy_of(l.tp) +
+                     r.cp_bytes * energy_of(l.tp * l.cp) + r.pp_bytes * energy_of(l.tp * l.cp * l.pp) +
+                     r.dp_bytes * energy_of(l.gpus());
+    c.dollars = plan::dollars(s, r.step, {r.device_bytes}, sent);
+    return c;
+  }
+
+  [[nodiscard]] std::string check(const parallel_plan&, const parallel_cost& c) const {
+    if (c.total.memory > cluster.memory)
+      return s.tiers[0].name + " capacity: needs " + to_string(c.total.memory) + " per GPU of " + to_string(cluster.memory);
+    if (o.link_budget && c.total.bandwidth > *o.link_budget)
+      return "interconnect budget: sends " + to_string(c.total.bandwidth) + " per GPU and step, more than " +
+             to_string(*o.link_budget);
+    return {};
+  }
+
+  model::parallel_layout base;  //!< the untraded layout (untraded_layout)
+  [[nodiscard]] bool is_baseline(const parallel_plan& p) const { return p.layout == base; }
+
+  // Lexicographic: the objective, the runner-up, device bytes, bytes sent.
+  [[nodiscard]] bool better(const parallel_evaluated& a, const parallel_evaluated& b) const {
+    const auto key = [&](const parallel_evaluated& e) {
+      return std::array<double, 4>{score(e.cost, o.objective), score(e.cost, runner_up(o.objective)),
+                                   e.cost.total.memory.value(), e.cost.total.bandwidth.value()};
+    };
+    return key(a) < key(b);
+  }
+  [[nodiscard]] std::array<double, 5> pareto_keys(const parallel_cost& c) const {
+    return {c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.total.bandwidth.value(), c.dollars};
+  }
+  [[nodiscard]] std::string describe(const parallel_plan& p) const { return model::to_string(p.layout); }
+
+  // What dominates the step, or what the layout runs out of.
+  [[nodiscard]] std::string binding(const parallel_evaluated& e) const {
+    if (!e.fits()) return e.violation;
+    const auto& r = e.cost.step;
+    const std::pair<double, const char*> parts[] = {
+        {(r.gemm + r.attention).value(), "matrix multiplies"}, {r.elementwise.value(), "memory-bound work"},
+        {r.recompute.value(), "recomputation"},                 {r.tp_comm.value(), "tensor-parallel collectives"},
+        {r.cp_comm.value(), "the context ring"},                {r.pp_comm.value(), "pipeline sends"},
+        {r.bubble.value(), "the pipeline bubble"},              {r.dp_comm.value(), "the data-parallel reduction"},
+        {r.optimizer.value(), "the optimizer step"}};
+    const auto top = *std::max_element(std::begin(parts), std::end(parts));
+    return std::string(top.second) + " (" + pct(top.first / r.step.value()) + " of a " + to_string(r.step) +
+           " step, MFU " + pct(r.mfu) + "); " + s.tiers[0].name + " " + pct(r.device_bytes / cluster.memory) + " full";
+  }
+
+  // From the baseline to the choice one slot at a time, in the order a reader takes them; a slot whose
+  // layout cannot run alone (a batch that does not split, say) is taken with the next.
+  [[nodiscard]] std::vector<std::string> trades(const parallel_plan_result& r) const {
+    std::vector<std::string> out;
+    const auto& want = r.chosen().plan.layout;
+    auto at = r.candidates[r.baseline].plan.layout;
+    if (at == want) return {"none: the untraded layout is already the best that fits"};
+    model::parallel_step_cost from = r.candidates[r.baseline].cost.step;
+    std::string pending;
+    const auto move = [&](bool changed, auto&& change, const std::string& what) {
+      if (!changed) return;
+      change(at);
+      at.dp = gpus / (at.tp * at.pp * at.cp);
+      pending += (pending.empty() ? "" : "; ") + what;
+      if (!model::layout_problem(job, at).empty()) return;
+      const auto to = model::price(job, cluster, at);
+      out.push_back(pending + ": device memory " + to_string(from.device_bytes) + " -> " + to_string(to.device_bytes) +
+                    " per GPU, step time " + to_string(from.step) + " -> " + to_string(to.step));
+      from = to;
+      pending.clear();
+    };
+    const auto& c = cluster;
+    move(want.tp != at.tp || want.sequence_parallel != at.sequence_parallel,
+         [&](model::parallel_layout& l) { l.tp = want.tp; l.sequence_parallel = want.sequence_parallel; },
+         "tensor parallelism tp=" + std::to_string(want.tp) + (want.sequence_parallel ? " with sequence parallelism" : "") +
+             " " + where(s, c, want.tp) + " (bandwidth for memory: weights and activations split " +
+             std::to_string(want.tp) + " ways)");
+    move(want.cp != at.cp, [&](model::parallel_layout& l) { l.cp = want.cp; },
+         "context parallelism cp=" + std::to_string(want.cp) + " " + where(s, c, want.tp * want.cp) +
+             " (bandwidth for memory: the sequence split " + std::to_string(want.cp) + " ways)");
+    move(want.pp != at.pp || want.vpp != at.vpp, [&](model::parallel_layout& l) { l.pp = want.pp; l.vpp = want.vpp; },
+         "pipeline pp=" + std::to_string(want.pp) + (want.vpp > 1 ? " interleaved vpp=" + std::to_string(want.vpp) : "") +
+             " " + where(s, c, want.tp * want.cp * want.pp) + " (bandwidth and a bubble for memory: layers split " +
+             std::to_string(want.pp) + " ways)");
+    move(want.zero_stage != at.zero_stage, [&](model::parallel_layout& l) { l.zero_stage = want.zero_stage; },
+         "ZeRO stage " + std::to_string(want.zero_stage) + " over the " + std::to_string(want.dp * want.cp) +
+             " data and context ranks (bandwidth for memory)");
+    move(want.recompute != at.recompute, [&](model::parallel_layout& l) { l.recompute = want.recompute; },
+         std::string(to_string(want.recompute)) + " recomputation (compute for memory)");
+    move(want.micro_batch != at.micro_batch, [&](model::parallel_layout& l) { l.micro_batch = want.micro_batch; },
+         "micro-batches of " + std::to_string(want.micro_batch) + " (memory for compute: larger matrix multiplies" +
+             (want.pp > 1 ? ", fewer micro-batches to fill the pipeline)" : ")"));
+    return out;
+  }
+
+  [[nodiscard]] std::string tie_note(const parallel_evaluated& e, const parallel_evaluated& chosen) const {
+    const auto& a = e.cost.total;
+    const auto& b = chosen.cost.total;
+    return std::string("as ") + (o.objective == objective::time ? "fast" : o.objective == objective::energy ? "frugal" : "cheap") +
+           ", but " + (a.memory > b.memory ? "holds " + to_string(a.memory) + " per GPU vs " + to_string(b.memory)
+                                           : "sends " + to_string(a.bandwidth) + " per GPU vs " + to_string(b.bandwidth));
+  }
+
+  // Layouts one slot away: one degree, the micro-batch, the policy, sp or the stage moved (dp follows).
+  [[nodiscard]] bool neighbour(const parallel_plan_result& r, std::size_t i) const {
+    const auto& q = r.candidates[i].plan.layout;
+    const auto& p = r.chosen().plan.layout;
+    return (q.tp != p.tp) + (q.pp != p.pp) + (q.vpp != p.vpp) + (q.cp != p.cp) + (q.micro_batch != p.micro_batch) +
+               (q.recompute != p.recompute) + (q.sequence_parallel != p.sequence_parallel) +
+               (q.zero_stage != p.zero_stage) == 1;
+  }
+
+  [[noreturn]] void none_fits(const parallel_plan_result& r) const {
+    const parallel_evaluated* lean = &r.candidates.front();
+    for (const auto& e : r.candidates)
+      if (e.cost.total.memory < lean->cost.total.memory) lean = &e;
+    throw invalid_input("workload", "no layout of " + std::to_string(gpus) + " GPUs fits " + s.name + ": the leanest, " +
+                                        describe(lean->plan) + ", breaks the " + lean->violation +
+                                        ". Fix: more GPUs (--gpus), a smaller global batch or sequence, or more memory");
+  }
+};
+
+}  // namespace detail
+
+//! Pure data parallelism (DDP, one sequence a micro-batch, nothing recomputed), or where dp = g does not split
+//! the batch, the fewest pipeline stages that make it split: the plan the search trades from.
+inline model::parallel_layout untraded_layout(const model::training_job& j, std::size_t gpus) {
+  model::parallel_layout l;
+  for (l.pp = 1; l.pp <= gpus; ++l.pp) {
+    if (gpus % l.pp != 0) continue;
+    l.dp = gpus / l.pp;
+    if (model::layout_problem(j, l).empty()) return l;
+  }
+  l.pp = 1;
+  l.dp = gpus;
+  return l;
+}
+
+//! Searches every layout of the workload on `o.gpus` GPUs of the system (past its device count only over a
+//! scale-out link) and picks the best for the objective.
+inline parallel_plan_result plan_parallel(const system& s, const training_workload& w, const parallel_options& o = {}) {
+  validate(s);
+  trinity::detail::require(w.shape.has_value(), "workload",
+                           w.name + " has no transformer shape; give heads, ffn_hidden and vocabulary (docs/parallelism.md) "
+                           "to search parallel layouts");
+  const std::size_t gpus = o.gpus ? o.gpus : w.ranks(s);
+  trinity::detail::require(gpus <= 1'000'000, "gpus", "at most 1,000,000");
+  trinity::detail::require(s.scale_out.has_value() || gpus <= s.device.count, "gpus",
+                           std::to_string(gpus) + " GPUs, and " + s.name + " has " + std::to_string(s.device.count) +
+                               " in one domain with no scale-out link. Fix: at most " + std::to_string(s.device.count) +
+                               ", or a system with scale_out");
+  trinity::detail::require(!o.link_budget || o.link_budget->value() >= 0, "link_budget", "must not be negative");
+  detail::require_prices(s, o.objective);
+  const auto job = job_of(w, gpus);
+  model::validate(job.shape);
+  const detail::parallel_problem p{s, w, o, job, cluster_of(s, w), gpus, untraded_layout(job, gpus)};
+  return solve(p, {.objective = o.objective, .link_budget = o.link_budget});
+}
+
+}  // namespace trinity::plan

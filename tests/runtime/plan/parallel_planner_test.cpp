@@ -1,0 +1,177 @@
+// The layout search: its space checked against a brute-force walk of every tuple, its choice against the
+// step model called directly, and the plans it makes for the clusters.
+#include <catch2/catch.hpp>
+
+#include <trinity/plan/parallel_planner.hpp>
+#include <trinity/plan/planner.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <tuple>
+
+using namespace trinity;
+
+namespace {
+
+// A small Llama-like model: 8 layers, 8 heads, 2 KV heads, 1,024 sequences of 512 tokens.
+plan::training_workload small() {
+  auto w = plan::presets::llm_7b();
+  w.name = "small";
+  w.parameters = 0.2e9;
+  w.layers = 8;
+  w.hidden = 1024;
+  w.sequence = 512;
+  w.shape = model::transformer_shape{8, 1024, 2816, 8, 2, 32000, true, false};
+  w.global_batch = 64;
+  return w;
+}
+
+using key = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, int, int, int>;
+key key_of(const model::parallel_layout& l) {
+  return {l.tp, l.pp, l.vpp, l.cp, l.dp, l.micro_batch, static_cast<int>(l.recompute), l.sequence_parallel ? 1 : 0,
+          l.zero_stage};
+}
+
+}  // namespace
+
+TEST_CASE("layout search: the space is every layout the step model runs, with the search's stated rules",
+          "[plan][parallel]") {
+  const auto s = plan::presets::dgx_h100();
+  auto w = small();
+  for (const bool flash : {true, false}) {
+    w.flash_attention = flash;
+    const auto r = plan::plan_parallel(s, w, {.gpus = 16});
+    const auto job = plan::job_of(w, 16);
+    std::set<key> searched;
+    for (const auto& e : r.candidates) {
+      CHECK(e.plan.layout.gpus() == 16);
+      CHECK(model::layout_problem(job, e.plan.layout).empty());
+      CHECK(searched.insert(key_of(e.plan.layout)).second);  // no layout twice
+    }
+    // Every tuple of degrees up to 16, filtered by the step model and the search's own rules (equal
+    // interleaved chunks, micro-batches up to 8, no ZeRO without ranks to shard over, no selective
+    // recomputation under FlashAttention).
+    std::set<key> expected;
+    model::parallel_layout l;
+    for (l.tp = 1; l.tp <= 16; ++l.tp)
+      for (l.pp = 1; l.pp <= 16; ++l.pp)
+        for (l.vpp = 1; l.vpp <= 8; ++l.vpp)
+          for (l.cp = 1; l.cp <= 16; ++l.cp)
+            for (l.dp = 1; l.dp <= 16; ++l.dp)
+              for (l.micro_batch = 1; l.micro_batch <= 8; l.micro_batch *= 2)
+                for (const auto rc : {model::recomputation::none, model::recomputation::selective, model::recomputation::full})
+                  for (const bool sp : {false, true})
+                    for (int z = 0; z <= 3; ++z) {
+                      l.recompute = rc;
+                      l.sequence_parallel = sp;
+                      l.zero_stage = z;
+                      if (l.gpus() != 16 || !model::layout_problem(job, l).empty()) continue;
+                      if (l.vpp > 1 && w.shape->layers % (l.pp * l.vpp) != 0) continue;
+                      if (z > 0 && l.dp * l.cp == 1) continue;
+                      if (flash && rc == model::recomputation::selective) continue;
+                      expected.insert(key_of(l));
+                    }
+    CHECK(searched == expected);
+    CHECK(searched.size() > 500);
+  }
+}
+
+TEST_CASE("layout search: the choice is the fastest layout that fits, as the step model prices it", "[plan][parallel]") {
+  const auto s = plan::presets::dgx_a100();
+  const auto w = plan::presets::llm_70b();
+  const auto r = plan::plan_parallel(s, w, {.gpus = 64});
+  const auto job = plan::job_of(w, 64);
+  const auto c = plan::cluster_of(s, w);
+  double best = 1e300;
+  std::size_t fits = 0;
+  for (const auto& e : r.candidates) {
+    const auto m = model::price(job, c, e.plan.layout);
+    CHECK(e.cost.total.time.value() == m.step.value());
+    CHECK(e.cost.total.memory.value() == m.device_bytes.value());
+    CHECK(e.fits() == (m.device_bytes <= c.memory));
+    if (e.fits()) {
+      ++fits;
+      best = std::min(best, m.step.value());
+    }
+  }
+  REQUIRE(fits > 0);
+  CHECK(r.chosen().fits());
+  CHECK(r.chosen().cost.total.time.value() == best);
+  CHECK(std::find(r.pareto.begin(), r.pareto.end(), r.choice) != r.pareto.end());
+  // Energy: the busy GPU at its power, waiting at idle, and the bytes each link carried.
+  const auto& x = r.chosen().cost;
+  CHECK(x.total.energy.value() > (x.step.gemm * s.device.power).value());
+  CHECK(x.total.energy.value() < (x.step.step * s.device.power).value() + 1e3);
+}
+
+TEST_CASE("layout search: a 70B model on 64 H100s or A100s takes model parallelism, inside the NVLink node",
+          "[plan][parallel]") {
+  for (const auto& s : {plan::presets::dgx_h100(), plan::presets::dgx_a100()}) {
+    const auto r = plan::plan_parallel(s, plan::presets::llm_70b(), {.gpus = 64});
+    const auto& l = r.chosen().plan.layout;
+    INFO(s.name << ": " << model::to_string(l));
+    // Pure data parallelism holds 16 bytes per parameter plus activations on every GPU: it cannot fit.
+    CHECK(r.baseline == 0);
+    CHECK(!r.candidates[r.baseline].fits());
+    CHECK(r.candidates[r.baseline].plan.layout.dp == 64);
+    CHECK(l.tp * l.pp > 1);
+    CHECK(l.tp * l.cp <= 8);  // the tensor (and context) groups stay inside the 8-GPU NVLink domain
+    CHECK(r.explanation.binding_before.find("capacity: needs") != std::string::npos);
+    REQUIRE(!r.explanation.trades.empty());
+    CHECK(r.explanation.trades.front().find("inside a scale-up domain of 8") != std::string::npos);
+    // A tensor group across nodes (tp=16 where the heads allow) prices itself out against tp=8.
+    for (const auto& e : r.candidates) {
+      if (e.plan.layout.tp != 16) continue;
+      auto inside = e.plan.layout;
+      inside.tp = 8;
+      inside.dp *= 2;
+      const auto job = plan::job_of(plan::presets::llm_70b(), 64);
+      if (!model::layout_problem(job, inside).empty()) continue;
+      CHECK(model::price(job, plan::cluster_of(s, plan::presets::llm_70b()), inside).tp_comm < e.cost.step.tp_comm);
+    }
+  }
+}
+
+TEST_CASE("layout search: a 7B model on one H100 node stays data parallel; a 70B on GB200 NVL72 does not",
+          "[plan][parallel]") {
+  {
+    const auto r = plan::plan_parallel(plan::presets::dgx_h100(), plan::presets::llm_7b());
+    const auto& l = r.chosen().plan.layout;
+    CHECK(l.gpus() == 8);
+    CHECK(l.tp == 1);
+    CHECK(l.pp == 1);
+    CHECK(l.zero_stage >= 1);  // 16 bytes a parameter do not fit 80 GB unsharded
+  }
+  {
+    const auto s = plan::presets::gb200_nvl72_cxl();
+    const auto r = plan::plan_parallel(s, plan::presets::llm_70b());
+    const auto& l = r.chosen().plan.layout;
+    CHECK(l.gpus() == 72);
+    // 1,024 sequences do not split 72 ways: the untraded layout is the fewest stages that let them (9).
+    CHECK(r.candidates[r.baseline].plan.layout.pp == 9);
+    CHECK(r.candidates[r.baseline].plan.layout.dp == 8);
+    CHECK(l.tp * l.pp > 1);
+    CHECK(r.chosen().fits());
+  }
+}
+
+TEST_CASE("layout search: a budget of bytes sent is kept, and what cannot run is refused by name", "[plan][parallel]") {
+  const auto s = plan::presets::dgx_h100();
+  const auto w = plan::presets::llm_70b();
+  const auto free = plan::plan_parallel(s, w, {.gpus = 64});
+  const bytes budget = free.chosen().cost.total.bandwidth / 2.0;
+  const auto tight = plan::plan_parallel(s, w, {.gpus = 64, .link_budget = budget});
+  CHECK(tight.chosen().cost.total.bandwidth <= budget);
+  CHECK(tight.chosen().cost.total.time >= free.chosen().cost.total.time);
+
+  CHECK_THROWS_WITH(plan::plan_parallel(s, w, {.gpus = 1}),
+                    Catch::Contains("no layout of 1 GPUs fits") && Catch::Contains("Fix: more GPUs"));
+  CHECK_THROWS_WITH(plan::plan_parallel(plan::presets::gb200_nvl72_cxl(), w, {.gpus = 144}),
+                    Catch::Contains("gpus") && Catch::Contains("no scale-out link"));
+  auto shapeless = w;
+  shapeless.shape.reset();
+  CHECK_THROWS_WITH(plan::plan_parallel(s, shapeless, {.gpus = 64}), Catch::Contains("no transformer shape"));
+  CHECK_THROWS_WITH(plan::plan_parallel(plan::presets::dgx_a100(), w, {.gpus = 64, .objective = plan::objective::cost}),
+                    Catch::Contains("cost needs prices"));
+}
