@@ -6,6 +6,8 @@
 //                         explanation) for the 70B workload; counter candidates_per_second (target, issue 7:
 //                         >= 100,000).
 // plan/diffusion, plan/edge  the same for the diffusion cache and the edge stream presets.
+// plan/parallel/<system>  the layout search (plan/parallel_planner.hpp) for the 70B model: 64 GPUs of dgx-h100,
+//                         the 72 of gb200-nvl72-cxl; same counter and target.
 // price/one               one candidate priced alone.
 
 #include <benchmark/benchmark.h>
@@ -54,6 +56,11 @@ void bm_edge(benchmark::State& state) {
   bm_whole(state, [&] { return plan::plan_edge(s, w, codecs); });
 }
 
+void bm_parallel(benchmark::State& state, const plan::system& s, std::size_t gpus) {
+  const auto w = plan::presets::llm_70b();
+  bm_whole(state, [&] { return plan::plan_parallel(s, w, {.gpus = gpus}); });
+}
+
 void bm_price(benchmark::State& state) {
   const auto s = plan::presets::gb200_nvl72_cxl();
   const auto w = plan::presets::llm_70b();
@@ -73,5 +80,7 @@ BENCHMARK_CAPTURE(bm_plan, gb200, plan::presets::gb200_nvl72_cxl())->Name("plan/
 BENCHMARK_CAPTURE(bm_plan, h100, plan::presets::h100_infiniband())->Name("plan/training/h100-ib-cluster");
 BENCHMARK(bm_diffusion)->Name("plan/diffusion/gb200-nvl72-cxl");
 BENCHMARK(bm_edge)->Name("plan/edge/edge-5g-cloud");
+BENCHMARK_CAPTURE(bm_parallel, h100, plan::presets::dgx_h100(), 64)->Name("plan/parallel/dgx-h100-64")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bm_parallel, gb200, plan::presets::gb200_nvl72_cxl(), 72)->Name("plan/parallel/gb200-nvl72-cxl")->Unit(benchmark::kMillisecond);
 BENCHMARK(bm_price)->Name("price/one");
 TRINITY_BENCH_MAIN()
