@@ -10,6 +10,10 @@
 //!    "tiers": ["h100-hbm3", {"preset": "host-ddr5", "capacity": "256GB"}],
 //!    "interconnect": {"preset": "nvlink5-x18", "bandwidth": "450GB/s"}}
 //!
+//! A cluster of such nodes adds its scale-out link (per device and direction) and how many devices share the
+//! interconnect: "scale_up_domain": 8, "scale_out": {"preset": "infiniband-400g"}. A device may carry its
+//! GEMM curve for the parallel step model: "gemm": {"peak_fraction": 0.87, "half_size": 496}.
+//!
 //!   plan::system s = io::read_system(io::load("box.json"));
 
 #include <optional>
@@ -27,10 +31,11 @@ namespace detail {
 
 inline constexpr key system_keys[] = {{"name", required}, {"device", required},  {"tiers", required},
                                       {"interconnect", required}, {"server"}, {"fabric"},
-                                      {"fabric_memory_tier"}};
+                                      {"fabric_memory_tier"}, {"scale_up_domain"}, {"scale_out"}};
 inline constexpr key device_keys[] = {{"name"},         {"compute", required}, {"power", required},
                                       {"idle_power"},   {"count", required},   {"price_per_hour"},
-                                      {"gpu"},          {"source"}};
+                                      {"gpu"},          {"source"},            {"gemm"}};
+inline constexpr key gemm_keys[] = {{"peak_fraction", required}, {"half_size", required}};
 // A server is one machine: no count.
 inline constexpr key server_keys[] = {{"name"},       {"compute", required}, {"power", required}, {"idle_power"},
                                       {"price_per_hour"}, {"gpu"},               {"source"}};
@@ -86,6 +91,13 @@ inline plan::device_spec read_device(const json& j, const std::string& path, boo
   o.get("price_per_hour", d.price_per_hour);
   o.get("gpu", d.gpu);
   o.get("source", d.source);
+  if (!server && o.has("gemm")) {
+    // The share of peak a GEMM gets by its shape (model/gemm.hpp): what the parallel step model prices with.
+    const object g(o.at("gemm"), o.path("gemm"), gemm_keys, "a GEMM curve, {\"peak_fraction\": 0.87, \"half_size\": 496}");
+    d.gemm.peak_fraction = g.number("peak_fraction");
+    d.gemm.half_size = g.number("half_size");
+    model::validate(d.gemm, o.path("gemm"));
+  }
   return d;
 }
 
@@ -133,6 +145,8 @@ inline plan::system read_system(const json& j) {
   o.get("fabric_memory_tier", s.fabric_memory_tier);
   for_each(o.at("tiers"), "tiers", [&](const json& t, const std::string& at) { s.tiers.push_back(read_tier(t, at)); }, 64);
   s.interconnect = read_link(o.at("interconnect"), "interconnect");
+  if (o.has("scale_up_domain")) s.scale_up_domain = o.count("scale_up_domain", 1'000'000);
+  if (o.has("scale_out")) s.scale_out = read_link(o.at("scale_out"), "scale_out");
   plan::validate(s);
   return s;
 }

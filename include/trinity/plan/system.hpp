@@ -168,6 +168,19 @@ inline void validate(const system& s) {
     trinity::detail::require(found, "fabric_memory_tier",
                              "\"" + s.fabric_memory_tier + "\" is none of the system's tiers; name one of them");
   }
+  if (s.scale_out) {
+    detail::require_positive(s.scale_out->bandwidth, "scale_out.bandwidth");
+    detail::require_non_negative(s.scale_out->latency, "scale_out.latency");
+    detail::require_non_negative(s.scale_out->energy, "scale_out.energy");
+    detail::require_non_negative(s.scale_out->price_per_gb, "scale_out.price_per_gb");
+  }
+  trinity::detail::require(s.scale_up_domain == 0 || s.scale_out.has_value(), "scale_up_domain",
+                           "domains need a link between them. Fix: give scale_out (the link each device reaches other "
+                           "domains over), or drop scale_up_domain");
+  trinity::detail::require(s.scale_up_domain <= s.device.count, "scale_up_domain",
+                           std::to_string(s.scale_up_domain) + " devices per domain, more than the " +
+                               std::to_string(s.device.count) + " of device.count");
+  model::validate(s.device.gemm, "device.gemm");
   if (s.server) {
     trinity::detail::require(!s.server->name.empty(), "server.name", "the server needs a name");
     detail::validate(*s.server, "server");

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <trinity/io.hpp>
+#include <trinity/plan/parallel_cluster.hpp>
 #include <trinity/plan/system.hpp>
 
 #include <random>
@@ -90,7 +91,7 @@ TEST_CASE("every object of a system refuses an unknown key by its path, with the
   CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1}, "tiers": ["h100-hbm3"],
       "interconnect": "rdma"})") == "interconnect: \"rdma\" is not a link preset; did you mean \"rdma-400g\"?");
   CHECK(system_error(R"({"name": "x", "zzzzzzzzzz": 1, "device": {}, "tiers": [], "interconnect": "infiniband-400g"})") ==
-        "zzzzzzzzzz: unknown key; expected one of name, device, tiers, interconnect, server, fabric, fabric_memory_tier");
+        "zzzzzzzzzz: unknown key; expected one of name, device, tiers, interconnect, server, fabric, fabric_memory_tier, scale_up_domain, scale_out");
 }
 
 TEST_CASE("a system names a missing, mistyped or out-of-range field", "[io]") {
@@ -305,4 +306,41 @@ TEST_CASE("hostile bytes give the readers an error to name, never a crash or ano
   }
   CHECK(read + refused == 3000);
   CHECK(refused > 0);
+}
+
+TEST_CASE("a system's scale-out link, domain and GEMM curve are read, and what cannot work is refused by path", "[io]") {
+  const auto s = io::read_system(nlohmann::json::parse(R"({"name": "c", "device": {"compute": "989TFLOPs", "power": "700W",
+      "count": 16, "gemm": {"peak_fraction": 0.5, "half_size": 100}}, "tiers": ["h100-hbm3"],
+      "interconnect": "nvlink5-x18", "scale_up_domain": 4, "scale_out": {"preset": "infiniband-400g", "bandwidth": "25GB/s"}})"));
+  CHECK(s.scale_up_domain == 4);
+  REQUIRE(s.scale_out.has_value());
+  CHECK(s.scale_out->name == "infiniband-400g");
+  CHECK(s.scale_out->bandwidth.value() == 25e9);
+  CHECK(s.device.gemm.peak_fraction == 0.5);
+  CHECK(s.device.gemm.half_size == 100);
+  // The step model sees 4-GPU domains joined at 25 GB/s, and the GEMM curve.
+  const auto c = plan::cluster_of(s, s.device.gemm, 1.0);
+  CHECK(c.domain == 4);
+  CHECK(c.slow.bandwidth.value() == 25e9);
+  CHECK(c.gemm(100, 100, 100) == Approx(0.5 / 8));
+  const auto refused = [](const char* text) {
+    try {
+      io::read_system(nlohmann::json::parse(text));
+    } catch (const invalid_input& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(refused(R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8}, "tiers": ["h100-hbm3"],
+      "interconnect": "nvlink5-x18", "scale_up_domain": 4})").find("scale_up_domain: domains need a link") == 0);
+  CHECK(refused(R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8}, "tiers": ["h100-hbm3"],
+      "interconnect": "nvlink5-x18", "scale_up_domain": 16, "scale_out": "infiniband-400g"})")
+            .find("scale_up_domain: 16 devices per domain, more than the 8") == 0);
+  CHECK(refused(R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8}, "tiers": ["h100-hbm3"],
+      "interconnect": "nvlink5-x18", "scale_out": {"preset": "infiniband-400g", "bandwidth": "-1GB/s"}})")
+            .find("scale_out.bandwidth") == 0);
+  CHECK(refused(R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8, "gemm": {"peak_fraction": 0.5}},
+      "tiers": ["h100-hbm3"], "interconnect": "nvlink5-x18"})").find("device.gemm.half_size") == 0);
+  CHECK(refused(R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8, "gemm": {"peak_fraction": 0.5,
+      "half_size": 1, "knee": 2}}, "tiers": ["h100-hbm3"], "interconnect": "nvlink5-x18"})").find("device.gemm.knee: unknown key") == 0);
 }
