@@ -7,6 +7,7 @@
 #include <trinity/comm/broadcast.hpp>
 #include <trinity/comm/collectives.hpp>
 #include <trinity/comm/errors.hpp>
+#include <trinity/comm/group.hpp>
 #include <trinity/comm/halving_doubling.hpp>
 #include <trinity/comm/partition.hpp>
 #include <trinity/comm/reduce_op.hpp>

@@ -11,6 +11,7 @@
 #include <trinity/fabric.hpp>
 #include <trinity/links.hpp>
 #include <trinity/model.hpp>
+#include <trinity/parallel.hpp>
 #include <trinity/pipeline.hpp>
 #include <trinity/plan.hpp>
 #include <trinity/place.hpp>
