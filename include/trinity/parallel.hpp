@@ -1,5 +1,7 @@
 #pragma once
 //! \file
 //! Umbrella for trinity/parallel/: the mechanisms of model parallelism, over any Communicator (a group of
-//! a larger world: comm/group.hpp). Today: tensor parallelism's column- and row-parallel linear layers.
+//! a larger world: comm/group.hpp). Tensor parallelism's column- and row-parallel linear layers; pipeline schedules (1F1B, interleaved) and their executor.
+#include <trinity/parallel/pipeline.hpp>
+#include <trinity/parallel/pipeline_schedule.hpp>
 #include <trinity/parallel/tensor_parallel.hpp>
