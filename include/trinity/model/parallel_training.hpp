@@ -17,7 +17,9 @@
 //!  - tensor-parallel all-reduces (or all-gather + reduce-scatter with sequence
 //!    parallelism, the same ring time): two per layer forward, two backward;
 //!  - context parallelism's ring: each rank passes its K and V chunk c − 1
-//!    times, hidden behind the attention core where it is shorter;
+//!    times forward; backward, K and V go round again with their gradients,
+//!    which then take one more hop home (parallel/context_parallel.hpp), the
+//!    whole hidden behind the attention core where it is shorter;
 //!  - pipeline sends of the activation between stages, split t ways
 //!    (Narayanan et al.'s scatter/gather), forward and backward, v times with
 //!    interleaving;
@@ -222,13 +224,16 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   const auto tp_link = detail::as_collective(detail::level(c, l.tp));
   x.all_reduce = l.tp > 1 ? ring_all_reduce_time(l.tp, activation, tp_link) : seconds{};
   x.all_reduce_bytes = l.tp > 1 ? 2.0 * (t - 1.0) / t * activation : bytes{};
-  // Context parallelism: K and V chunks around the ring, c − 1 hops forward, twice that backward (dK, dV),
+  // Context parallelism: K and V chunks around the ring, c − 1 hops forward; backward c − 1 hops of K, V, dK
+  // and dV, then dK and dV home: 2(c − 1) + 1 chunks' worth (parallel/context_parallel.hpp's ring),
   // hidden behind the attention core where shorter.
   x.kv_chunk = bytes{T * 2.0 * kv_local * 2.0};
   const auto& cp_link = detail::level(c, l.tp * l.cp);
-  const seconds ring = l.cp > 1 ? (cp - 1.0) * (cp_link.latency + x.kv_chunk / cp_link.bandwidth) : seconds{};
-  x.cp_f = ring > x.attn_f ? ring - x.attn_f : seconds{};
-  x.cp_b = 2.0 * ring > x.attn_b ? 2.0 * ring - x.attn_b : seconds{};
+  const seconds hop = cp_link.latency + x.kv_chunk / cp_link.bandwidth;
+  const seconds ring_f = l.cp > 1 ? (cp - 1.0) * hop : seconds{};
+  const seconds ring_b = l.cp > 1 ? (cp - 1.0) * (hop + hop) + hop : seconds{};
+  x.cp_f = ring_f > x.attn_f ? ring_f - x.attn_f : seconds{};
+  x.cp_b = ring_b > x.attn_b ? ring_b - x.attn_b : seconds{};
   if (l.recompute == recomputation::full) {
     x.recompute = x.forward();
     x.all_reduces += 2.0;
@@ -282,7 +287,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.pp_comm = mb * pp_mb;
   r.bubble = pipeline_bubble(l.pp, static_cast<std::size_t>(mb), l.vpp) * mb * per_mb;
   r.tp_bytes = mb * L * x.all_reduces * x.all_reduce_bytes;
-  r.cp_bytes = l.cp > 1 ? mb * L * 3.0 * (cp - 1.0) * x.kv_chunk : bytes{};
+  r.cp_bytes = l.cp > 1 ? mb * L * (3.0 * (cp - 1.0) + 1.0) * x.kv_chunk : bytes{};
   r.pp_bytes = l.pp > 1 ? mb * 2.0 * v * p2p : bytes{};
 
   // --- weights, data parallelism, optimizer ---
