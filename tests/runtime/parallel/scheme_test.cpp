@@ -1,0 +1,70 @@
+// The scheme type: its groups, its layout, and a pipeline composed with each ZeRO stage over the data-parallel
+// group training the model DDP trains.
+#include <catch2/catch.hpp>
+
+#include "scheme_check.hpp"
+
+#include <trinity/comm/thread_world.hpp>
+#include <trinity/parallel/pipeline.hpp>
+#include <trinity/parallel/scheme.hpp>
+#include <trinity/shard/adam.hpp>
+#include <trinity/shard/data_parallel.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace trinity;
+
+TEST_CASE("a parallel scheme lays ranks out tensor-innermost, and every group partitions the world", "[parallel][scheme]") {
+  using s = parallel::scheme<parallel::tensor_parallel<2>, parallel::pipeline<2, 2>, parallel::context_parallel<2>, shard::zero<1>>;
+  static_assert(s::model_parallel == 8);
+  const auto l = s::layout(16);
+  CHECK(model::to_string(l) == "tp=2,pp=2,vpp=2,cp=2,dp=2,mbs=1,recompute=none,sp=off,zero=1");
+  // Rank 13 = t 1 + 2·(c 0 + 2·(p 1 + 2·d 1)).
+  const auto g = parallel::groups_of<s>(16, 13);
+  CHECK(g.tp == std::vector<int>{12, 13});
+  CHECK(g.cp == std::vector<int>{13, 15});
+  CHECK(g.pp == std::vector<int>{9, 13});
+  CHECK(g.dp == std::vector<int>{5, 13});
+  CHECK(g.weights == std::vector<int>{5, 7, 13, 15});
+  for (auto member : {&parallel::rank_groups::tp, &parallel::rank_groups::cp, &parallel::rank_groups::pp,
+                      &parallel::rank_groups::dp, &parallel::rank_groups::weights}) {
+    std::set<std::vector<int>> groups;
+    std::vector<int> seen(16, 0);
+    for (int r = 0; r < 16; ++r) {
+      const auto mine = parallel::groups_of<s>(16, r).*member;
+      CHECK(std::find(mine.begin(), mine.end(), r) != mine.end());
+      if (groups.insert(mine).second)
+        for (const int x : mine) ++seen[static_cast<std::size_t>(x)];
+    }
+    CHECK(seen == std::vector<int>(16, 1));  // each rank in exactly one group of each kind
+  }
+  CHECK_THROWS_WITH(s::layout(12), Catch::Contains("world") && Catch::Contains("multiple of 8"));
+}
+
+
+TEMPLATE_TEST_CASE("a pipeline composed with a ZeRO stage over the data-parallel group trains what DDP trains",
+                   "[parallel][scheme]", shard::replicate, shard::zero<1>, shard::zero<2>) {
+  struct shape { std::size_t p, v, m; };
+  for (const auto& [p, v, m] : {shape{2, 1, 4}, shape{4, 1, 4}, shape{2, 2, 4}, shape{4, 2, 8}}) {
+    const std::size_t world = 8, replicas = world / p;
+    const auto reference = scheme_check::ddp_reference(replicas, m);
+    std::vector<std::vector<std::string>> bad(world);
+    comm::thread_world w(static_cast<int>(world), std::chrono::seconds(30));
+    comm::run_ranks(w, [&](comm::thread_communicator& c) { bad[static_cast<std::size_t>(c.rank())] = scheme_check::train<TestType>(c, p, v, m, reference); });
+    for (std::size_t r = 0; r < world; ++r) {
+      INFO(TestType::name << ", p=" << p << ", v=" << v << ", m=" << m << ", rank " << r);
+      CHECK(bad[r] == std::vector<std::string>{});
+    }
+  }
+}
+
+TEST_CASE("ZeRO-3 without a pipeline, over the data-parallel group, trains what DDP trains", "[parallel][scheme]") {
+  const auto reference = scheme_check::ddp_reference(8, 2);
+  std::vector<std::vector<std::string>> bad(8);
+  comm::thread_world w(8, std::chrono::seconds(30));
+  comm::run_ranks(w, [&](comm::thread_communicator& c) { bad[static_cast<std::size_t>(c.rank())] = scheme_check::train<shard::zero<3>>(c, 1, 1, 2, reference); });
+  for (std::size_t r = 0; r < 8; ++r) CHECK(bad[r] == std::vector<std::string>{});
+}
