@@ -1,12 +1,14 @@
 // trinity-train: trains a small MLP data-parallel on N ranks, threads in one
 // process or processes under mpirun, with ZeRO stage 0-3, optional optimizer
-// offload and gradient compression (in any stage), and prints one JSON line per step (loss,
+// offload and gradient compression (in any stage), or pipelined (--pp, --vpp:
+// 1F1B or interleaved, ZeRO over each stage's data-parallel group), and prints one JSON line per step (loss,
 // resident bytes per rank by kind, bytes sent per rank), then a summary with
 // model/sharding.hpp's prediction beside the last step.
 //
 //   build/bin/trinity-train --ranks 4 --stage 3
 //   mpirun -n 4 build/bin/trinity-train --stage 3
 //   build/bin/trinity-train --ranks 4 --stage 2 --compress int8-ef
+//   build/bin/trinity-train --ranks 8 --pp 2 --vpp 2 --micro-batches 4 --stage 1
 
 #include <CLI/CLI.hpp>
 
@@ -27,6 +29,7 @@
 #include <trinity/backends/mpi.hpp>
 #endif
 
+#include "pipeline_train.hpp"
 #include "train.hpp"
 
 namespace {
@@ -76,8 +79,36 @@ train::any_reduction<Comm> reduction_for(const std::string& name) {
   return it->second();
 }
 
+// A pipeline (--pp, --vpp): the same model and task through parallel::run_pipeline, ZeRO over each stage's
+// data-parallel group.
+template <class Comm>
+int dispatch_pipelined(Comm& c, const train::config& cfg, std::ostream& out) {
+  const auto refuse = [](const char* flag, const char* why) { throw invalid_input(flag, why); };
+  if (cfg.offload) refuse("--offload", "is not run with --pp yet; drop one of them");
+  if (!cfg.compress.empty()) refuse("--compress", "is not run with --pp yet; drop one of them");
+  if (!cfg.save_checkpoint.empty() || !cfg.load_checkpoint.empty())
+    refuse("--save-checkpoint", "checkpoints are not written with --pp yet; drop one of them");
+  if (cfg.inject_nan_step >= 0) refuse("--inject-nan", "is not run with --pp yet; drop one of them");
+  switch (cfg.stage) {
+    case 0: return train::run_pipelined<shard::replicate>(c, cfg, out);
+    case 1: return train::run_pipelined<shard::zero<1>>(c, cfg, out);
+    case 2: return train::run_pipelined<shard::zero<2>>(c, cfg, out);
+    default:
+      if (cfg.pipeline > 1)
+        refuse("--stage", "3 re-gathers every stage's weights for every micro-batch; with --pp use stage 1 or 2");
+      return train::run_pipelined<shard::zero<3>>(c, cfg, out);
+  }
+}
+
 template <class Comm>
 int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
+  if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0) {
+    auto pcfg = cfg;
+    if (pcfg.micro_batches == 0) pcfg.micro_batches = pcfg.pipeline;
+    if (pcfg.virtual_stages > 1 && pcfg.pipeline == 1)
+      throw invalid_input("--vpp", "interleaving needs pipeline stages. Fix: --pp 2 or more");
+    return dispatch_pipelined(c, pcfg, out);
+  }
   auto r = reduction_for<Comm>(cfg.compress);
   switch (cfg.stage * 2 + (cfg.offload ? 1 : 0)) {
     case 0: return train::run<shard::replicate>(c, cfg, out, std::move(r));
@@ -116,6 +147,12 @@ int main(int argc, char** argv) {
   app.add_option("--seed", cfg.seed, "seed of the task and the initial parameters");
   app.add_option("--save-checkpoint", cfg.save_checkpoint, "write a sharded checkpoint into DIR after the last step");
   app.add_option("--load-checkpoint", cfg.load_checkpoint, "resume from a sharded checkpoint in DIR (any rank count)");
+  app.add_option("--pp", cfg.pipeline, "pipeline stages: the layers split over PP ranks, data parallel across pipelines")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  app.add_option("--vpp", cfg.virtual_stages, "model chunks per pipeline rank (Megatron's interleaved schedule; 1: 1F1B)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  app.add_option("--micro-batches", cfg.micro_batches, "micro-batches a pipeline replica splits its samples into (default: --pp)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16));
   app.add_option("--inject-nan", nan, "STEP[:RANK]: put a NaN in RANK's gradient at STEP (counted from 1)");
   try {
     app.parse(argc, argv);

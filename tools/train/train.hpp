@@ -40,6 +40,7 @@ struct config {
   std::string save_checkpoint, load_checkpoint;
   long inject_nan_step = -1;
   int inject_nan_rank = 0;
+  std::size_t pipeline = 1, virtual_stages = 1, micro_batches = 0;  // --pp, --vpp, --micro-batches (0: pp)
 
   [[nodiscard]] mlp_shape shape() const {
     mlp_shape s;
