@@ -6,6 +6,7 @@
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/data_curation.hpp>
 #include <trinity/plan/diffusion.hpp>
+#include <trinity/plan/dynamic_parallel.hpp>
 #include <trinity/plan/edge.hpp>
 #include <trinity/plan/engine.hpp>
 #include <trinity/plan/hetero_train.hpp>

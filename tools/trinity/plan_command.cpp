@@ -772,6 +772,73 @@ void run_parallel_search(const plan_args& a, const plan::system& s, const plan::
   p.print(std::cout);
 }
 
+// One layout per sequence-length bucket within a frame, against the best single layout.
+void run_dynamic(const plan_args& a, const plan::system& s, const plan::training_workload& w) {
+  if (!a.planning.profile.empty() || !a.planning.error_budget.empty() || !a.planning.link_budget.empty() || !a.plot.empty())
+    throw bad_flag("--parallelism", a.parallelism, "plans step time per length bucket; it takes no codec, budget or plot flag");
+  plan::dynamic_result r;
+  try {
+    r = plan::plan_dynamic(s, w, {.gpus = a.gpus, .objective = objective_of(a.planning)});
+  } catch (const invalid_input& e) {
+    if (e.field() == "gpus") throw bad_flag("--gpus", std::to_string(a.gpus), e.problem());
+    throw usage_error(std::string(e.what()));
+  }
+  const auto c = plan::cluster_of(s, w);
+  const auto choice = [](const model::parallel_layout& l) {
+    return "cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
+           ",recompute=" + model::to_string(l.recompute) + ",sp=" + (l.sequence_parallel ? "on" : "off");
+  };
+  const auto frame = [](const model::parallel_layout& l) {
+    return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
+           ",zero=" + std::to_string(l.zero_stage);
+  };
+  const bool has_static = std::isfinite(r.static_step.value());
+  if (a.json) {
+    const auto buckets = [&](const std::vector<plan::dynamic_bucket>& v) {
+      json out = json::array();
+      for (const auto& b : v)
+        out.push_back({{"name", b.bucket.name}, {"sequence", b.bucket.sequence}, {"sequences", b.sequences},
+                       {"parallelism", model::to_string(b.layout)}, {"time_s", b.time.value()},
+                       {"device_bytes", b.cost.device_bytes.value()}});
+      return out;
+    };
+    json j{{"system", s.name}, {"workload", w.name}, {"gpus", r.gpus}, {"frames", r.frames}, {"layouts_priced", r.layouts_priced},
+           {"dynamic", {{"frame", frame(r.frame)}, {"step_time_s", r.step.value()}, {"reduction_and_optimizer_s", r.shared.value()},
+                        {"device_bytes", r.device_bytes.value()}, {"buckets", buckets(r.buckets)}}}};
+    if (has_static) {
+      j["static"] = {{"parallelism", model::to_string(r.static_layout)}, {"step_time_s", r.static_step.value()},
+                     {"device_bytes", r.static_device_bytes.value()}, {"buckets", buckets(r.static_buckets)}};
+      j["gain"] = r.gain();
+    } else {
+      j["static"] = nullptr;
+      j["gain"] = nullptr;
+    }
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::cout << "Dynamic parallelism for " << w.name << " on " << gpus_on(s, c, r.gpus) << ": " << r.layouts_priced
+            << " bucket layouts priced in " << r.frames << " frames.\n\nDynamic: frame " << frame(r.frame) << ", step "
+            << to_string(r.step) << " (reduction and optimizer " << to_string(r.shared) << "), peak "
+            << to_string(r.device_bytes) << " of " << to_string(c.memory) << " per GPU\n";
+  table t({"bucket", "tokens", "sequences", "layout in the frame", "time", "per GPU"});
+  for (const auto& b : r.buckets)
+    t.add({b.bucket.name, std::to_string(b.bucket.sequence), std::to_string(b.sequences), choice(b.layout), to_string(b.time),
+           to_string(b.cost.device_bytes)});
+  t.print(std::cout);
+  if (!has_static) {
+    std::cout << "\nStatic: no single layout runs every bucket within " << to_string(c.memory) << " per GPU.\n";
+    return;
+  }
+  std::cout << "\nStatic: " << model::to_string(r.static_layout) << " for every bucket, step " << to_string(r.static_step)
+            << ", peak " << to_string(r.static_device_bytes) << " per GPU\n";
+  table u({"bucket", "time", "per GPU"});
+  for (const auto& b : r.static_buckets) u.add({b.bucket.name, to_string(b.time), to_string(b.cost.device_bytes)});
+  u.print(std::cout);
+  char g[32];
+  std::snprintf(g, sizeof g, "%.3f", r.gain());
+  std::cout << "\nGain of the dynamic plan over the best static one: " << g << "x\n";
+}
+
 void run_plan(const plan_args& a) {
   const auto s = read_system(a.system);
   auto any = read_workload(a.workload, s);
@@ -779,6 +846,7 @@ void run_plan(const plan_args& a) {
     auto* w = std::get_if<plan::training_workload>(&any);
     if (!w) throw bad_flag("--parallelism", a.parallelism, "prices a training workload's layout; this workload is not one");
     if (a.parallelism == "search") return run_parallel_search(a, s, *w);
+    if (a.parallelism == "dynamic") return run_dynamic(a, s, *w);
     return run_parallelism(a, s, *w);
   }
   if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), "goes with --parallelism (a layout, or search)");
@@ -905,8 +973,8 @@ void register_plan(CLI::App& app) {
   p->add_option("--parallelism", a->parallelism,
                 "Price one parallel layout of a transformer training workload, no search: "
                 "tp=8,pp=8,vpp=1,cp=1,dp=1,mbs=1,recompute=none|selective|full,sp=on|off,zero=0..3 (a missing key is "
-                "1, none, off, 0); or `search`: every layout, the best and why")
-      ->type_name("LAYOUT|search");
+                "1, none, off, 0); `search`: every layout, the best and why; `dynamic`: a layout per sequence_mix bucket")
+      ->type_name("LAYOUT|search|dynamic");
   p->add_option("--gpus", a->gpus, "GPUs the layout search lays out (default: the workload's ranks; more than the "
                                    "system's devices needs its scale-out link)")
       ->type_name("N")

@@ -12,6 +12,7 @@
 //! curve; it is returned as `trace`, with paths resolved against `base`, and
 //! io/diffusion_trace.hpp replays it, fits the curve and validates.
 
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -56,7 +57,9 @@ inline constexpr key training_keys[] = {{"name", required},     {"type"},     {"
                                         {"batch"},              {"data_parallel"},    {"precision"},
                                         {"error_budget"},       {"ffn_hidden"},       {"heads"},
                                         {"kv_heads"},           {"vocabulary"},       {"gated_mlp"},
-                                        {"global_batch"},       {"flash_attention"},  {"dropout"}};
+                                        {"global_batch"},       {"flash_attention"},  {"dropout"},
+                                        {"sequence_mix"}};
+inline constexpr key bucket_keys[] = {{"name"}, {"sequence", required}, {"share", required}};
 inline constexpr key precision_keys[] = {{"parameter", required}, {"gradient", required}, {"optimizer", required},
                                          {"compute"}};
 inline constexpr key diffusion_keys[] = {{"name", required},   {"type", required}, {"steps", required},
@@ -173,12 +176,29 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
                              "defaults to heads, gated_mlp to true)");
     w.shape = read_shape(o);
   } else {
-    for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "dropout"})
+    for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "dropout", "sequence_mix"})
       if (o.has(k)) fail(k, "describes a transformer's shape; give heads, ffn_hidden and vocabulary too");
   }
   o.get("global_batch", w.global_batch);
   o.get("flash_attention", w.flash_attention);
   o.get("dropout", w.dropout);
+  if (o.has("sequence_mix")) {
+    // Shares of the global batch's sequences by length: each bucket a whole number of them, all of them in all.
+    double total = 0;
+    for_each(o.at("sequence_mix"), "sequence_mix", [&](const json& b, const std::string& at) {
+      const object e(b, at, bucket_keys, "a bucket, {\"name\": \"720p\", \"sequence\": 75600, \"share\": 0.2}");
+      plan::sequence_bucket x;
+      x.name = "bucket " + std::to_string(w.sequence_mix.size());
+      e.get("name", x.name);
+      x.sequence = e.count("sequence");
+      x.share = e.number("share");
+      if (!(x.share > 0 && x.share <= 1)) fail(e.path("share"), "must lie in (0, 1]: the bucket's share of the sequences");
+      total += x.share;
+      w.sequence_mix.push_back(std::move(x));
+    }, 64);
+    if (w.sequence_mix.empty()) fail("sequence_mix", "give at least one bucket, or leave sequence_mix out");
+    if (std::abs(total - 1.0) > 1e-9) fail("sequence_mix", "the shares add up to " + std::to_string(total) + "; they must add up to 1");
+  }
   if (o.has("precision")) {
     const auto& p = o.at("precision");
     if (p.is_string()) {

@@ -19,6 +19,14 @@
 
 namespace trinity::plan {
 
+//! One length a training set's sequences come in (a clip's resolution and frame count, in tokens) and its
+//! share of the sequences: what dynamic parallelism plans per bucket.
+struct sequence_bucket {
+  std::string name;
+  std::size_t sequence = 0;  //!< tokens
+  double share = 0;          //!< of the global batch's sequences
+};
+
 struct training_workload {
   std::string name;
   double parameters = 0;          //!< Ψ
@@ -36,6 +44,8 @@ struct training_workload {
   std::size_t global_batch = 0;  //!< sequences per step over every replica; 0: batch × the data-parallel ranks
   bool flash_attention = true;   //!< the attention core keeps no s² scores (FlashAttention)
   bool dropout = false;          //!< GPT's dropouts and their masks; Llama trains without
+  //! Lengths the sequences come in, with their shares; empty: every sequence is `sequence` tokens.
+  std::vector<sequence_bucket> sequence_mix = {};
 
   [[nodiscard]] double tokens_per_rank() const noexcept {
     return static_cast<double>(sequence) * static_cast<double>(batch);

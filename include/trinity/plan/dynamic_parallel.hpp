@@ -1,0 +1,211 @@
+#pragma once
+//! \file
+//! Dynamic parallelism (the paper's §4.1): a training set whose sequences come
+//! in several lengths (video clips at different resolutions and frame counts)
+//! runs each length bucket under its own layout, instead of one layout sized
+//! for the longest.
+//!
+//! What may change per bucket, and what may not: the weights stay where they
+//! are. A frame fixes tensor and pipeline parallelism (t, p, v), the ZeRO stage
+//! and the w = g/(t·p) ranks that hold the same weights; each bucket then picks
+//! how those w ranks split its sequences, c-way context parallelism and
+//! d = w/c replicas, with its micro-batch, recomputation policy and sequence
+//! parallelism. Weights, gradients and optimizer states are sharded over the
+//! same w ranks whatever c is, so nothing is resharded between buckets (as in
+//! dynamic sequence parallelism for video models).
+//!
+//! ZeRO-3 is left out: it gathers the weights again for every micro-batch, so
+//! its traffic is not the frame's alone.
+//!
+//! A step takes the whole mixed batch: each bucket's share of the sequences
+//! through its own layout (its own pipeline fill and drain), then one
+//! gradient reduction and one optimizer step, which depend on the frame only.
+//! The static baseline is the best single layout that runs and fits every
+//! bucket; the gain is its step time over the dynamic plan's.
+//!
+//!   auto r = plan::plan_dynamic(plan::presets::dgx_h100(), video_workload, {.gpus = 64});
+//!   r.frame; r.buckets[i].layout; r.step; r.static_layout; r.static_step; r.gain();
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/model/parallel_training.hpp>
+#include <trinity/plan/parallel_planner.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/plan/workload.hpp>
+
+namespace trinity::plan {
+
+struct dynamic_bucket {
+  sequence_bucket bucket;
+  std::size_t sequences = 0;          //!< of the global batch
+  model::parallel_layout layout;      //!< its choice within the frame
+  model::parallel_step_cost cost;     //!< its sequences alone, as one step
+  seconds time{};                     //!< its share of the step: cost.step without the reduction and optimizer
+};
+
+struct dynamic_result {
+  std::size_t gpus = 0, frames = 0, layouts_priced = 0;
+  model::parallel_layout frame;            //!< the dynamic plan's tp, pp, vpp, ZeRO (cp, dp as its first bucket's)
+  std::vector<dynamic_bucket> buckets;     //!< the dynamic plan, bucket by bucket
+  seconds step{}, shared{};                //!< the dynamic step, and its reduction and optimizer
+  bytes device_bytes{};                    //!< the fullest bucket's peak per GPU
+  model::parallel_layout static_layout;    //!< the best single layout for every bucket
+  std::vector<dynamic_bucket> static_buckets;
+  seconds static_step{};
+  bytes static_device_bytes{};
+  [[nodiscard]] double gain() const { return static_step / step; }
+};
+
+namespace detail {
+
+//! A bucket's sequences under a layout: none (no step) when the layout cannot run them.
+inline std::optional<model::parallel_step_cost> price_bucket(const model::training_job& base, const sequence_bucket& b,
+                                                              std::size_t sequences, const model::training_cluster& c,
+                                                              const model::parallel_layout& l) {
+  auto j = base;
+  j.sequence = b.sequence;
+  j.global_batch = sequences;
+  if (!model::layout_problem(j, l).empty()) return std::nullopt;
+  return model::price(j, c, l);
+}
+
+}  // namespace detail
+
+//! Plans every frame of `o.gpus` GPUs (default: the workload's ranks) for the workload's sequence_mix, and the
+//! best static layout beside it. Throws invalid_input naming the field when nothing runs or fits.
+inline dynamic_result plan_dynamic(const system& s, const training_workload& w, const parallel_options& o = {}) {
+  validate(s);
+  trinity::detail::require(w.shape.has_value(), "workload",
+                           w.name + " has no transformer shape; give heads, ffn_hidden and vocabulary (docs/parallelism.md)");
+  trinity::detail::require(!w.sequence_mix.empty(), "workload.sequence_mix",
+                           w.name + " gives one sequence length; dynamic parallelism plans per length. Fix: give "
+                           "sequence_mix, e.g. [{\"sequence\": 14040, \"share\": 0.5}, {\"sequence\": 75600, \"share\": 0.5}]");
+  trinity::detail::require(o.objective == objective::time, "objective", "dynamic parallelism plans for step time only");
+  const std::size_t g = o.gpus ? o.gpus : w.ranks(s);
+  trinity::detail::require(s.scale_out.has_value() || g <= s.device.count, "gpus",
+                           std::to_string(g) + " GPUs, and " + s.name + " has " + std::to_string(s.device.count) +
+                               " in one domain with no scale-out link");
+  const auto base = job_of(w, g);
+  model::validate(base.shape);
+  const auto cluster = cluster_of(s, w);
+  const auto& m = base.shape;
+
+  // Whole sequences per bucket.
+  std::vector<std::size_t> sequences;
+  std::size_t all = 0;
+  for (const auto& b : w.sequence_mix) {
+    const double n = b.share * static_cast<double>(base.global_batch);
+    trinity::detail::require(std::abs(n - std::round(n)) < 1e-6 && n >= 1, "workload.sequence_mix",
+                             b.name + "'s share " + std::to_string(b.share) + " of " + std::to_string(base.global_batch) +
+                                 " sequences is not a whole number of them. Fix: shares that split global_batch exactly");
+    sequences.push_back(static_cast<std::size_t>(std::llround(n)));
+    all += sequences.back();
+  }
+  trinity::detail::require(all == base.global_batch, "workload.sequence_mix", "the buckets' sequences do not add up to global_batch");
+
+  static constexpr std::size_t micro[] = {1, 2, 4, 8};
+  static constexpr model::recomputation policies[] = {model::recomputation::none, model::recomputation::selective,
+                                                      model::recomputation::full};
+  dynamic_result r;
+  r.gpus = g;
+  double best_dynamic = std::numeric_limits<double>::infinity(), best_static = best_dynamic;
+  model::parallel_layout f;
+  for (f.tp = 1; f.tp <= g; ++f.tp) {
+    if (g % f.tp != 0 || m.heads % f.tp != 0 || m.ffn_hidden % f.tp != 0 || (m.kv_heads % f.tp != 0 && f.tp % m.kv_heads != 0)) continue;
+    for (f.pp = 1; f.pp <= g / f.tp && f.pp <= m.layers; ++f.pp) {
+      if ((g / f.tp) % f.pp != 0) continue;
+      const std::size_t weights = g / (f.tp * f.pp);
+      for (f.vpp = 1; f.pp * f.vpp <= m.layers; ++f.vpp) {
+        if (f.vpp > 1 && (f.pp == 1 || m.layers % (f.pp * f.vpp) != 0)) continue;
+        for (f.zero_stage = 0; f.zero_stage <= (weights == 1 ? 0 : 2); ++f.zero_stage) {
+          ++r.frames;
+          // Every per-bucket choice within the frame, priced for every bucket.
+          std::vector<model::parallel_layout> choices;
+          model::parallel_layout l = f;
+          for (l.cp = 1; l.cp <= weights; ++l.cp) {
+            if (weights % l.cp != 0) continue;
+            l.dp = weights / l.cp;
+            for (const auto mbs : micro)
+              for (const auto rc : policies)
+                for (int sp = 0; sp <= (f.tp > 1 ? 1 : 0); ++sp) {
+                  if (rc == model::recomputation::selective && base.flash_attention) continue;
+                  l.micro_batch = mbs;
+                  l.recompute = rc;
+                  l.sequence_parallel = sp == 1;
+                  choices.push_back(l);
+                }
+          }
+          std::vector<std::optional<dynamic_bucket>> pick(w.sequence_mix.size());
+          seconds shared{};
+          bool have_shared = false;
+          for (const auto& c : choices) {
+            std::vector<dynamic_bucket> each;
+            bool all_fit = true;
+            for (std::size_t b = 0; b < w.sequence_mix.size(); ++b) {
+              const auto cost = detail::price_bucket(base, w.sequence_mix[b], sequences[b], cluster, c);
+              ++r.layouts_priced;
+              if (!cost || cost->device_bytes > cluster.memory) {
+                all_fit = false;
+                continue;
+              }
+              const seconds own = cost->step - cost->dp_comm - cost->optimizer;
+              if (!have_shared) {  // the frame's reduction and optimizer: the same for every choice
+                shared = cost->dp_comm + cost->optimizer;
+                have_shared = true;
+              }
+              dynamic_bucket d{w.sequence_mix[b], sequences[b], c, *cost, own};
+              if (!pick[b] || own < pick[b]->time) pick[b] = d;
+              each.push_back(std::move(d));
+            }
+            if (all_fit) {
+              seconds total = shared;
+              bytes peak{};
+              for (const auto& d : each) {
+                total += d.time;
+                peak = std::max(peak, d.cost.device_bytes);
+              }
+              if (total.value() < best_static) {
+                best_static = total.value();
+                r.static_layout = c;
+                r.static_buckets = each;
+                r.static_step = total;
+                r.static_device_bytes = peak;
+              }
+            }
+          }
+          if (std::any_of(pick.begin(), pick.end(), [](const auto& x) { return !x.has_value(); })) continue;
+          seconds total = shared;
+          for (const auto& x : pick) total += x->time;
+          if (total.value() < best_dynamic) {
+            best_dynamic = total.value();
+            r.frame = pick.front()->layout;
+            r.buckets.clear();
+            r.device_bytes = bytes{};
+            for (const auto& x : pick) {
+              r.buckets.push_back(*x);
+              r.device_bytes = std::max(r.device_bytes, x->cost.device_bytes);
+            }
+            r.step = total;
+            r.shared = shared;
+          }
+        }
+      }
+    }
+  }
+  trinity::detail::require(std::isfinite(best_dynamic), "workload",
+                           "no layout of " + std::to_string(g) + " GPUs runs every bucket of " + w.name + " within " +
+                               to_string(cluster.memory) + " per GPU. Fix: more GPUs (--gpus), shorter sequences or a smaller batch");
+  // The static plan is one of the dynamic plan's choices, so the dynamic plan is never slower; where no single
+  // layout fits every bucket there is no static plan to compare with.
+  if (!std::isfinite(best_static)) r.static_step = seconds{std::numeric_limits<double>::infinity()};
+  return r;
+}
+
+}  // namespace trinity::plan
