@@ -2,6 +2,8 @@
 // and the simulated fabric (MPI runs the same checks under mpirun in tests/mpi).
 #include <catch2/catch.hpp>
 
+#include "test_backends.hpp"
+
 #include <trinity/backends/sim/communicator.hpp>
 #include <trinity/comm.hpp>
 #include <trinity/units/literals.hpp>
@@ -11,28 +13,11 @@
 #include <vector>
 
 using namespace trinity;
+using test_backends::sim_backend;
+using test_backends::threads_backend;
 using namespace trinity::literals;
 
 namespace {
-
-struct threads_backend {
-  template <class F>
-  static void run(int ranks, F f) {
-    comm::thread_world world(ranks, std::chrono::seconds(30));
-    comm::run_ranks(world, [&](comm::thread_communicator& c) { f(c); });
-  }
-};
-
-struct sim_backend {
-  template <class F>
-  static void run(int ranks, F f) {
-    comm::thread_world world(ranks, std::chrono::seconds(30));
-    comm::run_ranks(world, [&](comm::thread_communicator& t) {
-      sim::communicator c(world, t.rank(), {1_us, 10_GBps, {}});
-      f(c);
-    });
-  }
-};
 
 std::int32_t value(int rank, std::size_t i) { return static_cast<std::int32_t>((i * 2654435761u) ^ (static_cast<std::uint32_t>(rank) * 40503u)); }
 

@@ -2,6 +2,8 @@
 // (context_parallel_check.hpp); tests/mpi runs the same body under mpirun.
 #include <catch2/catch.hpp>
 
+#include "../comm/test_backends.hpp"
+
 #include "context_parallel_check.hpp"
 
 #include <trinity/backends/sim/communicator.hpp>
@@ -13,27 +15,9 @@
 #include <vector>
 
 using namespace trinity;
+using test_backends::sim_backend;
+using test_backends::threads_backend;
 using namespace trinity::literals;
-
-namespace {
-struct threads_backend {
-  template <class F>
-  static void run(int ranks, F f) {
-    comm::thread_world world(ranks, std::chrono::seconds(30));
-    comm::run_ranks(world, [&](comm::thread_communicator& c) { f(c); });
-  }
-};
-struct sim_backend {
-  template <class F>
-  static void run(int ranks, F f) {
-    comm::thread_world world(ranks, std::chrono::seconds(30));
-    comm::run_ranks(world, [&](comm::thread_communicator& t) {
-      sim::communicator c(world, t.rank(), {1_us, 10_GBps, {}});
-      f(c);
-    });
-  }
-};
-}  // namespace
 
 TEMPLATE_TEST_CASE("context parallelism: ring attention equals full attention, forward and backward, and sends what the "
                    "model says", "[parallel][context]", threads_backend, sim_backend) {

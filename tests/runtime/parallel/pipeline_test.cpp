@@ -2,6 +2,8 @@
 // fabric against the whole MLP (pipeline_check.hpp); tests/mpi runs the same body under mpirun.
 #include <catch2/catch.hpp>
 
+#include "../comm/test_backends.hpp"
+
 #include "pipeline_check.hpp"
 
 #include <trinity/backends/sim/communicator.hpp>
@@ -14,28 +16,10 @@
 #include <vector>
 
 using namespace trinity;
+using test_backends::sim_backend;
+using test_backends::threads_backend;
 using namespace trinity::literals;
 using parallel::pipeline_pass;
-
-namespace {
-struct threads_backend {
-  template <class F>
-  static void run(int ranks, F f) {
-    comm::thread_world world(ranks, std::chrono::seconds(30));
-    comm::run_ranks(world, [&](comm::thread_communicator& c) { f(c); });
-  }
-};
-struct sim_backend {
-  template <class F>
-  static void run(int ranks, F f) {
-    comm::thread_world world(ranks, std::chrono::seconds(30));
-    comm::run_ranks(world, [&](comm::thread_communicator& t) {
-      sim::communicator c(world, t.rank(), {1_us, 10_GBps, {}});
-      f(c);
-    });
-  }
-};
-}  // namespace
 
 TEST_CASE("pipeline schedules: 1F1B and the interleaved order, written out", "[parallel][pipeline]") {
   // p = 2, m = 3: rank 0 warms up with one forward, rank 1 with none.

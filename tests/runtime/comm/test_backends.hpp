@@ -1,0 +1,36 @@
+// The communicator backends a runtime test runs one body on: ranks as threads, and the same threads on the
+// simulated fabric (1 µs, 10 GB/s). MPI runs the same bodies under mpirun in tests/mpi.
+#pragma once
+
+#include <trinity/backends/sim/communicator.hpp>
+#include <trinity/comm/thread_world.hpp>
+#include <trinity/units/literals.hpp>
+
+#include <chrono>
+#include <tuple>
+
+namespace test_backends {
+
+struct threads_backend {
+  template <class F>
+  static void run(int ranks, F f) {
+    trinity::comm::thread_world world(ranks, std::chrono::seconds(30));
+    trinity::comm::run_ranks(world, [&](trinity::comm::thread_communicator& c) { f(c); });
+  }
+};
+
+struct sim_backend {
+  template <class F>
+  static void run(int ranks, F f) {
+    using namespace trinity::literals;
+    trinity::comm::thread_world world(ranks, std::chrono::seconds(30));
+    trinity::comm::run_ranks(world, [&](trinity::comm::thread_communicator& t) {
+      trinity::sim::communicator c(world, t.rank(), {1_us, 10_GBps, {}});
+      f(c);
+    });
+  }
+};
+
+using all = std::tuple<threads_backend, sim_backend>;
+
+}  // namespace test_backends
