@@ -110,95 +110,79 @@ inline dynamic_result plan_dynamic(const system& s, const training_workload& w, 
   }
   trinity::detail::require(all == base.global_batch, "workload.sequence_mix", "the buckets' sequences do not add up to global_batch");
 
-  static constexpr std::size_t micro[] = {1, 2, 4, 8};
-  static constexpr model::recomputation policies[] = {model::recomputation::none, model::recomputation::selective,
-                                                      model::recomputation::full};
   dynamic_result r;
   r.gpus = g;
   double best_dynamic = std::numeric_limits<double>::infinity(), best_static = best_dynamic;
-  model::parallel_layout f;
-  for (f.tp = 1; f.tp <= g; ++f.tp) {
-    if (g % f.tp != 0 || m.heads % f.tp != 0 || m.ffn_hidden % f.tp != 0 || (m.kv_heads % f.tp != 0 && f.tp % m.kv_heads != 0)) continue;
-    for (f.pp = 1; f.pp <= g / f.tp && f.pp <= m.layers; ++f.pp) {
-      if ((g / f.tp) % f.pp != 0) continue;
-      const std::size_t weights = g / (f.tp * f.pp);
-      for (f.vpp = 1; f.pp * f.vpp <= m.layers; ++f.vpp) {
-        if (f.vpp > 1 && (f.pp == 1 || m.layers % (f.pp * f.vpp) != 0)) continue;
-        for (f.zero_stage = 0; f.zero_stage <= (weights == 1 ? 0 : 2); ++f.zero_stage) {
-          ++r.frames;
-          // Every per-bucket choice within the frame, priced for every bucket.
-          std::vector<model::parallel_layout> choices;
-          model::parallel_layout l = f;
-          for (l.cp = 1; l.cp <= weights; ++l.cp) {
-            if (weights % l.cp != 0) continue;
-            l.dp = weights / l.cp;
-            for (const auto mbs : micro)
-              for (const auto rc : policies)
-                for (int sp = 0; sp <= (f.tp > 1 ? 1 : 0); ++sp) {
-                  if (rc == model::recomputation::selective && base.flash_attention) continue;
-                  l.micro_batch = mbs;
-                  l.recompute = rc;
-                  l.sequence_parallel = sp == 1;
-                  choices.push_back(l);
-                }
+  detail::for_each_frame(m, g, [&](model::parallel_layout f) {
+    const std::size_t weights = g / (f.tp * f.pp);
+    for (f.zero_stage = 0; f.zero_stage <= (weights == 1 ? 0 : 2); ++f.zero_stage) {
+      ++r.frames;
+      // Every per-bucket choice within the frame, priced for every bucket.
+      std::vector<model::parallel_layout> choices;
+      model::parallel_layout l = f;
+      for (l.cp = 1; l.cp <= weights; ++l.cp) {
+        if (weights % l.cp != 0) continue;
+        l.dp = weights / l.cp;
+        for (const auto mbs : detail::searched_micro_batches) {
+          l.micro_batch = mbs;
+          detail::for_each_policy(l, base.flash_attention, [&](const model::parallel_layout& x) { choices.push_back(x); });
+        }
+      }
+      std::vector<std::optional<dynamic_bucket>> pick(w.sequence_mix.size());
+      seconds shared{};
+      bool have_shared = false;
+      for (const auto& c : choices) {
+        std::vector<dynamic_bucket> each;
+        bool all_fit = true;
+        for (std::size_t b = 0; b < w.sequence_mix.size(); ++b) {
+          const auto cost = detail::price_bucket(base, w.sequence_mix[b], sequences[b], cluster, c);
+          ++r.layouts_priced;
+          if (!cost || cost->device_bytes > cluster.memory) {
+            all_fit = false;
+            continue;
           }
-          std::vector<std::optional<dynamic_bucket>> pick(w.sequence_mix.size());
-          seconds shared{};
-          bool have_shared = false;
-          for (const auto& c : choices) {
-            std::vector<dynamic_bucket> each;
-            bool all_fit = true;
-            for (std::size_t b = 0; b < w.sequence_mix.size(); ++b) {
-              const auto cost = detail::price_bucket(base, w.sequence_mix[b], sequences[b], cluster, c);
-              ++r.layouts_priced;
-              if (!cost || cost->device_bytes > cluster.memory) {
-                all_fit = false;
-                continue;
-              }
-              const seconds own = cost->step - cost->dp_comm - cost->optimizer;
-              if (!have_shared) {  // the frame's reduction and optimizer: the same for every choice
-                shared = cost->dp_comm + cost->optimizer;
-                have_shared = true;
-              }
-              dynamic_bucket d{w.sequence_mix[b], sequences[b], c, *cost, own};
-              if (!pick[b] || own < pick[b]->time) pick[b] = d;
-              each.push_back(std::move(d));
-            }
-            if (all_fit) {
-              seconds total = shared;
-              bytes peak{};
-              for (const auto& d : each) {
-                total += d.time;
-                peak = std::max(peak, d.cost.device_bytes);
-              }
-              if (total.value() < best_static) {
-                best_static = total.value();
-                r.static_layout = c;
-                r.static_buckets = each;
-                r.static_step = total;
-                r.static_device_bytes = peak;
-              }
-            }
+          const seconds own = cost->step - cost->dp_comm - cost->optimizer;
+          if (!have_shared) {  // the frame's reduction and optimizer: the same for every choice
+            shared = cost->dp_comm + cost->optimizer;
+            have_shared = true;
           }
-          if (std::any_of(pick.begin(), pick.end(), [](const auto& x) { return !x.has_value(); })) continue;
+          dynamic_bucket d{w.sequence_mix[b], sequences[b], c, *cost, own};
+          if (!pick[b] || own < pick[b]->time) pick[b] = d;
+          each.push_back(std::move(d));
+        }
+        if (all_fit) {
           seconds total = shared;
-          for (const auto& x : pick) total += x->time;
-          if (total.value() < best_dynamic) {
-            best_dynamic = total.value();
-            r.frame = pick.front()->layout;
-            r.buckets.clear();
-            r.device_bytes = bytes{};
-            for (const auto& x : pick) {
-              r.buckets.push_back(*x);
-              r.device_bytes = std::max(r.device_bytes, x->cost.device_bytes);
-            }
-            r.step = total;
-            r.shared = shared;
+          bytes peak{};
+          for (const auto& d : each) {
+            total += d.time;
+            peak = std::max(peak, d.cost.device_bytes);
+          }
+          if (total.value() < best_static) {
+            best_static = total.value();
+            r.static_layout = c;
+            r.static_buckets = each;
+            r.static_step = total;
+            r.static_device_bytes = peak;
           }
         }
       }
+      if (std::any_of(pick.begin(), pick.end(), [](const auto& x) { return !x.has_value(); })) continue;
+      seconds total = shared;
+      for (const auto& x : pick) total += x->time;
+      if (total.value() < best_dynamic) {
+        best_dynamic = total.value();
+        r.frame = pick.front()->layout;
+        r.buckets.clear();
+        r.device_bytes = bytes{};
+        for (const auto& x : pick) {
+          r.buckets.push_back(*x);
+          r.device_bytes = std::max(r.device_bytes, x->cost.device_bytes);
+        }
+        r.step = total;
+        r.shared = shared;
+      }
     }
-  }
+  });
   trinity::detail::require(std::isfinite(best_dynamic), "workload",
                            "no layout of " + std::to_string(g) + " GPUs runs every bucket of " + w.name + " within " +
                                to_string(cluster.memory) + " per GPU. Fix: more GPUs (--gpus), shorter sequences or a smaller batch");

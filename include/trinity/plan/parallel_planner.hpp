@@ -102,7 +102,42 @@ inline std::string where(const system& s, const model::training_cluster& c, std:
 
 namespace detail {
 
-inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+//! The micro-batches the searches try.
+inline constexpr std::size_t searched_micro_batches[] = {1, 2, 4, 8};
+
+//! Where the weights go: every tp, pp and vpp of `gpus` GPUs the shape allows (tp dividing the heads, KV heads
+//! and FFN; pp up to the layers; vpp > 1 only over stages, with pp·vpp dividing the layers), as f(layout).
+template <class F>
+void for_each_frame(const model::transformer_shape& m, std::size_t gpus, F&& f) {
+  model::parallel_layout l;
+  for (l.tp = 1; l.tp <= gpus; ++l.tp) {
+    if (gpus % l.tp != 0 || m.heads % l.tp != 0 || m.ffn_hidden % l.tp != 0) continue;
+    if (m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0) continue;
+    for (l.pp = 1; l.pp <= gpus / l.tp && l.pp <= m.layers; ++l.pp) {
+      if ((gpus / l.tp) % l.pp != 0) continue;
+      for (l.vpp = 1; l.pp * l.vpp <= m.layers; ++l.vpp) {
+        if (l.vpp > 1 && (l.pp == 1 || m.layers % (l.pp * l.vpp) != 0)) continue;
+        f(l);
+      }
+    }
+  }
+}
+
+//! The recomputation policy and sequence parallelism of layout l, each combination worth pricing, as f(l):
+//! selective recomputation redoes nothing under FlashAttention, and sp needs tp > 1.
+template <class F>
+void for_each_policy(model::parallel_layout l, bool flash_attention, F&& f) {
+  static constexpr model::recomputation policies[] = {model::recomputation::none, model::recomputation::selective,
+                                                      model::recomputation::full};
+  for (const auto r : policies) {
+    if (r == model::recomputation::selective && flash_attention) continue;
+    l.recompute = r;
+    for (int sp = 0; sp <= (l.tp > 1 ? 1 : 0); ++sp) {
+      l.sequence_parallel = sp == 1;
+      f(l);
+    }
+  }
+}
 
 //! The layout search as the engine sees it.
 struct parallel_problem {
@@ -121,44 +156,21 @@ struct parallel_problem {
 
   template <class F>
   void for_each_plan(F&& f) const {
-    const auto& m = job.shape;
-    static constexpr std::size_t micro[] = {1, 2, 4, 8};
-    static constexpr model::recomputation policies[] = {model::recomputation::none, model::recomputation::selective,
-                                                        model::recomputation::full};
-    model::parallel_layout l;
-    for (l.tp = 1; l.tp <= gpus; ++l.tp) {
-      if (gpus % l.tp != 0 || m.heads % l.tp != 0 || m.ffn_hidden % l.tp != 0) continue;
-      if (m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0) continue;
-      for (l.pp = 1; l.pp <= gpus / l.tp && l.pp <= m.layers; ++l.pp) {
-        if ((gpus / l.tp) % l.pp != 0) continue;
-        for (l.vpp = 1; l.pp * l.vpp <= m.layers; ++l.vpp) {
-          if (l.vpp > 1 && (l.pp == 1 || m.layers % (l.pp * l.vpp) != 0)) continue;
-          for (l.cp = 1; l.cp <= gpus / (l.tp * l.pp); ++l.cp) {
-            if ((gpus / (l.tp * l.pp)) % l.cp != 0 || job.sequence % l.cp != 0) continue;
-            l.dp = gpus / (l.tp * l.pp * l.cp);
-            for (const std::size_t mbs : micro) {
-              l.micro_batch = mbs;
-              if (job.global_batch % (l.dp * mbs) != 0) continue;
-              if (l.vpp > 1 && (job.global_batch / (l.dp * mbs)) % l.pp != 0) continue;
-              // Without data or context ranks there is nothing for ZeRO to shard: stage 0 only.
-              const int most = l.dp * l.cp == 1 ? 0 : l.pp > 1 ? 2 : 3;
-              for (int zero = 0; zero <= most; ++zero) {
-                l.zero_stage = zero;
-                for (const auto r : policies) {
-                  // FlashAttention keeps no scores: selective recomputation would redo nothing, and price as none.
-                  if (r == model::recomputation::selective && job.flash_attention) continue;
-                  l.recompute = r;
-                  for (int sp = 0; sp <= (l.tp > 1 ? 1 : 0); ++sp) {
-                    l.sequence_parallel = sp == 1;
-                    f(parallel_plan{l});
-                  }
-                }
-              }
-            }
-          }
+    for_each_frame(job.shape, gpus, [&](model::parallel_layout l) {
+      for (l.cp = 1; l.cp <= gpus / (l.tp * l.pp); ++l.cp) {
+        if ((gpus / (l.tp * l.pp)) % l.cp != 0 || job.sequence % l.cp != 0) continue;
+        l.dp = gpus / (l.tp * l.pp * l.cp);
+        for (const std::size_t mbs : searched_micro_batches) {
+          l.micro_batch = mbs;
+          if (job.global_batch % (l.dp * mbs) != 0) continue;
+          if (l.vpp > 1 && (job.global_batch / (l.dp * mbs)) % l.pp != 0) continue;
+          // Without data or context ranks there is nothing for ZeRO to shard: stage 0 only.
+          const int most = l.dp * l.cp == 1 ? 0 : l.pp > 1 ? 2 : 3;
+          for (l.zero_stage = 0; l.zero_stage <= most; ++l.zero_stage)
+            for_each_policy(l, job.flash_attention, [&](const model::parallel_layout& x) { f(parallel_plan{x}); });
         }
       }
-    }
+    });
   }
 
   [[nodiscard]] parallel_cost price(const parallel_plan& p) const {

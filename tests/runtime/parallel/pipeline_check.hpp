@@ -15,9 +15,11 @@
 #include <trinity/comm/group.hpp>
 #include <trinity/parallel/pipeline.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,34 +74,63 @@ inline std::vector<std::vector<double>> reference(std::size_t replicas, std::siz
   return g;
 }
 
-// One rank's chunks of the MLP: virtual stage s holds layers [s·L/S, (s+1)·L/S).
+//! This rank's layers, chunk by chunk (global indices): what its stage's local index i stands for.
+inline std::vector<std::size_t> layers_of(std::size_t p, std::size_t v, std::size_t rank) {
+  std::vector<std::size_t> out;
+  for (std::size_t c = 0; c < v; ++c)
+    for (std::size_t k = 0; k < layers / (p * v); ++k) out.push_back((c * p + rank) * (layers / (p * v)) + k);
+  return out;
+}
+
+// The weights as weight() gives them and a gradient per layer, for a stage run without a sharding.
+struct fixed_weights {
+  std::vector<std::size_t> ids;
+  std::vector<std::vector<float>> w, g;
+  explicit fixed_weights(std::vector<std::size_t> held) : ids(std::move(held)) {
+    for (const auto l : ids) {
+      w.emplace_back();
+      for (std::size_t i = 0; i < width * width + width; ++i) w.back().push_back(weight(l, i));
+      g.emplace_back(width * width + width, 0.0f);
+    }
+  }
+  void acquire(std::size_t) {}
+  void release(std::size_t) {}
+  [[nodiscard]] std::span<const float> parameters(std::size_t i) const { return w[i]; }
+  [[nodiscard]] std::span<float> gradient(std::size_t i) { return g[i]; }
+};
+
+// One rank's chunks of the MLP (virtual stage s holds layers [s·L/S, (s+1)·L/S)), reading weights from and
+// adding gradients to `States` by the rank's layer index: fixed_weights below, or a shard::data_parallel.
+template <class States>
 struct mlp_stage {
-  std::size_t p, v, rank, replica;
-  std::map<std::size_t, std::vector<float>> grads;                                  // by layer: dW then db
-  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<float>>> kept;  // (chunk, mb) -> layer outputs
-  std::size_t stages() const { return p * v; }
-  std::size_t first_layer(std::size_t chunk) const { return (chunk * p + rank) * layers / stages(); }
+  std::size_t p, v, rank, replica, step;
+  States* states;
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<float>>> kept;
+  std::size_t per_chunk() const { return layers / (p * v); }
   std::size_t input_size(std::size_t) const { return rows * width; }
+  std::size_t data(std::size_t d) const { return d + 10 * step; }
 
   std::vector<float> forward(std::size_t chunk, std::size_t mb, std::span<const float> in) {
     std::vector<std::vector<float>> a(1);
-    if (chunk * p + rank == 0) {
-      for (std::size_t i = 0; i < rows * width; ++i) a[0].push_back(input(replica, mb, i));
-    } else {
+    if (chunk * p + rank == 0)
+      for (std::size_t i = 0; i < rows * width; ++i) a[0].push_back(input(data(replica), mb, i));
+    else
       a[0].assign(in.begin(), in.end());
-    }
-    const std::size_t l0 = first_layer(chunk);
-    for (std::size_t l = l0; l < l0 + layers / stages(); ++l) {
+    for (std::size_t k = 0; k < per_chunk(); ++k) {
+      const std::size_t local = chunk * per_chunk() + k, l = (chunk * p + rank) * per_chunk() + k;
+      states->acquire(local);
+      const auto w = states->parameters(local);
       std::vector<float> y(rows * width);
       for (std::size_t r = 0; r < rows; ++r)
         for (std::size_t o = 0; o < width; ++o) {
-          float z = weight(l, width * width + o);
-          for (std::size_t j = 0; j < width; ++j) z += weight(l, o * width + j) * a.back()[r * width + j];
+          float z = w[width * width + o];
+          for (std::size_t j = 0; j < width; ++j) z += w[o * width + j] * a.back()[r * width + j];
           y[r * width + o] = activated(l) ? std::tanh(z) : z;
         }
+      states->release(local);
       a.push_back(std::move(y));
     }
-    std::vector<float> out = a.back();
+    auto out = a.back();
     kept[{chunk, mb}] = std::move(a);
     return out;
   }
@@ -108,16 +139,15 @@ struct mlp_stage {
     auto a = std::move(kept.at({chunk, mb}));
     kept.erase({chunk, mb});
     std::vector<float> dy(rows * width);
-    if (chunk * p + rank + 1 == stages()) {
-      for (std::size_t i = 0; i < rows * width; ++i) dy[i] = seed_grad(replica, mb, i);
-    } else {
+    if (chunk * p + rank + 1 == p * v)
+      for (std::size_t i = 0; i < rows * width; ++i) dy[i] = seed_grad(data(replica), mb, i);
+    else
       dy.assign(grad.begin(), grad.end());
-    }
-    const std::size_t l0 = first_layer(chunk);
-    for (std::size_t k = layers / stages(); k-- > 0;) {
-      const std::size_t l = l0 + k;
-      auto& g = grads[l];
-      g.resize(width * width + width, 0.0f);
+    for (std::size_t k = per_chunk(); k-- > 0;) {
+      const std::size_t local = chunk * per_chunk() + k, l = (chunk * p + rank) * per_chunk() + k;
+      states->acquire(local);
+      const auto w = states->parameters(local);
+      auto g = states->gradient(local);
       if (activated(l))
         for (std::size_t i = 0; i < rows * width; ++i) dy[i] *= 1 - a[k + 1][i] * a[k + 1][i];
       std::vector<float> dx(rows * width, 0.0f);
@@ -126,9 +156,10 @@ struct mlp_stage {
           g[width * width + o] += dy[r * width + o];
           for (std::size_t j = 0; j < width; ++j) {
             g[o * width + j] += dy[r * width + o] * a[k][r * width + j];
-            dx[r * width + j] += dy[r * width + o] * weight(l, o * width + j);
+            dx[r * width + j] += dy[r * width + o] * w[o * width + j];
           }
         }
+      states->release(local);
       dy = std::move(dx);
     }
     return dy;
@@ -147,19 +178,24 @@ std::vector<std::string> run(C& world, std::size_t p, std::size_t m, std::size_t
   for (std::size_t d = 0; d < replicas; ++d) dp_members[d] = static_cast<int>(d * p + pr);
   comm::group pp(world, pp_members), dp(world, dp_members);
 
-  mlp_stage stage{p, v, pr, replica, {}, {}};
+  fixed_weights weights(layers_of(p, v, pr));
+  mlp_stage<fixed_weights> stage{p, v, pr, replica, 0, &weights, {}};
   const auto stats = parallel::run_pipeline(pp, m, v, stage);
   if (!stage.kept.empty()) bad.push_back("activations left after every backward");
 
   const auto ref = reference(replicas, m);
-  for (auto& [l, g] : stage.grads) {
+  std::size_t written = 0;
+  for (std::size_t k = 0; k < weights.ids.size(); ++k) {
+    auto& g = weights.g[k];
+    const std::size_t l = weights.ids[k];
+    written += std::any_of(g.begin(), g.end(), [](float x) { return x != 0.0f; });
     comm::all_reduce(dp, std::span<float>(g), comm::reduce_op::sum, comm::algorithm::ring);
     for (std::size_t i = 0; i < g.size(); ++i)
       if (std::abs(g[i] - ref[l][i]) > 1e-5 * (1 + 4.0 * static_cast<double>(rows * m * replicas)))
         bad.push_back("layer " + std::to_string(l) + " gradient[" + std::to_string(i) + "] " + std::to_string(g[i]) +
                       " vs " + std::to_string(ref[l][i]));
   }
-  if (stage.grads.size() != v * layers / (p * v)) bad.push_back("holds " + std::to_string(stage.grads.size()) + " layers");
+  if (written != v * layers / (p * v)) bad.push_back("wrote the gradients of " + std::to_string(written) + " layers");
 
   const std::uint64_t act = rows * width * sizeof(float);
   const std::uint64_t boundaries = 2 * v - (pr == 0 ? 1 : 0) - (pr + 1 == p ? 1 : 0);

@@ -22,74 +22,6 @@ namespace scheme_check {
 
 using namespace trinity;
 
-// One rank's chunks of pp_check's MLP, its weights held by a data_parallel over the data-parallel group.
-template <class States>
-struct training_stage {
-  std::size_t p, v, rank, replica, step;
-  States* states;
-  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<float>>> kept;
-  std::size_t per_chunk() const { return pp_check::layers / (p * v); }
-  std::size_t input_size(std::size_t) const { return pp_check::rows * pp_check::width; }
-  std::size_t data(std::size_t d) const { return d + 10 * step; }
-
-  std::vector<float> forward(std::size_t chunk, std::size_t mb, std::span<const float> in) {
-    using namespace pp_check;
-    std::vector<std::vector<float>> a(1);
-    if (chunk * p + rank == 0)
-      for (std::size_t i = 0; i < rows * width; ++i) a[0].push_back(input(data(replica), mb, i));
-    else
-      a[0].assign(in.begin(), in.end());
-    for (std::size_t k = 0; k < per_chunk(); ++k) {
-      const std::size_t local = chunk * per_chunk() + k, l = (chunk * p + rank) * per_chunk() + k;
-      states->acquire(local);
-      const auto w = states->parameters(local);
-      std::vector<float> y(rows * width);
-      for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t o = 0; o < width; ++o) {
-          float z = w[width * width + o];
-          for (std::size_t j = 0; j < width; ++j) z += w[o * width + j] * a.back()[r * width + j];
-          y[r * width + o] = activated(l) ? std::tanh(z) : z;
-        }
-      states->release(local);
-      a.push_back(std::move(y));
-    }
-    auto out = a.back();
-    kept[{chunk, mb}] = std::move(a);
-    return out;
-  }
-
-  std::vector<float> backward(std::size_t chunk, std::size_t mb, std::span<const float> grad) {
-    using namespace pp_check;
-    auto a = std::move(kept.at({chunk, mb}));
-    kept.erase({chunk, mb});
-    std::vector<float> dy(rows * width);
-    if (chunk * p + rank + 1 == p * v)
-      for (std::size_t i = 0; i < rows * width; ++i) dy[i] = seed_grad(data(replica), mb, i);
-    else
-      dy.assign(grad.begin(), grad.end());
-    for (std::size_t k = per_chunk(); k-- > 0;) {
-      const std::size_t local = chunk * per_chunk() + k, l = (chunk * p + rank) * per_chunk() + k;
-      states->acquire(local);
-      const auto w = states->parameters(local);
-      auto g = states->gradient(local);
-      if (activated(l))
-        for (std::size_t i = 0; i < rows * width; ++i) dy[i] *= 1 - a[k + 1][i] * a[k + 1][i];
-      std::vector<float> dx(rows * width, 0.0f);
-      for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t o = 0; o < width; ++o) {
-          g[width * width + o] += dy[r * width + o];
-          for (std::size_t j = 0; j < width; ++j) {
-            g[o * width + j] += dy[r * width + o] * a[k][r * width + j];
-            dx[r * width + j] += dy[r * width + o] * w[o * width + j];
-          }
-        }
-      states->release(local);
-      dy = std::move(dx);
-    }
-    return dy;
-  }
-};
-
 constexpr shard::adam optimizer{.learning_rate = 1e-2f, .beta1 = 0.9f, .beta2 = 0.999f, .epsilon = 1e-3f};
 constexpr std::size_t steps = 2;
 
@@ -109,7 +41,7 @@ std::vector<float> ddp_reference(std::size_t replicas, std::size_t m) {
   shard::data_parallel<shard::replicate, comm::thread_communicator> dp(c, ledger, sizes, initial_weights(), optimizer);
   for (std::size_t step = 0; step < steps; ++step) {
     for (std::size_t d = 0; d < replicas; ++d) {
-      training_stage<decltype(dp)> whole{1, pp_check::layers, 0, d, step, &dp, {}};  // one rank, one chunk per layer
+      pp_check::mlp_stage<decltype(dp)> whole{1, pp_check::layers, 0, d, step, &dp, {}};  // one rank, one chunk per layer
       parallel::run_pipeline(c, m, pp_check::layers, whole);
     }
     dp.step(optimizer);
@@ -134,23 +66,19 @@ std::vector<std::string> train(C& world, std::size_t p, std::size_t v, std::size
   const auto g = parallel::groups_of(l, world.size(), world.rank());
   comm::group pp(world, g.pp), dp(world, g.weights);
   const std::size_t rank = static_cast<std::size_t>(pp.rank()), replica = static_cast<std::size_t>(dp.rank());
-  const std::size_t per_chunk = pp_check::layers / (p * v), layer_size = pp_check::width * pp_check::width + pp_check::width;
+  const std::size_t layer_size = pp_check::width * pp_check::width + pp_check::width;
   // This rank's layers, chunk by chunk, and their initial weights.
-  std::vector<std::size_t> layers;
+  const auto layers = pp_check::layers_of(p, v, rank);
   std::vector<float> initial;
   const auto all = initial_weights();
-  for (std::size_t c = 0; c < v; ++c)
-    for (std::size_t k = 0; k < per_chunk; ++k) {
-      const std::size_t global = (c * p + rank) * per_chunk + k;
-      layers.push_back(global);
-      initial.insert(initial.end(), all.begin() + static_cast<std::ptrdiff_t>(global * layer_size),
-                     all.begin() + static_cast<std::ptrdiff_t>((global + 1) * layer_size));
-    }
+  for (const auto global : layers)
+    initial.insert(initial.end(), all.begin() + static_cast<std::ptrdiff_t>(global * layer_size),
+                   all.begin() + static_cast<std::ptrdiff_t>((global + 1) * layer_size));
   shard::memory_ledger ledger;
   shard::data_parallel<Shard, comm::group<C>> states(
       dp, ledger, std::vector<std::size_t>(layers.size(), layer_size), initial, optimizer);
   for (std::size_t step = 0; step < steps; ++step) {
-    training_stage<decltype(states)> stage{p, v, rank, replica, step, &states, {}};
+    pp_check::mlp_stage<decltype(states)> stage{p, v, rank, replica, step, &states, {}};
     parallel::run_pipeline(pp, m, v, stage);
     states.step(optimizer);
   }
