@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
       EXPECT(common > 0, o.args + ": no step in common with the baseline");
       EXPECT(worst <= tolerance, o.args + ": loss differs from the baseline by " + std::to_string(worst) + " (relative)");
       if (o.summary.contains("pipeline")) {
-        // A pipelined run: what each rank sent between stages exactly as the mechanism's count, rank 0's kept
+        // A model-parallel run: what each rank sent between stages exactly as the mechanism's count, rank 0's kept
         // activations exactly, and ZeRO's traffic over each data-parallel group within 1%.
         const auto& model = o.summary["pipeline"];
         const auto ranks = o.summary["ranks"].get<std::size_t>();
@@ -117,6 +117,11 @@ int main(int argc, char** argv) {
                  o.args + ": rank " + std::to_string(r) + " sent " + last["data_parallel_bytes"][r].dump() +
                  " bytes to its data-parallel group, the model " + model["data_parallel_bytes_per_step"][r].dump());
         }
+        // A tensor-parallel run: what each rank sent over its tensor group exactly as counted.
+        for (std::size_t r = 0; r < ranks; ++r)
+          EXPECT(last["tensor_parallel_bytes"][r] == model["tensor_parallel_bytes_per_step"][r],
+                 o.args + ": rank " + std::to_string(r) + " sent " + last["tensor_parallel_bytes"][r].dump() +
+                 " bytes over its tensor group, the model " + model["tensor_parallel_bytes_per_step"][r].dump());
         EXPECT(last["peak_stashed_chunks"][0] == model["peak_stashed_chunks_rank0"],
                o.args + ": rank 0 kept " + last["peak_stashed_chunks"][0].dump() + " chunks' activations, the model " +
                model["peak_stashed_chunks_rank0"].dump());

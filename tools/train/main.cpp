@@ -1,7 +1,8 @@
 // trinity-train: trains a small MLP data-parallel on N ranks, threads in one
 // process or processes under mpirun, with ZeRO stage 0-3, optional optimizer
-// offload and gradient compression (in any stage), or pipelined (--pp, --vpp:
-// 1F1B or interleaved, ZeRO over each stage's data-parallel group), and prints one JSON line per step (loss,
+// offload and gradient compression (in any stage), or model-parallel (--tp, --sp: Megatron's MLP pairs over a
+// tensor group; --pp, --vpp: 1F1B or interleaved; ZeRO over each rank's data-parallel group), and prints one
+// JSON line per step (loss,
 // resident bytes per rank by kind, bytes sent per rank), then a summary with
 // model/sharding.hpp's prediction beside the last step.
 //
@@ -9,6 +10,7 @@
 //   mpirun -n 4 build/bin/trinity-train --stage 3
 //   build/bin/trinity-train --ranks 4 --stage 2 --compress int8-ef
 //   build/bin/trinity-train --ranks 8 --pp 2 --vpp 2 --micro-batches 4 --stage 1
+//   build/bin/trinity-train --ranks 8 --tp 2 --sp --pp 2 --stage 1
 
 #include <CLI/CLI.hpp>
 
@@ -79,16 +81,16 @@ train::any_reduction<Comm> reduction_for(const std::string& name) {
   return it->second();
 }
 
-// A pipeline (--pp, --vpp): the same model and task through parallel::run_pipeline, ZeRO over each stage's
-// data-parallel group.
+// Model parallelism (--tp, --sp, --pp, --vpp): the same model and task through parallel::run_pipeline and the
+// tensor-parallel passes, ZeRO over each rank's data-parallel group.
 template <class Comm>
 int dispatch_pipelined(Comm& c, const train::config& cfg, std::ostream& out) {
   const auto refuse = [](const char* flag, const char* why) { throw invalid_input(flag, why); };
-  if (cfg.offload) refuse("--offload", "is not run with --pp yet; drop one of them");
-  if (!cfg.compress.empty()) refuse("--compress", "is not run with --pp yet; drop one of them");
+  if (cfg.offload) refuse("--offload", "is not run with --tp or --pp yet; drop one of them");
+  if (!cfg.compress.empty()) refuse("--compress", "is not run with --tp or --pp yet; drop one of them");
   if (!cfg.save_checkpoint.empty() || !cfg.load_checkpoint.empty())
-    refuse("--save-checkpoint", "checkpoints are not written with --pp yet; drop one of them");
-  if (cfg.inject_nan_step >= 0) refuse("--inject-nan", "is not run with --pp yet; drop one of them");
+    refuse("--save-checkpoint", "checkpoints are not written with --tp or --pp yet; drop one of them");
+  if (cfg.inject_nan_step >= 0) refuse("--inject-nan", "is not run with --tp or --pp yet; drop one of them");
   switch (cfg.stage) {
     case 0: return train::run_pipelined<shard::replicate>(c, cfg, out);
     case 1: return train::run_pipelined<shard::zero<1>>(c, cfg, out);
@@ -96,13 +98,14 @@ int dispatch_pipelined(Comm& c, const train::config& cfg, std::ostream& out) {
     default:
       if (cfg.pipeline > 1)
         refuse("--stage", "3 re-gathers every stage's weights for every micro-batch; with --pp use stage 1 or 2");
+      // Without a pipeline, stage 3 gathers this rank's tensor shard of each layer once per micro-batch pass.
       return train::run_pipelined<shard::zero<3>>(c, cfg, out);
   }
 }
 
 template <class Comm>
 int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
-  if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0) {
+  if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0 || cfg.tensor > 1 || cfg.sequence_parallel) {
     auto pcfg = cfg;
     if (pcfg.micro_batches == 0) pcfg.micro_batches = pcfg.pipeline;
     if (pcfg.virtual_stages > 1 && pcfg.pipeline == 1)
@@ -127,7 +130,7 @@ bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::g
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"trinity-train: data-parallel training of a small MLP under ZeRO stage 0-3; one JSON line per step"};
+  CLI::App app{"trinity-train: training of a small MLP, data-parallel under ZeRO stage 0-3, tensor- and pipeline-parallel; one JSON line per step"};
   train::config cfg;
   int ranks = 1;
   std::string backend = "auto", nan;
@@ -140,7 +143,7 @@ int main(int argc, char** argv) {
   app.add_option("--steps", cfg.steps, "training steps")->check(CLI::Range(1L, 1000000L));
   app.add_option("--batch", cfg.batch, "global batch, split across ranks")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   app.add_option("--width", cfg.width, "hidden width")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
-  app.add_option("--layers", cfg.hidden_layers, "hidden layers")->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  app.add_option("--layers", cfg.hidden_layers, "hidden layers")->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
   app.add_option("--inputs", cfg.inputs, "input features")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
   app.add_option("--outputs", cfg.outputs, "outputs")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
   app.add_option("--lr", cfg.learning_rate, "Adam's learning rate")->check(CLI::Range(0.0f, 10.0f));
@@ -153,6 +156,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   app.add_option("--micro-batches", cfg.micro_batches, "micro-batches a pipeline replica splits its samples into (default: --pp)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16));
+  app.add_option("--tp", cfg.tensor, "tensor-parallel ranks: each pair of a chunk's layers split column- then row-wise over them")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  app.add_flag("--sp", cfg.sequence_parallel, "sequence parallelism: tokens outside a pair split over the tensor group");
   app.add_option("--inject-nan", nan, "STEP[:RANK]: put a NaN in RANK's gradient at STEP (counted from 1)");
   try {
     app.parse(argc, argv);

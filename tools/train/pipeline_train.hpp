@@ -19,6 +19,7 @@
 #include <trinity/comm/partition.hpp>
 #include <trinity/parallel/pipeline.hpp>
 #include <trinity/parallel/scheme.hpp>
+#include <trinity/parallel/tensor_parallel.hpp>
 #include <trinity/shard.hpp>
 
 #include "mlp.hpp"
@@ -29,97 +30,139 @@ namespace trinity::train {
 
 namespace detail {
 
-// One rank's chunks of the MLP; weights and gradients live in `States`, the task gives inputs and targets.
-template <class States>
+// One rank's chunks of the MLP; weights and gradients live in `States`, the task gives inputs and targets. With
+// tensor parallelism (t > 1) each chunk's layers pair up as Megatron's MLP: a column-parallel layer (this rank's
+// out/t rows of W), tanh, then a row-parallel layer (its in/t columns, b whole), through parallel/tensor_parallel's
+// passes over the `tp` group. With sequence parallelism the tokens outside a pair, and so between stages, are
+// split t ways; without it each stage sends its 1/t of the activation and the next all-gathers it over the
+// tensor group (Narayanan et al. 2021's scatter/gather), so a boundary carries 1/t of an activation either way.
+template <class States, class TP>
 struct mlp_chunks {
   const mlp_shape* shape;
   const teacher_task* task;
   States* states;
+  TP* tp;
   std::size_t p, v, rank, first_sample, rows, batch;
+  bool sp;
   long step;
   double loss = 0;
-  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<float>>> kept;
+  struct kept_chunk {
+    std::vector<std::vector<float>> outs;    // the chunk's input as held, then each layer's output as held
+    std::vector<std::vector<float>> whole;   // a column layer's whole input (empty for a row layer)
+  };
+  std::map<std::pair<std::size_t, std::size_t>, kept_chunk> kept;
 
+  std::size_t t() const { return static_cast<std::size_t>(tp->size()); }
+  int tr() const { return tp->rank(); }
+  parallel::tokens held() const { return sp ? parallel::tokens::sequence_parallel : parallel::tokens::all; }
+  std::size_t held_rows() const { return sp ? rows / t() : rows; }
   std::size_t per_chunk() const { return shape->layers() / (p * v); }
   std::size_t layer_of(std::size_t chunk, std::size_t k) const { return (chunk * p + rank) * per_chunk() + k; }
-  std::size_t input_size(std::size_t stage) const { return rows * shape->widths[stage * per_chunk()]; }
+  bool column(std::size_t k) const { return k % 2 == 0; }  // a lone layer (t = 1) is a column layer of one rank
+  // This rank's share of an activation between stages: its chunk of the partition (its rows/t with sp).
+  std::size_t input_size(std::size_t stage) const {
+    return comm::partition(rows * shape->widths[stage * per_chunk()], tp->size()).size(tr());
+  }
+
+  // Between stages: send this rank's chunk; receive one and, without sp, all-gather the whole activation.
+  std::vector<float> to_send(std::vector<float> whole) const {
+    if (sp || t() == 1) return whole;
+    const comm::partition part(whole.size(), tp->size());
+    const auto mine = part.chunk(std::span<const float>(whole), tr());
+    return {mine.begin(), mine.end()};
+  }
+  std::vector<float> received(std::span<const float> in, std::size_t width) {
+    if (sp || t() == 1) return {in.begin(), in.end()};
+    std::vector<float> whole(rows * width);
+    comm::all_gather(*tp, in, std::span<float>(whole), comm::algorithm::ring);
+    return whole;
+  }
 
   void sample(std::size_t mb, std::span<float> x, std::span<float> y) const {
-    const std::size_t in = shape->widths.front(), out = shape->widths.back();
-    for (std::size_t s = 0; s < rows; ++s)
-      task->sample(static_cast<std::uint64_t>(step), first_sample + mb * rows + s, x.subspan(s * in, in), y.subspan(s * out, out));
+    const std::size_t in = shape->widths.front(), out = shape->widths.back(), n = held_rows();
+    const std::size_t first = first_sample + mb * rows + (sp ? static_cast<std::size_t>(tr()) * n : 0);
+    for (std::size_t s = 0; s < n; ++s)
+      task->sample(static_cast<std::uint64_t>(step), first + s, x.subspan(s * in, in), y.subspan(s * out, out));
   }
 
   std::vector<float> forward(std::size_t chunk, std::size_t mb, std::span<const float> in) {
-    std::vector<std::vector<float>> a(1);
+    kept_chunk c;
     if (chunk * p + rank == 0) {
-      a[0].resize(rows * shape->widths.front());
-      std::vector<float> y(rows * shape->widths.back());
-      sample(mb, a[0], y);
+      c.outs.emplace_back(held_rows() * shape->widths.front());
+      std::vector<float> y(held_rows() * shape->widths.back());
+      sample(mb, c.outs[0], y);
     } else {
-      a[0].assign(in.begin(), in.end());
+      c.outs.push_back(received(in, shape->widths[(chunk * p + rank) * per_chunk()]));
     }
     for (std::size_t k = 0; k < per_chunk(); ++k) {
       const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k;
       const std::size_t n_in = shape->in(l), n_out = shape->out(l);
-      const bool last = l + 1 == shape->layers();
       states->acquire(local);
       const auto w = states->parameters(local);
-      std::vector<float> z(rows * n_out);
-      for (std::size_t s = 0; s < rows; ++s)
-        for (std::size_t o = 0; o < n_out; ++o) {
-          float acc = w[n_out * n_in + o];
-          for (std::size_t i = 0; i < n_in; ++i) acc += w[o * n_in + i] * a.back()[s * n_in + i];
-          z[s * n_out + o] = last ? acc : std::tanh(acc);
-        }
+      std::vector<float> z;
+      c.whole.emplace_back();
+      if (column(k)) {
+        const std::size_t o = n_out / t();
+        z.resize(rows * o);
+        parallel::column_forward(*tp, {w.first(o * n_in), w.subspan(o * n_in)}, c.outs.back(), c.whole.back(), z, rows,
+                                 n_in, held());
+      } else {
+        const std::size_t i = n_in / t();
+        z.resize(held_rows() * n_out);
+        parallel::row_forward(*tp, {w.first(n_out * i), w.subspan(n_out * i)}, c.outs.back(), z, rows, i, held());
+      }
       states->release(local);
-      a.push_back(std::move(z));
+      if (l + 1 != shape->layers())
+        for (auto& x : z) x = std::tanh(x);
+      c.outs.push_back(std::move(z));
     }
-    auto out = a.back();
-    kept[{chunk, mb}] = std::move(a);
-    return out;
+    auto out = c.outs.back();
+    kept[{chunk, mb}] = std::move(c);
+    return to_send(std::move(out));
   }
 
   std::vector<float> backward(std::size_t chunk, std::size_t mb, std::span<const float> grad) {
-    auto a = std::move(kept.at({chunk, mb}));
+    auto c = std::move(kept.at({chunk, mb}));
     kept.erase({chunk, mb});
     std::vector<float> delta;
     if (chunk * p + rank + 1 == p * v) {
-      // ½‖ŷ − y‖², averaged over the global batch, as the data-parallel loop.
-      std::vector<float> x(rows * shape->widths.front()), y(rows * shape->widths.back());
+      // ½‖ŷ − y‖², averaged over the global batch, as the data-parallel loop; without sp every rank of the
+      // tensor group holds every row, and the first counts the loss.
+      std::vector<float> x(held_rows() * shape->widths.front()), y(held_rows() * shape->widths.back());
       sample(mb, x, y);
       delta.resize(y.size());
       for (std::size_t k = 0; k < y.size(); ++k) {
-        const float d = a.back()[k] - y[k];
-        loss += 0.5 * static_cast<double>(d) * d;
+        const float d = c.outs.back()[k] - y[k];
+        if (sp || tr() == 0) loss += 0.5 * static_cast<double>(d) * d;
         delta[k] = d / static_cast<float>(batch);
       }
     } else {
-      delta.assign(grad.begin(), grad.end());
+      delta = received(grad, shape->widths[(chunk * p + rank + 1) * per_chunk()]);
     }
     for (std::size_t k = per_chunk(); k-- > 0;) {
       const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k;
       const std::size_t n_in = shape->in(l), n_out = shape->out(l);
-      const bool last = l + 1 == shape->layers();
-      if (!last)
-        for (std::size_t i = 0; i < delta.size(); ++i) delta[i] *= 1 - a[k + 1][i] * a[k + 1][i];
+      if (l + 1 != shape->layers())
+        for (std::size_t i = 0; i < delta.size(); ++i) delta[i] *= 1 - c.outs[k + 1][i] * c.outs[k + 1][i];
       states->acquire(local);
       const auto w = states->parameters(local);
       auto g = states->gradient(local);
-      std::vector<float> dx(rows * n_in, 0.0f);
-      for (std::size_t s = 0; s < rows; ++s)
-        for (std::size_t o = 0; o < n_out; ++o) {
-          const float d = delta[s * n_out + o];
-          g[n_out * n_in + o] += d;
-          for (std::size_t i = 0; i < n_in; ++i) {
-            g[o * n_in + i] += d * a[k][s * n_in + i];
-            dx[s * n_in + i] += d * w[o * n_in + i];
-          }
-        }
+      std::vector<float> dx;
+      if (column(k)) {
+        const std::size_t o = n_out / t();
+        dx.resize(held_rows() * n_in);
+        parallel::column_backward(*tp, {w.first(o * n_in), w.subspan(o * n_in)}, c.whole[k], delta,
+                                  {g.first(o * n_in), g.subspan(o * n_in)}, dx, rows, n_in, held());
+      } else {
+        const std::size_t i = n_in / t();
+        dx.resize(rows * i);
+        parallel::row_backward(*tp, {w.first(n_out * i), w.subspan(n_out * i)}, c.outs[k], delta,
+                               {g.first(n_out * i), g.subspan(n_out * i)}, dx, rows, i, held());
+      }
       states->release(local);
       delta = std::move(dx);
     }
-    return delta;
+    return to_send(std::move(delta));
   }
 };
 
@@ -130,30 +173,49 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out) {
   using namespace trinity::shard;
   const mlp_shape shape = cfg.shape();
   const std::size_t W = static_cast<std::size_t>(c.size()), p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches;
+  const std::size_t t = cfg.tensor;
   const std::size_t L = shape.layers();
-  if (W % p != 0)
-    throw invalid_input("--pp", std::to_string(p) + " stages do not divide the " + std::to_string(W) + " ranks");
+  if (W % (t * p) != 0)
+    throw invalid_input(t > 1 ? "--tp" : "--pp", std::to_string(t * p) + " ranks a replica (tp*pp) do not divide the " +
+                                                     std::to_string(W) + " ranks");
   if (L % (p * v) != 0)
     throw invalid_input("--pp", std::to_string(p * v) + " model chunks (pp*vpp) do not divide the " + std::to_string(L) +
                                     " layers (--layers + 1). Fix: a layer count that splits evenly");
+  const std::size_t per_chunk = L / (p * v);
+  if (t > 1 && per_chunk % 2 != 0)
+    throw invalid_input("--tp", "pairs each chunk's layers, column-parallel then row-parallel (Megatron's MLP); a chunk "
+                                "of " + std::to_string(per_chunk) + " layers does not pair. Fix: --layers so that "
+                                "(layers + 1) / (pp * vpp) is even");
+  for (std::size_t l = 0; l < L; l += 2)
+    if (t > 1 && shape.out(l) % t != 0)
+      throw invalid_input("--tp", std::to_string(t) + " does not divide layer " + std::to_string(l) + "'s " +
+                                      std::to_string(shape.out(l)) + " outputs. Fix: a --width it divides");
+  if (cfg.sequence_parallel && t == 1) throw invalid_input("--sp", "splits tokens over the tensor group. Fix: --tp 2 or more");
   model::parallel_layout layout;
+  layout.tp = t;
   layout.pp = p;
   layout.vpp = v;
-  layout.dp = W / p;
+  layout.dp = W / (t * p);
   layout.micro_batch = 1;
+  layout.sequence_parallel = cfg.sequence_parallel;
   layout.zero_stage = Scheme::shards.zero_stage();
   const auto groups = parallel::groups_of(layout, c.size(), c.rank());
-  comm::group pp(c, groups.pp), dp(c, groups.weights);
+  comm::group tp(c, groups.tp), pp(c, groups.pp), dp(c, groups.weights);
   const comm::partition samples(cfg.batch, layout.dp);
   const std::size_t mine = samples.size(dp.rank());
   if (mine % m != 0)
     throw invalid_input("--micro-batches", std::to_string(mine) + " samples per replica do not split into " +
-                                               std::to_string(m) + " micro-batches. Fix: a divisor of --batch / (ranks / pp)");
+                                               std::to_string(m) + " micro-batches. Fix: a divisor of --batch / (ranks / (tp * pp))");
   if (v > 1 && m % p != 0)
     throw invalid_input("--micro-batches", "the interleaved schedule needs a multiple of --pp (" + std::to_string(p) + ")");
-  const std::size_t rows = mine / m, rank = static_cast<std::size_t>(pp.rank()), per_chunk = L / (p * v);
+  const std::size_t rows = mine / m, rank = static_cast<std::size_t>(pp.rank());
+  const int tr = tp.rank();
+  if (cfg.sequence_parallel && rows % t != 0)
+    throw invalid_input("--sp", "splits each micro-batch's " + std::to_string(rows) + " samples " + std::to_string(t) +
+                                    " ways. Fix: a --batch whose micro-batches divide by --tp");
 
-  // This rank's layers, chunk by chunk, and their initial parameters (the data-parallel loop's).
+  // This rank's layers, chunk by chunk, and their initial parameters (the data-parallel loop's): a column
+  // layer's out/t rows of W and of b, a row layer's in/t columns of W and all of b.
   const auto sizes = shape.layer_sizes();
   const auto all = initial_parameters(shape, cfg.seed + 1);
   std::vector<std::size_t> offset(L + 1, 0);
@@ -163,57 +225,88 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out) {
   std::size_t psi = 0;
   for (std::size_t ch = 0; ch < v; ++ch)
     for (std::size_t k = 0; k < per_chunk; ++k) {
-      const std::size_t l = (ch * p + rank) * per_chunk + k;
-      local_sizes.push_back(sizes[l]);
-      psi += sizes[l];
-      initial.insert(initial.end(), all.begin() + static_cast<std::ptrdiff_t>(offset[l]),
-                     all.begin() + static_cast<std::ptrdiff_t>(offset[l + 1]));
+      const std::size_t l = (ch * p + rank) * per_chunk + k, n_in = shape.in(l), n_out = shape.out(l);
+      const float* w = all.data() + offset[l];
+      const float* b = w + n_out * n_in;
+      const std::size_t before = initial.size();
+      if (k % 2 == 0) {
+        const std::size_t o = n_out / t, first = static_cast<std::size_t>(tr) * o;
+        initial.insert(initial.end(), w + first * n_in, w + (first + o) * n_in);
+        initial.insert(initial.end(), b + first, b + first + o);
+      } else {
+        const std::size_t i = n_in / t, first = static_cast<std::size_t>(tr) * i;
+        for (std::size_t o = 0; o < n_out; ++o) initial.insert(initial.end(), w + o * n_in + first, w + o * n_in + first + i);
+        initial.insert(initial.end(), b, b + n_out);
+      }
+      local_sizes.push_back(initial.size() - before);
+      psi += local_sizes.back();
     }
   const teacher_task task(cfg.inputs, cfg.outputs, cfg.seed);
   const adam opt{.learning_rate = cfg.learning_rate};
   memory_ledger ledger;
   data_parallel<Scheme, comm::group<Comm>> states(dp, ledger, local_sizes, initial, opt);
 
-  // The mechanism's counts: m activations per chunk boundary this rank feeds, forward and backward; rank 0
-  // keeps min(p, m) micro-batches (1F1B) or p·v + p − 1 chunks (interleaved).
-  std::uint64_t boundary_floats = 0;
+  // The mechanism's counts, in floats. Between stages: this rank's chunk of the activation at each chunk
+  // boundary it feeds, forward and backward, per micro-batch. Over the tensor group, per micro-batch: a pair's
+  // two all-reduces (with sp: an all-gather and a reduce-scatter each way), and without sp the all-gather of
+  // each activation or gradient it receives from another stage. A ring sends all but one chunk of the partition
+  // in each half: all but this rank's in a reduce-scatter, all but the next rank's in an all-gather.
+  const auto chunk_of = [&](std::size_t n, int r) { return comm::partition(n, static_cast<int>(t)).size(r % static_cast<int>(t)); };
+  const auto gather = [&](std::size_t n) { return t == 1 ? 0 : n - chunk_of(n, tr + 1); };
+  const auto scatter = [&](std::size_t n) { return t == 1 ? 0 : n - chunk_of(n, tr); };
+  std::uint64_t boundary_floats = 0, tensor_floats = 0;
   for (std::size_t ch = 0; ch < v; ++ch) {
     const std::size_t stage = ch * p + rank;
-    if (stage + 1 < p * v) boundary_floats += rows * shape.widths[(stage + 1) * per_chunk];  // forward out
-    if (stage > 0) boundary_floats += rows * shape.widths[stage * per_chunk];                  // backward in
+    const std::size_t in_n = rows * shape.widths[stage * per_chunk], out_n = rows * shape.widths[(stage + 1) * per_chunk];
+    if (stage + 1 < p * v) boundary_floats += chunk_of(out_n, tr);  // forward out
+    if (stage > 0) boundary_floats += chunk_of(in_n, tr);            // backward in
+    if (!cfg.sequence_parallel) {                                     // what it receives, gathered
+      if (stage > 0) tensor_floats += gather(in_n);
+      if (stage + 1 < p * v) tensor_floats += gather(out_n);
+    }
+    for (std::size_t k = 0; t > 1 && k < per_chunk; k += 2) {
+      const std::size_t l = stage * per_chunk + k, x_n = rows * shape.in(l), y_n = rows * shape.out(l + 1);
+      tensor_floats += cfg.sequence_parallel ? gather(x_n) + scatter(y_n) + gather(y_n) + scatter(x_n)
+                                             : gather(y_n) + scatter(y_n) + gather(x_n) + scatter(x_n);
+    }
   }
   const std::uint64_t predicted_pipeline = p == 1 ? 0 : m * boundary_floats * sizeof(float);
+  const std::uint64_t predicted_tensor = m * tensor_floats * sizeof(float);
   const std::size_t predicted_peak_rank0 = v == 1 ? std::min(p, m) : (m == p ? m * v : p * v + p - 1);
 
   nlohmann::json last;
   std::vector<double> step_seconds;
-  for (long t = 0; t < cfg.steps; ++t) {
+  for (long t_step = 0; t_step < cfg.steps; ++t_step) {
     const auto started = std::chrono::steady_clock::now();
     ledger.reset_peaks();
-    const std::uint64_t pp_before = pp.bytes_sent(), dp_before = dp.bytes_sent();
-    detail::mlp_chunks<decltype(states)> stage{&shape, &task, &states, p, v, rank, samples.begin(dp.rank()), rows, cfg.batch, t, 0, {}};
+    const std::uint64_t pp_before = pp.bytes_sent(), dp_before = dp.bytes_sent(), tp_before = tp.bytes_sent();
+    detail::mlp_chunks<decltype(states), comm::group<Comm>> stage{&shape, &task, &states, &tp, p, v, rank, samples.begin(dp.rank()),
+                                                                    rows, cfg.batch, cfg.sequence_parallel, t_step, 0, {}};
     const auto stats = parallel::run_pipeline(pp, m, v, stage);
     const std::uint64_t res_p = ledger.resident(state_kind::parameters), res_g = ledger.resident(state_kind::gradients),
                         res_o = ledger.resident(state_kind::optimizer_states);
     const step_report report = states.step(opt);
     const auto elapsed_ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
-    const std::uint64_t pipeline_sent = pp.bytes_sent() - pp_before, dp_sent = dp.bytes_sent() - dp_before;
+    const std::uint64_t pipeline_sent = pp.bytes_sent() - pp_before, dp_sent = dp.bytes_sent() - dp_before,
+                        tp_sent = tp.bytes_sent() - tp_before;
     double loss = stage.loss;
     comm::all_reduce(c, std::span<double>(&loss, 1), comm::reduce_op::sum);
     const auto pp_all = train::detail::per_rank(c, pipeline_sent), dp_all = train::detail::per_rank(c, dp_sent),
-               sent_all = train::detail::per_rank(c, pipeline_sent + dp_sent),
+               tp_all = train::detail::per_rank(c, tp_sent), sent_all = train::detail::per_rank(c, pipeline_sent + dp_sent + tp_sent),
                stash_all = train::detail::per_rank(c, stats.peak_stashed), p_all = train::detail::per_rank(c, res_p),
                g_all = train::detail::per_rank(c, res_g), o_all = train::detail::per_rank(c, res_o),
                peak_all = train::detail::per_rank(c, ledger.peak(placement::device)),
                ns_all = train::detail::per_rank(c, elapsed_ns);
     if (c.rank() == 0) {
       step_seconds.push_back(static_cast<double>(*std::max_element(ns_all.begin(), ns_all.end())) * 1e-9);
-      nlohmann::json line{{"step", t + 1},
+      nlohmann::json line{{"step", t_step + 1},
                           {"loss", loss / static_cast<double>(cfg.batch)},
                           {"skipped", report.skipped},
                           {"nonfinite_ranks", report.nonfinite_ranks},
                           {"ranks", c.size()},
+                          {"tp", t},
+                          {"sp", cfg.sequence_parallel},
                           {"pp", p},
                           {"vpp", v},
                           {"dp", layout.dp},
@@ -225,6 +318,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out) {
                           {"sent_bytes", sent_all},
                           {"pipeline_bytes", pp_all},
                           {"data_parallel_bytes", dp_all},
+                          {"tensor_parallel_bytes", tp_all},
                           {"peak_stashed_chunks", stash_all},
                           {"step_seconds", step_seconds.back()}};
       out << line.dump() << '\n' << std::flush;
@@ -232,6 +326,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out) {
     }
   }
   const auto predicted_all = train::detail::per_rank(c, predicted_pipeline);
+  const auto predicted_tp = train::detail::per_rank(c, predicted_tensor);
   // ZeRO's traffic over the data-parallel group for this rank's Ψ (model/sharding.hpp), in whole bytes. Stage 3
   // gathers each layer for every micro-batch's forward and backward: 2m gathers and a reduce-scatter where
   // one micro-batch has three (model/parallel_training.hpp counts the same).
@@ -248,7 +343,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out) {
                              {"parameters_per_rank", psi_all},
                              {"pipeline",
                               {{"bytes_per_step", predicted_all}, {"peak_stashed_chunks_rank0", predicted_peak_rank0},
-                               {"data_parallel_bytes_per_step", predicted_dp}}},
+                               {"data_parallel_bytes_per_step", predicted_dp},
+                               {"tensor_parallel_bytes_per_step", predicted_tp}}},
                              {"step_seconds", step_seconds},
                              {"last_step", last}}}};
     out << summary.dump() << '\n' << std::flush;

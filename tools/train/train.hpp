@@ -41,6 +41,8 @@ struct config {
   long inject_nan_step = -1;
   int inject_nan_rank = 0;
   std::size_t pipeline = 1, virtual_stages = 1, micro_batches = 0;  // --pp, --vpp, --micro-batches (0: pp)
+  std::size_t tensor = 1;                                             // --tp
+  bool sequence_parallel = false;                                     // --sp
 
   [[nodiscard]] mlp_shape shape() const {
     mlp_shape s;

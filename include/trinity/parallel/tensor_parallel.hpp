@@ -22,6 +22,12 @@
 //!   parallel::column_parallel_linear up(in, hidden, tp.size(), tp.rank());
 //!   up.load(full_w1, full_b1);                       // this rank's rows
 //!   up.forward(tp, x, h, rows);  ...  up.backward(tp, dh, dx, rows);
+//!
+//! The classes keep one pass's input. Where weights live elsewhere (a ZeRO
+//! shard, shard::data_parallel) and several micro-batches are in flight (a
+//! pipeline), the same passes run on the caller's spans: column_forward keeps
+//! the gathered input in a buffer the caller holds until column_backward, and
+//! row_backward takes the input row_forward saw.
 
 #include <algorithm>
 #include <cstddef>
@@ -91,6 +97,109 @@ inline void need(std::size_t have, std::size_t want, const char* what) {
 //! Which tokens a rank holds outside the pair: all of them, or with sequence parallelism its 1/t of them.
 enum class tokens { all, sequence_parallel };
 
+//! One rank's part of a linear layer, in the caller's memory: W (out × in, row-major, this rank's out and in)
+//! and b (out values).
+struct linear_part {
+  std::span<const float> w, b;
+};
+//! Where its gradients accumulate: the same shapes.
+struct linear_grads {
+  std::span<float> w, b;
+};
+
+namespace detail {
+inline std::size_t outputs_of(linear_part l, std::size_t in) {
+  trinity::detail::require(in > 0 && l.w.size() == l.b.size() * in, "w",
+                           "holds " + std::to_string(l.w.size()) + " values; a layer of " + std::to_string(l.b.size()) +
+                               " outputs and " + std::to_string(in) + " inputs holds their product");
+  return l.b.size();
+}
+}  // namespace detail
+
+//! The column layer's forward: y (rows × out/t) = x·Wᵀ + b. x is rows × in, or with sequence parallelism this
+//! rank's rows/t (all-gathered first); `whole` receives the whole x, which column_backward needs.
+template <Communicator C>
+void column_forward(C& tp, linear_part l, std::span<const float> x, std::vector<float>& whole, std::span<float> y,
+                    std::size_t rows, std::size_t in, tokens held = tokens::all) {
+  const std::size_t out = detail::outputs_of(l, in);
+  const std::size_t local = held == tokens::all ? rows : detail::split(rows, tp.size(), "rows");
+  detail::need(x.size(), local * in, "x");
+  detail::need(y.size(), rows * out, "y");
+  whole.resize(rows * in);
+  if (held == tokens::all) std::copy(x.begin(), x.end(), whole.begin());
+  else comm::all_gather(tp, x, std::span<float>(whole), comm::algorithm::ring);
+  detail::x_wt(whole, l.w, l.b.data(), y, rows, in, out);
+}
+
+//! The column layer's backward: adds dW and db from dy (rows × out/t) and the whole x column_forward kept; dx
+//! (rows × in, or this rank's rows/t with sequence parallelism) is the sum over the group.
+template <Communicator C>
+void column_backward(C& tp, linear_part l, std::span<const float> whole, std::span<const float> dy, linear_grads g,
+                     std::span<float> dx, std::size_t rows, std::size_t in, tokens held = tokens::all) {
+  const std::size_t out = detail::outputs_of(l, in);
+  detail::need(dy.size(), rows * out, "dy");
+  detail::need(whole.size(), rows * in, "forward");
+  detail::need(g.w.size(), l.w.size(), "dw");
+  detail::need(g.b.size(), out, "db");
+  detail::accumulate_grads(dy, whole, g.w, g.b, rows, in, out);
+  std::vector<float> partial(rows * in);
+  detail::dy_w(dy, l.w, partial, rows, in, out);
+  if (held == tokens::all) {
+    detail::need(dx.size(), rows * in, "dx");
+    comm::all_reduce(tp, std::span<const float>(partial), dx, comm::reduce_op::sum, comm::algorithm::ring);
+  } else {
+    detail::need(dx.size(), detail::split(rows, tp.size(), "rows") * in, "dx");
+    comm::reduce_scatter(tp, std::span<const float>(partial), dx, comm::reduce_op::sum, comm::algorithm::ring);
+  }
+}
+
+//! The row layer's forward: y = Σ_group x·Wᵀ + b, x being rows × in/t (this rank's columns); y is rows × out, or
+//! with sequence parallelism this rank's rows/t of them (reduce-scattered).
+template <Communicator C>
+void row_forward(C& tp, linear_part l, std::span<const float> x, std::span<float> y, std::size_t rows, std::size_t in,
+                 tokens held = tokens::all) {
+  const std::size_t out = detail::outputs_of(l, in);
+  detail::need(x.size(), rows * in, "x");
+  std::vector<float> partial(rows * out);
+  detail::x_wt(x, l.w, nullptr, partial, rows, in, out);
+  std::size_t mine = rows;
+  if (held == tokens::all) {
+    detail::need(y.size(), rows * out, "y");
+    comm::all_reduce(tp, std::span<const float>(partial), y, comm::reduce_op::sum, comm::algorithm::ring);
+  } else {
+    mine = detail::split(rows, tp.size(), "rows");
+    detail::need(y.size(), mine * out, "y");
+    comm::reduce_scatter(tp, std::span<const float>(partial), y, comm::reduce_op::sum, comm::algorithm::ring);
+  }
+  for (std::size_t i = 0; i < mine; ++i)
+    for (std::size_t o = 0; o < out; ++o) y[i * out + o] += l.b[o];
+}
+
+//! The row layer's backward: adds dW and db given the x row_forward took; dx (rows × in/t) needs no message. dy
+//! is rows × out, or with sequence parallelism this rank's rows/t (all-gathered first, so that b, replicated,
+//! takes every token's gradient on every rank and needs no all-reduce).
+template <Communicator C>
+void row_backward(C& tp, linear_part l, std::span<const float> x, std::span<const float> dy, linear_grads g,
+                  std::span<float> dx, std::size_t rows, std::size_t in, tokens held = tokens::all) {
+  const std::size_t out = detail::outputs_of(l, in);
+  detail::need(x.size(), rows * in, "forward");
+  detail::need(dx.size(), rows * in, "dx");
+  detail::need(g.w.size(), l.w.size(), "dw");
+  detail::need(g.b.size(), out, "db");
+  std::vector<float> whole;
+  std::span<const float> dy_all = dy;
+  if (held == tokens::all) {
+    detail::need(dy.size(), rows * out, "dy");
+  } else {
+    detail::need(dy.size(), detail::split(rows, tp.size(), "rows") * out, "dy");
+    whole.resize(rows * out);
+    comm::all_gather(tp, dy, std::span<float>(whole), comm::algorithm::ring);
+    dy_all = whole;
+  }
+  detail::accumulate_grads(dy_all, x, g.w, g.b, rows, in, out);
+  detail::dy_w(dy_all, l.w, dx, rows, in, out);
+}
+
 //! W split by its rows (outputs): this rank's out/t of them, and of b.
 class column_parallel_linear {
  public:
@@ -112,31 +221,14 @@ class column_parallel_linear {
   //! (all-gathered first). The whole x is kept for the backward.
   template <Communicator C>
   void forward(C& tp, std::span<const float> x, std::span<float> y, std::size_t rows, tokens held = tokens::all) {
-    const std::size_t local = held == tokens::all ? rows : detail::split(rows, t_, "rows");
-    detail::need(x.size(), local * in_, "x");
-    detail::need(y.size(), rows * out_, "y");
-    x_.resize(rows * in_);
-    if (held == tokens::all) std::copy(x.begin(), x.end(), x_.begin());
-    else comm::all_gather(tp, x, std::span<float>(x_), comm::algorithm::ring);
-    detail::x_wt(x_, w_, b_.data(), y, rows, in_, out_);
+    column_forward(tp, linear_part{w_, b_}, x, x_, y, rows, in_, held);
   }
 
   //! Accumulates dW and db from dy (rows × out/t); dx (rows × in, or this rank's rows/t with sequence
   //! parallelism) is the sum over the group.
   template <Communicator C>
   void backward(C& tp, std::span<const float> dy, std::span<float> dx, std::size_t rows, tokens held = tokens::all) {
-    detail::need(dy.size(), rows * out_, "dy");
-    detail::need(x_.size(), rows * in_, "forward");
-    detail::accumulate_grads(dy, x_, dw_, db_, rows, in_, out_);
-    std::vector<float> partial(rows * in_);
-    detail::dy_w(dy, w_, partial, rows, in_, out_);
-    if (held == tokens::all) {
-      detail::need(dx.size(), rows * in_, "dx");
-      comm::all_reduce(tp, std::span<const float>(partial), dx, comm::reduce_op::sum, comm::algorithm::ring);
-    } else {
-      detail::need(dx.size(), detail::split(rows, t_, "rows") * in_, "dx");
-      comm::reduce_scatter(tp, std::span<const float>(partial), dx, comm::reduce_op::sum, comm::algorithm::ring);
-    }
+    column_backward(tp, linear_part{w_, b_}, x_, dy, linear_grads{dw_, db_}, dx, rows, in_, held);
   }
 
   [[nodiscard]] std::span<float> weight() noexcept { return w_; }
@@ -174,46 +266,15 @@ class row_parallel_linear {
   //! parallelism this rank's rows/t of them (reduce-scattered).
   template <Communicator C>
   void forward(C& tp, std::span<const float> x, std::span<float> y, std::size_t rows, tokens held = tokens::all) {
-    detail::need(x.size(), rows * in_, "x");
     x_.assign(x.begin(), x.end());
-    std::vector<float> partial(rows * out_);
-    detail::x_wt(x, w_, nullptr, partial, rows, in_, out_);
-    std::size_t mine = rows;
-    if (held == tokens::all) {
-      detail::need(y.size(), rows * out_, "y");
-      comm::all_reduce(tp, std::span<const float>(partial), y, comm::reduce_op::sum, comm::algorithm::ring);
-    } else {
-      mine = detail::split(rows, t_, "rows");
-      detail::need(y.size(), mine * out_, "y");
-      comm::reduce_scatter(tp, std::span<const float>(partial), y, comm::reduce_op::sum, comm::algorithm::ring);
-    }
-    for (std::size_t i = 0; i < mine; ++i)
-      for (std::size_t o = 0; o < out_; ++o) y[i * out_ + o] += b_[o];
+    row_forward(tp, linear_part{w_, b_}, x, y, rows, in_, held);
   }
 
   //! Accumulates dW and db; dx (rows × in/t) needs no message. dy is rows × out, or with sequence parallelism
-  //! this rank's rows/t (all-gathered first; b's gradient then all-reduced, b being replicated).
+  //! this rank's rows/t (all-gathered first).
   template <Communicator C>
   void backward(C& tp, std::span<const float> dy, std::span<float> dx, std::size_t rows, tokens held = tokens::all) {
-    detail::need(dx.size(), rows * in_, "dx");
-    detail::need(x_.size(), rows * in_, "forward");
-    std::vector<float> whole;
-    std::span<const float> g = dy;
-    if (held == tokens::all) {
-      detail::need(dy.size(), rows * out_, "dy");
-      detail::accumulate_grads(dy, x_, dw_, db_, rows, in_, out_);
-    } else {
-      const std::size_t mine = detail::split(rows, t_, "rows");
-      detail::need(dy.size(), mine * out_, "dy");
-      whole.resize(rows * out_);
-      comm::all_gather(tp, dy, std::span<float>(whole), comm::algorithm::ring);
-      g = whole;
-      std::vector<float> db(out_, 0.0f);
-      detail::accumulate_grads(g, x_, dw_, db, rows, in_, out_);
-      // Every rank holds every token's dy now, so db is already the group's sum: no message needed.
-      for (std::size_t o = 0; o < out_; ++o) db_[o] += db[o];
-    }
-    detail::dy_w(g, w_, dx, rows, in_, out_);
+    row_backward(tp, linear_part{w_, b_}, x_, dy, linear_grads{dw_, db_}, dx, rows, in_, held);
   }
 
   [[nodiscard]] std::span<float> weight() noexcept { return w_; }
