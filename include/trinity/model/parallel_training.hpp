@@ -127,6 +127,23 @@ inline double layer_activation_bytes(const training_job& j, double s_local, doub
   return bytes;
 }
 
+//! Activations (or their gradients) the busiest rank of a p-stage pipeline, v model chunks a rank, sends per
+//! micro-batch, and as many as it receives: one each way per chunk boundary it feeds. With p > 2 a middle
+//! rank feeds 2v; with p = 2 both ranks hold an end of the pipeline, which sends one fewer
+//! (parallel/pipeline.hpp's counts).
+inline double pipeline_transfers(std::size_t p, std::size_t v) {
+  if (p <= 1) return 0.0;
+  return p > 2 ? 2.0 * static_cast<double>(v) : 2.0 * static_cast<double>(v) - 1.0;
+}
+
+//! Micro-batches' activations the first stage keeps at its peak (Korthikanti et al. 2022): min(p, m), and
+//! interleaved 1 + (p − 1)/(p·v) times that, so p·v + p − 1 chunks once m reaches p.
+inline double pipeline_in_flight(std::size_t p, std::size_t m, std::size_t v) {
+  if (p <= 1) return 1.0;
+  const double pp = static_cast<double>(p), vv = static_cast<double>(v);
+  return std::min(pp, static_cast<double>(m)) * (v > 1 ? 1.0 + (pp - 1.0) / (pp * vv) : 1.0);
+}
+
 //! The cost of one step, per GPU of the binding stage.
 struct parallel_step_cost {
   double micro_batches = 0;
@@ -140,6 +157,8 @@ struct parallel_step_cost {
   flops model_flops{};  //!< per step, all GPUs: 3 passes, full s² (Narayanan et al.'s count without recomputation)
   double mfu = 0;       //!< model FLOPs over the step time and every GPU's peak
   std::size_t layers_per_stage = 0;
+  double stage_parameters = 0;  //!< Ψ: the fuller stage's parameters on one GPU, before ZeRO shards them
+  seconds dp_collectives{};     //!< the data-parallel collectives' whole time, before backward hides any of it
 };
 
 //! The first rule the layout breaks for this job and cluster, or empty.
@@ -253,7 +272,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
     throw invalid_input(why.substr(0, colon), why.substr(colon + 2));
   }
   const auto& m = j.shape;
-  const double t = static_cast<double>(l.tp), p = static_cast<double>(l.pp), v = static_cast<double>(l.vpp);
+  const double t = static_cast<double>(l.tp);
   const double cp = static_cast<double>(l.cp), d = static_cast<double>(l.dp), b = static_cast<double>(l.micro_batch);
   const double s = static_cast<double>(j.sequence), s_local = s / cp;
   const double h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocabulary);
@@ -272,10 +291,16 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   // The last stage also computes the logits.
   const seconds logits_f = detail::gemm_time(c, T, V / t, h), logits_b = detail::gemm_bwd(c, T, V / t, h);
 
-  // Pipeline sends: the activation split t ways, forward and backward, once per model chunk boundary.
+  // Pipeline sends: the activation split t ways, forward and backward, once per model chunk boundary. Without
+  // sequence parallelism each rank holds the whole activation: it sends its 1/t and the next stage all-gathers
+  // the rest over the tensor group (Narayanan et al. 2021's scatter/gather; trinity-train runs the same).
   const auto& pp_link = detail::level(c, l.tp * l.cp * l.pp);
   const bytes p2p = activation / t;
-  const seconds pp_mb = l.pp > 1 ? 2.0 * v * (pp_link.latency + p2p / pp_link.bandwidth) : seconds{};
+  const bool regather = l.pp > 1 && l.tp > 1 && !l.sequence_parallel;
+  const double transfers = pipeline_transfers(l.pp, l.vpp);
+  const seconds gather_mb = regather ? transfers * ring_all_gather_time(l.tp, activation, detail::as_collective(detail::level(c, l.tp)))
+                                     : seconds{};
+  const seconds pp_mb = l.pp > 1 ? transfers * (pp_link.latency + p2p / pp_link.bandwidth) + gather_mb : seconds{};
 
   const seconds per_mb = L * (x.forward() + x.backward() + x.recompute) + logits_f + logits_b + pp_mb;
   r.gemm = mb * (L * (x.gemm_f + x.gemm_b) + logits_f + logits_b);
@@ -286,9 +311,9 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.cp_comm = mb * L * (x.cp_f + x.cp_b);
   r.pp_comm = mb * pp_mb;
   r.bubble = pipeline_bubble(l.pp, static_cast<std::size_t>(mb), l.vpp) * mb * per_mb;
-  r.tp_bytes = mb * L * x.all_reduces * x.all_reduce_bytes;
+  r.tp_bytes = mb * L * x.all_reduces * x.all_reduce_bytes + (regather ? mb * transfers * (t - 1.0) / t * activation : bytes{});
   r.cp_bytes = l.cp > 1 ? mb * L * (3.0 * (cp - 1.0) + 1.0) * x.kv_chunk : bytes{};
-  r.pp_bytes = l.pp > 1 ? mb * 2.0 * v * p2p : bytes{};
+  r.pp_bytes = mb * transfers * p2p;
 
   // --- weights, data parallelism, optimizer ---
   const double layer_params = layer_parameters(m) / t;  // the norms are replicated; a rounding error here
@@ -319,6 +344,8 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   }
   const seconds last_backward = L * (x.backward() + x.recompute) + logits_b;
   r.dp_comm = j.overlap_dp ? (dp > last_backward ? dp - last_backward : seconds{}) : dp;
+  r.dp_collectives = dp;
+  r.stage_parameters = psi;
   r.dp_bytes = dp_bytes;
   const double local = psi / (l.zero_stage >= 1 ? n : 1.0);
   r.optimizer = seconds{local * (2.0 * pb.optimizer + pb.parameter + pb.gradient) / c.memory_bandwidth.value()};
@@ -327,11 +354,12 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
 
   // --- memory ---
   r.parameters = bytes{psi * pb.parameter / (l.zero_stage >= 3 ? n : 1.0)};
-  r.gradients = bytes{psi * pb.gradient / (l.zero_stage >= 2 ? n : 1.0)};
+  // Over several micro-batches each layer's whole gradient accumulates until the last (peak_gradient_bytes).
+  r.gradients = peak_gradient_bytes(psi, shard_ranks, l.zero_stage, pb, static_cast<std::size_t>(mb));
   r.optimizer_states = bytes{psi * pb.optimizer / (l.zero_stage >= 1 ? n : 1.0)};
   const double stored = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, l.recompute);
   const double kept = x.kept, scores = x.scores;
-  const double in_flight = l.pp == 1 ? 1.0 : std::min(p, mb) * (l.vpp > 1 ? 1.0 + (p - 1.0) / (p * v) : 1.0);
+  const double in_flight = pipeline_in_flight(l.pp, static_cast<std::size_t>(mb), l.vpp);
   // A recomputed layer's backward holds what recomputation rebuilt: the whole layer's set, or the scores.
   const double rebuilt = l.recompute == recomputation::full ? kept - stored : l.recompute == recomputation::selective ? scores : 0.0;
   const double act_first = L * stored * in_flight + rebuilt;

@@ -58,6 +58,19 @@ constexpr memory_per_rank zero_memory_per_rank(double psi, std::size_t ranks, in
   return m;
 }
 
+//! Gradient bytes a rank holds at its peak when a step sums `micro_batches` passes. One pass (the
+//! data-parallel loop) reduce-scatters each layer as its gradient completes, so stages 2 and 3 keep 1/n of
+//! it. Several passes (gradient accumulation, a pipeline) keep each layer's whole gradient until the last
+//! pass, then reduce-scatter it into the rank's 1/n, which exists beside it (shard::data_parallel's
+//! staging buffer and shard): under accumulation stage 2 saves no gradient memory over stage 1.
+constexpr bytes peak_gradient_bytes(double psi, std::size_t ranks, int stage, state_bytes b = mixed_precision_adam,
+                                    std::size_t micro_batches = 1) {
+  detail::check_sharding(psi, ranks, stage, b);
+  const double whole = psi * b.gradient, n = static_cast<double>(ranks);
+  if (stage < 2) return bytes{whole};
+  return bytes{micro_batches > 1 ? whole + whole / n : whole / n};
+}
+
 //! Bytes one rank sends per training step.
 constexpr bytes zero_traffic_per_step(double psi, std::size_t ranks, int stage, state_bytes b = mixed_precision_adam) {
   detail::check_sharding(psi, ranks, stage, b);

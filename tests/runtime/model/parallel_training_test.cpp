@@ -104,9 +104,11 @@ TEST_CASE("parallel training: bytes sent per GPU are the mechanisms' exact count
   const auto cost = price(j, c, l);
   const double mb = 32.0 / (2 * 2), T = 2 * 1024.0, h = 2048, L = 4;
   // Six all-reduces a layer with full recomputation, each sending 2(t-1)/t of the 16-bit activation.
-  CHECK(cost.tp_bytes.value() == Approx(mb * L * 6 * 2.0 * 3 / 4 * T * h * 2));
-  // Pipeline: the activation split t ways, forward and backward, per micro-batch.
-  CHECK(cost.pp_bytes.value() == Approx(mb * 2 * T * h * 2 / 4));
+  CHECK(cost.tp_bytes.value() == Approx(mb * L * 6 * 2.0 * 3 / 4 * T * h * 2 + mb * 1 * 3.0 / 4 * T * h * 2));
+  // Pipeline: the activation split t ways per micro-batch; with two stages each rank sends one way only
+  // (forward from the first, backward from the second). Without sequence parallelism the receiver all-gathers
+  // the other 3/4 over its tensor group, which the tensor bytes count.
+  CHECK(cost.pp_bytes.value() == Approx(mb * 1 * T * h * 2 / 4));
   // Data parallel, DDP: an all-reduce of the stage's 16-bit gradients over 2 ranks.
   // The last stage binds: its layers, the untied output layer and the final norm.
   const double psi = L * layer_parameters(j.shape) / 4 + 51200.0 * h / 4 + h;
