@@ -156,8 +156,30 @@ class topology {
       }
     if (coherent_accelerators > 256)
       fail("cxl.coherent_accelerators", std::to_string(coherent_accelerators) + " cache-coherent accelerators; CXL allows 256 per network (L1494-1495)");
-    if (nvlink_accelerators > 576)
-      fail("nvlink.domain", std::to_string(nvlink_accelerators) + " GPUs in one NVLink domain; NVLink 5 allows 576 (L1799)");
+    // The limit is per NVLink domain: the GPUs NVLink joins, through NVLink switches. Domains joined only by
+    // another fabric (InfiniBand between DGX nodes) each have their own.
+    if (nvlink_accelerators > 576) {
+      std::vector<char> seen(nodes_.size(), 0);
+      for (std::uint32_t start = 0; start < nodes_.size(); ++start) {
+        if (seen[start] || nodes_[start].kind != node_kind::accelerator) continue;
+        std::size_t gpus = 0;
+        std::deque<std::uint32_t> q{start};
+        seen[start] = 1;
+        while (!q.empty()) {
+          const auto n = q.front();
+          q.pop_front();
+          gpus += nodes_[n].kind == node_kind::accelerator;
+          for (const auto e : neighbours(n)) {
+            const auto m = other_end(e, n);
+            if (seen[m] || edges_[e].link.family != link_family::nvlink) continue;
+            seen[m] = 1;
+            q.push_back(m);
+          }
+        }
+        if (gpus > 576)
+          fail("nvlink.domain", std::to_string(gpus) + " GPUs in one NVLink domain; NVLink 5 allows 576 (L1799)");
+      }
+    }
     if (ualink_accelerators > 1024)
       fail("ualink.cluster", std::to_string(ualink_accelerators) + " accelerators on UALink; UALink 1.0 allows 1,024 (L1777-1778)");
   }

@@ -137,6 +137,21 @@ TEST_CASE("7. scale limits: 256 coherent accelerators, 576 NVLink GPUs, 1,024 UA
   CHECK_THROWS_WITH(fabric::presets::ualink_pod(1025).validate(), Catch::Contains("ualink.cluster"));
   CHECK_NOTHROW(fabric::presets::nvl72_cxl().validate());
   CHECK_THROWS_WITH(fabric::presets::nvl72_cxl(578).validate(), Catch::Contains("nvlink.domain"));
+  // The limit is per domain: two of 400 GPUs joined by InfiniBand are two domains; joined by NVLink, one of 800.
+  fabric::topology two;
+  const auto ib = two.add_switch("ib", link_family::infiniband);
+  std::vector<std::uint32_t> nv;
+  for (int d = 0; d < 2; ++d) {
+    nv.push_back(two.add_switch("nvswitch" + std::to_string(d), link_family::nvlink));
+    for (int g = 0; g < 400; ++g) {
+      const auto gpu = two.add_accelerator("gpu" + std::to_string(d) + "-" + std::to_string(g));
+      two.connect(gpu, nv.back(), links::nvlink5_x18::descriptor);
+      two.connect(gpu, ib, links::infiniband_400g::descriptor);
+    }
+  }
+  CHECK_NOTHROW(two.validate());
+  two.connect(nv[0], nv[1], links::nvlink5_x18::descriptor);
+  CHECK_THROWS_WITH(two.validate(), Catch::Contains("800 GPUs in one NVLink domain"));
   fabric::topology t;
   const auto s = t.add_switch("s");
   for (int a = 0; a < 257; ++a) t.connect(t.add_accelerator("a" + std::to_string(a)), s, links::cxl3_x16::descriptor);

@@ -1,0 +1,192 @@
+#pragma once
+//! \file
+//! A parallel layout's traffic on the simulated fabric (fabric/), beside the
+//! step model's α-β figures (model/parallel_training.hpp): one of each kind of
+//! transfer a step repeats, with every group of that kind running at once, so
+//! groups that share a link show it.
+//!  - tensor parallelism: one all-reduce of a layer's activation over each
+//!    tensor group (with sequence parallelism the reduce-scatter and
+//!    all-gather that replace it move the same bytes);
+//!  - context parallelism: one hop of the K/V ring in every ring;
+//!  - pipeline parallelism: one activation handed from every stage to the
+//!    next, in every pipeline at once (the steady state of 1F1B);
+//!  - data parallelism: a step's gradient all-reduce, or ZeRO's
+//!    reduce-scatter and parameter all-gather, over every group of ranks that
+//!    share weights (data and context).
+//! The predicted figure is what the step model charges for the same transfer.
+//!
+//! The fabric is the system's own link hierarchy (hierarchy_fabric): each
+//! scale-up domain a switch its GPUs reach over the interconnect, and with a
+//! scale-out link a second switch every GPU reaches over its own port of it,
+//! one NIC per GPU as DGX nodes are built. A path pays each link family's
+//! latency once (fabric/topology.hpp), so a message inside a domain costs the
+//! interconnect's latency, one between domains the scale-out link's; what the
+//! simulation adds is the ring's step-by-step synchronisation, the sharing of
+//! links among concurrent groups, and flits.
+//!
+//!   const auto s = plan::presets::dgx_h100();
+//!   const auto f = plan::hierarchy_fabric(s, layout.gpus());   // refers to s: keep s alive
+//!   for (const auto& x : plan::simulate(s, workload, layout, f)) x.ratio();
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/fabric/simulator.hpp>
+#include <trinity/model/collectives.hpp>
+#include <trinity/model/parallel_training.hpp>
+#include <trinity/plan/parallel_planner.hpp>
+#include <trinity/plan/simulate.hpp>
+
+namespace trinity::plan {
+
+//! The system's link hierarchy for `gpus` GPUs as a fabric (see the file comment); rank r on GPU r. The
+//! topology's links name the system's strings: the binding must not outlive `s`.
+inline fabric_binding hierarchy_fabric(const system& s, std::size_t gpus) {
+  trinity::detail::require(gpus >= 1, "gpus", "must be at least 1");
+  const std::size_t domain = s.scale_out ? (s.scale_up_domain ? s.scale_up_domain : s.device.count) : gpus;
+  trinity::detail::require(s.scale_out || gpus <= s.device.count, "gpus",
+                           std::to_string(gpus) + " GPUs, and " + s.name + " has " + std::to_string(s.device.count) +
+                               " in one domain with no scale-out link");
+  const auto as_link = [](const link_spec& l, link_family f) {
+    return link_descriptor{l.name, f, l.bandwidth, l.latency, bytes{1}, 0, false, l.energy, l.source};
+  };
+  fabric::topology t;
+  std::vector<std::uint32_t> gpu;
+  const std::uint32_t out = s.scale_out ? t.add_switch("scale-out", link_family::infiniband) : 0;
+  std::uint32_t up = 0;
+  for (std::size_t g = 0; g < gpus; ++g) {
+    if (g % domain == 0) up = t.add_switch("scale-up" + std::to_string(g / domain), link_family::nvlink);
+    gpu.push_back(t.add_accelerator("gpu" + std::to_string(g)));
+    // The scale-up link first: route() breaks ties towards the lower edge, so a domain's GPUs talk over it.
+    t.connect(gpu.back(), up, as_link(s.interconnect, link_family::nvlink));
+    if (s.scale_out) t.connect(gpu.back(), out, as_link(*s.scale_out, link_family::infiniband));
+  }
+  return fabric_binding{s.name + " links", std::move(t), std::move(gpu), std::nullopt, {}};
+}
+
+namespace detail {
+
+// Synchronous steps of `chunk` bytes from every member of every ring to the next, all rings at once.
+inline fabric::collective_result concurrent_rings(const fabric::topology& t,
+                                                  const std::vector<std::vector<std::uint32_t>>& rings, bytes chunk,
+                                                  std::size_t steps) {
+  fabric::simulator sim(t);
+  for (std::size_t step = 0; step < steps; ++step) {
+    std::vector<std::size_t> flows;
+    for (const auto& r : rings)
+      for (std::size_t i = 0; r.size() > 1 && i < r.size(); ++i) flows.push_back(sim.transfer(r[i], r[(i + 1) % r.size()], chunk));
+    sim.run();
+    double end = sim.now().value();
+    for (const auto f : flows) end = std::max(end, sim.finish(f).value());
+    sim.advance_to(seconds{end});
+  }
+  return {sim.now(), sim.events()};
+}
+
+}  // namespace detail
+
+//! The layout's transfers on a fabric binding with one place per GPU (hierarchy_fabric, or your own), simulated
+//! and as the step model predicts them.
+inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const model::parallel_layout& l,
+                                            const fabric_binding& f) {
+  const std::size_t n = l.gpus();
+  trinity::detail::require(f.ranks.size() == n, "fabric",
+                           "places " + std::to_string(f.ranks.size()) + " ranks; the layout runs " + std::to_string(n));
+  const auto job = job_of(w, l.dp);
+  const auto c = cluster_of(s, w);
+  const auto r = model::price(job, c, l);
+  const auto x = model::layer(job, c, l);
+  // Every group of one kind: the ranks that differ only in that coordinate (tensor innermost, then context,
+  // pipeline, data: parallel/scheme.hpp's order), as fabric places.
+  const auto groups = [&](std::size_t which) {
+    const std::size_t dims[4] = {l.tp, l.cp, l.pp, l.dp};
+    std::vector<std::vector<std::uint32_t>> out;
+    for (std::size_t rank = 0; rank < n; ++rank) {
+      std::size_t stride = 1;
+      for (std::size_t k = 0; k < which; ++k) stride *= dims[k];
+      if ((rank / stride) % dims[which] != 0) continue;  // each group once, from its first member
+      std::vector<std::uint32_t> g;
+      for (std::size_t i = 0; i < dims[which]; ++i) g.push_back(f.ranks[rank + i * stride]);
+      out.push_back(std::move(g));
+    }
+    return out;
+  };
+  const auto count = [](std::size_t k, const char* what) { return std::to_string(k) + " " + what + (k == 1 ? "" : "s"); };
+  std::vector<simulated_pair> pairs;
+  const double T = static_cast<double>(l.micro_batch) * static_cast<double>(job.sequence) / static_cast<double>(l.cp);
+  const bytes activation{T * static_cast<double>(job.shape.hidden) * 2.0};
+  if (l.tp > 1) {
+    const auto g = groups(0);
+    const auto sim = detail::concurrent_rings(f.topology, g, activation / static_cast<double>(l.tp), 2 * (l.tp - 1));
+    pairs.push_back({"tensor-parallel all-reduce of one layer's activation (" + to_string(activation) + "), " +
+                         count(g.size(), "group") + " of " + std::to_string(l.tp) + " at once",
+                     x.all_reduce, sim.time, sim.events});
+  }
+  if (l.cp > 1) {
+    const auto g = groups(1);
+    const auto& link = model::detail::level(c, l.tp * l.cp);
+    const auto sim = detail::concurrent_rings(f.topology, g, x.kv_chunk, 1);
+    pairs.push_back({"one hop of the context ring's K/V chunk (" + to_string(x.kv_chunk) + "), " + count(g.size(), "ring") +
+                         " of " + std::to_string(l.cp) + " at once",
+                     link.latency + x.kv_chunk / link.bandwidth, sim.time, sim.events});
+  }
+  if (l.pp > 1) {
+    const auto g = groups(2);
+    const bytes p2p = activation / static_cast<double>(l.tp);
+    const auto& link = model::detail::level(c, l.tp * l.cp * l.pp);
+    fabric::simulator sim(f.topology);
+    std::vector<std::size_t> flows;
+    for (const auto& pipe : g)
+      for (std::size_t i = 0; i + 1 < pipe.size(); ++i) flows.push_back(sim.transfer(pipe[i], pipe[i + 1], p2p));
+    sim.run();
+    seconds last{};
+    for (const auto fl : flows) last = std::max(last, sim.finish(fl));
+    pairs.push_back({"an activation (" + to_string(p2p) + " a GPU) from every stage to the next, " +
+                         count(g.size(), "pipeline") + " of " + std::to_string(l.pp) + " at once",
+                     link.latency + p2p / link.bandwidth, last, sim.events()});
+  }
+  if (l.dp * l.cp > 1) {
+    // The ranks that share weights: data and context (parallel::groups_of's `weights`).
+    std::vector<std::vector<std::uint32_t>> g;
+    for (std::size_t t = 0; t < l.tp; ++t)
+      for (std::size_t p = 0; p < l.pp; ++p) {
+        std::vector<std::uint32_t> ring;
+        for (std::size_t d = 0; d < l.dp; ++d)
+          for (std::size_t k = 0; k < l.cp; ++k) ring.push_back(f.ranks[t + l.tp * (k + l.cp * (p + l.pp * d))]);
+        g.push_back(std::move(ring));
+      }
+    const std::size_t m = l.dp * l.cp;
+    const auto& pb = job.precision;
+    const bytes grads{r.stage_parameters * pb.gradient}, params{r.stage_parameters * pb.parameter};
+    const auto link = model::detail::as_collective(model::detail::level(c, n));
+    fabric::collective_result sim;
+    seconds predicted{};
+    std::string what;
+    if (l.zero_stage == 0) {
+      sim = detail::concurrent_rings(f.topology, g, grads / static_cast<double>(m), 2 * (m - 1));
+      predicted = model::ring_all_reduce_time(m, grads, link);
+      what = "gradient all-reduce (" + to_string(grads) + ")";
+    } else {
+      const auto rs = detail::concurrent_rings(f.topology, g, grads / static_cast<double>(m), m - 1);
+      const auto ag = detail::concurrent_rings(f.topology, g, params / static_cast<double>(m), m - 1);
+      sim = {rs.time + ag.time, rs.events + ag.events};
+      predicted = model::ring_reduce_scatter_time(m, grads, link) + model::ring_all_gather_time(m, params, link);
+      what = "ZeRO-" + std::to_string(l.zero_stage) + " gradient reduce-scatter (" + to_string(grads) +
+             ") and parameter all-gather (" + to_string(params) + ")";
+    }
+    pairs.push_back({what + ", " + count(g.size(), "group") + " of " + std::to_string(m) + " at once", predicted, sim.time,
+                     sim.events});
+  }
+  return pairs;
+}
+
+//! The same on the system's own link hierarchy.
+inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const model::parallel_layout& l) {
+  return simulate(s, w, l, hierarchy_fabric(s, l.gpus()));
+}
+
+}  // namespace trinity::plan
