@@ -16,6 +16,7 @@
 #include <trinity/model/fit.hpp>
 #include <trinity/io/block_trace.hpp>
 #include <trinity/plan.hpp>
+#include <trinity/plan/simulate_parallel.hpp>
 #include <trinity/plan/simulate_serving.hpp>
 #include <trinity/presets.hpp>
 #include <trinity/units/format.hpp>
@@ -540,6 +541,61 @@ void run_simulate_serving(const plan_args& a, const plan::system& s, plan::servi
   print_simulated(sim, f->name);
 }
 
+// The layout --parallelism names, checked against --gpus and the system's reach.
+model::parallel_layout layout_of(const plan_args& a, const plan::system& s) {
+  model::parallel_layout l;
+  try {
+    l = io::parse_parallel_layout(a.parallelism, "--parallelism");
+  } catch (const invalid_input& e) {
+    throw bad_flag("--parallelism", a.parallelism, e.problem());
+  }
+  if (a.gpus && a.gpus != l.gpus())
+    throw bad_flag("--gpus", std::to_string(a.gpus), "differs from the layout's " + std::to_string(l.gpus()) +
+                                                         " (tp*pp*cp*dp); give one or the other");
+  if (!s.scale_out && l.gpus() > s.device.count)
+    throw bad_flag("--parallelism", a.parallelism,
+                   "uses " + std::to_string(l.gpus()) + " GPUs (tp*pp*cp*dp), and " + s.name + " has " +
+                       std::to_string(s.device.count) + " in one domain with no scale-out link");
+  return l;
+}
+
+// Every layout of --gpus searched for the objective and link budget given.
+plan::parallel_plan_result search_layouts(const plan_args& a, const plan::system& s, const plan::training_workload& w) {
+  const auto base = options_of(a.planning);
+  try {
+    return plan::plan_parallel(s, w, {.gpus = a.gpus, .objective = base.objective, .link_budget = base.link_budget});
+  } catch (const invalid_input& e) {
+    if (e.field() == "gpus") throw bad_flag("--gpus", std::to_string(a.gpus), e.problem());
+    throw usage_error(std::string(e.what()));
+  }
+}
+
+// trinity simulate --parallelism: a layout's transfers on the system's own link hierarchy, every group at once.
+void run_simulate_parallel(const plan_args& a, const plan::system& s, const plan::training_workload& w) {
+  if (!w.shape)
+    throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
+                                             "(docs/parallelism.md) to lay a parallel layout on the fabric");
+  if (a.parallelism == "dynamic")
+    throw bad_flag("--parallelism", a.parallelism, "picks a layout per length bucket; simulate one of them (a layout, or search)");
+  const auto l = a.parallelism == "search" ? search_layouts(a, s, w).chosen().plan.layout : layout_of(a, s);
+  std::vector<plan::simulated_pair> sim;
+  try {
+    sim = plan::simulate(s, w, l);
+  } catch (const invalid_input& e) {
+    throw usage_error(std::string(e.what()));
+  }
+  const std::string fabric = s.name + " link hierarchy";
+  if (a.json) {
+    std::cout << json{{"system", s.name}, {"parallelism", model::to_string(l)}, {"gpus", l.gpus()}, {"fabric", fabric},
+                      {"simulated", simulated_json(sim)}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  std::cout << "Layout: " << model::to_string(l) << " on " << l.gpus() << " x " << s.device.name << "\n\n";
+  print_simulated(sim, fabric);
+}
+
 // trinity simulate: the chosen plan on the simulated fabric, beside the planner's prediction.
 void run_simulate(const plan_args& a) {
   const auto s = read_system(a.system);
@@ -552,6 +608,12 @@ void run_simulate(const plan_args& a) {
     throw bad_flag("--workload", a.workload, "is a data-curation workload; it sends nothing over a fabric. Run it "
                                              "here with `trinity verify`");
   if (!a.trace.empty()) throw bad_flag("--trace", a.trace, "is for an llm-serve workload's KV loads");
+  if (!a.parallelism.empty()) {
+    auto* w = std::get_if<plan::training_workload>(&any);
+    if (!w) throw bad_flag("--parallelism", a.parallelism, "lays a training workload's layout on the fabric; this workload is not one");
+    return run_simulate_parallel(a, s, *w);
+  }
+  if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), "goes with --parallelism (a layout, or search)");
   std::vector<plan::simulated_pair> sim;
   std::string choice;
   std::size_t ranks = 2;
@@ -646,19 +708,7 @@ void run_parallelism(const plan_args& a, const plan::system& s, const plan::trai
   if (!w.shape)
     throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
                                              "(docs/parallelism.md) to price a parallel layout");
-  model::parallel_layout l;
-  try {
-    l = io::parse_parallel_layout(a.parallelism, "--parallelism");
-  } catch (const invalid_input& e) {
-    throw bad_flag("--parallelism", a.parallelism, e.problem());
-  }
-  if (a.gpus && a.gpus != l.gpus())
-    throw bad_flag("--gpus", std::to_string(a.gpus), "differs from the layout's " + std::to_string(l.gpus()) +
-                                                         " (tp*pp*cp*dp); give one or the other");
-  if (!s.scale_out && l.gpus() > s.device.count)
-    throw bad_flag("--parallelism", a.parallelism,
-                   "uses " + std::to_string(l.gpus()) + " GPUs (tp*pp*cp*dp), and " + s.name + " has " +
-                       std::to_string(s.device.count) + " in one domain with no scale-out link");
+  const auto l = layout_of(a, s);
   const auto job = plan::job_of(w, l.dp);
   const auto c = plan::cluster_of(s, w);
   model::parallel_step_cost r;
@@ -699,14 +749,8 @@ void run_parallel_search(const plan_args& a, const plan::system& s, const plan::
   if (!w.shape)
     throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
                                              "(docs/parallelism.md) to search parallel layouts");
+  const auto r = search_layouts(a, s, w);
   const auto base = options_of(a.planning);
-  plan::parallel_plan_result r;
-  try {
-    r = plan::plan_parallel(s, w, {.gpus = a.gpus, .objective = base.objective, .link_budget = base.link_budget});
-  } catch (const invalid_input& e) {
-    if (e.field() == "gpus") throw bad_flag("--gpus", std::to_string(a.gpus), e.problem());
-    throw usage_error(std::string(e.what()));
-  }
   const auto c = plan::cluster_of(s, w);
   const auto& ch = r.chosen();
   const std::size_t gpus = ch.plan.layout.gpus();
@@ -991,6 +1035,13 @@ void register_plan(CLI::App& app) {
   add_planning_flags(*sim, sa->planning);
   sim->add_option("--trace", sa->trace, "An llm-serve workload: the block-hashed trace (Mooncake's JSONL format) "
                                         "whose KV loads to replay on the fabric")->type_name("FILE.jsonl");
+  sim->add_option("--parallelism", sa->parallelism,
+                  "A transformer training workload: lay this layout (as for plan), or the layout search's choice "
+                  "(`search`), on the system's own link hierarchy")
+      ->type_name("LAYOUT|search");
+  sim->add_option("--gpus", sa->gpus, "GPUs the layout search lays out, as for plan")
+      ->type_name("N")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
   sim->add_flag("--json", sa->json, "Print JSON");
   sim->callback([sa] { run_simulate(*sa); });
 }

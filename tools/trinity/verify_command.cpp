@@ -16,6 +16,7 @@
 #include "machine_profile.hpp"
 
 #include <trinity/io/block_trace.hpp>
+#include <trinity/io/parallel_layout.hpp>
 #include <trinity/plan.hpp>
 #include <trinity/plan/serving_replay.hpp>
 #include <trinity/units/format.hpp>
@@ -38,6 +39,8 @@ struct verify_args {
   std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", train, ranks = "4", steps = "3", batch = "256";
   std::string trace, embeddings, requests = "10000";  // a diffusion plan's replay
   std::string samples;                                 // a data-curation plan's run (default: about 8 s of it)
+  std::string parallelism;                             // a layout, or `search`: a model-parallel run
+  std::size_t gpus = 0;                                // the layout search's GPUs
   planning_flags planning;
   bool json = false;
   std::vector<std::string> training_flags_given;  // --ranks, --steps, --batch, --train: a training plan's run
@@ -353,6 +356,155 @@ void run_verify_curation(const verify_args& a, const plan::system& s, const plan
   if (!exact) throw usage_error("an invariant of the run does not hold (see the table)");
 }
 
+// The trinity-train beside this program (or --train), named as a reader would type it.
+std::string train_program(const verify_args& a) {
+  std::string train = a.train;
+  if (train.empty()) {
+    // Beside this program; named from the working directory when it lies under it, as a reader would type it.
+    const auto beside = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "trinity-train";
+    const auto here = std::filesystem::relative(beside);
+    train = (!here.empty() && here.begin()->string() != "..") ? here.string() : beside.string();
+  }
+  if (!std::filesystem::exists(train))
+    throw bad_flag("--train", train, "trinity-train is not there; build it (cmake --build --preset ci --target trinity-train)");
+  return train;
+}
+
+// trinity-train's last line: its summary.
+json summary_of(const std::string& out) {
+  const auto last = out.find_last_of('\n', out.size() - 2);
+  try {
+    return json::parse(out.substr(last == std::string::npos ? 0 : last + 1)).at("summary");
+  } catch (const std::exception& e) {
+    throw usage_error(std::string("trinity-train's last line is not its summary: ") + e.what());
+  }
+}
+
+// A model-parallel layout (--parallelism): its tensor, pipeline and ZeRO slots run here on threads, scaled
+// down to an MLP whose every activation is one size (inputs = width = outputs), each chunk one column/row
+// pair (one layer without tensor parallelism), against the step model's counting formulas at that size.
+void run_verify_parallel(const verify_args& a, const plan::system& s, const plan::training_workload& w) {
+  if (!a.planning.profile.empty())
+    throw bad_flag("--profile", a.planning.profile, "times a data-parallel run; a model-parallel run's step time is not verified yet");
+  for (const char* f : {"--ranks", "--batch"})
+    if (std::find(a.training_flags_given.begin(), a.training_flags_given.end(), f) != a.training_flags_given.end())
+      throw usage_error(std::string(f) + ": a model-parallel run takes its ranks and batch from the layout");
+  if (!w.shape)
+    throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
+                                             "(docs/parallelism.md) to verify a parallel layout");
+  model::parallel_layout l;
+  if (a.parallelism == "search") {
+    const auto base = options_of(a.planning);
+    try {
+      l = plan::plan_parallel(s, w, {.gpus = a.gpus, .objective = base.objective, .link_budget = base.link_budget})
+              .chosen().plan.layout;
+    } catch (const invalid_input& e) {
+      throw usage_error(std::string(e.what()));
+    }
+  } else {
+    try {
+      l = io::parse_parallel_layout(a.parallelism, "--parallelism");
+    } catch (const invalid_input& e) {
+      throw bad_flag("--parallelism", a.parallelism, e.problem());
+    }
+    if (a.gpus && a.gpus != l.gpus())
+      throw bad_flag("--gpus", std::to_string(a.gpus), "differs from the layout's " + std::to_string(l.gpus()) +
+                                                           " (tp*pp*cp*dp); give one or the other");
+  }
+  // The run: the layout's tp, pp, vpp, sp and ZeRO stage; two data-parallel replicas where it has any (its
+  // context ranks shard the weights like data ranks, and run as them: the MLP has no attention to ring).
+  const std::size_t t = l.tp, p = l.pp, v = l.vpp, d = l.dp * l.cp > 1 ? 2 : 1, ranks = t * p * d;
+  if (ranks > 64)
+    throw bad_flag("--parallelism", model::to_string(l),
+                   "runs " + std::to_string(ranks) + " threads here (tp*pp, times 2 replicas); verify runs at most 64");
+  const std::size_t m = p > 1 ? 2 * p : 2, rows = 2 * t, width = t * ((32 + t - 1) / t), layers = std::max<std::size_t>(2, p * v * (t > 1 ? 2 : 1));
+  const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000);
+  const std::string command = "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) +
+                              " --tp " + std::to_string(t) + (l.sequence_parallel ? " --sp" : "") + " --pp " +
+                              std::to_string(p) + " --vpp " + std::to_string(v) + " --micro-batches " + std::to_string(m) +
+                              " --stage " + std::to_string(l.zero_stage) + " --steps " + std::to_string(steps) +
+                              " --batch " + std::to_string(d * m * rows) + " --inputs " + std::to_string(width) +
+                              " --width " + std::to_string(width) + " --outputs " + std::to_string(width) +
+                              " --layers " + std::to_string(layers - 1);
+  std::cerr << "trinity verify: " << command << '\n';
+  const json summary = summary_of(run_and_capture(command + " 2>&1"));
+  const auto& step = summary.at("last_step");
+  const auto busiest = [&](const json& values) {
+    double most = 0;
+    for (const auto& x : values) most = std::max(most, x.get<double>());
+    return most;
+  };
+  const double psi = busiest(summary.at("parameters_per_rank"));
+
+  // The step model's counts at the run's size: fp32 activations of `rows` tokens, one column/row pair a chunk.
+  const bytes activation{static_cast<double>(rows * width) * 4.0};
+  const double md = static_cast<double>(m), tt = static_cast<double>(t), transfers = model::pipeline_transfers(p, v);
+  const bytes tp_bytes = t > 1 ? md * static_cast<double>(v) * 2.0 * (2.0 * (tt - 1.0) / tt) * activation +
+                                     (p > 1 && !l.sequence_parallel ? md * transfers * (tt - 1.0) / tt * activation : bytes{})
+                               : bytes{};
+  const bytes pp_bytes = md * transfers * activation / tt;
+  // ZeRO-3 gathers each layer for every micro-batch's forward and backward: 2m gathers where one pass has two.
+  const double zero3 = l.zero_stage == 3 ? (1.0 + 2.0 * md) / 3.0 : 1.0;
+  const bytes dp_bytes = zero3 * model::zero_traffic_per_step(psi, d, l.zero_stage, model::fp32_adam);
+  const auto states = model::zero_memory_per_rank(psi, d, l.zero_stage, model::fp32_adam);
+  const auto measured = [&](const char* group, const char* key) { return busiest(step.at(group).at(key)); };
+  std::vector<row> rows_out;
+  if (t > 1)
+    rows_out.push_back({"bytes over the tensor group per rank and step (tp=" + std::to_string(t) +
+                            (l.sequence_parallel ? ", sp" : "") + ")",
+                        tp_bytes.value(), busiest(step.at("tensor_parallel_bytes"))});
+  if (p > 1) {
+    rows_out.push_back({"bytes between stages per rank and step (pp=" + std::to_string(p) + ", vpp=" + std::to_string(v) + ")",
+                        pp_bytes.value(), busiest(step.at("pipeline_bytes"))});
+    rows_out.push_back({"chunks' activations the first stage keeps at its peak",
+                        model::pipeline_in_flight(p, m, v) * static_cast<double>(v),
+                        step.at("peak_stashed_chunks").at(0).get<double>()});
+  }
+  if (d > 1)
+    rows_out.push_back({"bytes to the data-parallel group per rank and step (ZeRO-" + std::to_string(l.zero_stage) + ")",
+                        dp_bytes.value(), busiest(step.at("data_parallel_bytes"))});
+  rows_out.push_back({"parameters held per rank", states.parameters.value(), measured("resident_bytes", "parameters")});
+  rows_out.push_back({"gradients held per rank (summed over " + std::to_string(m) + " micro-batches)",
+                      model::peak_gradient_bytes(psi, d, l.zero_stage, model::fp32_adam, m).value(),
+                      measured("resident_bytes", "gradients")});
+  rows_out.push_back({"optimizer states held per rank", states.optimizer_states.value(), measured("resident_bytes", "optimizer_states")});
+  bool all = true;
+  for (const auto& x : rows_out) all &= x.within(0.01);
+  const bool chunks_row = p > 1;
+  std::vector<std::string> not_run{"step time"};
+  if (l.cp > 1) not_run.push_back("context parallelism (run as data parallelism: the MLP has no attention)");
+  if (l.recompute != model::recomputation::none) not_run.push_back("activation recomputation");
+  if (a.json) {
+    json jr = json::array();
+    for (const auto& x : rows_out)
+      jr.push_back({{"mechanism", x.mechanism}, {"predicted", x.predicted}, {"measured", x.measured},
+                    {"measured_over_predicted", x.ratio()}, {"within_1_percent", x.within(0.01)}});
+    std::cout << json{{"parallelism", model::to_string(l)}, {"run", command}, {"ranks", ranks},
+                      {"parameters_per_rank", psi}, {"rows", jr}, {"all_within_1_percent", all}, {"not_run", not_run}}
+                     .dump(2)
+              << '\n';
+  } else {
+    std::cout << "Layout: " << model::to_string(l) << " for " << w.name << "\nRun here, scaled to an MLP of "
+              << summary.at("parameters").get<long>() << " parameters on " << ranks << " ranks as threads (tp=" << t
+              << ", pp=" << p << ", vpp=" << v << ", " << d << " data-parallel replica" << (d > 1 ? "s" : "") << ", " << m
+              << " micro-batches of " << rows << " samples):\n  " << command << "\n\n";
+    table tb({"mechanism (the busiest rank)", "predicted", "measured", "measured / predicted", "within 1%"});
+    for (std::size_t i = 0; i < rows_out.size(); ++i) {
+      const auto& x = rows_out[i];
+      const bool count = chunks_row && i == (t > 1 ? 2u : 1u);
+      tb.add({x.mechanism, count ? units::detail::format_number(x.predicted) : to_string(bytes{x.predicted}),
+              count ? units::detail::format_number(x.measured) : to_string(bytes{x.measured}),
+              units::detail::format_number(x.ratio()), x.within(0.01) ? "yes" : "NO"});
+    }
+    tb.print(std::cout);
+    std::cout << "\nPredicted: the step model's counts (model/parallel_training.hpp, model/sharding.hpp) at the run's "
+                 "size. Not run:";
+    for (std::size_t i = 0; i < not_run.size(); ++i) std::cout << (i ? "; " : " ") << not_run[i];
+    std::cout << ".\n";
+  }
+  if (!all) throw usage_error("a measured figure is more than 1% from the prediction (see the table)");
+}
+
 void run_verify(const verify_args& a) {
   const auto ranks = count_flag(a.ranks, "--ranks", 2, 64);
   auto steps = count_flag(a.steps, "--steps", 1, 1000);
@@ -370,6 +522,8 @@ void run_verify(const verify_args& a) {
   if (!training)
     throw bad_flag("--workload", a.workload, "verify runs training, diffusion, llm-serve and data-curation plans; an edge or hetero-train "
                                              "plan is not run here yet (for hetero-train's link, run trinity-stream demo)");
+  if (!a.parallelism.empty()) return run_verify_parallel(a, s, *training);
+  if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), "goes with --parallelism (a layout, or search)");
   auto w = *training;
   // The plan is the system's (its own codecs); the profile, which measured this machine, only times the run.
   auto planning = a.planning;
@@ -379,28 +533,13 @@ void run_verify(const verify_args& a) {
   const auto& codec = r.codecs[p.codec];
 
   // The run, scaled down.
-  std::string train = a.train;
-  if (train.empty()) {
-    // Beside this program; named from the working directory when it lies under it, as a reader would type it.
-    const auto beside = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "trinity-train";
-    const auto here = std::filesystem::relative(beside);
-    train = (!here.empty() && here.begin()->string() != "..") ? here.string() : beside.string();
-  }
-  if (!std::filesystem::exists(train))
-    throw bad_flag("--train", train, "trinity-train is not there; build it (cmake --build --preset ci --target trinity-train)");
+  const std::string train = train_program(a);
   std::string command = "'" + train + "' --backend threads --ranks " + std::to_string(ranks) + " --stage " +
                         std::to_string(p.stage) + " --steps " + std::to_string(steps) + " --batch " + std::to_string(batch);
   if (p.offload_tier) command += " --offload";
   if (codec.name != "identity") command += " --compress '" + codec.name + "'";
   std::cerr << "trinity verify: " << command << '\n';
-  const std::string out = run_and_capture(command + " 2>&1");
-  const auto last = out.find_last_of('\n', out.size() - 2);
-  json summary;
-  try {
-    summary = json::parse(out.substr(last == std::string::npos ? 0 : last + 1)).at("summary");
-  } catch (const std::exception& e) {
-    throw usage_error(std::string("trinity-train's last line is not its summary: ") + e.what());
-  }
+  const json summary = summary_of(run_and_capture(command + " 2>&1"));
   const auto& step = summary.at("last_step");
   const double psi = summary.at("parameters").get<double>();
   const model::state_bytes b{summary.at("state_bytes").at("parameter").get<double>(),
@@ -500,6 +639,13 @@ void register_verify(CLI::App& app) {
   v->add_option("--samples", a->samples, "A data-curation plan: samples per placement (default: about 8 s of them)")
       ->type_name("COUNT");
   v->add_option("--train", a->train, "The trinity-train program (default: beside this one)")->type_name("FILE");
+  v->add_option("--parallelism", a->parallelism,
+                "A transformer training workload: run this layout's tensor, pipeline and ZeRO slots here, scaled "
+                "down (as for plan: tp=2,pp=4,vpp=2,sp=on,zero=1), or the layout search's choice (`search`)")
+      ->type_name("LAYOUT|search");
+  v->add_option("--gpus", a->gpus, "GPUs the layout search lays out, as for plan")
+      ->type_name("N")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
   v->add_flag("--json", a->json, "Print JSON");
   v->callback([a, v] {
     for (const char* f : {"--ranks", "--steps", "--batch", "--train"})
