@@ -27,3 +27,14 @@ TEMPLATE_TEST_CASE("mpi: a pipeline composed with a ZeRO stage over the data-par
     }
   }
 }
+
+TEMPLATE_TEST_CASE("mpi: context parallelism composed with a ZeRO stage over the data and context ranks trains what DDP trains",
+                   "[mpi]", shard::replicate, shard::zero<1>, shard::zero<2>, shard::zero<3>) {
+  mpi::communicator c;
+  const std::size_t world = static_cast<std::size_t>(c.size());
+  for (std::size_t cp = 2; cp <= world; ++cp) {
+    if (world % cp != 0 || scheme_check::context::tokens % cp != 0) continue;
+    INFO(TestType::name << ", cp=" << cp << ", rank " << c.rank());
+    CHECK(scheme_check::context::train<TestType>(c, cp, scheme_check::context::reference(world / cp)) == std::vector<std::string>{});
+  }
+}

@@ -68,3 +68,20 @@ TEST_CASE("ZeRO-3 without a pipeline, over the data-parallel group, trains what 
   comm::run_ranks(w, [&](comm::thread_communicator& c) { bad[static_cast<std::size_t>(c.rank())] = scheme_check::train<shard::zero<3>>(c, 1, 1, 2, reference); });
   for (std::size_t r = 0; r < 8; ++r) CHECK(bad[r] == std::vector<std::string>{});
 }
+
+TEMPLATE_TEST_CASE("context parallelism composed with a ZeRO stage over the data and context ranks trains what DDP trains",
+                   "[parallel][scheme]", shard::replicate, shard::zero<1>, shard::zero<2>, shard::zero<3>) {
+  for (const std::size_t cp : {std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
+    const std::size_t world = 8;
+    const auto reference = scheme_check::context::reference(world / cp);
+    std::vector<std::vector<std::string>> bad(world);
+    comm::thread_world w(static_cast<int>(world), std::chrono::seconds(30));
+    comm::run_ranks(w, [&](comm::thread_communicator& c) {
+      bad[static_cast<std::size_t>(c.rank())] = scheme_check::context::train<TestType>(c, cp, reference);
+    });
+    for (std::size_t r = 0; r < world; ++r) {
+      INFO(TestType::name << ", cp=" << cp << ", rank " << r);
+      CHECK(bad[r] == std::vector<std::string>{});
+    }
+  }
+}
