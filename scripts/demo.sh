@@ -3,7 +3,9 @@
 # a GB200 NVL72 rack with CXL tier-2): the chosen trade-off, what it predicts,
 # why, and the Pareto front (drawn to build/plan/pareto.png); the plan on the
 # simulated fabric; this machine calibrated, and the plan run for real here,
-# scaled down, beside the prediction (step time included). The planner on the
+# scaled down, beside the prediction (step time included). The layout search
+# for the same model on 64 H100s: the layout, its transfers on the DGX links,
+# and its tensor, pipeline and ZeRO slots run here, counted. The planner on the
 # other presets: a diffusion cache, an edge video stream, and by cost. The
 # paper's producer/consumer training (planned, and capped streams measured)
 # and its curation pipeline (planned, then run here with and without
@@ -37,6 +39,14 @@ echo "Measuring this machine (codecs, dense layers, thread link) into build/plan
 "$trinity" calibrate --size 4MiB --out build/plan/profile.json >/dev/null
 "$trinity" verify --system gb200-nvl72-cxl --workload llm-70b-train --profile build/plan/profile.json ||
   echo "(a measured figure of the plan's run is more than 20% from the prediction: see above)"
+
+rule "The layout search: llm-70b-train on 64 H100s, tensor x pipeline x context x data (docs/parallelism.md)"
+"$trinity" plan --system dgx-h100 --workload llm-70b-train --parallelism search --gpus 64 | sed -n 1,30p
+echo
+"$trinity" simulate --system dgx-h100 --workload llm-70b-train --parallelism search --gpus 64
+echo
+"$trinity" verify --system dgx-h100 --workload llm-70b-train --parallelism search --gpus 64 ||
+  echo "(a count of the layout's run differs from the step model's: see above)"
 
 rule "The planner on the other presets: a diffusion cache, an edge stream, and by cost"
 "$trinity" plan --system gb200-nvl72-cxl --workload diffusion-dit-12b
