@@ -64,6 +64,7 @@ any_workload read_workload(const std::string& arg, const plan::system& s) {
 struct plan_args {
   std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", plot, trace, parallelism;
   std::size_t gpus = 0;  // the layout search's GPUs; 0: the workload's ranks
+  double memory_headroom = 0;  // fraction of device memory a parallel layout leaves free
   planning_flags planning;
   bool json = false;
 };
@@ -563,7 +564,8 @@ model::parallel_layout layout_of(const plan_args& a, const plan::system& s) {
 plan::parallel_plan_result search_layouts(const plan_args& a, const plan::system& s, const plan::training_workload& w) {
   const auto base = options_of(a.planning);
   try {
-    return plan::plan_parallel(s, w, {.gpus = a.gpus, .objective = base.objective, .link_budget = base.link_budget});
+    return plan::plan_parallel(s, w, {.gpus = a.gpus, .objective = base.objective, .link_budget = base.link_budget,
+                                      .memory_headroom = a.memory_headroom});
   } catch (const invalid_input& e) {
     if (e.field() == "gpus") throw bad_flag("--gpus", std::to_string(a.gpus), e.problem());
     throw usage_error(std::string(e.what()));
@@ -710,7 +712,7 @@ void run_parallelism(const plan_args& a, const plan::system& s, const plan::trai
                                              "(docs/parallelism.md) to price a parallel layout");
   const auto l = layout_of(a, s);
   const auto job = plan::job_of(w, l.dp);
-  const auto c = plan::cluster_of(s, w);
+  const auto c = plan::usable_cluster(s, w, {.memory_headroom = a.memory_headroom});
   model::parallel_step_cost r;
   try {
     r = model::price(job, c, l);
@@ -751,7 +753,7 @@ void run_parallel_search(const plan_args& a, const plan::system& s, const plan::
                                              "(docs/parallelism.md) to search parallel layouts");
   const auto r = search_layouts(a, s, w);
   const auto base = options_of(a.planning);
-  const auto c = plan::cluster_of(s, w);
+  const auto c = plan::usable_cluster(s, w, {.memory_headroom = a.memory_headroom});
   const auto& ch = r.chosen();
   const std::size_t gpus = ch.plan.layout.gpus();
   const auto job = plan::job_of(w, ch.plan.layout.dp);
@@ -822,12 +824,12 @@ void run_dynamic(const plan_args& a, const plan::system& s, const plan::training
     throw bad_flag("--parallelism", a.parallelism, "plans step time per length bucket; it takes no codec, budget or plot flag");
   plan::dynamic_result r;
   try {
-    r = plan::plan_dynamic(s, w, {.gpus = a.gpus, .objective = objective_of(a.planning)});
+    r = plan::plan_dynamic(s, w, {.gpus = a.gpus, .objective = objective_of(a.planning), .memory_headroom = a.memory_headroom});
   } catch (const invalid_input& e) {
     if (e.field() == "gpus") throw bad_flag("--gpus", std::to_string(a.gpus), e.problem());
     throw usage_error(std::string(e.what()));
   }
-  const auto c = plan::cluster_of(s, w);
+  const auto c = plan::usable_cluster(s, w, {.memory_headroom = a.memory_headroom});
   const auto choice = [](const model::parallel_layout& l) {
     return "cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
            ",recompute=" + model::to_string(l.recompute) + ",sp=" + (l.sequence_parallel ? "on" : "off");
@@ -894,6 +896,9 @@ void run_plan(const plan_args& a) {
     return run_parallelism(a, s, *w);
   }
   if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), "goes with --parallelism (a layout, or search)");
+  if (a.memory_headroom > 0)
+    throw bad_flag("--memory-headroom", units::detail::format_number(a.memory_headroom),
+                   "goes with --parallelism (a layout, search or dynamic)");
   if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_diffusion(a, s, *d);
   if (auto* e = std::get_if<plan::edge_workload>(&any)) return run_edge(a, s, *e);
   if (auto* v = std::get_if<plan::serving_workload>(&any)) return run_serving(a, s, *v);
@@ -1023,6 +1028,11 @@ void register_plan(CLI::App& app) {
                                    "system's devices needs its scale-out link)")
       ->type_name("N")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
+  p->add_option("--memory-headroom", a->memory_headroom,
+                "With --parallelism: the fraction of device memory a layout leaves free (allocator, workspaces), "
+                "e.g. 0.1; default 0")
+      ->type_name("FRACTION")
+      ->check(CLI::Range(0.0, 0.99));
   p->add_flag("--json", a->json, "Print JSON: choice, predicted, pareto, explanation");
   p->callback([a] { run_plan(*a); });
 

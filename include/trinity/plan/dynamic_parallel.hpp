@@ -94,7 +94,7 @@ inline dynamic_result plan_dynamic(const system& s, const training_workload& w, 
                                " in one domain with no scale-out link");
   const auto base = job_of(w, g);
   model::validate(base.shape);
-  const auto cluster = cluster_of(s, w);
+  const auto cluster = usable_cluster(s, w, o);
   const auto& m = base.shape;
 
   // Whole sequences per bucket.

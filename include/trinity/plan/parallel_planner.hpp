@@ -69,6 +69,9 @@ struct parallel_options {
   std::size_t gpus = 0;  //!< GPUs to lay out; 0: the workload's ranks (data_parallel, else the system's devices)
   plan::objective objective = objective::time;
   std::optional<bytes> link_budget = std::nullopt;  //!< most bytes a GPU may send per step
+  //! Fraction of device memory kept free (the allocator's fragmentation, library workspaces, NCCL's buffers):
+  //! a layout must fit in the rest. 0 by default: no published figure fits every stack; measure yours.
+  double memory_headroom = 0;
 };
 
 using parallel_evaluated = candidate<parallel_plan, parallel_cost>;
@@ -92,6 +95,15 @@ inline model::training_job job_of(const training_workload& w, std::size_t ranks)
 //! The cluster a system is to the step model, with the device's GEMM curve and the measured κ.
 inline model::training_cluster cluster_of(const system& s, const training_workload& w) {
   return cluster_of(s, s.device.gemm, detail::measured_elementwise_traffic, w.compute_precision);
+}
+
+//! The cluster a layout must fit: the system's, its device memory less `o.memory_headroom` of it.
+inline model::training_cluster usable_cluster(const system& s, const training_workload& w, const parallel_options& o) {
+  trinity::detail::require(o.memory_headroom >= 0 && o.memory_headroom < 1, "memory_headroom",
+                           "is the fraction of device memory kept free: at least 0 and below 1");
+  auto c = cluster_of(s, w);
+  c.memory = c.memory * (1.0 - o.memory_headroom);
+  return c;
 }
 
 //! "tp=8 inside a scale-up domain of 8 (nvlink4-x18)": where a group of `span` GPUs talks.
@@ -198,7 +210,8 @@ struct parallel_problem {
 
   [[nodiscard]] std::string check(const parallel_plan&, const parallel_cost& c) const {
     if (c.total.memory > cluster.memory)
-      return s.tiers[0].name + " capacity: needs " + to_string(c.total.memory) + " per GPU of " + to_string(cluster.memory);
+      return s.tiers[0].name + " capacity: needs " + to_string(c.total.memory) + " per GPU of " + to_string(cluster.memory) +
+             (o.memory_headroom > 0 ? " (" + to_string(s.tiers[0].capacity) + " less " + pct(o.memory_headroom) + " headroom)" : "");
     if (o.link_budget && c.total.bandwidth > *o.link_budget)
       return "interconnect budget: sends " + to_string(c.total.bandwidth) + " per GPU and step, more than " +
              to_string(*o.link_budget);
@@ -341,7 +354,7 @@ inline parallel_plan_result plan_parallel(const system& s, const training_worklo
   detail::require_prices(s, o.objective);
   const auto job = job_of(w, gpus);
   model::validate(job.shape);
-  const detail::parallel_problem p{s, w, o, job, cluster_of(s, w), gpus, untraded_layout(job, gpus)};
+  const detail::parallel_problem p{s, w, o, job, usable_cluster(s, w, o), gpus, untraded_layout(job, gpus)};
   return solve(p, {.objective = o.objective, .link_budget = o.link_budget});
 }
 

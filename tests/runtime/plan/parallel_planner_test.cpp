@@ -175,3 +175,28 @@ TEST_CASE("layout search: a budget of bytes sent is kept, and what cannot run is
   CHECK_THROWS_WITH(plan::plan_parallel(plan::presets::dgx_a100(), w, {.gpus = 64, .objective = plan::objective::cost}),
                     Catch::Contains("cost needs prices"));
 }
+
+TEST_CASE("layout search: memory headroom keeps a share of device memory free, and the choice moves to fit the rest",
+          "[plan][parallel]") {
+  const auto s = plan::presets::dgx_h100();
+  const auto w = plan::presets::llm_70b();
+  const auto tight = plan::plan_parallel(s, w, {.gpus = 64});
+  const auto roomy = plan::plan_parallel(s, w, {.gpus = 64, .memory_headroom = 0.1});
+  const bytes usable = s.tiers[0].capacity * 0.9;
+  // Every layout that fits with headroom leaves 10% free; the choice without it does not, so the choice moves.
+  for (const auto& e : roomy.candidates)
+    if (e.fits()) CHECK(e.cost.total.memory <= usable);
+  CHECK(tight.chosen().cost.total.memory > usable);
+  CHECK(roomy.chosen().plan.layout != tight.chosen().plan.layout);
+  CHECK(roomy.chosen().cost.total.time >= tight.chosen().cost.total.time);
+  // The same layouts fit or not by the one rule: within the usable bytes.
+  std::size_t both = 0;
+  for (std::size_t i = 0; i < roomy.candidates.size(); ++i) {
+    CHECK(roomy.candidates[i].fits() == (tight.candidates[i].fits() && tight.candidates[i].cost.total.memory <= usable));
+    both += roomy.candidates[i].fits();
+  }
+  CHECK(both > 0);
+  CHECK_THAT(roomy.candidates[roomy.baseline].violation, Catch::Contains("of 72 GB (80 GB less 10% headroom)"));
+  CHECK_THROWS_WITH(plan::plan_parallel(s, w, {.gpus = 64, .memory_headroom = 1.0}),
+                    Catch::StartsWith("memory_headroom: is the fraction of device memory kept free"));
+}
