@@ -14,6 +14,7 @@
 #include <trinity/model/compression.hpp>
 #include <trinity/plan/diffusion.hpp>
 #include <trinity/plan/edge.hpp>
+#include <trinity/plan/parallel_planner.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/workload.hpp>
@@ -153,6 +154,13 @@ plan::objective objective_of(const planning_flags& f);
 plan::planner_options options_of(const planning_flags& f);
 //! The training plan for these flags: the error budget applied to w, codecs from the profile or the defaults.
 plan::plan_result plan_training_with(const plan::system& s, plan::training_workload& w, const planning_flags& f);
+//! --parallelism LAYOUT|search and --gpus N, for a command that lays out or runs a layout (`what` it does).
+void add_layout_flags(CLI::App& cmd, std::string& parallelism, std::size_t& gpus, const std::string& what);
+//! The layout --parallelism names, checked against --gpus (0: any) and the system's reach.
+model::parallel_layout named_layout(const plan::system& s, const std::string& parallelism, std::size_t gpus);
+//! Every layout of `gpus` GPUs (0: the workload's ranks) searched for these flags' objective and link budget.
+plan::parallel_plan_result search_layouts(const plan::system& s, const plan::training_workload& w, std::size_t gpus,
+                                          double memory_headroom, const planning_flags& f);
 //! The serving plan for these flags: the error budget applied to w; the gradient-only flags refused.
 plan::serving_plan_result plan_serving_with(const plan::system& s, plan::serving_workload& w, const planning_flags& f);
 

@@ -542,34 +542,10 @@ void run_simulate_serving(const plan_args& a, const plan::system& s, plan::servi
   print_simulated(sim, f->name);
 }
 
-// The layout --parallelism names, checked against --gpus and the system's reach.
-model::parallel_layout layout_of(const plan_args& a, const plan::system& s) {
-  model::parallel_layout l;
-  try {
-    l = io::parse_parallel_layout(a.parallelism, "--parallelism");
-  } catch (const invalid_input& e) {
-    throw bad_flag("--parallelism", a.parallelism, e.problem());
-  }
-  if (a.gpus && a.gpus != l.gpus())
-    throw bad_flag("--gpus", std::to_string(a.gpus), "differs from the layout's " + std::to_string(l.gpus()) +
-                                                         " (tp*pp*cp*dp); give one or the other");
-  if (!s.scale_out && l.gpus() > s.device.count)
-    throw bad_flag("--parallelism", a.parallelism,
-                   "uses " + std::to_string(l.gpus()) + " GPUs (tp*pp*cp*dp), and " + s.name + " has " +
-                       std::to_string(s.device.count) + " in one domain with no scale-out link");
-  return l;
-}
-
-// Every layout of --gpus searched for the objective and link budget given.
+// The layout --parallelism names, or the search's choice.
+model::parallel_layout layout_of(const plan_args& a, const plan::system& s) { return named_layout(s, a.parallelism, a.gpus); }
 plan::parallel_plan_result search_layouts(const plan_args& a, const plan::system& s, const plan::training_workload& w) {
-  const auto base = options_of(a.planning);
-  try {
-    return plan::plan_parallel(s, w, {.gpus = a.gpus, .objective = base.objective, .link_budget = base.link_budget,
-                                      .memory_headroom = a.memory_headroom});
-  } catch (const invalid_input& e) {
-    if (e.field() == "gpus") throw bad_flag("--gpus", std::to_string(a.gpus), e.problem());
-    throw usage_error(std::string(e.what()));
-  }
+  return search_layouts(s, w, a.gpus, a.memory_headroom, a.planning);
 }
 
 // trinity simulate --parallelism: a layout's transfers on the system's own link hierarchy, every group at once.
@@ -969,6 +945,42 @@ void add_planning_flags(CLI::App& cmd, planning_flags& f) {
                                                    "workload's, 0.01)")->type_name("NUMBER");
 }
 
+model::parallel_layout named_layout(const plan::system& s, const std::string& parallelism, std::size_t gpus) {
+  model::parallel_layout l;
+  try {
+    l = io::parse_parallel_layout(parallelism, "--parallelism");
+  } catch (const invalid_input& e) {
+    throw bad_flag("--parallelism", parallelism, e.problem());
+  }
+  if (gpus && gpus != l.gpus())
+    throw bad_flag("--gpus", std::to_string(gpus), "differs from the layout's " + std::to_string(l.gpus()) +
+                                                       " (tp*pp*cp*dp); give one or the other");
+  if (!s.scale_out && l.gpus() > s.device.count)
+    throw bad_flag("--parallelism", parallelism,
+                   "uses " + std::to_string(l.gpus()) + " GPUs (tp*pp*cp*dp), and " + s.name + " has " +
+                       std::to_string(s.device.count) + " in one domain with no scale-out link");
+  return l;
+}
+
+plan::parallel_plan_result search_layouts(const plan::system& s, const plan::training_workload& w, std::size_t gpus,
+                                          double memory_headroom, const planning_flags& f) {
+  const auto base = options_of(f);
+  try {
+    return plan::plan_parallel(s, w, {.gpus = gpus, .objective = base.objective, .link_budget = base.link_budget,
+                                      .memory_headroom = memory_headroom});
+  } catch (const invalid_input& e) {
+    if (e.field() == "gpus") throw bad_flag("--gpus", std::to_string(gpus), e.problem());
+    throw usage_error(std::string(e.what()));
+  }
+}
+
+void add_layout_flags(CLI::App& cmd, std::string& parallelism, std::size_t& gpus, const std::string& what) {
+  cmd.add_option("--parallelism", parallelism, "A transformer training workload: " + what)->type_name("LAYOUT|search");
+  cmd.add_option("--gpus", gpus, "GPUs the layout search lays out, as for plan")
+      ->type_name("N")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
+}
+
 plan::planner_options options_of(const planning_flags& f) {
   plan::planner_options o{.objective = objective_of(f), .link_budget = std::nullopt};
   if (!f.link_budget.empty()) o.link_budget = quantity_flag<bytes>(f.link_budget, "--link-budget");
@@ -1045,13 +1057,8 @@ void register_plan(CLI::App& app) {
   add_planning_flags(*sim, sa->planning);
   sim->add_option("--trace", sa->trace, "An llm-serve workload: the block-hashed trace (Mooncake's JSONL format) "
                                         "whose KV loads to replay on the fabric")->type_name("FILE.jsonl");
-  sim->add_option("--parallelism", sa->parallelism,
-                  "A transformer training workload: lay this layout (as for plan), or the layout search's choice "
-                  "(`search`), on the system's own link hierarchy")
-      ->type_name("LAYOUT|search");
-  sim->add_option("--gpus", sa->gpus, "GPUs the layout search lays out, as for plan")
-      ->type_name("N")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
+  add_layout_flags(*sim, sa->parallelism, sa->gpus, "lay this layout (as for plan), or the layout search's choice "
+                                                   "(`search`), on the system's own link hierarchy");
   sim->add_flag("--json", sa->json, "Print JSON");
   sim->callback([sa] { run_simulate(*sa); });
 }

@@ -392,25 +392,8 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
   if (!w.shape)
     throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
                                              "(docs/parallelism.md) to verify a parallel layout");
-  model::parallel_layout l;
-  if (a.parallelism == "search") {
-    const auto base = options_of(a.planning);
-    try {
-      l = plan::plan_parallel(s, w, {.gpus = a.gpus, .objective = base.objective, .link_budget = base.link_budget})
-              .chosen().plan.layout;
-    } catch (const invalid_input& e) {
-      throw usage_error(std::string(e.what()));
-    }
-  } else {
-    try {
-      l = io::parse_parallel_layout(a.parallelism, "--parallelism");
-    } catch (const invalid_input& e) {
-      throw bad_flag("--parallelism", a.parallelism, e.problem());
-    }
-    if (a.gpus && a.gpus != l.gpus())
-      throw bad_flag("--gpus", std::to_string(a.gpus), "differs from the layout's " + std::to_string(l.gpus()) +
-                                                           " (tp*pp*cp*dp); give one or the other");
-  }
+  const auto l = a.parallelism == "search" ? search_layouts(s, w, a.gpus, 0, a.planning).chosen().plan.layout
+                                           : named_layout(s, a.parallelism, a.gpus);
   // The run: the layout's tp, pp, vpp, sp and ZeRO stage; two data-parallel replicas where it has any (its
   // context ranks shard the weights like data ranks, and run as them: the MLP has no attention to ring).
   const std::size_t t = l.tp, p = l.pp, v = l.vpp, d = l.dp * l.cp > 1 ? 2 : 1, ranks = t * p * d;
@@ -639,13 +622,9 @@ void register_verify(CLI::App& app) {
   v->add_option("--samples", a->samples, "A data-curation plan: samples per placement (default: about 8 s of them)")
       ->type_name("COUNT");
   v->add_option("--train", a->train, "The trinity-train program (default: beside this one)")->type_name("FILE");
-  v->add_option("--parallelism", a->parallelism,
-                "A transformer training workload: run this layout's tensor, pipeline and ZeRO slots here, scaled "
-                "down (as for plan: tp=2,pp=4,vpp=2,sp=on,zero=1), or the layout search's choice (`search`)")
-      ->type_name("LAYOUT|search");
-  v->add_option("--gpus", a->gpus, "GPUs the layout search lays out, as for plan")
-      ->type_name("N")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
+  add_layout_flags(*v, a->parallelism, a->gpus, "run this layout's tensor, pipeline and ZeRO slots here, scaled down "
+                                               "(as for plan: tp=2,pp=4,vpp=2,sp=on,zero=1), or the layout search's "
+                                               "choice (`search`)");
   v->add_flag("--json", a->json, "Print JSON");
   v->callback([a, v] {
     for (const char* f : {"--ranks", "--steps", "--batch", "--train"})

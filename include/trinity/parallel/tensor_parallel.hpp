@@ -108,6 +108,11 @@ struct linear_grads {
 };
 
 namespace detail {
+// Where a backward pass adds its gradients: shaped as the weights.
+inline void need_grads(linear_part l, linear_grads g) {
+  need(g.w.size(), l.w.size(), "dw");
+  need(g.b.size(), l.b.size(), "db");
+}
 inline std::size_t outputs_of(linear_part l, std::size_t in) {
   trinity::detail::require(in > 0 && l.w.size() == l.b.size() * in, "w",
                            "holds " + std::to_string(l.w.size()) + " values; a layer of " + std::to_string(l.b.size()) +
@@ -139,8 +144,7 @@ void column_backward(C& tp, linear_part l, std::span<const float> whole, std::sp
   const std::size_t out = detail::outputs_of(l, in);
   detail::need(dy.size(), rows * out, "dy");
   detail::need(whole.size(), rows * in, "forward");
-  detail::need(g.w.size(), l.w.size(), "dw");
-  detail::need(g.b.size(), out, "db");
+  detail::need_grads(l, g);
   detail::accumulate_grads(dy, whole, g.w, g.b, rows, in, out);
   std::vector<float> partial(rows * in);
   detail::dy_w(dy, l.w, partial, rows, in, out);
@@ -184,8 +188,7 @@ void row_backward(C& tp, linear_part l, std::span<const float> x, std::span<cons
   const std::size_t out = detail::outputs_of(l, in);
   detail::need(x.size(), rows * in, "forward");
   detail::need(dx.size(), rows * in, "dx");
-  detail::need(g.w.size(), l.w.size(), "dw");
-  detail::need(g.b.size(), out, "db");
+  detail::need_grads(l, g);
   std::vector<float> whole;
   std::span<const float> dy_all = dy;
   if (held == tokens::all) {
