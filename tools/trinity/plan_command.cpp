@@ -638,11 +638,13 @@ json parallel_predicted_json(const model::parallel_step_cost& r) {
             {"elementwise_s", r.elementwise.value()}, {"recompute_s", r.recompute.value()},
             {"tensor_parallel_s", r.tp_comm.value()}, {"context_parallel_s", r.cp_comm.value()},
             {"pipeline_p2p_s", r.pp_comm.value()}, {"bubble_s", r.bubble.value()},
-            {"data_parallel_s", r.dp_comm.value()}, {"optimizer_s", r.optimizer.value()}}},
+            {"data_parallel_s", r.dp_comm.value()}, {"optimizer_s", r.optimizer.value()},
+            {"offload_s", r.offload.value()}}},
           {"memory",
            {{"parameters_bytes", r.parameters.value()}, {"gradients_bytes", r.gradients.value()},
             {"optimizer_states_bytes", r.optimizer_states.value()},
-            {"activations_bytes", r.activations.value()}}},
+            {"activations_bytes", r.activations.value()}, {"offloaded_bytes", r.offloaded.value()}}},
+          {"offload_bytes_per_step", r.offload_bytes.value()},
           {"sent_per_gpu",
            {{"tensor_parallel_bytes", r.tp_bytes.value()}, {"context_parallel_bytes", r.cp_bytes.value()},
             {"pipeline_bytes", r.pp_bytes.value()}, {"data_parallel_bytes", r.dp_bytes.value()}}}};
@@ -662,12 +664,14 @@ void print_parallel_breakdown(const model::parallel_step_cost& r, bytes capacity
   t.add({"  pipeline sends", share(r.pp_comm)});
   t.add({"  pipeline bubble", share(r.bubble)});
   t.add({"  data-parallel reduction (exposed)", share(r.dp_comm)});
-  t.add({"  optimizer step", share(r.optimizer)});
+  t.add({"  optimizer step" + std::string(r.offloaded > bytes{} ? " (on the host)" : ""), share(r.optimizer)});
+  if (r.offloaded > bytes{}) t.add({"  optimizer offload traffic", share(r.offload)});
   t.add({"device memory per GPU", to_string(r.device_bytes) + " of " + to_string(capacity) +
                                       (r.device_bytes <= capacity ? "" : ": does NOT fit")});
   t.add({"  weights, gradients, optimizer", to_string(r.parameters) + ", " + to_string(r.gradients) + ", " +
                                                 to_string(r.optimizer_states)});
   t.add({"  activations", to_string(r.activations)});
+  if (r.offloaded > bytes{}) t.add({"optimizer states offloaded per GPU", to_string(r.offloaded)});
   t.print(std::cout);
 }
 

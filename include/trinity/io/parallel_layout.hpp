@@ -1,8 +1,8 @@
 #pragma once
 //! \file
 //! A parallel layout written as the command line takes it:
-//!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,sp=on|off,zero=0..3
-//! Every key is optional (a missing degree is 1, recompute none, sp off, ZeRO 0); an unknown key, a key given
+//!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,sp=on|off,zero=0..3,offload=on|off
+//! Every key is optional (a missing degree is 1, recompute none, sp off, ZeRO 0, no offload); an unknown key, a key given
 //! twice or a value that is not allowed is refused, naming it and what would be.
 
 #include <cstddef>
@@ -16,7 +16,7 @@
 namespace trinity::io {
 
 inline model::parallel_layout parse_parallel_layout(std::string_view text, const std::string& field = "parallelism") {
-  static constexpr std::string_view keys[] = {"tp", "pp", "vpp", "cp", "dp", "mbs", "recompute", "sp", "zero"};
+  static constexpr std::string_view keys[] = {"tp", "pp", "vpp", "cp", "dp", "mbs", "recompute", "sp", "zero", "offload"};
   model::parallel_layout l;
   bool seen[std::size(keys)] = {};
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
@@ -41,9 +41,9 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
       else fail("recompute=" + value + ": use none, selective or full");
       continue;
     }
-    if (key == "sp") {
-      if (value != "on" && value != "off") fail("sp=" + value + ": use on or off");
-      l.sequence_parallel = value == "on";
+    if (key == "sp" || key == "offload") {
+      if (value != "on" && value != "off") fail(key + "=" + value + ": use on or off");
+      (key == "sp" ? l.sequence_parallel : l.offload) = value == "on";
       continue;
     }
     std::size_t n = 0, used = 0;

@@ -60,6 +60,7 @@ struct parallel_layout {
   recomputation recompute = recomputation::none;
   bool sequence_parallel = false;
   int zero_stage = 0;  //!< over the dp·cp ranks that hold the same weights (1: Megatron's distributed optimizer)
+  bool offload = false;  //!< optimizer states (and their update) in the host tier: ZeRO-Offload
 
   [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
   friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
@@ -69,7 +70,7 @@ inline std::string to_string(const parallel_layout& l) {
   return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
          ",cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
          ",recompute=" + to_string(l.recompute) + ",sp=" + (l.sequence_parallel ? "on" : "off") +
-         ",zero=" + std::to_string(l.zero_stage);
+         ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "");
 }
 
 //! One level of the network, per GPU and direction.
@@ -87,6 +88,9 @@ struct training_cluster {
   std::size_t domain = 8;               //!< GPUs that share the fast link
   link_level fast{}, slow{};
   double elementwise_traffic = 3.0;     //!< κ: memory traffic per byte of activations kept
+  //! The tier optimizer states offload to (host memory, per GPU), reached over `host.bandwidth`; capacity 0: none.
+  link_level host{};
+  bytes host_memory{};
 };
 
 //! The model and the batch.
@@ -150,9 +154,11 @@ struct parallel_step_cost {
   seconds gemm{}, attention{}, elementwise{}, recompute{};   //!< per step, summed over micro-batches
   seconds tp_comm{}, cp_comm{}, pp_comm{};                    //!< per step, on the critical path
   seconds bubble{}, dp_comm{}, optimizer{};
+  seconds offload{};                                          //!< gradient shard down, parameter shard up, per step
   seconds step{};
   bytes tp_bytes{}, cp_bytes{}, pp_bytes{}, dp_bytes{};       //!< sent per GPU per step
   bytes parameters{}, gradients{}, optimizer_states{}, activations{};  //!< per GPU, the fuller stage
+  bytes offloaded{}, offload_bytes{};  //!< optimizer states held in the host tier; bytes moved to and from it a step
   bytes device_bytes{};
   flops model_flops{};  //!< per step, all GPUs: 3 passes, full s² (Narayanan et al.'s count without recomputation)
   double mfu = 0;       //!< model FLOPs over the step time and every GPU's peak
@@ -348,15 +354,26 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.stage_parameters = psi;
   r.dp_bytes = dp_bytes;
   const double local = psi / (l.zero_stage >= 1 ? n : 1.0);
-  r.optimizer = seconds{local * (2.0 * pb.optimizer + pb.parameter + pb.gradient) / c.memory_bandwidth.value()};
+  // The update reads and writes the optimizer states and reads the parameter and gradient, where it runs: on
+  // the device, or offloaded on the host at the host tier's rate, after the gradient shard comes down and
+  // before the parameter shard goes back up (ZeRO-Offload; what trinity-train --offload moves).
+  if (l.offload && c.host_memory <= bytes{})
+    throw invalid_input("offload", "the system has no tier below device memory to hold optimizer states. Fix: offload=off, "
+                                   "or a system with a host tier");
+  const bytes_per_second update_rate = l.offload ? c.host.bandwidth : c.memory_bandwidth;
+  r.optimizer = seconds{local * (2.0 * pb.optimizer + pb.parameter + pb.gradient) / update_rate.value()};
+  if (l.offload) {
+    r.offload_bytes = model::offload_traffic_per_step(psi, shard_ranks, l.zero_stage, pb);
+    r.offload = c.host.latency + r.offload_bytes / c.host.bandwidth;
+  }
 
-  r.step = mb * per_mb + r.bubble + r.dp_comm + r.optimizer;
+  r.step = mb * per_mb + r.bubble + r.dp_comm + r.optimizer + r.offload;
 
   // --- memory ---
   r.parameters = bytes{psi * pb.parameter / (l.zero_stage >= 3 ? n : 1.0)};
   // Over several micro-batches each layer's whole gradient accumulates until the last (peak_gradient_bytes).
   r.gradients = peak_gradient_bytes(psi, shard_ranks, l.zero_stage, pb, static_cast<std::size_t>(mb));
-  r.optimizer_states = bytes{psi * pb.optimizer / (l.zero_stage >= 1 ? n : 1.0)};
+  (l.offload ? r.offloaded : r.optimizer_states) = bytes{psi * pb.optimizer / (l.zero_stage >= 1 ? n : 1.0)};
   const double stored = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, l.recompute);
   const double kept = x.kept, scores = x.scores;
   const double in_flight = pipeline_in_flight(l.pp, static_cast<std::size_t>(mb), l.vpp);

@@ -1,7 +1,8 @@
 #pragma once
 //! \file
 //! A planner system as the parallel step model sees it (model/parallel_training.hpp): the device's peak at
-//! the training precision, its device memory (tiers[0]), and the link hierarchy. The scale-up domain shares
+//! the training precision, its device memory (tiers[0]), the tier below it (tiers[1]) that optimizer states
+//! offload to, and the link hierarchy. The scale-up domain shares
 //! `interconnect`; past it, ranks talk over `scale_out`. A system without a scale-out link is one domain.
 
 #include <string_view>
@@ -28,6 +29,10 @@ inline model::training_cluster cluster_of(const system& s, model::gemm_efficienc
     c.slow = c.fast;
   }
   c.elementwise_traffic = elementwise_traffic;
+  if (s.tiers.size() > 1) {  // the first tier below device memory holds offloaded optimizer states
+    c.host = {s.tiers[1].latency, s.tiers[1].bandwidth};
+    c.host_memory = s.tiers[1].capacity;
+  }
   return c;
 }
 

@@ -32,9 +32,11 @@
 //!  - recomputation none, selective (not under FlashAttention, where it redoes
 //!    nothing), full; sp off, and on with tp > 1;
 //!  - ZeRO 0-3 (3 only without a pipeline, as the step model refuses it; 0 only
-//!    when no data or context ranks share the weights).
-//! Left out: gradient codecs and optimizer offload, which the data-parallel
-//! planner (plan/planner.hpp) searches; the step model does not price them yet.
+//!    when no data or context ranks share the weights);
+//!  - optimizer states on the device, or offloaded to the system's second tier
+//!    (ZeRO-Offload), which must hold them.
+//! Left out: gradient codecs, which the data-parallel planner (plan/planner.hpp)
+//! searches; the step model does not price them yet.
 
 #include <algorithm>
 #include <array>
@@ -179,7 +181,13 @@ struct parallel_problem {
           // Without data or context ranks there is nothing for ZeRO to shard: stage 0 only.
           const int most = l.dp * l.cp == 1 ? 0 : l.pp > 1 ? 2 : 3;
           for (l.zero_stage = 0; l.zero_stage <= most; ++l.zero_stage)
-            for_each_policy(l, job.flash_attention, [&](const model::parallel_layout& x) { f(parallel_plan{x}); });
+            for_each_policy(l, job.flash_attention, [&](model::parallel_layout x) {
+              // Optimizer states on the device, and where the system has a tier below it, offloaded there.
+              for (int off = 0; off <= (cluster.host_memory > bytes{} ? 1 : 0); ++off) {
+                x.offload = off == 1;
+                f(parallel_plan{x});
+              }
+            });
         }
       }
     });
@@ -192,7 +200,7 @@ struct parallel_problem {
     const auto& l = p.layout;
     const double n = static_cast<double>(l.gpus());
     const bytes sent = r.tp_bytes + r.cp_bytes + r.pp_bytes + r.dp_bytes;
-    const seconds busy = r.gemm + r.attention + r.elementwise + r.recompute + r.optimizer;
+    const seconds busy = r.gemm + r.attention + r.elementwise + r.recompute + (p.layout.offload ? seconds{} : r.optimizer);
     // Bytes cost the energy of the link their group uses (tensor innermost, then context, pipeline, data).
     const auto energy_of = [&](std::size_t span) {
       return span <= cluster.domain || !s.scale_out ? s.interconnect.energy : s.scale_out->energy;
@@ -203,7 +211,7 @@ struct parallel_problem {
     c.total.time = r.step;
     c.total.energy = busy * s.device.power + (r.step - busy) * s.device.idle_power + r.tp_bytes * energy_of(l.tp) +
                      r.cp_bytes * energy_of(l.tp * l.cp) + r.pp_bytes * energy_of(l.tp * l.cp * l.pp) +
-                     r.dp_bytes * energy_of(l.gpus());
+                     r.dp_bytes * energy_of(l.gpus()) + (l.offload ? r.offload_bytes * s.tiers[1].energy : joules{});
     c.dollars = plan::dollars(s, r.step, {r.device_bytes}, sent);
     return c;
   }
@@ -212,6 +220,9 @@ struct parallel_problem {
     if (c.total.memory > cluster.memory)
       return s.tiers[0].name + " capacity: needs " + to_string(c.total.memory) + " per GPU of " + to_string(cluster.memory) +
              (o.memory_headroom > 0 ? " (" + to_string(s.tiers[0].capacity) + " less " + pct(o.memory_headroom) + " headroom)" : "");
+    if (c.step.offloaded > cluster.host_memory)
+      return s.tiers[1].name + " capacity: offloads " + to_string(c.step.offloaded) + " per GPU of " +
+             to_string(cluster.host_memory);
     if (o.link_budget && c.total.bandwidth > *o.link_budget)
       return "interconnect budget: sends " + to_string(c.total.bandwidth) + " per GPU and step, more than " +
              to_string(*o.link_budget);
@@ -243,7 +254,7 @@ struct parallel_problem {
         {r.recompute.value(), "recomputation"},                 {r.tp_comm.value(), "tensor-parallel collectives"},
         {r.cp_comm.value(), "the context ring"},                {r.pp_comm.value(), "pipeline sends"},
         {r.bubble.value(), "the pipeline bubble"},              {r.dp_comm.value(), "the data-parallel reduction"},
-        {r.optimizer.value(), "the optimizer step"}};
+        {r.optimizer.value(), "the optimizer step"},          {r.offload.value(), "the optimizer offload traffic"}};
     const auto top = *std::max_element(std::begin(parts), std::end(parts));
     return std::string(top.second) + " (" + pct(top.first / r.step.value()) + " of a " + to_string(r.step) +
            " step, MFU " + pct(r.mfu) + "); " + s.tiers[0].name + " " + pct(r.device_bytes / cluster.memory) + " full";
@@ -286,6 +297,9 @@ struct parallel_problem {
     move(want.zero_stage != at.zero_stage, [&](model::parallel_layout& l) { l.zero_stage = want.zero_stage; },
          "ZeRO stage " + std::to_string(want.zero_stage) + " over the " + std::to_string(want.dp * want.cp) +
              " data and context ranks (bandwidth for memory)");
+    move(want.offload != at.offload, [&](model::parallel_layout& l) { l.offload = want.offload; },
+         "optimizer states offloaded to " + (s.tiers.size() > 1 ? s.tiers[1].name : std::string("the host")) +
+             " (bandwidth to it for device memory)");
     move(want.recompute != at.recompute, [&](model::parallel_layout& l) { l.recompute = want.recompute; },
          std::string(to_string(want.recompute)) + " recomputation (compute for memory)");
     move(want.micro_batch != at.micro_batch, [&](model::parallel_layout& l) { l.micro_batch = want.micro_batch; },

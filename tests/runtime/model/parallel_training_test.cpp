@@ -160,6 +160,11 @@ TEST_CASE("parallel layout: parsed from the command line's form and refused by k
   CHECK(io::parse_parallel_layout("dp=4") == parallel_layout{1, 1, 1, 1, 4, 1, recomputation::none, false, 0});
   CHECK_THROWS_WITH(io::parse_parallel_layout("tq=8"), Catch::Contains("\"tq\" is not a key") && Catch::Contains("tp"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("tp=8,tp=4"), Catch::Contains("given twice"));
+  const auto off = io::parse_parallel_layout("tp=2,dp=4,zero=1,offload=on");
+  CHECK(off.offload);
+  CHECK(io::parse_parallel_layout(to_string(off)) == off);
+  CHECK_FALSE(io::parse_parallel_layout("tp=2,offload=off").offload);
+  CHECK_THROWS_WITH(io::parse_parallel_layout("offload=yes"), Catch::Contains("offload=yes: use on or off"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("tp=0"), Catch::Contains("1 to 1000000"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("tp=8x"), Catch::Contains("whole number"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("recompute=some"), Catch::Contains("none, selective or full"));
@@ -209,4 +214,33 @@ TEST_CASE("parallel fits: recover the parameters that made their data", "[model]
     CHECK(g.peak_fraction == Approx(0.85));
     CHECK(g.half_size == 192);
   }
+}
+
+TEST_CASE("parallel training: offload moves the optimizer states to the host tier and prices their traffic",
+          "[model][parallel]") {
+  const auto j = gpt(8, 2048, 16, 1024, 32);
+  auto c = ideal();
+  parallel_layout l{2, 2, 1, 1, 4, 1, recomputation::none, true, 1};
+  const auto on_device = price(j, c, l);
+  l.offload = true;
+  CHECK_THROWS_WITH(price(j, c, l), Catch::StartsWith("offload: the system has no tier below device memory"));
+  c.host = {seconds{2e-6}, bytes_per_second{64e9}};
+  c.host_memory = bytes{250e9};
+  const auto off = price(j, c, l);
+  const double psi = off.stage_parameters, shard = psi / 4;  // ZeRO-1 over the 4 data-parallel ranks
+  // The states leave the device, whole; nothing else moves.
+  CHECK(off.optimizer_states.value() == 0);
+  CHECK(off.offloaded.value() == Approx(shard * 12));
+  CHECK((on_device.device_bytes - off.device_bytes).value() == Approx(shard * 12));
+  CHECK(off.parameters == on_device.parameters);
+  CHECK(off.gradients == on_device.gradients);
+  // Each step the gradient shard (2 bytes) goes down and the parameter shard (2 bytes) comes back, and the
+  // update reads and writes its states at the host's rate instead of HBM's.
+  CHECK(off.offload_bytes.value() == Approx(shard * 4));
+  CHECK(off.offload.value() == Approx(2e-6 + shard * 4 / 64e9));
+  CHECK(off.optimizer.value() == Approx(shard * (2 * 12 + 2 + 2) / 64e9));
+  CHECK(on_device.optimizer.value() == Approx(shard * (2 * 12 + 2 + 2) / 2e12));
+  CHECK((off.step - on_device.step).value() ==
+        Approx((off.offload + off.optimizer - on_device.optimizer).value()).epsilon(1e-9));
+  CHECK(to_string(l) == "tp=2,pp=2,vpp=1,cp=1,dp=4,mbs=1,recompute=none,sp=on,zero=1,offload=on");
 }

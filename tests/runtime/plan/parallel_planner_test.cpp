@@ -27,10 +27,10 @@ plan::training_workload small() {
   return w;
 }
 
-using key = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, int, int, int>;
+using key = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, int, int, int, int>;
 key key_of(const model::parallel_layout& l) {
   return {l.tp, l.pp, l.vpp, l.cp, l.dp, l.micro_batch, static_cast<int>(l.recompute), l.sequence_parallel ? 1 : 0,
-          l.zero_stage};
+          l.zero_stage, l.offload ? 1 : 0};
 }
 
 }  // namespace
@@ -51,7 +51,7 @@ TEST_CASE("layout search: the space is every layout the step model runs, with th
     }
     // Every tuple of degrees up to 16, filtered by the step model and the search's own rules (equal
     // interleaved chunks, micro-batches up to 8, no ZeRO without ranks to shard over, no selective
-    // recomputation under FlashAttention).
+    // recomputation under FlashAttention), each with its optimizer on the device and offloaded.
     std::set<key> expected;
     model::parallel_layout l;
     for (l.tp = 1; l.tp <= 16; ++l.tp)
@@ -62,10 +62,12 @@ TEST_CASE("layout search: the space is every layout the step model runs, with th
               for (l.micro_batch = 1; l.micro_batch <= 8; l.micro_batch *= 2)
                 for (const auto rc : {model::recomputation::none, model::recomputation::selective, model::recomputation::full})
                   for (const bool sp : {false, true})
-                    for (int z = 0; z <= 3; ++z) {
+                    for (int z = 0; z <= 3; ++z)
+                    for (const bool off : {false, true}) {  // dgx-h100 has a host tier to offload to
                       l.recompute = rc;
                       l.sequence_parallel = sp;
                       l.zero_stage = z;
+                      l.offload = off;
                       if (l.gpus() != 16 || !model::layout_problem(job, l).empty()) continue;
                       if (l.vpp > 1 && w.shape->layers % (l.pp * l.vpp) != 0) continue;
                       if (z > 0 && l.dp * l.cp == 1) continue;
@@ -199,4 +201,34 @@ TEST_CASE("layout search: memory headroom keeps a share of device memory free, a
   CHECK_THAT(roomy.candidates[roomy.baseline].violation, Catch::Contains("of 72 GB (80 GB less 10% headroom)"));
   CHECK_THROWS_WITH(plan::plan_parallel(s, w, {.gpus = 64, .memory_headroom = 1.0}),
                     Catch::StartsWith("memory_headroom: is the fraction of device memory kept free"));
+}
+
+TEST_CASE("layout search: optimizer offload is a slot, taken where device memory binds and the host tier holds it",
+          "[plan][parallel]") {
+  const auto s = plan::presets::dgx_h100();
+  const auto w = plan::presets::llm_70b();
+  // On one node nothing without offload fits a 70B model's states and activations in 8 x 80 GB.
+  const auto r = plan::plan_parallel(s, w, {.gpus = 8});
+  const auto& chosen = r.chosen();
+  CHECK(chosen.plan.layout.offload);
+  bool any_without = false;
+  for (const auto& e : r.candidates) any_without = any_without || (e.fits() && !e.plan.layout.offload);
+  CHECK_FALSE(any_without);
+  CHECK(chosen.cost.step.offloaded <= s.tiers[1].capacity);
+  CHECK_THAT(r.explanation.trades.back(), Catch::Contains("optimizer states offloaded to host-ddr5"));
+  // Every layout that offloads more than the host tier holds is refused by name.
+  auto small_host = s;
+  small_host.tiers[1].capacity = bytes{10e9};
+  const auto tight = plan::plan_parallel(small_host, w, {.gpus = 64});
+  std::size_t refused = 0;
+  for (const auto& e : tight.candidates)
+    if (e.plan.layout.offload && e.cost.step.offloaded > bytes{10e9}) {
+      CHECK_FALSE(e.fits());
+      refused += e.violation.find("host-ddr5 capacity: offloads") != std::string::npos;
+    }
+  CHECK(refused > 0);
+  // A system with one tier offers no offload.
+  auto hbm_only = s;
+  hbm_only.tiers.resize(1);
+  for (const auto& e : plan::plan_parallel(hbm_only, w, {.gpus = 64}).candidates) CHECK_FALSE(e.plan.layout.offload);
 }
