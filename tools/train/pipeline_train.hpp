@@ -59,6 +59,11 @@ struct mlp_chunks {
   std::size_t per_chunk() const { return shape->layers() / (p * v); }
   std::size_t layer_of(std::size_t chunk, std::size_t k) const { return (chunk * p + rank) * per_chunk() + k; }
   bool column(std::size_t k) const { return k % 2 == 0; }  // a lone layer (t = 1) is a column layer of one rank
+  // Layer l's inputs this rank's part of W takes (a row layer's in/t), and W's values before b's.
+  std::size_t local_in(std::size_t k, std::size_t l) const { return column(k) ? shape->in(l) : shape->in(l) / t(); }
+  std::size_t local_w(std::size_t k, std::size_t l) const {
+    return local_in(k, l) * (column(k) ? shape->out(l) / t() : shape->out(l));
+  }
   // This rank's share of an activation between stages: its chunk of the partition (its rows/t with sp).
   std::size_t input_size(std::size_t stage) const {
     return comm::partition(rows * shape->widths[stage * per_chunk()], tp->size()).size(tr());
@@ -95,21 +100,18 @@ struct mlp_chunks {
       c.outs.push_back(received(in, shape->widths[(chunk * p + rank) * per_chunk()]));
     }
     for (std::size_t k = 0; k < per_chunk(); ++k) {
-      const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k;
-      const std::size_t n_in = shape->in(l), n_out = shape->out(l);
+      const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k, nw = local_w(k, l);
       states->acquire(local);
       const auto w = states->parameters(local);
+      const parallel::linear_part part{w.first(nw), w.subspan(nw)};
       std::vector<float> z;
       c.whole.emplace_back();
       if (column(k)) {
-        const std::size_t o = n_out / t();
-        z.resize(rows * o);
-        parallel::column_forward(*tp, {w.first(o * n_in), w.subspan(o * n_in)}, c.outs.back(), c.whole.back(), z, rows,
-                                 n_in, held());
+        z.resize(rows * part.b.size());
+        parallel::column_forward(*tp, part, c.outs.back(), c.whole.back(), z, rows, local_in(k, l), held());
       } else {
-        const std::size_t i = n_in / t();
-        z.resize(held_rows() * n_out);
-        parallel::row_forward(*tp, {w.first(n_out * i), w.subspan(n_out * i)}, c.outs.back(), z, rows, i, held());
+        z.resize(held_rows() * part.b.size());
+        parallel::row_forward(*tp, part, c.outs.back(), z, rows, local_in(k, l), held());
       }
       states->release(local);
       if (l + 1 != shape->layers())
@@ -140,24 +142,21 @@ struct mlp_chunks {
       delta = received(grad, shape->widths[(chunk * p + rank + 1) * per_chunk()]);
     }
     for (std::size_t k = per_chunk(); k-- > 0;) {
-      const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k;
-      const std::size_t n_in = shape->in(l), n_out = shape->out(l);
+      const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k, nw = local_w(k, l), in = local_in(k, l);
       if (l + 1 != shape->layers())
         for (std::size_t i = 0; i < delta.size(); ++i) delta[i] *= 1 - c.outs[k + 1][i] * c.outs[k + 1][i];
       states->acquire(local);
       const auto w = states->parameters(local);
       auto g = states->gradient(local);
+      const parallel::linear_part part{w.first(nw), w.subspan(nw)};
+      const parallel::linear_grads grads{g.first(nw), g.subspan(nw)};
       std::vector<float> dx;
       if (column(k)) {
-        const std::size_t o = n_out / t();
-        dx.resize(held_rows() * n_in);
-        parallel::column_backward(*tp, {w.first(o * n_in), w.subspan(o * n_in)}, c.whole[k], delta,
-                                  {g.first(o * n_in), g.subspan(o * n_in)}, dx, rows, n_in, held());
+        dx.resize(held_rows() * in);
+        parallel::column_backward(*tp, part, c.whole[k], delta, grads, dx, rows, in, held());
       } else {
-        const std::size_t i = n_in / t();
-        dx.resize(rows * i);
-        parallel::row_backward(*tp, {w.first(n_out * i), w.subspan(n_out * i)}, c.outs[k], delta,
-                               {g.first(n_out * i), g.subspan(n_out * i)}, dx, rows, i, held());
+        dx.resize(rows * in);
+        parallel::row_backward(*tp, part, c.outs[k], delta, grads, dx, rows, in, held());
       }
       states->release(local);
       delta = std::move(dx);

@@ -20,24 +20,31 @@ struct collective_result {
   std::uint64_t events = 0;
 };
 
-//! `steps` synchronous ring steps of `chunk` bytes from every rank to the next, on a fresh simulation: a
-//! reduce-scatter or an all-gather of n·chunk bytes is n − 1 of them, an all-reduce 2(n − 1).
+//! `steps` synchronous steps of `chunk` bytes from every member of every ring to the next, all rings at once,
+//! on a fresh simulation: each step starts when the slowest chunk of the last has landed, so rings that share
+//! a link slow each other. A reduce-scatter or an all-gather of n·chunk bytes is n − 1 steps, an all-reduce
+//! 2(n − 1); a ring of one member sends nothing.
+inline collective_result ring_steps(const topology& t, const std::vector<std::vector<std::uint32_t>>& rings, bytes chunk,
+                                    std::size_t steps) {
+  simulator sim(t);
+  for (std::size_t step = 0; step < steps; ++step) {
+    std::vector<std::size_t> flows;
+    for (const auto& r : rings)
+      for (std::size_t i = 0; r.size() > 1 && i < r.size(); ++i) flows.push_back(sim.transfer(r[i], r[(i + 1) % r.size()], chunk));
+    if (flows.empty()) break;
+    sim.run();
+    double end = sim.now().value();
+    for (const auto f : flows) end = std::max(end, sim.finish(f).value());
+    sim.advance_to(seconds{end});
+  }
+  return {sim.now(), sim.events()};
+}
+
+//! The same for one ring.
 inline collective_result ring_steps(const topology& t, const std::vector<std::uint32_t>& ranks, bytes chunk,
                                     std::size_t steps) {
   trinity::detail::require(ranks.size() >= 1, "ranks", "at least one");
-  simulator sim(t);
-  const std::size_t n = ranks.size();
-  if (n == 1) return {};
-  for (std::size_t step = 0; step < steps; ++step) {
-    std::vector<std::size_t> flows;
-    flows.reserve(n);
-    for (std::size_t r = 0; r < n; ++r) flows.push_back(sim.transfer(ranks[r], ranks[(r + 1) % n], chunk));
-    sim.run();
-    double end = 0;
-    for (const auto f : flows) end = std::max(end, sim.finish(f).value());
-    sim.advance_to(seconds{end});  // the next step starts when the slowest chunk has landed
-  }
-  return {sim.now(), sim.events()};
+  return ring_steps(t, std::vector<std::vector<std::uint32_t>>{ranks}, chunk, steps);
 }
 
 //! A ring all-reduce of `size` bytes over `ranks` (in ring order), on a fresh simulation of the fabric.

@@ -11,8 +11,9 @@
 //!  - pipeline parallelism: one activation handed from every stage to the
 //!    next, in every pipeline at once (the steady state of 1F1B);
 //!  - data parallelism: a step's gradient all-reduce, or ZeRO's
-//!    reduce-scatter and parameter all-gather, over every group of ranks that
-//!    share weights (data and context).
+//!    reduce-scatter and parameter all-gather (under ZeRO-3 one per
+//!    micro-batch pass), over every group of ranks that share weights (data
+//!    and context).
 //! The predicted figure is what the step model charges for the same transfer.
 //!
 //! The fabric is the system's own link hierarchy (hierarchy_fabric): each
@@ -35,11 +36,13 @@
 #include <vector>
 
 #include <trinity/error.hpp>
+#include <trinity/fabric/collectives.hpp>
 #include <trinity/fabric/simulator.hpp>
-#include <trinity/model/collectives.hpp>
 #include <trinity/model/parallel_training.hpp>
+#include <trinity/parallel/scheme.hpp>
 #include <trinity/plan/parallel_planner.hpp>
 #include <trinity/plan/simulate.hpp>
+#include <trinity/units/format.hpp>
 
 namespace trinity::plan {
 
@@ -68,27 +71,6 @@ inline fabric_binding hierarchy_fabric(const system& s, std::size_t gpus) {
   return fabric_binding{s.name + " links", std::move(t), std::move(gpu), std::nullopt, {}};
 }
 
-namespace detail {
-
-// Synchronous steps of `chunk` bytes from every member of every ring to the next, all rings at once.
-inline fabric::collective_result concurrent_rings(const fabric::topology& t,
-                                                  const std::vector<std::vector<std::uint32_t>>& rings, bytes chunk,
-                                                  std::size_t steps) {
-  fabric::simulator sim(t);
-  for (std::size_t step = 0; step < steps; ++step) {
-    std::vector<std::size_t> flows;
-    for (const auto& r : rings)
-      for (std::size_t i = 0; r.size() > 1 && i < r.size(); ++i) flows.push_back(sim.transfer(r[i], r[(i + 1) % r.size()], chunk));
-    sim.run();
-    double end = sim.now().value();
-    for (const auto f : flows) end = std::max(end, sim.finish(f).value());
-    sim.advance_to(seconds{end});
-  }
-  return {sim.now(), sim.events()};
-}
-
-}  // namespace detail
-
 //! The layout's transfers on a fabric binding with one place per GPU (hierarchy_fabric, or your own), simulated
 //! and as the step model predicts them.
 inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const model::parallel_layout& l,
@@ -100,42 +82,41 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
   const auto c = cluster_of(s, w);
   const auto r = model::price(job, c, l);
   const auto x = model::layer(job, c, l);
-  // Every group of one kind: the ranks that differ only in that coordinate (tensor innermost, then context,
-  // pipeline, data: parallel/scheme.hpp's order), as fabric places.
-  const auto groups = [&](std::size_t which) {
-    const std::size_t dims[4] = {l.tp, l.cp, l.pp, l.dp};
-    std::vector<std::vector<std::uint32_t>> out;
-    for (std::size_t rank = 0; rank < n; ++rank) {
-      std::size_t stride = 1;
-      for (std::size_t k = 0; k < which; ++k) stride *= dims[k];
-      if ((rank / stride) % dims[which] != 0) continue;  // each group once, from its first member
-      std::vector<std::uint32_t> g;
-      for (std::size_t i = 0; i < dims[which]; ++i) g.push_back(f.ranks[rank + i * stride]);
-      out.push_back(std::move(g));
-    }
-    return out;
-  };
+  // Every group of each kind once (parallel::groups_of's, from its first member), as fabric places.
+  std::vector<std::vector<std::uint32_t>> tp, cp, pp, weights;
+  for (std::size_t rank = 0; rank < n; ++rank) {
+    const auto g = parallel::groups_of(l, static_cast<int>(n), static_cast<int>(rank));
+    const auto add = [&](const std::vector<int>& group, std::vector<std::vector<std::uint32_t>>& to) {
+      if (static_cast<std::size_t>(group.front()) != rank) return;
+      auto& placed = to.emplace_back();
+      for (const int member : group) placed.push_back(f.ranks[static_cast<std::size_t>(member)]);
+    };
+    add(g.tp, tp);
+    add(g.cp, cp);
+    add(g.pp, pp);
+    add(g.weights, weights);
+  }
   const auto count = [](std::size_t k, const char* what) { return std::to_string(k) + " " + what + (k == 1 ? "" : "s"); };
   std::vector<simulated_pair> pairs;
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(job.sequence) / static_cast<double>(l.cp);
   const bytes activation{T * static_cast<double>(job.shape.hidden) * 2.0};
   if (l.tp > 1) {
-    const auto g = groups(0);
-    const auto sim = detail::concurrent_rings(f.topology, g, activation / static_cast<double>(l.tp), 2 * (l.tp - 1));
+    const auto& g = tp;
+    const auto sim = fabric::ring_steps(f.topology, g, activation / static_cast<double>(l.tp), 2 * (l.tp - 1));
     pairs.push_back({"tensor-parallel all-reduce of one layer's activation (" + to_string(activation) + "), " +
                          count(g.size(), "group") + " of " + std::to_string(l.tp) + " at once",
                      x.all_reduce, sim.time, sim.events});
   }
   if (l.cp > 1) {
-    const auto g = groups(1);
+    const auto& g = cp;
     const auto& link = model::detail::level(c, l.tp * l.cp);
-    const auto sim = detail::concurrent_rings(f.topology, g, x.kv_chunk, 1);
+    const auto sim = fabric::ring_steps(f.topology, g, x.kv_chunk, 1);
     pairs.push_back({"one hop of the context ring's K/V chunk (" + to_string(x.kv_chunk) + "), " + count(g.size(), "ring") +
                          " of " + std::to_string(l.cp) + " at once",
                      link.latency + x.kv_chunk / link.bandwidth, sim.time, sim.events});
   }
   if (l.pp > 1) {
-    const auto g = groups(2);
+    const auto& g = pp;
     const bytes p2p = activation / static_cast<double>(l.tp);
     const auto& link = model::detail::level(c, l.tp * l.cp * l.pp);
     fabric::simulator sim(f.topology);
@@ -150,36 +131,28 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
                      link.latency + p2p / link.bandwidth, last, sim.events()});
   }
   if (l.dp * l.cp > 1) {
-    // The ranks that share weights: data and context (parallel::groups_of's `weights`).
-    std::vector<std::vector<std::uint32_t>> g;
-    for (std::size_t t = 0; t < l.tp; ++t)
-      for (std::size_t p = 0; p < l.pp; ++p) {
-        std::vector<std::uint32_t> ring;
-        for (std::size_t d = 0; d < l.dp; ++d)
-          for (std::size_t k = 0; k < l.cp; ++k) ring.push_back(f.ranks[t + l.tp * (k + l.cp * (p + l.pp * d))]);
-        g.push_back(std::move(ring));
-      }
+    // The ranks that share weights (data and context): a step's gradient all-reduce, or ZeRO's reduce-scatter
+    // and its parameter all-gathers (one; under ZeRO-3 one per micro-batch pass, as the step model counts).
     const std::size_t m = l.dp * l.cp;
     const auto& pb = job.precision;
     const bytes grads{r.stage_parameters * pb.gradient}, params{r.stage_parameters * pb.parameter};
-    const auto link = model::detail::as_collective(model::detail::level(c, n));
+    const double chunks = static_cast<double>(m);
     fabric::collective_result sim;
-    seconds predicted{};
     std::string what;
     if (l.zero_stage == 0) {
-      sim = detail::concurrent_rings(f.topology, g, grads / static_cast<double>(m), 2 * (m - 1));
-      predicted = model::ring_all_reduce_time(m, grads, link);
+      sim = fabric::ring_steps(f.topology, weights, grads / chunks, 2 * (m - 1));
       what = "gradient all-reduce (" + to_string(grads) + ")";
     } else {
-      const auto rs = detail::concurrent_rings(f.topology, g, grads / static_cast<double>(m), m - 1);
-      const auto ag = detail::concurrent_rings(f.topology, g, params / static_cast<double>(m), m - 1);
-      sim = {rs.time + ag.time, rs.events + ag.events};
-      predicted = model::ring_reduce_scatter_time(m, grads, link) + model::ring_all_gather_time(m, params, link);
-      what = "ZeRO-" + std::to_string(l.zero_stage) + " gradient reduce-scatter (" + to_string(grads) +
-             ") and parameter all-gather (" + to_string(params) + ")";
+      const double gathers = l.zero_stage == 3 ? 2.0 * r.micro_batches : 1.0;
+      const auto rs = fabric::ring_steps(f.topology, weights, grads / chunks, m - 1);
+      const auto ag = fabric::ring_steps(f.topology, weights, params / chunks, m - 1);
+      sim = {rs.time + gathers * ag.time, rs.events + static_cast<std::uint64_t>(gathers) * ag.events};
+      what = "ZeRO-" + std::to_string(l.zero_stage) + " gradient reduce-scatter (" + to_string(grads) + ") and " +
+             (gathers > 1 ? units::detail::format_number(gathers) + " parameter all-gathers" : "parameter all-gather") +
+             " (" + to_string(params) + ")";
     }
-    pairs.push_back({what + ", " + count(g.size(), "group") + " of " + std::to_string(m) + " at once", predicted, sim.time,
-                     sim.events});
+    pairs.push_back({what + ", " + count(weights.size(), "group") + " of " + std::to_string(m) + " at once",
+                     r.dp_collectives, sim.time, sim.events});
   }
   return pairs;
 }
