@@ -36,6 +36,13 @@
 
 namespace trinity::cli {
 
+//! argv[0], as the user typed it: sibling programs (trinity-train) are named from it, so a printed command
+//! reads as the reader would type it even when the build tree is reached through a symbolic link.
+inline std::string& invoked_as() {
+  static std::string path;
+  return path;
+}
+
 //! A flag whose value cannot work: "--reuse-depth 60: must not exceed --steps (50)".
 class usage_error : public std::runtime_error {
  public:

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   CLI::App app{"trinity: price and trade compute, bandwidth and memory for AI systems", "trinity"};
   app.set_version_flag("--version", std::string("trinity ") + trinity::version_string);
   app.require_subcommand(1);
+  if (argc > 0) trinity::cli::invoked_as() = argv[0];
   trinity::cli::register_presets(app);
   trinity::cli::register_model(app);
   trinity::cli::register_compress(app);

@@ -360,10 +360,16 @@ void run_verify_curation(const verify_args& a, const plan::system& s, const plan
 std::string train_program(const verify_args& a) {
   std::string train = a.train;
   if (train.empty()) {
-    // Beside this program; named from the working directory when it lies under it, as a reader would type it.
-    const auto beside = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "trinity-train";
-    const auto here = std::filesystem::relative(beside);
-    train = (!here.empty() && here.begin()->string() != "..") ? here.string() : beside.string();
+    // Beside this program, named as the user named this one (build/bin/trinity -> build/bin/trinity-train);
+    // found on PATH, it is named from the working directory when it lies under it.
+    const std::filesystem::path typed = invoked_as();
+    if (typed.has_parent_path()) {
+      train = (typed.parent_path() / "trinity-train").string();
+    } else {
+      const auto beside = std::filesystem::read_symlink("/proc/self/exe").parent_path() / "trinity-train";
+      const auto here = std::filesystem::relative(beside);
+      train = (!here.empty() && here.begin()->string() != "..") ? here.string() : beside.string();
+    }
   }
   if (!std::filesystem::exists(train))
     throw bad_flag("--train", train, "trinity-train is not there; build it (cmake --build --preset ci --target trinity-train)");
