@@ -159,6 +159,8 @@ void add_planning_flags(CLI::App& cmd, planning_flags& f);
 plan::objective objective_of(const planning_flags& f);
 //! The objective and the link budget, checked: the planner's options.
 plan::planner_options options_of(const planning_flags& f);
+//! The gradient codecs for these flags (the profile's, else the system's devices'), the error budget applied to w.
+std::vector<model::compressor_cost> gradient_codecs(const plan::system& s, plan::training_workload& w, const planning_flags& f);
 //! The training plan for these flags: the error budget applied to w, codecs from the profile or the defaults.
 plan::plan_result plan_training_with(const plan::system& s, plan::training_workload& w, const planning_flags& f);
 //! --parallelism LAYOUT|search and --gpus N, for a command that lays out or runs a layout (`what` it does).

@@ -557,8 +557,10 @@ void run_simulate_parallel(const plan_args& a, const plan::system& s, const plan
     throw bad_flag("--parallelism", a.parallelism, "picks a layout per length bucket; simulate one of them (a layout, or search)");
   const auto l = a.parallelism == "search" ? search_layouts(a, s, w).chosen().plan.layout : layout_of(a, s);
   std::vector<plan::simulated_pair> sim;
+  auto budgeted = w;
+  const auto codecs = gradient_codecs(s, budgeted, a.planning);
   try {
-    sim = plan::simulate(s, w, l);
+    sim = plan::simulate(s, w, l, plan::hierarchy_fabric(s, l.gpus()), codecs);
   } catch (const invalid_input& e) {
     throw usage_error(std::string(e.what()));
   }
@@ -639,7 +641,7 @@ json parallel_predicted_json(const model::parallel_step_cost& r) {
             {"tensor_parallel_s", r.tp_comm.value()}, {"context_parallel_s", r.cp_comm.value()},
             {"pipeline_p2p_s", r.pp_comm.value()}, {"bubble_s", r.bubble.value()},
             {"data_parallel_s", r.dp_comm.value()}, {"optimizer_s", r.optimizer.value()},
-            {"offload_s", r.offload.value()}}},
+            {"offload_s", r.offload.value()}, {"gradient_coding_s", r.codec.value()}}},
           {"memory",
            {{"parameters_bytes", r.parameters.value()}, {"gradients_bytes", r.gradients.value()},
             {"optimizer_states_bytes", r.optimizer_states.value()},
@@ -666,6 +668,7 @@ void print_parallel_breakdown(const model::parallel_step_cost& r, bytes capacity
   t.add({"  data-parallel reduction (exposed)", share(r.dp_comm)});
   t.add({"  optimizer step" + std::string(r.offloaded > bytes{} ? " (on the host)" : ""), share(r.optimizer)});
   if (r.offloaded > bytes{}) t.add({"  optimizer offload traffic", share(r.offload)});
+  if (r.codec > seconds{}) t.add({"  gradient coding", share(r.codec)});
   t.add({"device memory per GPU", to_string(r.device_bytes) + " of " + to_string(capacity) +
                                       (r.device_bytes <= capacity ? "" : ": does NOT fit")});
   t.add({"  weights, gradients, optimizer", to_string(r.parameters) + ", " + to_string(r.gradients) + ", " +
@@ -693,13 +696,18 @@ void run_parallelism(const plan_args& a, const plan::system& s, const plan::trai
   const auto l = layout_of(a, s);
   const auto job = plan::job_of(w, l.dp);
   const auto c = plan::usable_cluster(s, w, {.memory_headroom = a.memory_headroom});
+  auto budgeted = w;
+  const auto codecs = gradient_codecs(s, budgeted, a.planning);
   model::parallel_step_cost r;
+  model::compressor_cost codec;
   try {
-    r = model::price(job, c, l);
+    codec = plan::gradient_codec(codecs, l.codec);
+    r = model::price(job, c, l, codec);
   } catch (const invalid_input& e) {
     throw bad_flag("--parallelism", a.parallelism, e.what());
   }
   const bool fits = r.device_bytes <= c.memory;
+  const bool within_budget = codec.relative_error <= budgeted.error_budget;
   if (a.json) {
     std::cout << json{{"system", s.name},
                       {"workload", w.name},
@@ -710,6 +718,11 @@ void run_parallelism(const plan_args& a, const plan::system& s, const plan::trai
                       {"micro_batches", r.micro_batches},
                       {"fits", fits},
                       {"device_capacity_bytes", c.memory.value()},
+                      {"gradient_codec",
+                       {{"name", l.codec.empty() ? json(nullptr) : json(l.codec)},
+                        {"relative_error", codec.relative_error},
+                        {"error_budget", budgeted.error_budget},
+                        {"within_error_budget", within_budget}}},
                       {"predicted", parallel_predicted_json(r)}}
                      .dump(2)
               << '\n';
@@ -718,15 +731,14 @@ void run_parallelism(const plan_args& a, const plan::system& s, const plan::trai
   std::cout << w.name << " on " << gpus_on(s, c, l.gpus()) << ", " << model::to_string(l) << ", " << job.global_batch
             << " sequences of " << job.sequence << " tokens a step:\n\n";
   print_parallel_breakdown(r, c.memory);
+  if (!l.codec.empty())
+    std::cout << "gradient codec " << l.codec << ": relative error " << units::detail::format_number(codec.relative_error)
+              << (within_budget ? ", within" : ", MORE than") << " the error budget of "
+              << units::detail::format_number(budgeted.error_budget) << '\n';
 }
 
 // Every layout searched: the best for the objective, why, and the front.
 void run_parallel_search(const plan_args& a, const plan::system& s, const plan::training_workload& w) {
-  if (!a.planning.profile.empty() || !a.planning.error_budget.empty())
-    throw bad_flag(a.planning.profile.empty() ? "--error-budget" : "--profile",
-                   a.planning.profile.empty() ? a.planning.error_budget : a.planning.profile,
-                   "is for the data-parallel planner's gradient codecs; the layout search prices none (drop "
-                   "--parallelism search)");
   if (!a.plot.empty()) throw bad_flag("--plot", a.plot, "draws the data-parallel planner's front; the layout search has none to draw yet");
   if (!w.shape)
     throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
@@ -969,9 +981,11 @@ model::parallel_layout named_layout(const plan::system& s, const std::string& pa
 plan::parallel_plan_result search_layouts(const plan::system& s, const plan::training_workload& w, std::size_t gpus,
                                           double memory_headroom, const planning_flags& f) {
   const auto base = options_of(f);
+  auto budgeted = w;
+  auto codecs = gradient_codecs(s, budgeted, f);
   try {
-    return plan::plan_parallel(s, w, {.gpus = gpus, .objective = base.objective, .link_budget = base.link_budget,
-                                      .memory_headroom = memory_headroom});
+    return plan::plan_parallel(s, budgeted, {.gpus = gpus, .objective = base.objective, .link_budget = base.link_budget,
+                                             .memory_headroom = memory_headroom, .codecs = std::move(codecs)});
   } catch (const invalid_input& e) {
     if (e.field() == "gpus") throw bad_flag("--gpus", std::to_string(gpus), e.problem());
     throw usage_error(std::string(e.what()));
@@ -1012,11 +1026,15 @@ plan::serving_plan_result plan_serving_with(const plan::system& s, plan::serving
   }
 }
 
-plan::plan_result plan_training_with(const plan::system& s, plan::training_workload& w, const planning_flags& f) {
-  const auto o = options_of(f);
+std::vector<model::compressor_cost> gradient_codecs(const plan::system& s, plan::training_workload& w, const planning_flags& f) {
   if (!f.error_budget.empty())
     w.error_budget = number_flag(f.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
-  const auto codecs = f.profile.empty() ? plan::default_codecs_for(s) : read_profile(f.profile);
+  return f.profile.empty() ? plan::default_codecs_for(s) : read_profile(f.profile);
+}
+
+plan::plan_result plan_training_with(const plan::system& s, plan::training_workload& w, const planning_flags& f) {
+  const auto o = options_of(f);
+  const auto codecs = gradient_codecs(s, w, f);
   try {
     return plan::plan_training(s, w, codecs, o);
   } catch (const invalid_input& e) {

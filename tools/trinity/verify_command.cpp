@@ -464,6 +464,9 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
   if (l.cp > 1) not_run.push_back("context parallelism (run as data parallelism: the MLP has no attention)");
   if (l.recompute != model::recomputation::none) not_run.push_back("activation recomputation");
   if (l.offload) not_run.push_back("optimizer offload (run on the device: trinity-train offloads without a pipeline only)");
+  if (!l.codec.empty())
+    not_run.push_back("the " + l.codec + " gradient codec (the reduction runs uncoded: trinity-train compresses without "
+                      "a pipeline or tensor parallelism only)");
   if (a.json) {
     json jr = json::array();
     for (const auto& x : rows_out)

@@ -1,9 +1,10 @@
 #pragma once
 //! \file
 //! A parallel layout written as the command line takes it:
-//!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,sp=on|off,zero=0..3,offload=on|off
-//! Every key is optional (a missing degree is 1, recompute none, sp off, ZeRO 0, no offload); an unknown key, a key given
-//! twice or a value that is not allowed is refused, naming it and what would be.
+//!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,sp=on|off,zero=0..3,offload=on|off,codec=NAME|none
+//! Every key is optional (a missing degree is 1, recompute none, sp off, ZeRO 0, no offload, no gradient codec); an
+//! unknown key, a key given twice or a value that is not allowed is refused, naming it and what would be. A codec's
+//! name is checked where its cost is looked up (plan::gradient_codec).
 
 #include <cstddef>
 #include <string>
@@ -16,7 +17,7 @@
 namespace trinity::io {
 
 inline model::parallel_layout parse_parallel_layout(std::string_view text, const std::string& field = "parallelism") {
-  static constexpr std::string_view keys[] = {"tp", "pp", "vpp", "cp", "dp", "mbs", "recompute", "sp", "zero", "offload"};
+  static constexpr std::string_view keys[] = {"tp", "pp", "vpp", "cp", "dp", "mbs", "recompute", "sp", "zero", "offload", "codec"};
   model::parallel_layout l;
   bool seen[std::size(keys)] = {};
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
@@ -39,6 +40,11 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
       else if (value == "selective") l.recompute = model::recomputation::selective;
       else if (value == "full") l.recompute = model::recomputation::full;
       else fail("recompute=" + value + ": use none, selective or full");
+      continue;
+    }
+    if (key == "codec") {
+      if (value.empty()) fail("codec=: name a gradient codec (e.g. int8-ef), or none");
+      l.codec = value == "none" || value == "identity" ? "" : value;
       continue;
     }
     if (key == "sp" || key == "offload") {

@@ -27,8 +27,9 @@
 //!    selective recomputation runs the attention core again.
 //! A step is m micro-batches plus the bubble (p − 1)/(m·v) of them, then the
 //! data-parallel gradient reduction (exposed, or hidden behind the last
-//! micro-batch's backward where the mechanism overlaps it), then the optimizer
-//! step (memory-bound: Adam reads and writes its states once).
+//! micro-batch's backward where the mechanism overlaps it; through a gradient
+//! codec, model/gradient_reduction.hpp, whose coding is never hidden), then the
+//! optimizer step (memory-bound: Adam reads and writes its states once).
 //! Links: ranks are laid out tensor-innermost, then context, pipeline and
 //! data; a group whose span fits the fast domain (NVLink, NVL72) uses it,
 //! otherwise the slower fabric, each at one direction of one GPU's port.
@@ -47,6 +48,7 @@
 #include <trinity/error.hpp>
 #include <trinity/model/collectives.hpp>
 #include <trinity/model/gemm.hpp>
+#include <trinity/model/gradient_reduction.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/model/transformer.hpp>
 #include <trinity/units/quantity.hpp>
@@ -61,6 +63,9 @@ struct parallel_layout {
   bool sequence_parallel = false;
   int zero_stage = 0;  //!< over the dp·cp ranks that hold the same weights (1: Megatron's distributed optimizer)
   bool offload = false;  //!< optimizer states (and their update) in the host tier: ZeRO-Offload
+  //! The gradient codec of the data-parallel reduction, by name (empty: the gradient as the trainer holds it).
+  //! price() takes its cost: its ratio and its rates on the device.
+  std::string codec = {};
 
   [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
   friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
@@ -70,7 +75,7 @@ inline std::string to_string(const parallel_layout& l) {
   return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
          ",cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
          ",recompute=" + to_string(l.recompute) + ",sp=" + (l.sequence_parallel ? "on" : "off") +
-         ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "");
+         ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "") + (l.codec.empty() ? "" : ",codec=" + l.codec);
 }
 
 //! One level of the network, per GPU and direction.
@@ -155,10 +160,12 @@ struct parallel_step_cost {
   seconds tp_comm{}, cp_comm{}, pp_comm{};                    //!< per step, on the critical path
   seconds bubble{}, dp_comm{}, optimizer{};
   seconds offload{};                                          //!< gradient shard down, parameter shard up, per step
+  seconds codec{};                                            //!< encoding and decoding the gradient, per step
   seconds step{};
   bytes tp_bytes{}, cp_bytes{}, pp_bytes{}, dp_bytes{};       //!< sent per GPU per step
   bytes parameters{}, gradients{}, optimizer_states{}, activations{};  //!< per GPU, the fuller stage
   bytes offloaded{}, offload_bytes{};  //!< optimizer states held in the host tier; bytes moved to and from it a step
+  bytes gradient_frame{};  //!< the fuller stage's gradient as its reduction sends it: bf16, or the codec's frame
   bytes device_bytes{};
   flops model_flops{};  //!< per step, all GPUs: 3 passes, full s² (Narayanan et al.'s count without recomputation)
   double mfu = 0;       //!< model FLOPs over the step time and every GPU's peak
@@ -269,10 +276,15 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   return x;
 }
 
-//! Throws invalid_input naming the field when the layout cannot run the job.
-inline parallel_step_cost price(const training_job& j, const training_cluster& c, const parallel_layout& l) {
+//! Throws invalid_input naming the field when the layout cannot run the job. `codec` is the cost of the
+//! gradient codec the layout names (l.codec), uncoded_gradient() when it names none.
+inline parallel_step_cost price(const training_job& j, const training_cluster& c, const parallel_layout& l,
+                                const compressor_cost& codec) {
   validate(j.shape);
   validate(c.gemm);
+  if (l.codec.empty() ? !is_uncoded(codec) : codec.name != l.codec)
+    throw invalid_input("codec", "the layout names " + (l.codec.empty() ? std::string("no codec") : "\"" + l.codec + "\"") +
+                                     " and is priced with \"" + codec.name + "\"'s cost. Fix: price it with its own codec's");
   if (const auto why = layout_problem(j, l); !why.empty()) {
     const auto colon = why.find(':');
     throw invalid_input(why.substr(0, colon), why.substr(colon + 2));
@@ -334,20 +346,20 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   seconds dp{};
   bytes dp_bytes{};
   if (shard_ranks > 1) {
-    const bytes grads{psi * pb.gradient}, params{psi * pb.parameter};
-    const double share = (n - 1.0) / n;
-    if (l.zero_stage == 0) {
-      dp = ring_all_reduce_time(shard_ranks, grads, dp_link);
-      dp_bytes = 2.0 * share * grads;
-    } else {
-      dp = ring_reduce_scatter_time(shard_ranks, grads, dp_link) + ring_all_gather_time(shard_ranks, params, dp_link);
-      dp_bytes = share * (grads + params);
-      if (l.zero_stage == 3) {  // parameters gathered again for each micro-batch's forward and backward
-        dp += (2.0 * mb - 1.0) * ring_all_gather_time(shard_ranks, params, dp_link);
-        dp_bytes += (2.0 * mb - 1.0) * share * params;
-      }
+    // The gradient's reduction (through the codec: plan/training.hpp's count), then ZeRO's parameter all-gathers.
+    const auto g = gradient_reduction(shard_ranks, psi, pb.gradient, l.zero_stage, codec, dp_link);
+    dp = g.comm;
+    dp_bytes = g.sent;
+    r.codec = g.coding;
+    if (l.zero_stage >= 1) {
+      const bytes params{psi * pb.parameter};
+      // ZeRO-3 gathers the parameters again for each micro-batch's forward and backward.
+      const double gathers = l.zero_stage == 3 ? 2.0 * mb : 1.0;
+      dp += gathers * ring_all_gather_time(shard_ranks, params, dp_link);
+      dp_bytes += gathers * (n - 1.0) / n * params;
     }
   }
+  r.gradient_frame = bytes{psi * (is_uncoded(codec) ? pb.gradient : 4.0 / codec.ratio)};
   const seconds last_backward = L * (x.backward() + x.recompute) + logits_b;
   r.dp_comm = j.overlap_dp ? (dp > last_backward ? dp - last_backward : seconds{}) : dp;
   r.dp_collectives = dp;
@@ -367,7 +379,8 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
     r.offload = c.host.latency + r.offload_bytes / c.host.bandwidth;
   }
 
-  r.step = mb * per_mb + r.bubble + r.dp_comm + r.optimizer + r.offload;
+  // Coding runs on the device between the last backward and the update, never under either.
+  r.step = mb * per_mb + r.bubble + r.dp_comm + r.codec + r.optimizer + r.offload;
 
   // --- memory ---
   r.parameters = bytes{psi * pb.parameter / (l.zero_stage >= 3 ? n : 1.0)};
@@ -388,6 +401,11 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.model_flops = training_flops(m, static_cast<double>(j.global_batch), s, recomputation::none);
   r.mfu = r.model_flops.value() / (r.step.value() * static_cast<double>(l.gpus()) * c.peak.value());
   return r;
+}
+
+//! A layout whose gradient goes uncoded.
+inline parallel_step_cost price(const training_job& j, const training_cluster& c, const parallel_layout& l) {
+  return price(j, c, l, uncoded_gradient());
 }
 
 }  // namespace trinity::model

@@ -13,20 +13,16 @@
 #include <vector>
 
 #include <trinity/model/compression.hpp>
+#include <trinity/model/gradient_reduction.hpp>
 #include <trinity/plan/detail/measured_codecs.hpp>
 #include <trinity/plan/system.hpp>
 
 namespace trinity::plan {
 
 namespace detail {
-// The gradient as the trainer holds it: the untraded baseline, priced at no coding time (training.hpp
-// skips coding for it; the rate only has to be a valid one).
-inline model::compressor_cost untraded() {
-  return {"identity", 1.0, bytes_per_second{1e15}, bytes_per_second{1e15}, 0.0, true, false};
-}
 template <class Table>
 std::vector<model::compressor_cost> costs_of(const Table& table) {
-  std::vector<model::compressor_cost> out{untraded()};
+  std::vector<model::compressor_cost> out{model::uncoded_gradient()};
   for (const auto& c : table)
     out.push_back({c.name, c.ratio, bytes_per_second{c.encode_Bps}, bytes_per_second{c.decode_Bps}, c.relative_error,
                    false, c.gathered});

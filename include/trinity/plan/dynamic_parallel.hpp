@@ -15,7 +15,9 @@
 //! dynamic sequence parallelism for video models).
 //!
 //! ZeRO-3 is left out: it gathers the weights again for every micro-batch, so
-//! its traffic is not the frame's alone.
+//! its traffic is not the frame's alone. So are gradient codecs and optimizer
+//! offload, slots of the frame's one reduction and update that the layout
+//! search (plan/parallel_planner.hpp) prices; the gradient is reduced uncoded.
 //!
 //! A step takes the whole mixed batch: each bucket's share of the sequences
 //! through its own layout (its own pipeline fill and drain), then one

@@ -34,18 +34,24 @@
 //!  - ZeRO 0-3 (3 only without a pipeline, as the step model refuses it; 0 only
 //!    when no data or context ranks share the weights);
 //!  - optimizer states on the device, or offloaded to the system's second tier
-//!    (ZeRO-Offload), which must hold them.
-//! Left out: gradient codecs, which the data-parallel planner (plan/planner.hpp)
-//! searches; the step model does not price them yet.
+//!    (ZeRO-Offload), which must hold them;
+//!  - the gradient codec of the data-parallel reduction (where data or context
+//!    ranks share weights): the codecs the system's devices run
+//!    (default_codecs_for), or a measured profile's, as the data-parallel
+//!    planner (plan/planner.hpp) prices them; one that adds more relative error
+//!    than the workload's error_budget is priced and refused.
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include <trinity/detail/nearest_name.hpp>
 #include <trinity/error.hpp>
 #include <trinity/model/parallel_training.hpp>
+#include <trinity/plan/codecs.hpp>
 #include <trinity/plan/detail/measured_gemm.hpp>
 #include <trinity/plan/engine.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
@@ -74,6 +80,9 @@ struct parallel_options {
   //! Fraction of device memory kept free (the allocator's fragmentation, library workspaces, NCCL's buffers):
   //! a layout must fit in the rest. 0 by default: no published figure fits every stack; measure yours.
   double memory_headroom = 0;
+  //! The gradient codecs to try, "identity" among them; empty: the codecs the system's devices run
+  //! (default_codecs_for). `trinity calibrate --out profile.json` measures them on the machine at hand.
+  std::vector<model::compressor_cost> codecs = {};
 };
 
 using parallel_evaluated = candidate<parallel_plan, parallel_cost>;
@@ -106,6 +115,31 @@ inline model::training_cluster usable_cluster(const system& s, const training_wo
   auto c = cluster_of(s, w);
   c.memory = c.memory * (1.0 - o.memory_headroom);
   return c;
+}
+
+//! The cost of the gradient codec `name` (empty: the gradient uncoded) among `codecs`; an unknown name is refused
+//! with the names there are.
+inline const model::compressor_cost& gradient_codec(const std::vector<model::compressor_cost>& codecs, const std::string& name) {
+  const std::string& want = name.empty() ? model::uncoded_gradient().name : name;
+  for (const auto& c : codecs)
+    if (c.name == want) return c;
+  std::vector<std::string_view> names;
+  for (const auto& c : codecs)
+    if (!model::is_uncoded(c)) names.push_back(c.name);
+  names.push_back("none");
+  throw invalid_input("codec", "\"" + name + "\" is not a gradient codec here" + trinity::detail::suggestion(name, names) +
+                                   " (the system's devices' codecs, or --profile's)");
+}
+
+//! The codecs a layout search on `s` tries: `o.codecs`, or the ones the system's devices run.
+inline std::vector<model::compressor_cost> codecs_of(const system& s, const parallel_options& o) {
+  return o.codecs.empty() ? default_codecs_for(s) : o.codecs;
+}
+
+//! One layout's step on the cluster, its gradient codec's cost taken from `codecs`.
+inline model::parallel_step_cost price(const model::training_job& j, const model::training_cluster& c,
+                                       const model::parallel_layout& l, const std::vector<model::compressor_cost>& codecs) {
+  return model::price(j, c, l, gradient_codec(codecs, l.codec));
 }
 
 //! "tp=8 inside a scale-up domain of 8 (nvlink4-x18)": where a group of `span` GPUs talks.
@@ -165,8 +199,12 @@ struct parallel_problem {
   model::training_job job;
   model::training_cluster cluster;
   std::size_t gpus = 0;
+  std::vector<model::compressor_cost> ks;  //!< the gradient codecs, "identity" among them
 
-  [[nodiscard]] std::vector<model::compressor_cost> codecs() const { return {}; }
+  [[nodiscard]] const std::vector<model::compressor_cost>& codecs() const { return ks; }
+  [[nodiscard]] model::parallel_step_cost step_of(const model::parallel_layout& l) const {
+    return plan::price(job, cluster, l, ks);
+  }
 
   template <class F>
   void for_each_plan(F&& f) const {
@@ -185,7 +223,12 @@ struct parallel_problem {
               // Optimizer states on the device, and where the system has a tier below it, offloaded there.
               for (int off = 0; off <= (cluster.host_memory > bytes{} ? 1 : 0); ++off) {
                 x.offload = off == 1;
-                f(parallel_plan{x});
+                // A gradient codec only where ranks share weights and so reduce a gradient.
+                for (const auto& k : ks) {
+                  if (!model::is_uncoded(k) && l.dp * l.cp == 1) continue;
+                  x.codec = model::is_uncoded(k) ? std::string() : k.name;
+                  f(parallel_plan{x});
+                }
               }
             });
         }
@@ -195,12 +238,13 @@ struct parallel_problem {
 
   [[nodiscard]] parallel_cost price(const parallel_plan& p) const {
     parallel_cost c;
-    c.step = model::price(job, cluster, p.layout);
+    c.step = step_of(p.layout);
     const auto& r = c.step;
     const auto& l = p.layout;
     const double n = static_cast<double>(l.gpus());
     const bytes sent = r.tp_bytes + r.cp_bytes + r.pp_bytes + r.dp_bytes;
-    const seconds busy = r.gemm + r.attention + r.elementwise + r.recompute + (p.layout.offload ? seconds{} : r.optimizer);
+    const seconds busy =
+        r.gemm + r.attention + r.elementwise + r.recompute + r.codec + (p.layout.offload ? seconds{} : r.optimizer);
     // Bytes cost the energy of the link their group uses (tensor innermost, then context, pipeline, data).
     const auto energy_of = [&](std::size_t span) {
       return span <= cluster.domain || !s.scale_out ? s.interconnect.energy : s.scale_out->energy;
@@ -216,7 +260,13 @@ struct parallel_problem {
     return c;
   }
 
-  [[nodiscard]] std::string check(const parallel_plan&, const parallel_cost& c) const {
+  [[nodiscard]] std::string check(const parallel_plan& p, const parallel_cost& c) const {
+    if (!p.layout.codec.empty()) {
+      const double error = gradient_codec(ks, p.layout.codec).relative_error;
+      if (error > w.error_budget)
+        return "error budget: " + p.layout.codec + " adds relative error " + units::detail::format_number(error) +
+               ", more than " + units::detail::format_number(w.error_budget);
+    }
     if (c.total.memory > cluster.memory)
       return s.tiers[0].name + " capacity: needs " + to_string(c.total.memory) + " per GPU of " + to_string(cluster.memory) +
              (o.memory_headroom > 0 ? " (" + to_string(s.tiers[0].capacity) + " less " + pct(o.memory_headroom) + " headroom)" : "");
@@ -254,7 +304,8 @@ struct parallel_problem {
         {r.recompute.value(), "recomputation"},                 {r.tp_comm.value(), "tensor-parallel collectives"},
         {r.cp_comm.value(), "the context ring"},                {r.pp_comm.value(), "pipeline sends"},
         {r.bubble.value(), "the pipeline bubble"},              {r.dp_comm.value(), "the data-parallel reduction"},
-        {r.optimizer.value(), "the optimizer step"},          {r.offload.value(), "the optimizer offload traffic"}};
+        {r.optimizer.value(), "the optimizer step"},          {r.offload.value(), "the optimizer offload traffic"},
+        {r.codec.value(), "gradient coding"}};
     const auto top = *std::max_element(std::begin(parts), std::end(parts));
     return std::string(top.second) + " (" + pct(top.first / r.step.value()) + " of a " + to_string(r.step) +
            " step, MFU " + pct(r.mfu) + "); " + s.tiers[0].name + " " + pct(r.device_bytes / cluster.memory) + " full";
@@ -275,7 +326,7 @@ struct parallel_problem {
       at.dp = gpus / (at.tp * at.pp * at.cp);
       pending += (pending.empty() ? "" : "; ") + what;
       if (!model::layout_problem(job, at).empty()) return;
-      const auto to = model::price(job, cluster, at);
+      const auto to = step_of(at);
       out.push_back(pending + ": device memory " + to_string(from.device_bytes) + " -> " + to_string(to.device_bytes) +
                     " per GPU, step time " + to_string(from.step) + " -> " + to_string(to.step));
       from = to;
@@ -300,6 +351,9 @@ struct parallel_problem {
     move(want.offload != at.offload, [&](model::parallel_layout& l) { l.offload = want.offload; },
          "optimizer states offloaded to " + (s.tiers.size() > 1 ? s.tiers[1].name : std::string("the host")) +
              " (bandwidth to it for device memory)");
+    move(want.codec != at.codec, [&](model::parallel_layout& l) { l.codec = want.codec; },
+         (want.codec.empty() ? std::string("gradients uncoded") : want.codec + " gradients") +
+             " over the data-parallel group (" + (want.codec.empty() ? "bandwidth for compute)" : "compute for bandwidth)"));
     move(want.recompute != at.recompute, [&](model::parallel_layout& l) { l.recompute = want.recompute; },
          std::string(to_string(want.recompute)) + " recomputation (compute for memory)");
     move(want.micro_batch != at.micro_batch, [&](model::parallel_layout& l) { l.micro_batch = want.micro_batch; },
@@ -322,7 +376,7 @@ struct parallel_problem {
     const auto& p = r.chosen().plan.layout;
     return (q.tp != p.tp) + (q.pp != p.pp) + (q.vpp != p.vpp) + (q.cp != p.cp) + (q.micro_batch != p.micro_batch) +
                (q.recompute != p.recompute) + (q.sequence_parallel != p.sequence_parallel) +
-               (q.zero_stage != p.zero_stage) == 1;
+               (q.zero_stage != p.zero_stage) + (q.offload != p.offload) + (q.codec != p.codec) == 1;
   }
 
   [[noreturn]] void none_fits(const parallel_plan_result& r) const {
@@ -368,7 +422,9 @@ inline parallel_plan_result plan_parallel(const system& s, const training_worklo
   detail::require_prices(s, o.objective);
   const auto job = job_of(w, gpus);
   model::validate(job.shape);
-  const detail::parallel_problem p{s, w, o, job, usable_cluster(s, w, o), gpus, untraded_layout(job, gpus)};
+  auto codecs = codecs_of(s, o);
+  detail::identity_codec(codecs, ": the gradient uncoded, the untraded choice");
+  const detail::parallel_problem p{s, w, o, job, usable_cluster(s, w, o), gpus, std::move(codecs), untraded_layout(job, gpus)};
   return solve(p, {.objective = o.objective, .link_budget = o.link_budget});
 }
 

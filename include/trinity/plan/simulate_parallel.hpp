@@ -13,7 +13,8 @@
 //!  - data parallelism: a step's gradient all-reduce, or ZeRO's
 //!    reduce-scatter and parameter all-gather (under ZeRO-3 one per
 //!    micro-batch pass), over every group of ranks that share weights (data
-//!    and context).
+//!    and context); through the layout's gradient codec its frames go round
+//!    instead (all-gathered whole where they cannot be summed on the way).
 //! The predicted figure is what the step model charges for the same transfer.
 //!
 //! The fabric is the system's own link hierarchy (hierarchy_fabric): each
@@ -72,15 +73,16 @@ inline fabric_binding hierarchy_fabric(const system& s, std::size_t gpus) {
 }
 
 //! The layout's transfers on a fabric binding with one place per GPU (hierarchy_fabric, or your own), simulated
-//! and as the step model predicts them.
+//! and as the step model predicts them; the layout's gradient codec priced from `codecs`.
 inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const model::parallel_layout& l,
-                                            const fabric_binding& f) {
+                                            const fabric_binding& f, const std::vector<model::compressor_cost>& codecs) {
   const std::size_t n = l.gpus();
   trinity::detail::require(f.ranks.size() == n, "fabric",
                            "places " + std::to_string(f.ranks.size()) + " ranks; the layout runs " + std::to_string(n));
   const auto job = job_of(w, l.dp);
   const auto c = cluster_of(s, w);
-  const auto r = model::price(job, c, l);
+  const auto& codec = gradient_codec(codecs, l.codec);
+  const auto r = model::price(job, c, l, codec);
   const auto x = model::layer(job, c, l);
   // Every group of each kind once (parallel::groups_of's, from its first member), as fabric places.
   std::vector<std::vector<std::uint32_t>> tp, cp, pp, weights;
@@ -135,19 +137,31 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
     // and its parameter all-gathers (one; under ZeRO-3 one per micro-batch pass, as the step model counts).
     const std::size_t m = l.dp * l.cp;
     const auto& pb = job.precision;
-    const bytes grads{r.stage_parameters * pb.gradient}, params{r.stage_parameters * pb.parameter};
+    const bytes grads = r.gradient_frame, params{r.stage_parameters * pb.parameter};
     const double chunks = static_cast<double>(m);
+    const std::string coded = l.codec.empty() ? "" : ", " + l.codec + " frames";
     fabric::collective_result sim;
     std::string what;
-    if (l.zero_stage == 0) {
+    if (codec.gathered) {
+      // Frames that cannot be summed on the way go round whole: every rank's to every other.
+      sim = fabric::ring_steps(f.topology, weights, grads, m - 1);
+      what = "gradient all-gather (" + to_string(grads) + coded + ")";
+      if (l.zero_stage >= 1) {
+        const double gathers = l.zero_stage == 3 ? 2.0 * r.micro_batches : 1.0;
+        const auto ag = fabric::ring_steps(f.topology, weights, params / chunks, m - 1);
+        sim = {sim.time + gathers * ag.time, sim.events + static_cast<std::uint64_t>(gathers) * ag.events};
+        what += " and " + (gathers > 1 ? units::detail::format_number(gathers) + " parameter all-gathers" : "parameter all-gather") +
+                " (" + to_string(params) + ")";
+      }
+    } else if (l.zero_stage == 0) {
       sim = fabric::ring_steps(f.topology, weights, grads / chunks, 2 * (m - 1));
-      what = "gradient all-reduce (" + to_string(grads) + ")";
+      what = "gradient all-reduce (" + to_string(grads) + coded + ")";
     } else {
       const double gathers = l.zero_stage == 3 ? 2.0 * r.micro_batches : 1.0;
       const auto rs = fabric::ring_steps(f.topology, weights, grads / chunks, m - 1);
       const auto ag = fabric::ring_steps(f.topology, weights, params / chunks, m - 1);
       sim = {rs.time + gathers * ag.time, rs.events + static_cast<std::uint64_t>(gathers) * ag.events};
-      what = "ZeRO-" + std::to_string(l.zero_stage) + " gradient reduce-scatter (" + to_string(grads) + ") and " +
+      what = "ZeRO-" + std::to_string(l.zero_stage) + " gradient reduce-scatter (" + to_string(grads) + coded + ") and " +
              (gathers > 1 ? units::detail::format_number(gathers) + " parameter all-gathers" : "parameter all-gather") +
              " (" + to_string(params) + ")";
     }
@@ -158,6 +172,10 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
 }
 
 //! The same on the system's own link hierarchy.
+inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const model::parallel_layout& l,
+                                            const fabric_binding& f) {
+  return simulate(s, w, l, f, default_codecs_for(s));
+}
 inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const model::parallel_layout& l) {
   return simulate(s, w, l, hierarchy_fabric(s, l.gpus()));
 }

@@ -31,6 +31,7 @@
 
 #include <trinity/model/collectives.hpp>
 #include <trinity/model/compression.hpp>
+#include <trinity/model/gradient_reduction.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/workload.hpp>
@@ -66,7 +67,7 @@ inline bytes activation_bytes(const training_workload& w, bool recompute) {
 }
 //! Bytes on the wire per gradient element: the trainer's own width, or the codec's (ratios are against fp32).
 inline double wire_bytes(const model::compressor_cost& c, const model::state_bytes& b) {
-  return c.name == "identity" ? b.gradient : 4.0 / c.ratio;
+  return model::is_uncoded(c) ? b.gradient : 4.0 / c.ratio;
 }
 }  // namespace detail
 
@@ -90,37 +91,13 @@ inline training_cost price(const system& s, const training_workload& w, const mo
   if (offload) c.tier_bytes[p.offload_tier] = states.offloaded;
 
   const model::collective_link link{s.interconnect.latency, s.interconnect.bandwidth, {}};
-  const bytes grads{psi * detail::wire_bytes(codec, b)}, params{psi * b.parameter};
+  const bytes params{psi * b.parameter};
   const double share = static_cast<double>(n - 1) / static_cast<double>(n);
-  const double ranks = static_cast<double>(n);
   const int gathers = p.stage == 3 ? 2 : p.stage == 0 ? 0 : 1;
-  if (codec.gathered) {
-    // Frames that cannot be summed on the way (top-k, PowerSGD) are all-gathered whole, for DDP's all-reduce
-    // and ZeRO's reduce-scatter alike: every rank sends its frame to n − 1 others (comm/compressed.hpp).
-    c.link_bytes = (ranks - 1.0) * grads;
-    c.comm_time = model::ring_all_gather_time(n, ranks * grads, link);
-  } else if (p.stage == 0) {
-    c.link_bytes = 2.0 * share * grads;
-    c.comm_time = model::ring_all_reduce_time(n, grads, link);
-  } else {
-    c.link_bytes = share * grads;
-    c.comm_time = model::ring_reduce_scatter_time(n, grads, link);
-  }
-  c.link_bytes += share * static_cast<double>(gathers) * params;
-  c.comm_time += static_cast<double>(gathers) * model::ring_all_gather_time(n, params, link);
-  if (codec.name != "identity" && n > 1) {
-    // What comm/compressed.hpp runs per rank, in units of S, the fp32 gradient. The ring's reduce-scatter
-    // encodes and decodes a chunk at each of its n - 1 hops ((n - 1)/n each); DDP's all-gather then encodes
-    // its own chunk and decodes all n. Each hop also sends the frame's size first, a second message. The
-    // gather: one encode of S, and n frames decoded, whatever the stage.
-    const bytes fp32{psi * 4.0};
-    const double share_of_s = (ranks - 1.0) / ranks;
-    const double encodes = codec.gathered || p.stage == 0 ? 1.0 : share_of_s;
-    const double decodes = codec.gathered ? ranks : share_of_s + (p.stage == 0 ? 1.0 : 0.0);
-    c.codec_time = encodes * (fp32 / codec.encode_rate) + decodes * (fp32 / codec.decode_rate);
-    const double size_messages = codec.gathered ? 0.0 : (p.stage == 0 ? 2.0 : 1.0) * (ranks - 1.0);
-    c.comm_time += size_messages * s.interconnect.latency;
-  }
+  const auto g = model::gradient_reduction(n, psi, b.gradient, p.stage, codec, link);
+  c.link_bytes = g.sent + share * static_cast<double>(gathers) * params;
+  c.comm_time = g.comm + static_cast<double>(gathers) * model::ring_all_gather_time(n, params, link);
+  c.codec_time = g.coding;
   c.offload_bytes = model::offload_traffic_per_step(psi, n, p.stage, b, offload);
   if (offload) {
     const auto& t = s.tiers[p.offload_tier];

@@ -171,6 +171,67 @@ TEST_CASE("parallel layout: parsed from the command line's form and refused by k
   CHECK_THROWS_WITH(io::parse_parallel_layout("sp=yes"), Catch::Contains("on or off"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("zero=4"), Catch::Contains("0 to 3"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("tp=8,"), Catch::Contains("empty item"));
+  const auto coded = io::parse_parallel_layout("tp=2,dp=4,zero=1,codec=int8-ef");
+  CHECK(coded.codec == "int8-ef");
+  CHECK(to_string(coded) == "tp=2,pp=1,vpp=1,cp=1,dp=4,mbs=1,recompute=none,sp=off,zero=1,codec=int8-ef");
+  CHECK(io::parse_parallel_layout(to_string(coded)) == coded);
+  CHECK(io::parse_parallel_layout("dp=4,codec=none").codec.empty());
+  CHECK(io::parse_parallel_layout("dp=4,codec=identity").codec.empty());
+  CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,codec="), Catch::Contains("codec=: name a gradient codec"));
+}
+
+TEST_CASE("parallel step: a gradient codec shrinks the data-parallel reduction by its ratio and adds its coding",
+          "[model][parallel]") {
+  auto j = gpt(8, 2048, 16, 2048, 64);
+  const auto c = ideal();
+  const compressor_cost int8{"int8-ef", 3.9, bytes_per_second{1.5e12}, bytes_per_second{2.2e12}, 0.0065, false, false};
+  const compressor_cost topk{"topk-1%-ef", 50, bytes_per_second{4e11}, bytes_per_second{3e12}, 0.95, false, true};
+  for (const int z : {0, 1, 2}) {
+    parallel_layout l{2, 2, 1, 1, 8, 1, recomputation::none, true, z};
+    const auto plain = price(j, c, l);
+    l.codec = "int8-ef";
+    const auto coded = price(j, c, l, int8);
+    INFO("ZeRO-" << z);
+    // Same compute, same memory; only the gradient's frames and their coding differ.
+    CHECK(coded.gemm == plain.gemm);
+    CHECK(coded.device_bytes == plain.device_bytes);
+    const double psi = plain.stage_parameters, n = 8, share = (n - 1) / n;
+    const double frames = psi * 4.0 / 3.9, held = psi * 2.0;  // bf16 gradients uncoded
+    CHECK(coded.gradient_frame.value() == Approx(frames));
+    CHECK(plain.gradient_frame.value() == Approx(held));
+    const double ring = z == 0 ? 2.0 * share : share;
+    CHECK((plain.dp_bytes - coded.dp_bytes).value() == Approx(ring * (held - frames)).epsilon(1e-12));
+    // The ring's reduce-scatter encodes and decodes (n − 1)/n of the fp32 gradient; DDP's all-gather encodes
+    // once more in all and decodes every chunk.
+    const double encodes = z == 0 ? 1.0 : share, decodes = z == 0 ? share + 1.0 : share;
+    CHECK(coded.codec.value() == Approx(encodes * psi * 4.0 / 1.5e12 + decodes * psi * 4.0 / 2.2e12).epsilon(1e-12));
+    CHECK(plain.codec.value() == 0);
+    // Not overlapped: the step moves by exactly the reduction's change and the coding.
+    CHECK((coded.step - plain.step).value() ==
+          Approx((coded.dp_comm - plain.dp_comm + coded.codec).value()).epsilon(1e-9));
+    CHECK(coded.dp_comm < plain.dp_comm);
+  }
+  SECTION("frames that cannot be summed are all-gathered whole") {
+    parallel_layout l{2, 1, 1, 1, 8, 1, recomputation::none, true, 0};
+    l.codec = "topk-1%-ef";
+    const auto r = price(j, c, l, topk);
+    CHECK(r.dp_bytes.value() == Approx(7.0 * r.stage_parameters * 4.0 / 50).epsilon(1e-12));
+  }
+  SECTION("the codec's cost must be the layout's own") {
+    parallel_layout l{2, 1, 1, 1, 8, 1, recomputation::none, true, 0};
+    CHECK_THROWS_WITH(price(j, c, l, int8), Catch::Contains("codec") && Catch::Contains("no codec"));
+    l.codec = "int8-ef";
+    CHECK_THROWS_WITH(price(j, c, l), Catch::Contains("\"int8-ef\"") && Catch::Contains("Fix"));
+    CHECK_THROWS_WITH(price(j, c, l, topk), Catch::Contains("topk-1%-ef"));
+  }
+  SECTION("without ranks that share weights there is nothing to reduce") {
+    parallel_layout l{8, 1, 1, 1, 1, 1, recomputation::none, true, 0};
+    j.global_batch = 8;
+    l.codec = "int8-ef";
+    const auto r = price(j, c, l, int8);
+    CHECK(r.dp_bytes.value() == 0);
+    CHECK(r.codec.value() == 0);
+  }
 }
 
 TEST_CASE("parallel fits: recover the parameters that made their data", "[model][parallel][fit]") {

@@ -27,10 +27,11 @@ plan::training_workload small() {
   return w;
 }
 
-using key = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, int, int, int, int>;
+using key = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, int, int, int, int,
+                       std::string>;
 key key_of(const model::parallel_layout& l) {
   return {l.tp, l.pp, l.vpp, l.cp, l.dp, l.micro_batch, static_cast<int>(l.recompute), l.sequence_parallel ? 1 : 0,
-          l.zero_stage, l.offload ? 1 : 0};
+          l.zero_stage, l.offload ? 1 : 0, l.codec};
 }
 
 }  // namespace
@@ -51,8 +52,11 @@ TEST_CASE("layout search: the space is every layout the step model runs, with th
     }
     // Every tuple of degrees up to 16, filtered by the step model and the search's own rules (equal
     // interleaved chunks, micro-batches up to 8, no ZeRO without ranks to shard over, no selective
-    // recomputation under FlashAttention), each with its optimizer on the device and offloaded.
+    // recomputation under FlashAttention), each with its optimizer on the device and offloaded, and where ranks
+    // share weights with each of the H100's gradient codecs (bf16, int8-ef) as well as uncoded.
     std::set<key> expected;
+    const std::vector<std::string> codecs{"", "bf16", "int8-ef"};
+    REQUIRE(r.codecs.size() == codecs.size());
     model::parallel_layout l;
     for (l.tp = 1; l.tp <= 16; ++l.tp)
       for (l.pp = 1; l.pp <= 16; ++l.pp)
@@ -63,7 +67,9 @@ TEST_CASE("layout search: the space is every layout the step model runs, with th
                 for (const auto rc : {model::recomputation::none, model::recomputation::selective, model::recomputation::full})
                   for (const bool sp : {false, true})
                     for (int z = 0; z <= 3; ++z)
-                    for (const bool off : {false, true}) {  // dgx-h100 has a host tier to offload to
+                    for (const bool off : {false, true})  // dgx-h100 has a host tier to offload to
+                    for (const auto& codec : codecs) {
+                      l.codec = codec;
                       l.recompute = rc;
                       l.sequence_parallel = sp;
                       l.zero_stage = z;
@@ -72,6 +78,7 @@ TEST_CASE("layout search: the space is every layout the step model runs, with th
                       if (l.vpp > 1 && w.shape->layers % (l.pp * l.vpp) != 0) continue;
                       if (z > 0 && l.dp * l.cp == 1) continue;
                       if (flash && rc == model::recomputation::selective) continue;
+                      if (!codec.empty() && l.dp * l.cp == 1) continue;
                       expected.insert(key_of(l));
                     }
     CHECK(searched == expected);
@@ -88,10 +95,11 @@ TEST_CASE("layout search: the choice is the fastest layout that fits, as the ste
   double best = 1e300;
   std::size_t fits = 0;
   for (const auto& e : r.candidates) {
-    const auto m = model::price(job, c, e.plan.layout);
+    const auto& codec = plan::gradient_codec(r.codecs, e.plan.layout.codec);
+    const auto m = model::price(job, c, e.plan.layout, codec);
     CHECK(e.cost.total.time.value() == m.step.value());
     CHECK(e.cost.total.memory.value() == m.device_bytes.value());
-    CHECK(e.fits() == (m.device_bytes <= c.memory));
+    CHECK(e.fits() == (m.device_bytes <= c.memory && codec.relative_error <= w.error_budget));
     if (e.fits()) {
       ++fits;
       best = std::min(best, m.step.value());
@@ -130,7 +138,7 @@ TEST_CASE("layout search: a 70B model on 64 H100s or A100s takes model paralleli
       inside.dp *= 2;
       const auto job = plan::job_of(plan::presets::llm_70b(), 64);
       if (!model::layout_problem(job, inside).empty()) continue;
-      CHECK(model::price(job, plan::cluster_of(s, plan::presets::llm_70b()), inside).tp_comm < e.cost.step.tp_comm);
+      CHECK(plan::price(job, plan::cluster_of(s, plan::presets::llm_70b()), inside, r.codecs).tp_comm < e.cost.step.tp_comm);
     }
   }
 }
@@ -231,4 +239,39 @@ TEST_CASE("layout search: optimizer offload is a slot, taken where device memory
   auto hbm_only = s;
   hbm_only.tiers.resize(1);
   for (const auto& e : plan::plan_parallel(hbm_only, w, {.gpus = 64}).candidates) CHECK_FALSE(e.plan.layout.offload);
+}
+
+TEST_CASE("layout search: the gradient codec is a slot, held to the workload's error budget", "[plan][parallel]") {
+  const auto s = plan::presets::dgx_h100();
+  auto w = plan::presets::llm_70b();
+  const auto r = plan::plan_parallel(s, w, {.gpus = 64});
+  const auto& l = r.chosen().plan.layout;
+  INFO(model::to_string(l));
+  // Where a step's reduction crosses InfiniBand, int8 with error feedback (0.65% error, under the 1% default)
+  // halves its bytes for a few milliseconds of coding on the GPU.
+  CHECK(l.codec == "int8-ef");
+  auto uncoded = l;
+  uncoded.codec.clear();
+  const auto it = std::find_if(r.candidates.begin(), r.candidates.end(), [&](const auto& e) { return e.plan.layout == uncoded; });
+  REQUIRE(it != r.candidates.end());
+  CHECK(r.chosen().cost.total.time < it->cost.total.time);
+  CHECK(r.chosen().cost.total.bandwidth < it->cost.total.bandwidth);
+  CHECK(r.explanation.trades.back().find("int8-ef gradients over the data-parallel group (compute for bandwidth)") !=
+        std::string::npos);
+
+  // Below int8's error the same layout goes uncoded, and the coded one is refused for its error.
+  w.error_budget = 0.001;
+  const auto strict = plan::plan_parallel(s, w, {.gpus = 64});
+  CHECK(strict.chosen().plan.layout.codec.empty());
+  for (const auto& e : strict.candidates)
+    if (!e.plan.layout.codec.empty()) CHECK(e.violation.find("error budget: ") == 0);
+
+  // The codecs are the options' when given: a slow one is priced and loses.
+  const model::compressor_cost crawl{"int8-ef", 3.9, bytes_per_second{1e8}, bytes_per_second{1e8}, 0.0065, false, false};
+  w.error_budget = 0.01;
+  const auto slow = plan::plan_parallel(s, w, {.gpus = 64, .codecs = {model::uncoded_gradient(), crawl}});
+  CHECK(slow.codecs.size() == 2);
+  CHECK(slow.chosen().plan.layout.codec.empty());
+  CHECK_THROWS_WITH(plan::plan_parallel(s, w, {.gpus = 64, .codecs = {crawl}}), Catch::Contains("identity"));
+  CHECK_THROWS_WITH(plan::gradient_codec(r.codecs, "int8"), Catch::Contains("did you mean \"int8-ef\""));
 }
