@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The main job. First the planner on a built-in preset (a 70B model trained on
-# a GB200 NVL72 rack with CXL tier-2): the chosen trade-off, what it predicts,
-# why, and the Pareto front (drawn to build/plan/pareto.png); the plan on the
-# simulated fabric; this machine calibrated, and the plan run for real here,
-# scaled down, beside the prediction (step time included). The layout search
-# for the same model on 64 H100s: the layout, its transfers on the DGX links,
-# and its tensor, pipeline and ZeRO slots run here, counted. The planner on the
-# other presets: a diffusion cache, an edge video stream, and by cost. The
-# paper's producer/consumer training (planned, and capped streams measured)
-# and its curation pipeline (planned, then run here with and without
-# co-resident models). Then the paper's three worked examples through
-# the trinity program, each with its explanation, then the
-# first trade for real: a 100 MB gradient over links of 1 to 400 Gbps with
+# a GB200 NVL72 rack with CXL tier-2): every tensor x pipeline x context x data
+# layout priced, the chosen one, what it predicts, why, and the Pareto front
+# (drawn to build/plan/pareto.png); its transfers on the simulated fabric; its
+# pipeline and ZeRO slots run here, scaled down, every count beside the step
+# model's. The data-parallel planner on the same rack (ZeRO, codecs, CXL
+# tiers), this machine calibrated, and its plan run here beside the prediction
+# (step time included). The layout search for the same model on 64 H100s: the
+# layout, its transfers on the DGX links, and its tensor, pipeline and ZeRO
+# slots run here, counted. The planner on the other presets: a diffusion cache,
+# an edge video stream, and by cost. The paper's producer/consumer training
+# (planned, and capped streams measured) and its curation pipeline (planned,
+# then run here with and without co-resident models). Then the paper's three
+# worked examples through the trinity program, each with its explanation, then
+# the first trade for real: a 100 MB gradient over links of 1 to 400 Gbps with
 # every compressor, the chooser's pick checked against the measurement; and
 # the second: ZeRO stage 3 on 4 MPI processes against DDP, its memory and
 # traffic checked against the model; and the third: a synthetic request trace
@@ -29,23 +31,31 @@ scripts/setup.sh
 trinity=build/bin/trinity
 rule() { printf '\n==== %s ====\n\n' "$*"; }
 
-rule "The planner: llm-70b-train on gb200-nvl72-cxl (docs/planning.md)"
+rule "The planner: llm-70b-train on gb200-nvl72-cxl, every parallel layout (docs/parallelism.md)"
 mkdir -p build/plan
-"$trinity" plan --system gb200-nvl72-cxl --workload llm-70b-train --plot build/plan/pareto.png
+"$trinity" plan --system gb200-nvl72-cxl --workload llm-70b-train --plot build/plan/pareto.png | sed -n 1,40p
 echo
 "$trinity" simulate --system gb200-nvl72-cxl --workload llm-70b-train
 echo
+"$trinity" verify --system gb200-nvl72-cxl --workload llm-70b-train ||
+  echo "(a count of the layout's run differs from the step model's: see above)"
+
+rule "The data-parallel planner on the same rack: ZeRO, codecs and CXL tiers, timed here (docs/planning.md)"
+"$trinity" plan --system gb200-nvl72-cxl --workload llm-70b-train --parallelism data | sed -n 1,30p
+echo
+"$trinity" simulate --system gb200-nvl72-cxl --workload llm-70b-train --parallelism data
+echo
 echo "Measuring this machine (codecs, dense layers, thread link) into build/plan/profile.json..." >&2
 "$trinity" calibrate --size 4MiB --out build/plan/profile.json >/dev/null
-"$trinity" verify --system gb200-nvl72-cxl --workload llm-70b-train --profile build/plan/profile.json ||
+"$trinity" verify --system gb200-nvl72-cxl --workload llm-70b-train --parallelism data --profile build/plan/profile.json ||
   echo "(a measured figure of the plan's run is more than 20% from the prediction: see above)"
 
 rule "The layout search: llm-70b-train on 64 H100s, tensor x pipeline x context x data (docs/parallelism.md)"
-"$trinity" plan --system dgx-h100 --workload llm-70b-train --parallelism search --gpus 64 | sed -n 1,30p
+"$trinity" plan --system dgx-h100 --workload llm-70b-train --gpus 64 | sed -n 1,30p
 echo
-"$trinity" simulate --system dgx-h100 --workload llm-70b-train --parallelism search --gpus 64
+"$trinity" simulate --system dgx-h100 --workload llm-70b-train --gpus 64
 echo
-"$trinity" verify --system dgx-h100 --workload llm-70b-train --parallelism search --gpus 64 ||
+"$trinity" verify --system dgx-h100 --workload llm-70b-train --gpus 64 ||
   echo "(a count of the layout's run differs from the step model's: see above)"
 
 rule "The planner on the other presets: a diffusion cache, an edge stream, and by cost"
@@ -57,7 +67,7 @@ echo
 echo
 "$trinity" plan --system edge-5g-cloud --workload edge-video-analytics --objective cost | sed -n 1,12p
 echo
-"$trinity" plan --system h100-ib-cluster --workload llm-70b-train --objective cost | sed -n 1,12p
+"$trinity" plan --system h100-ib-cluster --workload llm-70b-train --objective cost | sed -n 1,20p
 
 rule "The paper's other two systems: producers feeding trainers over streams (§4.2), models sharing devices (§5.2)"
 "$trinity" plan --system dgx-h100 --workload wan22-t2v-hetero | sed -n 1,12p

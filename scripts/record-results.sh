@@ -71,9 +71,10 @@ step "a plan run for real here, with its step time (docs/planning.md §9)"
 build/bin/trinity calibrate --size 4MiB --out build/plan-profile.json >/dev/null
 {
   echo "(recorded $(date -u +%Y-%m-%d) by scripts/record-results.sh: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, preset ci)"
-  build/bin/trinity verify --system docs/examples/h100s-on-1gbe.json --workload llm-7b-train --profile build/plan-profile.json
+  build/bin/trinity verify --system docs/examples/h100s-on-1gbe.json --workload llm-7b-train --parallelism data --profile build/plan-profile.json
 } > "$out/verify-1gbe.txt"
-build/bin/trinity plan --system gb200-nvl72-cxl --workload llm-70b-train --plot docs/plan_pareto.png >/dev/null
+build/bin/trinity plan --system gb200-nvl72-cxl --workload llm-70b-train --parallelism data --plot docs/plan_pareto.png >/dev/null
+build/bin/trinity plan --system dgx-h100 --workload llm-70b-train --gpus 64 --plot docs/layout_pareto.png >/dev/null
 
 step "the synthetic trace's replay (deterministic)"
 work=$(mktemp -d)

@@ -163,6 +163,16 @@ plan::planner_options options_of(const planning_flags& f);
 std::vector<model::compressor_cost> gradient_codecs(const plan::system& s, plan::training_workload& w, const planning_flags& f);
 //! The training plan for these flags: the error budget applied to w, codecs from the profile or the defaults.
 plan::plan_result plan_training_with(const plan::system& s, plan::training_workload& w, const planning_flags& f);
+//! Why --gpus is refused where no layout is laid out.
+inline constexpr const char* gpus_go_with =
+    "goes with a training workload's layouts (--parallelism LAYOUT or search); the data-parallel planner (and "
+    "any other workload) takes its ranks from the workload";
+//! What --parallelism means for a training workload: as given; unset, the layout search (`search`) where the
+//! workload has a transformer shape to lay out, else the data-parallel planner (`data`).
+inline std::string training_parallelism(const std::string& given, const plan::training_workload& w) {
+  if (!given.empty()) return given;
+  return w.shape ? "search" : "data";
+}
 //! --parallelism LAYOUT|search and --gpus N, for a command that lays out or runs a layout (`what` it does).
 void add_layout_flags(CLI::App& cmd, std::string& parallelism, std::size_t& gpus, const std::string& what);
 //! The layout --parallelism names, checked against --gpus (0: any) and the system's reach.

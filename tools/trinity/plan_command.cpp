@@ -74,7 +74,8 @@ struct plot_point {
   double x, y;
 };
 void draw_front(const std::string& path, const std::string& title, const std::string& xlabel, const std::string& ylabel,
-                const std::vector<plot_point>& feasible, std::vector<plot_point> front, plot_point chosen) {
+                const std::vector<plot_point>& feasible, std::vector<plot_point> front, plot_point chosen,
+                const std::string& what = "plans", const std::string& resources = "time, energy, memory, bytes sent") {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
     std::cerr << "trinity plan: gnuplot is not installed (Debian: gnuplot-nox); no picture drawn\n";
     return;
@@ -88,10 +89,10 @@ void draw_front(const std::string& path, const std::string& title, const std::st
   const std::string script = path + ".gp";
   std::ofstream gp(script);
   gp << "set terminal pngcairo size 1000,650 noenhanced\nset output '" << path << "'\nset logscale xy\nset grid\n"
-     << "set key top right\nset xlabel '" << xlabel << "'\nset ylabel '" << ylabel << "'\nset title '" << title << "'\n"
-     << "plot '-' using 1:2 with points pt 7 ps 0.8 lc rgb '#aaaaaa' title 'feasible plans', "
+     << "set key below\nset xlabel '" << xlabel << "'\nset ylabel '" << ylabel << "'\nset title '" << title << "'\n"
+     << "plot '-' using 1:2 with points pt 7 ps 0.8 lc rgb '#aaaaaa' title 'feasible " << what << "', "
      << "'-' using 1:2 with steps lw 2 lc rgb '#1f77b4' title 'time-memory front', "
-     << "'-' using 1:2 with points pt 6 ps 1.5 lw 2 lc rgb '#2ca02c' title 'Pareto front (time, energy, memory, bytes sent)', "
+     << "'-' using 1:2 with points pt 6 ps 1.5 lw 2 lc rgb '#2ca02c' title 'Pareto front (" << resources << ")', "
      << "'-' using 1:2 with points pt 3 ps 3 lw 3 lc rgb '#d62728' title 'chosen'\n";
   for (const auto& p : feasible) gp << p.x << ' ' << p.y << '\n';
   gp << "e\n";
@@ -588,12 +589,14 @@ void run_simulate(const plan_args& a) {
     throw bad_flag("--workload", a.workload, "is a data-curation workload; it sends nothing over a fabric. Run it "
                                              "here with `trinity verify`");
   if (!a.trace.empty()) throw bad_flag("--trace", a.trace, "is for an llm-serve workload's KV loads");
-  if (!a.parallelism.empty()) {
-    auto* w = std::get_if<plan::training_workload>(&any);
-    if (!w) throw bad_flag("--parallelism", a.parallelism, "lays a training workload's layout on the fabric; this workload is not one");
-    return run_simulate_parallel(a, s, *w);
+  if (auto* w = std::get_if<plan::training_workload>(&any)) {
+    auto laid = a;
+    laid.parallelism = training_parallelism(a.parallelism, *w);
+    if (laid.parallelism != "data") return run_simulate_parallel(laid, s, *w);
+  } else if (!a.parallelism.empty()) {
+    throw bad_flag("--parallelism", a.parallelism, "lays a training workload's layout on the fabric; this workload is not one");
   }
-  if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), "goes with --parallelism (a layout, or search)");
+  if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), gpus_go_with);
   std::vector<plan::simulated_pair> sim;
   std::string choice;
   std::size_t ranks = 2;
@@ -739,7 +742,6 @@ void run_parallelism(const plan_args& a, const plan::system& s, const plan::trai
 
 // Every layout searched: the best for the objective, why, and the front.
 void run_parallel_search(const plan_args& a, const plan::system& s, const plan::training_workload& w) {
-  if (!a.plot.empty()) throw bad_flag("--plot", a.plot, "draws the data-parallel planner's front; the layout search has none to draw yet");
   if (!w.shape)
     throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
                                              "(docs/parallelism.md) to search parallel layouts");
@@ -752,6 +754,19 @@ void run_parallel_search(const plan_args& a, const plan::system& s, const plan::
   std::size_t feasible = 0;
   for (const auto& e : r.candidates) feasible += e.fits();
   const auto& x = r.explanation;
+  if (!a.plot.empty()) {
+    // Step time against device memory per GPU: what a layout trades for what.
+    std::vector<plot_point> fitting, on_front;
+    for (const auto& e : r.candidates)
+      if (e.fits()) fitting.push_back({e.cost.total.time.value(), e.cost.total.memory.value() / 1e9});
+    for (const auto i : r.pareto)
+      on_front.push_back({r.candidates[i].cost.total.time.value(), r.candidates[i].cost.total.memory.value() / 1e9});
+    draw_front(a.plot, w.name + " on " + std::to_string(gpus) + " x " + s.device.name + ": " + std::to_string(fitting.size()) +
+                   " of " + std::to_string(r.candidates.size()) + " layouts fit",
+               "step time (s)", s.tiers[0].name + " per GPU (GB)", fitting, on_front,
+               {ch.cost.total.time.value(), ch.cost.total.memory.value() / 1e9}, "layouts",
+               "time, energy, memory, bytes sent, dollars");
+  }
   // The front, fastest first: what a reader weighs step time against memory with.
   auto front = r.pareto;
   std::sort(front.begin(), front.end(), [&](std::size_t i, std::size_t j) {
@@ -792,6 +807,10 @@ void run_parallel_search(const plan_args& a, const plan::system& s, const plan::
             << r.candidates.size() << " layouts (" << feasible << " fit):\n\n  " << model::to_string(ch.plan.layout)
             << "\n\n";
   print_parallel_breakdown(ch.cost.step, c.memory);
+  std::cout << "per GPU and step: energy " << to_string(ch.cost.total.energy)
+            << (ch.cost.dollars > 0 ? ", cost " + plan::format_dollars(ch.cost.dollars) + " (one " + s.device.name + " rented for the step)"
+                                    : std::string())
+            << '\n';
   const auto& untraded = r.candidates[r.baseline].plan.layout;
   std::cout << "\nWhy:\n  before ("
             << (untraded.pp == 1 ? "pure data parallelism, " : "no trade but the pipeline stages the batch needs to split, ")
@@ -880,17 +899,20 @@ void run_dynamic(const plan_args& a, const plan::system& s, const plan::training
 void run_plan(const plan_args& a) {
   const auto s = read_system(a.system);
   auto any = read_workload(a.workload, s);
-  if (!a.parallelism.empty()) {
-    auto* w = std::get_if<plan::training_workload>(&any);
-    if (!w) throw bad_flag("--parallelism", a.parallelism, "prices a training workload's layout; this workload is not one");
-    if (a.parallelism == "search") return run_parallel_search(a, s, *w);
-    if (a.parallelism == "dynamic") return run_dynamic(a, s, *w);
-    return run_parallelism(a, s, *w);
+  if (auto* w = std::get_if<plan::training_workload>(&any)) {
+    auto laid = a;
+    laid.parallelism = training_parallelism(a.parallelism, *w);
+    if (laid.parallelism == "search") return run_parallel_search(laid, s, *w);
+    if (laid.parallelism == "dynamic") return run_dynamic(laid, s, *w);
+    if (laid.parallelism != "data") return run_parallelism(laid, s, *w);
+  } else if (!a.parallelism.empty()) {
+    throw bad_flag("--parallelism", a.parallelism, "prices a training workload's layout; this workload is not one");
   }
-  if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), "goes with --parallelism (a layout, or search)");
+  if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), gpus_go_with);
   if (a.memory_headroom > 0)
     throw bad_flag("--memory-headroom", units::detail::format_number(a.memory_headroom),
-                   "goes with --parallelism (a layout, search or dynamic)");
+                   "goes with a training workload's layouts (--parallelism LAYOUT, search or dynamic); the "
+                   "data-parallel planner has none");
   if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_diffusion(a, s, *d);
   if (auto* e = std::get_if<plan::edge_workload>(&any)) return run_edge(a, s, *e);
   if (auto* v = std::get_if<plan::serving_workload>(&any)) return run_serving(a, s, *v);
@@ -993,7 +1015,10 @@ plan::parallel_plan_result search_layouts(const plan::system& s, const plan::tra
 }
 
 void add_layout_flags(CLI::App& cmd, std::string& parallelism, std::size_t& gpus, const std::string& what) {
-  cmd.add_option("--parallelism", parallelism, "A transformer training workload: " + what)->type_name("LAYOUT|search");
+  cmd.add_option("--parallelism", parallelism,
+                 "A transformer training workload: " + what + "; `data`: the data-parallel planner's plan (the "
+                 "default for a workload without a transformer shape)")
+      ->type_name("LAYOUT|search|data");
   cmd.add_option("--gpus", gpus, "GPUs the layout search lays out, as for plan")
       ->type_name("N")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
@@ -1056,8 +1081,10 @@ void register_plan(CLI::App& app) {
   p->add_option("--parallelism", a->parallelism,
                 "Price one parallel layout of a transformer training workload, no search: "
                 "tp=8,pp=8,vpp=1,cp=1,dp=1,mbs=1,recompute=none|selective|full,sp=on|off,zero=0..3 (a missing key is "
-                "1, none, off, 0); `search`: every layout, the best and why; `dynamic`: a layout per sequence_mix bucket")
-      ->type_name("LAYOUT|search|dynamic");
+                "1, none, off, 0); `search` (the default for a workload with a transformer shape): every layout, the "
+                "best and why; `dynamic`: a layout per sequence_mix bucket; `data` (the default without a shape): the "
+                "data-parallel planner (DDP, ZeRO 1-3, codecs, offload and placement across the system's tiers)")
+      ->type_name("LAYOUT|search|dynamic|data");
   p->add_option("--gpus", a->gpus, "GPUs the layout search lays out (default: the workload's ranks; more than the "
                                    "system's devices needs its scale-out link)")
       ->type_name("N")
@@ -1073,14 +1100,14 @@ void register_plan(CLI::App& app) {
   auto sa = std::make_shared<plan_args>();
   auto* sim = app.add_subcommand("simulate", "Run the chosen plan on the simulated fabric, beside what the planner predicted");
   sim->add_option("--system", sa->system,
-                  "A preset with a fabric (gb200-nvl72-cxl, h100-ib-cluster), or any system with a server for an edge "
-                  "workload")->type_name("PRESET|FILE");
+                  "A preset or a JSON file: a layout runs on its own link hierarchy; the data-parallel planner's plan "
+                  "needs a fabric (gb200-nvl72-cxl, h100-ib-cluster), an edge workload a server")->type_name("PRESET|FILE");
   sim->add_option("--workload", sa->workload, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
   add_planning_flags(*sim, sa->planning);
   sim->add_option("--trace", sa->trace, "An llm-serve workload: the block-hashed trace (Mooncake's JSONL format) "
                                         "whose KV loads to replay on the fabric")->type_name("FILE.jsonl");
   add_layout_flags(*sim, sa->parallelism, sa->gpus, "lay this layout (as for plan), or the layout search's choice "
-                                                   "(`search`), on the system's own link hierarchy");
+                                                   "(`search`, the default), on the system's own link hierarchy");
   sim->add_flag("--json", sa->json, "Print JSON");
   sim->callback([sa] { run_simulate(*sa); });
 }

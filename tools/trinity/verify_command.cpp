@@ -391,10 +391,13 @@ json summary_of(const std::string& out) {
 // pair (one layer without tensor parallelism), against the step model's counting formulas at that size.
 void run_verify_parallel(const verify_args& a, const plan::system& s, const plan::training_workload& w) {
   if (!a.planning.profile.empty())
-    throw bad_flag("--profile", a.planning.profile, "times a data-parallel run; a model-parallel run's step time is not verified yet");
+    throw bad_flag("--profile", a.planning.profile,
+                   "times the data-parallel planner's run (add --parallelism data); a layout's step time is not "
+                   "verified yet");
   for (const char* f : {"--ranks", "--batch"})
     if (std::find(a.training_flags_given.begin(), a.training_flags_given.end(), f) != a.training_flags_given.end())
-      throw usage_error(std::string(f) + ": a model-parallel run takes its ranks and batch from the layout");
+      throw usage_error(std::string(f) + ": a layout's run takes its ranks and batch from the layout; the "
+                                         "data-parallel planner's run (--parallelism data) takes them");
   if (!w.shape)
     throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
                                              "(docs/parallelism.md) to verify a parallel layout");
@@ -515,8 +518,12 @@ void run_verify(const verify_args& a) {
   if (!training)
     throw bad_flag("--workload", a.workload, "verify runs training, diffusion, llm-serve and data-curation plans; an edge or hetero-train "
                                              "plan is not run here yet (for hetero-train's link, run trinity-stream demo)");
-  if (!a.parallelism.empty()) return run_verify_parallel(a, s, *training);
-  if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), "goes with --parallelism (a layout, or search)");
+  if (const auto mode = training_parallelism(a.parallelism, *training); mode != "data") {
+    auto laid = a;
+    laid.parallelism = mode;
+    return run_verify_parallel(laid, s, *training);
+  }
+  if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), gpus_go_with);
   auto w = *training;
   // The plan is the system's (its own codecs); the profile, which measured this machine, only times the run.
   auto planning = a.planning;
@@ -634,7 +641,7 @@ void register_verify(CLI::App& app) {
   v->add_option("--train", a->train, "The trinity-train program (default: beside this one)")->type_name("FILE");
   add_layout_flags(*v, a->parallelism, a->gpus, "run this layout's tensor, pipeline and ZeRO slots here, scaled down "
                                                "(as for plan: tp=2,pp=4,vpp=2,sp=on,zero=1), or the layout search's "
-                                               "choice (`search`)");
+                                               "choice (`search`, the default)");
   v->add_flag("--json", a->json, "Print JSON");
   v->callback([a, v] {
     for (const char* f : {"--ranks", "--steps", "--batch", "--train"})
