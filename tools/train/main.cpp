@@ -1,7 +1,8 @@
 // trinity-train: trains a small MLP data-parallel on N ranks, threads in one
 // process or processes under mpirun, with ZeRO stage 0-3, optional optimizer
 // offload and gradient compression (in any stage), or model-parallel (--tp, --sp: Megatron's MLP pairs over a
-// tensor group; --pp, --vpp: 1F1B or interleaved; ZeRO over each rank's data-parallel group), and prints one
+// tensor group; --pp, --vpp: 1F1B or interleaved; ZeRO, offload and the codec over each rank's data-parallel
+// group), and prints one
 // JSON line per step (loss,
 // resident bytes per rank by kind, bytes sent per rank), then a summary with
 // model/sharding.hpp's prediction beside the last step.
@@ -11,6 +12,7 @@
 //   build/bin/trinity-train --ranks 4 --stage 2 --compress int8-ef
 //   build/bin/trinity-train --ranks 8 --pp 2 --vpp 2 --micro-batches 4 --stage 1
 //   build/bin/trinity-train --ranks 8 --tp 2 --sp --pp 2 --stage 1
+//   build/bin/trinity-train --ranks 8 --tp 2 --pp 2 --stage 1 --offload --compress int8-ef
 
 #include <CLI/CLI.hpp>
 
@@ -86,20 +88,23 @@ train::any_reduction<Comm> reduction_for(const std::string& name) {
 template <class Comm>
 int dispatch_pipelined(Comm& c, const train::config& cfg, std::ostream& out) {
   const auto refuse = [](const char* flag, const char* why) { throw invalid_input(flag, why); };
-  if (cfg.offload) refuse("--offload", "is not run with --tp or --pp yet; drop one of them");
-  if (!cfg.compress.empty()) refuse("--compress", "is not run with --tp or --pp yet; drop one of them");
   if (!cfg.save_checkpoint.empty() || !cfg.load_checkpoint.empty())
     refuse("--save-checkpoint", "checkpoints are not written with --tp or --pp yet; drop one of them");
   if (cfg.inject_nan_step >= 0) refuse("--inject-nan", "is not run with --tp or --pp yet; drop one of them");
-  switch (cfg.stage) {
-    case 0: return train::run_pipelined<shard::replicate>(c, cfg, out);
-    case 1: return train::run_pipelined<shard::zero<1>>(c, cfg, out);
-    case 2: return train::run_pipelined<shard::zero<2>>(c, cfg, out);
-    default:
-      if (cfg.pipeline > 1)
-        refuse("--stage", "3 re-gathers every stage's weights for every micro-batch; with --pp use stage 1 or 2");
-      // Without a pipeline, stage 3 gathers this rank's tensor shard of each layer once per micro-batch pass.
-      return train::run_pipelined<shard::zero<3>>(c, cfg, out);
+  // The data-parallel group's gradient reduction, exact or through --compress's codec (as without --tp or --pp).
+  auto r = reduction_for<comm::group<Comm>>(cfg.compress);
+  if (cfg.stage >= 3 && cfg.pipeline > 1)
+    refuse("--stage", "3 re-gathers every stage's weights for every micro-batch; with --pp use stage 1 or 2");
+  // Without a pipeline, stage 3 gathers this rank's tensor shard of each layer once per micro-batch pass.
+  switch (std::min(cfg.stage, 3) * 2 + (cfg.offload ? 1 : 0)) {
+    case 0: return train::run_pipelined<shard::replicate>(c, cfg, out, std::move(r));
+    case 1: return train::run_pipelined<shard::offload<shard::replicate>>(c, cfg, out, std::move(r));
+    case 2: return train::run_pipelined<shard::zero<1>>(c, cfg, out, std::move(r));
+    case 3: return train::run_pipelined<shard::offload<shard::zero<1>>>(c, cfg, out, std::move(r));
+    case 4: return train::run_pipelined<shard::zero<2>>(c, cfg, out, std::move(r));
+    case 5: return train::run_pipelined<shard::offload<shard::zero<2>>>(c, cfg, out, std::move(r));
+    case 6: return train::run_pipelined<shard::zero<3>>(c, cfg, out, std::move(r));
+    default: return train::run_pipelined<shard::offload<shard::zero<3>>>(c, cfg, out, std::move(r));
   }
 }
 

@@ -168,7 +168,7 @@ struct mlp_chunks {
 }  // namespace detail
 
 template <class Scheme, class Comm>
-int run_pipelined(Comm& c, const config& cfg, std::ostream& out) {
+int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<comm::group<Comm>> reduction) {
   using namespace trinity::shard;
   const mlp_shape shape = cfg.shape();
   const std::size_t W = static_cast<std::size_t>(c.size()), p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches;
@@ -243,7 +243,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out) {
   const teacher_task task(cfg.inputs, cfg.outputs, cfg.seed);
   const adam opt{.learning_rate = cfg.learning_rate};
   memory_ledger ledger;
-  data_parallel<Scheme, comm::group<Comm>> states(dp, ledger, local_sizes, initial, opt);
+  data_parallel<Scheme, comm::group<Comm>, any_reduction<comm::group<Comm>>> states(dp, ledger, local_sizes, initial, opt,
+                                                                                    std::move(reduction));
 
   // The mechanism's counts, in floats. Between stages: this rank's chunk of the activation at each chunk
   // boundary it feeds, forward and backward, per micro-batch. Over the tensor group, per micro-batch: a pair's
@@ -283,7 +284,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out) {
                                                                     rows, cfg.batch, cfg.sequence_parallel, t_step, 0, {}};
     const auto stats = parallel::run_pipeline(pp, m, v, stage);
     const std::uint64_t res_p = ledger.resident(state_kind::parameters), res_g = ledger.resident(state_kind::gradients),
-                        res_o = ledger.resident(state_kind::optimizer_states);
+                        res_o = ledger.resident(state_kind::optimizer_states),
+                        res_off = ledger.resident(state_kind::optimizer_states, placement::offload);
     const step_report report = states.step(opt);
     const auto elapsed_ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
@@ -295,6 +297,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out) {
                tp_all = train::detail::per_rank(c, tp_sent), sent_all = train::detail::per_rank(c, pipeline_sent + dp_sent + tp_sent),
                stash_all = train::detail::per_rank(c, stats.peak_stashed), p_all = train::detail::per_rank(c, res_p),
                g_all = train::detail::per_rank(c, res_g), o_all = train::detail::per_rank(c, res_o),
+               off_all = train::detail::per_rank(c, res_off), moved_all = train::detail::per_rank(c, report.offload_bytes),
                peak_all = train::detail::per_rank(c, ledger.peak(placement::device)),
                ns_all = train::detail::per_rank(c, elapsed_ns);
     if (c.rank() == 0) {
@@ -311,10 +314,13 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out) {
                           {"dp", layout.dp},
                           {"micro_batches", m},
                           {"stage", Scheme::shards.zero_stage()},
+                          {"offload", cfg.offload},
+                          {"compress", cfg.compress.empty() ? nlohmann::json(nullptr) : nlohmann::json(cfg.compress)},
                           {"resident_bytes", {{"parameters", p_all}, {"gradients", g_all}, {"optimizer_states", o_all},
-                                              {"offloaded", std::vector<std::uint64_t>(W, 0)}}},
+                                              {"offloaded", off_all}}},
                           {"peak_bytes", {{"device", peak_all}, {"activations", std::vector<std::uint64_t>(W, 0)}}},
                           {"sent_bytes", sent_all},
+                          {"offload_bytes", moved_all},
                           {"pipeline_bytes", pp_all},
                           {"data_parallel_bytes", dp_all},
                           {"tensor_parallel_bytes", tp_all},
@@ -334,16 +340,33 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out) {
       zero_units * model::zero_traffic_per_step(static_cast<double>(psi), layout.dp, Scheme::shards.zero_stage(),
                                                 model::fp32_adam).value())));
   const auto psi_all = train::detail::per_rank(c, psi);
+  // Offloaded, the states and master copy leave the device, and a step moves the gradient shard down and the
+  // parameter shard up (model/sharding.hpp, at this rank's Ψ and its data-parallel group).
+  const int stage = Scheme::shards.zero_stage();
+  const model::state_bytes sb = cfg.offload ? model::state_bytes{4, 4, 12} : model::fp32_adam;
+  const auto offloaded_all = train::detail::per_rank(
+      c, static_cast<std::uint64_t>(std::llround(
+             model::zero_memory_per_rank(static_cast<double>(psi), layout.dp, stage, sb, cfg.offload).offloaded.value())));
+  const auto moved_predicted = train::detail::per_rank(
+      c, static_cast<std::uint64_t>(std::llround(
+             model::offload_traffic_per_step(static_cast<double>(psi), layout.dp, stage, model::fp32_adam, cfg.offload)
+                 .value())));
   if (c.rank() == 0) {
     nlohmann::json summary{{"summary",
                             {{"parameters", shape.parameters()},
                              {"ranks", c.size()},
                              {"layout", model::to_string(layout)},
                              {"parameters_per_rank", psi_all},
+                             {"state_bytes", {{"parameter", sb.parameter}, {"gradient", sb.gradient}, {"optimizer", sb.optimizer}}},
+                             {"offload", cfg.offload},
                              {"pipeline",
                               {{"bytes_per_step", predicted_all}, {"peak_stashed_chunks_rank0", predicted_peak_rank0},
-                               {"data_parallel_bytes_per_step", predicted_dp},
-                               {"tensor_parallel_bytes_per_step", predicted_tp}}},
+                               // a codec's frames are not counted here: verify prices them with the planner's model
+                               {"data_parallel_bytes_per_step",
+                                cfg.compress.empty() ? nlohmann::json(predicted_dp) : nlohmann::json(nullptr)},
+                               {"tensor_parallel_bytes_per_step", predicted_tp},
+                               {"offloaded_bytes_per_rank", offloaded_all},
+                               {"offload_bytes_per_step", moved_predicted}}},
                              {"step_seconds", step_seconds},
                              {"last_step", last}}}};
     out << summary.dump() << '\n' << std::flush;

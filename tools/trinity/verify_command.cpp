@@ -409,7 +409,10 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
   if (ranks > 64)
     throw bad_flag("--parallelism", model::to_string(l),
                    "runs " + std::to_string(ranks) + " threads here (tp*pp, times 2 replicas); verify runs at most 64");
-  const std::size_t m = p > 1 ? 2 * p : 2, rows = 2 * t, width = t * ((32 + t - 1) / t), layers = std::max<std::size_t>(2, p * v * (t > 1 ? 2 : 1));
+  // A codec's frames carry a header and per-block scales: wide enough layers that the payload dominates them,
+  // as it does at the workload's size.
+  const std::size_t base_width = l.codec.empty() ? 32 : 512;
+  const std::size_t m = p > 1 ? 2 * p : 2, rows = 2 * t, width = t * ((base_width + t - 1) / t), layers = std::max<std::size_t>(2, p * v * (t > 1 ? 2 : 1));
   const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000);
   const std::string command = "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) +
                               " --tp " + std::to_string(t) + (l.sequence_parallel ? " --sp" : "") + " --pp " +
@@ -417,7 +420,18 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                               " --stage " + std::to_string(l.zero_stage) + " --steps " + std::to_string(steps) +
                               " --batch " + std::to_string(d * m * rows) + " --inputs " + std::to_string(width) +
                               " --width " + std::to_string(width) + " --outputs " + std::to_string(width) +
-                              " --layers " + std::to_string(layers - 1);
+                              " --layers " + std::to_string(layers - 1) + (l.offload ? " --offload" : "") +
+                              (l.codec.empty() ? "" : " --compress '" + l.codec + "'");
+  // The codec the layout names, at the rates and ratio the planner priced it with (the system's devices').
+  model::compressor_cost codec;
+  if (!l.codec.empty()) {
+    auto budgeted = w;
+    try {
+      codec = plan::gradient_codec(gradient_codecs(s, budgeted, a.planning), l.codec);
+    } catch (const invalid_input& e) {
+      throw bad_flag("--parallelism", model::to_string(l), e.what());
+    }
+  }
   std::cerr << "trinity verify: " << command << '\n';
   const json summary = summary_of(run_and_capture(command + " 2>&1"));
   const auto& step = summary.at("last_step");
@@ -437,8 +451,18 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
   const bytes pp_bytes = md * transfers * activation / tt;
   // ZeRO-3 gathers each layer for every micro-batch's forward and backward: 2m gathers where one pass has two.
   const double zero3 = l.zero_stage == 3 ? (1.0 + 2.0 * md) / 3.0 : 1.0;
-  const bytes dp_bytes = zero3 * model::zero_traffic_per_step(psi, d, l.zero_stage, model::fp32_adam);
-  const auto states = model::zero_memory_per_rank(psi, d, l.zero_stage, model::fp32_adam);
+  // A codec's frames replace the gradient's reduction (model/gradient_reduction.hpp, as the step model prices
+  // it); ZeRO's parameter gathers stay fp32.
+  const model::collective_link bytes_only{seconds{0.0}, bytes_per_second{1.0}, {}};  // only what is sent is read
+  const bytes coded_change = l.codec.empty() ? bytes{}
+                                             : model::gradient_reduction(d, psi, 4.0, l.zero_stage, codec, bytes_only).sent -
+                                                   model::gradient_reduction(d, psi, 4.0, l.zero_stage,
+                                                                             model::uncoded_gradient(), bytes_only).sent;
+  const bytes dp_bytes = zero3 * model::zero_traffic_per_step(psi, d, l.zero_stage, model::fp32_adam) + coded_change;
+  const auto& sb_json = summary.at("state_bytes");
+  const model::state_bytes sb{sb_json.at("parameter").get<double>(), sb_json.at("gradient").get<double>(),
+                              sb_json.at("optimizer").get<double>()};
+  const auto states = model::zero_memory_per_rank(psi, d, l.zero_stage, sb, l.offload);
   const auto measured = [&](const char* group, const char* key) { return busiest(step.at(group).at(key)); };
   std::vector<row> rows_out;
   if (t > 1)
@@ -453,23 +477,27 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                         step.at("peak_stashed_chunks").at(0).get<double>()});
   }
   if (d > 1)
-    rows_out.push_back({"bytes to the data-parallel group per rank and step (ZeRO-" + std::to_string(l.zero_stage) + ")",
+    rows_out.push_back({"bytes to the data-parallel group per rank and step (ZeRO-" + std::to_string(l.zero_stage) +
+                            (l.codec.empty() ? "" : ", " + l.codec) + ")",
                         dp_bytes.value(), busiest(step.at("data_parallel_bytes"))});
   rows_out.push_back({"parameters held per rank", states.parameters.value(), measured("resident_bytes", "parameters")});
   rows_out.push_back({"gradients held per rank (summed over " + std::to_string(m) + " micro-batches)",
                       model::peak_gradient_bytes(psi, d, l.zero_stage, model::fp32_adam, m).value(),
                       measured("resident_bytes", "gradients")});
   rows_out.push_back({"optimizer states held per rank", states.optimizer_states.value(), measured("resident_bytes", "optimizer_states")});
+  if (l.offload) {
+    rows_out.push_back({"optimizer states and master copy offloaded per rank", states.offloaded.value(),
+                        measured("resident_bytes", "offloaded")});
+    rows_out.push_back({"bytes to and from the offload tier per rank and step",
+                        model::offload_traffic_per_step(psi, d, l.zero_stage, model::fp32_adam, true).value(),
+                        busiest(step.at("offload_bytes"))});
+  }
   bool all = true;
   for (const auto& x : rows_out) all &= x.within(0.01);
   const bool chunks_row = p > 1;
   std::vector<std::string> not_run{"step time"};
   if (l.cp > 1) not_run.push_back("context parallelism (run as data parallelism: the MLP has no attention)");
   if (l.recompute != model::recomputation::none) not_run.push_back("activation recomputation");
-  if (l.offload) not_run.push_back("optimizer offload (run on the device: trinity-train offloads without a pipeline only)");
-  if (!l.codec.empty())
-    not_run.push_back("the " + l.codec + " gradient codec (the reduction runs uncoded: trinity-train compresses without "
-                      "a pipeline or tensor parallelism only)");
   if (a.json) {
     json jr = json::array();
     for (const auto& x : rows_out)
