@@ -83,6 +83,22 @@ train::any_reduction<Comm> reduction_for(const std::string& name) {
   return it->second();
 }
 
+// --stage and --offload as one scheme type, handed to `run` (a lambda templated on it): each scheme is
+// compiled once per runner.
+template <class Run>
+int with_scheme(int stage, bool offload, Run run) {
+  switch (std::min(stage, 3) * 2 + (offload ? 1 : 0)) {
+    case 0: return run.template operator()<shard::replicate>();
+    case 1: return run.template operator()<shard::offload<shard::replicate>>();
+    case 2: return run.template operator()<shard::zero<1>>();
+    case 3: return run.template operator()<shard::offload<shard::zero<1>>>();
+    case 4: return run.template operator()<shard::zero<2>>();
+    case 5: return run.template operator()<shard::offload<shard::zero<2>>>();
+    case 6: return run.template operator()<shard::zero<3>>();
+    default: return run.template operator()<shard::offload<shard::zero<3>>>();
+  }
+}
+
 // Model parallelism (--tp, --sp, --pp, --vpp): the same model and task through parallel::run_pipeline and the
 // tensor-parallel passes, ZeRO over each rank's data-parallel group.
 template <class Comm>
@@ -96,16 +112,8 @@ int dispatch_pipelined(Comm& c, const train::config& cfg, std::ostream& out) {
   if (cfg.stage >= 3 && cfg.pipeline > 1)
     refuse("--stage", "3 re-gathers every stage's weights for every micro-batch; with --pp use stage 1 or 2");
   // Without a pipeline, stage 3 gathers this rank's tensor shard of each layer once per micro-batch pass.
-  switch (std::min(cfg.stage, 3) * 2 + (cfg.offload ? 1 : 0)) {
-    case 0: return train::run_pipelined<shard::replicate>(c, cfg, out, std::move(r));
-    case 1: return train::run_pipelined<shard::offload<shard::replicate>>(c, cfg, out, std::move(r));
-    case 2: return train::run_pipelined<shard::zero<1>>(c, cfg, out, std::move(r));
-    case 3: return train::run_pipelined<shard::offload<shard::zero<1>>>(c, cfg, out, std::move(r));
-    case 4: return train::run_pipelined<shard::zero<2>>(c, cfg, out, std::move(r));
-    case 5: return train::run_pipelined<shard::offload<shard::zero<2>>>(c, cfg, out, std::move(r));
-    case 6: return train::run_pipelined<shard::zero<3>>(c, cfg, out, std::move(r));
-    default: return train::run_pipelined<shard::offload<shard::zero<3>>>(c, cfg, out, std::move(r));
-  }
+  return with_scheme(cfg.stage, cfg.offload,
+                     [&]<class Scheme>() { return train::run_pipelined<Scheme>(c, cfg, out, std::move(r)); });
 }
 
 template <class Comm>
@@ -118,16 +126,7 @@ int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
     return dispatch_pipelined(c, pcfg, out);
   }
   auto r = reduction_for<Comm>(cfg.compress);
-  switch (cfg.stage * 2 + (cfg.offload ? 1 : 0)) {
-    case 0: return train::run<shard::replicate>(c, cfg, out, std::move(r));
-    case 1: return train::run<shard::offload<shard::replicate>>(c, cfg, out, std::move(r));
-    case 2: return train::run<shard::zero<1>>(c, cfg, out, std::move(r));
-    case 3: return train::run<shard::offload<shard::zero<1>>>(c, cfg, out, std::move(r));
-    case 4: return train::run<shard::zero<2>>(c, cfg, out, std::move(r));
-    case 5: return train::run<shard::offload<shard::zero<2>>>(c, cfg, out, std::move(r));
-    case 6: return train::run<shard::zero<3>>(c, cfg, out, std::move(r));
-    default: return train::run<shard::offload<shard::zero<3>>>(c, cfg, out, std::move(r));
-  }
+  return with_scheme(cfg.stage, cfg.offload, [&]<class Scheme>() { return train::run<Scheme>(c, cfg, out, std::move(r)); });
 }
 
 bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }
