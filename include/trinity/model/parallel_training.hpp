@@ -146,11 +146,13 @@ inline double pipeline_transfers(std::size_t p, std::size_t v) {
 }
 
 //! Micro-batches' activations the first stage keeps at its peak (Korthikanti et al. 2022): min(p, m), and
-//! interleaved 1 + (p − 1)/(p·v) times that, so p·v + p − 1 chunks once m reaches p.
+//! interleaved p + (p − 1)/v, that is p·v + p − 1 chunks of 1/v of the layers, but never more than the m·v
+//! chunks a step has: with m = p the first stage's warm-up runs every forward before a backward (Megatron's
+//! interleaved schedule caps its warm-up at the step's chunks), so it keeps all p·v of them.
 inline double pipeline_in_flight(std::size_t p, std::size_t m, std::size_t v) {
   if (p <= 1) return 1.0;
-  const double pp = static_cast<double>(p), vv = static_cast<double>(v);
-  return std::min(pp, static_cast<double>(m)) * (v > 1 ? 1.0 + (pp - 1.0) / (pp * vv) : 1.0);
+  const double pp = static_cast<double>(p), vv = static_cast<double>(v), mm = static_cast<double>(m);
+  return v > 1 ? std::min(mm, pp + (pp - 1.0) / vv) : std::min(pp, mm);
 }
 
 //! The cost of one step, per GPU of the binding stage.

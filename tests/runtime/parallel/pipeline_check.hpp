@@ -13,6 +13,7 @@
 
 #include <trinity/comm/collectives.hpp>
 #include <trinity/comm/group.hpp>
+#include <trinity/model/parallel_training.hpp>
 #include <trinity/parallel/pipeline.hpp>
 
 #include <algorithm>
@@ -202,7 +203,9 @@ std::vector<std::string> run(C& world, std::size_t p, std::size_t m, std::size_t
   const std::uint64_t want = p == 1 ? 0 : m * boundaries * act;
   if (stats.bytes_sent != want)
     bad.push_back("sent " + std::to_string(stats.bytes_sent) + " bytes, expected " + std::to_string(want));
-  const std::size_t peak = v == 1 ? std::min(p - pr, m) : pr == 0 ? (m == p ? m * v : p * v + p - 1) : 0;
+  // Rank 0's peak is the step model's count of micro-batches in flight, in chunks of 1/v of them.
+  const std::size_t peak = pr == 0 ? static_cast<std::size_t>(std::llround(model::pipeline_in_flight(p, m, v) * double(v)))
+                                   : v == 1 ? std::min(p - pr, m) : 0;
   if (peak && stats.peak_stashed != peak)
     bad.push_back("kept " + std::to_string(stats.peak_stashed) + " chunks' activations at most, expected " + std::to_string(peak));
   return bad;

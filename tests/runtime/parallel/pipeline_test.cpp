@@ -69,7 +69,8 @@ TEMPLATE_TEST_CASE("pipeline parallelism trains what DDP trains, sends and keeps
 TEST_CASE("pipeline parallelism: a middle rank sends the step model's pipeline bytes, and rank 0 keeps its in-flight "
           "count", "[parallel][pipeline]") {
   // model::price counts pp_bytes = m·2·v·(the activation / t) for the binding stage, and rank 0's activations in
-  // flight as min(p, m) stages, times 1 + (p − 1)/(p·v) interleaved: the counts pipeline_check asserts.
+  // flight as model::pipeline_in_flight: min(p, m) stages, or interleaved min(m, p + (p − 1)/v), the counts
+  // pipeline_check asserts against the mechanism.
   for (const std::size_t v : {std::size_t{1}, std::size_t{2}}) {
     const std::size_t p = 4, m = 8;
     model::training_job j;
@@ -86,7 +87,11 @@ TEST_CASE("pipeline parallelism: a middle rank sends the step model's pipeline b
     const auto r = model::price(j, c, l);
     // 16-bit activations in the model, fp32 in the mechanism.
     CHECK(r.pp_bytes.value() * 2.0 == Approx(double(m * 2 * v * pp_check::rows * pp_check::width * 4)));
-    const double stages_in_flight = std::min<double>(p, m) * (v > 1 ? 1.0 + (p - 1.0) / (p * v) : 1.0);
-    CHECK(stages_in_flight * double(v) == double(v == 1 ? p : p * v + p - 1));
+    CHECK(model::pipeline_in_flight(p, m, v) * double(v) == double(v == 1 ? p : p * v + p - 1));
   }
+  // Fewer micro-batches than Korthikanti et al.'s p + (p − 1)/v: rank 0 keeps them all (with m = p interleaved,
+  // every forward of its p·v chunks runs before the first backward).
+  CHECK(model::pipeline_in_flight(4, 4, 2) == 4.0);
+  CHECK(model::pipeline_in_flight(4, 2, 1) == 2.0);
+  CHECK(model::pipeline_in_flight(4, 12, 2) == 5.5);
 }
