@@ -129,6 +129,13 @@ int main(int argc, char** argv) {
           EXPECT(last["tensor_parallel_bytes"][r] == model["tensor_parallel_bytes_per_step"][r],
                  o.args + ": rank " + std::to_string(r) + " sent " + last["tensor_parallel_bytes"][r].dump() +
                  " bytes over its tensor group, the model " + model["tensor_parallel_bytes_per_step"][r].dump());
+        // A context-parallel run: what each rank sent around its context ring exactly as counted, and a ring that ran.
+        if (last.value("cp", 1) > 1)
+          EXPECT(last["context_parallel_bytes"][0].get<double>() > 0, o.args + ": rank 0 sent nothing around its context ring");
+        for (std::size_t r = 0; r < ranks; ++r)
+          EXPECT(last["context_parallel_bytes"][r] == model["context_parallel_bytes_per_step"][r],
+                 o.args + ": rank " + std::to_string(r) + " sent " + last["context_parallel_bytes"][r].dump() +
+                 " bytes around its context ring, the model " + model["context_parallel_bytes_per_step"][r].dump());
         EXPECT(last["peak_stashed_chunks"][0] == model["peak_stashed_chunks_rank0"],
                o.args + ": rank 0 kept " + last["peak_stashed_chunks"][0].dump() + " chunks' activations, the model " +
                model["peak_stashed_chunks_rank0"].dump());

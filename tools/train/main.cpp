@@ -1,8 +1,9 @@
 // trinity-train: trains a small MLP data-parallel on N ranks, threads in one
 // process or processes under mpirun, with ZeRO stage 0-3, optional optimizer
 // offload and gradient compression (in any stage), or model-parallel (--tp, --sp: Megatron's MLP pairs over a
-// tensor group; --pp, --vpp: 1F1B or interleaved; ZeRO, offload and the codec over each rank's data-parallel
-// group), and prints one
+// tensor group; --pp, --vpp: 1F1B or interleaved; --cp: each sequence's tokens over a context group, the
+// attention block's keys and values around a ring; ZeRO, offload and the codec over each rank's data and
+// context ranks), and prints one
 // JSON line per step (loss,
 // resident bytes per rank by kind, bytes sent per rank), then a summary with
 // model/sharding.hpp's prediction beside the last step.
@@ -13,6 +14,7 @@
 //   build/bin/trinity-train --ranks 8 --pp 2 --vpp 2 --micro-batches 4 --stage 1
 //   build/bin/trinity-train --ranks 8 --tp 2 --sp --pp 2 --stage 1
 //   build/bin/trinity-train --ranks 8 --tp 2 --pp 2 --stage 1 --offload --compress int8-ef
+//   build/bin/trinity-train --ranks 4 --sequence 8 --cp 2 --stage 2
 
 #include <CLI/CLI.hpp>
 
@@ -116,9 +118,26 @@ int dispatch_pipelined(Comm& c, const train::config& cfg, std::ostream& out) {
                      [&]<class Scheme>() { return train::run_pipelined<Scheme>(c, cfg, out, std::move(r)); });
 }
 
+// The attention block's shape (--sequence, --heads) and the context group that splits it (--cp).
+void check_attention(const train::config& cfg) {
+  if (cfg.sequence % cfg.context != 0)
+    throw invalid_input("--cp", "splits each sequence's " + std::to_string(cfg.sequence) + " tokens over " +
+                                    std::to_string(cfg.context) + " ranks. Fix: --sequence a multiple of " +
+                                    std::to_string(cfg.context) + " (--sequence " + std::to_string(2 * cfg.context) + ", say)");
+  if (!cfg.attention()) return;
+  if (cfg.width % cfg.heads != 0)
+    throw invalid_input("--heads", std::to_string(cfg.heads) + " heads do not divide the first layer's " +
+                                       std::to_string(cfg.width) + " outputs (--width). Fix: a --heads that divides --width");
+  if (cfg.heads % cfg.tensor != 0)
+    throw invalid_input("--heads", std::to_string(cfg.heads) + " heads do not split over " + std::to_string(cfg.tensor) +
+                                       " tensor-parallel ranks. Fix: a --heads that --tp divides");
+}
+
 template <class Comm>
 int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
-  if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0 || cfg.tensor > 1 || cfg.sequence_parallel) {
+  check_attention(cfg);
+  if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0 || cfg.tensor > 1 || cfg.sequence_parallel ||
+      cfg.context > 1) {
     auto pcfg = cfg;
     if (pcfg.micro_batches == 0) pcfg.micro_batches = pcfg.pipeline;
     if (pcfg.virtual_stages > 1 && pcfg.pipeline == 1)
@@ -134,7 +153,8 @@ bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::g
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"trinity-train: training of a small MLP, data-parallel under ZeRO stage 0-3, tensor- and pipeline-parallel; one JSON line per step"};
+  CLI::App app{"trinity-train: training of a small MLP, data-parallel under ZeRO stage 0-3, tensor-, pipeline- and "
+               "context-parallel; one JSON line per step"};
   train::config cfg;
   int ranks = 1;
   std::string backend = "auto", nan;
@@ -163,6 +183,14 @@ int main(int argc, char** argv) {
   app.add_option("--tp", cfg.tensor, "tensor-parallel ranks: each pair of a chunk's layers split column- then row-wise over them")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   app.add_flag("--sp", cfg.sequence_parallel, "sequence parallelism: tokens outside a pair split over the tensor group");
+  app.add_option("--sequence", cfg.sequence, "tokens a sample has (--batch counts sequences); above 1 an attention block "
+                                             "follows the first layer")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
+  app.add_option("--heads", cfg.heads, "the attention block's heads, over the first layer's --width outputs")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
+  app.add_option("--cp", cfg.context, "context-parallel ranks: each sequence's tokens split over them, keys and values "
+                                      "passed around a ring")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   app.add_option("--inject-nan", nan, "STEP[:RANK]: put a NaN in RANK's gradient at STEP (counted from 1)");
   try {
     app.parse(argc, argv);

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <numeric>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include <trinity/shard/ledger.hpp>
@@ -61,6 +62,8 @@ class mlp_pass {
   }
 
   [[nodiscard]] std::span<float> input() { return acts_[0]; }
+  //! Layer l's output, as layer l + 1 takes it (a block between them changes it in place).
+  [[nodiscard]] std::span<float> output_of(std::size_t l) { return acts_[l + 1]; }
   [[nodiscard]] std::span<const float> output() const { return acts_.back(); }
 
   //! a_{l+1} = act(a_l · Wᵀ + b).
@@ -82,8 +85,12 @@ class mlp_pass {
   }
 
   //! Given δ at layer l's output (m × out), adds this rank's gradient of W and b to g and, unless l is the
-  //! first layer, turns δ into the δ at its input.
-  void backward(std::size_t l, std::span<const float> p, std::span<float> g, std::vector<float>& delta) {
+  //! first layer, turns δ into the δ at its input. `through`, where a block sits between layer l − 1 and l (the
+  //! attention block), carries δ back through it in place and returns the activation tanh' is taken at (the
+  //! block's input, not the output layer l saw).
+  template <class Through = std::nullptr_t>
+  void backward(std::size_t l, std::span<const float> p, std::span<float> g, std::vector<float>& delta,
+                Through through = nullptr) {
     const std::size_t in = shape_->in(l), out = shape_->out(l);
     const float* a = acts_[l].data();
     float* gw = g.data();
@@ -105,7 +112,9 @@ class mlp_pass {
         float* ps = prev.data() + s * in;
         for (std::size_t i = 0; i < in; ++i) ps[i] += d * row[i];
       }
-    for (std::size_t k = 0; k < prev.size(); ++k) prev[k] *= 1.0f - a[k] * a[k];  // tanh' at layer l's input
+    std::span<const float> at(a, prev.size());
+    if constexpr (!std::is_null_pointer_v<Through>) at = through(prev);
+    for (std::size_t k = 0; k < prev.size(); ++k) prev[k] *= 1.0f - at[k] * at[k];  // tanh' at layer l − 1's output
     delta.swap(prev);
   }
 

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include <trinity/parallel/tensor_parallel.hpp>
 #include <trinity/shard.hpp>
 
+#include "attention.hpp"
 #include "mlp.hpp"
 #include "task.hpp"
 #include "train.hpp"
@@ -42,13 +44,18 @@ struct mlp_chunks {
   const teacher_task* task;
   States* states;
   TP* tp;
-  std::size_t p, v, rank, first_sample, rows, batch;
+  TP* cp;  // the context group: the ranks holding the other tokens of this rank's sequences
+  std::size_t p, v, rank, first_sample, rows, tokens;
+  // With an attention block (S > 1): S tokens a sequence, this rank's S/c of them from token cr·S/c, heads of
+  // `head_dim` features.
+  std::size_t S, cr, head_dim;
   bool sp;
   long step;
   double loss = 0;
   struct kept_chunk {
     std::vector<std::vector<float>> outs;    // the chunk's input as held, then each layer's output as held
     std::vector<std::vector<float>> whole;   // a column layer's whole input (empty for a row layer)
+    std::optional<attention_block> block;    // the first layer's attention, where this chunk has it
   };
   std::map<std::pair<std::size_t, std::size_t>, kept_chunk> kept;
 
@@ -83,12 +90,17 @@ struct mlp_chunks {
     return whole;
   }
 
+  // Row r of micro-batch mb is token cr·S/c + r % (S/c) of the replica's sequence mb·rows/(S/c) + r / (S/c): task
+  // sample (sequence)·S + token, as the data-parallel loop numbers them.
   void sample(std::size_t mb, std::span<float> x, std::span<float> y) const {
-    const std::size_t in = shape->widths.front(), out = shape->widths.back(), n = held_rows();
-    const std::size_t first = first_sample + mb * rows + (sp ? static_cast<std::size_t>(tr()) * n : 0);
-    for (std::size_t s = 0; s < n; ++s)
-      task->sample(static_cast<std::uint64_t>(step), first + s, x.subspan(s * in, in), y.subspan(s * out, out));
+    const std::size_t in = shape->widths.front(), out = shape->widths.back(), n = held_rows(), local = S / cp_size();
+    const std::size_t r0 = sp ? static_cast<std::size_t>(tr()) * n : 0;
+    for (std::size_t s = 0; s < n; ++s) {
+      const std::size_t r = mb * rows + r0 + s, seq = first_sample + r / local, token = cr * local + r % local;
+      task->sample(static_cast<std::uint64_t>(step), seq * S + token, x.subspan(s * in, in), y.subspan(s * out, out));
+    }
   }
+  std::size_t cp_size() const { return static_cast<std::size_t>(cp->size()); }
 
   std::vector<float> forward(std::size_t chunk, std::size_t mb, std::span<const float> in) {
     kept_chunk c;
@@ -116,6 +128,11 @@ struct mlp_chunks {
       states->release(local);
       if (l + 1 != shape->layers())
         for (auto& x : z) x = std::tanh(x);
+      if (l == 0 && S > 1) {  // this rank's heads (a column layer's outputs) over its tokens of rows/(S/c) sequences
+        const std::size_t local_tokens = S / cp_size();
+        c.block.emplace(rows / local_tokens, local_tokens, part.b.size(), head_dim);
+        c.block->forward(*cp, z);
+      }
       c.outs.push_back(std::move(z));
     }
     auto out = c.outs.back();
@@ -136,15 +153,20 @@ struct mlp_chunks {
       for (std::size_t k = 0; k < y.size(); ++k) {
         const float d = c.outs.back()[k] - y[k];
         if (sp || tr() == 0) loss += 0.5 * static_cast<double>(d) * d;
-        delta[k] = d / static_cast<float>(batch);
+        delta[k] = d / static_cast<float>(tokens);
       }
     } else {
       delta = received(grad, shape->widths[(chunk * p + rank + 1) * per_chunk()]);
     }
     for (std::size_t k = per_chunk(); k-- > 0;) {
       const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k, nw = local_w(k, l), in = local_in(k, l);
+      std::span<const float> at = c.outs[k + 1];  // tanh' at the layer's output, before an attention block
+      if (c.block && l == 0) {
+        c.block->backward(*cp, delta);
+        at = c.block->input();
+      }
       if (l + 1 != shape->layers())
-        for (std::size_t i = 0; i < delta.size(); ++i) delta[i] *= 1 - c.outs[k + 1][i] * c.outs[k + 1][i];
+        for (std::size_t i = 0; i < delta.size(); ++i) delta[i] *= 1 - at[i] * at[i];
       states->acquire(local);
       const auto w = states->parameters(local);
       auto g = states->gradient(local);
@@ -172,11 +194,12 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   using namespace trinity::shard;
   const mlp_shape shape = cfg.shape();
   const std::size_t W = static_cast<std::size_t>(c.size()), p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches;
-  const std::size_t t = cfg.tensor;
+  const std::size_t t = cfg.tensor, cps = cfg.context, S = cfg.sequence;
   const std::size_t L = shape.layers();
-  if (W % (t * p) != 0)
-    throw invalid_input(t > 1 ? "--tp" : "--pp", std::to_string(t * p) + " ranks a replica (tp*pp) do not divide the " +
-                                                     std::to_string(W) + " ranks");
+  if (W % (t * p * cps) != 0)
+    throw invalid_input(cps > 1 ? "--cp" : (t > 1 ? "--tp" : "--pp"),
+                        std::to_string(t * p * cps) + " ranks a replica (tp*pp*cp) do not divide the " + std::to_string(W) +
+                            " ranks. Fix: --ranks (or mpirun -n) a multiple of it");
   if (L % (p * v) != 0)
     throw invalid_input("--pp", std::to_string(p * v) + " model chunks (pp*vpp) do not divide the " + std::to_string(L) +
                                     " layers (--layers + 1). Fix: a layer count that splits evenly");
@@ -194,20 +217,23 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   layout.tp = t;
   layout.pp = p;
   layout.vpp = v;
-  layout.dp = W / (t * p);
+  layout.cp = cps;
+  layout.dp = W / (t * p * cps);
   layout.micro_batch = 1;
   layout.sequence_parallel = cfg.sequence_parallel;
   layout.zero_stage = Scheme::shards.zero_stage();
   const auto groups = parallel::groups_of(layout, c.size(), c.rank());
-  comm::group tp(c, groups.tp), pp(c, groups.pp), dp(c, groups.weights);
+  // ZeRO shards, and gradients sum, over the ranks that hold the same weights: data and context.
+  comm::group tp(c, groups.tp), pp(c, groups.pp), cp(c, groups.cp), dp(c, groups.weights);
+  // Sequences over the replicas; each replica's context ranks hold S/c tokens of every one of its sequences.
   const comm::partition samples(cfg.batch, layout.dp);
-  const std::size_t mine = samples.size(dp.rank());
+  const std::size_t replica = static_cast<std::size_t>(dp.rank()) / cps, mine = samples.size(static_cast<int>(replica));
   if (mine % m != 0)
     throw invalid_input("--micro-batches", std::to_string(mine) + " samples per replica do not split into " +
-                                               std::to_string(m) + " micro-batches. Fix: a divisor of --batch / (ranks / (tp * pp))");
+                                               std::to_string(m) + " micro-batches. Fix: a divisor of --batch / (ranks / (tp * pp * cp))");
   if (v > 1 && m % p != 0)
     throw invalid_input("--micro-batches", "the interleaved schedule needs a multiple of --pp (" + std::to_string(p) + ")");
-  const std::size_t rows = mine / m, rank = static_cast<std::size_t>(pp.rank());
+  const std::size_t rows = mine / m * (S / cps), rank = static_cast<std::size_t>(pp.rank());
   const int tr = tp.rank();
   if (cfg.sequence_parallel && rows % t != 0)
     throw invalid_input("--sp", "splits each micro-batch's " + std::to_string(rows) + " samples " + std::to_string(t) +
@@ -272,6 +298,10 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   }
   const std::uint64_t predicted_pipeline = p == 1 ? 0 : m * boundary_floats * sizeof(float);
   const std::uint64_t predicted_tensor = m * tensor_floats * sizeof(float);
+  // The context ring (parallel/context_parallel.hpp), on the stage holding the first layer: K and V of this rank's
+  // heads and tokens c − 1 hops forward, with their gradients c − 1 hops backward, then the gradients home.
+  const std::uint64_t kv_floats = 2 * rows * (shape.out(0) / t);
+  const std::uint64_t predicted_context = cps > 1 && rank == 0 ? m * (3 * (cps - 1) + 1) * kv_floats * sizeof(float) : 0;
   const std::size_t predicted_peak_rank0 = v == 1 ? std::min(p, m) : (m == p ? m * v : p * v + p - 1);
 
   nlohmann::json last;
@@ -279,9 +309,11 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   for (long t_step = 0; t_step < cfg.steps; ++t_step) {
     const auto started = std::chrono::steady_clock::now();
     ledger.reset_peaks();
-    const std::uint64_t pp_before = pp.bytes_sent(), dp_before = dp.bytes_sent(), tp_before = tp.bytes_sent();
-    detail::mlp_chunks<decltype(states), comm::group<Comm>> stage{&shape, &task, &states, &tp, p, v, rank, samples.begin(dp.rank()),
-                                                                    rows, cfg.batch, cfg.sequence_parallel, t_step, 0, {}};
+    const std::uint64_t pp_before = pp.bytes_sent(), dp_before = dp.bytes_sent(), tp_before = tp.bytes_sent(),
+                        cp_before = cp.bytes_sent();
+    detail::mlp_chunks<decltype(states), comm::group<Comm>> stage{
+        &shape, &task, &states, &tp, &cp, p, v, rank, samples.begin(static_cast<int>(replica)), rows, cfg.tokens(),
+        S, static_cast<std::size_t>(cp.rank()), shape.out(0) / cfg.heads, cfg.sequence_parallel, t_step, 0, {}};
     const auto stats = parallel::run_pipeline(pp, m, v, stage);
     const std::uint64_t res_p = ledger.resident(state_kind::parameters), res_g = ledger.resident(state_kind::gradients),
                         res_o = ledger.resident(state_kind::optimizer_states),
@@ -290,11 +322,12 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     const auto elapsed_ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
     const std::uint64_t pipeline_sent = pp.bytes_sent() - pp_before, dp_sent = dp.bytes_sent() - dp_before,
-                        tp_sent = tp.bytes_sent() - tp_before;
+                        tp_sent = tp.bytes_sent() - tp_before, cp_sent = cp.bytes_sent() - cp_before;
     double loss = stage.loss;
     comm::all_reduce(c, std::span<double>(&loss, 1), comm::reduce_op::sum);
     const auto pp_all = train::detail::per_rank(c, pipeline_sent), dp_all = train::detail::per_rank(c, dp_sent),
-               tp_all = train::detail::per_rank(c, tp_sent), sent_all = train::detail::per_rank(c, pipeline_sent + dp_sent + tp_sent),
+               tp_all = train::detail::per_rank(c, tp_sent), cp_all = train::detail::per_rank(c, cp_sent),
+               sent_all = train::detail::per_rank(c, pipeline_sent + dp_sent + tp_sent + cp_sent),
                stash_all = train::detail::per_rank(c, stats.peak_stashed), p_all = train::detail::per_rank(c, res_p),
                g_all = train::detail::per_rank(c, res_g), o_all = train::detail::per_rank(c, res_o),
                off_all = train::detail::per_rank(c, res_off), moved_all = train::detail::per_rank(c, report.offload_bytes),
@@ -303,7 +336,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     if (c.rank() == 0) {
       step_seconds.push_back(static_cast<double>(*std::max_element(ns_all.begin(), ns_all.end())) * 1e-9);
       nlohmann::json line{{"step", t_step + 1},
-                          {"loss", loss / static_cast<double>(cfg.batch)},
+                          {"loss", loss / static_cast<double>(cfg.tokens())},
                           {"skipped", report.skipped},
                           {"nonfinite_ranks", report.nonfinite_ranks},
                           {"ranks", c.size()},
@@ -311,6 +344,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
                           {"sp", cfg.sequence_parallel},
                           {"pp", p},
                           {"vpp", v},
+                          {"cp", cps},
                           {"dp", layout.dp},
                           {"micro_batches", m},
                           {"stage", Scheme::shards.zero_stage()},
@@ -324,6 +358,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
                           {"pipeline_bytes", pp_all},
                           {"data_parallel_bytes", dp_all},
                           {"tensor_parallel_bytes", tp_all},
+                          {"context_parallel_bytes", cp_all},
                           {"peak_stashed_chunks", stash_all},
                           {"step_seconds", step_seconds.back()}};
       out << line.dump() << '\n' << std::flush;
@@ -332,12 +367,13 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   }
   const auto predicted_all = train::detail::per_rank(c, predicted_pipeline);
   const auto predicted_tp = train::detail::per_rank(c, predicted_tensor);
+  const auto predicted_cp = train::detail::per_rank(c, predicted_context);
   // ZeRO's traffic over the data-parallel group for this rank's Ψ (model/sharding.hpp), in whole bytes. Stage 3
   // gathers each layer for every micro-batch's forward and backward: 2m gathers and a reduce-scatter where
   // one micro-batch has three (model/parallel_training.hpp counts the same).
   const double zero_units = Scheme::shards.zero_stage() == 3 ? (1.0 + 2.0 * static_cast<double>(m)) / 3.0 : 1.0;
   const auto predicted_dp = train::detail::per_rank(c, static_cast<std::uint64_t>(std::llround(
-      zero_units * model::zero_traffic_per_step(static_cast<double>(psi), layout.dp, Scheme::shards.zero_stage(),
+      zero_units * model::zero_traffic_per_step(static_cast<double>(psi), layout.dp * cps, Scheme::shards.zero_stage(),
                                                 model::fp32_adam).value())));
   const auto psi_all = train::detail::per_rank(c, psi);
   // Offloaded, the states and master copy leave the device, and a step moves the gradient shard down and the
@@ -346,10 +382,10 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   const model::state_bytes sb = cfg.offload ? model::state_bytes{4, 4, 12} : model::fp32_adam;
   const auto offloaded_all = train::detail::per_rank(
       c, static_cast<std::uint64_t>(std::llround(
-             model::zero_memory_per_rank(static_cast<double>(psi), layout.dp, stage, sb, cfg.offload).offloaded.value())));
+             model::zero_memory_per_rank(static_cast<double>(psi), layout.dp * cps, stage, sb, cfg.offload).offloaded.value())));
   const auto moved_predicted = train::detail::per_rank(
       c, static_cast<std::uint64_t>(std::llround(
-             model::offload_traffic_per_step(static_cast<double>(psi), layout.dp, stage, model::fp32_adam, cfg.offload)
+             model::offload_traffic_per_step(static_cast<double>(psi), layout.dp * cps, stage, model::fp32_adam, cfg.offload)
                  .value())));
   if (c.rank() == 0) {
     nlohmann::json summary{{"summary",
@@ -365,6 +401,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
                                {"data_parallel_bytes_per_step",
                                 cfg.compress.empty() ? nlohmann::json(predicted_dp) : nlohmann::json(nullptr)},
                                {"tensor_parallel_bytes_per_step", predicted_tp},
+                               {"context_parallel_bytes_per_step", predicted_cp},
                                {"offloaded_bytes_per_rank", offloaded_all},
                                {"offload_bytes_per_step", moved_predicted}}},
                              {"step_seconds", step_seconds},

@@ -18,11 +18,13 @@
 #include <vector>
 
 #include <trinity/comm/collectives.hpp>
+#include <trinity/comm/group.hpp>
 #include <trinity/comm/partition.hpp>
 #include <trinity/comm/ring.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/shard.hpp>
 
+#include "attention.hpp"
 #include "mlp.hpp"
 #include "task.hpp"
 
@@ -43,6 +45,12 @@ struct config {
   std::size_t pipeline = 1, virtual_stages = 1, micro_batches = 0;  // --pp, --vpp, --micro-batches (0: pp)
   std::size_t tensor = 1;                                             // --tp
   bool sequence_parallel = false;                                     // --sp
+  std::size_t context = 1;   // --cp: ranks that share each sequence's tokens
+  std::size_t sequence = 1;  // --sequence: tokens a sample has; above 1 an attention block follows the first layer
+  std::size_t heads = 4;     // --heads: the attention block's heads, over the first layer's outputs
+
+  [[nodiscard]] bool attention() const noexcept { return sequence > 1; }
+  [[nodiscard]] std::size_t tokens() const noexcept { return batch * sequence; }
 
   [[nodiscard]] mlp_shape shape() const {
     mlp_shape s;
@@ -98,8 +106,10 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   long step0 = 0;
   if (!cfg.load_checkpoint.empty()) step0 = load_checkpoint(cfg.load_checkpoint, dp, c);
 
+  // Sequences over the ranks; a sequence's tokens, sequence-major, are the rows the MLP takes.
   const comm::partition samples(cfg.batch, c.size());
-  const std::size_t mine = samples.size(c.rank());
+  const std::size_t mine = samples.size(c.rank()), S = cfg.sequence, rows = mine * S;
+  comm::group self(c, {c.rank()});  // the attention block's context group: this rank alone
   const double psi = static_cast<double>(shape.parameters());
   const int stage = Scheme::shards.zero_stage();
   const auto n = static_cast<std::size_t>(c.size());
@@ -121,29 +131,38 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     const auto started = std::chrono::steady_clock::now();
     ledger.reset_peaks();
     const std::uint64_t sent_before = c.bytes_sent();
-    mlp_pass pass(shape, mine, ledger);
-    std::vector<float> targets(mine * cfg.outputs);
-    for (std::size_t s = 0; s < mine; ++s)
-      task.sample(static_cast<std::uint64_t>(t), samples.begin(c.rank()) + s,
+    mlp_pass pass(shape, rows, ledger);
+    std::vector<float> targets(rows * cfg.outputs);
+    for (std::size_t s = 0; s < rows; ++s)  // row s is token s % S of sequence s / S: task sample (first + s / S)·S + s % S
+      task.sample(static_cast<std::uint64_t>(t), samples.begin(c.rank()) * S + s,
                   pass.input().subspan(s * cfg.inputs, cfg.inputs), std::span<float>(targets).subspan(s * cfg.outputs, cfg.outputs));
+    std::optional<attention_block> block;
+    if (cfg.attention()) block.emplace(mine, S, shape.out(0), shape.out(0) / cfg.heads);
     for (std::size_t l = 0; l < shape.layers(); ++l) {
       dp.acquire(l);
       pass.forward(l, dp.parameters(l));
       dp.release(l);
+      if (l == 0 && block) block->forward(self, pass.output_of(0));
     }
-    // Loss and δ at the output: ½‖ŷ − y‖², averaged over the global batch.
+    // Loss and δ at the output: ½‖ŷ − y‖², averaged over the global batch's tokens.
     double loss = 0;
-    std::vector<float> delta(mine * cfg.outputs);
+    std::vector<float> delta(rows * cfg.outputs);
     const auto yhat = pass.output();
     for (std::size_t k = 0; k < delta.size(); ++k) {
       const float d = yhat[k] - targets[k];
       loss += 0.5 * static_cast<double>(d) * d;
-      delta[k] = d / static_cast<float>(cfg.batch);
+      delta[k] = d / static_cast<float>(cfg.tokens());
     }
     for (std::size_t l = shape.layers(); l-- > 0;) {
       dp.acquire(l);
       auto g = dp.gradient(l);
-      pass.backward(l, dp.parameters(l), g, delta);
+      if (l == 1 && block)
+        pass.backward(l, dp.parameters(l), g, delta, [&](std::vector<float>& d) {
+          block->backward(self, d);
+          return block->input();
+        });
+      else
+        pass.backward(l, dp.parameters(l), g, delta);
       if (t == cfg.inject_nan_step && c.rank() == cfg.inject_nan_rank && l == 0) g[0] = std::numeric_limits<float>::quiet_NaN();
       dp.gradient_ready(l);
       dp.release(l);
@@ -167,7 +186,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     if (c.rank() == 0) {
       step_seconds.push_back(static_cast<double>(*std::max_element(ns_all.begin(), ns_all.end())) * 1e-9);
       nlohmann::json line{{"step", t + 1},
-                          {"loss", loss / static_cast<double>(cfg.batch)},
+                          {"loss", loss / static_cast<double>(cfg.tokens())},
                           {"skipped", report.skipped},
                           {"nonfinite_ranks", report.nonfinite_ranks},
                           {"ranks", c.size()},

@@ -1,0 +1,71 @@
+#pragma once
+// The attention block trinity-train puts after its first layer when a sample is a sequence of tokens
+// (--sequence): y = h + softmax(h·hᵀ/√d)·h per head, the queries, keys and values all h. It has no weights of its
+// own, so the model's parameters, and ZeRO's formulas over them, stay the MLP's; what it adds is the one thing
+// context parallelism changes: tokens that see each other's keys and values. Its rows are this rank's tokens,
+// sequence-major ([sequence][token]); its columns are a slice of the features, whole heads (a tensor-parallel
+// rank's heads, as Megatron splits attention). Over a context group of c ranks each holds 1/c of every sequence's
+// tokens and parallel::ring_attention passes the keys and values around; over a group of one it is plain
+// attention.
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include <trinity/concepts/communicator.hpp>
+#include <trinity/parallel/context_parallel.hpp>
+
+namespace trinity::train {
+
+class attention_block {
+ public:
+  //! `sequences` × `tokens` rows (this rank's share of each sequence), `features` columns in heads of `head_dim`.
+  attention_block(std::size_t sequences, std::size_t tokens, std::size_t features, std::size_t head_dim)
+      : tokens_(tokens), features_(features), dim_(head_dim), heads_(features / head_dim),
+        attn_({.heads = sequences * (features / head_dim), .tokens = tokens, .head_dim = head_dim}) {}
+
+  //! h ← h + attention(h), in place; keeps h as it came in (input()), where the layer before takes its tanh'.
+  template <Communicator C>
+  void forward(C& cp, std::span<float> h) {
+    in_.assign(h.begin(), h.end());
+    const std::vector<float> x = to_heads(h);
+    std::vector<float> o(x.size());
+    attn_.forward(cp, x, x, x, o);
+    add_rows(o, h);
+  }
+
+  //! δ at the output ← δ at the input: the residual's δ plus the attention's through its queries, keys and values.
+  template <Communicator C>
+  void backward(C& cp, std::span<float> delta) {
+    const std::vector<float> d_o = to_heads(delta);
+    std::vector<float> dq(d_o.size()), dk(d_o.size()), dv(d_o.size());
+    attn_.backward(cp, d_o, dq, dk, dv);
+    for (std::size_t i = 0; i < dq.size(); ++i) dq[i] += dk[i] + dv[i];
+    add_rows(dq, delta);
+  }
+
+  //! h before the block: the first layer's output, whose tanh' the backward pass takes.
+  [[nodiscard]] std::span<const float> input() const noexcept { return in_; }
+
+ private:
+  // Row-major [sequence · tokens + i][head · dim + e] to ring_attention's head-major [sequence · heads + head][i][e].
+  std::size_t row_major(std::size_t head_major) const {
+    const std::size_t e = head_major % dim_, i = (head_major / dim_) % tokens_, sh = head_major / (dim_ * tokens_);
+    const std::size_t s = sh / heads_, head = sh % heads_;
+    return (s * tokens_ + i) * features_ + head * dim_ + e;
+  }
+  std::vector<float> to_heads(std::span<const float> rows) const {
+    std::vector<float> x(rows.size());
+    for (std::size_t k = 0; k < x.size(); ++k) x[k] = rows[row_major(k)];
+    return x;
+  }
+  void add_rows(const std::vector<float>& heads, std::span<float> rows) const {
+    for (std::size_t k = 0; k < heads.size(); ++k) rows[row_major(k)] += heads[k];
+  }
+
+  std::size_t tokens_, features_, dim_, heads_;
+  parallel::ring_attention attn_;
+  std::vector<float> in_;
+};
+
+}  // namespace trinity::train
