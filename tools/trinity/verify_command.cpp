@@ -386,9 +386,11 @@ json summary_of(const std::string& out) {
   }
 }
 
-// A model-parallel layout (--parallelism): its tensor, pipeline and ZeRO slots run here on threads, scaled
-// down to an MLP whose every activation is one size (inputs = width = outputs), each chunk one column/row
-// pair (one layer without tensor parallelism), against the step model's counting formulas at that size.
+// A model-parallel layout (--parallelism): its tensor, pipeline, context and ZeRO slots run here on threads,
+// scaled down to an MLP whose every activation is one size (inputs = width = outputs), each chunk one column/row
+// pair (one layer without tensor parallelism), against the step model's counting formulas at that size. With
+// context parallelism a sample is a sequence and an attention block follows the first layer (trinity-train
+// --sequence), its keys and values going around the context ring.
 void run_verify_parallel(const verify_args& a, const plan::system& s, const plan::training_workload& w) {
   if (!a.planning.profile.empty())
     throw bad_flag("--profile", a.planning.profile,
@@ -403,22 +405,30 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                                              "(docs/parallelism.md) to verify a parallel layout");
   const auto l = a.parallelism == "search" ? search_layouts(s, w, a.gpus, 0, a.planning).chosen().plan.layout
                                            : named_layout(s, a.parallelism, a.gpus);
-  // The run: the layout's tp, pp, vpp, sp and ZeRO stage; two data-parallel replicas where it has any (its
-  // context ranks shard the weights like data ranks, and run as them: the MLP has no attention to ring).
-  const std::size_t t = l.tp, p = l.pp, v = l.vpp, d = l.dp * l.cp > 1 ? 2 : 1, ranks = t * p * d;
+  // The run: the layout's tp, pp, vpp, sp and ZeRO stage; two context ranks where it has context parallelism,
+  // two data-parallel replicas where it has any. ZeRO shards over data and context ranks together.
+  const std::size_t t = l.tp, p = l.pp, v = l.vpp, c = l.cp > 1 ? 2 : 1, d = l.dp > 1 ? 2 : 1, ranks = t * p * c * d;
+  const std::size_t shards = d * c;
   if (ranks > 64)
     throw bad_flag("--parallelism", model::to_string(l),
-                   "runs " + std::to_string(ranks) + " threads here (tp*pp, times 2 replicas); verify runs at most 64");
+                   "runs " + std::to_string(ranks) + " threads here (tp*pp, times 2 for context and 2 for data "
+                   "replicas); verify runs at most 64");
   // A codec's frames carry a header and per-block scales: wide enough layers that the payload dominates them,
   // as it does at the workload's size.
   const std::size_t base_width = l.codec.empty() ? 32 : 512;
+  // Each rank takes `rows` tokens a micro-batch: 2t samples, or with context parallelism one sequence of c·2t
+  // tokens, 2t of them on each context rank, in heads of width/t features (one a tensor-parallel rank).
   const std::size_t m = p > 1 ? 2 * p : 2, rows = 2 * t, width = t * ((base_width + t - 1) / t), layers = std::max<std::size_t>(2, p * v * (t > 1 ? 2 : 1));
+  const std::string context = c > 1 ? " --cp " + std::to_string(c) + " --sequence " + std::to_string(c * rows) +
+                                          " --heads " + std::to_string(t)
+                                    : "";
+  const std::size_t batch = c > 1 ? d * m : d * m * rows;  // sequences
   const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000);
   const std::string command = "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) +
                               " --tp " + std::to_string(t) + (l.sequence_parallel ? " --sp" : "") + " --pp " +
                               std::to_string(p) + " --vpp " + std::to_string(v) + " --micro-batches " + std::to_string(m) +
-                              " --stage " + std::to_string(l.zero_stage) + " --steps " + std::to_string(steps) +
-                              " --batch " + std::to_string(d * m * rows) + " --inputs " + std::to_string(width) +
+                              context + " --stage " + std::to_string(l.zero_stage) + " --steps " + std::to_string(steps) +
+                              " --batch " + std::to_string(batch) + " --inputs " + std::to_string(width) +
                               " --width " + std::to_string(width) + " --outputs " + std::to_string(width) +
                               " --layers " + std::to_string(layers - 1) + (l.offload ? " --offload" : "") +
                               (l.codec.empty() ? "" : " --compress '" + l.codec + "'");
@@ -449,20 +459,22 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                                      (p > 1 && !l.sequence_parallel ? md * transfers * (tt - 1.0) / tt * activation : bytes{})
                                : bytes{};
   const bytes pp_bytes = md * transfers * activation / tt;
+  // One attention layer, on the first stage: fp32 keys and values of this rank's tokens and heads.
+  const bytes cp_bytes = md * model::context_ring_blocks(c) * 2.0 * activation / tt;
   // ZeRO-3 gathers each layer for every micro-batch's forward and backward: 2m gathers where one pass has two.
   const double zero3 = l.zero_stage == 3 ? (1.0 + 2.0 * md) / 3.0 : 1.0;
   // A codec's frames replace the gradient's reduction (model/gradient_reduction.hpp, as the step model prices
   // it); ZeRO's parameter gathers stay fp32.
   const model::collective_link bytes_only{seconds{0.0}, bytes_per_second{1.0}, {}};  // only what is sent is read
   const bytes coded_change = l.codec.empty() ? bytes{}
-                                             : model::gradient_reduction(d, psi, 4.0, l.zero_stage, codec, bytes_only).sent -
-                                                   model::gradient_reduction(d, psi, 4.0, l.zero_stage,
+                                             : model::gradient_reduction(shards, psi, 4.0, l.zero_stage, codec, bytes_only).sent -
+                                                   model::gradient_reduction(shards, psi, 4.0, l.zero_stage,
                                                                              model::uncoded_gradient(), bytes_only).sent;
-  const bytes dp_bytes = zero3 * model::zero_traffic_per_step(psi, d, l.zero_stage, model::fp32_adam) + coded_change;
+  const bytes dp_bytes = zero3 * model::zero_traffic_per_step(psi, shards, l.zero_stage, model::fp32_adam) + coded_change;
   const auto& sb_json = summary.at("state_bytes");
   const model::state_bytes sb{sb_json.at("parameter").get<double>(), sb_json.at("gradient").get<double>(),
                               sb_json.at("optimizer").get<double>()};
-  const auto states = model::zero_memory_per_rank(psi, d, l.zero_stage, sb, l.offload);
+  const auto states = model::zero_memory_per_rank(psi, shards, l.zero_stage, sb, l.offload);
   const auto measured = [&](const char* group, const char* key) { return busiest(step.at(group).at(key)); };
   std::vector<row> rows_out;
   if (t > 1)
@@ -476,27 +488,29 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                         model::pipeline_in_flight(p, m, v) * static_cast<double>(v),
                         step.at("peak_stashed_chunks").at(0).get<double>()});
   }
-  if (d > 1)
+  if (c > 1)
+    rows_out.push_back({"bytes around the context ring per rank and step (cp=" + std::to_string(c) + ")", cp_bytes.value(),
+                        busiest(step.at("context_parallel_bytes"))});
+  if (shards > 1)
     rows_out.push_back({"bytes to the data-parallel group per rank and step (ZeRO-" + std::to_string(l.zero_stage) +
                             (l.codec.empty() ? "" : ", " + l.codec) + ")",
                         dp_bytes.value(), busiest(step.at("data_parallel_bytes"))});
   rows_out.push_back({"parameters held per rank", states.parameters.value(), measured("resident_bytes", "parameters")});
   rows_out.push_back({"gradients held per rank (summed over " + std::to_string(m) + " micro-batches)",
-                      model::peak_gradient_bytes(psi, d, l.zero_stage, model::fp32_adam, m).value(),
+                      model::peak_gradient_bytes(psi, shards, l.zero_stage, model::fp32_adam, m).value(),
                       measured("resident_bytes", "gradients")});
   rows_out.push_back({"optimizer states held per rank", states.optimizer_states.value(), measured("resident_bytes", "optimizer_states")});
   if (l.offload) {
     rows_out.push_back({"optimizer states and master copy offloaded per rank", states.offloaded.value(),
                         measured("resident_bytes", "offloaded")});
     rows_out.push_back({"bytes to and from the offload tier per rank and step",
-                        model::offload_traffic_per_step(psi, d, l.zero_stage, model::fp32_adam, true).value(),
+                        model::offload_traffic_per_step(psi, shards, l.zero_stage, model::fp32_adam, true).value(),
                         busiest(step.at("offload_bytes"))});
   }
   bool all = true;
   for (const auto& x : rows_out) all &= x.within(0.01);
   const bool chunks_row = p > 1;
   std::vector<std::string> not_run{"step time"};
-  if (l.cp > 1) not_run.push_back("context parallelism (run as data parallelism: the MLP has no attention)");
   if (l.recompute != model::recomputation::none) not_run.push_back("activation recomputation");
   if (a.json) {
     json jr = json::array();
@@ -510,8 +524,10 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
   } else {
     std::cout << "Layout: " << model::to_string(l) << " for " << w.name << "\nRun here, scaled to an MLP of "
               << summary.at("parameters").get<long>() << " parameters on " << ranks << " ranks as threads (tp=" << t
-              << ", pp=" << p << ", vpp=" << v << ", " << d << " data-parallel replica" << (d > 1 ? "s" : "") << ", " << m
-              << " micro-batches of " << rows << " samples):\n  " << command << "\n\n";
+              << ", pp=" << p << ", vpp=" << v << (c > 1 ? ", cp=" + std::to_string(c) : std::string()) << ", " << d
+              << " data-parallel replica" << (d > 1 ? "s" : "") << ", " << m << " micro-batches of " << rows
+              << (c > 1 ? " tokens of a sequence of " + std::to_string(c * rows) : std::string(" samples")) << "):\n  "
+              << command << "\n\n";
     table tb({"mechanism (the busiest rank)", "predicted", "measured", "measured / predicted", "within 1%"});
     for (std::size_t i = 0; i < rows_out.size(); ++i) {
       const auto& x = rows_out[i];

@@ -136,6 +136,11 @@ inline double layer_activation_bytes(const training_job& j, double s_local, doub
   return bytes;
 }
 
+//! Key-and-value blocks a rank sends around a c-rank context ring per attention layer and micro-batch,
+//! forward and backward: c − 1 hops of K and V, c − 1 of K, V, dK and dV, then dK and dV home
+//! (parallel/context_parallel.hpp's ring), 3(c − 1) + 1; none without context parallelism.
+inline double context_ring_blocks(std::size_t c) { return c > 1 ? 3.0 * (static_cast<double>(c) - 1.0) + 1.0 : 0.0; }
+
 //! Activations (or their gradients) the busiest rank of a p-stage pipeline, v model chunks a rank, sends per
 //! micro-batch, and as many as it receives: one each way per chunk boundary it feeds. With p > 2 a middle
 //! rank feeds 2v; with p = 2 both ranks hold an end of the pipeline, which sends one fewer
@@ -332,7 +337,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.pp_comm = mb * pp_mb;
   r.bubble = pipeline_bubble(l.pp, static_cast<std::size_t>(mb), l.vpp) * mb * per_mb;
   r.tp_bytes = mb * L * x.all_reduces * x.all_reduce_bytes + (regather ? mb * transfers * (t - 1.0) / t * activation : bytes{});
-  r.cp_bytes = l.cp > 1 ? mb * L * (3.0 * (cp - 1.0) + 1.0) * x.kv_chunk : bytes{};
+  r.cp_bytes = mb * L * context_ring_blocks(l.cp) * x.kv_chunk;
   r.pp_bytes = mb * transfers * p2p;
 
   // --- weights, data parallelism, optimizer ---
