@@ -831,11 +831,15 @@ void run_parallel_search(const plan_args& a, const plan::system& s, const plan::
 
 // One layout per sequence-length bucket within a frame, against the best single layout.
 void run_dynamic(const plan_args& a, const plan::system& s, const plan::training_workload& w) {
-  if (!a.planning.profile.empty() || !a.planning.error_budget.empty() || !a.planning.link_budget.empty() || !a.plot.empty())
-    throw bad_flag("--parallelism", a.parallelism, "plans step time per length bucket; it takes no codec, budget or plot flag");
+  if (!a.planning.link_budget.empty() || !a.plot.empty())
+    throw bad_flag("--parallelism", a.parallelism, "plans step time per length bucket; it takes no link budget or plot flag");
   plan::dynamic_result r;
+  // The frame's codecs as the layout search's: the profile's or the system's devices', held to the error budget.
+  auto budgeted = w;
+  auto codecs = gradient_codecs(s, budgeted, a.planning);
   try {
-    r = plan::plan_dynamic(s, w, {.gpus = a.gpus, .objective = objective_of(a.planning), .memory_headroom = a.memory_headroom});
+    r = plan::plan_dynamic(s, budgeted, {.gpus = a.gpus, .objective = objective_of(a.planning),
+                                         .memory_headroom = a.memory_headroom, .codecs = std::move(codecs)});
   } catch (const invalid_input& e) {
     if (e.field() == "gpus") throw bad_flag("--gpus", std::to_string(a.gpus), e.problem());
     throw usage_error(std::string(e.what()));
@@ -847,7 +851,7 @@ void run_dynamic(const plan_args& a, const plan::system& s, const plan::training
   };
   const auto frame = [](const model::parallel_layout& l) {
     return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
-           ",zero=" + std::to_string(l.zero_stage);
+           ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "") + (l.codec.empty() ? "" : ",codec=" + l.codec);
   };
   const bool has_static = std::isfinite(r.static_step.value());
   if (a.json) {
@@ -860,7 +864,7 @@ void run_dynamic(const plan_args& a, const plan::system& s, const plan::training
       return out;
     };
     json j{{"system", s.name}, {"workload", w.name}, {"gpus", r.gpus}, {"frames", r.frames}, {"layouts_priced", r.layouts_priced},
-           {"dynamic", {{"frame", frame(r.frame)}, {"step_time_s", r.step.value()}, {"reduction_and_optimizer_s", r.shared.value()},
+           {"dynamic", {{"frame", frame(r.frame)}, {"step_time_s", r.step.value()}, {"reduction_and_update_s", r.shared.value()},
                         {"device_bytes", r.device_bytes.value()}, {"buckets", buckets(r.buckets)}}}};
     if (has_static) {
       j["static"] = {{"parallelism", model::to_string(r.static_layout)}, {"step_time_s", r.static_step.value()},
@@ -875,7 +879,7 @@ void run_dynamic(const plan_args& a, const plan::system& s, const plan::training
   }
   std::cout << "Dynamic parallelism for " << w.name << " on " << gpus_on(s, c, r.gpus) << ": " << r.layouts_priced
             << " bucket layouts priced in " << r.frames << " frames.\n\nDynamic: frame " << frame(r.frame) << ", step "
-            << to_string(r.step) << " (reduction and optimizer " << to_string(r.shared) << "), peak "
+            << to_string(r.step) << " (reduction and update " << to_string(r.shared) << "), peak "
             << to_string(r.device_bytes) << " of " << to_string(c.memory) << " per GPU\n";
   table t({"bucket", "tokens", "sequences", "layout in the frame", "time", "per GPU"});
   for (const auto& b : r.buckets)

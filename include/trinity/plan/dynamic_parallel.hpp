@@ -6,8 +6,10 @@
 //! for the longest.
 //!
 //! What may change per bucket, and what may not: the weights stay where they
-//! are. A frame fixes tensor and pipeline parallelism (t, p, v), the ZeRO stage
-//! and the w = g/(t·p) ranks that hold the same weights; each bucket then picks
+//! are. A frame fixes tensor and pipeline parallelism (t, p, v), the ZeRO stage,
+//! where the optimizer states live (device, or offloaded to the tier below), the
+//! gradient codec of the one reduction, and the w = g/(t·p) ranks that hold the
+//! same weights; each bucket then picks
 //! how those w ranks split its sequences, c-way context parallelism and
 //! d = w/c replicas, with its micro-batch, recomputation policy and sequence
 //! parallelism. Weights, gradients and optimizer states are sharded over the
@@ -15,13 +17,14 @@
 //! dynamic sequence parallelism for video models).
 //!
 //! ZeRO-3 is left out: it gathers the weights again for every micro-batch, so
-//! its traffic is not the frame's alone. So are gradient codecs and optimizer
-//! offload, slots of the frame's one reduction and update that the layout
-//! search (plan/parallel_planner.hpp) prices; the gradient is reduced uncoded.
+//! its traffic is not the frame's alone.
 //!
 //! A step takes the whole mixed batch: each bucket's share of the sequences
-//! through its own layout (its own pipeline fill and drain), then one
-//! gradient reduction and one optimizer step, which depend on the frame only.
+//! through its own layout (its own pipeline fill and drain), then one gradient
+//! reduction (coded, where the frame names a codec), one optimizer step and,
+//! offloaded, one round trip to the offload tier: all the frame's, priced once.
+//! The codecs are the layout search's (o.codecs, else the system's devices'),
+//! held to the workload's error budget.
 //! The static baseline is the best single layout that runs and fits every
 //! bucket; the gain is its step time over the dynamic plan's.
 //!
@@ -49,14 +52,14 @@ struct dynamic_bucket {
   std::size_t sequences = 0;          //!< of the global batch
   model::parallel_layout layout;      //!< its choice within the frame
   model::parallel_step_cost cost;     //!< its sequences alone, as one step
-  seconds time{};                     //!< its share of the step: cost.step without the reduction and optimizer
+  seconds time{};                     //!< its share of the step: cost.step without the frame's (frame_time)
 };
 
 struct dynamic_result {
   std::size_t gpus = 0, frames = 0, layouts_priced = 0;
   model::parallel_layout frame;            //!< the dynamic plan's tp, pp, vpp, ZeRO (cp, dp as its first bucket's)
   std::vector<dynamic_bucket> buckets;     //!< the dynamic plan, bucket by bucket
-  seconds step{}, shared{};                //!< the dynamic step, and its reduction and optimizer
+  seconds step{}, shared{};                //!< the dynamic step, and its reduction, coding, optimizer and offload
   bytes device_bytes{};                    //!< the fullest bucket's peak per GPU
   model::parallel_layout static_layout;    //!< the best single layout for every bucket
   std::vector<dynamic_bucket> static_buckets;
@@ -70,13 +73,18 @@ namespace detail {
 //! A bucket's sequences under a layout: none (no step) when the layout cannot run them.
 inline std::optional<model::parallel_step_cost> price_bucket(const model::training_job& base, const sequence_bucket& b,
                                                               std::size_t sequences, const model::training_cluster& c,
-                                                              const model::parallel_layout& l) {
+                                                              const model::parallel_layout& l,
+                                                              const model::compressor_cost& codec) {
   auto j = base;
   j.sequence = b.sequence;
   j.global_batch = sequences;
   if (!model::layout_problem(j, l).empty()) return std::nullopt;
-  return model::price(j, c, l);
+  return model::price(j, c, l, codec);
 }
+
+//! What a step pays once, whatever its buckets (its reduction and update): the gradient's reduction and coding,
+//! the optimizer step, and offloaded, the round trip to the offload tier.
+inline seconds frame_time(const model::parallel_step_cost& c) { return c.dp_comm + c.codec + c.optimizer + c.offload; }
 
 }  // namespace detail
 
@@ -98,6 +106,8 @@ inline dynamic_result plan_dynamic(const system& s, const training_workload& w, 
   model::validate(base.shape);
   const auto cluster = usable_cluster(s, w, o);
   const auto& m = base.shape;
+  auto codecs = codecs_of(s, o);
+  detail::identity_codec(codecs, ": the gradient uncoded, the untraded choice");
 
   // Whole sequences per bucket.
   std::vector<std::size_t> sequences;
@@ -117,73 +127,80 @@ inline dynamic_result plan_dynamic(const system& s, const training_workload& w, 
   double best_dynamic = std::numeric_limits<double>::infinity(), best_static = best_dynamic;
   detail::for_each_frame(m, g, [&](model::parallel_layout f) {
     const std::size_t weights = g / (f.tp * f.pp);
-    for (f.zero_stage = 0; f.zero_stage <= (weights == 1 ? 0 : 2); ++f.zero_stage) {
-      ++r.frames;
-      // Every per-bucket choice within the frame, priced for every bucket.
-      std::vector<model::parallel_layout> choices;
-      model::parallel_layout l = f;
-      for (l.cp = 1; l.cp <= weights; ++l.cp) {
-        if (weights % l.cp != 0) continue;
-        l.dp = weights / l.cp;
-        for (const auto mbs : detail::searched_micro_batches) {
-          l.micro_batch = mbs;
-          detail::for_each_policy(l, base.flash_attention, [&](const model::parallel_layout& x) { choices.push_back(x); });
-        }
-      }
-      std::vector<std::optional<dynamic_bucket>> pick(w.sequence_mix.size());
-      seconds shared{};
-      bool have_shared = false;
-      for (const auto& c : choices) {
-        std::vector<dynamic_bucket> each;
-        bool all_fit = true;
-        for (std::size_t b = 0; b < w.sequence_mix.size(); ++b) {
-          const auto cost = detail::price_bucket(base, w.sequence_mix[b], sequences[b], cluster, c);
-          ++r.layouts_priced;
-          if (!cost || cost->device_bytes > cluster.memory) {
-            all_fit = false;
-            continue;
+    for (f.zero_stage = 0; f.zero_stage <= (weights == 1 ? 0 : 2); ++f.zero_stage)
+      for (int off = 0; off <= (cluster.host_memory > bytes{} ? 1 : 0); ++off)
+        for (const auto& k : codecs) {
+          // A codec only where ranks share weights and so reduce a gradient, and only within the error budget.
+          if (!model::is_uncoded(k) && (weights == 1 || k.relative_error > w.error_budget)) continue;
+          f.offload = off == 1;
+          f.codec = model::is_uncoded(k) ? std::string() : k.name;
+          ++r.frames;
+          // Every per-bucket choice within the frame, priced for every bucket.
+          std::vector<model::parallel_layout> choices;
+          model::parallel_layout l = f;
+          for (l.cp = 1; l.cp <= weights; ++l.cp) {
+            if (weights % l.cp != 0) continue;
+            l.dp = weights / l.cp;
+            for (const auto mbs : detail::searched_micro_batches) {
+              l.micro_batch = mbs;
+              detail::for_each_policy(l, base.flash_attention,
+                                      [&](const model::parallel_layout& x) { choices.push_back(x); });
+            }
           }
-          const seconds own = cost->step - cost->dp_comm - cost->optimizer;
-          if (!have_shared) {  // the frame's reduction and optimizer: the same for every choice
-            shared = cost->dp_comm + cost->optimizer;
-            have_shared = true;
+          std::vector<std::optional<dynamic_bucket>> pick(w.sequence_mix.size());
+          seconds shared{};
+          bool have_shared = false;
+          for (const auto& c : choices) {
+            std::vector<dynamic_bucket> each;
+            bool all_fit = true;
+            for (std::size_t b = 0; b < w.sequence_mix.size(); ++b) {
+              const auto cost = detail::price_bucket(base, w.sequence_mix[b], sequences[b], cluster, c, k);
+              ++r.layouts_priced;
+              if (!cost || cost->device_bytes > cluster.memory || cost->offloaded > cluster.host_memory) {
+                all_fit = false;
+                continue;
+              }
+              const seconds own = cost->step - detail::frame_time(*cost);
+              if (!have_shared) {  // the frame's reduction, coding, update and offload: the same for every choice
+                shared = detail::frame_time(*cost);
+                have_shared = true;
+              }
+              dynamic_bucket d{w.sequence_mix[b], sequences[b], c, *cost, own};
+              if (!pick[b] || own < pick[b]->time) pick[b] = d;
+              each.push_back(std::move(d));
+            }
+            if (all_fit) {
+              seconds total = shared;
+              bytes peak{};
+              for (const auto& d : each) {
+                total += d.time;
+                peak = std::max(peak, d.cost.device_bytes);
+              }
+              if (total.value() < best_static) {
+                best_static = total.value();
+                r.static_layout = c;
+                r.static_buckets = each;
+                r.static_step = total;
+                r.static_device_bytes = peak;
+              }
+            }
           }
-          dynamic_bucket d{w.sequence_mix[b], sequences[b], c, *cost, own};
-          if (!pick[b] || own < pick[b]->time) pick[b] = d;
-          each.push_back(std::move(d));
-        }
-        if (all_fit) {
+          if (std::any_of(pick.begin(), pick.end(), [](const auto& x) { return !x.has_value(); })) continue;
           seconds total = shared;
-          bytes peak{};
-          for (const auto& d : each) {
-            total += d.time;
-            peak = std::max(peak, d.cost.device_bytes);
-          }
-          if (total.value() < best_static) {
-            best_static = total.value();
-            r.static_layout = c;
-            r.static_buckets = each;
-            r.static_step = total;
-            r.static_device_bytes = peak;
+          for (const auto& x : pick) total += x->time;
+          if (total.value() < best_dynamic) {
+            best_dynamic = total.value();
+            r.frame = pick.front()->layout;
+            r.buckets.clear();
+            r.device_bytes = bytes{};
+            for (const auto& x : pick) {
+              r.buckets.push_back(*x);
+              r.device_bytes = std::max(r.device_bytes, x->cost.device_bytes);
+            }
+            r.step = total;
+            r.shared = shared;
           }
         }
-      }
-      if (std::any_of(pick.begin(), pick.end(), [](const auto& x) { return !x.has_value(); })) continue;
-      seconds total = shared;
-      for (const auto& x : pick) total += x->time;
-      if (total.value() < best_dynamic) {
-        best_dynamic = total.value();
-        r.frame = pick.front()->layout;
-        r.buckets.clear();
-        r.device_bytes = bytes{};
-        for (const auto& x : pick) {
-          r.buckets.push_back(*x);
-          r.device_bytes = std::max(r.device_bytes, x->cost.device_bytes);
-        }
-        r.step = total;
-        r.shared = shared;
-      }
-    }
   });
   trinity::detail::require(std::isfinite(best_dynamic), "workload",
                            "no layout of " + std::to_string(g) + " GPUs runs every bucket of " + w.name + " within " +

@@ -31,7 +31,7 @@ TEST_CASE("dynamic parallelism: each bucket runs the fastest choice its frame al
   const auto r = plan::plan_dynamic(s, w, {.gpus = 64});
   REQUIRE(r.buckets.size() == 3);
   CHECK(r.buckets[0].sequences + r.buckets[1].sequences + r.buckets[2].sequences == 160);
-  // The step is the buckets' own times plus the frame's reduction and optimizer, once.
+  // The step is the buckets' own times plus the frame's reduction and update, once.
   seconds sum = r.shared;
   for (const auto& b : r.buckets) sum += b.time;
   CHECK(r.step.value() == Approx(sum.value()).epsilon(1e-12));
@@ -40,12 +40,15 @@ TEST_CASE("dynamic parallelism: each bucket runs the fastest choice its frame al
     CHECK(b.layout.tp == r.frame.tp);
     CHECK(b.layout.pp == r.frame.pp);
     CHECK(b.layout.zero_stage == r.frame.zero_stage);
+    CHECK(b.layout.offload == r.frame.offload);
+    CHECK(b.layout.codec == r.frame.codec);
     CHECK(b.layout.dp * b.layout.cp == r.frame.dp * r.frame.cp);
     CHECK(b.cost.device_bytes <= bytes{80e9});
   }
   // No choice within the frame runs a bucket faster (brute force over the step model).
   const auto c = plan::cluster_of(s, w);
   const auto job = plan::job_of(w, 64);
+  const auto codecs = plan::default_codecs_for(s);
   for (const auto& b : r.buckets) {
     auto j = job;
     j.sequence = b.bucket.sequence;
@@ -61,9 +64,9 @@ TEST_CASE("dynamic parallelism: each bucket runs the fastest choice its frame al
             l.recompute = rc;
             l.sequence_parallel = sp;
             if (!model::layout_problem(j, l).empty()) continue;
-            const auto x = model::price(j, c, l);
-            if (x.device_bytes > c.memory) continue;
-            CHECK((x.step - x.dp_comm - x.optimizer).value() >= b.time.value() * (1 - 1e-12));
+            const auto x = plan::price(j, c, l, codecs);
+            if (x.device_bytes > c.memory || x.offloaded > c.host_memory) continue;
+            CHECK((x.step - x.dp_comm - x.codec - x.optimizer - x.offload).value() >= b.time.value() * (1 - 1e-12));
           }
     }
   }
@@ -83,13 +86,37 @@ TEST_CASE("dynamic parallelism with one bucket is the layout search's best, stat
   const auto r = plan::plan_dynamic(s, w, {.gpus = 16});
   CHECK(r.gain() == 1.0);
   CHECK(r.static_step == r.step);
-  // The search prices ZeRO-3 and gradient codecs too, which the dynamic planner leaves out: compare with the
-  // best of the rest.
+  // The search prices ZeRO-3 too, which the dynamic planner leaves out: compare with the best of the rest, codecs
+  // and offload included.
   const auto search = plan::plan_parallel(s, w, {.gpus = 16});
   double best = 1e300;
   for (const auto& e : search.candidates)
-    if (e.fits() && e.plan.layout.zero_stage <= 2 && e.plan.layout.codec.empty()) best = std::min(best, e.cost.total.time.value());
+    if (e.fits() && e.plan.layout.zero_stage <= 2) best = std::min(best, e.cost.total.time.value());
   CHECK(r.step.value() == Approx(best).epsilon(1e-12));
+  CHECK(r.frame.codec == search.chosen().plan.layout.codec);
+  CHECK(r.frame.offload == search.chosen().plan.layout.offload);
+}
+
+TEST_CASE("dynamic parallelism prices the frame's codec and offload once a step, within the error budget",
+          "[plan][parallel][dynamic]") {
+  const auto s = plan::presets::dgx_h100();
+  auto w = video();
+  const auto r = plan::plan_dynamic(s, w, {.gpus = 64});
+  // The shared part is the frame's reduction, coding, update and offload, from any bucket's cost.
+  const auto& b = r.buckets.front().cost;
+  CHECK(r.shared.value() == Approx((b.dp_comm + b.codec + b.optimizer + b.offload).value()).epsilon(1e-12));
+  // With no room for a codec's error the frame reduces uncoded, and the plan is no faster than with one.
+  w.error_budget = 0;
+  const auto exact = plan::plan_dynamic(s, w, {.gpus = 64});
+  CHECK(exact.frame.codec.empty());
+  for (const auto& x : exact.buckets) CHECK(x.layout.codec.empty());
+  CHECK(exact.step >= r.step);
+  // Only the identity codec on offer: the same as an error budget of zero.
+  auto only = plan::default_codecs_for(s);
+  only.erase(std::remove_if(only.begin(), only.end(), [](const auto& k) { return !model::is_uncoded(k); }), only.end());
+  w.error_budget = video().error_budget;
+  const auto plain = plan::plan_dynamic(s, w, {.gpus = 64, .codecs = only});
+  CHECK(plain.step.value() == Approx(exact.step.value()).epsilon(1e-12));
 }
 
 TEST_CASE("dynamic parallelism refuses what it cannot plan, naming the field", "[plan][parallel][dynamic]") {
