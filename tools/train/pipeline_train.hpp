@@ -301,8 +301,13 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   // The context ring (parallel/context_parallel.hpp), on the stage holding the first layer: K and V of this rank's
   // heads and tokens c − 1 hops forward, with their gradients c − 1 hops backward, then the gradients home.
   const std::uint64_t kv_floats = 2 * rows * (shape.out(0) / t);
-  const std::uint64_t predicted_context = cps > 1 && rank == 0 ? m * (3 * (cps - 1) + 1) * kv_floats * sizeof(float) : 0;
-  const std::size_t predicted_peak_rank0 = v == 1 ? std::min(p, m) : (m == p ? m * v : p * v + p - 1);
+  const std::uint64_t predicted_context =
+      rank == 0 ? static_cast<std::uint64_t>(std::llround(static_cast<double>(m * kv_floats * sizeof(float)) *
+                                                          model::context_ring_blocks(cps)))
+                : 0;
+  // The first stage's most chunks in flight, as the step model counts them (micro-batches of v chunks each).
+  const auto predicted_peak_rank0 =
+      static_cast<std::size_t>(std::llround(model::pipeline_in_flight(p, m, v) * static_cast<double>(v)));
 
   nlohmann::json last;
   std::vector<double> step_seconds;

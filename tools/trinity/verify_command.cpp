@@ -683,7 +683,7 @@ void register_verify(CLI::App& app) {
   v->add_option("--samples", a->samples, "A data-curation plan: samples per placement (default: about 8 s of them)")
       ->type_name("COUNT");
   v->add_option("--train", a->train, "The trinity-train program (default: beside this one)")->type_name("FILE");
-  add_layout_flags(*v, a->parallelism, a->gpus, "run this layout's tensor, pipeline and ZeRO slots here, scaled down "
+  add_layout_flags(*v, a->parallelism, a->gpus, "run this layout's tensor, pipeline, context and ZeRO slots here, scaled down "
                                                "(as for plan: tp=2,pp=4,vpp=2,sp=on,zero=1), or the layout search's "
                                                "choice (`search`, the default)");
   v->add_flag("--json", a->json, "Print JSON");

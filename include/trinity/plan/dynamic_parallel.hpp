@@ -106,8 +106,7 @@ inline dynamic_result plan_dynamic(const system& s, const training_workload& w, 
   model::validate(base.shape);
   const auto cluster = usable_cluster(s, w, o);
   const auto& m = base.shape;
-  auto codecs = codecs_of(s, o);
-  detail::identity_codec(codecs, ": the gradient uncoded, the untraded choice");
+  const auto codecs = codecs_of(s, o);
 
   // Whole sequences per bucket.
   std::vector<std::size_t> sequences;

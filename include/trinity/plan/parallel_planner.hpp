@@ -131,9 +131,12 @@ inline const model::compressor_cost& gradient_codec(const std::vector<model::com
                                    " (the system's devices' codecs, or --profile's)");
 }
 
-//! The codecs a layout search on `s` tries: `o.codecs`, or the ones the system's devices run.
+//! The codecs a layout search on `s` tries: `o.codecs`, or the ones the system's devices run; each validated,
+//! "identity" (the gradient uncoded, the untraded choice) among them.
 inline std::vector<model::compressor_cost> codecs_of(const system& s, const parallel_options& o) {
-  return o.codecs.empty() ? default_codecs_for(s) : o.codecs;
+  auto codecs = o.codecs.empty() ? default_codecs_for(s) : o.codecs;
+  detail::identity_codec(codecs, ": the gradient uncoded, the untraded choice");
+  return codecs;
 }
 
 //! One layout's step on the cluster, its gradient codec's cost taken from `codecs`.
@@ -422,9 +425,7 @@ inline parallel_plan_result plan_parallel(const system& s, const training_worklo
   detail::require_prices(s, o.objective);
   const auto job = job_of(w, gpus);
   model::validate(job.shape);
-  auto codecs = codecs_of(s, o);
-  detail::identity_codec(codecs, ": the gradient uncoded, the untraded choice");
-  const detail::parallel_problem p{s, w, o, job, usable_cluster(s, w, o), gpus, std::move(codecs), untraded_layout(job, gpus)};
+  const detail::parallel_problem p{s, w, o, job, usable_cluster(s, w, o), gpus, codecs_of(s, o), untraded_layout(job, gpus)};
   return solve(p, {.objective = o.objective, .link_budget = o.link_budget});
 }
 
