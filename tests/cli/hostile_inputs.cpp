@@ -6,6 +6,7 @@
 //
 //   trinity-cli-hostile TRINITY SAMPLES_DIR TRACE_DIR WORK_DIR   (TRACE_DIR: requests.csv and prompts.fvecs)
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -177,7 +178,41 @@ int main(int argc, char** argv) {
       if (kept) fs::remove(file);  // a broken one stays, to reproduce
     }
   }
-  std::cout << runs << " runs on mutated files, " << refused << " refused with exit 2 and the field named, "
-            << failures << " failed\n";
+  // Every file argument handed something that is not a file: a directory, a FIFO (opening one blocks until a
+  // writer comes), an endless device and a path that vanished. Each must exit 2 naming the path, at once.
+  const fs::path dir = work / "a-directory", fifo = work / "a-fifo", gone = work / "vanished.json";
+  fs::create_directories(dir);
+  fs::remove(fifo);
+  if (mkfifo(fifo.c_str(), 0600) != 0) {
+    std::cerr << "cannot make a FIFO in " << work << '\n';
+    return 1;
+  }
+  std::vector<target> file_arguments = targets;
+  file_arguments.push_back({"", {"verify", "--system", "@", "--workload", "llm-7b-train"}});
+  file_arguments.push_back({"", {"validate", "--runs", "@", "--probe", "PROBE"}});
+  file_arguments.push_back({"", {"cache", "replay", "--format", "mooncake", "--trace", "@", "--capacity-blocks", "300"}});
+  int special = 0;
+  for (const auto& t : file_arguments)
+    for (const fs::path& file : {dir, fifo, fs::path("/dev/zero"), gone}) {
+      std::vector<std::string> argv_{trinity};
+      for (const auto& a : t.args) {
+        if (a == "@") argv_.push_back(file.string());
+        else if (a == "prompts.fvecs" || a == "requests.csv") argv_.push_back((traces / a).string());
+        else if (a == "PROBE") argv_.push_back((samples / "../../../bench/results/transformer-probe-h100.json").string());
+        else argv_.push_back(a);
+      }
+      const auto o = run(argv_, work / "stderr.txt", 10);
+      ++special;
+      const bool kept = o.code == 2 && o.stderr_text.rfind("trinity: ", 0) == 0 &&
+                        o.stderr_text.find(file.string()) != std::string::npos;
+      EXPECT(kept, [&] {
+        std::cerr << "FAIL (" << (o.hung ? "hung" : "exit " + std::to_string(o.code)) << "): trinity";
+        for (std::size_t i = 1; i < argv_.size(); ++i) std::cerr << ' ' << argv_[i];
+        std::cerr << "\n  " << o.stderr_text.substr(0, 400) << '\n';
+      });
+    }
+  fs::remove(fifo);
+  std::cout << runs << " runs on mutated files, " << refused << " refused with exit 2 and the field named; "
+            << special << " runs on a directory, a FIFO, /dev/zero and a vanished path; " << failures << " failed\n";
   return failures ? 1 : 0;
 }

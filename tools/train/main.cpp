@@ -18,6 +18,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -170,7 +172,17 @@ int main(int argc, char** argv) {
   app.add_option("--layers", cfg.hidden_layers, "hidden layers")->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
   app.add_option("--inputs", cfg.inputs, "input features")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
   app.add_option("--outputs", cfg.outputs, "outputs")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
-  app.add_option("--lr", cfg.learning_rate, "Adam's learning rate")->check(CLI::Range(0.0f, 10.0f));
+  // CLI::Range compares, and NaN compares false to everything: a NaN rate would pass it and train to NaN.
+  app.add_option("--lr", cfg.learning_rate, "Adam's learning rate, from 0 to 10")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            float x = 0;
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+            return ec == std::errc{} && end == v.data() + v.size() && std::isfinite(x) && x >= 0 && x <= 10
+                       ? std::string()
+                       : "a learning rate is a finite number from 0 to 10, e.g. 0.001";
+          },
+          "RATE"));
   app.add_option("--seed", cfg.seed, "seed of the task and the initial parameters");
   app.add_option("--save-checkpoint", cfg.save_checkpoint, "write a sharded checkpoint into DIR after the last step");
   app.add_option("--load-checkpoint", cfg.load_checkpoint, "resume from a sharded checkpoint in DIR (any rank count)");

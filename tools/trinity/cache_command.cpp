@@ -366,6 +366,8 @@ void run_block_replay(const replay_args& a) {
   std::vector<std::uint64_t> caps;
   for (const auto& g : a.capacity_blocks)
     for (const auto& item : split(g)) caps.push_back(count_flag(item, "--capacity-blocks", 0, std::uint64_t{1} << 32));
+  if (caps.empty())
+    throw bad_flag("--capacity-blocks", "", "an empty value; give capacities in blocks, comma-separated, e.g. 1000,10000");
   std::sort(caps.begin(), caps.end());
   caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
   std::vector<std::string> policies = split(a.eviction);

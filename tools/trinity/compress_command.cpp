@@ -81,8 +81,8 @@ void run_calibrate(const calibrate_args& a) {
 }  // namespace
 
 io::profile read_profile_file(const std::string& path) {
-  std::ifstream probe(path);
-  if (!probe) throw bad_flag("--profile", path, "cannot be read; write one with `trinity calibrate --out " + path + "`");
+  if (const auto problem = trinity::detail::input_file_problem(path))
+    throw bad_flag("--profile", path, *problem + "; write one with `trinity calibrate --out " + path + "`");
   try {
     // Profiles written before "gathered" existed: the catalog's traits say, for the codecs it knows.
     return io::read_profile(io::load(path), [](std::string_view name) {

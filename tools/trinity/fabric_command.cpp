@@ -24,8 +24,7 @@ namespace {
 
 
 fabric::topology from_json(const std::string& file) {
-  std::ifstream probe(file);
-  if (!probe) throw bad_flag("--topology", file, "cannot be read");
+  if (const auto problem = trinity::detail::input_file_problem(file)) throw bad_flag("--topology", file, *problem);
   try {
     return io::read_topology(io::load(file));
   } catch (const invalid_input& e) {

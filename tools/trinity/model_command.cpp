@@ -284,8 +284,8 @@ struct cache_args {
 };
 
 std::vector<model::capacity_point> read_points(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw bad_flag("--points", path, "cannot open the file");
+  if (const auto problem = trinity::detail::input_file_problem(path)) throw bad_flag("--points", path, *problem);
+  std::istringstream in(trinity::detail::read_input_file(path, trinity::detail::max_json_bytes));
   std::vector<model::capacity_point> pts;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <trinity/detail/input_file.hpp>
 #include <trinity/error.hpp>
 
 namespace trinity::cache {
@@ -76,9 +77,7 @@ inline embedding_matrix parse_fvecs(std::span<const std::byte> bytes, const std:
 }
 
 inline embedding_matrix read_fvecs(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  trinity::detail::require(static_cast<bool>(in), path, "cannot be opened for reading");
-  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string raw = trinity::detail::read_input_file(path, trinity::detail::max_data_bytes);
   return parse_fvecs(std::as_bytes(std::span<const char>(raw)), path);
 }
 

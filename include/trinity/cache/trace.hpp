@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <trinity/cache/fvecs.hpp>
+#include <trinity/detail/input_file.hpp>
 #include <trinity/error.hpp>
 
 namespace trinity::cache {
@@ -67,11 +68,7 @@ inline std::vector<request> parse_trace(std::string_view text, std::size_t rows,
 }
 
 inline std::vector<request> read_trace(const std::string& path, std::size_t rows) {
-  std::ifstream in(path);
-  trinity::detail::require(static_cast<bool>(in), path, "cannot be opened for reading");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_trace(ss.str(), rows, path);
+  return parse_trace(trinity::detail::read_input_file(path, trinity::detail::max_data_bytes), rows, path);
 }
 
 inline void write_trace(const std::string& path, const std::vector<request>& trace) {

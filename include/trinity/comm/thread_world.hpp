@@ -120,7 +120,7 @@ class thread_communicator {
 
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int size() const noexcept { return world_->size(); }
-  [[nodiscard]] std::uint64_t bytes_sent() const noexcept { return sent_; }
+  [[nodiscard]] std::uint64_t bytes_sent() const noexcept { return sent_.load(std::memory_order_relaxed); }
   [[nodiscard]] thread_world& world() const noexcept { return *world_; }
 
   void send(std::span<const std::byte> out, int dest) { exchange(out, dest, {}, -1, 0.0); }
@@ -145,7 +145,7 @@ class thread_communicator {
       b.stamp = stamp;
       b.posted.store(b.posted.load(std::memory_order_relaxed) + 1, std::memory_order_release);
       b.cv.notify_all();
-      sent_ += out.size();
+      sent_.fetch_add(out.size(), std::memory_order_relaxed);
     }
     // The receiver copies straight out of `out`, so a message must never outlive this call: if the
     // rest of the exchange throws (a count mismatch, a broken world), take it back before unwinding
@@ -238,7 +238,9 @@ class thread_communicator {
 
   thread_world* world_;
   int rank_;
-  std::uint64_t sent_ = 0;
+  // A rank's own thread and its progress engine may send through two groups of this communicator at once
+  // (comm/group.hpp allows it), so the count is atomic; relaxed, as it orders nothing.
+  std::atomic<std::uint64_t> sent_{0};
 };
 
 //! Runs f(thread_communicator&) on every rank of the world, one thread each, and joins them. Rethrows

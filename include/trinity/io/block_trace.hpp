@@ -18,11 +18,13 @@
 #include <cstdint>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include <trinity/cache/block_replay.hpp>
+#include <trinity/detail/input_file.hpp>
 #include <trinity/error.hpp>
 #include <trinity/io/json_object.hpp>
 
@@ -31,8 +33,7 @@ namespace trinity::io {
 //! The trace's requests, in file order; `block_tokens` is the trace's block size (Mooncake's: 512).
 inline std::vector<cache::block_request> read_block_trace(const std::string& file, std::size_t block_tokens = 512) {
   trinity::detail::require(block_tokens >= 1, "block_tokens", "must be at least 1");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw invalid_input(file, "cannot be read");
+  std::istringstream in(trinity::detail::read_input_file(file, trinity::detail::max_data_bytes));
   static constexpr key keys[] = {{"timestamp", required}, {"input_length", required}, {"output_length", required},
                                  {"hash_ids", required}};
   std::vector<cache::block_request> out;

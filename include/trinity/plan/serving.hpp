@@ -37,6 +37,7 @@
 #include <trinity/model/hit_rate.hpp>
 #include <trinity/model/serving.hpp>
 #include <trinity/model/transformer.hpp>
+#include <trinity/plan/assumed.hpp>
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/detail/measured_curves.hpp>
 #include <trinity/plan/engine.hpp>
@@ -62,6 +63,8 @@ struct serving_workload {
   double prefill_efficiency = 0.5;  //!< sustained share of the peak in prefill (model::serving_replica)
   double error_budget = model::default_error_budget;  //!< what a KV codec may add, relative
   std::string precision = "bf16";   //!< weights and matrix multiplies
+  //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
+  assumptions assumed = {};
 };
 
 inline void validate(const serving_workload& w, const system& s) {
@@ -179,7 +182,9 @@ struct serving_problem : codec_workload<serving_workload> {
   void for_each_plan(F&& f) const {
     const double devices = static_cast<double>(s.device.count);
     for (std::size_t t = 1; t <= s.device.count; t *= 2) {
-      if (w.shape.heads % t || w.shape.kv_heads % t) continue;
+      // Replicas of t devices must tile the system: a t that leaves devices idle would price their share of
+      // the throughput and the prefix cache's host memory as if they worked.
+      if (w.shape.heads % t || w.shape.kv_heads % t || s.device.count % t) continue;
       for (std::size_t b = 1; b <= 1024; b *= 2)
         for (std::size_t k = 0; k < ks.size(); ++k) {
           f(serving_plan{t, b, k, bytes{}, 0});
@@ -325,6 +330,9 @@ inline serving_workload llama3_70b_serve() {
   w.hit_rate = model::power_law{per_byte{detail::mooncake_curve_kappa_per_gb * 1e-9}, detail::mooncake_curve_gamma};
   w.hit_rate_bound = detail::mooncake_curve_bound;
   w.prefill_efficiency = 0.5;
+  assume(w.assumed, "prefill_efficiency", w.prefill_efficiency);  // an assumption, as said above
+  assume(w.assumed, "error_budget", w.error_budget);
+  assume(w.assumed, "precision", w.precision);
   return w;
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include <trinity/comm/partition.hpp>
+#include <trinity/detail/input_file.hpp>
 #include <trinity/error.hpp>
 
 namespace trinity::shard {
@@ -109,11 +110,12 @@ struct checkpoint_file_data {
 inline checkpoint_file_data read_checkpoint_file(const std::filesystem::path& file, std::uint32_t expect_ranks,
                                                  std::uint32_t expect_rank) {
   const std::string name = file.string();
-  std::ifstream f(file, std::ios::binary);
-  if (!f) throw invalid_input("checkpoint", name + " is missing: a checkpoint of " + std::to_string(expect_ranks) +
-                                                " ranks needs one file per rank");
+  if (const auto problem = trinity::detail::input_file_problem(name))
+    throw invalid_input("checkpoint", name + " " + *problem + ": a checkpoint of " + std::to_string(expect_ranks) +
+                                          " ranks needs one file per rank");
   checkpoint_file_data d;
-  d.bytes.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  const std::string text = trinity::detail::read_input_file(name, trinity::detail::max_data_bytes);
+  d.bytes.assign(text.begin(), text.end());
   const auto& b = d.bytes;
   std::size_t at = 0;
   const auto need = [&](std::size_t n, const char* field) {

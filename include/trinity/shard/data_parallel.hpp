@@ -122,6 +122,13 @@ class data_parallel {
   using working_type = Working;
 
   //! `initial` holds every layer's parameters, concatenated, and is the same on every rank.
+  //!
+  //! The optimizer interface (shard::adam is one; a plain SGD another, with no state):
+  //!   static constexpr std::size_t states_per_parameter;   // fp32 states per parameter, 0 for none
+  //!   void update(std::span<float> params, std::span<const float> grads, std::span<float> states, long step) const;
+  //! `states` holds states_per_parameter planes of params.size() floats each (all of the first state, then all
+  //! of the second; empty when there are none), `step` counts from 1. The update must be element-wise, so a
+  //! shard's update gives the bits the whole tensor's would. Checkpoints keep each plane's chunk.
   template <class Optimizer>
   data_parallel(Comm& c, memory_ledger& ledger, std::vector<std::size_t> layer_sizes, std::span<const float> initial,
                 const Optimizer&, Reduction reduction = {}, storage where = {}, schedule when = {})
@@ -367,7 +374,7 @@ class data_parallel {
       const auto p = shards.parameters ? source : part.chunk(source, r);
       out.parameters.assign(p.begin(), p.end());
     }
-    const std::size_t owned = opt_[l].size() / states_per_;
+    const std::size_t owned = owned_states(l);
     for (std::size_t k = 0; k < states_per_; ++k) {
       const auto plane = std::span<const float>(opt_[l]).subspan(k * owned, owned);
       const auto mine = shards.optimizer_states ? plane : part.chunk(plane, r);
@@ -400,7 +407,7 @@ class data_parallel {
       if constexpr (shards.parameters) std::copy(parameters.begin(), parameters.end(), params_[l].begin());
       else put_whole(params_[l], parameters);
     }
-    const std::size_t owned = opt_[l].size() / states_per_;
+    const std::size_t owned = owned_states(l);
     for (std::size_t k = 0; k < states_per_; ++k) {
       const auto plane = std::span<float>(opt_[l]).subspan(k * owned, owned);
       const auto mine = states.subspan(k * n, n);
@@ -414,6 +421,12 @@ class data_parallel {
   }
   [[nodiscard]] long steps_taken() const noexcept { return steps_; }
   [[nodiscard]] std::size_t states_per_parameter() const noexcept { return states_per_; }
+  //! Parameters of layer l whose optimizer states this rank holds: its chunk, or the whole layer unsharded.
+  //! A stateless optimizer (plain SGD) holds no state plane, and this is 0.
+  [[nodiscard]] std::size_t owned_states(std::size_t l) const {
+    check_layer(l);
+    return states_per_ == 0 ? 0 : opt_[l].size() / states_per_;
+  }
   [[nodiscard]] Reduction& reduction() noexcept { return reduction_; }
   [[nodiscard]] const storage& memory() const noexcept { return storage_; }
   [[nodiscard]] const schedule& timing() const noexcept { return schedule_; }

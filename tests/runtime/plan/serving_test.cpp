@@ -122,3 +122,26 @@ TEST_CASE("the serving preset's mean prompt and answer are the whole trace's", "
   CHECK(std::round(out / static_cast<double>(t.size())) == w.output_tokens);
 }
 #endif
+
+TEST_CASE("the serving planner lays replicas that tile the devices: no TP leaves some idle", "[plan][serving]") {
+  // Six GPUs: TP 4 would make one replica and idle two, yet price six devices' throughput and host memory.
+  auto s = plan::presets::dgx_h100();
+  s.device.count = 6;
+  s.scale_up_domain = 6;
+  const auto w = plan::presets::llama3_70b_serve();
+  const auto r = plan::plan_serving(s, w);
+  std::vector<std::size_t> degrees;
+  for (const auto& e : r.candidates) {
+    CHECK(s.device.count % e.plan.tensor_parallel == 0);
+    degrees.push_back(e.plan.tensor_parallel);
+  }
+  std::sort(degrees.begin(), degrees.end());
+  degrees.erase(std::unique(degrees.begin(), degrees.end()), degrees.end());
+  CHECK(degrees == std::vector<std::size_t>{1, 2});
+  CHECK(s.device.count % r.chosen().plan.tensor_parallel == 0);
+  // Eight GPUs still try every power of two that divides them.
+  const auto eight = plan::plan_serving(plan::presets::dgx_h100(), w);
+  std::size_t widest = 0;
+  for (const auto& e : eight.candidates) widest = std::max(widest, e.plan.tensor_parallel);
+  CHECK(widest == 8);
+}

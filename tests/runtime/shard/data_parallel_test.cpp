@@ -54,7 +54,17 @@ void local_gradient(std::span<const float> p, std::span<float> g, int rank, int 
       g[i] += std::cos(p[i] * 3.0f + static_cast<float>(k)) * 0.01f + 0.001f * static_cast<float>(step);
 }
 
-template <class Scheme>
+// Plain SGD: the optimizer interface with no state at all (states_per_parameter = 0).
+struct sgd {
+  float learning_rate = 0.001f;
+  static constexpr std::size_t states_per_parameter = 0;
+  void update(std::span<float> params, std::span<const float> grads, std::span<float> states, long) const {
+    if (!states.empty()) throw std::logic_error("SGD keeps no state");
+    for (std::size_t i = 0; i < params.size(); ++i) params[i] -= learning_rate * grads[i];
+  }
+};
+
+template <class Scheme, class Optimizer = shard::adam>
 run_result train(int ranks, int steps, int nan_rank = -1, int nan_step = -1,
                  const std::filesystem::path& save = {}, const std::filesystem::path& load = {},
                  bool mark_ready = true, shard::schedule when = {}) {
@@ -62,7 +72,8 @@ run_result train(int ranks, int steps, int nan_rank = -1, int nan_step = -1,
   run_result out;
   out.ledgers.resize(static_cast<std::size_t>(ranks));
   const auto init = initial_parameters();
-  shard::adam opt{.learning_rate = 0.01f};
+  Optimizer opt{};
+  opt.learning_rate = 0.01f;
   comm::run_ranks(world, [&](comm::thread_communicator& c) {
     shard::memory_ledger ledger;
     shard::data_parallel<Scheme, comm::thread_communicator> dp(c, ledger, layer_sizes, init, opt, {}, {}, when);
@@ -244,6 +255,24 @@ TEST_CASE("a checkpoint saved on 4 ranks loads on 2, 3 and 4 and continues with 
   const auto f = dir / "rank-2-of-4.ckpt";
   std::filesystem::resize_file(f, std::filesystem::file_size(f) - 3);
   REQUIRE_THROWS_WITH(train<shard::zero<3>>(4, 1, -1, -1, {}, dir), Catch::Contains("rank-2-of-4.ckpt"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a stateless optimizer trains, checkpoints and resumes on another rank count", "[shard]") {
+  const auto dir = std::filesystem::temp_directory_path() / "trinity-shard-sgd-ckpt-test";
+  std::filesystem::remove_all(dir);
+  const auto straight = train<shard::zero<3>, sgd>(4, 6);
+  // SGD moved the parameters (a wrong update would leave them), and every stage takes the same steps.
+  CHECK_FALSE(same_bits(straight.parameters, initial_parameters()));
+  CHECK(same_bits(straight.parameters, train<shard::replicate, sgd>(4, 6).parameters));
+  train<shard::zero<3>, sgd>(4, 3, -1, -1, dir);  // divided by zero states per parameter before
+  CHECK(same_bits(straight.parameters, train<shard::zero<3>, sgd>(4, 3, -1, -1, {}, dir).parameters));
+  const auto resumed = train<shard::zero<1>, sgd>(3, 3, -1, -1, {}, dir);
+  REQUIRE(resumed.parameters.size() == straight.parameters.size());
+  for (std::size_t i = 0; i < resumed.parameters.size(); ++i)
+    REQUIRE(std::abs(resumed.parameters[i] - straight.parameters[i]) < 1e-5f);
+  // An Adam model refuses SGD's checkpoint: it has no states to load.
+  CHECK_THROWS_WITH(train<shard::zero<3>>(4, 1, -1, -1, {}, dir), Catch::Contains("state values"));
   std::filesystem::remove_all(dir);
 }
 
