@@ -8,6 +8,7 @@
 #include <trinity/cache/fvecs.hpp>
 #include <trinity/cache/replay.hpp>
 #include <trinity/cache/trace.hpp>
+#include <trinity/detail/input_file.hpp>
 #include <trinity/error.hpp>
 #include <trinity/io/profile.hpp>
 #include <trinity/io/workload.hpp>
@@ -50,7 +51,8 @@ class usage_error : public std::runtime_error {
 };
 
 inline usage_error bad_flag(std::string_view flag, std::string_view value, std::string_view rule) {
-  return usage_error(std::string(flag) + " " + std::string(value) + ": " + std::string(rule));
+  return usage_error(std::string(flag) + " " + (value.empty() ? std::string("\"\"") : std::string(value)) + ": " +
+                     std::string(rule));
 }
 
 //! A quantity with a unit, e.g. --entry-size 2GB.
@@ -115,15 +117,22 @@ class table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+//! Refuses a flag given an empty value ('--parallelism ""'), which would otherwise read as the flag left out.
+inline CLI::Validator non_empty(const std::string& what) {
+  return CLI::Validator([what](std::string& v) { return v.empty() ? "an empty value; give " + what : std::string(); },
+                        "", "non-empty");
+}
+
 //! A JSON file read by one of the library's strict readers (`read` takes the parsed JSON); a failure names the
 //! file and the JSON path. `presets` are the names the flag also takes, suggested when the file is missing.
 template <class Read>
 auto from_file(const std::string& path, std::string_view flag, std::span<const std::string_view> presets, Read read) {
-  std::ifstream probe(path);
-  if (!probe)
-    throw bad_flag(flag, path, presets.empty() ? std::string("cannot be read")
-                                               : "is neither a preset nor a readable file" +
-                                                     trinity::detail::suggestion(path, presets));
+  if (const auto problem = trinity::detail::input_file_problem(path)) {
+    const bool missing = problem->starts_with("cannot be read");
+    throw bad_flag(flag, path, presets.empty() || !missing ? *problem
+                                                           : "is neither a preset nor a readable file" +
+                                                                 trinity::detail::suggestion(path, presets));
+  }
   try {
     return read(io::load(path));
   } catch (const invalid_input& e) {

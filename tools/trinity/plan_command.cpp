@@ -41,12 +41,19 @@ plan::system read_system(const std::string& arg) {
 }
 
 any_workload read_workload(const std::string& arg, const plan::system& s) {
-  if (auto w = plan::presets::find_workload(arg)) return *w;
+  // A preset's ranks follow the system it is paired with: every device, as a JSON workload without them.
+  if (auto w = plan::presets::find_workload(arg)) {
+    if (!w->data_parallel) plan::assume(w->assumed, "data_parallel", s.device.count);
+    return *w;
+  }
   if (auto w = plan::presets::find_diffusion(arg)) return *w;
   if (auto w = plan::presets::find_edge(arg)) return *w;
   if (auto w = plan::presets::find_serving(arg)) return *w;
   if (auto w = plan::presets::find_hetero_train(arg)) return *w;
-  if (auto w = plan::presets::find_data_curation(arg)) return *w;
+  if (auto w = plan::presets::find_data_curation(arg)) {
+    if (!w->devices) plan::assume(w->assumed, "devices", s.device.count);
+    return *w;
+  }
   std::vector<std::string_view> names = plan::presets::workload_names();
   names.push_back("diffusion-dit-12b");
   names.push_back("edge-video-analytics");
@@ -109,13 +116,41 @@ void draw_front(const std::string& path, const std::string& title, const std::st
   }
 }
 
+// What the plan took by default (plan/assumed.hpp): {"workload": {field: value}, "system": {...}} and, for a
+// parallel layout, the layout keys and flags it defaulted.
+json assumed_json(const plan::system& s, const plan::assumptions& workload, const plan::assumptions& layout = {}) {
+  const auto object_of = [](const plan::assumptions& v) {
+    json o = json::object();
+    for (const auto& x : v) o[x.field] = json::parse(x.value);
+    return o;
+  };
+  json out{{"workload", object_of(workload)}, {"system", object_of(s.assumed)}};
+  if (!layout.empty()) out["layout"] = object_of(layout);
+  return out;
+}
+
+// The same as one line of the text plan.
+void print_assumed(const plan::system& s, const plan::assumptions& workload, const plan::assumptions& layout = {}) {
+  std::cout << "\nAssumed (defaults, not given): workload: " << plan::describe(workload)
+            << "; system: " << plan::describe(s.assumed);
+  if (!layout.empty()) std::cout << "; layout: " << plan::describe(layout);
+  std::cout << '\n';
+}
+
+// A parallel plan's own defaults beside its layout's: the memory headroom no flag set.
+plan::assumptions layout_assumed(const plan_args& a, plan::assumptions layout = {}) {
+  if (a.memory_headroom == 0) plan::assume(layout, "memory_headroom", a.memory_headroom);
+  return layout;
+}
+
 // Any planner's result as JSON: what the command was asked, the choice (also as "predicted"), the untraded
-// baseline, the Pareto front and the explanation, each candidate as `one` writes it.
-template <class Result, class One>
-void print_result_json(const plan_args& a, const plan::system& s, const std::string& workload, json extra,
-                       const Result& r, One one) {
+// baseline, the Pareto front, the explanation and what was assumed, each candidate as `one` writes it.
+template <class Workload, class Result, class One>
+void print_result_json(const plan_args& a, const plan::system& s, const Workload& w, json extra, const Result& r,
+                       One one) {
   const auto& x = r.explanation;
-  json out{{"system", s.name}, {"workload", workload}, {"objective", a.planning.objective},
+  json out{{"system", s.name}, {"workload", w.name}, {"assumed", assumed_json(s, w.assumed)},
+           {"objective", a.planning.objective},
            {"candidates", r.candidates.size()}, {"choice", one(r.chosen())}, {"predicted", one(r.chosen())},
            {"baseline", one(r.candidates[r.baseline])}, {"pareto", json::array()},
            {"explanation", {{"binding_before", x.binding_before}, {"binding_after", x.binding_after},
@@ -172,7 +207,7 @@ void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffus
   const auto r = plan::plan_diffusion(s, w, options_of(a.planning));
   const auto& x = r.explanation;
   if (a.json) {
-    print_result_json(a, s, w.name, {}, r, [&](const plan::cache_evaluated& e) { return cache_json(e, s); });
+    print_result_json(a, s, w, {}, r, [&](const plan::cache_evaluated& e) { return cache_json(e, s); });
     return;
   }
   const auto& c = r.chosen().cost;
@@ -189,6 +224,7 @@ void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffus
   for (std::size_t i = 0; i < s.tiers.size(); ++i)
     t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity)});
   t.print(std::cout);
+  print_assumed(s, w.assumed);
   std::cout << "\nWhy:\n  before (no cache): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
   std::cout << "\nAlternatives one choice away:\n";
@@ -224,7 +260,7 @@ void run_edge(const plan_args& a, const plan::system& s, const plan::edge_worklo
   }
   const auto& x = r.explanation;
   if (a.json) {
-    print_result_json(a, s, w.name, {}, r, [&](const plan::edge_evaluated& e) { return edge_json(e, r, w); });
+    print_result_json(a, s, w, {}, r, [&](const plan::edge_evaluated& e) { return edge_json(e, r, w); });
     return;
   }
   const auto& c = r.chosen().cost;
@@ -242,6 +278,7 @@ void run_edge(const plan_args& a, const plan::system& s, const plan::edge_worklo
                      " per hour of stream)"});
   t.add({s.tiers[0].name, to_string(c.tier_bytes[0]) + " of " + to_string(s.tiers[0].capacity)});
   t.print(std::cout);
+  print_assumed(s, w.assumed);
   std::cout << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, w, r.codecs) << "): " << x.binding_before
             << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
@@ -284,7 +321,7 @@ void run_hetero_train(const plan_args& a, const plan::system& s, const plan::het
   }
   const auto answers = plan::answers(w);
   if (a.json) {
-    print_result_json(a, s, w.name,
+    print_result_json(a, s, w,
                       {{"answers", {{"producers_per_consumer_device", answers.producers_per_consumer},
                                     {"streams_to_fill_link", answers.streams_to_fill},
                                     {"one_stream_bytes_per_second", answers.one_stream.value()},
@@ -308,6 +345,7 @@ void run_hetero_train(const plan_args& a, const plan::system& s, const plan::het
   t.add({"link busy", plan::detail::pct(c.link_busy), "-"});
   t.add({"energy per sample", to_string(c.total.energy), to_string(b.total.energy)});
   t.print(std::cout);
+  print_assumed(s, w.assumed);
   std::cout << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, w) << "): " << x.binding_before
             << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
@@ -348,7 +386,7 @@ void run_data_curation(const plan_args& a, const plan::system& s, const plan::da
     throw usage_error(std::string(e.what()));
   }
   if (a.json) {
-    print_result_json(a, s, w.name, {}, r,
+    print_result_json(a, s, w, {}, r,
                       [&](const plan::data_curation_evaluated& e) { return data_curation_json(e, w); });
     return;
   }
@@ -370,6 +408,7 @@ void run_data_curation(const plan_args& a, const plan::system& s, const plan::da
   t.add({"CPU operators could carry", carry(c.rates.cpu_bound), carry(b.rates.cpu_bound)});
   t.add({"energy per sample", to_string(c.total.energy), to_string(b.total.energy)});
   t.print(std::cout);
+  print_assumed(s, w.assumed);
   std::cout << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, w) << "): " << x.binding_before
             << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
@@ -408,7 +447,7 @@ void run_serving(const plan_args& a, const plan::system& s, plan::serving_worklo
     json tiers = json::object();
     for (std::size_t t = 0; t < s.tiers.size(); ++t)
       tiers[s.tiers[t].name] = by_tier.by_tier[t] ? serving_json(r.candidates[*by_tier.by_tier[t]], r, s) : json(nullptr);
-    print_result_json(a, s, w.name,
+    print_result_json(a, s, w,
                       {{"best_with_cache_in", tiers},
                        {"best_without_cache",
                         by_tier.no_cache ? serving_json(r.candidates[*by_tier.no_cache], r, s) : json(nullptr)}},
@@ -436,6 +475,7 @@ void run_serving(const plan_args& a, const plan::system& s, plan::serving_worklo
   for (std::size_t i = 0; i < s.tiers.size(); ++i)
     t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity) + " per device"});
   t.print(std::cout);
+  print_assumed(s, w.assumed);
   std::cout << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, s, r.codecs)
             << "): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
@@ -711,9 +751,11 @@ void run_parallelism(const plan_args& a, const plan::system& s, const plan::trai
   }
   const bool fits = r.device_bytes <= c.memory;
   const bool within_budget = codec.relative_error <= budgeted.error_budget;
+  const auto assumed = layout_assumed(a, io::parallel_layout_defaults(a.parallelism, l));
   if (a.json) {
     std::cout << json{{"system", s.name},
                       {"workload", w.name},
+                      {"assumed", assumed_json(s, w.assumed, assumed)},
                       {"parallelism", model::to_string(l)},
                       {"gpus", l.gpus()},
                       {"scale_up_domains", scale_up_domains(s, c, l.gpus())},
@@ -738,6 +780,7 @@ void run_parallelism(const plan_args& a, const plan::system& s, const plan::trai
     std::cout << "gradient codec " << l.codec << ": relative error " << units::detail::format_number(codec.relative_error)
               << (within_budget ? ", within" : ", MORE than") << " the error budget of "
               << units::detail::format_number(budgeted.error_budget) << '\n';
+  print_assumed(s, w.assumed, assumed);
 }
 
 // Every layout searched: the best for the objective, why, and the front.
@@ -782,6 +825,7 @@ void run_parallel_search(const plan_args& a, const plan::system& s, const plan::
     }
     std::cout << json{{"system", s.name},
                       {"workload", w.name},
+                      {"assumed", assumed_json(s, w.assumed, layout_assumed(a))},
                       {"objective", plan::to_string(base.objective)},
                       {"gpus", gpus},
                       {"scale_up_domains", scale_up_domains(s, c, gpus)},
@@ -811,6 +855,7 @@ void run_parallel_search(const plan_args& a, const plan::system& s, const plan::
             << (ch.cost.dollars > 0 ? ", cost " + plan::format_dollars(ch.cost.dollars) + " (one " + s.device.name + " rented for the step)"
                                     : std::string())
             << '\n';
+  print_assumed(s, w.assumed, layout_assumed(a));
   const auto& untraded = r.candidates[r.baseline].plan.layout;
   std::cout << "\nWhy:\n  before ("
             << (untraded.pp == 1 ? "pure data parallelism, " : "no trade but the pipeline stages the batch needs to split, ")
@@ -863,7 +908,8 @@ void run_dynamic(const plan_args& a, const plan::system& s, const plan::training
                        {"device_bytes", b.cost.device_bytes.value()}});
       return out;
     };
-    json j{{"system", s.name}, {"workload", w.name}, {"gpus", r.gpus}, {"frames", r.frames}, {"layouts_priced", r.layouts_priced},
+    json j{{"system", s.name}, {"workload", w.name}, {"assumed", assumed_json(s, w.assumed, layout_assumed(a))},
+           {"gpus", r.gpus}, {"frames", r.frames}, {"layouts_priced", r.layouts_priced},
            {"dynamic", {{"frame", frame(r.frame)}, {"step_time_s", r.step.value()}, {"reduction_and_update_s", r.shared.value()},
                         {"device_bytes", r.device_bytes.value()}, {"buckets", buckets(r.buckets)}}}};
     if (has_static) {
@@ -881,6 +927,8 @@ void run_dynamic(const plan_args& a, const plan::system& s, const plan::training
             << " bucket layouts priced in " << r.frames << " frames.\n\nDynamic: frame " << frame(r.frame) << ", step "
             << to_string(r.step) << " (reduction and update " << to_string(r.shared) << "), peak "
             << to_string(r.device_bytes) << " of " << to_string(c.memory) << " per GPU\n";
+  print_assumed(s, w.assumed, layout_assumed(a));
+  std::cout << '\n';
   table t({"bucket", "tokens", "sequences", "layout in the frame", "time", "per GPU"});
   for (const auto& b : r.buckets)
     t.add({b.bucket.name, std::to_string(b.bucket.sequence), std::to_string(b.sequences), choice(b.layout), to_string(b.time),
@@ -937,7 +985,7 @@ void run_plan(const plan_args& a) {
                {r.chosen().cost.total.time.value(), r.chosen().cost.tier_bytes[0].value() / 1e9});
   }
   if (a.json) {
-    print_result_json(a, s, w.name, {{"ranks", w.ranks(s)}}, r,
+    print_result_json(a, s, w, {{"ranks", w.ranks(s)}}, r,
                       [&](const plan::evaluated& e) { return cost_json(e, r, s); });
     return;
   }
@@ -955,6 +1003,7 @@ void run_plan(const plan_args& a) {
     t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity)});
   t.add({"interconnect", to_string(c.link_bytes) + " sent over " + s.interconnect.name});
   t.print(std::cout);
+  print_assumed(s, w.assumed);
   std::cout << "\nWhy:\n  before (no trade): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) std::cout << "  trade: " << tr << '\n';
   std::cout << "\nAlternatives one choice away:\n";
@@ -1022,7 +1071,8 @@ void add_layout_flags(CLI::App& cmd, std::string& parallelism, std::size_t& gpus
   cmd.add_option("--parallelism", parallelism,
                  "A transformer training workload: " + what + "; `data`: the data-parallel planner's plan (the "
                  "default for a workload without a transformer shape)")
-      ->type_name("LAYOUT|search|data");
+      ->type_name("LAYOUT|search|data")
+      ->check(non_empty("a layout (tp=2,dp=4), search or data"));
   cmd.add_option("--gpus", gpus, "GPUs the layout search lays out, as for plan")
       ->type_name("N")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
@@ -1088,7 +1138,8 @@ void register_plan(CLI::App& app) {
                 "1, none, off, 0); `search` (the default for a workload with a transformer shape): every layout, the "
                 "best and why; `dynamic`: a layout per sequence_mix bucket; `data` (the default without a shape): the "
                 "data-parallel planner (DDP, ZeRO 1-3, codecs, offload and placement across the system's tiers)")
-      ->type_name("LAYOUT|search|dynamic|data");
+      ->type_name("LAYOUT|search|dynamic|data")
+      ->check(non_empty("a layout (tp=2,dp=4), search, dynamic or data"));
   p->add_option("--gpus", a->gpus, "GPUs the layout search lays out (default: the workload's ranks; more than the "
                                    "system's devices needs its scale-out link)")
       ->type_name("N")

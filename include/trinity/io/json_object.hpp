@@ -32,8 +32,10 @@
 #include <utility>
 #include <vector>
 
+#include <trinity/detail/input_file.hpp>
 #include <trinity/detail/nearest_name.hpp>
 #include <trinity/error.hpp>
+#include <trinity/plan/assumed.hpp>
 #include <trinity/units/parse.hpp>
 #include <trinity/units/quantity.hpp>
 
@@ -189,6 +191,13 @@ class object {
   void get(std::string_view k, units::quantity<Dim>& out) const {
     if (has(k)) out = this->quantity<units::quantity<Dim>>(k);
   }
+  //! As `get`, and when the key is absent records its default in `assumed`, by path: what the plan took
+  //! without being told (plan/assumed.hpp).
+  template <class T>
+  void get(std::string_view k, T& out, plan::assumptions& assumed) const {
+    if (has(k)) get(k, out);
+    else plan::assume(assumed, path(k), out);
+  }
 
  private:
   const json& j_;
@@ -252,11 +261,7 @@ inline json parse(std::string_view text, const std::string& what) {
 
 //! A JSON file, parsed; an unreadable file is refused by name.
 inline json load(const std::string& file) {
-  std::ifstream f(file, std::ios::binary);
-  if (!f) throw invalid_input(file, "cannot be read");
-  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) throw invalid_input(file, "cannot be read");
-  return parse(text, file);
+  return parse(trinity::detail::read_input_file(file, trinity::detail::max_json_bytes), file);
 }
 
 }  // namespace trinity::io

@@ -13,6 +13,7 @@
 #include <trinity/detail/nearest_name.hpp>
 #include <trinity/error.hpp>
 #include <trinity/model/parallel_training.hpp>
+#include <trinity/plan/assumed.hpp>
 
 namespace trinity::io {
 
@@ -72,6 +73,36 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
     }
   }
   return l;
+}
+
+//! The keys `text` leaves out, with the values parse_parallel_layout gave them (`l`): what pricing the layout
+//! assumed (plan/assumed.hpp). `text` has been parsed already, so its items are well formed.
+inline plan::assumptions parallel_layout_defaults(std::string_view text, const model::parallel_layout& l) {
+  const auto given = [&](std::string_view key) {
+    for (std::size_t at = 0; at <= text.size();) {
+      const std::size_t end = std::min(text.find(',', at), text.size());
+      const auto item = text.substr(at, end - at);
+      if (item.substr(0, item.find('=')) == key) return true;
+      at = end + 1;
+    }
+    return false;
+  };
+  plan::assumptions out;
+  const auto note = [&](const char* key, const auto& value) {
+    if (!given(key)) plan::assume(out, key, value);
+  };
+  note("tp", l.tp);
+  note("pp", l.pp);
+  note("vpp", l.vpp);
+  note("cp", l.cp);
+  note("dp", l.dp);
+  note("mbs", l.micro_batch);
+  note("recompute", model::to_string(l.recompute));
+  note("sp", l.sequence_parallel ? "on" : "off");
+  note("zero", l.zero_stage);
+  note("offload", l.offload ? "on" : "off");
+  note("codec", l.codec.empty() ? "none" : l.codec);
+  return out;
 }
 
 }  // namespace trinity::io

@@ -78,7 +78,7 @@ inline void read_compute(const json& c, const std::string& path, plan::device_sp
   d.compute = c.contains("bf16") ? d.rate("bf16") : d.compute_by_precision.front().second;
 }
 
-inline plan::device_spec read_device(const json& j, const std::string& path, bool server) {
+inline plan::device_spec read_device(const json& j, const std::string& path, bool server, plan::assumptions& assumed) {
   const object o(j, path, server ? std::span<const key>(server_keys) : std::span<const key>(device_keys),
                  server ? "a server" : "a device");
   plan::device_spec d;
@@ -86,7 +86,7 @@ inline plan::device_spec read_device(const json& j, const std::string& path, boo
   o.get("name", d.name);
   read_compute(o.at("compute"), o.path("compute"), d);
   d.power = o.quantity<watts>("power");
-  o.get("idle_power", d.idle_power);
+  o.get("idle_power", d.idle_power, assumed);
   if (!server) d.count = o.count("count", 1'000'000);
   o.get("price_per_hour", d.price_per_hour);
   o.get("gpu", d.gpu);
@@ -97,14 +97,30 @@ inline plan::device_spec read_device(const json& j, const std::string& path, boo
     d.gemm.peak_fraction = g.number("peak_fraction");
     d.gemm.half_size = g.number("half_size");
     model::validate(d.gemm, o.path("gemm"));
+  } else if (!server) {
+    plan::assume(assumed, o.path("gemm.peak_fraction"), d.gemm.peak_fraction);
+    plan::assume(assumed, o.path("gemm.half_size"), d.gemm.half_size);
   }
   return d;
+}
+
+// A tier's or link's latency and energy: given, a preset's, or zero (recorded as assumed).
+template <class Spec>
+void get_latency_energy(const object& o, Spec& x, plan::assumptions* assumed) {
+  const bool preset = o.has("preset");
+  for (const auto k : {"latency", "energy"}) {
+    if (o.has(k) || preset || !assumed) continue;
+    plan::assume(*assumed, o.path(k), 0.0);
+  }
+  o.get("latency", x.latency);
+  o.get("energy", x.energy);
 }
 
 }  // namespace detail
 
 //! A tier: a preset's name, or an object that may start from a preset and override its fields.
-inline plan::tier_spec read_tier(const json& j, const std::string& path) {
+//! A field left out of a tier or link with no preset behind it is zero, and recorded in `assumed` when given.
+inline plan::tier_spec read_tier(const json& j, const std::string& path, plan::assumptions* assumed = nullptr) {
   if (j.is_string()) return detail::tier_preset(j, path);
   const object o(j, path, detail::tier_keys, "a tier preset's name or a tier");
   plan::tier_spec t;
@@ -112,23 +128,21 @@ inline plan::tier_spec read_tier(const json& j, const std::string& path) {
   o.get("name", t.name);
   o.get("capacity", t.capacity);
   o.get("bandwidth", t.bandwidth);
-  o.get("latency", t.latency);
-  o.get("energy", t.energy);
+  detail::get_latency_energy(o, t, assumed);
   o.get("price_per_gb_hour", t.price_per_gb_hour);
   o.get("source", t.source);
   return t;
 }
 
 //! A link: a preset's name, or an object that may start from a preset and override its fields.
-inline plan::link_spec read_link(const json& j, const std::string& path) {
+inline plan::link_spec read_link(const json& j, const std::string& path, plan::assumptions* assumed = nullptr) {
   if (j.is_string()) return detail::link_preset(j, path);
   const object o(j, path, detail::link_keys, "a link preset's name or a link");
   plan::link_spec l;
   if (o.has("preset")) l = detail::link_preset(o.at("preset"), o.path("preset"));
   o.get("name", l.name);
   o.get("bandwidth", l.bandwidth);
-  o.get("latency", l.latency);
-  o.get("energy", l.energy);
+  detail::get_latency_energy(o, l, assumed);
   o.get("price_per_gb", l.price_per_gb);
   o.get("source", l.source);
   return l;
@@ -139,14 +153,16 @@ inline plan::system read_system(const json& j) {
   const object o(j, "", detail::system_keys, "a system");
   plan::system s;
   s.name = o.text("name");
-  s.device = detail::read_device(o.at("device"), "device", false);
-  if (o.has("server")) s.server = detail::read_device(o.at("server"), "server", true);
+  s.device = detail::read_device(o.at("device"), "device", false, s.assumed);
+  if (o.has("server")) s.server = detail::read_device(o.at("server"), "server", true, s.assumed);
   o.get("fabric", s.fabric);
   o.get("fabric_memory_tier", s.fabric_memory_tier);
-  for_each(o.at("tiers"), "tiers", [&](const json& t, const std::string& at) { s.tiers.push_back(read_tier(t, at)); }, 64);
-  s.interconnect = read_link(o.at("interconnect"), "interconnect");
+  for_each(o.at("tiers"), "tiers",
+           [&](const json& t, const std::string& at) { s.tiers.push_back(read_tier(t, at, &s.assumed)); }, 64);
+  s.interconnect = read_link(o.at("interconnect"), "interconnect", &s.assumed);
   if (o.has("scale_up_domain")) s.scale_up_domain = o.count("scale_up_domain", 1'000'000);
-  if (o.has("scale_out")) s.scale_out = read_link(o.at("scale_out"), "scale_out");
+  else if (o.has("scale_out")) plan::assume(s.assumed, "scale_up_domain", s.device.count);  // 0: one domain of all
+  if (o.has("scale_out")) s.scale_out = read_link(o.at("scale_out"), "scale_out", &s.assumed);
   plan::validate(s);
   return s;
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <trinity/io/json_object.hpp>
+#include <trinity/model/named_shapes.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/plan/data_curation.hpp>
 #include <trinity/plan/diffusion.hpp>
@@ -29,6 +30,7 @@
 #include <trinity/plan/serving.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/workload.hpp>
+#include <trinity/units/format.hpp>
 
 namespace trinity::io {
 
@@ -52,8 +54,9 @@ struct workload_file {
 
 namespace detail {
 
-inline constexpr key training_keys[] = {{"name", required},     {"type"},     {"parameters", required},
-                                        {"layers", required},   {"hidden", required}, {"sequence", required},
+inline constexpr key training_keys[] = {{"name", required},     {"type"},             {"model"},
+                                        {"parameters"},         {"layers"},           {"hidden"},
+                                        {"sequence", required},
                                         {"batch"},              {"data_parallel"},    {"precision"},
                                         {"error_budget"},       {"ffn_hidden"},       {"heads"},
                                         {"kv_heads"},           {"vocabulary"},       {"gated_mlp"},
@@ -85,7 +88,6 @@ inline constexpr key serving_keys[] = {{"name", required},   {"type", required},
                                        {"hit_rate_bound"},   {"prefill_efficiency"}, {"error_budget"},
                                        {"precision"}};
 inline constexpr std::string_view shape_keys[] = {"layers", "hidden", "ffn_hidden", "heads", "kv_heads", "vocabulary"};
-inline constexpr std::string_view model_names[] = {"llama3-70b", "llama3-8b", "gpt3-175b"};
 
 inline constexpr key hetero_train_keys[] = {{"name", required},       {"type", required},    {"consumers"},
                                             {"devices_per_node"},     {"producer", required}, {"max_producers"},
@@ -132,18 +134,28 @@ inline model::power_law read_power_law(const object& o, const char* what) {
   return {per_byte{h.number("kappa_per_gb") / 1e9}, h.number("gamma")};
 }
 
-// A model named (its published shape) or spelt out, one of the two.
-inline model::transformer_shape read_shape(const object& o) {
+// "\"llama2-7b\", \"llama2-13b\", ... or \"gpt3-175b\"": the named shapes, for a refusal.
+inline std::string named_models() {
+  std::string out;
+  const auto names = model::named_shape_names();
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "\"" : i + 1 == names.size() ? " or \"" : ", \"") + std::string(names[i]) + "\"";
+  return out;
+}
+
+// A model named (its published shape, model/named_shapes.hpp) or spelt out, one of the two. What a spelt-out
+// shape leaves to its defaults (kv_heads, gated_mlp) goes to `assumed` when given.
+inline model::transformer_shape read_shape(const object& o, plan::assumptions* assumed = nullptr) {
   bool any = false;
   for (auto k : shape_keys) any |= o.has(k);
   if (o.has("model") == any)
-    fail("model", "name a model (\"llama3-70b\", \"llama3-8b\" or \"gpt3-175b\") or give its shape (layers, "
-                  "hidden, ffn_hidden, heads, kv_heads, vocabulary), one of the two");
+    fail("model", "name a model (" + named_models() + ") or give its shape (layers, hidden, ffn_hidden, heads, "
+                  "kv_heads, vocabulary), one of the two");
   if (o.has("model")) {
-    const auto m = choice(o.at("model"), "model", model_names);
+    const auto names = model::named_shape_names();
+    const auto m = choice(o.at("model"), "model", names);
     if (o.has("gated_mlp")) fail("gated_mlp", "is part of the named model's shape; leave it out or spell the shape out");
-    return m == "llama3-70b" ? model::shapes::llama3_70b : m == "llama3-8b" ? model::shapes::llama3_8b
-                                                                             : model::shapes::gpt3_175b;
+    return model::find_named_shape(m)->shape;
   }
   model::transformer_shape m;
   m.layers = o.count("layers");
@@ -152,36 +164,71 @@ inline model::transformer_shape read_shape(const object& o) {
   m.heads = o.count("heads");
   m.kv_heads = o.has("kv_heads") ? o.count("kv_heads") : m.heads;
   m.vocabulary = o.count("vocabulary");
-  o.get("gated_mlp", m.gated_mlp);
+  if (assumed) {
+    if (!o.has("kv_heads")) plan::assume(*assumed, o.path("kv_heads"), m.kv_heads);
+    o.get("gated_mlp", m.gated_mlp, *assumed);
+  } else {
+    o.get("gated_mlp", m.gated_mlp);
+  }
   model::validate(m);  // names the key, which is the JSON field here
   return m;
+}
+
+// Ψ from the shape, which determines it: a `parameters` given beside a shape is only a check, and one more than
+// 1% off is refused, so the data-parallel planner (which reads Ψ) and the layout model (which reads the shape)
+// cannot price two different models.
+inline double shape_parameters(const object& o, const model::transformer_shape& m) {
+  const double derived = model::parameters(m);
+  if (!o.has("parameters")) return derived;
+  const double given = o.number("parameters");
+  if (!(std::abs(given - derived) <= 0.01 * derived))
+    fail("parameters", units::detail::format_number(given) + " differs by " +
+                           units::detail::format_number(100.0 * (given - derived) / derived) +
+                           "% from the shape's " + units::detail::format_number(derived) +
+                           " (its embeddings, attention, MLP and norms). Fix: leave parameters out "
+                           "(the shape determines it), or correct the shape");
+  return derived;
 }
 
 inline plan::training_workload read_training(const json& j, const plan::system& s) {
   const object o(j, "", training_keys, "a training workload");
   plan::training_workload w;
+  auto& assumed = w.assumed;
   w.name = o.text("name");
-  w.parameters = o.number("parameters");
-  w.layers = o.count("layers");
-  w.hidden = o.count("hidden");
   w.sequence = o.count("sequence");
-  o.get("batch", w.batch);
-  o.get("data_parallel", w.data_parallel);
-  o.get("error_budget", w.error_budget);
-  // The transformer's shape, for the parallel step model: heads, ffn_hidden and vocabulary together.
-  const bool shaped = o.has("heads") || o.has("ffn_hidden") || o.has("vocabulary") || o.has("kv_heads");
+  o.get("batch", w.batch, assumed);
+  if (o.has("data_parallel")) w.data_parallel = o.count("data_parallel");
+  else plan::assume(assumed, "data_parallel", s.device.count);  // 0 in the workload: every device
+  o.get("error_budget", w.error_budget, assumed);
+  // The transformer's shape, for the parallel step model: named, or heads, ffn_hidden and vocabulary together.
+  const bool shaped = o.has("model") || o.has("heads") || o.has("ffn_hidden") || o.has("vocabulary") || o.has("kv_heads");
   if (shaped) {
-    for (const char* k : {"heads", "ffn_hidden", "vocabulary"})
-      if (!o.has(k)) fail(k, "missing; a transformer's shape needs heads, ffn_hidden and vocabulary (kv_heads "
-                             "defaults to heads, gated_mlp to true)");
-    w.shape = read_shape(o);
+    if (!o.has("model"))
+      for (const char* k : {"heads", "ffn_hidden", "vocabulary"})
+        if (!o.has(k)) fail(k, "missing; a transformer's shape needs heads, ffn_hidden and vocabulary (kv_heads "
+                               "defaults to heads, gated_mlp to true), or name the model (\"model\": \"llama2-7b\")");
+    w.shape = read_shape(o, &assumed);
+    w.layers = w.shape->layers;
+    w.hidden = w.shape->hidden;
+    w.parameters = shape_parameters(o, *w.shape);
   } else {
     for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "dropout", "sequence_mix"})
-      if (o.has(k)) fail(k, "describes a transformer's shape; give heads, ffn_hidden and vocabulary too");
+      if (o.has(k)) fail(k, "describes a transformer's shape; give heads, ffn_hidden and vocabulary too, or name the "
+                            "model (\"model\": \"llama2-7b\")");
+    for (const char* k : {"parameters", "layers", "hidden"})
+      if (!o.has(k)) fail(k, "missing; a training workload without a transformer's shape needs parameters, layers "
+                             "and hidden (or give the shape, heads, ffn_hidden and vocabulary, which determines "
+                             "parameters, or name the model: \"model\": \"llama2-7b\")");
+    w.parameters = o.number("parameters");
+    w.layers = o.count("layers");
+    w.hidden = o.count("hidden");
   }
-  o.get("global_batch", w.global_batch);
-  o.get("flash_attention", w.flash_attention);
-  o.get("dropout", w.dropout);
+  if (shaped) {
+    if (o.has("global_batch")) w.global_batch = o.count("global_batch");
+    else plan::assume(assumed, "global_batch", w.batch * (w.data_parallel ? w.data_parallel : s.device.count));
+    o.get("flash_attention", w.flash_attention, assumed);
+    o.get("dropout", w.dropout, assumed);
+  }
   if (o.has("sequence_mix")) {
     // Shares of the global batch's sequences by length: each bucket a whole number of them, all of them in all.
     double total = 0;
@@ -199,6 +246,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     if (w.sequence_mix.empty()) fail("sequence_mix", "give at least one bucket, or leave sequence_mix out");
     if (std::abs(total - 1.0) > 1e-9) fail("sequence_mix", "the shares add up to " + std::to_string(total) + "; they must add up to 1");
   }
+  if (!o.has("precision")) plan::assume(assumed, "precision", "mixed");
   if (o.has("precision")) {
     const auto& p = o.at("precision");
     if (p.is_string()) {
@@ -223,11 +271,12 @@ inline plan::diffusion_workload read_diffusion(const json& j, const plan::system
   w.step_cost = o.quantity<flops>("step_flops");
   o.get("reuse_depth", w.reuse_depth);
   w.latent_size = o.quantity<bytes>("latent_size");
-  o.get("stored_depths", w.stored_depths);
-  o.get("model_bytes", w.model_bytes);
+  o.get("stored_depths", w.stored_depths, w.assumed);
+  o.get("model_bytes", w.model_bytes, w.assumed);
   if (o.has("precision")) w.precision = precision_name(o, "precision");
-  o.get("latent_element_bytes", w.latent_element_bytes);
-  o.get("error_budget", w.error_budget);
+  else plan::assume(w.assumed, "precision", w.precision);
+  o.get("latent_element_bytes", w.latent_element_bytes, w.assumed);
+  o.get("error_budget", w.error_budget, w.assumed);
   if (o.has("trace") == o.has("hit_rate"))
     fail("hit_rate", "give a hit-rate curve (hit_rate) or a request trace to fit one from (trace), one of the two");
   if (o.has("hit_rate")) {
@@ -262,15 +311,17 @@ inline plan::edge_workload read_edge(const json& j, const plan::system& s) {
   plan::edge_workload w;
   w.name = o.text("name");
   w.frames_per_second = o.number("frames_per_second");
-  o.get("width", w.width);
-  o.get("height", w.height);
+  o.get("width", w.width, w.assumed);
+  o.get("height", w.height, w.assumed);
   w.analysis = o.quantity<flops>("analysis_flops");
-  o.get("head_fraction", w.head_fraction);
+  o.get("head_fraction", w.head_fraction, w.assumed);
   w.feature_size = o.quantity<bytes>("feature_size");
-  o.get("result_size", w.result_size);
-  o.get("model_bytes", w.model_bytes);
-  o.get("error_budget", w.error_budget);
+  o.get("result_size", w.result_size, w.assumed);
+  o.get("model_bytes", w.model_bytes, w.assumed);
+  o.get("error_budget", w.error_budget, w.assumed);
   if (o.has("precision")) w.precision = precision_name(o, "precision");
+  else plan::assume(w.assumed, "precision", w.precision);
+  if (!o.has("encodings")) plan::assume(w.assumed, "encodings", plan::encoding_names(w.encodings));
   if (o.has("encodings")) {
     w.encodings.clear();
     for_each(o.at("encodings"), "encodings", [&](const json& e, const std::string& at) {
@@ -300,23 +351,24 @@ inline plan::hetero_train_workload read_hetero_train(const json& j, const plan::
   const object o(j, "", hetero_train_keys, "a hetero-train workload");
   plan::hetero_train_workload w;
   w.name = o.text("name");
-  o.get("consumers", w.consumers);
-  o.get("devices_per_node", w.devices_per_node);
+  if (o.has("consumers")) w.consumers = o.count("consumers");
+  else plan::assume(w.assumed, "consumers", s.device.count);  // 0 in the workload: every device
+  o.get("devices_per_node", w.devices_per_node, w.assumed);
   const object p(o.at("producer"), "producer", producer_keys, "a producer class");
   w.producer.name = p.text("name");
-  p.get("power", w.producer.power);
-  p.get("price_per_hour", w.producer.price_per_hour);
+  p.get("power", w.producer.power, w.assumed);
+  p.get("price_per_hour", w.producer.price_per_hour, w.assumed);
   p.get("source", w.producer.source);
-  o.get("max_producers", w.max_producers);
+  o.get("max_producers", w.max_producers, w.assumed);
   w.link = o.quantity<bytes_per_second>("link");
-  o.get("stream_cap", w.stream_cap);
-  o.get("max_streams", w.max_streams);
+  o.get("stream_cap", w.stream_cap, w.assumed);
+  o.get("max_streams", w.max_streams, w.assumed);
   w.encode_high = o.number("encode_high");
   w.encode_low = o.number("encode_low");
   for_each(o.at("phases"), "phases", [&](const json& e, const std::string& at) {
     const object x(e, at, phase_keys, "a phase");
     model::sample_phase ph;
-    x.get("samples", ph.samples);
+    x.get("samples", ph.samples, w.assumed);
     ph.sample = x.quantity<bytes>("sample");
     ph.produce_per_second = x.number("produce_per_second");
     ph.consume_per_second = x.number("consume_per_second");
@@ -330,10 +382,11 @@ inline plan::data_curation_workload read_data_curation(const json& j, const plan
   const object o(j, "", data_curation_keys, "a data-curation workload");
   plan::data_curation_workload w;
   w.name = o.text("name");
-  o.get("devices", w.devices);
+  if (o.has("devices")) w.devices = o.count("devices");
+  else plan::assume(w.assumed, "devices", s.device.count);  // 0 in the workload: every device
   w.cpu_workers = o.count("cpu_workers");
-  o.get("model_efficiency", w.model_efficiency);
-  o.get("sharing_efficiency", w.sharing_efficiency);
+  o.get("model_efficiency", w.model_efficiency, w.assumed);
+  o.get("sharing_efficiency", w.sharing_efficiency, w.assumed);
   for_each(o.at("operators"), "operators", [&](const json& e, const std::string& at) {
     const object x(e, at, curation_stage_keys, "an operator");
     static constexpr std::string_view where[] = {"cpu", "device"};
@@ -350,10 +403,11 @@ inline plan::data_curation_workload read_data_curation(const json& j, const plan
       st.work = x.quantity<flops>("flops");
       st.memory = x.quantity<bytes>("memory");
       x.get("efficiency", st.efficiency);
+      if (!x.has("efficiency")) plan::assume(w.assumed, x.path("efficiency"), w.model_efficiency);  // the workload's
     } else {
       st.cpu_seconds = x.quantity<seconds>("seconds").value();
     }
-    x.get("share", st.share);
+    x.get("share", st.share, w.assumed);
     x.get("source", st.source);
     w.operators.push_back(std::move(st));
   }, 64);
@@ -364,17 +418,18 @@ inline plan::serving_workload read_serving(const json& j, const plan::system& s)
   const object o(j, "", serving_keys, "an llm-serve workload");
   plan::serving_workload w;
   w.name = o.text("name");
-  w.shape = read_shape(o);
+  w.shape = read_shape(o, &w.assumed);
   w.prompt_tokens = o.number("prompt_tokens");
   w.output_tokens = o.number("output_tokens");
   w.ttft_slo = o.quantity<seconds>("ttft_slo");
   w.tpot_slo = o.quantity<seconds>("tpot_slo");
   w.hit_rate = read_power_law(o, "the prefix cache's power-law hit rate against bytes of 16-bit KV (trinity cache "
                                  "replay --format mooncake fits it)");
-  o.get("hit_rate_bound", w.hit_rate_bound);
-  o.get("prefill_efficiency", w.prefill_efficiency);
-  o.get("error_budget", w.error_budget);
+  o.get("hit_rate_bound", w.hit_rate_bound, w.assumed);
+  o.get("prefill_efficiency", w.prefill_efficiency, w.assumed);
+  o.get("error_budget", w.error_budget, w.assumed);
   if (o.has("precision")) w.precision = precision_name(o, "precision");
+  else plan::assume(w.assumed, "precision", w.precision);
   return validated(std::move(w), s);
 }
 

@@ -31,6 +31,7 @@
 
 #include <trinity/error.hpp>
 #include <trinity/model/coresidency.hpp>
+#include <trinity/plan/assumed.hpp>
 #include <trinity/plan/engine.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/units/format.hpp>
@@ -56,6 +57,8 @@ struct data_curation_workload {
   double model_efficiency = 0.4;     //!< a model's share of the device's dense rate, where it gives none
   double sharing_efficiency = 0.95;  //!< compute a device keeps when it holds more than one model
   std::vector<curation_stage> operators;
+  //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
+  assumptions assumed = {};
 
   [[nodiscard]] std::size_t device_count(const system& s) const noexcept { return devices ? devices : s.device.count; }
 };
@@ -394,6 +397,8 @@ inline data_curation_workload t2v_curation() {
        "26 GB of fp16 weights, 32 GB with its KV cache and activations; 15% efficiency since generation is "
        "memory-bound (assumption); 80% pass the OCR filter (assumption)"},
   };
+  assume(w.assumed, "model_efficiency", w.model_efficiency);      // assumptions, as said above
+  assume(w.assumed, "sharing_efficiency", w.sharing_efficiency);
   return w;
 }
 

@@ -27,6 +27,7 @@
 #include <trinity/error.hpp>
 #include <trinity/model/cache.hpp>
 #include <trinity/model/hit_rate.hpp>
+#include <trinity/plan/assumed.hpp>
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/detail/measured_curves.hpp>
 #include <trinity/plan/engine.hpp>
@@ -48,6 +49,8 @@ struct diffusion_workload {
   double latent_element_bytes = 4;  //!< bytes per element of a latent as the model holds it (4: fp32)
   double error_budget = model::default_error_budget;  //!< largest relative error a codec may add to a stored latent
   std::string precision = "bf16";  //!< the precision a denoising step runs at (device.rate)
+  //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
+  assumptions assumed = {};
 
   [[nodiscard]] bytes entry_size() const noexcept { return static_cast<double>(stored_depths) * latent_size; }
 };
@@ -258,9 +261,13 @@ namespace presets {
 //! curve is the power-law fit to the SYNTHETIC 10,000-request trace of docs/cache.md, generated from its
 //! recorded replay (plan/detail/measured_curves.hpp), whose hits reuse about 10 steps on average.
 inline diffusion_workload diffusion_dit_12b() {
-  return {"diffusion-dit-12b", 50, flops{2.0 * 12e9 * 4096}, 10, bytes{0.016e9}, 5,
-          model::power_law{per_byte{detail::synthetic_curve_kappa_per_gb * 1e-9}, detail::synthetic_curve_gamma},
-          bytes{24e9}};
+  diffusion_workload w{"diffusion-dit-12b", 50, flops{2.0 * 12e9 * 4096}, 10, bytes{0.016e9}, 5,
+                       model::power_law{per_byte{detail::synthetic_curve_kappa_per_gb * 1e-9}, detail::synthetic_curve_gamma},
+                       bytes{24e9}};
+  assume(w.assumed, "latent_element_bytes", w.latent_element_bytes);
+  assume(w.assumed, "error_budget", w.error_budget);
+  assume(w.assumed, "precision", w.precision);
+  return w;
 }
 inline std::optional<diffusion_workload> find_diffusion(std::string_view name) {
   if (name == "diffusion-dit-12b") return diffusion_dit_12b();

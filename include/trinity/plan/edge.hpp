@@ -30,6 +30,7 @@
 
 #include <trinity/error.hpp>
 #include <trinity/model/compression.hpp>
+#include <trinity/plan/assumed.hpp>
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/engine.hpp>
 #include <trinity/plan/system.hpp>
@@ -56,6 +57,13 @@ inline std::vector<video_encoding> paper_encodings() {
           {"generative-4x", 0.0375, flops{0}, flops{1e11}, src}};
 }
 
+//! "h264, generative-2x, generative-4x": the encodings by name, as a plan's assumptions list them.
+inline std::string encoding_names(const std::vector<video_encoding>& v) {
+  std::string out;
+  for (const auto& e : v) out += (out.empty() ? "" : ", ") + e.name;
+  return out;
+}
+
 //! Codecs for a feature tensor sent once (no error feedback to carry): the value codecs of plan/codecs.hpp.
 inline std::vector<model::compressor_cost> default_feature_codecs() {
   std::vector<model::compressor_cost> out;
@@ -78,6 +86,8 @@ struct edge_workload {
   double error_budget = model::default_error_budget;  //!< largest relative error a feature codec may add
   std::string precision = "int8";           //!< the precision the analysis runs at, on either side
   std::vector<video_encoding> encodings = paper_encodings();
+  //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
+  assumptions assumed = {};
 
   [[nodiscard]] double pixels() const noexcept { return static_cast<double>(width) * static_cast<double>(height); }
   [[nodiscard]] seconds frame_interval() const noexcept { return seconds{1.0 / frames_per_second}; }
@@ -324,6 +334,9 @@ inline edge_workload edge_video_analytics() {
   w.feature_size = bytes{512.0 * 40 * 40 * 4};
   w.result_size = bytes{100.0 * 24};
   w.model_bytes = bytes{25.9e6 * 2};
+  assume(w.assumed, "error_budget", w.error_budget);
+  assume(w.assumed, "precision", w.precision);
+  assume(w.assumed, "encodings", encoding_names(w.encodings));
   return w;
 }
 

@@ -32,6 +32,7 @@
 
 #include <trinity/error.hpp>
 #include <trinity/model/hetero.hpp>
+#include <trinity/plan/assumed.hpp>
 #include <trinity/plan/engine.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/units/format.hpp>
@@ -53,6 +54,8 @@ struct hetero_train_workload {
   //! The phases: each its samples (a share), its sample's bytes, a producer's encoding rate
   //! (produce_per_second) and a consumer's training rate (consume_per_second).
   std::vector<model::sample_phase> phases;
+  //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
+  assumptions assumed = {};
 
   [[nodiscard]] std::size_t consumer_count(const system& s) const noexcept { return consumers ? consumers : s.device.count; }
   [[nodiscard]] double encode_ratio() const noexcept { return encode_high / encode_low; }
@@ -306,6 +309,7 @@ inline hetero_train_workload wan22_t2v_hetero() {
   w.encode_high = m.encode_high;
   w.encode_low = m.encode_low;
   w.phases = {m.phase};
+  assume(w.assumed, "producer.price_per_hour", w.producer.price_per_hour);
   return w;
 }
 

@@ -20,6 +20,7 @@
 #include <trinity/error.hpp>
 #include <trinity/links/presets.hpp>
 #include <trinity/model/gemm.hpp>
+#include <trinity/plan/assumed.hpp>
 #include <trinity/plan/detail/measured_gemm.hpp>
 #include <trinity/tiers/presets.hpp>
 #include <trinity/units/format.hpp>
@@ -93,6 +94,8 @@ struct system {
   std::size_t scale_up_domain = 0;
   //! The fabric between scale-up domains, per device and direction (its NIC); none: one domain.
   std::optional<link_spec> scale_out = std::nullopt;
+  //! The fields taken by default, not from the system file (plan/assumed.hpp): every plan prints them.
+  assumptions assumed = {};
 };
 
 namespace detail {
@@ -363,12 +366,24 @@ inline std::vector<std::string_view> names() {
   return {"gb200-nvl72-cxl", "h100-ib-cluster", "dgx-h100", "dgx-a100", "edge-5g-cloud"};
 }
 
+//! A preset's own figures carry their sources; what it leaves at the defaults (no idle power, the full peak
+//! at every GEMM shape) is assumed, and listed as a JSON system's would be.
+inline system with_defaults_noted(system s) {
+  const model::gemm_efficiency full_peak{};
+  if (s.device.idle_power == watts{}) assume(s.assumed, "device.idle_power", s.device.idle_power);
+  if (s.device.gemm.peak_fraction == full_peak.peak_fraction && s.device.gemm.half_size == full_peak.half_size) {
+    assume(s.assumed, "device.gemm.peak_fraction", s.device.gemm.peak_fraction);
+    assume(s.assumed, "device.gemm.half_size", s.device.gemm.half_size);
+  }
+  return s;
+}
+
 inline std::optional<system> find(std::string_view name) {
-  if (name == "gb200-nvl72-cxl") return gb200_nvl72_cxl();
-  if (name == "h100-ib-cluster") return h100_infiniband();
-  if (name == "dgx-h100") return dgx_h100();
-  if (name == "dgx-a100") return dgx_a100();
-  if (name == "edge-5g-cloud") return edge_5g_cloud();
+  if (name == "gb200-nvl72-cxl") return with_defaults_noted(gb200_nvl72_cxl());
+  if (name == "h100-ib-cluster") return with_defaults_noted(h100_infiniband());
+  if (name == "dgx-h100") return with_defaults_noted(dgx_h100());
+  if (name == "dgx-a100") return with_defaults_noted(dgx_a100());
+  if (name == "edge-5g-cloud") return with_defaults_noted(edge_5g_cloud());
   return std::nullopt;
 }
 

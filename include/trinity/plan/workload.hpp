@@ -13,8 +13,10 @@
 
 #include <trinity/error.hpp>
 #include <trinity/model/compression.hpp>
+#include <trinity/model/named_shapes.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/model/transformer.hpp>
+#include <trinity/plan/assumed.hpp>
 #include <trinity/plan/system.hpp>
 
 namespace trinity::plan {
@@ -46,6 +48,8 @@ struct training_workload {
   bool dropout = false;          //!< GPT's dropouts and their masks; Llama trains without
   //! Lengths the sequences come in, with their shares; empty: every sequence is `sequence` tokens.
   std::vector<sequence_bucket> sequence_mix = {};
+  //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
+  assumptions assumed = {};
 
   [[nodiscard]] double tokens_per_rank() const noexcept {
     return static_cast<double>(sequence) * static_cast<double>(batch);
@@ -73,18 +77,28 @@ inline void validate(const training_workload& w, const system& s) {
 
 namespace presets {
 
+//! The defaults a training preset leaves as they are, listed as a JSON workload's would be; Ψ comes from the
+//! shape (model::parameters), as a JSON workload's does. The ranks follow the system (every device), so the
+//! command that pairs them adds that one.
+inline training_workload with_defaults_noted(training_workload w) {
+  assume(w.assumed, "error_budget", w.error_budget);
+  assume(w.assumed, "flash_attention", w.flash_attention);
+  assume(w.assumed, "dropout", w.dropout);
+  return w;
+}
+
 //! Llama-2-7B (Meta's config.json: 32 layers, hidden 4096, FFN 11008, 32 heads and KV heads, vocabulary 32000,
 //! SwiGLU), 4 sequences of 4,096 tokens per rank; 1,024 sequences a step for the parallel model (Touvron et
 //! al. 2023, Table 1: 4M tokens per batch).
 inline training_workload llm_7b() {
-  return {"llm-7b-train", 6.7e9, 32, 4096, 4096, 4, 0, model::mixed_precision_adam, model::default_error_budget, "bf16",
-          model::transformer_shape{32, 4096, 11008, 32, 32, 32000, true, false}, 1024};
+  return with_defaults_noted({"llm-7b-train", model::parameters(model::shapes::llama2_7b), 32, 4096, 4096, 4, 0,
+                              model::mixed_precision_adam, model::default_error_budget, "bf16", model::shapes::llama2_7b, 1024});
 }
 //! Llama-2-70B (config.json: 80 layers, hidden 8192, FFN 28672, 64 heads, 8 KV heads, vocabulary 32000,
 //! SwiGLU), 1 sequence of 4,096 tokens per rank; 1,024 sequences a step for the parallel model (as above).
 inline training_workload llm_70b() {
-  return {"llm-70b-train", 70e9, 80, 8192, 4096, 1, 0, model::mixed_precision_adam, model::default_error_budget, "bf16",
-          model::transformer_shape{80, 8192, 28672, 64, 8, 32000, true, false}, 1024};
+  return with_defaults_noted({"llm-70b-train", model::parameters(model::shapes::llama2_70b), 80, 8192, 4096, 1, 0,
+                              model::mixed_precision_adam, model::default_error_budget, "bf16", model::shapes::llama2_70b, 1024});
 }
 
 inline std::vector<std::string_view> workload_names() { return {"llm-7b-train", "llm-70b-train"}; }

@@ -208,7 +208,7 @@ TEST_CASE("an llm-serve workload reads a named model or its spelt-out shape, and
     return error_of("{" + head + rest, [&](const json& j) { io::read_workload(j, dgx); });
   };
   CHECK(error(R"("name": "c", "type": "llm-serve", "model": "llama3-80b", )")
-            .starts_with("model: \"llama3-80b\" is not allowed; did you mean \"llama3-70b\"?"));
+            .starts_with("model: \"llama3-80b\" is not allowed; did you mean \"llama3-8b\"?"));  // one edit, as 70b
   CHECK(error(R"("name": "c", "type": "llm-serve", "layers": 32, "hidden": 4096, "ffn_hidden": 14336, "heads": 32,
       "kv_heads": 5, "vocabulary": 128256, )")
             .starts_with("kv_heads: must divide heads (32)"));

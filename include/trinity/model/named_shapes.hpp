@@ -1,0 +1,70 @@
+#pragma once
+//! \file
+//! Published transformer shapes by name, each with its source: what a
+//! workload's `"model": "llama2-70b"` fills in, so a user pricing a known
+//! model types its name, not six numbers that may disagree with it.
+//!
+//!   if (const auto* m = model::find_named_shape("gpt3-175b")) price(m->shape);
+//!
+//! Dense decoder-only models only: a mixture-of-experts shape (Mixtral) needs
+//! the expert keys the step model does not price yet.
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <trinity/model/transformer.hpp>
+
+namespace trinity::model {
+
+struct named_shape {
+  std::string_view name;
+  transformer_shape shape;
+  std::string_view source;
+  //! The parameter count its publisher states: the shape's own count must land within 1% of it (a test holds it).
+  double published_parameters;
+};
+
+namespace shapes {
+// Layers, hidden, FFN, heads, KV heads, vocabulary, gated MLP, tied embeddings; sources in the table below.
+inline constexpr transformer_shape llama2_7b{32, 4096, 11008, 32, 32, 32000, true, false};
+inline constexpr transformer_shape llama2_13b{40, 5120, 13824, 40, 40, 32000, true, false};
+inline constexpr transformer_shape llama2_70b{80, 8192, 28672, 64, 8, 32000, true, false};
+inline constexpr transformer_shape llama3_405b{126, 16384, 53248, 128, 8, 128256, true, false};
+}  // namespace shapes
+
+namespace detail {
+inline constexpr named_shape named_shapes[] = {
+    {"llama2-7b", shapes::llama2_7b,
+     "Meta's Llama-2-7b-hf config.json; Touvron et al. 2023, Table 1 (6.74B on the model card)", 6.74e9},
+    {"llama2-13b", shapes::llama2_13b,
+     "Meta's Llama-2-13b-hf config.json (13.0B on the model card)", 13.0e9},
+    {"llama2-70b", shapes::llama2_70b,
+     "Meta's Llama-2-70b-hf config.json; grouped-query attention, 8 KV heads (69.0B on the model card)", 68.98e9},
+    {"llama3-8b", shapes::llama3_8b, "Meta's Meta-Llama-3-8B config.json (8.03B on the model card)", 8.03e9},
+    {"llama3-70b", shapes::llama3_70b, "Meta's Meta-Llama-3-70B config.json (70.6B on the model card)", 70.6e9},
+    {"llama3-405b", shapes::llama3_405b,
+     "Llama Team, \"The Llama 3 Herd of Models\" 2024, Table 3 (126 layers, 16,384 wide, FFN 53,248, 128 heads, "
+     "8 KV heads, 128K vocabulary; 405B)", 405e9},
+    {"gpt3-175b", shapes::gpt3_175b, "Brown et al. 2020, Table 2.1 (96 layers, d_model 12,288, 96 heads; 175B)", 175e9},
+};
+}  // namespace detail
+
+//! Every named shape, in the order listed.
+inline std::span<const named_shape> named_shapes() noexcept { return detail::named_shapes; }
+
+//! The names, for a refusal's "one of ..." and its nearest match.
+inline std::vector<std::string_view> named_shape_names() {
+  std::vector<std::string_view> out;
+  for (const auto& s : detail::named_shapes) out.push_back(s.name);
+  return out;
+}
+
+//! The shape of that name, or null.
+inline const named_shape* find_named_shape(std::string_view name) noexcept {
+  for (const auto& s : detail::named_shapes)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+}  // namespace trinity::model

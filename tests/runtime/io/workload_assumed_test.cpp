@@ -1,0 +1,219 @@
+// A workload agrees with itself: a transformer's shape determines its parameter count, a named model is its
+// spelt-out shape, and every field a reader left at its default is listed as assumed.
+
+#include <catch2/catch.hpp>
+
+#include <trinity/io.hpp>
+#include <trinity/model/named_shapes.hpp>
+#include <trinity/plan/planner.hpp>
+#include <trinity/plan/system.hpp>
+
+#include <set>
+#include <span>
+#include <string>
+#include <tuple>
+
+using namespace trinity;
+using io::json;
+
+namespace {
+
+io::workload_file read(const std::string& text, const plan::system& s = plan::presets::dgx_h100()) {
+  return io::read_workload(io::parse(text, "w.json"), s);
+}
+plan::training_workload training(const std::string& text) {
+  return std::get<plan::training_workload>(read(text).workload);
+}
+std::string error_of(const std::string& text) {
+  try {
+    read(text);
+  } catch (const invalid_input& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Llama-2-13B's shape, spelt out (Meta's config.json), and the rest of a training workload.
+const std::string shape_13b = R"("layers": 40, "hidden": 5120, "ffn_hidden": 13824, "heads": 40, "kv_heads": 40,
+    "vocabulary": 32000)";
+const std::string rest = R"("sequence": 4096, "global_batch": 512, "precision": "mixed")";
+
+// Every optional key of `keys` that `given` leaves out, less those that name no default (`not_defaults`),
+// must be in `assumed`, and nothing else may be.
+void check_every_default_listed(std::span<const io::key> keys, const json& given, const plan::assumptions& assumed,
+                                std::set<std::string> not_defaults, std::set<std::string> nested = {}) {
+  std::set<std::string> expected;
+  for (const auto& k : keys) {
+    const std::string name(k.name);
+    if (k.need == io::required || given.contains(name) || not_defaults.contains(name)) continue;
+    expected.insert(name);
+  }
+  expected.insert(nested.begin(), nested.end());
+  std::set<std::string> listed;
+  for (const auto& a : assumed) listed.insert(a.field);
+  CHECK(listed == expected);
+}
+
+}  // namespace
+
+TEST_CASE("every named shape's parameter count lands within 1% of its publisher's", "[io][model]") {
+  std::set<std::string_view> names;
+  for (const auto& m : model::named_shapes()) {
+    INFO(m.name);
+    CHECK(names.insert(m.name).second);
+    CHECK_NOTHROW(model::validate(m.shape));
+    CHECK(model::parameters(m.shape) == Approx(m.published_parameters).epsilon(0.01));
+    CHECK(model::find_named_shape(m.name) == &m);
+  }
+  CHECK(model::find_named_shape("llama2-14b") == nullptr);
+  // GPT-3 175B's shape without its gated MLP would count 233B: the one the issue's user was charged for.
+  auto gated = model::shapes::gpt3_175b;
+  gated.gated_mlp = true;
+  CHECK(model::parameters(gated) > 1.3 * 175e9);
+}
+
+TEST_CASE("a training workload with a shape prices the same with and without parameters", "[io][plan]") {
+  const auto without = training(R"({"name": "a", )" + shape_13b + ", " + rest + "}");
+  const auto with = training(R"({"name": "a", "parameters": 13e9, )" + shape_13b + ", " + rest + "}");
+  CHECK(without.parameters == model::parameters(*without.shape));
+  CHECK(without.parameters == with.parameters);
+  CHECK(without.parameters == Approx(13.016e9).epsilon(1e-3));
+  CHECK(with.layers == 40);
+  CHECK(with.hidden == 5120);
+  const auto s = plan::presets::dgx_h100();
+  const auto a = plan::plan_training(s, without, plan::default_codecs_for(s));
+  const auto b = plan::plan_training(s, with, plan::default_codecs_for(s));
+  CHECK(plan::describe(a, s) == plan::describe(b, s));
+  CHECK(a.chosen().cost.total.time == b.chosen().cost.total.time);
+  CHECK(a.chosen().cost.tier_bytes[0] == b.chosen().cost.tier_bytes[0]);
+  CHECK_FALSE(plan::assumed(with.assumed, "parameters"));
+}
+
+TEST_CASE("a parameter count more than 1% from the shape's is refused with both figures", "[io]") {
+  const auto e = error_of(R"({"name": "a", "parameters": 14e9, )" + shape_13b + ", " + rest + "}");
+  CHECK(e.starts_with("parameters: 1.4e+10 differs by 7.561% from the shape's 1.302e+10"));
+  CHECK(e.find("Fix: leave parameters out") != std::string::npos);
+  // Within 1% it is a check that passes, at either side.
+  CHECK(error_of(R"({"name": "a", "parameters": 12.9e9, )" + shape_13b + ", " + rest + "}").empty());
+  CHECK(error_of(R"({"name": "a", "parameters": 13.1e9, )" + shape_13b + ", " + rest + "}").empty());
+  // Without a shape it is what the planner reads, and required.
+  CHECK(error_of(R"({"name": "a", "layers": 40, "hidden": 5120, "sequence": 4096})")
+            .starts_with("parameters: missing; a training workload without a transformer's shape"));
+  CHECK(training(R"({"name": "a", "parameters": 13e9, "layers": 40, "hidden": 5120, "sequence": 4096})").parameters ==
+        13e9);
+}
+
+TEST_CASE("a named model is its spelt-out shape, and refuses a shape field beside it", "[io]") {
+  const auto named = training(R"({"name": "a", "model": "llama2-13b", )" + rest + "}");
+  const auto spelt = training(R"({"name": "a", )" + shape_13b + ", " + rest + "}");
+  REQUIRE(named.shape);
+  const auto& m = *named.shape;
+  const auto& t = *spelt.shape;
+  CHECK(std::tie(m.layers, m.hidden, m.ffn_hidden, m.heads, m.kv_heads, m.vocabulary, m.gated_mlp, m.tied_embeddings) ==
+        std::tie(t.layers, t.hidden, t.ffn_hidden, t.heads, t.kv_heads, t.vocabulary, t.gated_mlp, t.tied_embeddings));
+  CHECK(named.parameters == spelt.parameters);
+  CHECK(named.layers == spelt.layers);
+  CHECK(named.hidden == spelt.hidden);
+  // A spelt-out shape defaults kv_heads and gated_mlp; a named one takes them from its source.
+  const auto gpt = training(R"({"name": "g", "layers": 96, "hidden": 12288, "ffn_hidden": 49152, "heads": 96,
+      "vocabulary": 50257, "sequence": 2048})");
+  CHECK(plan::assumed(gpt.assumed, "gated_mlp"));
+  CHECK(plan::assumed(gpt.assumed, "kv_heads"));
+  const auto gpt_named = training(R"({"name": "g", "model": "gpt3-175b", "sequence": 2048})");
+  CHECK_FALSE(plan::assumed(gpt_named.assumed, "gated_mlp"));
+  CHECK_FALSE(gpt_named.shape->gated_mlp);
+  CHECK(gpt_named.parameters == Approx(175e9).epsilon(0.01));  // untied: the output layer counted too
+  for (const char* field : {R"("layers": 40)", R"("hidden": 5120)", R"("heads": 40)", R"("vocabulary": 32000)"})
+    CHECK(error_of(R"({"name": "a", "model": "llama2-13b", )" + std::string(field) + ", " + rest + "}")
+              .starts_with("model: name a model"));
+  CHECK(error_of(R"({"name": "a", "model": "llama2-13b", "gated_mlp": false, )" + rest + "}")
+            .starts_with("gated_mlp: is part of the named model's shape"));
+  CHECK(error_of(R"({"name": "a", "model": "llama2-12b", )" + rest + "}")
+            .starts_with("model: \"llama2-12b\" is not allowed; did you mean \"llama2-13b\"?"));
+  // A parameter count beside a named model is checked against it as against a spelt-out one.
+  CHECK(error_of(R"({"name": "a", "model": "llama2-70b", "parameters": 70e9, )" + rest + "}")
+            .starts_with("parameters: 7e+10 differs by 1.484% from the shape's 6.898e+10"));
+}
+
+TEST_CASE("every field a workload reader defaults is listed as assumed, for every kind", "[io][plan]") {
+  SECTION("training") {
+    const auto j = io::parse(R"({"name": "a", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
+        "vocabulary": 1000, "sequence": 1024})", "w.json");
+    const auto w = std::get<plan::training_workload>(io::read_workload(j, plan::presets::dgx_h100()).workload);
+    // type names the kind, model the alternative to a shape, parameters follows from it, and sequence_mix is
+    // a choice with no default length.
+    check_every_default_listed(io::detail::training_keys, j, w.assumed, {"type", "model", "parameters", "sequence_mix"});
+    CHECK(plan::describe(w.assumed).find("data_parallel 8") != std::string::npos);   // every device of the DGX
+    CHECK(plan::describe(w.assumed).find("global_batch 8") != std::string::npos);    // batch 1 × 8 ranks
+    CHECK(plan::describe(w.assumed).find("gated_mlp true") != std::string::npos);
+    CHECK(plan::describe(w.assumed).find("precision \"mixed\"") != std::string::npos);
+  }
+  SECTION("diffusion") {
+    const auto j = io::parse(R"({"name": "d", "type": "diffusion", "steps": 50, "step_flops": 1e14, "reuse_depth": 10,
+        "latent_size": "16MB", "hit_rate": {"kappa_per_gb": 0.05, "gamma": 0.7}})", "w.json");
+    const auto w = std::get<plan::diffusion_workload>(io::read_workload(j, plan::presets::dgx_h100()).workload);
+    // A trace is the alternative to the curve given.
+    check_every_default_listed(io::detail::diffusion_keys, j, w.assumed, {"type", "trace"});
+  }
+  SECTION("edge") {
+    const auto j = io::parse(R"({"name": "e", "type": "edge", "frames_per_second": 30, "analysis_flops": 7.9e10,
+        "feature_size": "3MB"})", "w.json");
+    const auto w = std::get<plan::edge_workload>(io::read_workload(j, plan::presets::edge_5g_cloud()).workload);
+    // bitrate sets the first encoding's bits per pixel only when given; there is nothing to default.
+    check_every_default_listed(io::detail::edge_keys, j, w.assumed, {"type", "bitrate"});
+  }
+  SECTION("llm-serve, spelt out") {
+    const auto j = io::parse(R"({"name": "s", "type": "llm-serve", "layers": 32, "hidden": 4096, "ffn_hidden": 14336,
+        "heads": 32, "vocabulary": 128256, "prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "1s",
+        "tpot_slo": "50ms", "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}})", "w.json");
+    const auto w = std::get<plan::serving_workload>(io::read_workload(j, plan::presets::dgx_h100()).workload);
+    check_every_default_listed(io::detail::serving_keys, j, w.assumed, {"type", "model"});
+  }
+  SECTION("hetero-train") {
+    const auto j = io::parse(R"({"name": "h", "type": "hetero-train", "producer": {"name": "L40S"}, "link": "1GB/s",
+        "encode_high": 4, "encode_low": 1,
+        "phases": [{"sample": "50MB", "produce_per_second": 1, "consume_per_second": 2}]})", "w.json");
+    const auto w = std::get<plan::hetero_train_workload>(io::read_workload(j, plan::presets::dgx_h100()).workload);
+    check_every_default_listed(io::detail::hetero_train_keys, j, w.assumed, {"type"},
+                               {"producer.power", "producer.price_per_hour", "phases[0].samples"});
+  }
+  SECTION("data-curation") {
+    const auto j = io::parse(R"({"name": "c", "type": "data-curation", "cpu_workers": 16, "operators": [
+        {"name": "split", "on": "cpu", "seconds": 0.4},
+        {"name": "caption", "on": "device", "flops": 6.5e13, "memory": "32GB"}]})", "w.json");
+    const auto w = std::get<plan::data_curation_workload>(io::read_workload(j, plan::presets::dgx_h100()).workload);
+    check_every_default_listed(io::detail::data_curation_keys, j, w.assumed, {"type"},
+                               {"operators[0].share", "operators[1].share", "operators[1].efficiency"});
+  }
+}
+
+TEST_CASE("a given field is never listed as assumed", "[io]") {
+  const auto w = training(R"({"name": "a", "model": "llama2-7b", "sequence": 4096, "batch": 2, "data_parallel": 4,
+      "error_budget": 0.02, "global_batch": 64, "flash_attention": false, "dropout": true, "precision": "fp32"})");
+  CHECK(w.assumed.empty());
+  CHECK(plan::describe(w.assumed) == "none");
+}
+
+TEST_CASE("a system lists the device and tier fields it defaulted, and none a preset gave", "[io]") {
+  const auto s = io::read_system(io::parse(R"({"name": "box",
+      "device": {"compute": "989TFLOPs", "power": "700W", "count": 8},
+      "tiers": ["h100-hbm3", {"name": "pool", "capacity": "1TB", "bandwidth": "64GB/s"}],
+      "interconnect": {"preset": "nvlink5"}})", "box.json"));
+  std::set<std::string> listed;
+  for (const auto& a : s.assumed) listed.insert(a.field);
+  CHECK(listed == std::set<std::string>{"device.idle_power", "device.gemm.peak_fraction", "device.gemm.half_size",
+                                        "tiers[1].latency", "tiers[1].energy"});
+  // The DGX H100 preset carries its measured GEMM curve and idle power: nothing assumed.
+  CHECK(plan::presets::find("dgx-h100")->assumed.empty());
+  // The edge preset's devices have no measured curve.
+  CHECK(plan::assumed(plan::presets::find("edge-5g-cloud")->assumed, "device.gemm.peak_fraction"));
+}
+
+TEST_CASE("a layout lists the keys it left out with the values priced", "[io]") {
+  const auto l = io::parse_parallel_layout("tp=2,pp=4,dp=8");
+  const auto a = io::parallel_layout_defaults("tp=2,pp=4,dp=8", l);
+  std::set<std::string> listed;
+  for (const auto& x : a) listed.insert(x.field);
+  CHECK(listed == std::set<std::string>{"vpp", "cp", "mbs", "recompute", "sp", "zero", "offload", "codec"});
+  CHECK(plan::describe(a) == "vpp 1, cp 1, mbs 1, recompute \"none\", sp \"off\", zero 0, offload \"off\", codec \"none\"");
+}
