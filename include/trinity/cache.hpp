@@ -14,6 +14,7 @@
 #include <trinity/cache/replay.hpp>
 #include <trinity/cache/reuse_table.hpp>
 #include <trinity/cache/synchronized.hpp>
+#include <trinity/cache/tiered_kv_store.hpp>
 #include <trinity/cache/tiered_prefix_cache.hpp>
 #include <trinity/cache/trace.hpp>
 #include <trinity/concepts/similarity_index.hpp>

@@ -95,6 +95,10 @@ struct request_outcome {
   std::size_t served_blocks = 0;  //!< of those, the ones not recomputed
   flops saved{};                  //!< prefill FLOPs the served blocks did not need
   seconds load_time{};            //!< loading the served blocks from lower tiers, one after another
+  //! Moves of this request's blocks the holder refused (tiered_prefix_config::move): a block left uncached, a
+  //! load recomputed, a demotion dropped. Non-zero means the tiers' resources, not the cache's capacities, bound
+  //! it: a device resource without room for the chain above its capacity (tiered_kv_store's contract).
+  std::size_t refused_moves = 0;
 };
 
 class tiered_prefix_cache {
@@ -117,6 +121,7 @@ class tiered_prefix_cache {
   //! Serves one request of `tenant` whose prompt is this chain of block ids, then caches the chain.
   request_outcome request(std::uint64_t tenant, std::span<const std::uint32_t> chain) {
     ++clock_;
+    refused_now_ = 0;
     request_outcome out;
     for (; out.hit_blocks < chain.size(); ++out.hit_blocks) {
       const auto it = blocks_.find(key{tenant, chain[out.hit_blocks]});
@@ -156,6 +161,7 @@ class tiered_prefix_cache {
       relocate(k, it->second, it->second.tier == 0 || moved(k, it->second.tier, 0) ? 0 : it->second.tier);
     }
     settle();
+    out.refused_moves = refused_now_;
     return out;
   }
 
@@ -191,6 +197,7 @@ class tiered_prefix_cache {
   bool moved(const key& k, std::size_t from, std::size_t to) {
     if (!c_.move || c_.move(k.tenant, k.id, from, to)) return true;
     ++counts_[to].refused;
+    ++refused_now_;
     return false;
   }
   void relocate(const key& k, entry& e, std::size_t to) {
@@ -229,6 +236,7 @@ class tiered_prefix_cache {
   std::unordered_map<key, entry, key_hash> blocks_;
   std::vector<std::set<ranked>> order_;  // per tier, first to leave first
   std::vector<tier_counts> counts_;
+  std::size_t refused_now_ = 0;  // refused moves of the request in progress
   std::uint64_t clock_ = 0;
 };
 

@@ -60,8 +60,12 @@ class pending {
   std::shared_future<void> done_;
 };
 
-template <Communicator C>
+// Unconstrained, so a non-Communicator gets the diagnostic ladder's message and its fix, not a bare
+// constraint failure.
+template <class C>
 class progress_engine {
+  static_assert(diagnose_communicator<C>(), "trinity: progress_engine<C> takes a Communicator");
+
  public:
   explicit progress_engine(C& c) : comm_(&c) {
     if constexpr (requires(const C& x) { x.serialized_threads(); })

@@ -51,9 +51,17 @@ concept nests_like_zero = declares_shards<S> && (S::shards.zero_stage() >= 0);
 template <class S>
 concept ShardScheme = opts_into_shard_scheme<S> && names_itself<S> && declares_shards<S> && nests_like_zero<S>;
 
+//! A composition that carries a ShardScheme as its `shard` (parallel::scheme does): not one itself, and the
+//! fix is to pass that member rather than to opt the composition in.
+template <class S>
+concept carries_shard_scheme = requires { typename S::shard; } && opts_into_shard_scheme<typename S::shard>;
+
 template <class S>
 consteval bool diagnose_shard_scheme() {
-  static_assert(opts_into_shard_scheme<S>,
+  static_assert(!carries_shard_scheme<S> || opts_into_shard_scheme<S>,
+                "trinity: this is a composition (a parallel::scheme), not a ShardScheme. Fix: pass its shard scheme, "
+                "`typename MyScheme::shard` (e.g. data_parallel<MyScheme::shard, Comm>).");
+  static_assert(opts_into_shard_scheme<S> || carries_shard_scheme<S>,
                 "trinity: this type is not a ShardScheme. Fix: add `using shard_scheme_concept = "
                 "trinity::shard_scheme_tag;`.");
   if constexpr (opts_into_shard_scheme<S>) {

@@ -43,6 +43,25 @@ concept pipeline_stage = requires(S& s, const S& cs, std::size_t chunk, std::spa
   { s.backward(chunk, chunk, in) } -> std::same_as<std::vector<float>>;
 };
 
+//! A stage that keeps its weights in a shard::data_parallel says so, `using weights = MyDataParallel;` (or names
+//! the scheme, `using shard_scheme = ...;`): a pipeline of more than one stage refuses ZeRO-3 weights, which
+//! would be gathered again for every micro-batch, as parallel::scheme refuses them at compile time. (The stage
+//! count is the communicator's, known only at run time, so this refusal is a run-time one.)
+template <class Stage>
+struct stage_shard_scheme {};
+template <class Stage>
+  requires requires { typename Stage::shard_scheme; }
+struct stage_shard_scheme<Stage> {
+  using type = typename Stage::shard_scheme;
+};
+template <class Stage>
+  requires(!requires { typename Stage::shard_scheme; } && requires { typename Stage::weights::shard_scheme; })
+struct stage_shard_scheme<Stage> {
+  using type = typename Stage::weights::shard_scheme;
+};
+template <class Stage>
+concept names_its_shard_scheme = requires { typename stage_shard_scheme<Stage>::type; };
+
 struct pipeline_stats {
   std::size_t peak_stashed = 0;  //!< most chunks' activations kept at once (forwards run, backwards not yet)
   std::uint64_t bytes_sent = 0;  //!< activations and gradients this rank sent
@@ -54,6 +73,11 @@ pipeline_stats run_pipeline(C& pp, std::size_t micro_batches, std::size_t virtua
                 "trinity::parallel::run_pipeline: the stage must give input_size(virtual_stage), forward(chunk, mb, in) and "
                 "backward(chunk, mb, grad), each pass returning a std::vector<float> (parallel/pipeline.hpp)");
   const std::size_t p = static_cast<std::size_t>(pp.size()), me = static_cast<std::size_t>(pp.rank());
+  if constexpr (names_its_shard_scheme<Stage>)
+    trinity::detail::require(p == 1 || !stage_shard_scheme<Stage>::type::shards.parameters, "shard_scheme",
+                             "a pipeline of " + std::to_string(p) + " stages with ZeRO-3 weights gathers every "
+                             "stage's weights again for every micro-batch. Fix: use shard::zero<1> or shard::zero<2> "
+                             "under a pipeline, or zero<3> without one");
   const std::size_t v = virtual_stages, stages = p * v;
   const auto order = global_order(p, micro_batches, v);
   // Inputs waiting for their pass: (forward?, chunk, micro-batch) -> activation or gradient.

@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <trinity/comm/collectives.hpp>
@@ -82,9 +83,13 @@ inline void accumulate_grads(std::span<const float> dy, std::span<const float> x
 
 inline std::size_t split(std::size_t n, int t, const char* what) {
   trinity::detail::require(t >= 1, "tensor_parallel", "must be at least 1");
+  // Under sequence parallelism the rows are the tokens: the fix is as often the token count as the degree.
+  const std::string fix = std::string_view(what) == "rows"
+                              ? "Fix: a tensor-parallel degree that divides it, or a token count (rows: micro-batch "
+                                "x sequence) that " + std::to_string(t) + " divides"
+                              : "Fix: a tensor-parallel degree that divides it";
   trinity::detail::require(n % static_cast<std::size_t>(t) == 0, what,
-                           std::to_string(n) + " does not split into " + std::to_string(t) +
-                               " equal parts. Fix: a tensor-parallel degree that divides it");
+                           std::to_string(n) + " does not split into " + std::to_string(t) + " equal parts. " + fix);
   return n / static_cast<std::size_t>(t);
 }
 

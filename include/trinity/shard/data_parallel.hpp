@@ -120,6 +120,8 @@ class data_parallel {
   //! 16-bit parameters and gradients, updated through an fp32 master copy.
   static constexpr bool mixed = !std::is_same_v<Working, float>;
   using working_type = Working;
+  //! The scheme its weights are sharded under: what a pipeline stage over it names (parallel/pipeline.hpp).
+  using shard_scheme = Scheme;
 
   //! `initial` holds every layer's parameters, concatenated, and is the same on every rank.
   //!

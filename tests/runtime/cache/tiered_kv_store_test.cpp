@@ -132,3 +132,20 @@ TEST_CASE("a KV store needs a resource per tier and keeps the move hook its own"
   place::tier_resource c("c", bytes{1e6});
   CHECK_THROWS_WITH(cache::tiered_kv_store(hooked, {&a, &b, &c}, fill), Catch::Contains("move: is the store's own hook"));
 }
+
+TEST_CASE("a device resource without room for the chain says so in the request's outcome", "[cache][prefix][tiered][store]") {
+  // Room for the cache's 8 blocks and no chain above them (the contract asks for capacity + the longest chain):
+  // a 12-block request cannot be held whole, and its outcome counts the blocks the device refused.
+  place::tier_resource small("hbm", bytes{8.0 * block}), host("host", bytes{20.0 * block}), nvme("nvme", bytes{40.0 * block});
+  cache::tiered_kv_store kv(config(), {&small, &host, &nvme}, fill);
+  std::vector<std::uint32_t> chain(longest);
+  for (std::uint32_t d = 0; d < longest; ++d) chain[d] = d;
+  const auto first = kv.request(1, chain);
+  CHECK(first.refused_moves == longest - 8);
+  CHECK(kv.cache().counts()[0].refused == longest - 8);
+  // With the contract's room nothing is refused, request after request.
+  place::tier_resource roomy("hbm", bytes{(8.0 + longest) * block}), host2("host", bytes{20.0 * block}),
+      nvme2("nvme", bytes{40.0 * block});
+  cache::tiered_kv_store ok(config(), {&roomy, &host2, &nvme2}, fill);
+  for (const auto& q : trace(200)) REQUIRE(ok.request(q.tenant, q.chain).refused_moves == 0);
+}

@@ -104,6 +104,7 @@ struct fixed_weights {
 // adding gradients to `States` by the rank's layer index: fixed_weights below, or a shard::data_parallel.
 template <class States>
 struct mlp_stage {
+  using weights = States;  // a data_parallel's shard scheme, run_pipeline checks
   std::size_t p, v, rank, replica, step;
   States* states;
   std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<float>>> kept;

@@ -85,3 +85,21 @@ TEMPLATE_TEST_CASE("context parallelism composed with a ZeRO stage over the data
     }
   }
 }
+
+TEST_CASE("a pipeline of stages whose weights are ZeRO-3 is refused with the fix, as the scheme type refuses it",
+          "[parallel][scheme]") {
+  const auto reference = scheme_check::ddp_reference(2, 2);
+  std::vector<std::string> errors(4);
+  comm::thread_world w(4, std::chrono::seconds(30));
+  comm::run_ranks(w, [&](comm::thread_communicator& c) {
+    try {
+      scheme_check::train<shard::zero<3>>(c, 2, 1, 2, reference);
+    } catch (const invalid_input& e) {
+      errors[static_cast<std::size_t>(c.rank())] = e.what();
+    }
+  });
+  for (const auto& e : errors) {
+    CHECK(e.starts_with("shard_scheme: a pipeline of 2 stages with ZeRO-3 weights"));
+    CHECK(e.find("Fix: use shard::zero<1> or shard::zero<2>") != std::string::npos);
+  }
+}
