@@ -6,13 +6,19 @@
 #   scripts/fuzz.sh list
 #
 # Targets: one per decoder (identity cast zstd lz4 sparse block_quant qsgd sign
-# low_rank delta), `frame` (whole frames, hashes checked) and `round_trip`.
+# low_rank delta), `frame` (whole frames, hashes checked) and `round_trip`; one
+# per reader of outside bytes (reader_*: system, workload, topology, profile,
+# runs and probe JSON, layouts, the Mooncake and CSV traces, fvecs, stream
+# frames, the ack journal, checkpoints).
 # The corpus grows in build/fuzz/corpus/<target>, starting from frames the
 # real encoders wrote; a crash leaves its input in build/fuzz/findings/.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")/.."
 
-targets="identity cast zstd lz4 sparse block_quant qsgd sign low_rank delta frame round_trip"
+targets="identity cast zstd lz4 sparse block_quant qsgd sign low_rank delta frame round_trip
+  reader_system reader_workload reader_topology reader_profile reader_runs reader_probe reader_layout
+  reader_mooncake reader_csv_trace reader_fvecs reader_stream_frame reader_journal reader_checkpoint"
+targets=$(echo $targets)
 if [ "${1:-}" = list ]; then echo "$targets"; exit 0; fi
 if [ $# -lt 2 ]; then
   echo "usage: scripts/fuzz.sh <target> <seconds> [libFuzzer flags...]   (targets: $targets)" >&2

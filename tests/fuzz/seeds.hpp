@@ -4,6 +4,7 @@
 // starting corpus, so the search starts inside each decoder's happy path.
 
 #include "fuzz_require.hpp"
+#include "reader_seeds.hpp"
 
 #include <trinity/compress/catalog.hpp>
 #include <trinity/compress/chain.hpp>
@@ -47,8 +48,9 @@ inline std::vector<std::vector<float>> sample_tensors() {
 //! Seeds for the target named `target` (fuzz_<target>).
 inline std::vector<bytes> seed_inputs(std::string_view target) {
   std::vector<bytes> seeds;
+  if (target.starts_with("reader_")) seeds = reader_seed_inputs(target);
   const auto tensors = sample_tensors();
-  for (const auto& entry : compress::catalog()) {
+  for (const auto& entry : target.starts_with("reader_") ? std::span<const compress::catalog_entry>{} : compress::catalog()) {
     for (const auto& t : tensors) {
       auto c = entry.make();
       compress::frame_buffer f;

@@ -20,6 +20,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -30,10 +31,12 @@
 
 namespace trinity::io {
 
-//! The trace's requests, in file order; `block_tokens` is the trace's block size (Mooncake's: 512).
-inline std::vector<cache::block_request> read_block_trace(const std::string& file, std::size_t block_tokens = 512) {
+//! The requests of a trace's text, in order; `file` names it in a refusal, `block_tokens` is the trace's block
+//! size (Mooncake's: 512). Every byte is read as hostile (tests/fuzz/fuzz_reader_mooncake.cpp).
+inline std::vector<cache::block_request> parse_block_trace(std::string_view text, const std::string& file,
+                                                           std::size_t block_tokens = 512) {
   trinity::detail::require(block_tokens >= 1, "block_tokens", "must be at least 1");
-  std::istringstream in(trinity::detail::read_input_file(file, trinity::detail::max_data_bytes));
+  std::istringstream in{std::string(text)};
   static constexpr key keys[] = {{"timestamp", required}, {"input_length", required}, {"output_length", required},
                                  {"hash_ids", required}};
   std::vector<cache::block_request> out;
@@ -79,6 +82,11 @@ inline std::vector<cache::block_request> read_block_trace(const std::string& fil
   if (in.bad()) throw invalid_input(file, "cannot be read");
   if (out.empty()) throw invalid_input(file, "holds no request");
   return out;
+}
+
+//! The trace's requests, in file order; `block_tokens` is the trace's block size (Mooncake's: 512).
+inline std::vector<cache::block_request> read_block_trace(const std::string& file, std::size_t block_tokens = 512) {
+  return parse_block_trace(trinity::detail::read_input_file(file, trinity::detail::max_data_bytes), file, block_tokens);
 }
 
 }  // namespace trinity::io

@@ -39,20 +39,30 @@ inline transformer_probe read_transformer_probe(const json& j) {
     if (!ctx.is_object() || !ctx.contains(k)) fail(std::string("context.") + k, "missing");
   p.device = io::text(ctx.at("device"), "context.device");
   p.date = io::text(ctx.at("date"), "context.date");
+  // The probe writes more than trinity reads, so its objects are not held to a key table; every key read is
+  // checked present, on an object, before it is read.
+  const auto member = [](const json& o, const std::string& at, const char* k) -> const json& {
+    if (!o.is_object()) fail(at, "expected an object, not " + kind_of(o));
+    if (!o.contains(k)) fail(at + "." + k, "missing");
+    return o.at(k);
+  };
   for_each(j.at("gemm"), "gemm", [&](const json& g, const std::string& at) {
-    p.gemms.push_back({number(g.at("m"), at + ".m"), number(g.at("n"), at + ".n"), number(g.at("k"), at + ".k"),
-                       number(g.at("flops_per_second"), at + ".flops_per_second")});
+    p.gemms.push_back({number(member(g, at, "m"), at + ".m"), number(member(g, at, "n"), at + ".n"),
+                       number(member(g, at, "k"), at + ".k"),
+                       number(member(g, at, "flops_per_second"), at + ".flops_per_second")});
   });
   static constexpr std::string_view policies[] = {"none", "selective", "full"};
   for_each(j.at("layers"), "layers", [&](const json& r, const std::string& at) {
     model::measured_layers m;
-    const auto field = [&](const char* k) -> const json& {
-      if (!r.contains(k)) fail(at + "." + k, "missing");
-      return r.at(k);
-    };
+    const auto field = [&](const char* k) -> const json& { return member(r, at, k); };
     const std::size_t h = count(field("hidden"), at + ".hidden"), a = count(field("heads"), at + ".heads");
     // The probe's layers are GPT's: MLP 4h, every head its own KV, dropout; no vocabulary is involved.
-    m.job.shape = {count(field("layers"), at + ".layers"), h, 4 * h, a, a, 1, false, false};
+    m.job.shape = {count(field("layers"), at + ".layers", 1'000'000), h, 4 * h, a, a, 1, false, false};
+    try {
+      model::validate(m.job.shape);  // whole heads, at least one layer: what the model's formulas divide by
+    } catch (const invalid_input& e) {
+      fail(at + "." + e.field(), e.problem());
+    }
     m.job.sequence = count(field("sequence"), at + ".sequence");
     m.job.global_batch = count(field("micro_batch"), at + ".micro_batch");
     m.layout.micro_batch = m.job.global_batch;

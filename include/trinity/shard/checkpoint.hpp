@@ -107,15 +107,12 @@ struct checkpoint_file_data {
   std::vector<char> bytes;
 };
 
-inline checkpoint_file_data read_checkpoint_file(const std::filesystem::path& file, std::uint32_t expect_ranks,
-                                                 std::uint32_t expect_rank) {
-  const std::string name = file.string();
-  if (const auto problem = trinity::detail::input_file_problem(name))
-    throw invalid_input("checkpoint", name + " " + *problem + ": a checkpoint of " + std::to_string(expect_ranks) +
-                                          " ranks needs one file per rank");
+//! A checkpoint file's bytes, checked as hostile (header, sizes, checksum) against the rank it should be;
+//! `name` names it in a refusal (tests/fuzz/fuzz_reader_checkpoint.cpp feeds it any bytes).
+inline checkpoint_file_data parse_checkpoint(std::vector<char> bytes, const std::string& name, std::uint32_t expect_ranks,
+                                             std::uint32_t expect_rank) {
   checkpoint_file_data d;
-  const std::string text = trinity::detail::read_input_file(name, trinity::detail::max_data_bytes);
-  d.bytes.assign(text.begin(), text.end());
+  d.bytes = std::move(bytes);
   const auto& b = d.bytes;
   std::size_t at = 0;
   const auto need = [&](std::size_t n, const char* field) {
@@ -151,18 +148,21 @@ inline checkpoint_file_data read_checkpoint_file(const std::filesystem::path& fi
                                                std::to_string(expect_rank) + " of " + std::to_string(expect_ranks));
   d.header.steps = get64("steps");
   d.header.states_per = get32("states_per_parameter");
+  if (d.header.states_per > 16) throw invalid_input("checkpoint.states_per_parameter", name + " names an impossible optimizer");
   const std::uint32_t layers = get32("layers");
   if (layers > (b.size() - at) / 8) throw invalid_input("checkpoint.layers", name + " claims more layers than it holds");
   for (std::uint32_t l = 0; l < layers; ++l) d.header.layer_sizes.push_back(get64("layer_sizes"));
-  // Payload: per layer, chunk floats times (1 + states_per); then the checksum.
+  // Payload: per layer, chunk floats times (1 + states_per); then the checksum. Bounded by the bytes at every
+  // layer, so no sum of hostile sizes can wrap around.
   std::uint64_t floats = 0;
   for (std::uint32_t l = 0; l < layers; ++l) {
     const std::uint64_t size = d.header.layer_sizes[l];
     if (size > (std::uint64_t{1} << 40)) throw invalid_input("checkpoint.layer_sizes", name + " names an impossible layer");
     const comm::partition part(static_cast<std::size_t>(size), static_cast<int>(std::max<std::uint32_t>(1, d.header.ranks)));
     floats += part.size(static_cast<int>(d.header.rank)) * (1ull + d.header.states_per);
+    if (floats > b.size())
+      throw invalid_input("checkpoint.size", name + " is smaller than the layers its header names: it is truncated or corrupt");
   }
-  if (d.header.states_per > 16) throw invalid_input("checkpoint.states_per_parameter", name + " names an impossible optimizer");
   if (b.size() != at + floats * sizeof(float) + 8)
     throw invalid_input("checkpoint.size", name + " holds " + std::to_string(b.size()) + " bytes where its header implies " +
                                                std::to_string(at + floats * sizeof(float) + 8) + ": it is truncated or corrupt");
@@ -173,6 +173,16 @@ inline checkpoint_file_data read_checkpoint_file(const std::filesystem::path& fi
   if (stored != sum.h) throw invalid_input("checkpoint.checksum", name + " fails its checksum: the file is corrupt");
   d.bytes.erase(d.bytes.begin(), d.bytes.begin() + static_cast<std::ptrdiff_t>(at));  // keep the payload only
   return d;
+}
+
+inline checkpoint_file_data read_checkpoint_file(const std::filesystem::path& file, std::uint32_t expect_ranks,
+                                                 std::uint32_t expect_rank) {
+  const std::string name = file.string();
+  if (const auto problem = trinity::detail::input_file_problem(name))
+    throw invalid_input("checkpoint", name + " " + *problem + ": a checkpoint of " + std::to_string(expect_ranks) +
+                                          " ranks needs one file per rank");
+  const std::string text = trinity::detail::read_input_file(name, trinity::detail::max_data_bytes);
+  return parse_checkpoint(std::vector<char>(text.begin(), text.end()), name, expect_ranks, expect_rank);
 }
 
 }  // namespace detail

@@ -134,10 +134,15 @@ class ack_journal {
 
   //! Every record of the journal at path, in order, read as the constructor reads it (torn tail cut off).
   [[nodiscard]] static std::vector<ack_record> read(const std::filesystem::path& path) {
+    return records_of(slurp(path), path);
+  }
+  //! The records of a journal's bytes, read as hostile (tests/fuzz/fuzz_reader_journal.cpp); `name` names it.
+  [[nodiscard]] static std::vector<ack_record> records_of(const std::vector<std::byte>& bytes,
+                                                          const std::filesystem::path& name) {
     std::vector<ack_record> out;
     std::size_t torn = 0;
     std::map<std::uint32_t, std::uint64_t> next;
-    parse(path, slurp(path), out, next, torn);
+    parse(name, bytes, out, next, torn);
     return out;
   }
 
