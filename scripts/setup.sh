@@ -20,8 +20,9 @@ packages=(
   libfaiss-dev
   # the independent reference the placement solvers are tested against
   libglpk-dev
-  # the independent Python replay the prefix cache is checked and timed against (tools/reference)
-  python3
+  # the independent Python replay the prefix cache is checked and timed against (tools/reference), and the
+  # JSON Schema validator every plan's JSON is checked with (docs/plan.schema.json)
+  python3 python3-jsonschema
   # pictures drawn by the demo and examples
   gnuplot-nox
   # scripts/fuzz.sh: libFuzzer comes with clang's runtime

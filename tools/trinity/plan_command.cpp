@@ -143,11 +143,12 @@ plan::assumptions layout_assumed(const plan_args& a, plan::assumptions layout = 
   return layout;
 }
 
-// Any planner's result as JSON: what the command was asked, the choice (also as "predicted"), the untraded
-// baseline, the Pareto front, the explanation and what was assumed, each candidate as `one` writes it.
+// Any planner's result as JSON, in docs/plan.schema.json's shape: what the command was asked, the choice (also
+// as "predicted"), the untraded baseline, the Pareto front, the explanation and what was assumed, each candidate
+// as `one` writes it; the workload's own keys under one object named for its kind.
 template <class Workload, class Result, class One>
-void print_result_json(const plan_args& a, const plan::system& s, const Workload& w, json extra, const Result& r,
-                       One one) {
+void print_result_json(const plan_args& a, const plan::system& s, const Workload& w, const char* kind, json own,
+                       const Result& r, One one) {
   const auto& x = r.explanation;
   json out{{"system", s.name}, {"workload", w.name}, {"assumed", assumed_json(s, w.assumed)},
            {"objective", a.planning.objective},
@@ -156,7 +157,7 @@ void print_result_json(const plan_args& a, const plan::system& s, const Workload
            {"explanation", {{"binding_before", x.binding_before}, {"binding_after", x.binding_after},
                             {"trades", x.trades}, {"rejected", x.rejected}}}};
   for (const auto i : r.pareto) out["pareto"].push_back(one(r.candidates[i]));
-  if (extra.is_object()) out.update(extra);
+  out[kind] = own.is_object() ? std::move(own) : json::object();
   std::cout << out.dump(2) << '\n';
 }
 
@@ -207,7 +208,7 @@ void run_diffusion(const plan_args& a, const plan::system& s, const plan::diffus
   const auto r = plan::plan_diffusion(s, w, options_of(a.planning));
   const auto& x = r.explanation;
   if (a.json) {
-    print_result_json(a, s, w, {}, r, [&](const plan::cache_evaluated& e) { return cache_json(e, s); });
+    print_result_json(a, s, w, "diffusion", {}, r, [&](const plan::cache_evaluated& e) { return cache_json(e, s); });
     return;
   }
   const auto& c = r.chosen().cost;
@@ -260,7 +261,7 @@ void run_edge(const plan_args& a, const plan::system& s, const plan::edge_worklo
   }
   const auto& x = r.explanation;
   if (a.json) {
-    print_result_json(a, s, w, {}, r, [&](const plan::edge_evaluated& e) { return edge_json(e, r, w); });
+    print_result_json(a, s, w, "edge", {}, r, [&](const plan::edge_evaluated& e) { return edge_json(e, r, w); });
     return;
   }
   const auto& c = r.chosen().cost;
@@ -321,7 +322,7 @@ void run_hetero_train(const plan_args& a, const plan::system& s, const plan::het
   }
   const auto answers = plan::answers(w);
   if (a.json) {
-    print_result_json(a, s, w,
+    print_result_json(a, s, w, "hetero_train",
                       {{"answers", {{"producers_per_consumer_device", answers.producers_per_consumer},
                                     {"streams_to_fill_link", answers.streams_to_fill},
                                     {"one_stream_bytes_per_second", answers.one_stream.value()},
@@ -386,7 +387,7 @@ void run_data_curation(const plan_args& a, const plan::system& s, const plan::da
     throw usage_error(std::string(e.what()));
   }
   if (a.json) {
-    print_result_json(a, s, w, {}, r,
+    print_result_json(a, s, w, "data_curation", {}, r,
                       [&](const plan::data_curation_evaluated& e) { return data_curation_json(e, w); });
     return;
   }
@@ -447,7 +448,7 @@ void run_serving(const plan_args& a, const plan::system& s, plan::serving_worklo
     json tiers = json::object();
     for (std::size_t t = 0; t < s.tiers.size(); ++t)
       tiers[s.tiers[t].name] = by_tier.by_tier[t] ? serving_json(r.candidates[*by_tier.by_tier[t]], r, s) : json(nullptr);
-    print_result_json(a, s, w,
+    print_result_json(a, s, w, "serving",
                       {{"best_with_cache_in", tiers},
                        {"best_without_cache",
                         by_tier.no_cache ? serving_json(r.candidates[*by_tier.no_cache], r, s) : json(nullptr)}},
@@ -816,32 +817,32 @@ void run_parallel_search(const plan_args& a, const plan::system& s, const plan::
     return r.candidates[i].cost.total.time < r.candidates[j].cost.total.time;
   });
   if (a.json) {
+    // A layout as the front, the choice and the baseline list it.
+    const auto layout_json = [&](const plan::parallel_evaluated& e) {
+      return json{{"parallelism", model::to_string(e.plan.layout)}, {"step_time_s", e.cost.total.time.value()},
+                  {"energy_j", e.cost.total.energy.value()}, {"device_bytes", e.cost.total.memory.value()},
+                  {"sent_bytes", e.cost.total.bandwidth.value()}, {"dollars", e.cost.dollars}, {"fits", e.fits()}};
+    };
     json pareto = json::array();
-    for (const auto i : front) {
-      const auto& e = r.candidates[i];
-      pareto.push_back({{"parallelism", model::to_string(e.plan.layout)}, {"step_time_s", e.cost.total.time.value()},
-                        {"energy_j", e.cost.total.energy.value()}, {"device_bytes", e.cost.total.memory.value()},
-                        {"sent_bytes", e.cost.total.bandwidth.value()}, {"dollars", e.cost.dollars}});
-    }
+    for (const auto i : front) pareto.push_back(layout_json(r.candidates[i]));
     std::cout << json{{"system", s.name},
                       {"workload", w.name},
                       {"assumed", assumed_json(s, w.assumed, layout_assumed(a))},
                       {"objective", plan::to_string(base.objective)},
-                      {"gpus", gpus},
-                      {"scale_up_domains", scale_up_domains(s, c, gpus)},
-                      {"global_batch", job.global_batch},
                       {"candidates", r.candidates.size()},
-                      {"feasible", feasible},
-                      {"parallelism", model::to_string(ch.plan.layout)},
-                      {"baseline", model::to_string(r.candidates[r.baseline].plan.layout)},
-                      {"device_capacity_bytes", c.memory.value()},
+                      {"choice", layout_json(ch)},
+                      {"baseline", layout_json(r.candidates[r.baseline])},
                       {"predicted", parallel_predicted_json(ch.cost.step)},
-                      {"energy_j", ch.cost.total.energy.value()},
-                      {"dollars", ch.cost.dollars},
                       {"pareto", pareto},
                       {"explanation",
                        {{"binding_before", x.binding_before}, {"binding_after", x.binding_after},
-                        {"trades", x.trades}, {"rejected", x.rejected}}}}
+                        {"trades", x.trades}, {"rejected", x.rejected}}},
+                      {"layout_search",
+                       {{"gpus", gpus},
+                        {"scale_up_domains", scale_up_domains(s, c, gpus)},
+                        {"global_batch", job.global_batch},
+                        {"feasible", feasible},
+                        {"device_capacity_bytes", c.memory.value()}}}}
                      .dump(2)
               << '\n';
     return;
@@ -985,7 +986,7 @@ void run_plan(const plan_args& a) {
                {r.chosen().cost.total.time.value(), r.chosen().cost.tier_bytes[0].value() / 1e9});
   }
   if (a.json) {
-    print_result_json(a, s, w, {{"ranks", w.ranks(s)}}, r,
+    print_result_json(a, s, w, "training", {{"ranks", w.ranks(s)}}, r,
                       [&](const plan::evaluated& e) { return cost_json(e, r, s); });
     return;
   }

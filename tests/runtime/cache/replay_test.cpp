@@ -53,7 +53,7 @@ TEST_CASE(".fvecs round-trips, and every malformed file is refused with the vect
                     Catch::Contains("vector 1 (byte 12) declares dimension 3"));
   CHECK_THROWS_WITH(cache::parse_fvecs(fvecs_bytes({{2, {1, 2}}, {2, {NAN, 4}}})),
                     Catch::Contains("vector 1 value 0 (byte 16) is NaN"));
-  CHECK_THROWS_WITH(cache::read_fvecs("/nonexistent/x.fvecs"), Catch::Contains("cannot be opened"));
+  CHECK_THROWS_WITH(cache::read_fvecs("/nonexistent/x.fvecs"), Catch::Contains("/nonexistent/x.fvecs: cannot be read: no such file"));
 }
 
 TEST_CASE("a trace CSV is read in timestamp order, and a bad line is named with its number", "[cache][trace]") {
