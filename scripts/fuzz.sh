@@ -20,6 +20,21 @@ targets="identity cast zstd lz4 sparse block_quant qsgd sign low_rank delta fram
   reader_mooncake reader_csv_trace reader_fvecs reader_stream_frame reader_journal reader_checkpoint"
 targets=$(echo $targets)
 if [ "${1:-}" = list ]; then echo "$targets"; exit 0; fi
+# scripts/fuzz.sh record SECONDS [TARGET...]: one run of each (default: every reader), its log kept in
+# build/fuzz/logs, then the runs summarised into bench/results/fuzz-readers.json.
+if [ "${1:-}" = record ]; then
+  seconds=${2:?"usage: scripts/fuzz.sh record SECONDS [TARGET...]"}
+  shift 2
+  chosen=${*:-$(for t in $targets; do case $t in reader_*) echo "$t" ;; esac; done)}
+  mkdir -p build/fuzz/logs
+  for t in $chosen; do
+    start=$(date -u +%FT%TZ)
+    "$0" "$t" "$seconds" > "build/fuzz/logs/$t.log" 2>&1 || echo "fuzz.sh: $t found something; see build/fuzz/logs/$t.log" >&2
+    printf 'start=%s\nend=%s\n' "$start" "$(date -u +%FT%TZ)" > "build/fuzz/logs/$t.times"
+  done
+  python3 scripts/fuzz_record.py build/fuzz/logs > bench/results/fuzz-readers.json
+  exit 0
+fi
 if [ $# -lt 2 ]; then
   echo "usage: scripts/fuzz.sh <target> <seconds> [libFuzzer flags...]   (targets: $targets)" >&2
   exit 2
