@@ -7,7 +7,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace trinity;
   fuzz::accept_or_refuse([&] {
     const auto s = io::read_system(io::parse(fuzz::text_of(data, size), "fuzz.json"));
-    plan::validate(s);  // what the reader accepts is a valid system
+    // What the reader accepts is a system the planner takes: valid, with a device memory and a device.
+    bool valid = true;
+    try {
+      plan::validate(s);
+    } catch (const invalid_input&) {
+      valid = false;
+    }
+    TRINITY_FUZZ_REQUIRE(valid && !s.tiers.empty() && s.device.count >= 1);
   });
   return 0;
 }
