@@ -12,6 +12,7 @@
 // here is said: activation recomputation (the MLP keeps its activations).
 
 #include "cli.hpp"
+#include "workload_from.hpp"
 #include "curation_run.hpp"
 #include "machine_profile.hpp"
 
@@ -63,6 +64,24 @@ std::string run_and_capture(const std::string& command) {
   return out;
 }
 
+// The scaled-down training run's size (--ranks, --steps, --batch), checked before anything is read, and the
+// machine a profile measured, which times it.
+struct training_run {
+  std::size_t ranks = 0, steps = 0, batch = 0;
+  std::optional<machine_profile> machine;
+  unsigned cores = 1;
+};
+
+training_run training_run_of(const verify_args& a) {
+  training_run r;
+  r.ranks = count_flag(a.ranks, "--ranks", 2, 64);
+  r.steps = count_flag(a.steps, "--steps", 1, 1000);
+  r.batch = count_flag(a.batch, "--batch", r.ranks, 1 << 20);
+  if (!a.planning.profile.empty()) r.machine = read_profile_file(a.planning.profile).machine;
+  if (r.machine) r.cores = r.machine->cores, r.steps = std::max<std::size_t>(r.steps, 8);  // past the warm-up
+  return r;
+}
+
 struct row {
   std::string mechanism;
   double predicted, measured;
@@ -75,7 +94,7 @@ std::string ratio_text(const row& x) { return units::detail::format_number(x.rat
 
 // A diffusion plan: its cache, at the chosen capacity, replayed for real through trinity::cache (exact flat
 // index, LRU, Table 1 reuse) on a trace, beside what the planner priced from the workload's hit-rate curve.
-void run_verify_diffusion(const verify_args& a, const plan::system& s, const plan::diffusion_workload& w) {
+void verify_plan(const verify_args& a, const plan::system& s, const plan::diffusion_workload& w, const training_run&) {
   const auto r = plan::plan_diffusion(s, w, options_of(a.planning));
   const auto& c = r.chosen();
   std::cout << "Plan: " << plan::describe(c.plan, s, r.codecs) << '\n';
@@ -158,7 +177,7 @@ void run_verify_diffusion(const verify_args& a, const plan::system& s, const pla
 
 // A serving plan: its prefix cache, at the chosen capacity, tier and KV precision, replayed for real through
 // cache::tiered_prefix_cache on a block-hashed trace, beside what the planner priced from the workload's curve.
-void run_verify_serving(const verify_args& a, const plan::system& s, plan::serving_workload& w) {
+void verify_plan(const verify_args& a, const plan::system& s, plan::serving_workload& w, const training_run&) {
   if (a.trace.empty())
     throw usage_error("verify of an llm-serve plan replays a block-hashed trace: give --trace FILE.jsonl (Mooncake's "
                       "format; docs/examples/mooncake_conversation_excerpt.jsonl is an excerpt)");
@@ -238,7 +257,7 @@ std::string cpu_model() {
 
 // A data-curation plan: the pipeline run here on pipeline::executor (curation_run.hpp) with the plan's
 // placement and with one model per device, beside model::rates over the kernels' costs measured here.
-void run_verify_curation(const verify_args& a, const plan::system& s, const plan::data_curation_workload& w) {
+void verify_plan(const verify_args& a, const plan::system& s, const plan::data_curation_workload& w, const training_run&) {
   refuse_training_flags(a, "a data-curation plan (its run's size is --samples)");
   if (!a.planning.profile.empty())
     throw bad_flag("--profile", a.planning.profile, "is for a training plan; a data-curation run times its own kernels");
@@ -545,30 +564,24 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
   if (!all) throw usage_error("a measured figure is more than 1% from the prediction (see the table)");
 }
 
-void run_verify(const verify_args& a) {
-  const auto ranks = count_flag(a.ranks, "--ranks", 2, 64);
-  auto steps = count_flag(a.steps, "--steps", 1, 1000);
-  const auto batch = count_flag(a.batch, "--batch", ranks, 1 << 20);
-  std::optional<machine_profile> machine;
-  if (!a.planning.profile.empty()) machine = read_profile_file(a.planning.profile).machine;
-  const unsigned cores = machine ? machine->cores : 1;
-  if (machine) steps = std::max<std::size_t>(steps, 8);  // a step time wants a few steps past the warm-up
-  const auto s = system_from(a.system);
-  auto any = workload_from(a.workload, s);
-  if (auto* d = std::get_if<plan::diffusion_workload>(&any)) return run_verify_diffusion(a, s, *d);
-  if (auto* v = std::get_if<plan::serving_workload>(&any)) return run_verify_serving(a, s, *v);
-  if (auto* c = std::get_if<plan::data_curation_workload>(&any)) return run_verify_curation(a, s, *c);
-  auto* training = std::get_if<plan::training_workload>(&any);
-  if (!training)
-    throw bad_flag("--workload", a.workload, "verify runs training, diffusion, llm-serve and data-curation plans; an edge or hetero-train "
-                                             "plan is not run here yet (for hetero-train's link, run trinity-stream demo)");
-  if (const auto mode = training_parallelism(a.parallelism, *training); mode != "data") {
+// Edge and hetero-train plans are not run here.
+template <class Description>
+void verify_plan(const verify_args& a, const plan::system&, const Description&, const training_run&) {
+  throw bad_flag("--workload", a.workload, "verify runs training, diffusion, llm-serve and data-curation plans; an edge or hetero-train "
+                                           "plan is not run here yet (for hetero-train's link, run trinity-stream demo)");
+}
+
+// A training plan: a layout's slots (verify_parallel), or the data-parallel planner's plan run on threads.
+void verify_plan(const verify_args& a, const plan::system& s, const plan::training_workload& training,
+                 const training_run& run) {
+  if (const auto mode = training_parallelism(a.parallelism, training); mode != "data") {
     auto laid = a;
     laid.parallelism = mode;
-    return run_verify_parallel(laid, s, *training);
+    return run_verify_parallel(laid, s, training);
   }
   if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), gpus_go_with);
-  auto w = *training;
+  const auto [ranks, steps, batch, machine, cores] = run;
+  auto w = training;
   // The plan is the system's (its own codecs); the profile, which measured this machine, only times the run.
   auto planning = a.planning;
   planning.profile.clear();
@@ -663,6 +676,13 @@ void run_verify(const verify_args& a) {
   if (!all) throw usage_error("a measured figure is more than 20% from the prediction (see the table)");
 }
 
+void run_verify(const verify_args& a) {
+  const auto run = training_run_of(a);
+  const auto s = system_from(a.system);
+  auto w = workload_from(a.workload, s);
+  w.visit([&](auto, auto& d) { verify_plan(a, s, d, run); });
+}
+
 }  // namespace
 
 void register_verify(CLI::App& app) {
@@ -690,6 +710,7 @@ void register_verify(CLI::App& app) {
   v->callback([a, v] {
     for (const char* f : {"--ranks", "--steps", "--batch", "--train"})
       if (v->count(f)) a->training_flags_given.push_back(f);
+    a->planning.read_profile = read_profile;
     run_verify(*a);
   });
 }

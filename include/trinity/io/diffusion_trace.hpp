@@ -1,13 +1,13 @@
 #pragma once
 //! \file
 //! A diffusion workload's hit-rate curve from the request trace it brought
-//! (io/workload.hpp): the trace replayed through the exact cache (flat index,
+//! (workloads/diffusion.hpp): the trace replayed through the exact cache (flat index,
 //! LRU, Table 1 reuse) at each capacity, the power law fitted to the points,
 //! and, unless the workload gave it, the mean steps a hit skips measured; then
 //! the workload is validated against the system.
 //!
-//!   auto file = io::read_workload(j, system, base);
-//!   if (file.trace) w = io::fit_trace(std::get<plan::diffusion_workload>(file.workload), *file.trace, system);
+//!   auto file = workloads::diffusion::read_file(j, system, base);
+//!   if (file.trace) w = io::fit_trace(file.workload, *file.trace, system);
 
 #include <cmath>
 #include <functional>
@@ -22,6 +22,8 @@
 #include <trinity/cache/trace.hpp>
 #include <trinity/io/workload.hpp>
 #include <trinity/model/fit.hpp>
+#include <trinity/plan/diffusion.hpp>
+#include <trinity/plan/system.hpp>
 #include <trinity/units/format.hpp>
 
 namespace trinity::io {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <trinity/io.hpp>
+#include <trinity/workloads/registry.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
 #include <trinity/plan/system.hpp>
 
@@ -30,7 +31,7 @@ std::string system_error(const std::string& text) {
   return error_of(text, [](const json& j) { io::read_system(j); });
 }
 std::string workload_error(const std::string& text) {
-  return error_of(text, [](const json& j) { io::read_workload(j, plan::presets::h100_infiniband()); });
+  return error_of(text, [](const json& j) { workloads::read_workload(j, plan::presets::h100_infiniband()); });
 }
 
 const std::string good_system = R"({
@@ -139,15 +140,15 @@ TEST_CASE("a training workload refuses a misspelt key instead of training with t
   CHECK(workload_error(R"({"name": "w", "type": "trainig"})") == "type: \"trainig\" is not allowed; did you mean \"training\"?");
   CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024,
       "data_parallel": 65})") == "data_parallel: 65 ranks exceed the system's 64 devices");
-  const auto f = io::read_workload(io::parse(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024,
+  const auto f = workloads::read_workload(io::parse(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024,
       "sequence": 1024, "batch": 2, "precision": {"parameter": 2, "gradient": 2, "optimizer": 12, "compute": "fp8"}})",
                                              "w.json"),
                                    plan::presets::h100_infiniband());
-  const auto& w = std::get<plan::training_workload>(f.workload);
+  const auto& w = f.as<plan::training_workload>();
   CHECK(w.batch == 2);
   CHECK(w.compute_precision == "fp8");
   CHECK(w.precision.optimizer == 12);
-  CHECK_FALSE(f.trace);
+  CHECK(f.type() == "training");
 }
 
 TEST_CASE("diffusion and edge workloads check their nested objects too", "[io]") {
@@ -166,7 +167,7 @@ TEST_CASE("diffusion and edge workloads check their nested objects too", "[io]")
   CHECK(workload_error(R"({"name": "d", "type": "diffusion", "steps": 50, "step_flops": "98TFLOP",
       "latent_size": "0.016GB", "hit_rate": {"kappa_per_gb": 0.1, "gamma": 0.7}})")
             .starts_with("reuse_depth: missing"));
-  const auto traced = io::read_workload(io::parse(R"({"name": "d", "type": "diffusion", "steps": 50,
+  const auto traced = workloads::diffusion::read_file(io::parse(R"({"name": "d", "type": "diffusion", "steps": 50,
       "step_flops": "98TFLOP", "latent_size": "0.016GB", "trace": {"requests": "r.csv", "embeddings": "/abs/e.fvecs",
       "capacities": ["1GB", 2e9]}})", "d.json"), plan::presets::h100_infiniband(), "/data");
   REQUIRE(traced.trace);
@@ -177,7 +178,7 @@ TEST_CASE("diffusion and edge workloads check their nested objects too", "[io]")
 
   const auto edge_system = plan::presets::edge_5g_cloud();
   const auto edge_error = [&](const std::string& text) {
-    return error_of(text, [&](const json& j) { io::read_workload(j, edge_system); });
+    return error_of(text, [&](const json& j) { workloads::read_workload(j, edge_system); });
   };
   CHECK(edge_error(R"({"name": "e", "type": "edge", "frames_per_second": 10, "analysis_flops": "8GFLOP",
       "feature_size": "0.2MB", "encodings": [{"name": "h264", "bits_per_pixel": 0.1, "decode_flop": 1e9}]})") ==
@@ -193,7 +194,7 @@ TEST_CASE("an llm-serve workload reads a named model or its spelt-out shape, and
   const std::string rest = R"("prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "500ms", "tpot_slo": "30ms",
       "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}, "hit_rate_bound": 0.37})";
   const auto read = [&](const std::string& head) {
-    return std::get<plan::serving_workload>(io::read_workload(io::parse("{" + head + rest, "s.json"), dgx).workload);
+    return workloads::read_workload(io::parse("{" + head + rest, "s.json"), dgx).as<plan::serving_workload>();
   };
   const auto named = read(R"("name": "a", "type": "llm-serve", "model": "llama3-8b", )");
   const auto spelt = read(R"("name": "b", "type": "llm-serve", "layers": 32, "hidden": 4096, "ffn_hidden": 14336,
@@ -205,7 +206,7 @@ TEST_CASE("an llm-serve workload reads a named model or its spelt-out shape, and
   CHECK(spelt.hit_rate.kappa.value() == Approx(0.0028e-9));
   CHECK(spelt.hit_rate_bound == 0.37);
   const auto error = [&](const std::string& head) {
-    return error_of("{" + head + rest, [&](const json& j) { io::read_workload(j, dgx); });
+    return error_of("{" + head + rest, [&](const json& j) { workloads::read_workload(j, dgx); });
   };
   CHECK(error(R"("name": "c", "type": "llm-serve", "model": "llama3-80b", )")
             .starts_with("model: \"llama3-80b\" is not allowed; did you mean \"llama3-8b\"?"));  // one edit, as 70b
@@ -296,7 +297,7 @@ TEST_CASE("hostile bytes give the readers an error to name, never a crash or ano
       ++refused;
     }
     try {
-      io::read_workload(io::parse(text, "m.json"), plan::presets::h100_infiniband());
+      workloads::read_workload(io::parse(text, "m.json"), plan::presets::h100_infiniband());
     } catch (const invalid_input&) {
     }
     try {

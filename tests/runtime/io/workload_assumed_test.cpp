@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <trinity/io.hpp>
+#include <trinity/workloads/registry.hpp>
 #include <trinity/model/named_shapes.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/system.hpp>
@@ -18,11 +19,11 @@ using io::json;
 
 namespace {
 
-io::workload_file read(const std::string& text, const plan::system& s = plan::presets::dgx_h100()) {
-  return io::read_workload(io::parse(text, "w.json"), s);
+workloads::any_workload read(const std::string& text, const plan::system& s = plan::presets::dgx_h100()) {
+  return workloads::read_workload(io::parse(text, "w.json"), s);
 }
 plan::training_workload training(const std::string& text) {
-  return std::get<plan::training_workload>(read(text).workload);
+  return read(text).as<plan::training_workload>();
 }
 std::string error_of(const std::string& text) {
   try {
@@ -139,7 +140,7 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
   SECTION("training") {
     const auto j = io::parse(R"({"name": "a", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
         "vocabulary": 1000, "sequence": 1024})", "w.json");
-    const auto w = std::get<plan::training_workload>(io::read_workload(j, plan::presets::dgx_h100()).workload);
+    const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
     // type names the kind, model the alternative to a shape, parameters follows from it, and sequence_mix is
     // a choice with no default length.
     check_every_default_listed(io::detail::training_keys, j, w.assumed, {"type", "model", "parameters", "sequence_mix"});
@@ -151,14 +152,14 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
   SECTION("diffusion") {
     const auto j = io::parse(R"({"name": "d", "type": "diffusion", "steps": 50, "step_flops": 1e14, "reuse_depth": 10,
         "latent_size": "16MB", "hit_rate": {"kappa_per_gb": 0.05, "gamma": 0.7}})", "w.json");
-    const auto w = std::get<plan::diffusion_workload>(io::read_workload(j, plan::presets::dgx_h100()).workload);
+    const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::diffusion_workload>();
     // A trace is the alternative to the curve given.
     check_every_default_listed(io::detail::diffusion_keys, j, w.assumed, {"type", "trace"});
   }
   SECTION("edge") {
     const auto j = io::parse(R"({"name": "e", "type": "edge", "frames_per_second": 30, "analysis_flops": 7.9e10,
         "feature_size": "3MB"})", "w.json");
-    const auto w = std::get<plan::edge_workload>(io::read_workload(j, plan::presets::edge_5g_cloud()).workload);
+    const auto w = workloads::read_workload(j, plan::presets::edge_5g_cloud()).as<plan::edge_workload>();
     // bitrate sets the first encoding's bits per pixel only when given; there is nothing to default.
     check_every_default_listed(io::detail::edge_keys, j, w.assumed, {"type", "bitrate"});
   }
@@ -166,14 +167,14 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     const auto j = io::parse(R"({"name": "s", "type": "llm-serve", "layers": 32, "hidden": 4096, "ffn_hidden": 14336,
         "heads": 32, "vocabulary": 128256, "prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "1s",
         "tpot_slo": "50ms", "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}})", "w.json");
-    const auto w = std::get<plan::serving_workload>(io::read_workload(j, plan::presets::dgx_h100()).workload);
+    const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::serving_workload>();
     check_every_default_listed(io::detail::serving_keys, j, w.assumed, {"type", "model"});
   }
   SECTION("hetero-train") {
     const auto j = io::parse(R"({"name": "h", "type": "hetero-train", "producer": {"name": "L40S"}, "link": "1GB/s",
         "encode_high": 4, "encode_low": 1,
         "phases": [{"sample": "50MB", "produce_per_second": 1, "consume_per_second": 2}]})", "w.json");
-    const auto w = std::get<plan::hetero_train_workload>(io::read_workload(j, plan::presets::dgx_h100()).workload);
+    const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::hetero_train_workload>();
     check_every_default_listed(io::detail::hetero_train_keys, j, w.assumed, {"type"},
                                {"producer.power", "producer.price_per_hour", "phases[0].samples"});
   }
@@ -181,7 +182,7 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     const auto j = io::parse(R"({"name": "c", "type": "data-curation", "cpu_workers": 16, "operators": [
         {"name": "split", "on": "cpu", "seconds": 0.4},
         {"name": "caption", "on": "device", "flops": 6.5e13, "memory": "32GB"}]})", "w.json");
-    const auto w = std::get<plan::data_curation_workload>(io::read_workload(j, plan::presets::dgx_h100()).workload);
+    const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::data_curation_workload>();
     check_every_default_listed(io::detail::data_curation_keys, j, w.assumed, {"type"},
                                {"operators[0].share", "operators[1].share", "operators[1].efficiency"});
   }

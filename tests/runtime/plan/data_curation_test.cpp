@@ -3,7 +3,7 @@
 // from JSON strictly.
 #include <catch2/catch.hpp>
 
-#include <trinity/io/workload.hpp>
+#include <trinity/workloads/registry.hpp>
 #include <trinity/plan/data_curation.hpp>
 
 #include <bit>
@@ -164,7 +164,7 @@ TEST_CASE("a data-curation workload file reads into the preset's plan, and bad i
   std::stringstream text;
   text << in.rdbuf();
   const auto j = io::parse(text.str(), "t2v-curation.json");
-  const auto w = std::get<plan::data_curation_workload>(io::read_workload(j, s).workload);
+  const auto w = workloads::read_workload(j, s).as<plan::data_curation_workload>();
   const auto from_file = plan::plan_data_curation(s, w);
   const auto preset = plan::plan_data_curation(s, plan::presets::t2v_curation());
   CHECK(from_file.chosen().plan.holds == preset.chosen().plan.holds);
@@ -176,7 +176,7 @@ TEST_CASE("a data-curation workload file reads into the preset's plan, and bad i
     REQUIRE(at != std::string::npos);
     t.replace(at, edit_from.size(), edit_to);
     try {
-      (void)io::read_workload(io::parse(t, "edited"), s);
+      (void)workloads::read_workload(io::parse(t, "edited"), s);
     } catch (const invalid_input& e) {
       return std::string(e.what());
     }

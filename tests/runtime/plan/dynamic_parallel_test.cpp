@@ -2,7 +2,7 @@
 // single layout; checked against the layout search and the step model called directly.
 #include <catch2/catch.hpp>
 
-#include <trinity/io/workload.hpp>
+#include <trinity/workloads/registry.hpp>
 #include <trinity/plan/dynamic_parallel.hpp>
 #include <trinity/plan/parallel_planner.hpp>
 
@@ -17,8 +17,8 @@ namespace {
 plan::training_workload video() {
   std::ifstream in(std::string(TRINITY_SOURCE_DIR) + "/docs/examples/video-dit-train.json");
   const auto s = plan::presets::dgx_h100();
-  auto any = io::read_workload(nlohmann::json::parse(in), s);
-  return std::get<plan::training_workload>(any.workload);
+  auto any = workloads::read_workload(nlohmann::json::parse(in), s);
+  return any.as<plan::training_workload>();
 }
 
 }  // namespace
@@ -130,7 +130,7 @@ TEST_CASE("dynamic parallelism refuses what it cannot plan, naming the field", "
         "heads": 8, "ffn_hidden": 4096, "vocabulary": 1000})");
     j["sequence_mix"] = nlohmann::json::parse(mix);
     try {
-      io::read_workload(j, s);
+      workloads::read_workload(j, s);
     } catch (const invalid_input& e) {
       return std::string(e.what());
     }

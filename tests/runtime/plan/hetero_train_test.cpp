@@ -2,7 +2,7 @@
 // the paper's three answers, bubbles when a phase outruns the producers, and the workload read from JSON.
 #include <catch2/catch.hpp>
 
-#include <trinity/io/workload.hpp>
+#include <trinity/workloads/registry.hpp>
 #include <trinity/plan/hetero_train.hpp>
 
 #include <cmath>
@@ -81,11 +81,11 @@ TEST_CASE("when the data shifts past what the producers make, the consumers wait
 
 TEST_CASE("a hetero-train workload reads from JSON, every key checked", "[plan][hetero][io]") {
   const auto s = *plan::presets::find("dgx-h100");
-  const auto f = io::read_workload(io::parse(R"({"name": "h", "type": "hetero-train", "consumers": 16,
+  const auto f = workloads::read_workload(io::parse(R"({"name": "h", "type": "hetero-train", "consumers": 16,
       "producer": {"name": "L4", "power": "72W"}, "max_producers": 40, "link": "25Gbps", "stream_cap": "100MB/s",
       "encode_high": 4, "encode_low": 1,
       "phases": [{"samples": 3, "sample": "4MB", "produce_per_second": 0.5, "consume_per_second": 2}]})", "test.json"), s);
-  const auto& w = std::get<plan::hetero_train_workload>(f.workload);
+  const auto& w = f.as<plan::hetero_train_workload>();
   CHECK(w.consumers == 16);
   CHECK(w.producer.power.value() == 72);
   CHECK(w.max_producers == 40);
@@ -96,7 +96,7 @@ TEST_CASE("a hetero-train workload reads from JSON, every key checked", "[plan][
 
   const auto error = [&](const char* text) {
     try {
-      io::read_workload(io::parse(text, "test.json"), s);
+      workloads::read_workload(io::parse(text, "test.json"), s);
     } catch (const invalid_input& e) {
       return std::string(e.what());
     }

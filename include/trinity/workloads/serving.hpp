@@ -1,0 +1,230 @@
+#pragma once
+//! \file
+//! LLM serving as a workload (workloads/workload.hpp): its JSON reader (`"type": "llm-serve"`: the model, the
+//! prompt and output lengths, the latency objectives, the prefix cache's hit-rate curve), its preset, its plan
+//! (with the best plan for each tier the prefix cache may live in) and its simulation on a fabric.
+
+#include <cmath>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <trinity/io/block_trace.hpp>
+#include <trinity/io/json_object.hpp>
+#include <trinity/io/workload.hpp>
+#include <trinity/plan/serving.hpp>
+#include <trinity/plan/serving_replay.hpp>
+#include <trinity/plan/simulate_serving.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/workloads/report.hpp>
+#include <trinity/workloads/request.hpp>
+#include <trinity/workloads/workload.hpp>
+
+namespace trinity::io::detail {
+
+inline constexpr key serving_keys[] = {{"name", required},   {"type", required},   {"model"},
+                                       {"layers"},           {"hidden"},           {"ffn_hidden"},
+                                       {"heads"},            {"kv_heads"},         {"vocabulary"},
+                                       {"gated_mlp"},        {"prompt_tokens", required}, {"output_tokens", required},
+                                       {"ttft_slo", required}, {"tpot_slo", required}, {"hit_rate", required},
+                                       {"hit_rate_bound"},   {"prefill_efficiency"}, {"error_budget"},
+                                       {"precision"}};
+
+inline plan::serving_workload read_serving(const json& j, const plan::system& s) {
+  const object o(j, "", serving_keys, "an llm-serve workload");
+  plan::serving_workload w;
+  w.name = o.text("name");
+  w.shape = read_shape(o, &w.assumed);
+  w.prompt_tokens = o.number("prompt_tokens");
+  w.output_tokens = o.number("output_tokens");
+  w.ttft_slo = o.quantity<seconds>("ttft_slo");
+  w.tpot_slo = o.quantity<seconds>("tpot_slo");
+  w.hit_rate = read_power_law(o, "the prefix cache's power-law hit rate against bytes of 16-bit KV (trinity cache "
+                                 "replay --format mooncake fits it)");
+  o.get("hit_rate_bound", w.hit_rate_bound, w.assumed);
+  o.get("prefill_efficiency", w.prefill_efficiency, w.assumed);
+  o.get("error_budget", w.error_budget, w.assumed);
+  if (o.has("precision")) w.precision = precision_name(o, "precision");
+  else plan::assume(w.assumed, "precision", w.precision);
+  return validated(std::move(w), s);
+}
+
+}  // namespace trinity::io::detail
+
+namespace trinity::workloads {
+namespace detail {
+
+inline json serving_json(const plan::serving_evaluated& e, const plan::serving_plan_result& r, const plan::system& s) {
+  const auto& c = e.cost;
+  const auto& p = e.plan;
+  const json tiers = tier_bytes_json(s, c.tier_bytes);
+  return {{"tensor_parallel", p.tensor_parallel},
+          {"batch", p.batch},
+          {"kv_precision", r.codecs[p.codec].name == "identity" ? std::string("bf16") : r.codecs[p.codec].name},
+          {"cache_bytes", p.cache.value()},
+          {"cache_tier", p.cache > bytes{} ? json(s.tiers[p.cache_tier].name) : json(nullptr)},
+          {"hit_rate", c.hit_rate},
+          {"ttft_s", c.ttft.value()},
+          {"tpot_s", c.tpot.value()},
+          {"time_parts_s", {{"prefill", c.prefill.value()}, {"cache_load", c.load.value()}}},
+          {"output_tokens_per_device_second", c.tokens_per_second},
+          {"device_seconds_per_token", c.total.time.value()},
+          {"energy_j_per_token", c.total.energy.value()},
+          {"dollars_per_token", c.dollars},
+          {"compute_flops_per_token", c.total.compute.value()},
+          {"bytes_per_tier", tiers},
+          {"relative_error", c.error},
+          {"fits", e.fits()}};
+}
+
+inline void plan_serving(const request& a, const plan::system& s, plan::serving_workload& w, std::ostream& out) {
+  const auto r = plan_serving_with(s, w, a.planning);
+  const auto by_tier = plan::best_by_cache_tier(r, s.tiers.size(), objective_of(a.planning));
+  if (a.json) {
+    json tiers = json::object();
+    for (std::size_t t = 0; t < s.tiers.size(); ++t)
+      tiers[s.tiers[t].name] = by_tier.by_tier[t] ? serving_json(r.candidates[*by_tier.by_tier[t]], r, s) : json(nullptr);
+    print_result_json(out, a, s, w, "serving",
+                      {{"best_with_cache_in", tiers},
+                       {"best_without_cache",
+                        by_tier.no_cache ? serving_json(r.candidates[*by_tier.no_cache], r, s) : json(nullptr)}},
+                      r, [&](const plan::serving_evaluated& e) { return serving_json(e, r, s); });
+    return;
+  }
+  const auto& x = r.explanation;
+  const auto& c = r.chosen().cost;
+  const auto& p = r.chosen().plan;
+  out << "Plan for " << w.name << " on " << s.name << " (" << s.device.count << " x " << s.device.name
+            << "), best " << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  "
+            << plan::describe(p, s, r.codecs) << "\n\n";
+  table t({"resource", "predicted"});
+  t.add({"time to first token", to_string(c.ttft) + " (prefill " + to_string(c.prefill) + ", cached prefix loaded " +
+                                    to_string(c.load) + "); objective " + to_string(w.ttft_slo)});
+  t.add({"time per output token", to_string(c.tpot) + " at batch " + std::to_string(p.batch) + "; objective " +
+                                      to_string(w.tpot_slo)});
+  t.add({"throughput", units::detail::format_number(c.tokens_per_second) + " output tokens per device-second (" +
+                           std::to_string(s.device.count / p.tensor_parallel) + " replicas of " +
+                           std::to_string(p.tensor_parallel) + ")"});
+  t.add({"prefix hit rate", units::detail::format_number(c.hit_rate) + " of a prompt of " +
+                                std::to_string(std::lround(w.prompt_tokens)) + " tokens"});
+  t.add({"compute", to_string(flops{c.total.compute}) + " per output token"});
+  t.add({"energy", to_string(c.total.energy) + " per output token"});
+  for (std::size_t i = 0; i < s.tiers.size(); ++i)
+    t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity) + " per device"});
+  t.print(out);
+  print_assumed(out, s, w.assumed);
+  out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, s, r.codecs)
+            << "): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
+  for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
+  out << "\nWhat each tier buys (the best plan with the prefix cache there):\n";
+  table b({"cache in", "plan", "hit rate", "TTFT", "tokens/device-s"});
+  const auto add = [&](const std::string& where, std::optional<std::size_t> i) {
+    if (!i) return b.add({where, "none fits", "", "", ""});
+    const auto& e = r.candidates[*i];
+    b.add({where, plan::describe(e.plan, s, r.codecs), units::detail::format_number(e.cost.hit_rate),
+           to_string(e.cost.ttft), units::detail::format_number(e.cost.tokens_per_second)});
+  };
+  add("(no cache)", by_tier.no_cache);
+  for (std::size_t i = 0; i < s.tiers.size(); ++i) add(s.tiers[i].name, by_tier.by_tier[i]);
+  b.print(out);
+  out << "\nAlternatives one choice away:\n";
+  for (const auto& rj : x.rejected) out << "  " << rj << '\n';
+  out << "\nPareto front (device-time per token, energy, device memory, TTFT, dollars): " << r.pareto.size()
+            << " plans\n";
+}
+
+// An llm-serve plan on the fabric: the trace's KV loads from the fabric's memory tier (the chosen plan's, or the
+// best plan's with its cache there) and a prefill's tensor-parallel all-reduces.
+inline void simulate_serving(const request& a, const plan::system& s, plan::serving_workload& w, std::ostream& out) {
+  const auto r = plan_serving_with(s, w, a.planning);
+  auto f = plan::fabric_for(s, s.device.count);  // every replica, in turn
+  if (!f) throw usage_error("system: " + s.name + " names no simulated fabric; add \"fabric\" (trinity fabric --help "
+                                                  "lists them) and \"fabric_memory_tier\"");
+  std::size_t pick = r.choice;
+  std::string note;
+  const auto& chosen = r.chosen().plan;
+  if (!(chosen.cache > bytes{} && s.tiers[chosen.cache_tier].name == f->memory_tier)) {
+    std::size_t tier = s.tiers.size();
+    for (std::size_t i = 0; i < s.tiers.size(); ++i)
+      if (s.tiers[i].name == f->memory_tier) tier = i;
+    const auto best = plan::best_by_cache_tier(r, s.tiers.size(), objective_of(a.planning));
+    if (tier < s.tiers.size() && best.by_tier[tier]) {
+      pick = *best.by_tier[tier];
+      note = "The chosen plan keeps its prefix cache " +
+             (chosen.cache > bytes{} ? "in " + s.tiers[chosen.cache_tier].name : std::string("nowhere")) +
+             ", off the fabric's memory nodes; the loads are those of the best plan with it in " + f->memory_tier +
+             ": " + plan::describe(r.candidates[pick].plan, s, r.codecs);
+    } else {
+      note = "No plan that fits keeps its prefix cache in " + (f->memory_tier.empty() ? "a fabric memory tier" : f->memory_tier) +
+             ": no KV load crosses the fabric";
+    }
+  }
+  const auto& e = r.candidates[pick];
+  std::vector<plan::prefix_load> loads;
+  std::size_t requests = 0;
+  const bool on_fabric = e.plan.cache > bytes{} && s.tiers[e.plan.cache_tier].name == f->memory_tier;
+  if (!a.trace.empty() && on_fabric) {
+    std::vector<cache::block_request> trace;
+    try {
+      trace = io::read_block_trace(a.trace);
+    } catch (const invalid_input& x) {
+      throw usage_error(std::string("--trace ") + x.what());
+    }
+    requests = trace.size();
+    loads = plan::replay_serving(s, w, e.plan, r.codecs, trace).loads;
+  }
+  std::vector<plan::simulated_pair> sim;
+  try {
+    sim = plan::simulate(s, w, e, r.codecs, loads, *f);
+  } catch (const invalid_input& x) {
+    throw usage_error(std::string(x.what()));
+  }
+  if (a.json) {
+    out << json{{"system", s.name}, {"choice", plan::describe(r.chosen().plan, s, r.codecs)},
+                      {"simulated_plan", plan::describe(e.plan, s, r.codecs)}, {"fabric", f->name},
+                      {"trace", a.trace.empty() ? json(nullptr) : json(a.trace)}, {"requests", requests},
+                      {"note", note}, {"simulated", simulated_json(sim)}}
+                     .dump(2)
+              << '\n';
+    return;
+  }
+  out << "Plan: " << plan::describe(r.chosen().plan, s, r.codecs) << '\n';
+  if (!note.empty()) out << note << '\n';
+  if (a.trace.empty() && on_fabric)
+    out << "No --trace given: the KV loads are not replayed (give a Mooncake-format trace, e.g. "
+                 "docs/examples/mooncake_conversation_excerpt.jsonl).\n";
+  else if (on_fabric)
+    out << "Replayed " << a.trace << " (" << requests << " requests) through the plan's prefix cache; "
+              << loads.size() << " requests loaded a cached prefix.\n";
+  out << '\n';
+  print_simulated(out, sim, f->name);
+}
+
+}  // namespace detail
+
+//! LLM serving with a prefix cache (plan/serving.hpp): tensor-parallel degree, batch, KV precision, and the
+//! cache's size and tier, against time-to-first-token and per-token objectives. `"type": "llm-serve"`.
+struct serving {
+  static constexpr std::string_view type = "llm-serve";
+  using description = plan::serving_workload;
+
+  static description read(const io::json& j, const plan::system& s, const read_context&) {
+    return io::detail::read_serving(j, s);
+  }
+  static std::vector<std::string_view> preset_names() { return {"llama3-70b-serve"}; }
+  static std::optional<description> preset(std::string_view name, const plan::system&) {
+    return plan::presets::find_serving(name);
+  }
+  static void plan(const request& a, const plan::system& s, description& w, std::ostream& out) {
+    refuse_layout_flags(a, "plan");
+    detail::plan_serving(a, s, w, out);
+  }
+  //! A trace's KV loads from the fabric's memory tier and a prefill's tensor-parallel all-reduces.
+  static void simulate(const request& a, const plan::system& s, description& w, std::ostream& out) {
+    detail::simulate_serving(a, s, w, out);
+  }
+};
+
+}  // namespace trinity::workloads
