@@ -112,19 +112,19 @@ std::vector<std::string_view> types_of(workload_list<W...>) {
   return {W::type...};
 }
 
-template <class... W>
-any_workload read_as(workload_list<W...>, std::string_view type, const io::json& j, const plan::system& s,
-                     const read_context& c) {
-  std::optional<any_workload> out;
-  ((type == W::type ? (out = any_workload::of<W>(W::read(j, s, c)), true) : false) || ...);
+template <class Any, class... W>
+Any read_as(workload_list<W...>, std::string_view type, const io::json& j, const plan::system& s,
+            const read_context& c) {
+  std::optional<Any> out;
+  ((type == W::type ? (out = Any::template of<W>(W::read(j, s, c)), true) : false) || ...);
   return std::move(*out);
 }
 
-template <class... W>
-std::optional<any_workload> preset_of(workload_list<W...>, std::string_view name, const plan::system& s) {
-  std::optional<any_workload> out;
-  ((out = [&]() -> std::optional<any_workload> {
-      if (auto d = W::preset(name, s)) return any_workload::of<W>(std::move(*d));
+template <class Any, class... W>
+std::optional<Any> preset_of(workload_list<W...>, std::string_view name, const plan::system& s) {
+  std::optional<Any> out;
+  ((out = [&]() -> std::optional<Any> {
+      if (auto d = W::preset(name, s)) return Any::template of<W>(std::move(*d));
       return std::nullopt;
     }(), out.has_value()) || ...);
   return out;
@@ -144,33 +144,43 @@ std::vector<std::string_view> preset_names_of(workload_list<W...>) {
 }  // namespace detail
 
 //! Every registered kind's "type", the default first.
-inline std::vector<std::string_view> workload_types() { return detail::types_of(registered{}); }
+template <class List = registered>
+std::vector<std::string_view> workload_types() {
+  return detail::types_of(List{});
+}
 
-//! A workload file's contents, read by its "type"'s reader (the first registered without one) and checked
-//! against the system it will run on.
-inline any_workload read_workload(const io::json& j, const plan::system& s, const read_context& c = {}) {
+//! A workload file's contents, read by its "type"'s reader (the first kind of List without one) and checked
+//! against the system it will run on. A program with workloads of its own passes its own list.
+template <class List = registered>
+basic_any_workload<List> read_workload(const io::json& j, const plan::system& s, const read_context& c = {}) {
   if (!j.is_object()) io::fail("", "expected a workload (a JSON object), not " + io::kind_of(j));
-  const auto types = workload_types();
+  const auto types = workload_types<List>();
   std::string type(types.front());
   if (j.contains("type")) type = io::choice(j["type"], "type", types);
-  return detail::read_as(registered{}, type, j, s, c);
+  return detail::read_as<basic_any_workload<List>>(List{}, type, j, s, c);
 }
 
 //! A preset by name, paired with the system (whose devices a preset without ranks takes); none if no kind has it.
-inline std::optional<any_workload> find_preset(std::string_view name, const plan::system& s) {
-  return detail::preset_of(registered{}, name, s);
+template <class List = registered>
+std::optional<basic_any_workload<List>> find_preset(std::string_view name, const plan::system& s) {
+  return detail::preset_of<basic_any_workload<List>>(List{}, name, s);
 }
 
-//! Every registered kind's presets.
-inline std::vector<std::string_view> preset_names() { return detail::preset_names_of(registered{}); }
+//! Every kind's presets.
+template <class List = registered>
+std::vector<std::string_view> preset_names() {
+  return detail::preset_names_of(List{});
+}
 
 //! The workload's plan, as text or (a.json) the plan JSON of docs/plan.schema.json.
-inline void plan(const request& a, const plan::system& s, any_workload& w, std::ostream& out) {
+template <class List>
+void plan(const request& a, const plan::system& s, basic_any_workload<List>& w, std::ostream& out) {
   w.visit([&](auto kind, auto& d) { decltype(kind)::plan(a, s, d, out); });
 }
 
 //! The workload's chosen plan on the simulated fabric, beside what the planner predicted.
-inline void simulate(const request& a, const plan::system& s, any_workload& w, std::ostream& out) {
+template <class List>
+void simulate(const request& a, const plan::system& s, basic_any_workload<List>& w, std::ostream& out) {
   w.visit([&](auto kind, auto& d) { decltype(kind)::simulate(a, s, d, out); });
 }
 
