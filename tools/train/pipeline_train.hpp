@@ -189,13 +189,11 @@ struct mlp_chunks {
 
 }  // namespace detail
 
-template <class Scheme, class Comm>
-int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<comm::group<Comm>> reduction) {
-  using namespace trinity::shard;
-  const mlp_shape shape = cfg.shape();
-  const std::size_t W = static_cast<std::size_t>(c.size()), p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches;
-  const std::size_t t = cfg.tensor, cps = cfg.context, S = cfg.sequence;
-  const std::size_t L = shape.layers();
+namespace detail {
+
+// The layout the flags ask for over W ranks, checked: each refusal names the flag and the fix.
+inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shape& shape, std::size_t W, int zero_stage) {
+  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, t = cfg.tensor, cps = cfg.context, L = shape.layers();
   if (W % (t * p * cps) != 0)
     throw invalid_input(cps > 1 ? "--cp" : (t > 1 ? "--tp" : "--pp"),
                         std::to_string(t * p * cps) + " ranks a replica (tp*pp*cp) do not divide the " + std::to_string(W) +
@@ -221,33 +219,25 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   layout.dp = W / (t * p * cps);
   layout.micro_batch = 1;
   layout.sequence_parallel = cfg.sequence_parallel;
-  layout.zero_stage = Scheme::shards.zero_stage();
-  const auto groups = parallel::groups_of(layout, c.size(), c.rank());
-  // ZeRO shards, and gradients sum, over the ranks that hold the same weights: data and context.
-  comm::group tp(c, groups.tp), pp(c, groups.pp), cp(c, groups.cp), dp(c, groups.weights);
-  // Sequences over the replicas; each replica's context ranks hold S/c tokens of every one of its sequences.
-  const comm::partition samples(cfg.batch, layout.dp);
-  const std::size_t replica = static_cast<std::size_t>(dp.rank()) / cps, mine = samples.size(static_cast<int>(replica));
-  if (mine % m != 0)
-    throw invalid_input("--micro-batches", std::to_string(mine) + " samples per replica do not split into " +
-                                               std::to_string(m) + " micro-batches. Fix: a divisor of --batch / (ranks / (tp * pp * cp))");
-  if (v > 1 && m % p != 0)
-    throw invalid_input("--micro-batches", "the interleaved schedule needs a multiple of --pp (" + std::to_string(p) + ")");
-  const std::size_t rows = mine / m * (S / cps), rank = static_cast<std::size_t>(pp.rank());
-  const int tr = tp.rank();
-  if (cfg.sequence_parallel && rows % t != 0)
-    throw invalid_input("--sp", "splits each micro-batch's " + std::to_string(rows) + " samples " + std::to_string(t) +
-                                    " ways. Fix: a --batch whose micro-batches divide by --tp");
+  layout.zero_stage = zero_stage;
+  return layout;
+}
 
-  // This rank's layers, chunk by chunk, and their initial parameters (the data-parallel loop's): a column
-  // layer's out/t rows of W and of b, a row layer's in/t columns of W and all of b.
+// This rank's layers, chunk by chunk, and their initial parameters (the data-parallel loop's): a column
+// layer's out/t rows of W and of b, a row layer's in/t columns of W and all of b.
+struct local_layers {
+  std::vector<std::size_t> sizes;
+  std::vector<float> initial;
+  std::size_t psi = 0;
+};
+inline local_layers local_layers_of(const config& cfg, const mlp_shape& shape, std::size_t rank, int tr) {
+  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, t = cfg.tensor, L = shape.layers(), per_chunk = L / (p * v);
   const auto sizes = shape.layer_sizes();
   const auto all = initial_parameters(shape, cfg.seed + 1);
   std::vector<std::size_t> offset(L + 1, 0);
   for (std::size_t l = 0; l < L; ++l) offset[l + 1] = offset[l] + sizes[l];
-  std::vector<std::size_t> local_sizes;
-  std::vector<float> initial;
-  std::size_t psi = 0;
+  local_layers out;
+  auto& initial = out.initial;
   for (std::size_t ch = 0; ch < v; ++ch)
     for (std::size_t k = 0; k < per_chunk; ++k) {
       const std::size_t l = (ch * p + rank) * per_chunk + k, n_in = shape.in(l), n_out = shape.out(l);
@@ -263,20 +253,26 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
         for (std::size_t o = 0; o < n_out; ++o) initial.insert(initial.end(), w + o * n_in + first, w + o * n_in + first + i);
         initial.insert(initial.end(), b, b + n_out);
       }
-      local_sizes.push_back(initial.size() - before);
-      psi += local_sizes.back();
+      out.sizes.push_back(initial.size() - before);
+      out.psi += out.sizes.back();
     }
-  const teacher_task task(cfg.inputs, cfg.outputs, cfg.seed);
-  const adam opt{.learning_rate = cfg.learning_rate};
-  memory_ledger ledger;
-  data_parallel<Scheme, comm::group<Comm>, any_reduction<comm::group<Comm>>> states(dp, ledger, local_sizes, initial, opt,
-                                                                                    std::move(reduction));
+  return out;
+}
 
-  // The mechanism's counts, in floats. Between stages: this rank's chunk of the activation at each chunk
-  // boundary it feeds, forward and backward, per micro-batch. Over the tensor group, per micro-batch: a pair's
-  // two all-reduces (with sp: an all-gather and a reduce-scatter each way), and without sp the all-gather of
-  // each activation or gradient it receives from another stage. A ring sends all but one chunk of the partition
-  // in each half: all but this rank's in a reduce-scatter, all but the next rank's in an all-gather.
+// The mechanism's counts of one step, in bytes, as the step model counts them.
+struct pipelined_prediction {
+  std::uint64_t pipeline = 0, tensor = 0, context = 0;
+  std::size_t peak_rank0 = 0;
+};
+inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape& shape, std::size_t rows,
+                                              std::size_t rank, int tr) {
+  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches, t = cfg.tensor,
+                    cps = cfg.context, per_chunk = shape.layers() / (p * v);
+  // Between stages: this rank's chunk of the activation at each chunk boundary it feeds, forward and backward,
+  // per micro-batch. Over the tensor group, per micro-batch: a pair's two all-reduces (with sp: an all-gather
+  // and a reduce-scatter each way), and without sp the all-gather of each activation or gradient it receives
+  // from another stage. A ring sends all but one chunk of the partition in each half: all but this rank's in a
+  // reduce-scatter, all but the next rank's in an all-gather.
   const auto chunk_of = [&](std::size_t n, int r) { return comm::partition(n, static_cast<int>(t)).size(r % static_cast<int>(t)); };
   const auto gather = [&](std::size_t n) { return t == 1 ? 0 : n - chunk_of(n, tr + 1); };
   const auto scatter = [&](std::size_t n) { return t == 1 ? 0 : n - chunk_of(n, tr); };
@@ -296,18 +292,109 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
                                              : gather(y_n) + scatter(y_n) + gather(x_n) + scatter(x_n);
     }
   }
-  const std::uint64_t predicted_pipeline = p == 1 ? 0 : m * boundary_floats * sizeof(float);
-  const std::uint64_t predicted_tensor = m * tensor_floats * sizeof(float);
+  pipelined_prediction out;
+  out.pipeline = p == 1 ? 0 : m * boundary_floats * sizeof(float);
+  out.tensor = m * tensor_floats * sizeof(float);
   // The context ring (parallel/context_parallel.hpp), on the stage holding the first layer: K and V of this rank's
   // heads and tokens c − 1 hops forward, with their gradients c − 1 hops backward, then the gradients home.
   const std::uint64_t kv_floats = 2 * rows * (shape.out(0) / t);
-  const std::uint64_t predicted_context =
-      rank == 0 ? static_cast<std::uint64_t>(std::llround(static_cast<double>(m * kv_floats * sizeof(float)) *
-                                                          model::context_ring_blocks(cps)))
-                : 0;
+  out.context = rank == 0 ? static_cast<std::uint64_t>(std::llround(static_cast<double>(m * kv_floats * sizeof(float)) *
+                                                                    model::context_ring_blocks(cps)))
+                          : 0;
   // The first stage's most chunks in flight, as the step model counts them (micro-batches of v chunks each).
-  const auto predicted_peak_rank0 =
-      static_cast<std::size_t>(std::llround(model::pipeline_in_flight(p, m, v) * static_cast<double>(v)));
+  out.peak_rank0 = static_cast<std::size_t>(std::llround(model::pipeline_in_flight(p, m, v) * static_cast<double>(v)));
+  return out;
+}
+
+// What the summary predicts of ZeRO and offload for this rank's Ψ over its data-parallel group, per rank.
+template <class Comm>
+nlohmann::json predicted_states(Comm& c, const config& cfg, std::size_t psi, std::size_t group, int stage,
+                                const model::state_bytes& sb) {
+  // ZeRO's traffic (model/sharding.hpp), in whole bytes. Stage 3 gathers each layer for every micro-batch's
+  // forward and backward: 2m gathers and a reduce-scatter where one micro-batch has three
+  // (model/parallel_training.hpp counts the same).
+  const double zero_units = stage == 3 ? (1.0 + 2.0 * static_cast<double>(cfg.micro_batches)) / 3.0 : 1.0;
+  const auto dp = train::detail::per_rank(c, static_cast<std::uint64_t>(std::llround(
+      zero_units * model::zero_traffic_per_step(static_cast<double>(psi), group, stage, model::fp32_adam).value())));
+  // Offloaded, the states and master copy leave the device, and a step moves the gradient shard down and the
+  // parameter shard up.
+  const auto offloaded = train::detail::per_rank(
+      c, static_cast<std::uint64_t>(std::llround(
+             model::zero_memory_per_rank(static_cast<double>(psi), group, stage, sb, cfg.offload).offloaded.value())));
+  const auto moved = train::detail::per_rank(
+      c, static_cast<std::uint64_t>(std::llround(
+             model::offload_traffic_per_step(static_cast<double>(psi), group, stage, model::fp32_adam, cfg.offload).value())));
+  // a codec's frames are not counted here: verify prices them with the planner's model
+  return {{"data_parallel_bytes_per_step", cfg.compress.empty() ? nlohmann::json(dp) : nlohmann::json(nullptr)},
+          {"offloaded_bytes_per_rank", offloaded},
+          {"offload_bytes_per_step", moved}};
+}
+
+// Bytes each group sent, gathered per rank, and the ledger's residency, for one step's JSON line.
+struct step_counts {
+  std::uint64_t pipeline = 0, data = 0, tensor = 0, context = 0;
+  std::uint64_t parameters = 0, gradients = 0, optimizer = 0, offloaded = 0, moved = 0, stashed = 0, peak = 0, ns = 0;
+};
+template <class Comm>
+nlohmann::json step_line(Comm& c, const config& cfg, const model::parallel_layout& layout, const step_counts& k) {
+  const auto all = [&](std::uint64_t x) { return train::detail::per_rank(c, x); };
+  const auto W = static_cast<std::size_t>(c.size());
+  return {{"ranks", c.size()},
+          {"tp", layout.tp},
+          {"sp", cfg.sequence_parallel},
+          {"pp", layout.pp},
+          {"vpp", layout.vpp},
+          {"cp", layout.cp},
+          {"dp", layout.dp},
+          {"micro_batches", cfg.micro_batches},
+          {"stage", layout.zero_stage},
+          {"offload", cfg.offload},
+          {"compress", cfg.compress.empty() ? nlohmann::json(nullptr) : nlohmann::json(cfg.compress)},
+          {"resident_bytes", {{"parameters", all(k.parameters)}, {"gradients", all(k.gradients)},
+                              {"optimizer_states", all(k.optimizer)}, {"offloaded", all(k.offloaded)}}},
+          {"peak_bytes", {{"device", all(k.peak)}, {"activations", std::vector<std::uint64_t>(W, 0)}}},
+          {"sent_bytes", all(k.pipeline + k.data + k.tensor + k.context)},
+          {"offload_bytes", all(k.moved)},
+          {"pipeline_bytes", all(k.pipeline)},
+          {"data_parallel_bytes", all(k.data)},
+          {"tensor_parallel_bytes", all(k.tensor)},
+          {"context_parallel_bytes", all(k.context)},
+          {"peak_stashed_chunks", all(k.stashed)},
+          {"step_nanoseconds", all(k.ns)}};
+}
+
+}  // namespace detail
+
+template <class Scheme, class Comm>
+int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<comm::group<Comm>> reduction) {
+  using namespace trinity::shard;
+  const mlp_shape shape = cfg.shape();
+  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches, t = cfg.tensor, cps = cfg.context;
+  const auto layout = detail::pipelined_layout(cfg, shape, static_cast<std::size_t>(c.size()), Scheme::shards.zero_stage());
+  const auto groups = parallel::groups_of(layout, c.size(), c.rank());
+  // ZeRO shards, and gradients sum, over the ranks that hold the same weights: data and context.
+  comm::group tp(c, groups.tp), pp(c, groups.pp), cp(c, groups.cp), dp(c, groups.weights);
+  // Sequences over the replicas; each replica's context ranks hold S/c tokens of every one of its sequences.
+  const comm::partition samples(cfg.batch, layout.dp);
+  const std::size_t replica = static_cast<std::size_t>(dp.rank()) / cps, mine = samples.size(static_cast<int>(replica));
+  if (mine % m != 0)
+    throw invalid_input("--micro-batches", std::to_string(mine) + " samples per replica do not split into " +
+                                               std::to_string(m) + " micro-batches. Fix: a divisor of --batch / (ranks / (tp * pp * cp))");
+  if (v > 1 && m % p != 0)
+    throw invalid_input("--micro-batches", "the interleaved schedule needs a multiple of --pp (" + std::to_string(p) + ")");
+  const std::size_t rows = mine / m * (cfg.sequence / cps), rank = static_cast<std::size_t>(pp.rank());
+  const int tr = tp.rank();
+  if (cfg.sequence_parallel && rows % t != 0)
+    throw invalid_input("--sp", "splits each micro-batch's " + std::to_string(rows) + " samples " + std::to_string(t) +
+                                    " ways. Fix: a --batch whose micro-batches divide by --tp");
+
+  const auto local = detail::local_layers_of(cfg, shape, rank, tr);
+  const teacher_task task(cfg.inputs, cfg.outputs, cfg.seed);
+  const adam opt{.learning_rate = cfg.learning_rate};
+  memory_ledger ledger;
+  data_parallel<Scheme, comm::group<Comm>, any_reduction<comm::group<Comm>>> states(dp, ledger, local.sizes, local.initial,
+                                                                                    opt, std::move(reduction));
+  const auto predicted = detail::predict_pipelined(cfg, shape, rows, rank, tr);
 
   nlohmann::json last;
   std::vector<double> step_seconds;
@@ -318,80 +405,43 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
                         cp_before = cp.bytes_sent();
     detail::mlp_chunks<decltype(states), comm::group<Comm>> stage{
         &shape, &task, &states, &tp, &cp, p, v, rank, samples.begin(static_cast<int>(replica)), rows, cfg.tokens(),
-        S, static_cast<std::size_t>(cp.rank()), shape.out(0) / cfg.heads, cfg.sequence_parallel, t_step, 0, {}};
+        cfg.sequence, static_cast<std::size_t>(cp.rank()), shape.out(0) / cfg.heads, cfg.sequence_parallel, t_step, 0, {}};
     const auto stats = parallel::run_pipeline(pp, m, v, stage);
-    const std::uint64_t res_p = ledger.resident(state_kind::parameters), res_g = ledger.resident(state_kind::gradients),
-                        res_o = ledger.resident(state_kind::optimizer_states),
-                        res_off = ledger.resident(state_kind::optimizer_states, placement::offload);
+    detail::step_counts k;
+    k.parameters = ledger.resident(state_kind::parameters);
+    k.gradients = ledger.resident(state_kind::gradients);
+    k.optimizer = ledger.resident(state_kind::optimizer_states);
+    k.offloaded = ledger.resident(state_kind::optimizer_states, placement::offload);
     const step_report report = states.step(opt);
-    const auto elapsed_ns = static_cast<std::uint64_t>(
+    k.ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
-    const std::uint64_t pipeline_sent = pp.bytes_sent() - pp_before, dp_sent = dp.bytes_sent() - dp_before,
-                        tp_sent = tp.bytes_sent() - tp_before, cp_sent = cp.bytes_sent() - cp_before;
+    k.pipeline = pp.bytes_sent() - pp_before, k.data = dp.bytes_sent() - dp_before;
+    k.tensor = tp.bytes_sent() - tp_before, k.context = cp.bytes_sent() - cp_before;
+    k.moved = report.offload_bytes, k.stashed = stats.peak_stashed, k.peak = ledger.peak(placement::device);
     double loss = stage.loss;
     comm::all_reduce(c, std::span<double>(&loss, 1), comm::reduce_op::sum);
-    const auto pp_all = train::detail::per_rank(c, pipeline_sent), dp_all = train::detail::per_rank(c, dp_sent),
-               tp_all = train::detail::per_rank(c, tp_sent), cp_all = train::detail::per_rank(c, cp_sent),
-               sent_all = train::detail::per_rank(c, pipeline_sent + dp_sent + tp_sent + cp_sent),
-               stash_all = train::detail::per_rank(c, stats.peak_stashed), p_all = train::detail::per_rank(c, res_p),
-               g_all = train::detail::per_rank(c, res_g), o_all = train::detail::per_rank(c, res_o),
-               off_all = train::detail::per_rank(c, res_off), moved_all = train::detail::per_rank(c, report.offload_bytes),
-               peak_all = train::detail::per_rank(c, ledger.peak(placement::device)),
-               ns_all = train::detail::per_rank(c, elapsed_ns);
+    nlohmann::json line = detail::step_line(c, cfg, layout, k);
     if (c.rank() == 0) {
-      step_seconds.push_back(static_cast<double>(*std::max_element(ns_all.begin(), ns_all.end())) * 1e-9);
-      nlohmann::json line{{"step", t_step + 1},
-                          {"loss", loss / static_cast<double>(cfg.tokens())},
-                          {"skipped", report.skipped},
-                          {"nonfinite_ranks", report.nonfinite_ranks},
-                          {"ranks", c.size()},
-                          {"tp", t},
-                          {"sp", cfg.sequence_parallel},
-                          {"pp", p},
-                          {"vpp", v},
-                          {"cp", cps},
-                          {"dp", layout.dp},
-                          {"micro_batches", m},
-                          {"stage", Scheme::shards.zero_stage()},
-                          {"offload", cfg.offload},
-                          {"compress", cfg.compress.empty() ? nlohmann::json(nullptr) : nlohmann::json(cfg.compress)},
-                          {"resident_bytes", {{"parameters", p_all}, {"gradients", g_all}, {"optimizer_states", o_all},
-                                              {"offloaded", off_all}}},
-                          {"peak_bytes", {{"device", peak_all}, {"activations", std::vector<std::uint64_t>(W, 0)}}},
-                          {"sent_bytes", sent_all},
-                          {"offload_bytes", moved_all},
-                          {"pipeline_bytes", pp_all},
-                          {"data_parallel_bytes", dp_all},
-                          {"tensor_parallel_bytes", tp_all},
-                          {"context_parallel_bytes", cp_all},
-                          {"peak_stashed_chunks", stash_all},
-                          {"step_seconds", step_seconds.back()}};
+      const auto ns = line["step_nanoseconds"].get<std::vector<std::uint64_t>>();
+      line.erase("step_nanoseconds");
+      step_seconds.push_back(static_cast<double>(*std::max_element(ns.begin(), ns.end())) * 1e-9);
+      line["step"] = t_step + 1;
+      line["loss"] = loss / static_cast<double>(cfg.tokens());
+      line["skipped"] = report.skipped;
+      line["nonfinite_ranks"] = report.nonfinite_ranks;
+      line["step_seconds"] = step_seconds.back();
       out << line.dump() << '\n' << std::flush;
       last = std::move(line);
     }
   }
-  const auto predicted_all = train::detail::per_rank(c, predicted_pipeline);
-  const auto predicted_tp = train::detail::per_rank(c, predicted_tensor);
-  const auto predicted_cp = train::detail::per_rank(c, predicted_context);
-  // ZeRO's traffic over the data-parallel group for this rank's Ψ (model/sharding.hpp), in whole bytes. Stage 3
-  // gathers each layer for every micro-batch's forward and backward: 2m gathers and a reduce-scatter where
-  // one micro-batch has three (model/parallel_training.hpp counts the same).
-  const double zero_units = Scheme::shards.zero_stage() == 3 ? (1.0 + 2.0 * static_cast<double>(m)) / 3.0 : 1.0;
-  const auto predicted_dp = train::detail::per_rank(c, static_cast<std::uint64_t>(std::llround(
-      zero_units * model::zero_traffic_per_step(static_cast<double>(psi), layout.dp * cps, Scheme::shards.zero_stage(),
-                                                model::fp32_adam).value())));
-  const auto psi_all = train::detail::per_rank(c, psi);
-  // Offloaded, the states and master copy leave the device, and a step moves the gradient shard down and the
-  // parameter shard up (model/sharding.hpp, at this rank's Ψ and its data-parallel group).
-  const int stage = Scheme::shards.zero_stage();
+  const int zero = Scheme::shards.zero_stage();
   const model::state_bytes sb = cfg.offload ? model::state_bytes{4, 4, 12} : model::fp32_adam;
-  const auto offloaded_all = train::detail::per_rank(
-      c, static_cast<std::uint64_t>(std::llround(
-             model::zero_memory_per_rank(static_cast<double>(psi), layout.dp * cps, stage, sb, cfg.offload).offloaded.value())));
-  const auto moved_predicted = train::detail::per_rank(
-      c, static_cast<std::uint64_t>(std::llround(
-             model::offload_traffic_per_step(static_cast<double>(psi), layout.dp * cps, stage, model::fp32_adam, cfg.offload)
-                 .value())));
+  auto pipeline = detail::predicted_states(c, cfg, local.psi, layout.dp * cps, zero, sb);
+  pipeline["bytes_per_step"] = train::detail::per_rank(c, predicted.pipeline);
+  pipeline["peak_stashed_chunks_rank0"] = predicted.peak_rank0;
+  pipeline["tensor_parallel_bytes_per_step"] = train::detail::per_rank(c, predicted.tensor);
+  pipeline["context_parallel_bytes_per_step"] = train::detail::per_rank(c, predicted.context);
+  const auto psi_all = train::detail::per_rank(c, local.psi);
   if (c.rank() == 0) {
     nlohmann::json summary{{"summary",
                             {{"parameters", shape.parameters()},
@@ -400,15 +450,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
                              {"parameters_per_rank", psi_all},
                              {"state_bytes", {{"parameter", sb.parameter}, {"gradient", sb.gradient}, {"optimizer", sb.optimizer}}},
                              {"offload", cfg.offload},
-                             {"pipeline",
-                              {{"bytes_per_step", predicted_all}, {"peak_stashed_chunks_rank0", predicted_peak_rank0},
-                               // a codec's frames are not counted here: verify prices them with the planner's model
-                               {"data_parallel_bytes_per_step",
-                                cfg.compress.empty() ? nlohmann::json(predicted_dp) : nlohmann::json(nullptr)},
-                               {"tensor_parallel_bytes_per_step", predicted_tp},
-                               {"context_parallel_bytes_per_step", predicted_cp},
-                               {"offloaded_bytes_per_rank", offloaded_all},
-                               {"offload_bytes_per_step", moved_predicted}}},
+                             {"pipeline", pipeline},
                              {"step_seconds", step_seconds},
                              {"last_step", last}}}};
     out << summary.dump() << '\n' << std::flush;
