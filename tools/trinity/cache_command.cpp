@@ -160,6 +160,88 @@ void add_fits_json(json& out, const Fits& c) {
     out["power_law"] = {{"kappa_per_gb", c.power->model.kappa.value() * 1e9}, {"gamma", c.power->model.gamma},
                         {"rmse", c.power->rmse}, {"max_abs_error", c.power->max_abs_error}};
 }
+// A replay's curves and what they were measured over, for printing.
+struct replay_report {
+  std::size_t requests, dimension;
+  double warmup;
+  int steps;
+  double step_flops;
+  std::vector<curve> curves;
+};
+
+void print_replay_json(const replay_args& a, const replay_report& r) {
+  const auto& [requests, dimension, warmup, steps, step_flops, curves] = r;
+  const auto depths = cache::runtime_reuse{}.depths();
+  json out{{"trace", a.trace}, {"embeddings", a.embeddings}, {"requests", requests},
+           {"dimension", dimension}, {"warmup", warmup}, {"index", a.index}, {"eviction", a.eviction},
+           {"steps", steps}, {"step_flops", step_flops}, {"curves", json::array()}};
+  for (const auto& c : curves) {
+    json jc{{"latent_size_bytes", c.latent_size.value()}, {"entry_size_bytes", c.points.front().entry_size.value()},
+            {"points", json::array()}};
+    for (const auto& p : c.points) {
+      json per_depth = json::object();
+      for (const int d : depths) per_depth[std::to_string(d)] = p.hits_per_depth.contains(d) ? p.hits_per_depth.at(d) : 0;
+      jc["points"].push_back({{"capacity_bytes", p.capacity.value()}, {"requests", p.requests}, {"hits", p.hits},
+                              {"hit_rate", p.hit_rate}, {"hits_per_depth", per_depth},
+                              {"saved_flops", p.saved.value()}, {"saved_share", p.saved_share},
+                              {"insertions", p.insertions}, {"evictions", p.evictions},
+                              {"entries_at_end", p.entries_at_end}});
+    }
+    add_fits_json(jc, c);
+    out["curves"].push_back(jc);
+  }
+  if (!a.plot.empty()) out["plot"] = a.plot;
+  std::cout << out.dump(2) << '\n';
+}
+
+void print_replay_text(const replay_args& a, const replay_report& r) {
+  const auto& [requests, dimension, warmup, steps, step_flops, curves] = r;
+  const auto depths = cache::runtime_reuse{}.depths();
+  std::cout << "Replayed " << requests << " requests (" << dimension << "-d embeddings) through the "
+            << a.index << " index with " << a.eviction << " eviction; Table 1 reuse; counted after the first "
+            << fixed(warmup * 100, 0) << "%.\nA full request runs " << steps << " steps of "
+            << to_string(flops{step_flops}) << "; an entry stores latents at steps";
+  for (const int d : depths) std::cout << ' ' << d;
+  std::cout << ".\n";
+  for (const auto& c : curves) {
+    std::cout << "\nLatent " << to_string(c.latent_size) << " (entry " << to_string(c.points.front().entry_size)
+              << "):\n";
+    std::vector<std::string> header{"capacity", "entries", "hit rate"};
+    for (const int d : depths) header.push_back("@" + std::to_string(d));
+    header.insert(header.end(), {"saved compute", "saved share"});
+    table t(header);
+    for (const auto& p : c.points) {
+      std::vector<std::string> row{to_string(p.capacity), std::to_string(p.entries_at_end), fixed(p.hit_rate)};
+      for (const int d : depths) row.push_back(std::to_string(p.hits_per_depth.contains(d) ? p.hits_per_depth.at(d) : 0));
+      row.push_back(to_string(p.saved));
+      row.push_back(fixed(p.saved_share * 100, 1) + "%");
+      t.add(row);
+    }
+    t.print(std::cout);
+    std::uint64_t hits = 0;
+    double depth_sum = 0;
+    for (const auto& p : c.points)
+      for (const auto& [d, n] : p.hits_per_depth) hits += n, depth_sum += static_cast<double>(d) * static_cast<double>(n);
+    if (hits) std::cout << "mean reuse depth of a hit: " << fixed(depth_sum / static_cast<double>(hits), 1) << " steps\n";
+    if (c.exponential || c.power) {
+      table f({"fit", "parameters", "rmse", "max |error|"});
+      if (c.exponential)
+        f.add({"exponential saturation", "beta = " + fixed(c.exponential->model.beta, 4), fixed(c.exponential->rmse, 4),
+               fixed(c.exponential->max_abs_error, 4)});
+      if (c.power)
+        f.add({"power law", "kappa = " + fixed(c.power->model.kappa.value() * 1e9, 4) + "/GB, gamma = " +
+                                fixed(c.power->model.gamma, 4),
+               fixed(c.power->rmse, 4), fixed(c.power->max_abs_error, 4)});
+      std::cout << '\n';
+      f.print(std::cout);
+      if (c.exponential && c.power)
+        std::cout << "better fit: " << (c.power->rmse < c.exponential->rmse ? "power law" : "exponential saturation")
+                  << '\n';
+    }
+  }
+  if (!a.plot.empty() && std::filesystem::exists(a.plot)) std::cout << "\nwrote " << a.plot << '\n';
+}
+
 void run_replay(const replay_args& a) {
   if (a.format != "csv") throw bad_flag("--format", a.format, "expected csv or mooncake");
   refuse_flags(a, {"--capacity-blocks", "--kv-bytes-per-token", "--block-tokens", "--shared-horizon"}, "csv");
@@ -215,73 +297,9 @@ void run_replay(const replay_args& a) {
     for (const auto& p : curves.front().points) pts << p.capacity.value() << "B," << p.hit_rate << '\n';
   }
 
-  const auto depths = reuse.depths();
-  if (a.json) {
-    json out{{"trace", a.trace}, {"embeddings", a.embeddings}, {"requests", trace.size()},
-             {"dimension", e.dimension}, {"warmup", warmup}, {"index", a.index}, {"eviction", a.eviction},
-             {"steps", steps}, {"step_flops", step_flops}, {"curves", json::array()}};
-    for (const auto& c : curves) {
-      json jc{{"latent_size_bytes", c.latent_size.value()}, {"entry_size_bytes", c.points.front().entry_size.value()},
-              {"points", json::array()}};
-      for (const auto& p : c.points) {
-        json per_depth = json::object();
-        for (const int d : depths) per_depth[std::to_string(d)] = p.hits_per_depth.contains(d) ? p.hits_per_depth.at(d) : 0;
-        jc["points"].push_back({{"capacity_bytes", p.capacity.value()}, {"requests", p.requests}, {"hits", p.hits},
-                                {"hit_rate", p.hit_rate}, {"hits_per_depth", per_depth},
-                                {"saved_flops", p.saved.value()}, {"saved_share", p.saved_share},
-                                {"insertions", p.insertions}, {"evictions", p.evictions},
-                                {"entries_at_end", p.entries_at_end}});
-      }
-      add_fits_json(jc, c);
-      out["curves"].push_back(jc);
-    }
-    if (!a.plot.empty()) out["plot"] = a.plot;
-    std::cout << out.dump(2) << '\n';
-    return;
-  }
-  std::cout << "Replayed " << trace.size() << " requests (" << e.dimension << "-d embeddings) through the "
-            << a.index << " index with " << a.eviction << " eviction; Table 1 reuse; counted after the first "
-            << fixed(warmup * 100, 0) << "%.\nA full request runs " << steps << " steps of "
-            << to_string(flops{step_flops}) << "; an entry stores latents at steps";
-  for (const int d : depths) std::cout << ' ' << d;
-  std::cout << ".\n";
-  for (const auto& c : curves) {
-    std::cout << "\nLatent " << to_string(c.latent_size) << " (entry " << to_string(c.points.front().entry_size)
-              << "):\n";
-    std::vector<std::string> header{"capacity", "entries", "hit rate"};
-    for (const int d : depths) header.push_back("@" + std::to_string(d));
-    header.insert(header.end(), {"saved compute", "saved share"});
-    table t(header);
-    for (const auto& p : c.points) {
-      std::vector<std::string> row{to_string(p.capacity), std::to_string(p.entries_at_end), fixed(p.hit_rate)};
-      for (const int d : depths) row.push_back(std::to_string(p.hits_per_depth.contains(d) ? p.hits_per_depth.at(d) : 0));
-      row.push_back(to_string(p.saved));
-      row.push_back(fixed(p.saved_share * 100, 1) + "%");
-      t.add(row);
-    }
-    t.print(std::cout);
-    std::uint64_t hits = 0;
-    double depth_sum = 0;
-    for (const auto& p : c.points)
-      for (const auto& [d, n] : p.hits_per_depth) hits += n, depth_sum += static_cast<double>(d) * static_cast<double>(n);
-    if (hits) std::cout << "mean reuse depth of a hit: " << fixed(depth_sum / static_cast<double>(hits), 1) << " steps\n";
-    if (c.exponential || c.power) {
-      table f({"fit", "parameters", "rmse", "max |error|"});
-      if (c.exponential)
-        f.add({"exponential saturation", "beta = " + fixed(c.exponential->model.beta, 4), fixed(c.exponential->rmse, 4),
-               fixed(c.exponential->max_abs_error, 4)});
-      if (c.power)
-        f.add({"power law", "kappa = " + fixed(c.power->model.kappa.value() * 1e9, 4) + "/GB, gamma = " +
-                                fixed(c.power->model.gamma, 4),
-               fixed(c.power->rmse, 4), fixed(c.power->max_abs_error, 4)});
-      std::cout << '\n';
-      f.print(std::cout);
-      if (c.exponential && c.power)
-        std::cout << "better fit: " << (c.power->rmse < c.exponential->rmse ? "power law" : "exponential saturation")
-                  << '\n';
-    }
-  }
-  if (!a.plot.empty() && std::filesystem::exists(a.plot)) std::cout << "\nwrote " << a.plot << '\n';
+  const replay_report r{trace.size(), e.dimension, warmup, steps, step_flops, std::move(curves)};
+  if (a.json) print_replay_json(a, r);
+  else print_replay_text(a, r);
 }
 
 // ---- --format mooncake: block-hashed requests through the exact prefix cache ------------------------------
@@ -354,6 +372,123 @@ tiered_run tiered_replay(const std::vector<cache::block_request>& trace, const p
   return run;
 }
 
+// A block replay's curves, its infinite-capacity bound and its tiered runs, for printing.
+struct block_report {
+  std::size_t requests;
+  std::uint64_t blocks_total, distinct;
+  std::size_t block_tokens, horizon;
+  bytes per_token, block;
+  cache::block_replay_result bound;
+  std::vector<std::uint64_t> caps;
+  std::vector<block_curve> curves;
+  std::optional<plan::system> sys;
+  std::vector<tiered_run> tiered;
+  flops prefill_total;
+};
+
+void print_block_json(const replay_args& a, const block_report& report) {
+  const auto& [requests, blocks_total, distinct, block_tokens, horizon, per_token, block, bound, caps, curves, sys,
+               tiered, prefill_total] = report;
+  json out{{"trace", a.trace}, {"format", "mooncake"}, {"requests", requests}, {"blocks", blocks_total},
+           {"distinct_blocks", distinct}, {"block_tokens", block_tokens}, {"kv_bytes_per_token", per_token.value()},
+           {"kv_bytes_per_block", block.value()},
+           {"infinite", {{"capacity_blocks", distinct}, {"block_hit_rate", bound.block_hit_rate()},
+                         {"token_hit_rate", bound.token_hit_rate()}}},
+           {"rows", json::array()}, {"fits", json::array()}};
+  for (const auto& c : curves) {
+    for (const auto& r : c.rows)
+      out["rows"].push_back({{"eviction", c.eviction}, {"capacity_blocks", r.capacity_blocks},
+                             {"capacity_bytes", static_cast<double>(r.capacity_blocks) * block.value()},
+                             {"block_hit_rate", r.block_hit_rate()}, {"token_hit_rate", r.token_hit_rate()},
+                             {"hit_blocks", r.hit_blocks}, {"hit_tokens", r.hit_tokens},
+                             {"evicted_blocks", r.evicted_blocks}});
+    json f{{"eviction", c.eviction}};
+    if (c.eviction == "shared-prefix") f["shared_horizon"] = horizon;
+    add_fits_json(f, c);
+    out["fits"].push_back(f);
+  }
+  if (sys) {
+    out["tiered"] = json::array();
+    for (const auto& r : tiered) {
+      json jr{{"capacity_blocks", r.capacity_blocks}, {"prefill_flops", prefill_total.value()},
+              {"prefill_flops_saved", r.saved.value()}, {"load_seconds", r.loading.value()}, {"tiers", json::array()}};
+      for (std::size_t t = 0; t < r.tiers.size(); ++t) {
+        const auto& c = r.counts[t];
+        jr["tiers"].push_back({{"name", r.tiers[t].name}, {"capacity_blocks", r.tiers[t].capacity_blocks},
+                               {"hits", c.hits}, {"recomputed", c.recomputed}, {"loaded_bytes", c.loaded.value()},
+                               {"demoted_bytes", c.demoted.value()}, {"dropped_blocks", c.dropped}});
+      }
+      out["tiered"].push_back(jr);
+    }
+  }
+  if (!a.plot.empty()) out["plot"] = a.plot;
+  std::cout << out.dump(2) << '\n';
+}
+
+void print_block_text(const replay_args& a, const block_report& report) {
+  const auto& [requests, blocks_total, distinct, block_tokens, horizon, per_token, block, bound, caps, curves, sys,
+               tiered, prefill_total] = report;
+  std::cout << "Replayed " << requests << " requests (" << blocks_total << " blocks of " << block_tokens
+            << " tokens, " << distinct << " distinct) through the prefix cache in file order.\nKV per block "
+            << to_string(block) << " (" << to_string(per_token) << " per token).\nInfinite capacity ("
+            << distinct << " blocks, " << to_string(static_cast<double>(distinct) * block) << "): block hit rate "
+            << fixed(bound.block_hit_rate()) << ", token hit rate " << fixed(bound.token_hit_rate()) << "\n\n";
+  std::vector<std::string> header{"capacity (blocks)", "KV bytes"};
+  for (const auto& c : curves) {
+    header.push_back(c.eviction + " block hit");
+    header.push_back(c.eviction + " token hit");
+  }
+  table t(header);
+  for (std::size_t i = 0; i < caps.size(); ++i) {
+    std::vector<std::string> row{std::to_string(caps[i]), to_string(static_cast<double>(caps[i]) * block)};
+    for (const auto& c : curves) {
+      row.push_back(fixed(c.rows[i].block_hit_rate()));
+      row.push_back(fixed(c.rows[i].token_hit_rate()));
+    }
+    t.add(row);
+  }
+  t.print(std::cout);
+  // Each policy against the first named, capacity by capacity, in block hit rate.
+  for (std::size_t k = 1; k < curves.size(); ++k) {
+    double mean = 0, best = -1, worst = 1;
+    for (std::size_t i = 0; i < caps.size(); ++i) {
+      const double d = curves[k].rows[i].block_hit_rate() - curves[0].rows[i].block_hit_rate();
+      mean += d / static_cast<double>(caps.size());
+      best = std::max(best, d);
+      worst = std::min(worst, d);
+    }
+    std::cout << curves[k].eviction << " vs " << curves[0].eviction << ": block hit rate " << (mean >= 0 ? "+" : "")
+              << fixed(mean, 4) << " on average over the capacities (from " << fixed(worst, 4) << " to "
+              << fixed(best, 4) << ")\n";
+  }
+  table f({"eviction", "fit", "parameters", "rmse", "max |error|"});
+  for (const auto& c : curves) {
+    if (c.exponential)
+      f.add({c.eviction, "exponential saturation", "beta = " + units::detail::format_number(c.exponential->model.beta),
+             fixed(c.exponential->rmse, 4), fixed(c.exponential->max_abs_error, 4)});
+    if (c.power)
+      f.add({c.eviction, "power law",
+             "kappa = " + fixed(c.power->model.kappa.value() * 1e9, 4) + "/GB, gamma = " + fixed(c.power->model.gamma, 4),
+             fixed(c.power->rmse, 4), fixed(c.power->max_abs_error, 4)});
+  }
+  std::cout << "\nHit rate against capacity in bytes, fitted:\n";
+  f.print(std::cout);
+  for (const auto& r : tiered) {
+    std::cout << "\nTiered (lru, Llama-3-70B prefill on " << sys->device.name << "): " << r.capacity_blocks
+              << " blocks in " << sys->tiers[0].name << ", demoted below instead of dropped; prefill saved "
+              << fixed(100.0 * (r.saved / prefill_total), 1) << "% of " << to_string(prefill_total) << ", loads "
+              << to_string(r.loading) << "\n";
+    table tt({"tier", "blocks", "hits served", "recomputed instead", "loaded", "demoted into", "dropped"});
+    for (std::size_t k = 0; k < r.tiers.size(); ++k) {
+      const auto& c = r.counts[k];
+      tt.add({r.tiers[k].name, std::to_string(r.tiers[k].capacity_blocks), std::to_string(c.hits),
+              std::to_string(c.recomputed), to_string(c.loaded), to_string(c.demoted), std::to_string(c.dropped)});
+    }
+    tt.print(std::cout);
+  }
+  if (!a.plot.empty() && std::filesystem::exists(a.plot)) std::cout << "\nwrote " << a.plot << '\n';
+}
+
 void run_block_replay(const replay_args& a) {
   refuse_flags(a, {"--embeddings", "--capacity", "--latent-size", "--warmup", "--index", "--ef", "--steps",
                    "--step-flops", "--points-out"}, "mooncake");
@@ -419,102 +554,10 @@ void run_block_replay(const replay_args& a) {
       for (std::size_t d = 0; d < q.hash_ids.size(); ++d) prefill_total += prefill[d];
     for (const auto cap : caps) tiered.push_back(tiered_replay(trace, *sys, cap, lower, block, prefill));
   }
-  if (a.json) {
-    json out{{"trace", a.trace}, {"format", "mooncake"}, {"requests", trace.size()}, {"blocks", blocks_total},
-             {"distinct_blocks", distinct}, {"block_tokens", block_tokens}, {"kv_bytes_per_token", per_token.value()},
-             {"kv_bytes_per_block", block.value()},
-             {"infinite", {{"capacity_blocks", distinct}, {"block_hit_rate", bound.block_hit_rate()},
-                           {"token_hit_rate", bound.token_hit_rate()}}},
-             {"rows", json::array()}, {"fits", json::array()}};
-    for (const auto& c : curves) {
-      for (const auto& r : c.rows)
-        out["rows"].push_back({{"eviction", c.eviction}, {"capacity_blocks", r.capacity_blocks},
-                               {"capacity_bytes", static_cast<double>(r.capacity_blocks) * block.value()},
-                               {"block_hit_rate", r.block_hit_rate()}, {"token_hit_rate", r.token_hit_rate()},
-                               {"hit_blocks", r.hit_blocks}, {"hit_tokens", r.hit_tokens},
-                               {"evicted_blocks", r.evicted_blocks}});
-      json f{{"eviction", c.eviction}};
-      if (c.eviction == "shared-prefix") f["shared_horizon"] = horizon;
-      add_fits_json(f, c);
-      out["fits"].push_back(f);
-    }
-    if (sys) {
-      out["tiered"] = json::array();
-      for (const auto& r : tiered) {
-        json jr{{"capacity_blocks", r.capacity_blocks}, {"prefill_flops", prefill_total.value()},
-                {"prefill_flops_saved", r.saved.value()}, {"load_seconds", r.loading.value()}, {"tiers", json::array()}};
-        for (std::size_t t = 0; t < r.tiers.size(); ++t) {
-          const auto& c = r.counts[t];
-          jr["tiers"].push_back({{"name", r.tiers[t].name}, {"capacity_blocks", r.tiers[t].capacity_blocks},
-                                 {"hits", c.hits}, {"recomputed", c.recomputed}, {"loaded_bytes", c.loaded.value()},
-                                 {"demoted_bytes", c.demoted.value()}, {"dropped_blocks", c.dropped}});
-        }
-        out["tiered"].push_back(jr);
-      }
-    }
-    if (!a.plot.empty()) out["plot"] = a.plot;
-    std::cout << out.dump(2) << '\n';
-    return;
-  }
-  std::cout << "Replayed " << trace.size() << " requests (" << blocks_total << " blocks of " << block_tokens
-            << " tokens, " << distinct << " distinct) through the prefix cache in file order.\nKV per block "
-            << to_string(block) << " (" << to_string(per_token) << " per token).\nInfinite capacity ("
-            << distinct << " blocks, " << to_string(static_cast<double>(distinct) * block) << "): block hit rate "
-            << fixed(bound.block_hit_rate()) << ", token hit rate " << fixed(bound.token_hit_rate()) << "\n\n";
-  std::vector<std::string> header{"capacity (blocks)", "KV bytes"};
-  for (const auto& c : curves) {
-    header.push_back(c.eviction + " block hit");
-    header.push_back(c.eviction + " token hit");
-  }
-  table t(header);
-  for (std::size_t i = 0; i < caps.size(); ++i) {
-    std::vector<std::string> row{std::to_string(caps[i]), to_string(static_cast<double>(caps[i]) * block)};
-    for (const auto& c : curves) {
-      row.push_back(fixed(c.rows[i].block_hit_rate()));
-      row.push_back(fixed(c.rows[i].token_hit_rate()));
-    }
-    t.add(row);
-  }
-  t.print(std::cout);
-  // Each policy against the first named, capacity by capacity, in block hit rate.
-  for (std::size_t k = 1; k < curves.size(); ++k) {
-    double mean = 0, best = -1, worst = 1;
-    for (std::size_t i = 0; i < caps.size(); ++i) {
-      const double d = curves[k].rows[i].block_hit_rate() - curves[0].rows[i].block_hit_rate();
-      mean += d / static_cast<double>(caps.size());
-      best = std::max(best, d);
-      worst = std::min(worst, d);
-    }
-    std::cout << curves[k].eviction << " vs " << curves[0].eviction << ": block hit rate " << (mean >= 0 ? "+" : "")
-              << fixed(mean, 4) << " on average over the capacities (from " << fixed(worst, 4) << " to "
-              << fixed(best, 4) << ")\n";
-  }
-  table f({"eviction", "fit", "parameters", "rmse", "max |error|"});
-  for (const auto& c : curves) {
-    if (c.exponential)
-      f.add({c.eviction, "exponential saturation", "beta = " + units::detail::format_number(c.exponential->model.beta),
-             fixed(c.exponential->rmse, 4), fixed(c.exponential->max_abs_error, 4)});
-    if (c.power)
-      f.add({c.eviction, "power law",
-             "kappa = " + fixed(c.power->model.kappa.value() * 1e9, 4) + "/GB, gamma = " + fixed(c.power->model.gamma, 4),
-             fixed(c.power->rmse, 4), fixed(c.power->max_abs_error, 4)});
-  }
-  std::cout << "\nHit rate against capacity in bytes, fitted:\n";
-  f.print(std::cout);
-  for (const auto& r : tiered) {
-    std::cout << "\nTiered (lru, Llama-3-70B prefill on " << sys->device.name << "): " << r.capacity_blocks
-              << " blocks in " << sys->tiers[0].name << ", demoted below instead of dropped; prefill saved "
-              << fixed(100.0 * (r.saved / prefill_total), 1) << "% of " << to_string(prefill_total) << ", loads "
-              << to_string(r.loading) << "\n";
-    table tt({"tier", "blocks", "hits served", "recomputed instead", "loaded", "demoted into", "dropped"});
-    for (std::size_t k = 0; k < r.tiers.size(); ++k) {
-      const auto& c = r.counts[k];
-      tt.add({r.tiers[k].name, std::to_string(r.tiers[k].capacity_blocks), std::to_string(c.hits),
-              std::to_string(c.recomputed), to_string(c.loaded), to_string(c.demoted), std::to_string(c.dropped)});
-    }
-    tt.print(std::cout);
-  }
-  if (!a.plot.empty() && std::filesystem::exists(a.plot)) std::cout << "\nwrote " << a.plot << '\n';
+  const block_report r{trace.size(), blocks_total, distinct, block_tokens, horizon, per_token, block, bound,
+                       caps, std::move(curves), sys, std::move(tiered), prefill_total};
+  if (a.json) print_block_json(a, r);
+  else print_block_text(a, r);
 }
 
 struct gen_args {

@@ -335,7 +335,23 @@ json curve_json(const model::diffusion_cache& c, const auto& h, bytes capacity) 
           {"marginal_flops_per_byte", model::marginal_cost(c, h, capacity).value()}};
 }
 
-void run_cache(const cache_args& a) {
+// What `trinity model cache` was asked, checked: the cache, its capacity, the hit-rate curves given or fitted, the
+// hit rate at the capacity and where it came from, and the saving to size for.
+struct cache_question {
+  std::size_t steps, depth;
+  flops step;
+  bytes entry, capacity;
+  model::diffusion_cache cache;
+  std::optional<model::exponential_saturation> exp_curve;
+  std::optional<model::power_law> pow_curve;
+  std::string exp_origin, pow_origin;
+  std::optional<fitted> fits;
+  double h;
+  std::string h_origin;
+  std::optional<flops> target;
+};
+
+cache_question read_cache_question(const cache_args& a) {
   const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000000);
   const flops step = quantity_flag<flops>(a.step_flops, "--step-flops");
   if (step <= flops{}) throw bad_flag("--step-flops", a.step_flops, "must be positive; expected FLOPs such as 1e9");
@@ -414,49 +430,59 @@ void run_cache(const cache_args& a) {
                      "expected FLOPs in [0, " + to_string(cache.saved_per_hit()) +
                          "): below the saving of a certain hit, r·c_step");
   }
+  return {steps, depth, step, entry, capacity, cache, exp_curve, pow_curve, exp_origin, pow_origin, fits, h, h_origin, target};
+}
 
+void print_cache_json(const cache_question& q) {
+  const auto& [steps, depth, step, entry, capacity, cache, exp_curve, pow_curve, exp_origin, pow_origin, fits, h, h_origin,
+               target] = q;
   const flops saved = cache.saved_per_request(h);
   const flops_per_byte rate = cache.average_benefit(capacity, h);
   const auto trade = model::memory_for_compute{cache}.price({capacity, h});
 
-  if (a.json) {
-    json out{{"model", "cache"},
-             {"steps", steps},
-             {"step_flops", step.value()},
-             {"reuse_depth", depth},
-             {"entry_size_bytes", entry.value()},
-             {"capacity_bytes", capacity.value()},
-             {"full_cost_flops", cache.full_cost().value()},
-             {"saved_per_hit_flops", cache.saved_per_hit().value()},
-             {"entries", cache.entries(capacity)},
-             {"hit_rate", h},
-             {"hit_rate_from", h_origin},
-             {"saved_flops_per_request", saved.value()},
-             {"expected_cost_flops", cache.expected_cost(h).value()},
-             {"average_flops_saved_per_byte", rate.value()},
-             {"trade",
-              {{"spends", "memory"},
-               {"saves", "compute"},
-               {"spent_bytes", trade.spent().value()},
-               {"saved_flops", trade.saved().value()}}}};
-    if (exp_curve) {
-      out["exponential_saturation"] = curve_json(cache, *exp_curve, capacity);
-      out["exponential_saturation"]["beta"] = exp_curve->beta;
-      out["exponential_saturation"]["from"] = exp_origin;
-      if (target) out["exponential_saturation"]["capacity_for_target_bytes"] = model::memory_for_saving(cache, *exp_curve, *target).value();
-    }
-    if (pow_curve) {
-      out["power_law"] = curve_json(cache, *pow_curve, capacity);
-      out["power_law"]["kappa_per_gb"] = pow_curve->kappa.value() * 1e9;
-      out["power_law"]["gamma"] = pow_curve->gamma;
-      out["power_law"]["from"] = pow_origin;
-      if (target) out["power_law"]["capacity_for_target_bytes"] = model::memory_for_saving(cache, *pow_curve, *target).value();
-    }
-    if (fits) out["fits"] = fits->to_json();
-    if (target) out["target_saving_flops"] = target->value();
-    std::cout << out.dump(2) << '\n';
-    return;
+  json out{{"model", "cache"},
+           {"steps", steps},
+           {"step_flops", step.value()},
+           {"reuse_depth", depth},
+           {"entry_size_bytes", entry.value()},
+           {"capacity_bytes", capacity.value()},
+           {"full_cost_flops", cache.full_cost().value()},
+           {"saved_per_hit_flops", cache.saved_per_hit().value()},
+           {"entries", cache.entries(capacity)},
+           {"hit_rate", h},
+           {"hit_rate_from", h_origin},
+           {"saved_flops_per_request", saved.value()},
+           {"expected_cost_flops", cache.expected_cost(h).value()},
+           {"average_flops_saved_per_byte", rate.value()},
+           {"trade",
+            {{"spends", "memory"},
+             {"saves", "compute"},
+             {"spent_bytes", trade.spent().value()},
+             {"saved_flops", trade.saved().value()}}}};
+  if (exp_curve) {
+    out["exponential_saturation"] = curve_json(cache, *exp_curve, capacity);
+    out["exponential_saturation"]["beta"] = exp_curve->beta;
+    out["exponential_saturation"]["from"] = exp_origin;
+    if (target) out["exponential_saturation"]["capacity_for_target_bytes"] = model::memory_for_saving(cache, *exp_curve, *target).value();
   }
+  if (pow_curve) {
+    out["power_law"] = curve_json(cache, *pow_curve, capacity);
+    out["power_law"]["kappa_per_gb"] = pow_curve->kappa.value() * 1e9;
+    out["power_law"]["gamma"] = pow_curve->gamma;
+    out["power_law"]["from"] = pow_origin;
+    if (target) out["power_law"]["capacity_for_target_bytes"] = model::memory_for_saving(cache, *pow_curve, *target).value();
+  }
+  if (fits) out["fits"] = fits->to_json();
+  if (target) out["target_saving_flops"] = target->value();
+  std::cout << out.dump(2) << '\n';
+}
+
+void print_cache_text(const cache_question& q) {
+  const auto& [steps, depth, step, entry, capacity, cache, exp_curve, pow_curve, exp_origin, pow_origin, fits, h, h_origin,
+               target] = q;
+  const flops saved = cache.saved_per_request(h);
+  const flops_per_byte rate = cache.average_benefit(capacity, h);
+  const auto trade = model::memory_for_compute{cache}.price({capacity, h});
 
   std::cout << "Memory -> compute: an approximate cache of diffusion latents (paper §5.1.2)\n"
             << "  a full generation costs C_full = " << steps << " steps x " << to_string(step) << " = "
@@ -499,6 +525,12 @@ void run_cache(const cache_args& a) {
     t.print(std::cout);
     std::cout << "better fit: " << fits->better() << "\n";
   }
+}
+
+void run_cache(const cache_args& a) {
+  const auto q = read_cache_question(a);
+  if (a.json) print_cache_json(q);
+  else print_cache_text(q);
 }
 
 }  // namespace
