@@ -405,27 +405,22 @@ json summary_of(const std::string& out) {
   }
 }
 
-// A model-parallel layout (--parallelism): its tensor, pipeline, context and ZeRO slots run here on threads,
-// scaled down to an MLP whose every activation is one size (inputs = width = outputs), each chunk one column/row
-// pair (one layer without tensor parallelism), against the step model's counting formulas at that size. With
-// context parallelism a sample is a sequence and an attention block follows the first layer (trinity-train
-// --sequence), its keys and values going around the context ring.
-void run_verify_parallel(const verify_args& a, const plan::system& s, const plan::training_workload& w) {
-  if (!a.planning.profile.empty())
-    throw bad_flag("--profile", a.planning.profile,
-                   "times the data-parallel planner's run (add --parallelism data); a layout's step time is not "
-                   "verified yet");
-  for (const char* f : {"--ranks", "--batch"})
-    if (std::find(a.training_flags_given.begin(), a.training_flags_given.end(), f) != a.training_flags_given.end())
-      throw usage_error(std::string(f) + ": a layout's run takes its ranks and batch from the layout; the "
-                                         "data-parallel planner's run (--parallelism data) takes them");
-  if (!w.shape)
-    throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
-                                             "(docs/parallelism.md) to verify a parallel layout");
-  const auto l = a.parallelism == "search" ? search_layouts(s, w, a.gpus, 0, a.planning).chosen().plan.layout
-                                           : named_layout(s, a.parallelism, a.gpus);
-  // The run: the layout's tp, pp, vpp, sp and ZeRO stage; two context ranks where it has context parallelism,
-  // two data-parallel replicas where it has any. ZeRO shards over data and context ranks together.
+// The most a rank reported of a per-rank figure.
+double busiest(const json& values) {
+  double most = 0;
+  for (const auto& x : values) most = std::max(most, x.get<double>());
+  return most;
+}
+
+// A layout scaled down to run here: its tp, pp, vpp, sp and ZeRO stage; two context ranks where it has context
+// parallelism, two data-parallel replicas where it has any. ZeRO shards over data and context ranks together.
+struct layout_run {
+  model::parallel_layout l;
+  std::size_t t, p, v, c, d, ranks, shards, m, rows, width;
+  std::string command;
+};
+
+layout_run layout_run_of(const verify_args& a, const model::parallel_layout& l) {
   const std::size_t t = l.tp, p = l.pp, v = l.vpp, c = l.cp > 1 ? 2 : 1, d = l.dp > 1 ? 2 : 1, ranks = t * p * c * d;
   const std::size_t shards = d * c;
   if (ranks > 64)
@@ -451,27 +446,14 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                               " --width " + std::to_string(width) + " --outputs " + std::to_string(width) +
                               " --layers " + std::to_string(layers - 1) + (l.offload ? " --offload" : "") +
                               (l.codec.empty() ? "" : " --compress '" + l.codec + "'");
-  // The codec the layout names, at the rates and ratio the planner priced it with (the system's devices').
-  model::compressor_cost codec;
-  if (!l.codec.empty()) {
-    auto budgeted = w;
-    try {
-      codec = plan::gradient_codec(gradient_codecs(s, budgeted, a.planning), l.codec);
-    } catch (const invalid_input& e) {
-      throw bad_flag("--parallelism", model::to_string(l), e.what());
-    }
-  }
-  std::cerr << "trinity verify: " << command << '\n';
-  const json summary = summary_of(run_and_capture(command + " 2>&1"));
-  const auto& step = summary.at("last_step");
-  const auto busiest = [&](const json& values) {
-    double most = 0;
-    for (const auto& x : values) most = std::max(most, x.get<double>());
-    return most;
-  };
-  const double psi = busiest(summary.at("parameters_per_rank"));
+  return {l, t, p, v, c, d, ranks, shards, m, rows, width, command};
+}
 
-  // The step model's counts at the run's size: fp32 activations of `rows` tokens, one column/row pair a chunk.
+// The step model's counts at the run's size beside what the run measured, the busiest rank's.
+std::vector<row> layout_rows(const layout_run& run, const json& summary, const model::compressor_cost& codec, double psi) {
+  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, command] = run;
+  const auto& step = summary.at("last_step");
+  // fp32 activations of `rows` tokens, one column/row pair a chunk.
   const bytes activation{static_cast<double>(rows * width) * 4.0};
   const double md = static_cast<double>(m), tt = static_cast<double>(t), transfers = model::pipeline_transfers(p, v);
   const bytes tp_bytes = t > 1 ? md * static_cast<double>(v) * 2.0 * (2.0 * (tt - 1.0) / tt) * activation +
@@ -526,6 +508,13 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                         model::offload_traffic_per_step(psi, shards, l.zero_stage, model::fp32_adam, true).value(),
                         busiest(step.at("offload_bytes"))});
   }
+  return rows_out;
+}
+
+// The rows as JSON or a table, and a refusal when one is more than 1% off.
+void print_layout_rows(const verify_args& a, const plan::training_workload& w, const layout_run& run,
+                       const json& summary, double psi, const std::vector<row>& rows_out) {
+  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, command] = run;
   bool all = true;
   for (const auto& x : rows_out) all &= x.within(0.01);
   const bool chunks_row = p > 1;
@@ -562,6 +551,42 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
     std::cout << ".\n";
   }
   if (!all) throw usage_error("a measured figure is more than 1% from the prediction (see the table)");
+}
+
+// A model-parallel layout (--parallelism): its tensor, pipeline, context and ZeRO slots run here on threads,
+// scaled down to an MLP whose every activation is one size (inputs = width = outputs), each chunk one column/row
+// pair (one layer without tensor parallelism), against the step model's counting formulas at that size. With
+// context parallelism a sample is a sequence and an attention block follows the first layer (trinity-train
+// --sequence), its keys and values going around the context ring.
+void run_verify_parallel(const verify_args& a, const plan::system& s, const plan::training_workload& w) {
+  if (!a.planning.profile.empty())
+    throw bad_flag("--profile", a.planning.profile,
+                   "times the data-parallel planner's run (add --parallelism data); a layout's step time is not "
+                   "verified yet");
+  for (const char* f : {"--ranks", "--batch"})
+    if (std::find(a.training_flags_given.begin(), a.training_flags_given.end(), f) != a.training_flags_given.end())
+      throw usage_error(std::string(f) + ": a layout's run takes its ranks and batch from the layout; the "
+                                         "data-parallel planner's run (--parallelism data) takes them");
+  if (!w.shape)
+    throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
+                                             "(docs/parallelism.md) to verify a parallel layout");
+  const auto l = a.parallelism == "search" ? search_layouts(s, w, a.gpus, 0, a.planning).chosen().plan.layout
+                                           : named_layout(s, a.parallelism, a.gpus);
+  const auto run = layout_run_of(a, l);
+  // The codec the layout names, at the rates and ratio the planner priced it with (the system's devices').
+  model::compressor_cost codec;
+  if (!l.codec.empty()) {
+    auto budgeted = w;
+    try {
+      codec = plan::gradient_codec(gradient_codecs(s, budgeted, a.planning), l.codec);
+    } catch (const invalid_input& e) {
+      throw bad_flag("--parallelism", model::to_string(l), e.what());
+    }
+  }
+  std::cerr << "trinity verify: " << run.command << '\n';
+  const json summary = summary_of(run_and_capture(run.command + " 2>&1"));
+  const double psi = busiest(summary.at("parameters_per_rank"));
+  print_layout_rows(a, w, run, summary, psi, layout_rows(run, summary, codec, psi));
 }
 
 // Edge and hetero-train plans are not run here.
