@@ -257,6 +257,69 @@ std::string cpu_model() {
 
 // A data-curation plan: the pipeline run here on pipeline::executor (curation_run.hpp) with the plan's
 // placement and with one model per device, beside model::rates over the kernels' costs measured here.
+// A data-curation run's rows, with the kernels it timed, as JSON or tables.
+struct curation_report {
+  const scaled_curation& x;
+  std::string plan, baseline;
+  std::size_t samples;
+  unsigned cores;
+  std::vector<row> rows;
+  std::vector<double> from_run;
+  bool exact;
+  std::vector<std::string> names;
+};
+
+void print_curation_report(const verify_args& a, const curation_report& r) {
+  const auto& [x, plan_text, baseline_text, samples, cores, rows, from_run, exact, names] = r;
+  if (a.json) {
+    json jr = json::array();
+    for (const auto& y : rows)
+      jr.push_back({{"mechanism", y.mechanism}, {"predicted", y.predicted}, {"measured", y.measured},
+                    {"measured_over_predicted", y.ratio()}, {"within_20_percent", y.within(0.2)}, {"timed", y.timing}});
+    for (std::size_t i = 0; i < from_run.size(); ++i) jr[i]["predicted_from_run_costs"] = from_run[i];
+    json models = json::array();
+    for (std::size_t j = 0; j < x.models.size(); ++j)
+      models.push_back({{"name", names[j]}, {"rows", x.rows[j]}, {"passes", x.passes[j]},
+                        {"search_seconds", x.search_seconds[j]}, {"footprint_bytes", x.models[j].footprint.value()},
+                        {"device_seconds_per_sample", x.ops[j + 1].seconds_per_sample}});
+    std::cout << json{{"plan", r.plan}, {"baseline", r.baseline},
+                      {"devices", x.devices}, {"duty", x.duty}, {"cores", cores}, {"machine", cpu_model()},
+                      {"memory_scale", x.memory_scale},
+                      {"cpu_seconds_per_sample", x.cpu_seconds}, {"models", models}, {"samples", samples},
+                      {"rows", jr}, {"invariants_hold", exact}}
+                     .dump(2)
+              << '\n';
+  } else {
+    std::cout << "Plan: " << r.plan << "\nBaseline: " << r.baseline
+              << "\n\nRun here on pipeline::executor: " << x.devices << " devices as threads at " << plan::detail::pct(x.duty)
+              << " of a core each (" << cores << " cores), memory at " << units::detail::format_number(x.memory_scale * 1e6)
+              << "e-6 of the plan's (a device holds " << to_string(x.device_memory) << "), " << samples
+              << " samples per placement. Kernels, sized and timed here:\n";
+    table k({"operator", "kernel", "per sample (timed as the run runs it)"});
+    k.add({"decode + split (1 CPU worker)", std::to_string(x.clip_floats) + " int8 values decoded and pooled",
+           to_string(seconds{x.cpu_seconds})});
+    for (std::size_t j = 0; j < x.models.size(); ++j)
+      k.add({names[j], std::to_string(x.passes[j]) + " searches of " + std::to_string(x.rows[j]) + " x " +
+                           std::to_string(x.dimension) + " (" + to_string(x.models[j].footprint) + ")",
+             to_string(seconds{x.ops[j + 1].seconds_per_sample}) + " of a device"});
+    k.print(std::cout);
+    std::cout << '\n';
+    table t({"", "predicted", "from the run's costs", "measured", "measured / predicted"});
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& y = rows[i];
+      t.add({y.mechanism, units::detail::format_number(y.predicted),
+             i < from_run.size() ? units::detail::format_number(from_run[i]) : std::string("-"),
+             units::detail::format_number(y.measured), ratio_text(y)});
+    }
+    t.print(std::cout);
+    std::cout << "\nPredicted: model::rates over the kernel costs above, timed on every device at once at its duty "
+                 "(sharing efficiency 1: a device here interleaves its models' steps at no cost). From the run's "
+                 "costs: the same, over what each model's kernels took in that run. Rates and utilisation are "
+                 "timings on a shared machine: reported, not held; the bytes, the samples and the queues are held "
+                 "exactly.\n";
+  }
+}
+
 void verify_plan(const verify_args& a, const plan::system& s, const plan::data_curation_workload& w, const training_run&) {
   refuse_training_flags(a, "a data-curation plan (its run's size is --samples)");
   if (!a.planning.profile.empty())
@@ -324,54 +387,8 @@ void verify_plan(const verify_args& a, const plan::system& s, const plan::data_c
                                      run_chosen.samples_per_second / run_base.samples_per_second,
                                      run_base.device_utilization, run_chosen.device_utilization};
   const bool exact = most_charged == most_planned && rows[6].ratio() == 1.0 && over_capacity == 0;
-  const auto names = plan::detail::model_names(w);
-  if (a.json) {
-    json jr = json::array();
-    for (const auto& y : rows)
-      jr.push_back({{"mechanism", y.mechanism}, {"predicted", y.predicted}, {"measured", y.measured},
-                    {"measured_over_predicted", y.ratio()}, {"within_20_percent", y.within(0.2)}, {"timed", y.timing}});
-    for (std::size_t i = 0; i < from_run.size(); ++i) jr[i]["predicted_from_run_costs"] = from_run[i];
-    json models = json::array();
-    for (std::size_t j = 0; j < x.models.size(); ++j)
-      models.push_back({{"name", names[j]}, {"rows", x.rows[j]}, {"passes", x.passes[j]},
-                        {"search_seconds", x.search_seconds[j]}, {"footprint_bytes", x.models[j].footprint.value()},
-                        {"device_seconds_per_sample", x.ops[j + 1].seconds_per_sample}});
-    std::cout << json{{"plan", plan::describe(chosen.plan, w)}, {"baseline", plan::describe(base.plan, w)},
-                      {"devices", x.devices}, {"duty", x.duty}, {"cores", cores}, {"machine", cpu_model()},
-                      {"memory_scale", x.memory_scale},
-                      {"cpu_seconds_per_sample", x.cpu_seconds}, {"models", models}, {"samples", samples},
-                      {"rows", jr}, {"invariants_hold", exact}}
-                     .dump(2)
-              << '\n';
-  } else {
-    std::cout << "Plan: " << plan::describe(chosen.plan, w) << "\nBaseline: " << plan::describe(base.plan, w)
-              << "\n\nRun here on pipeline::executor: " << x.devices << " devices as threads at " << plan::detail::pct(x.duty)
-              << " of a core each (" << cores << " cores), memory at " << units::detail::format_number(x.memory_scale * 1e6)
-              << "e-6 of the plan's (a device holds " << to_string(x.device_memory) << "), " << samples
-              << " samples per placement. Kernels, sized and timed here:\n";
-    table k({"operator", "kernel", "per sample (timed as the run runs it)"});
-    k.add({"decode + split (1 CPU worker)", std::to_string(x.clip_floats) + " int8 values decoded and pooled",
-           to_string(seconds{x.cpu_seconds})});
-    for (std::size_t j = 0; j < x.models.size(); ++j)
-      k.add({names[j], std::to_string(x.passes[j]) + " searches of " + std::to_string(x.rows[j]) + " x " +
-                           std::to_string(x.dimension) + " (" + to_string(x.models[j].footprint) + ")",
-             to_string(seconds{x.ops[j + 1].seconds_per_sample}) + " of a device"});
-    k.print(std::cout);
-    std::cout << '\n';
-    table t({"", "predicted", "from the run's costs", "measured", "measured / predicted"});
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const auto& y = rows[i];
-      t.add({y.mechanism, units::detail::format_number(y.predicted),
-             i < from_run.size() ? units::detail::format_number(from_run[i]) : std::string("-"),
-             units::detail::format_number(y.measured), ratio_text(y)});
-    }
-    t.print(std::cout);
-    std::cout << "\nPredicted: model::rates over the kernel costs above, timed on every device at once at its duty "
-                 "(sharing efficiency 1: a device here interleaves its models' steps at no cost). From the run's "
-                 "costs: the same, over what each model's kernels took in that run. Rates and utilisation are "
-                 "timings on a shared machine: reported, not held; the bytes, the samples and the queues are held "
-                 "exactly.\n";
-  }
+  print_curation_report(a, {x, plan::describe(chosen.plan, w), plan::describe(base.plan, w), samples, cores, std::move(rows),
+                             from_run, exact, plan::detail::model_names(w)});
   if (!exact) throw usage_error("an invariant of the run does not hold (see the table)");
 }
 
