@@ -94,6 +94,91 @@ std::vector<std::uint64_t> per_rank(Comm& c, std::uint64_t mine) {
 
 }  // namespace detail
 
+namespace detail {
+
+// One step's forward and backward through the MLP (and the attention block after its first layer), each
+// layer's gradient handed to dp as it is ready: the step's summed loss on this rank.
+template <class DP, class Comm>
+double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& cfg, const mlp_shape& shape,
+                        const teacher_task& task, shard::memory_ledger& ledger, const comm::partition& samples, long t) {
+  const std::size_t mine = samples.size(c.rank()), S = cfg.sequence, rows = mine * S;
+  mlp_pass pass(shape, rows, ledger);
+  std::vector<float> targets(rows * cfg.outputs);
+  for (std::size_t s = 0; s < rows; ++s)  // row s is token s % S of sequence s / S: task sample (first + s / S)·S + s % S
+    task.sample(static_cast<std::uint64_t>(t), samples.begin(c.rank()) * S + s,
+                pass.input().subspan(s * cfg.inputs, cfg.inputs), std::span<float>(targets).subspan(s * cfg.outputs, cfg.outputs));
+  std::optional<attention_block> block;
+  if (cfg.attention()) block.emplace(mine, S, shape.out(0), shape.out(0) / cfg.heads);
+  for (std::size_t l = 0; l < shape.layers(); ++l) {
+    dp.acquire(l);
+    pass.forward(l, dp.parameters(l));
+    dp.release(l);
+    if (l == 0 && block) block->forward(self, pass.output_of(0));
+  }
+  // Loss and δ at the output: ½‖ŷ − y‖², averaged over the global batch's tokens.
+  double loss = 0;
+  std::vector<float> delta(rows * cfg.outputs);
+  const auto yhat = pass.output();
+  for (std::size_t k = 0; k < delta.size(); ++k) {
+    const float d = yhat[k] - targets[k];
+    loss += 0.5 * static_cast<double>(d) * d;
+    delta[k] = d / static_cast<float>(cfg.tokens());
+  }
+  for (std::size_t l = shape.layers(); l-- > 0;) {
+    dp.acquire(l);
+    auto g = dp.gradient(l);
+    if (l == 1 && block)
+      pass.backward(l, dp.parameters(l), g, delta, [&](std::vector<float>& d) {
+        block->backward(self, d);
+        return block->input();
+      });
+    else
+      pass.backward(l, dp.parameters(l), g, delta);
+    if (t == cfg.inject_nan_step && c.rank() == cfg.inject_nan_rank && l == 0) g[0] = std::numeric_limits<float>::quiet_NaN();
+    dp.gradient_ready(l);
+    dp.release(l);
+  }
+  return loss;
+}
+
+}  // namespace detail
+
+namespace detail {
+
+// The run's summary: what the step model predicts of the states and the traffic beside the run's steps.
+inline nlohmann::json summary_of(const config& cfg, const mlp_shape& shape, int ranks, int stage,
+                                 const model::state_bytes& sb, const model::memory_per_rank& predicted_memory,
+                                 double predicted_traffic, std::size_t largest_layer,
+                                 const std::vector<double>& step_seconds, const nlohmann::json& last) {
+  const double psi = static_cast<double>(shape.parameters());
+  const auto n = static_cast<std::size_t>(ranks);
+  return nlohmann::json{
+      {"summary",
+       {{"parameters", shape.parameters()},
+        {"ranks", ranks},
+        {"stage", stage},
+        {"offload", cfg.offload},
+        {"state_bytes", {{"parameter", sb.parameter}, {"gradient", sb.gradient}, {"optimizer", sb.optimizer}}},
+        {"model",
+         {{"parameters", predicted_memory.parameters.value()},
+          {"gradients", predicted_memory.gradients.value()},
+          {"optimizer_states", predicted_memory.optimizer_states.value()},
+          {"offloaded", predicted_memory.offloaded.value()},
+          {"sent_bytes_per_step", cfg.compress.empty() ? nlohmann::json(predicted_traffic) : nlohmann::json(nullptr)},
+          {"offload_bytes_per_step",
+           model::offload_traffic_per_step(psi, n, stage, model::fp32_adam, cfg.offload).value()}}},
+        // The peak above the formula, activations aside, one layer at a time: stage 1 reduce-scatters into a
+        // shard-sized buffer, stage 2 stages a layer's full gradient, stage 3 also gathers a layer's parameters.
+        {"fixed_overhead_bytes",
+         stage == 1 ? static_cast<double>(comm::partition(largest_layer, ranks).largest()) * 4.0
+                    : (stage >= 2 ? 1 : 0) * largest_layer * 4.0 + (stage >= 3 ? 1 : 0) * largest_layer * 4.0},
+        {"samples_per_rank", static_cast<double>(cfg.batch) / static_cast<double>(ranks)},
+        {"step_seconds", step_seconds},
+        {"last_step", last}}}};
+}
+
+}  // namespace detail
+
 template <class Scheme, class Comm>
 int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduction) {
   using namespace trinity::shard;
@@ -108,7 +193,6 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
 
   // Sequences over the ranks; a sequence's tokens, sequence-major, are the rows the MLP takes.
   const comm::partition samples(cfg.batch, c.size());
-  const std::size_t mine = samples.size(c.rank()), S = cfg.sequence, rows = mine * S;
   comm::group self(c, {c.rank()});  // the attention block's context group: this rank alone
   const double psi = static_cast<double>(shape.parameters());
   const int stage = Scheme::shards.zero_stage();
@@ -131,42 +215,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     const auto started = std::chrono::steady_clock::now();
     ledger.reset_peaks();
     const std::uint64_t sent_before = c.bytes_sent();
-    mlp_pass pass(shape, rows, ledger);
-    std::vector<float> targets(rows * cfg.outputs);
-    for (std::size_t s = 0; s < rows; ++s)  // row s is token s % S of sequence s / S: task sample (first + s / S)·S + s % S
-      task.sample(static_cast<std::uint64_t>(t), samples.begin(c.rank()) * S + s,
-                  pass.input().subspan(s * cfg.inputs, cfg.inputs), std::span<float>(targets).subspan(s * cfg.outputs, cfg.outputs));
-    std::optional<attention_block> block;
-    if (cfg.attention()) block.emplace(mine, S, shape.out(0), shape.out(0) / cfg.heads);
-    for (std::size_t l = 0; l < shape.layers(); ++l) {
-      dp.acquire(l);
-      pass.forward(l, dp.parameters(l));
-      dp.release(l);
-      if (l == 0 && block) block->forward(self, pass.output_of(0));
-    }
-    // Loss and δ at the output: ½‖ŷ − y‖², averaged over the global batch's tokens.
-    double loss = 0;
-    std::vector<float> delta(rows * cfg.outputs);
-    const auto yhat = pass.output();
-    for (std::size_t k = 0; k < delta.size(); ++k) {
-      const float d = yhat[k] - targets[k];
-      loss += 0.5 * static_cast<double>(d) * d;
-      delta[k] = d / static_cast<float>(cfg.tokens());
-    }
-    for (std::size_t l = shape.layers(); l-- > 0;) {
-      dp.acquire(l);
-      auto g = dp.gradient(l);
-      if (l == 1 && block)
-        pass.backward(l, dp.parameters(l), g, delta, [&](std::vector<float>& d) {
-          block->backward(self, d);
-          return block->input();
-        });
-      else
-        pass.backward(l, dp.parameters(l), g, delta);
-      if (t == cfg.inject_nan_step && c.rank() == cfg.inject_nan_rank && l == 0) g[0] = std::numeric_limits<float>::quiet_NaN();
-      dp.gradient_ready(l);
-      dp.release(l);
-    }
+    double loss = detail::forward_backward(dp, c, self, cfg, shape, task, ledger, samples, t);
     // What the formula counts is resident now: states, no gathered layer, no staging buffer.
     const std::uint64_t res_p = ledger.resident(state_kind::parameters), res_g = ledger.resident(state_kind::gradients),
                         res_o = ledger.resident(state_kind::optimizer_states),
@@ -204,32 +253,12 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     }
   }
   if (!cfg.save_checkpoint.empty()) save_checkpoint(cfg.save_checkpoint, dp, c);
-  if (c.rank() == 0) {
-    nlohmann::json summary{
-        {"summary",
-         {{"parameters", shape.parameters()},
-          {"ranks", c.size()},
-          {"stage", stage},
-          {"offload", cfg.offload},
-          {"state_bytes", {{"parameter", sb.parameter}, {"gradient", sb.gradient}, {"optimizer", sb.optimizer}}},
-          {"model",
-           {{"parameters", predicted_memory.parameters.value()},
-            {"gradients", predicted_memory.gradients.value()},
-            {"optimizer_states", predicted_memory.optimizer_states.value()},
-            {"offloaded", predicted_memory.offloaded.value()},
-            {"sent_bytes_per_step", cfg.compress.empty() ? nlohmann::json(predicted_traffic) : nlohmann::json(nullptr)},
-            {"offload_bytes_per_step",
-             model::offload_traffic_per_step(psi, n, stage, model::fp32_adam, cfg.offload).value()}}},
-          // The peak above the formula, activations aside, one layer at a time: stage 1 reduce-scatters into a
-          // shard-sized buffer, stage 2 stages a layer's full gradient, stage 3 also gathers a layer's parameters.
-          {"fixed_overhead_bytes",
-           stage == 1 ? static_cast<double>(comm::partition(largest_layer, c.size()).largest()) * 4.0
-                      : (stage >= 2 ? 1 : 0) * largest_layer * 4.0 + (stage >= 3 ? 1 : 0) * largest_layer * 4.0},
-          {"samples_per_rank", static_cast<double>(cfg.batch) / static_cast<double>(c.size())},
-          {"step_seconds", step_seconds},
-          {"last_step", last}}}};
-    out << summary.dump() << '\n' << std::flush;
-  }
+  if (c.rank() == 0)
+    out << detail::summary_of(cfg, shape, c.size(), stage, sb, predicted_memory, predicted_traffic, largest_layer,
+                              step_seconds, last)
+               .dump()
+        << '\n'
+        << std::flush;
   return 0;
 }
 
