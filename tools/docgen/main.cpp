@@ -680,6 +680,71 @@ void pass_over_page(const fs::path& page, sources& s, const work_dir& w, bool wr
   }
 }
 
+// The replays behind the recorded curves, run again and held to their files.
+void check_replays(sources& s, const work_dir& w, outcome& o) {
+  // The replay behind the preset's curve is deterministic: replay it again and hold the file to it.
+  {
+    const json& r = replay_record(s);
+    const json again = json::parse(run(w, "PATH=\"$PWD/build/bin:$PATH\"; " + r.at("command").get<std::string>()));
+    // The same hits, up to a similarity that lands on a threshold of Table 1 differently on another instruction
+    // set (the flat index sums in the widest vectors the CPU has): hit rates within 0.002, the fit within 1%.
+    const json& a = again.at("curves").at(0);
+    const json& b = r.at("output").at("curves").at(0);
+    bool same = a.at("points").size() == b.at("points").size();
+    for (std::size_t i = 0; same && i < a.at("points").size(); ++i)
+      same = std::fabs(a["points"][i]["hit_rate"].get<double>() - b["points"][i]["hit_rate"].get<double>()) <= 0.002;
+    for (const char* k : {"kappa_per_gb", "gamma"})
+      same = same && std::fabs(a["power_law"][k].get<double>() / b["power_law"][k].get<double>() - 1) <= 0.01;
+    if (!same) {
+      ++o.stale;
+      std::cerr << "trinity-docgen: bench/results/replay-synthetic.json is not what its command prints now\n";
+    }
+  }
+  // The Mooncake curve is replayed again where the trace is (it is not shipped whole): the same rows, exactly.
+  if (fs::exists(s.root / ".." / "shared" / "traces" / "mooncake_conversation_trace.jsonl")) {
+    const json& r = prefix_curve_record(s);
+    const json again = json::parse(run(w, "cd '" + fs::absolute(s.root).string() + "' && " + r.at("command").get<std::string>()));
+    if (again.at("rows") != r.at("output").at("rows")) {
+      ++o.stale;
+      std::cerr << "trinity-docgen: bench/results/prefix-curve-mooncake.json is not what its command prints now\n";
+    }
+  }
+}
+
+// --record-curation, --record-replay, --record-prefix-curve: a run's output stored as its result file.
+int record_result(const std::string& source, const std::string& command, const std::string& record,
+                  const std::string& record_prefix, const std::string& record_curation) {
+  if (!record_curation.empty()) {
+    try {
+      const json out = json::parse(read_file(record_curation));
+      const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+      char date[16];
+      std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+      const json r{{"command", command}, {"build", "ci"}, {"date", date}, {"output", out}};
+      std::ofstream(fs::path(source) / "bench/results/curation-verify-ci.json") << r.dump(2) << '\n';
+      std::cerr << "trinity-docgen: recorded bench/results/curation-verify-ci.json\n";
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "trinity-docgen: " << e.what() << '\n';
+      return 2;
+    }
+  }
+  {
+    try {
+      const bool prefix = !record_prefix.empty();
+      const json out = json::parse(read_file(prefix ? record_prefix : record));
+      const json r{{"command", command}, {"output", out}};
+      const std::string file = prefix ? "bench/results/prefix-curve-mooncake.json" : "bench/results/replay-synthetic.json";
+      std::ofstream(fs::path(source) / file) << r.dump(2) << '\n';
+      std::cerr << "trinity-docgen: recorded " << file << '\n';
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "trinity-docgen: " << e.what() << '\n';
+      return 2;
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -702,35 +767,8 @@ int main(int argc, char** argv) {
                  "Store this `trinity verify --json` output of a data-curation plan (ci build) as "
                  "bench/results/curation-verify-ci.json");
   CLI11_PARSE(app, argc, argv);
-  if (!record_curation.empty()) {
-    try {
-      const json out = json::parse(read_file(record_curation));
-      const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-      char date[16];
-      std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-      const json r{{"command", command}, {"build", "ci"}, {"date", date}, {"output", out}};
-      std::ofstream(fs::path(source) / "bench/results/curation-verify-ci.json") << r.dump(2) << '\n';
-      std::cerr << "trinity-docgen: recorded bench/results/curation-verify-ci.json\n";
-      return 0;
-    } catch (const std::exception& e) {
-      std::cerr << "trinity-docgen: " << e.what() << '\n';
-      return 2;
-    }
-  }
-  if (!record.empty() || !record_prefix.empty()) {
-    try {
-      const bool prefix = !record_prefix.empty();
-      const json out = json::parse(read_file(prefix ? record_prefix : record));
-      const json r{{"command", command}, {"output", out}};
-      const std::string file = prefix ? "bench/results/prefix-curve-mooncake.json" : "bench/results/replay-synthetic.json";
-      std::ofstream(fs::path(source) / file) << r.dump(2) << '\n';
-      std::cerr << "trinity-docgen: recorded " << file << '\n';
-      return 0;
-    } catch (const std::exception& e) {
-      std::cerr << "trinity-docgen: " << e.what() << '\n';
-      return 2;
-    }
-  }
+  if (!record_curation.empty() || !record.empty() || !record_prefix.empty())
+    return record_result(source, command, record, record_prefix, record_curation);
   if (headers) {
     try {
       s.root = source;
@@ -753,33 +791,7 @@ int main(int argc, char** argv) {
     outcome o;
     measured_headers(s, write, true, o);
     const work_dir w(s);
-    // The replay behind the preset's curve is deterministic: replay it again and hold the file to it.
-    {
-      const json& r = replay_record(s);
-      const json again = json::parse(run(w, "PATH=\"$PWD/build/bin:$PATH\"; " + r.at("command").get<std::string>()));
-      // The same hits, up to a similarity that lands on a threshold of Table 1 differently on another instruction
-      // set (the flat index sums in the widest vectors the CPU has): hit rates within 0.002, the fit within 1%.
-      const json& a = again.at("curves").at(0);
-      const json& b = r.at("output").at("curves").at(0);
-      bool same = a.at("points").size() == b.at("points").size();
-      for (std::size_t i = 0; same && i < a.at("points").size(); ++i)
-        same = std::fabs(a["points"][i]["hit_rate"].get<double>() - b["points"][i]["hit_rate"].get<double>()) <= 0.002;
-      for (const char* k : {"kappa_per_gb", "gamma"})
-        same = same && std::fabs(a["power_law"][k].get<double>() / b["power_law"][k].get<double>() - 1) <= 0.01;
-      if (!same) {
-        ++o.stale;
-        std::cerr << "trinity-docgen: bench/results/replay-synthetic.json is not what its command prints now\n";
-      }
-    }
-    // The Mooncake curve is replayed again where the trace is (it is not shipped whole): the same rows, exactly.
-    if (fs::exists(s.root / ".." / "shared" / "traces" / "mooncake_conversation_trace.jsonl")) {
-      const json& r = prefix_curve_record(s);
-      const json again = json::parse(run(w, "cd '" + fs::absolute(s.root).string() + "' && " + r.at("command").get<std::string>()));
-      if (again.at("rows") != r.at("output").at("rows")) {
-        ++o.stale;
-        std::cerr << "trinity-docgen: bench/results/prefix-curve-mooncake.json is not what its command prints now\n";
-      }
-    }
+    check_replays(s, w, o);
     std::vector<fs::path> pages{s.root / "README.md"};
     for (const auto& e : fs::directory_iterator(s.root / "docs"))
       if (e.path().extension() == ".md") pages.push_back(e.path());

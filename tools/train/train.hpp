@@ -97,12 +97,12 @@ std::vector<std::uint64_t> per_rank(Comm& c, std::uint64_t mine) {
 namespace detail {
 
 // One step's forward and backward through the MLP (and the attention block after its first layer), each
-// layer's gradient handed to dp as it is ready: the step's summed loss on this rank.
+// layer's gradient handed to dp as it is ready: the step's summed loss on this rank. The caller owns `pass`, whose
+// activations stay charged to the ledger until the optimizer step is done, as the recorded peaks count them.
 template <class DP, class Comm>
 double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& cfg, const mlp_shape& shape,
-                        const teacher_task& task, shard::memory_ledger& ledger, const comm::partition& samples, long t) {
+                        const teacher_task& task, mlp_pass& pass, const comm::partition& samples, long t) {
   const std::size_t mine = samples.size(c.rank()), S = cfg.sequence, rows = mine * S;
-  mlp_pass pass(shape, rows, ledger);
   std::vector<float> targets(rows * cfg.outputs);
   for (std::size_t s = 0; s < rows; ++s)  // row s is token s % S of sequence s / S: task sample (first + s / S)·S + s % S
     task.sample(static_cast<std::uint64_t>(t), samples.begin(c.rank()) * S + s,
@@ -215,7 +215,8 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     const auto started = std::chrono::steady_clock::now();
     ledger.reset_peaks();
     const std::uint64_t sent_before = c.bytes_sent();
-    double loss = detail::forward_backward(dp, c, self, cfg, shape, task, ledger, samples, t);
+    mlp_pass pass(shape, samples.size(c.rank()) * cfg.sequence, ledger);
+    double loss = detail::forward_backward(dp, c, self, cfg, shape, task, pass, samples, t);
     // What the formula counts is resident now: states, no gathered layer, no staging buffer.
     const std::uint64_t res_p = ledger.resident(state_kind::parameters), res_g = ledger.resident(state_kind::gradients),
                         res_o = ledger.resident(state_kind::optimizer_states),
