@@ -59,18 +59,25 @@ void run_simulate(const workloads::request& a) {
 void add_planning_flags(CLI::App& cmd, planning_flags& f) {
   cmd.add_option("--objective", f.objective, "time (default), energy, or cost (dollars; needs a priced system)")
       ->type_name("time|energy|cost");
-  cmd.add_option("--profile", f.profile, "Gradient codec costs from `trinity calibrate --out` (default: the figures "
-                                         "in docs/compression.md)")->type_name("FILE");
-  cmd.add_option("--link-budget", f.link_budget, "Most bytes a rank may send per training step, or a device per "
-                                                 "edge frame (default: no limit)")->type_name("SIZE");
-  cmd.add_option("--error-budget", f.error_budget, "Largest relative gradient error a codec may add (default: the "
-                                                   "workload's, 0.01)")->type_name("NUMBER");
+  cmd.add_option("--profile", f.profile,
+                 "Gradient codec costs from `trinity calibrate --out` (default: the figures "
+                 "in docs/compression.md)")
+      ->type_name("FILE");
+  cmd.add_option("--link-budget", f.link_budget,
+                 "Most bytes a rank may send per training step, or a device per "
+                 "edge frame (default: no limit)")
+      ->type_name("SIZE");
+  cmd.add_option("--error-budget", f.error_budget,
+                 "Largest relative gradient error a codec may add (default: the "
+                 "workload's, 0.01)")
+      ->type_name("NUMBER");
 }
 
 void add_layout_flags(CLI::App& cmd, std::string& parallelism, std::size_t& gpus, const std::string& what) {
   cmd.add_option("--parallelism", parallelism,
-                 "A transformer training workload: " + what + "; `data`: the data-parallel planner's plan (the "
-                 "default for a workload without a transformer shape)")
+                 "A transformer training workload: " + what +
+                     "; `data`: the data-parallel planner's plan (the "
+                     "default for a workload without a transformer shape)")
       ->type_name("LAYOUT|search|data")
       ->check(non_empty("a layout (tp=2,dp=4), search or data"));
   cmd.add_option("--gpus", gpus, "GPUs the layout search lays out, as for plan")
@@ -81,14 +88,17 @@ void add_layout_flags(CLI::App& cmd, std::string& parallelism, std::size_t& gpus
 void register_plan(CLI::App& app) {
   auto a = std::make_shared<workloads::request>();
   auto* p = app.add_subcommand("plan", "Pick the best trade-off for a system and a workload, and explain it");
-  p->add_option("--system", a->system, "A preset (gb200-nvl72-cxl, h100-ib-cluster, dgx-h100, dgx-a100, edge-5g-cloud) or a JSON file")
+  p->add_option("--system", a->system,
+                "A preset (gb200-nvl72-cxl, h100-ib-cluster, dgx-h100, dgx-a100, edge-5g-cloud) or a JSON file")
       ->type_name("PRESET|FILE");
   p->add_option("--workload", a->workload,
-                "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics, llama3-70b-serve, wan22-t2v-hetero, t2v-curation) or a "
+                "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics, llama3-70b-serve, "
+                "wan22-t2v-hetero, t2v-curation) or a "
                 "JSON file")
       ->type_name("PRESET|FILE");
   add_planning_flags(*p, a->planning);
-  p->add_option("--plot", a->plot, "Draw the feasible plans and the Pareto front to this PNG (gnuplot)")->type_name("FILE");
+  p->add_option("--plot", a->plot, "Draw the feasible plans and the Pareto front to this PNG (gnuplot)")
+      ->type_name("FILE");
   p->add_option("--parallelism", a->parallelism,
                 "Price one parallel layout of a transformer training workload, no search: "
                 "tp=8,pp=8,vpp=1,cp=1,dp=1,mbs=1,recompute=none|selective|full,sp=on|off,zero=0..3 (a missing key is "
@@ -97,8 +107,9 @@ void register_plan(CLI::App& app) {
                 "data-parallel planner (DDP, ZeRO 1-3, codecs, offload and placement across the system's tiers)")
       ->type_name("LAYOUT|search|dynamic|data")
       ->check(non_empty("a layout (tp=2,dp=4), search, dynamic or data"));
-  p->add_option("--gpus", a->gpus, "GPUs the layout search lays out (default: the workload's ranks; more than the "
-                                   "system's devices needs its scale-out link)")
+  p->add_option("--gpus", a->gpus,
+                "GPUs the layout search lays out (default: the workload's ranks; more than the "
+                "system's devices needs its scale-out link)")
       ->type_name("N")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}));
   p->add_option("--memory-headroom", a->memory_headroom,
@@ -110,16 +121,21 @@ void register_plan(CLI::App& app) {
   p->callback([a] { run_plan(*a); });
 
   auto sa = std::make_shared<workloads::request>();
-  auto* sim = app.add_subcommand("simulate", "Run the chosen plan on the simulated fabric, beside what the planner predicted");
+  auto* sim =
+      app.add_subcommand("simulate", "Run the chosen plan on the simulated fabric, beside what the planner predicted");
   sim->add_option("--system", sa->system,
                   "A preset or a JSON file: a layout runs on its own link hierarchy; the data-parallel planner's plan "
-                  "needs a fabric (gb200-nvl72-cxl, h100-ib-cluster), an edge workload a server")->type_name("PRESET|FILE");
+                  "needs a fabric (gb200-nvl72-cxl, h100-ib-cluster), an edge workload a server")
+      ->type_name("PRESET|FILE");
   sim->add_option("--workload", sa->workload, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
   add_planning_flags(*sim, sa->planning);
-  sim->add_option("--trace", sa->trace, "An llm-serve workload: the block-hashed trace (Mooncake's JSONL format) "
-                                        "whose KV loads to replay on the fabric")->type_name("FILE.jsonl");
-  add_layout_flags(*sim, sa->parallelism, sa->gpus, "lay this layout (as for plan), or the layout search's choice "
-                                                   "(`search`, the default), on the system's own link hierarchy");
+  sim->add_option("--trace", sa->trace,
+                  "An llm-serve workload: the block-hashed trace (Mooncake's JSONL format) "
+                  "whose KV loads to replay on the fabric")
+      ->type_name("FILE.jsonl");
+  add_layout_flags(*sim, sa->parallelism, sa->gpus,
+                   "lay this layout (as for plan), or the layout search's choice "
+                   "(`search`, the default), on the system's own link hierarchy");
   sim->add_flag("--json", sa->json, "Print JSON");
   sim->callback([sa] { run_simulate(*sa); });
 }

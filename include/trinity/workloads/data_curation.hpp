@@ -24,44 +24,49 @@ namespace trinity::io::detail {
 inline constexpr key data_curation_keys[] = {{"name", required},        {"type", required},   {"devices"},
                                              {"cpu_workers", required}, {"model_efficiency"}, {"sharing_efficiency"},
                                              {"operators", required}};
-inline constexpr key curation_stage_keys[] = {{"name", required}, {"on", required}, {"seconds"},  {"flops"},
-                                              {"efficiency"},     {"memory"},       {"share"},    {"source"}};
-
+inline constexpr key curation_stage_keys[] = {{"name", required}, {"on", required}, {"seconds"}, {"flops"},
+                                              {"efficiency"},     {"memory"},       {"share"},   {"source"}};
 
 // CPU operators and models on the devices, in pipeline order (plan/data_curation.hpp).
 inline plan::data_curation_workload read_data_curation(const json& j, const plan::system& s) {
   const object o(j, "", data_curation_keys, "a data-curation workload");
   plan::data_curation_workload w;
   w.name = o.text("name");
-  if (o.has("devices")) w.devices = o.count("devices");
-  else plan::assume(w.assumed, "devices", s.device.count);  // 0 in the workload: every device
+  if (o.has("devices"))
+    w.devices = o.count("devices");
+  else
+    plan::assume(w.assumed, "devices", s.device.count);  // 0 in the workload: every device
   w.cpu_workers = o.count("cpu_workers");
   o.get("model_efficiency", w.model_efficiency, w.assumed);
   o.get("sharing_efficiency", w.sharing_efficiency, w.assumed);
-  for_each(o.at("operators"), "operators", [&](const json& e, const std::string& at) {
-    const object x(e, at, curation_stage_keys, "an operator");
-    static constexpr std::string_view where[] = {"cpu", "device"};
-    plan::curation_stage st;
-    st.name = x.text("name");
-    st.device = choice(x.at("on"), x.path("on"), where) == "device";
-    // Each kind of operator has its own figures; one given to the other kind would be silently unused.
-    for (const auto k : st.device ? std::vector<std::string_view>{"seconds"}
-                                  : std::vector<std::string_view>{"flops", "efficiency", "memory"})
-      if (x.has(k))
-        fail(x.path(k), st.device ? "is for a CPU operator; a model (\"on\": \"device\") gives flops and memory"
-                                  : "is for a model (\"on\": \"device\"); a CPU operator gives seconds");
-    if (st.device) {
-      st.work = x.quantity<flops>("flops");
-      st.memory = x.quantity<bytes>("memory");
-      x.get("efficiency", st.efficiency);
-      if (!x.has("efficiency")) plan::assume(w.assumed, x.path("efficiency"), w.model_efficiency);  // the workload's
-    } else {
-      st.cpu_seconds = x.quantity<seconds>("seconds").value();
-    }
-    x.get("share", st.share, w.assumed);
-    x.get("source", st.source);
-    w.operators.push_back(std::move(st));
-  }, 64);
+  for_each(
+      o.at("operators"), "operators",
+      [&](const json& e, const std::string& at) {
+        const object x(e, at, curation_stage_keys, "an operator");
+        static constexpr std::string_view where[] = {"cpu", "device"};
+        plan::curation_stage st;
+        st.name = x.text("name");
+        st.device = choice(x.at("on"), x.path("on"), where) == "device";
+        // Each kind of operator has its own figures; one given to the other kind would be silently unused.
+        for (const auto k : st.device ? std::vector<std::string_view>{"seconds"}
+                                      : std::vector<std::string_view>{"flops", "efficiency", "memory"})
+          if (x.has(k))
+            fail(x.path(k), st.device ? "is for a CPU operator; a model (\"on\": \"device\") gives flops and memory"
+                                      : "is for a model (\"on\": \"device\"); a CPU operator gives seconds");
+        if (st.device) {
+          st.work = x.quantity<flops>("flops");
+          st.memory = x.quantity<bytes>("memory");
+          x.get("efficiency", st.efficiency);
+          if (!x.has("efficiency"))
+            plan::assume(w.assumed, x.path("efficiency"), w.model_efficiency);  // the workload's
+        } else {
+          st.cpu_seconds = x.quantity<seconds>("seconds").value();
+        }
+        x.get("share", st.share, w.assumed);
+        x.get("source", st.source);
+        w.operators.push_back(std::move(st));
+      },
+      64);
   return validated(std::move(w), s);
 }
 
@@ -93,7 +98,8 @@ inline json data_curation_json(const plan::data_curation_evaluated& e, const pla
           {"dollars_per_sample", c.dollars}};
 }
 
-inline void plan_data_curation(const request& a, const plan::system& s, const plan::data_curation_workload& w, std::ostream& out) {
+inline void plan_data_curation(const request& a, const plan::system& s, const plan::data_curation_workload& w,
+                               std::ostream& out) {
   refuse_codec_flags(a.planning, "data-curation", "data-curation sends nothing compressed");
   plan::data_curation_result r;
   try {
@@ -109,10 +115,9 @@ inline void plan_data_curation(const request& a, const plan::system& s, const pl
   const auto& x = r.explanation;
   const auto& c = r.chosen().cost;
   const auto& b = r.candidates[r.baseline].cost;
-  out << "Plan for " << w.name << " on " << s.name << " (" << w.device_count(s) << " " << s.device.name
-            << " of " << to_string(s.tiers.at(0).capacity) << ", " << w.cpu_workers << " CPU workers), best "
-            << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  "
-            << plan::describe(r.chosen().plan, w) << "\n\n";
+  out << "Plan for " << w.name << " on " << s.name << " (" << w.device_count(s) << " " << s.device.name << " of "
+      << to_string(s.tiers.at(0).capacity) << ", " << w.cpu_workers << " CPU workers), best " << a.planning.objective
+      << " of " << r.candidates.size() << " candidates:\n\n  " << plan::describe(r.chosen().plan, w) << "\n\n";
   table t({"", "chosen", plan::baseline_name(r.candidates[r.baseline].plan) + " (baseline)"});
   t.add({"samples/s", units::detail::format_number(c.rates.samples_per_second),
          units::detail::format_number(b.rates.samples_per_second)});
@@ -126,7 +131,7 @@ inline void plan_data_curation(const request& a, const plan::system& s, const pl
   t.print(out);
   print_assumed(out, s, w.assumed);
   out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, w) << "): " << x.binding_before
-            << "\n  after: " << x.binding_after << '\n';
+      << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
   out << "\nAlternatives (the baseline and the budgets beside the choice's):\n";
   for (const auto& rj : x.rejected) out << "  " << rj << '\n';
@@ -156,8 +161,9 @@ struct data_curation {
     detail::plan_data_curation(a, s, w, out);
   }
   static void simulate(const request& a, const plan::system&, description&, std::ostream&) {
-    throw bad_flag("--workload", a.workload, "is a data-curation workload; it sends nothing over a fabric. Run it "
-                                             "here with `trinity verify`");
+    throw bad_flag("--workload", a.workload,
+                   "is a data-curation workload; it sends nothing over a fabric. Run it "
+                   "here with `trinity verify`");
   }
 };
 

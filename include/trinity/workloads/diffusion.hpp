@@ -24,11 +24,11 @@
 
 namespace trinity::io::detail {
 
-inline constexpr key diffusion_keys[] = {{"name", required},   {"type", required}, {"steps", required},
-                                         {"step_flops", required}, {"reuse_depth"},  {"latent_size", required},
-                                         {"stored_depths"},    {"model_bytes"},    {"precision"},
-                                         {"latent_element_bytes"}, {"error_budget"}, {"hit_rate"},
-                                         {"trace"}};
+inline constexpr key diffusion_keys[] = {
+    {"name", required}, {"type", required},        {"steps", required}, {"step_flops", required},
+    {"reuse_depth"},    {"latent_size", required}, {"stored_depths"},   {"model_bytes"},
+    {"precision"},      {"latent_element_bytes"},  {"error_budget"},    {"hit_rate"},
+    {"trace"}};
 inline constexpr key trace_keys[] = {{"requests", required}, {"embeddings", required}, {"capacities"}};
 
 inline plan::diffusion_workload read_diffusion(const json& j, const plan::system& s, const std::filesystem::path& base,
@@ -42,8 +42,10 @@ inline plan::diffusion_workload read_diffusion(const json& j, const plan::system
   w.latent_size = o.quantity<bytes>("latent_size");
   o.get("stored_depths", w.stored_depths, w.assumed);
   o.get("model_bytes", w.model_bytes, w.assumed);
-  if (o.has("precision")) w.precision = precision_name(o, "precision");
-  else plan::assume(w.assumed, "precision", w.precision);
+  if (o.has("precision"))
+    w.precision = precision_name(o, "precision");
+  else
+    plan::assume(w.assumed, "precision", w.precision);
   o.get("latent_element_bytes", w.latent_element_bytes, w.assumed);
   o.get("error_budget", w.error_budget, w.assumed);
   if (o.has("trace") == o.has("hit_rate"))
@@ -51,23 +53,28 @@ inline plan::diffusion_workload read_diffusion(const json& j, const plan::system
   if (o.has("hit_rate")) {
     w.hit_rate = read_power_law(o, "a power-law hit-rate curve");
     if (!o.has("reuse_depth"))
-      fail("reuse_depth", "missing; with a hit_rate curve give the steps a hit skips (trinity cache replay prints "
-                          "its mean), or bring the trace to measure it from");
+      fail("reuse_depth",
+           "missing; with a hit_rate curve give the steps a hit skips (trinity cache replay prints "
+           "its mean), or bring the trace to measure it from");
     return validated(std::move(w), s);
   }
   if (w.steps < 25 || !(w.latent_size > bytes{}) || !(w.step_cost > flops{}))
     fail("trace", "replaying needs steps of at least 25 (Table 1's deepest reuse), a latent_size and step_flops");
-  const object t(o.at("trace"), "trace", trace_keys, "{\"requests\": FILE.csv, \"embeddings\": FILE.fvecs, \"capacities\": [...]}");
+  const object t(o.at("trace"), "trace", trace_keys,
+                 "{\"requests\": FILE.csv, \"embeddings\": FILE.fvecs, \"capacities\": [...]}");
   const auto resolve = [&](std::string_view k) {
     const std::filesystem::path p = t.text(k);
     return (p.is_absolute() || base.empty() ? p : base / p).string();
   };
-  diffusion_trace d{resolve("requests"), resolve("embeddings"), {bytes{1e9}, bytes{1e10}, bytes{1e11}, bytes{1e12}},
+  diffusion_trace d{resolve("requests"),
+                    resolve("embeddings"),
+                    {bytes{1e9}, bytes{1e10}, bytes{1e11}, bytes{1e12}},
                     !o.has("reuse_depth")};
   if (t.has("capacities")) {
     d.capacities.clear();
-    for_each(t.at("capacities"), t.path("capacities"),
-             [&](const json& c, const std::string& at) { d.capacities.push_back(quantity<bytes>(c, at)); }, 64);
+    for_each(
+        t.at("capacities"), t.path("capacities"),
+        [&](const json& c, const std::string& at) { d.capacities.push_back(quantity<bytes>(c, at)); }, 64);
     if (d.capacities.size() < 2)
       fail(t.path("capacities"), "expected at least two capacities, e.g. [\"1GB\", \"10GB\", \"100GB\"]");
   }
@@ -90,26 +97,31 @@ inline json cache_json(const plan::cache_evaluated& e, const plan::system& s) {
           {"dollars", e.cost.dollars},
           {"compute_flops", e.cost.compute.value()},
           {"bytes_per_tier", tiers},
-          {"time_parts_s", {{"compute", e.cost.compute_time.value()}, {"cache_reads", e.cost.read_time.value()},
-                            {"cache_writes", e.cost.write_time.value()}}},
+          {"time_parts_s",
+           {{"compute", e.cost.compute_time.value()},
+            {"cache_reads", e.cost.read_time.value()},
+            {"cache_writes", e.cost.write_time.value()}}},
           {"fits", e.fits()}};
 }
 
-inline void plan_diffusion(const request& a, const plan::system& s, const plan::diffusion_workload& w, std::ostream& out) {
+inline void plan_diffusion(const request& a, const plan::system& s, const plan::diffusion_workload& w,
+                           std::ostream& out) {
   const auto r = plan::plan_diffusion(s, w, options_of(a.planning));
   const auto& x = r.explanation;
   if (a.json) {
-    print_result_json(out, a, s, w, "diffusion", {}, r, [&](const plan::cache_evaluated& e) { return cache_json(e, s); });
+    print_result_json(out, a, s, w, "diffusion", {}, r,
+                      [&](const plan::cache_evaluated& e) { return cache_json(e, s); });
     return;
   }
   const auto& c = r.chosen().cost;
   out << "Plan for " << w.name << " on " << s.name << " (per " << s.device.name << "), best " << a.planning.objective
-            << " of " << r.candidates.size() << " candidates:\n\n  " << plan::describe(r.chosen().plan, s, r.codecs) << "\n\n";
+      << " of " << r.candidates.size() << " candidates:\n\n  " << plan::describe(r.chosen().plan, s, r.codecs)
+      << "\n\n";
   table t({"resource", "predicted per request"});
   t.add({"request time", to_string(c.total.time) + " (compute " + to_string(c.compute_time) + ", cache reads " +
                              to_string(c.read_time) + ", writes " + to_string(c.write_time) + ")"});
-  t.add({"hit rate", units::detail::format_number(c.hit_rate) + " (reusing " + std::to_string(w.reuse_depth) +
-                         " of " + std::to_string(w.steps) + " steps)"});
+  t.add({"hit rate", units::detail::format_number(c.hit_rate) + " (reusing " + std::to_string(w.reuse_depth) + " of " +
+                         std::to_string(w.steps) + " steps)"});
   t.add({"compute", to_string(c.compute)});
   t.add({"energy", to_string(c.total.energy)});
   t.add({"cost", plan::format_dollars(c.dollars)});

@@ -21,14 +21,22 @@
 
 namespace trinity::io::detail {
 
-inline constexpr key edge_keys[] = {{"name", required},   {"type", required},       {"frames_per_second", required},
-                                    {"width"},            {"height"},               {"analysis_flops", required},
-                                    {"head_fraction"},    {"feature_size", required}, {"result_size"},
-                                    {"model_bytes"},      {"error_budget"},         {"precision"},
-                                    {"encodings"},        {"bitrate"}};
-inline constexpr key encoding_keys[] = {{"name", required}, {"bits_per_pixel", required}, {"encode_flops"},
-                                        {"decode_flops"}, {"source"}};
-
+inline constexpr key edge_keys[] = {{"name", required},
+                                    {"type", required},
+                                    {"frames_per_second", required},
+                                    {"width"},
+                                    {"height"},
+                                    {"analysis_flops", required},
+                                    {"head_fraction"},
+                                    {"feature_size", required},
+                                    {"result_size"},
+                                    {"model_bytes"},
+                                    {"error_budget"},
+                                    {"precision"},
+                                    {"encodings"},
+                                    {"bitrate"}};
+inline constexpr key encoding_keys[] = {
+    {"name", required}, {"bits_per_pixel", required}, {"encode_flops"}, {"decode_flops"}, {"source"}};
 
 inline plan::edge_workload read_edge(const json& j, const plan::system& s) {
   const object o(j, "", edge_keys, "an edge workload");
@@ -43,21 +51,26 @@ inline plan::edge_workload read_edge(const json& j, const plan::system& s) {
   o.get("result_size", w.result_size, w.assumed);
   o.get("model_bytes", w.model_bytes, w.assumed);
   o.get("error_budget", w.error_budget, w.assumed);
-  if (o.has("precision")) w.precision = precision_name(o, "precision");
-  else plan::assume(w.assumed, "precision", w.precision);
+  if (o.has("precision"))
+    w.precision = precision_name(o, "precision");
+  else
+    plan::assume(w.assumed, "precision", w.precision);
   if (!o.has("encodings")) plan::assume(w.assumed, "encodings", plan::encoding_names(w.encodings));
   if (o.has("encodings")) {
     w.encodings.clear();
-    for_each(o.at("encodings"), "encodings", [&](const json& e, const std::string& at) {
-      const object x(e, at, encoding_keys, "an encoding");
-      plan::video_encoding v;
-      v.name = x.text("name");
-      v.bits_per_pixel = x.number("bits_per_pixel");
-      x.get("encode_flops", v.encode);
-      x.get("decode_flops", v.decode);
-      x.get("source", v.source);
-      w.encodings.push_back(std::move(v));
-    }, 256);
+    for_each(
+        o.at("encodings"), "encodings",
+        [&](const json& e, const std::string& at) {
+          const object x(e, at, encoding_keys, "an encoding");
+          plan::video_encoding v;
+          v.name = x.text("name");
+          v.bits_per_pixel = x.number("bits_per_pixel");
+          x.get("encode_flops", v.encode);
+          x.get("decode_flops", v.decode);
+          x.get("source", v.source);
+          w.encodings.push_back(std::move(v));
+        },
+        256);
   }
   if (o.has("bitrate")) {
     // The camera's own stream: sets the first encoding's bits per pixel.
@@ -77,11 +90,13 @@ namespace detail {
 
 inline json edge_json(const plan::edge_evaluated& e, const plan::edge_plan_result& r, const plan::edge_workload& w) {
   const auto& c = e.cost;
-  const char* where = e.plan.where == plan::placement_site::device ? "device"
-                      : e.plan.where == plan::placement_site::split ? "split" : "server";
+  const char* where = e.plan.where == plan::placement_site::device  ? "device"
+                      : e.plan.where == plan::placement_site::split ? "split"
+                                                                    : "server";
   return {{"placement", where},
           {"codec", e.plan.where == plan::placement_site::split ? json(r.codecs[e.plan.option].name) : json(nullptr)},
-          {"encoding", e.plan.where == plan::placement_site::server ? json(w.encodings[e.plan.option].name) : json(nullptr)},
+          {"encoding",
+           e.plan.where == plan::placement_site::server ? json(w.encodings[e.plan.option].name) : json(nullptr)},
           {"latency_s", c.total.time.value()},
           {"energy_j", c.total.energy.value()},
           {"dollars", c.dollars},
@@ -89,7 +104,8 @@ inline json edge_json(const plan::edge_evaluated& e, const plan::edge_plan_resul
           {"device_flops", c.device_flops.value()},
           {"server_flops", c.server_flops.value()},
           {"device_memory_bytes", c.total.memory.value()},
-          {"time_parts_s", {{"device", c.device_time.value()}, {"uplink", c.uplink_time.value()}, {"server", c.server_time.value()}}},
+          {"time_parts_s",
+           {{"device", c.device_time.value()}, {"uplink", c.uplink_time.value()}, {"server", c.server_time.value()}}},
           {"relative_error", c.error},
           {"fits", e.fits()}};
 }
@@ -108,11 +124,11 @@ inline void plan_edge(const request& a, const plan::system& s, const plan::edge_
   }
   const auto& c = r.chosen().cost;
   out << "Plan for " << w.name << " on " << s.name << " (" << s.device.name << " to " << s.server->name << " over "
-            << s.interconnect.name << "), best " << a.planning.objective << " of " << r.candidates.size()
-            << " candidates:\n\n  " << plan::describe(r.chosen().plan, w, r.codecs) << "\n\n";
+      << s.interconnect.name << "), best " << a.planning.objective << " of " << r.candidates.size()
+      << " candidates:\n\n  " << plan::describe(r.chosen().plan, w, r.codecs) << "\n\n";
   table t({"resource", "predicted per frame"});
-  t.add({"latency", to_string(c.total.time) + " (device " + to_string(c.device_time) + ", uplink " + to_string(c.uplink_time) +
-                        ", server " + to_string(c.server_time) + ")"});
+  t.add({"latency", to_string(c.total.time) + " (device " + to_string(c.device_time) + ", uplink " +
+                        to_string(c.uplink_time) + ", server " + to_string(c.server_time) + ")"});
   t.add({"uplink", to_string(c.sent) + " (" + to_string(c.sent / w.frame_interval()) + " of " +
                        to_string(s.interconnect.bandwidth) + ")"});
   t.add({"compute", to_string(c.device_flops) + " on the device, " + to_string(c.server_flops) + " on the server"});
@@ -123,7 +139,7 @@ inline void plan_edge(const request& a, const plan::system& s, const plan::edge_
   t.print(out);
   print_assumed(out, s, w.assumed);
   out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, w, r.codecs) << "): " << x.binding_before
-            << "\n  after: " << x.binding_after << '\n';
+      << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
   out << "\nAlternatives:\n";
   for (const auto& rj : x.rejected) out << "  " << rj << '\n';
@@ -152,9 +168,11 @@ struct edge {
   //! A frame's uplink transfer on the device-to-server link.
   static void simulate(const request& a, const plan::system& s, description& w, std::ostream& out) {
     refuse_layout_flags(a, "simulate");
-    const auto r = planned([&] { return plan::plan_edge(s, w, plan::default_feature_codecs(), options_of(a.planning)); });
+    const auto r =
+        planned([&] { return plan::plan_edge(s, w, plan::default_feature_codecs(), options_of(a.planning)); });
     const auto sim = planned([&] { return plan::simulate(s, w, r); });
-    print_simulation(out, a, s, plan::describe(r.chosen().plan, w, r.codecs), s.device.name + " -> " + s.server->name, sim);
+    print_simulation(out, a, s, plan::describe(r.chosen().plan, w, r.codecs), s.device.name + " -> " + s.server->name,
+                     sim);
   }
 };
 

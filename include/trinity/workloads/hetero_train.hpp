@@ -20,23 +20,23 @@
 
 namespace trinity::io::detail {
 
-inline constexpr key hetero_train_keys[] = {{"name", required},       {"type", required},    {"consumers"},
-                                            {"devices_per_node"},     {"producer", required}, {"max_producers"},
-                                            {"link", required},
-                                            {"stream_cap"},           {"max_streams"},       {"encode_high", required},
-                                            {"encode_low", required}, {"phases", required}};
+inline constexpr key hetero_train_keys[] = {{"name", required},        {"type", required},       {"consumers"},
+                                            {"devices_per_node"},      {"producer", required},   {"max_producers"},
+                                            {"link", required},        {"stream_cap"},           {"max_streams"},
+                                            {"encode_high", required}, {"encode_low", required}, {"phases", required}};
 inline constexpr key producer_keys[] = {{"name", required}, {"power"}, {"price_per_hour"}, {"source"}};
-inline constexpr key phase_keys[] = {{"samples"}, {"sample", required}, {"produce_per_second", required},
-                                     {"consume_per_second", required}};
-
+inline constexpr key phase_keys[] = {
+    {"samples"}, {"sample", required}, {"produce_per_second", required}, {"consume_per_second", required}};
 
 // Producers encode, consumers (the system's devices) train, over a link of capped streams (plan/hetero_train.hpp).
 inline plan::hetero_train_workload read_hetero_train(const json& j, const plan::system& s) {
   const object o(j, "", hetero_train_keys, "a hetero-train workload");
   plan::hetero_train_workload w;
   w.name = o.text("name");
-  if (o.has("consumers")) w.consumers = o.count("consumers");
-  else plan::assume(w.assumed, "consumers", s.device.count);  // 0 in the workload: every device
+  if (o.has("consumers"))
+    w.consumers = o.count("consumers");
+  else
+    plan::assume(w.assumed, "consumers", s.device.count);  // 0 in the workload: every device
   o.get("devices_per_node", w.devices_per_node, w.assumed);
   const object p(o.at("producer"), "producer", producer_keys, "a producer class");
   w.producer.name = p.text("name");
@@ -49,15 +49,18 @@ inline plan::hetero_train_workload read_hetero_train(const json& j, const plan::
   o.get("max_streams", w.max_streams, w.assumed);
   w.encode_high = o.number("encode_high");
   w.encode_low = o.number("encode_low");
-  for_each(o.at("phases"), "phases", [&](const json& e, const std::string& at) {
-    const object x(e, at, phase_keys, "a phase");
-    model::sample_phase ph;
-    x.get("samples", ph.samples, w.assumed);
-    ph.sample = x.quantity<bytes>("sample");
-    ph.produce_per_second = x.number("produce_per_second");
-    ph.consume_per_second = x.number("consume_per_second");
-    w.phases.push_back(ph);
-  }, 1024);
+  for_each(
+      o.at("phases"), "phases",
+      [&](const json& e, const std::string& at) {
+        const object x(e, at, phase_keys, "a phase");
+        model::sample_phase ph;
+        x.get("samples", ph.samples, w.assumed);
+        ph.sample = x.quantity<bytes>("sample");
+        ph.produce_per_second = x.number("produce_per_second");
+        ph.consume_per_second = x.number("consume_per_second");
+        w.phases.push_back(ph);
+      },
+      1024);
   return validated(std::move(w), s);
 }
 
@@ -81,7 +84,8 @@ inline json hetero_train_json(const plan::hetero_train_evaluated& e) {
           {"link_busy", c.link_busy}};
 }
 
-inline void plan_hetero_train(const request& a, const plan::system& s, const plan::hetero_train_workload& w, std::ostream& out) {
+inline void plan_hetero_train(const request& a, const plan::system& s, const plan::hetero_train_workload& w,
+                              std::ostream& out) {
   refuse_codec_flags(a.planning, "hetero-train", "hetero-train sends latents as they are");
   plan::hetero_train_result r;
   try {
@@ -92,10 +96,11 @@ inline void plan_hetero_train(const request& a, const plan::system& s, const pla
   const auto answers = plan::answers(w);
   if (a.json) {
     print_result_json(out, a, s, w, "hetero_train",
-                      {{"answers", {{"producers_per_consumer_device", answers.producers_per_consumer},
-                                    {"streams_to_fill_link", answers.streams_to_fill},
-                                    {"one_stream_bytes_per_second", answers.one_stream.value()},
-                                    {"nodes_fed", answers.nodes_fed}}}},
+                      {{"answers",
+                        {{"producers_per_consumer_device", answers.producers_per_consumer},
+                         {"streams_to_fill_link", answers.streams_to_fill},
+                         {"one_stream_bytes_per_second", answers.one_stream.value()},
+                         {"nodes_fed", answers.nodes_fed}}}},
                       r, [](const plan::hetero_train_evaluated& e) { return hetero_train_json(e); });
     return;
   }
@@ -103,9 +108,9 @@ inline void plan_hetero_train(const request& a, const plan::system& s, const pla
   const auto& c = r.chosen().cost;
   const auto& b = r.candidates[r.baseline].cost;
   out << "Plan for " << w.name << " on " << s.name << " (" << w.consumer_count(s) << " " << s.device.name
-            << " consumers, " << w.producer.name << " producers over a " << to_string(w.link) << " link), best "
-            << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  "
-            << plan::describe(r.chosen().plan, w) << "\n\n";
+      << " consumers, " << w.producer.name << " producers over a " << to_string(w.link) << " link), best "
+      << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  "
+      << plan::describe(r.chosen().plan, w) << "\n\n";
   table t({"", "chosen", "colocated (baseline)"});
   t.add({"samples/s trained", units::detail::format_number(c.samples_per_second),
          units::detail::format_number(b.samples_per_second)});
@@ -117,7 +122,7 @@ inline void plan_hetero_train(const request& a, const plan::system& s, const pla
   t.print(out);
   print_assumed(out, s, w.assumed);
   out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, w) << "): " << x.binding_before
-            << "\n  after: " << x.binding_after << '\n';
+      << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
   out << "\nAlternatives one producer or one stream away:\n";
   for (const auto& rj : x.rejected) out << "  " << rj << '\n';
@@ -144,8 +149,9 @@ struct hetero_train {
     detail::plan_hetero_train(a, s, w, out);
   }
   static void simulate(const request& a, const plan::system&, description&, std::ostream&) {
-    throw bad_flag("--workload", a.workload, "is a hetero-train workload; its link is measured by `trinity-stream "
-                                             "demo`, not simulated on a fabric");
+    throw bad_flag("--workload", a.workload,
+                   "is a hetero-train workload; its link is measured by `trinity-stream "
+                   "demo`, not simulated on a fabric");
   }
 };
 

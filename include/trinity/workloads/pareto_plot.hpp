@@ -17,9 +17,10 @@ namespace trinity::workloads {
 struct plot_point {
   double x, y;
 };
-inline void draw_front(const std::string& path, const std::string& title, const std::string& xlabel, const std::string& ylabel,
-                const std::vector<plot_point>& feasible, std::vector<plot_point> front, plot_point chosen,
-                const std::string& what = "plans", const std::string& resources = "time, energy, memory, bytes sent") {
+inline void draw_front(const std::string& path, const std::string& title, const std::string& xlabel,
+                       const std::string& ylabel, const std::vector<plot_point>& feasible,
+                       std::vector<plot_point> front, plot_point chosen, const std::string& what = "plans",
+                       const std::string& resources = "time, energy, memory, bytes sent") {
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
     std::cerr << "trinity plan: gnuplot is not installed (Debian: gnuplot-nox); no picture drawn\n";
     return;

@@ -40,12 +40,12 @@ struct workload_list {
 };
 
 //! Every workload the planner knows; the first is the kind of a file without "type". One line each.
-using registered = workload_list<training,       // "training"
-                                 diffusion,      // "diffusion"
-                                 edge,           // "edge"
-                                 serving,        // "llm-serve"
-                                 hetero_train,   // "hetero-train"
-                                 data_curation>; // "data-curation"
+using registered = workload_list<training,        // "training"
+                                 diffusion,       // "diffusion"
+                                 edge,            // "edge"
+                                 serving,         // "llm-serve"
+                                 hetero_train,    // "hetero-train"
+                                 data_curation>;  // "data-curation"
 
 template <class List>
 class basic_any_workload;
@@ -94,8 +94,10 @@ class basic_any_workload<workload_list<W...>> {
  private:
   template <class D, class K, class... Rest>
   static auto find_kind() {
-    if constexpr (std::is_same_v<typename K::description, D>) return K{};
-    else return find_kind<D, Rest...>();
+    if constexpr (std::is_same_v<typename K::description, D>)
+      return K{};
+    else
+      return find_kind<D, Rest...>();
   }
   template <class D>
   using kind_of = decltype(find_kind<D, W...>());
@@ -123,10 +125,13 @@ Any read_as(workload_list<W...>, std::string_view type, const io::json& j, const
 template <class Any, class... W>
 std::optional<Any> preset_of(workload_list<W...>, std::string_view name, const plan::system& s) {
   std::optional<Any> out;
-  ((out = [&]() -> std::optional<Any> {
-      if (auto d = W::preset(name, s)) return Any::template of<W>(std::move(*d));
-      return std::nullopt;
-    }(), out.has_value()) || ...);
+  ((
+       out = [&]() -> std::optional<Any> {
+         if (auto d = W::preset(name, s)) return Any::template of<W>(std::move(*d));
+         return std::nullopt;
+       }(),
+       out.has_value()) ||
+   ...);
   return out;
 }
 

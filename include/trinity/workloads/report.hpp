@@ -86,7 +86,9 @@ inline plan::assumptions layout_assumed(const request& a, plan::assumptions layo
 //! The explanation's keys of the plan JSON.
 template <class Explanation>
 json explanation_json(const Explanation& x) {
-  return {{"binding_before", x.binding_before}, {"binding_after", x.binding_after}, {"trades", x.trades},
+  return {{"binding_before", x.binding_before},
+          {"binding_after", x.binding_after},
+          {"trades", x.trades},
           {"rejected", x.rejected}};
 }
 
@@ -104,8 +106,8 @@ void print_explanation(std::ostream& out, const Explanation& x, const std::strin
 //! as "predicted"), the untraded baseline, the Pareto front, the explanation and what was assumed, each candidate
 //! as `one` writes it; the workload's own keys under one object named for its kind.
 template <class Workload, class Result, class One>
-void print_result_json(std::ostream& out, const request& a, const plan::system& s, const Workload& w,
-                       const char* kind, json own, const Result& r, One one) {
+void print_result_json(std::ostream& out, const request& a, const plan::system& s, const Workload& w, const char* kind,
+                       json own, const Result& r, One one) {
   json j{{"system", s.name},
          {"workload", w.name},
          {"assumed", assumed_json(s, w.assumed)},
@@ -132,16 +134,17 @@ inline json tier_bytes_json(const plan::system& s, const std::vector<bytes>& hel
 inline json simulated_json(const std::vector<plan::simulated_pair>& v) {
   json out = json::array();
   for (const auto& x : v)
-    out.push_back({{"what", x.what}, {"predicted_s", x.predicted.value()}, {"simulated_s", x.simulated.value()},
-                   {"simulated_over_predicted", x.ratio()}, {"events", x.events}});
+    out.push_back({{"what", x.what},
+                   {"predicted_s", x.predicted.value()},
+                   {"simulated_s", x.simulated.value()},
+                   {"simulated_over_predicted", x.ratio()},
+                   {"events", x.events}});
   return out;
 }
 
-inline void print_simulated(std::ostream& out, const std::vector<plan::simulated_pair>& v,
-                            const std::string& fabric) {
+inline void print_simulated(std::ostream& out, const std::vector<plan::simulated_pair>& v, const std::string& fabric) {
   if (v.empty()) {
-    out << "Nothing of this plan crosses the " << fabric
-        << " fabric: it holds its state in device or host memory.\n";
+    out << "Nothing of this plan crosses the " << fabric << " fabric: it holds its state in device or host memory.\n";
     return;
   }
   table t({"on the " + fabric + " fabric", "predicted", "simulated", "simulated / predicted", "events"});

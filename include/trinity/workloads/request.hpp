@@ -81,8 +81,8 @@ struct planning_flags {
 //! One plan, simulation or verification asked for.
 struct request {
   std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", plot, trace, parallelism;
-  std::size_t gpus = 0;         //!< the layout search's GPUs; 0: the workload's ranks
-  double memory_headroom = 0;   //!< fraction of device memory a parallel layout leaves free
+  std::size_t gpus = 0;        //!< the layout search's GPUs; 0: the workload's ranks
+  double memory_headroom = 0;  //!< fraction of device memory a parallel layout leaves free
   planning_flags planning;
   bool json = false;
 };
@@ -181,8 +181,8 @@ inline model::parallel_layout named_layout(const plan::system& s, const std::str
     throw bad_flag("--parallelism", parallelism, e.problem());
   }
   if (gpus && gpus != l.gpus())
-    throw bad_flag("--gpus", std::to_string(gpus), "differs from the layout's " + std::to_string(l.gpus()) +
-                                                       " (tp*pp*cp*dp); give one or the other");
+    throw bad_flag("--gpus", std::to_string(gpus),
+                   "differs from the layout's " + std::to_string(l.gpus()) + " (tp*pp*cp*dp); give one or the other");
   if (!s.scale_out && l.gpus() > s.device.count)
     throw bad_flag("--parallelism", parallelism,
                    "uses " + std::to_string(l.gpus()) + " GPUs (tp*pp*cp*dp), and " + s.name + " has " +
@@ -197,8 +197,12 @@ inline plan::parallel_plan_result search_layouts(const plan::system& s, const pl
   auto budgeted = w;
   auto codecs = gradient_codecs(s, budgeted, f);
   try {
-    return plan::plan_parallel(s, budgeted, {.gpus = gpus, .objective = base.objective, .link_budget = base.link_budget,
-                                             .memory_headroom = memory_headroom, .codecs = std::move(codecs)});
+    return plan::plan_parallel(s, budgeted,
+                               {.gpus = gpus,
+                                .objective = base.objective,
+                                .link_budget = base.link_budget,
+                                .memory_headroom = memory_headroom,
+                                .codecs = std::move(codecs)});
   } catch (const invalid_input& e) {
     if (e.field() == "gpus") throw bad_flag("--gpus", std::to_string(gpus), e.problem());
     throw usage_error(std::string(e.what()));

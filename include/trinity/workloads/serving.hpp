@@ -24,12 +24,24 @@
 
 namespace trinity::io::detail {
 
-inline constexpr key serving_keys[] = {{"name", required},   {"type", required},   {"model"},
-                                       {"layers"},           {"hidden"},           {"ffn_hidden"},
-                                       {"heads"},            {"kv_heads"},         {"vocabulary"},
-                                       {"gated_mlp"},        {"prompt_tokens", required}, {"output_tokens", required},
-                                       {"ttft_slo", required}, {"tpot_slo", required}, {"hit_rate", required},
-                                       {"hit_rate_bound"},   {"prefill_efficiency"}, {"error_budget"},
+inline constexpr key serving_keys[] = {{"name", required},
+                                       {"type", required},
+                                       {"model"},
+                                       {"layers"},
+                                       {"hidden"},
+                                       {"ffn_hidden"},
+                                       {"heads"},
+                                       {"kv_heads"},
+                                       {"vocabulary"},
+                                       {"gated_mlp"},
+                                       {"prompt_tokens", required},
+                                       {"output_tokens", required},
+                                       {"ttft_slo", required},
+                                       {"tpot_slo", required},
+                                       {"hit_rate", required},
+                                       {"hit_rate_bound"},
+                                       {"prefill_efficiency"},
+                                       {"error_budget"},
                                        {"precision"}};
 
 inline plan::serving_workload read_serving(const json& j, const plan::system& s) {
@@ -41,13 +53,16 @@ inline plan::serving_workload read_serving(const json& j, const plan::system& s)
   w.output_tokens = o.number("output_tokens");
   w.ttft_slo = o.quantity<seconds>("ttft_slo");
   w.tpot_slo = o.quantity<seconds>("tpot_slo");
-  w.hit_rate = read_power_law(o, "the prefix cache's power-law hit rate against bytes of 16-bit KV (trinity cache "
-                                 "replay --format mooncake fits it)");
+  w.hit_rate = read_power_law(o,
+                              "the prefix cache's power-law hit rate against bytes of 16-bit KV (trinity cache "
+                              "replay --format mooncake fits it)");
   o.get("hit_rate_bound", w.hit_rate_bound, w.assumed);
   o.get("prefill_efficiency", w.prefill_efficiency, w.assumed);
   o.get("error_budget", w.error_budget, w.assumed);
-  if (o.has("precision")) w.precision = precision_name(o, "precision");
-  else plan::assume(w.assumed, "precision", w.precision);
+  if (o.has("precision"))
+    w.precision = precision_name(o, "precision");
+  else
+    plan::assume(w.assumed, "precision", w.precision);
   return validated(std::move(w), s);
 }
 
@@ -85,7 +100,8 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
   if (a.json) {
     json tiers = json::object();
     for (std::size_t t = 0; t < s.tiers.size(); ++t)
-      tiers[s.tiers[t].name] = by_tier.by_tier[t] ? serving_json(r.candidates[*by_tier.by_tier[t]], r, s) : json(nullptr);
+      tiers[s.tiers[t].name] =
+          by_tier.by_tier[t] ? serving_json(r.candidates[*by_tier.by_tier[t]], r, s) : json(nullptr);
     print_result_json(out, a, s, w, "serving",
                       {{"best_with_cache_in", tiers},
                        {"best_without_cache",
@@ -96,14 +112,14 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
   const auto& x = r.explanation;
   const auto& c = r.chosen().cost;
   const auto& p = r.chosen().plan;
-  out << "Plan for " << w.name << " on " << s.name << " (" << s.device.count << " x " << s.device.name
-            << "), best " << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  "
-            << plan::describe(p, s, r.codecs) << "\n\n";
+  out << "Plan for " << w.name << " on " << s.name << " (" << s.device.count << " x " << s.device.name << "), best "
+      << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  " << plan::describe(p, s, r.codecs)
+      << "\n\n";
   table t({"resource", "predicted"});
   t.add({"time to first token", to_string(c.ttft) + " (prefill " + to_string(c.prefill) + ", cached prefix loaded " +
                                     to_string(c.load) + "); objective " + to_string(w.ttft_slo)});
-  t.add({"time per output token", to_string(c.tpot) + " at batch " + std::to_string(p.batch) + "; objective " +
-                                      to_string(w.tpot_slo)});
+  t.add({"time per output token",
+         to_string(c.tpot) + " at batch " + std::to_string(p.batch) + "; objective " + to_string(w.tpot_slo)});
   t.add({"throughput", units::detail::format_number(c.tokens_per_second) + " output tokens per device-second (" +
                            std::to_string(s.device.count / p.tensor_parallel) + " replicas of " +
                            std::to_string(p.tensor_parallel) + ")"});
@@ -115,8 +131,8 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
     t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity) + " per device"});
   t.print(out);
   print_assumed(out, s, w.assumed);
-  out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, s, r.codecs)
-            << "): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
+  out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, s, r.codecs) << "): " << x.binding_before
+      << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
   out << "\nWhat each tier buys (the best plan with the prefix cache there):\n";
   table b({"cache in", "plan", "hit rate", "TTFT", "tokens/device-s"});
@@ -132,7 +148,7 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
   out << "\nAlternatives one choice away:\n";
   for (const auto& rj : x.rejected) out << "  " << rj << '\n';
   out << "\nPareto front (device-time per token, energy, device memory, TTFT, dollars): " << r.pareto.size()
-            << " plans\n";
+      << " plans\n";
 }
 
 // An llm-serve plan on the fabric: the trace's KV loads from the fabric's memory tier (the chosen plan's, or the
@@ -140,8 +156,10 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
 inline void simulate_serving(const request& a, const plan::system& s, plan::serving_workload& w, std::ostream& out) {
   const auto r = plan_serving_with(s, w, a.planning);
   auto f = plan::fabric_for(s, s.device.count);  // every replica, in turn
-  if (!f) throw usage_error("system: " + s.name + " names no simulated fabric; add \"fabric\" (trinity fabric --help "
-                                                  "lists them) and \"fabric_memory_tier\"");
+  if (!f)
+    throw usage_error("system: " + s.name +
+                      " names no simulated fabric; add \"fabric\" (trinity fabric --help "
+                      "lists them) and \"fabric_memory_tier\"");
   std::size_t pick = r.choice;
   std::string note;
   const auto& chosen = r.chosen().plan;
@@ -157,8 +175,8 @@ inline void simulate_serving(const request& a, const plan::system& s, plan::serv
              ", off the fabric's memory nodes; the loads are those of the best plan with it in " + f->memory_tier +
              ": " + plan::describe(r.candidates[pick].plan, s, r.codecs);
     } else {
-      note = "No plan that fits keeps its prefix cache in " + (f->memory_tier.empty() ? "a fabric memory tier" : f->memory_tier) +
-             ": no KV load crosses the fabric";
+      note = "No plan that fits keeps its prefix cache in " +
+             (f->memory_tier.empty() ? "a fabric memory tier" : f->memory_tier) + ": no KV load crosses the fabric";
     }
   }
   const auto& e = r.candidates[pick];
@@ -182,22 +200,26 @@ inline void simulate_serving(const request& a, const plan::system& s, plan::serv
     throw usage_error(std::string(x.what()));
   }
   if (a.json) {
-    out << json{{"system", s.name}, {"choice", plan::describe(r.chosen().plan, s, r.codecs)},
-                      {"simulated_plan", plan::describe(e.plan, s, r.codecs)}, {"fabric", f->name},
-                      {"trace", a.trace.empty() ? json(nullptr) : json(a.trace)}, {"requests", requests},
-                      {"note", note}, {"simulated", simulated_json(sim)}}
-                     .dump(2)
-              << '\n';
+    out << json{{"system", s.name},
+                {"choice", plan::describe(r.chosen().plan, s, r.codecs)},
+                {"simulated_plan", plan::describe(e.plan, s, r.codecs)},
+                {"fabric", f->name},
+                {"trace", a.trace.empty() ? json(nullptr) : json(a.trace)},
+                {"requests", requests},
+                {"note", note},
+                {"simulated", simulated_json(sim)}}
+               .dump(2)
+        << '\n';
     return;
   }
   out << "Plan: " << plan::describe(r.chosen().plan, s, r.codecs) << '\n';
   if (!note.empty()) out << note << '\n';
   if (a.trace.empty() && on_fabric)
     out << "No --trace given: the KV loads are not replayed (give a Mooncake-format trace, e.g. "
-                 "docs/examples/mooncake_conversation_excerpt.jsonl).\n";
+           "docs/examples/mooncake_conversation_excerpt.jsonl).\n";
   else if (on_fabric)
-    out << "Replayed " << a.trace << " (" << requests << " requests) through the plan's prefix cache; "
-              << loads.size() << " requests loaded a cached prefix.\n";
+    out << "Replayed " << a.trace << " (" << requests << " requests) through the plan's prefix cache; " << loads.size()
+        << " requests loaded a cached prefix.\n";
   out << '\n';
   print_simulated(out, sim, f->name);
 }

@@ -32,17 +32,29 @@
 
 namespace trinity::io::detail {
 
-inline constexpr key training_keys[] = {{"name", required},     {"type"},             {"model"},
-                                        {"parameters"},         {"layers"},           {"hidden"},
+inline constexpr key training_keys[] = {{"name", required},
+                                        {"type"},
+                                        {"model"},
+                                        {"parameters"},
+                                        {"layers"},
+                                        {"hidden"},
                                         {"sequence", required},
-                                        {"batch"},              {"data_parallel"},    {"precision"},
-                                        {"error_budget"},       {"ffn_hidden"},       {"heads"},
-                                        {"kv_heads"},           {"vocabulary"},       {"gated_mlp"},
-                                        {"global_batch"},       {"flash_attention"},  {"dropout"},
+                                        {"batch"},
+                                        {"data_parallel"},
+                                        {"precision"},
+                                        {"error_budget"},
+                                        {"ffn_hidden"},
+                                        {"heads"},
+                                        {"kv_heads"},
+                                        {"vocabulary"},
+                                        {"gated_mlp"},
+                                        {"global_batch"},
+                                        {"flash_attention"},
+                                        {"dropout"},
                                         {"sequence_mix"}};
 inline constexpr key bucket_keys[] = {{"name"}, {"sequence", required}, {"share", required}};
-inline constexpr key precision_keys[] = {{"parameter", required}, {"gradient", required}, {"optimizer", required},
-                                         {"compute"}};
+inline constexpr key precision_keys[] = {
+    {"parameter", required}, {"gradient", required}, {"optimizer", required}, {"compute"}};
 
 inline plan::training_workload read_training(const json& j, const plan::system& s) {
   const object o(j, "", training_keys, "a training workload");
@@ -51,62 +63,80 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
   w.name = o.text("name");
   w.sequence = o.count("sequence");
   o.get("batch", w.batch, assumed);
-  if (o.has("data_parallel")) w.data_parallel = o.count("data_parallel");
-  else plan::assume(assumed, "data_parallel", s.device.count);  // 0 in the workload: every device
+  if (o.has("data_parallel"))
+    w.data_parallel = o.count("data_parallel");
+  else
+    plan::assume(assumed, "data_parallel", s.device.count);  // 0 in the workload: every device
   o.get("error_budget", w.error_budget, assumed);
   // The transformer's shape, for the parallel step model: named, or heads, ffn_hidden and vocabulary together.
-  const bool shaped = o.has("model") || o.has("heads") || o.has("ffn_hidden") || o.has("vocabulary") || o.has("kv_heads");
+  const bool shaped =
+      o.has("model") || o.has("heads") || o.has("ffn_hidden") || o.has("vocabulary") || o.has("kv_heads");
   if (shaped) {
     if (!o.has("model"))
       for (const char* k : {"heads", "ffn_hidden", "vocabulary"})
-        if (!o.has(k)) fail(k, "missing; a transformer's shape needs heads, ffn_hidden and vocabulary (kv_heads "
-                               "defaults to heads, gated_mlp to true), or name the model (\"model\": \"llama2-7b\")");
+        if (!o.has(k))
+          fail(k,
+               "missing; a transformer's shape needs heads, ffn_hidden and vocabulary (kv_heads "
+               "defaults to heads, gated_mlp to true), or name the model (\"model\": \"llama2-7b\")");
     w.shape = read_shape(o, &assumed);
     w.layers = w.shape->layers;
     w.hidden = w.shape->hidden;
     w.parameters = shape_parameters(o, *w.shape);
   } else {
     for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "dropout", "sequence_mix"})
-      if (o.has(k)) fail(k, "describes a transformer's shape; give heads, ffn_hidden and vocabulary too, or name the "
-                            "model (\"model\": \"llama2-7b\")");
+      if (o.has(k))
+        fail(k,
+             "describes a transformer's shape; give heads, ffn_hidden and vocabulary too, or name the "
+             "model (\"model\": \"llama2-7b\")");
     for (const char* k : {"parameters", "layers", "hidden"})
-      if (!o.has(k)) fail(k, "missing; a training workload without a transformer's shape needs parameters, layers "
-                             "and hidden (or give the shape, heads, ffn_hidden and vocabulary, which determines "
-                             "parameters, or name the model: \"model\": \"llama2-7b\")");
+      if (!o.has(k))
+        fail(k,
+             "missing; a training workload without a transformer's shape needs parameters, layers "
+             "and hidden (or give the shape, heads, ffn_hidden and vocabulary, which determines "
+             "parameters, or name the model: \"model\": \"llama2-7b\")");
     w.parameters = o.number("parameters");
     w.layers = o.count("layers");
     w.hidden = o.count("hidden");
   }
   if (shaped) {
-    if (o.has("global_batch")) w.global_batch = o.count("global_batch");
-    else plan::assume(assumed, "global_batch", w.batch * (w.data_parallel ? w.data_parallel : s.device.count));
+    if (o.has("global_batch"))
+      w.global_batch = o.count("global_batch");
+    else
+      plan::assume(assumed, "global_batch", w.batch * (w.data_parallel ? w.data_parallel : s.device.count));
     o.get("flash_attention", w.flash_attention, assumed);
     o.get("dropout", w.dropout, assumed);
   }
   if (o.has("sequence_mix")) {
     // Shares of the global batch's sequences by length: each bucket a whole number of them, all of them in all.
     double total = 0;
-    for_each(o.at("sequence_mix"), "sequence_mix", [&](const json& b, const std::string& at) {
-      const object e(b, at, bucket_keys, "a bucket, {\"name\": \"720p\", \"sequence\": 75600, \"share\": 0.2}");
-      plan::sequence_bucket x;
-      x.name = "bucket " + std::to_string(w.sequence_mix.size());
-      e.get("name", x.name);
-      x.sequence = e.count("sequence");
-      x.share = e.number("share");
-      if (!(x.share > 0 && x.share <= 1)) fail(e.path("share"), "must lie in (0, 1]: the bucket's share of the sequences");
-      total += x.share;
-      w.sequence_mix.push_back(std::move(x));
-    }, 64);
+    for_each(
+        o.at("sequence_mix"), "sequence_mix",
+        [&](const json& b, const std::string& at) {
+          const object e(b, at, bucket_keys, "a bucket, {\"name\": \"720p\", \"sequence\": 75600, \"share\": 0.2}");
+          plan::sequence_bucket x;
+          x.name = "bucket " + std::to_string(w.sequence_mix.size());
+          e.get("name", x.name);
+          x.sequence = e.count("sequence");
+          x.share = e.number("share");
+          if (!(x.share > 0 && x.share <= 1))
+            fail(e.path("share"), "must lie in (0, 1]: the bucket's share of the sequences");
+          total += x.share;
+          w.sequence_mix.push_back(std::move(x));
+        },
+        64);
     if (w.sequence_mix.empty()) fail("sequence_mix", "give at least one bucket, or leave sequence_mix out");
-    if (std::abs(total - 1.0) > 1e-9) fail("sequence_mix", "the shares add up to " + std::to_string(total) + "; they must add up to 1");
+    if (std::abs(total - 1.0) > 1e-9)
+      fail("sequence_mix", "the shares add up to " + std::to_string(total) + "; they must add up to 1");
   }
   if (!o.has("precision")) plan::assume(assumed, "precision", "mixed");
   if (o.has("precision")) {
     const auto& p = o.at("precision");
     if (p.is_string()) {
       static constexpr std::string_view named[] = {"mixed", "fp32"};
-      if (choice(p, "precision", named) == "mixed") w.precision = model::mixed_precision_adam;
-      else w.precision = model::fp32_adam, w.compute_precision = "fp32";
+      if (choice(p, "precision", named) == "mixed")
+        w.precision = model::mixed_precision_adam;
+      else
+        w.precision = model::fp32_adam, w.compute_precision = "fp32";
     } else {
       const object q(p, "precision", precision_keys, "\"mixed\", \"fp32\" or a precision object");
       w.precision = {q.number("parameter"), q.number("gradient"), q.number("optimizer")};
@@ -136,25 +166,33 @@ inline json cost_json(const plan::evaluated& e, const plan::plan_result& r, cons
           {"interconnect_bytes", c.link_bytes.value()},
           {"offload_bytes", c.offload_bytes.value()},
           {"time_parts_s",
-           {{"compute", c.compute_time.value()}, {"interconnect", c.comm_time.value()},
-            {"codec", c.codec_time.value()}, {"offload", c.offload_time.value()}}},
+           {{"compute", c.compute_time.value()},
+            {"interconnect", c.comm_time.value()},
+            {"codec", c.codec_time.value()},
+            {"offload", c.offload_time.value()}}},
           {"relative_error", c.error},
           {"fits", e.fits()}};
 }
 
 // The layout --parallelism names, or the search's choice.
-inline model::parallel_layout layout_of(const request& a, const plan::system& s) { return named_layout(s, a.parallelism, a.gpus); }
-inline plan::parallel_plan_result search_layouts(const request& a, const plan::system& s, const plan::training_workload& w) {
+inline model::parallel_layout layout_of(const request& a, const plan::system& s) {
+  return named_layout(s, a.parallelism, a.gpus);
+}
+inline plan::parallel_plan_result search_layouts(const request& a, const plan::system& s,
+                                                 const plan::training_workload& w) {
   return workloads::search_layouts(s, w, a.gpus, a.memory_headroom, a.planning);
 }
 
 // trinity simulate --parallelism: a layout's transfers on the system's own link hierarchy, every group at once.
-inline void simulate_layout(const request& a, const plan::system& s, const plan::training_workload& w, std::ostream& out) {
+inline void simulate_layout(const request& a, const plan::system& s, const plan::training_workload& w,
+                            std::ostream& out) {
   if (!w.shape)
-    throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
-                                             "(docs/parallelism.md) to lay a parallel layout on the fabric");
+    throw bad_flag("--workload", a.workload,
+                   "has no transformer shape; give heads, ffn_hidden and vocabulary "
+                   "(docs/parallelism.md) to lay a parallel layout on the fabric");
   if (a.parallelism == "dynamic")
-    throw bad_flag("--parallelism", a.parallelism, "picks a layout per length bucket; simulate one of them (a layout, or search)");
+    throw bad_flag("--parallelism", a.parallelism,
+                   "picks a layout per length bucket; simulate one of them (a layout, or search)");
   const auto l = a.parallelism == "search" ? search_layouts(a, s, w).chosen().plan.layout : layout_of(a, s);
   std::vector<plan::simulated_pair> sim;
   auto budgeted = w;
@@ -166,10 +204,13 @@ inline void simulate_layout(const request& a, const plan::system& s, const plan:
   }
   const std::string fabric = s.name + " link hierarchy";
   if (a.json) {
-    out << json{{"system", s.name}, {"parallelism", model::to_string(l)}, {"gpus", l.gpus()}, {"fabric", fabric},
-                      {"simulated", simulated_json(sim)}}
-                     .dump(2)
-              << '\n';
+    out << json{{"system", s.name},
+                {"parallelism", model::to_string(l)},
+                {"gpus", l.gpus()},
+                {"fabric", fabric},
+                {"simulated", simulated_json(sim)}}
+               .dump(2)
+        << '\n';
     return;
   }
   out << "Layout: " << model::to_string(l) << " on " << l.gpus() << " x " << s.device.name << "\n\n";
@@ -182,20 +223,30 @@ inline json parallel_predicted_json(const model::parallel_step_cost& r) {
           {"device_bytes", r.device_bytes.value()},
           {"mfu", r.mfu},
           {"breakdown",
-           {{"gemm_s", r.gemm.value()}, {"attention_s", r.attention.value()},
-            {"elementwise_s", r.elementwise.value()}, {"recompute_s", r.recompute.value()},
-            {"tensor_parallel_s", r.tp_comm.value()}, {"context_parallel_s", r.cp_comm.value()},
-            {"pipeline_p2p_s", r.pp_comm.value()}, {"bubble_s", r.bubble.value()},
-            {"data_parallel_s", r.dp_comm.value()}, {"optimizer_s", r.optimizer.value()},
-            {"offload_s", r.offload.value()}, {"gradient_coding_s", r.codec.value()}}},
+           {{"gemm_s", r.gemm.value()},
+            {"attention_s", r.attention.value()},
+            {"elementwise_s", r.elementwise.value()},
+            {"recompute_s", r.recompute.value()},
+            {"tensor_parallel_s", r.tp_comm.value()},
+            {"context_parallel_s", r.cp_comm.value()},
+            {"pipeline_p2p_s", r.pp_comm.value()},
+            {"bubble_s", r.bubble.value()},
+            {"data_parallel_s", r.dp_comm.value()},
+            {"optimizer_s", r.optimizer.value()},
+            {"offload_s", r.offload.value()},
+            {"gradient_coding_s", r.codec.value()}}},
           {"memory",
-           {{"parameters_bytes", r.parameters.value()}, {"gradients_bytes", r.gradients.value()},
+           {{"parameters_bytes", r.parameters.value()},
+            {"gradients_bytes", r.gradients.value()},
             {"optimizer_states_bytes", r.optimizer_states.value()},
-            {"activations_bytes", r.activations.value()}, {"offloaded_bytes", r.offloaded.value()}}},
+            {"activations_bytes", r.activations.value()},
+            {"offloaded_bytes", r.offloaded.value()}}},
           {"offload_bytes_per_step", r.offload_bytes.value()},
           {"sent_per_gpu",
-           {{"tensor_parallel_bytes", r.tp_bytes.value()}, {"context_parallel_bytes", r.cp_bytes.value()},
-            {"pipeline_bytes", r.pp_bytes.value()}, {"data_parallel_bytes", r.dp_bytes.value()}}}};
+           {{"tensor_parallel_bytes", r.tp_bytes.value()},
+            {"context_parallel_bytes", r.cp_bytes.value()},
+            {"pipeline_bytes", r.pp_bytes.value()},
+            {"data_parallel_bytes", r.dp_bytes.value()}}}};
 }
 
 // The step's breakdown and the memory per GPU, as a table.
@@ -217,8 +268,8 @@ inline void print_parallel_breakdown(std::ostream& out, const model::parallel_st
   if (r.codec > seconds{}) t.add({"  gradient coding", share(r.codec)});
   t.add({"device memory per GPU", to_string(r.device_bytes) + " of " + to_string(capacity) +
                                       (r.device_bytes <= capacity ? "" : ": does NOT fit")});
-  t.add({"  weights, gradients, optimizer", to_string(r.parameters) + ", " + to_string(r.gradients) + ", " +
-                                                to_string(r.optimizer_states)});
+  t.add({"  weights, gradients, optimizer",
+         to_string(r.parameters) + ", " + to_string(r.gradients) + ", " + to_string(r.optimizer_states)});
   t.add({"  activations", to_string(r.activations)});
   if (r.offloaded > bytes{}) t.add({"optimizer states offloaded per GPU", to_string(r.offloaded)});
   t.print(out);
@@ -237,8 +288,9 @@ inline std::string gpus_on(const plan::system& s, const model::training_cluster&
 // One parallel layout priced, no search: the step time, the peak bytes per GPU and where they go.
 inline void plan_layout(const request& a, const plan::system& s, const plan::training_workload& w, std::ostream& out) {
   if (!w.shape)
-    throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
-                                             "(docs/parallelism.md) to price a parallel layout");
+    throw bad_flag("--workload", a.workload,
+                   "has no transformer shape; give heads, ffn_hidden and vocabulary "
+                   "(docs/parallelism.md) to price a parallel layout");
   const auto l = layout_of(a, s);
   const auto job = plan::job_of(w, l.dp);
   const auto c = plan::usable_cluster(s, w, {.memory_headroom = a.memory_headroom});
@@ -257,40 +309,42 @@ inline void plan_layout(const request& a, const plan::system& s, const plan::tra
   const auto assumed = layout_assumed(a, io::parallel_layout_defaults(a.parallelism, l));
   if (a.json) {
     out << json{{"system", s.name},
-                      {"workload", w.name},
-                      {"assumed", assumed_json(s, w.assumed, assumed)},
-                      {"parallelism", model::to_string(l)},
-                      {"gpus", l.gpus()},
-                      {"scale_up_domains", scale_up_domains(s, c, l.gpus())},
-                      {"global_batch", job.global_batch},
-                      {"micro_batches", r.micro_batches},
-                      {"fits", fits},
-                      {"device_capacity_bytes", c.memory.value()},
-                      {"gradient_codec",
-                       {{"name", l.codec.empty() ? json(nullptr) : json(l.codec)},
-                        {"relative_error", codec.relative_error},
-                        {"error_budget", budgeted.error_budget},
-                        {"within_error_budget", within_budget}}},
-                      {"predicted", parallel_predicted_json(r)}}
-                     .dump(2)
-              << '\n';
+                {"workload", w.name},
+                {"assumed", assumed_json(s, w.assumed, assumed)},
+                {"parallelism", model::to_string(l)},
+                {"gpus", l.gpus()},
+                {"scale_up_domains", scale_up_domains(s, c, l.gpus())},
+                {"global_batch", job.global_batch},
+                {"micro_batches", r.micro_batches},
+                {"fits", fits},
+                {"device_capacity_bytes", c.memory.value()},
+                {"gradient_codec",
+                 {{"name", l.codec.empty() ? json(nullptr) : json(l.codec)},
+                  {"relative_error", codec.relative_error},
+                  {"error_budget", budgeted.error_budget},
+                  {"within_error_budget", within_budget}}},
+                {"predicted", parallel_predicted_json(r)}}
+               .dump(2)
+        << '\n';
     return;
   }
   out << w.name << " on " << gpus_on(s, c, l.gpus()) << ", " << model::to_string(l) << ", " << job.global_batch
-            << " sequences of " << job.sequence << " tokens a step:\n\n";
+      << " sequences of " << job.sequence << " tokens a step:\n\n";
   print_parallel_breakdown(out, r, c.memory);
   if (!l.codec.empty())
     out << "gradient codec " << l.codec << ": relative error " << units::detail::format_number(codec.relative_error)
-              << (within_budget ? ", within" : ", MORE than") << " the error budget of "
-              << units::detail::format_number(budgeted.error_budget) << '\n';
+        << (within_budget ? ", within" : ", MORE than") << " the error budget of "
+        << units::detail::format_number(budgeted.error_budget) << '\n';
   print_assumed(out, s, w.assumed, assumed);
 }
 
 // Every layout searched: the best for the objective, why, and the front.
-inline void plan_layout_search(const request& a, const plan::system& s, const plan::training_workload& w, std::ostream& out) {
+inline void plan_layout_search(const request& a, const plan::system& s, const plan::training_workload& w,
+                               std::ostream& out) {
   if (!w.shape)
-    throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
-                                             "(docs/parallelism.md) to search parallel layouts");
+    throw bad_flag("--workload", a.workload,
+                   "has no transformer shape; give heads, ffn_hidden and vocabulary "
+                   "(docs/parallelism.md) to search parallel layouts");
   const auto r = search_layouts(a, s, w);
   const auto base = options_of(a.planning);
   const auto c = plan::usable_cluster(s, w, {.memory_headroom = a.memory_headroom});
@@ -307,7 +361,8 @@ inline void plan_layout_search(const request& a, const plan::system& s, const pl
       if (e.fits()) fitting.push_back({e.cost.total.time.value(), e.cost.total.memory.value() / 1e9});
     for (const auto i : r.pareto)
       on_front.push_back({r.candidates[i].cost.total.time.value(), r.candidates[i].cost.total.memory.value() / 1e9});
-    draw_front(a.plot, w.name + " on " + std::to_string(gpus) + " x " + s.device.name + ": " + std::to_string(fitting.size()) +
+    draw_front(a.plot,
+               w.name + " on " + std::to_string(gpus) + " x " + s.device.name + ": " + std::to_string(fitting.size()) +
                    " of " + std::to_string(r.candidates.size()) + " layouts fit",
                "step time (s)", s.tiers[0].name + " per GPU (GB)", fitting, on_front,
                {ch.cost.total.time.value(), ch.cost.total.memory.value() / 1e9}, "layouts",
@@ -321,53 +376,59 @@ inline void plan_layout_search(const request& a, const plan::system& s, const pl
   if (a.json) {
     // A layout as the front, the choice and the baseline list it.
     const auto layout_json = [&](const plan::parallel_evaluated& e) {
-      return json{{"parallelism", model::to_string(e.plan.layout)}, {"step_time_s", e.cost.total.time.value()},
-                  {"energy_j", e.cost.total.energy.value()}, {"device_bytes", e.cost.total.memory.value()},
-                  {"sent_bytes", e.cost.total.bandwidth.value()}, {"dollars", e.cost.dollars}, {"fits", e.fits()}};
+      return json{{"parallelism", model::to_string(e.plan.layout)},
+                  {"step_time_s", e.cost.total.time.value()},
+                  {"energy_j", e.cost.total.energy.value()},
+                  {"device_bytes", e.cost.total.memory.value()},
+                  {"sent_bytes", e.cost.total.bandwidth.value()},
+                  {"dollars", e.cost.dollars},
+                  {"fits", e.fits()}};
     };
     json pareto = json::array();
     for (const auto i : front) pareto.push_back(layout_json(r.candidates[i]));
     out << json{{"system", s.name},
-                      {"workload", w.name},
-                      {"assumed", assumed_json(s, w.assumed, layout_assumed(a))},
-                      {"objective", plan::to_string(base.objective)},
-                      {"candidates", r.candidates.size()},
-                      {"choice", layout_json(ch)},
-                      {"baseline", layout_json(r.candidates[r.baseline])},
-                      {"predicted", parallel_predicted_json(ch.cost.step)},
-                      {"pareto", pareto},
-                      {"explanation",
-                       {{"binding_before", x.binding_before}, {"binding_after", x.binding_after},
-                        {"trades", x.trades}, {"rejected", x.rejected}}},
-                      {"layout_search",
-                       {{"gpus", gpus},
-                        {"scale_up_domains", scale_up_domains(s, c, gpus)},
-                        {"global_batch", job.global_batch},
-                        {"feasible", feasible},
-                        {"device_capacity_bytes", c.memory.value()}}}}
-                     .dump(2)
-              << '\n';
+                {"workload", w.name},
+                {"assumed", assumed_json(s, w.assumed, layout_assumed(a))},
+                {"objective", plan::to_string(base.objective)},
+                {"candidates", r.candidates.size()},
+                {"choice", layout_json(ch)},
+                {"baseline", layout_json(r.candidates[r.baseline])},
+                {"predicted", parallel_predicted_json(ch.cost.step)},
+                {"pareto", pareto},
+                {"explanation",
+                 {{"binding_before", x.binding_before},
+                  {"binding_after", x.binding_after},
+                  {"trades", x.trades},
+                  {"rejected", x.rejected}}},
+                {"layout_search",
+                 {{"gpus", gpus},
+                  {"scale_up_domains", scale_up_domains(s, c, gpus)},
+                  {"global_batch", job.global_batch},
+                  {"feasible", feasible},
+                  {"device_capacity_bytes", c.memory.value()}}}}
+               .dump(2)
+        << '\n';
     return;
   }
   out << "Layouts of " << w.name << " on " << gpus_on(s, c, gpus) << ", " << job.global_batch << " sequences of "
-            << job.sequence << " tokens a step: best " << plan::to_string(base.objective) << " of "
-            << r.candidates.size() << " layouts (" << feasible << " fit):\n\n  " << model::to_string(ch.plan.layout)
-            << "\n\n";
+      << job.sequence << " tokens a step: best " << plan::to_string(base.objective) << " of " << r.candidates.size()
+      << " layouts (" << feasible << " fit):\n\n  " << model::to_string(ch.plan.layout) << "\n\n";
   print_parallel_breakdown(out, ch.cost.step, c.memory);
   out << "per GPU and step: energy " << to_string(ch.cost.total.energy)
-            << (ch.cost.dollars > 0 ? ", cost " + plan::format_dollars(ch.cost.dollars) + " (one " + s.device.name + " rented for the step)"
-                                    : std::string())
-            << '\n';
+      << (ch.cost.dollars > 0
+              ? ", cost " + plan::format_dollars(ch.cost.dollars) + " (one " + s.device.name + " rented for the step)"
+              : std::string())
+      << '\n';
   print_assumed(out, s, w.assumed, layout_assumed(a));
   const auto& untraded = r.candidates[r.baseline].plan.layout;
   out << "\nWhy:\n  before ("
-            << (untraded.pp == 1 ? "pure data parallelism, " : "no trade but the pipeline stages the batch needs to split, ")
-            << model::to_string(untraded) << "): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
+      << (untraded.pp == 1 ? "pure data parallelism, " : "no trade but the pipeline stages the batch needs to split, ")
+      << model::to_string(untraded) << "): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
   out << "\nAlternatives one choice away:\n";
   for (const auto& rj : x.rejected) out << "  " << rj << '\n';
-  out << "\nPareto front (step time, energy, device memory, bytes sent, dollars): " << front.size()
-            << " layouts; the " << std::min<std::size_t>(front.size(), 10) << " fastest:\n";
+  out << "\nPareto front (step time, energy, device memory, bytes sent, dollars): " << front.size() << " layouts; the "
+      << std::min<std::size_t>(front.size(), 10) << " fastest:\n";
   table p({"layout", "step time", "MFU", s.tiers[0].name, "sent per GPU"});
   for (std::size_t k = 0; k < front.size() && k < 10; ++k) {
     const auto& e = r.candidates[front[k]];
@@ -380,14 +441,18 @@ inline void plan_layout_search(const request& a, const plan::system& s, const pl
 // One layout per sequence-length bucket within a frame, against the best single layout.
 inline void plan_dynamic(const request& a, const plan::system& s, const plan::training_workload& w, std::ostream& out) {
   if (!a.planning.link_budget.empty() || !a.plot.empty())
-    throw bad_flag("--parallelism", a.parallelism, "plans step time per length bucket; it takes no link budget or plot flag");
+    throw bad_flag("--parallelism", a.parallelism,
+                   "plans step time per length bucket; it takes no link budget or plot flag");
   plan::dynamic_result r;
   // The frame's codecs as the layout search's: the profile's or the system's devices', held to the error budget.
   auto budgeted = w;
   auto codecs = gradient_codecs(s, budgeted, a.planning);
   try {
-    r = plan::plan_dynamic(s, budgeted, {.gpus = a.gpus, .objective = objective_of(a.planning),
-                                         .memory_headroom = a.memory_headroom, .codecs = std::move(codecs)});
+    r = plan::plan_dynamic(s, budgeted,
+                           {.gpus = a.gpus,
+                            .objective = objective_of(a.planning),
+                            .memory_headroom = a.memory_headroom,
+                            .codecs = std::move(codecs)});
   } catch (const invalid_input& e) {
     if (e.field() == "gpus") throw bad_flag("--gpus", std::to_string(a.gpus), e.problem());
     throw usage_error(std::string(e.what()));
@@ -399,25 +464,39 @@ inline void plan_dynamic(const request& a, const plan::system& s, const plan::tr
   };
   const auto frame = [](const model::parallel_layout& l) {
     return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
-           ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "") + (l.codec.empty() ? "" : ",codec=" + l.codec);
+           ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "") +
+           (l.codec.empty() ? "" : ",codec=" + l.codec);
   };
   const bool has_static = std::isfinite(r.static_step.value());
   if (a.json) {
     const auto buckets = [&](const std::vector<plan::dynamic_bucket>& v) {
       json rows = json::array();
       for (const auto& b : v)
-        rows.push_back({{"name", b.bucket.name}, {"sequence", b.bucket.sequence}, {"sequences", b.sequences},
-                        {"parallelism", model::to_string(b.layout)}, {"time_s", b.time.value()},
+        rows.push_back({{"name", b.bucket.name},
+                        {"sequence", b.bucket.sequence},
+                        {"sequences", b.sequences},
+                        {"parallelism", model::to_string(b.layout)},
+                        {"time_s", b.time.value()},
                         {"device_bytes", b.cost.device_bytes.value()}});
       return rows;
     };
-    json j{{"system", s.name}, {"workload", w.name}, {"assumed", assumed_json(s, w.assumed, layout_assumed(a))},
-           {"gpus", r.gpus}, {"frames", r.frames}, {"layouts_priced", r.layouts_priced},
-           {"dynamic", {{"frame", frame(r.frame)}, {"step_time_s", r.step.value()}, {"reduction_and_update_s", r.shared.value()},
-                        {"device_bytes", r.device_bytes.value()}, {"buckets", buckets(r.buckets)}}}};
+    json j{{"system", s.name},
+           {"workload", w.name},
+           {"assumed", assumed_json(s, w.assumed, layout_assumed(a))},
+           {"gpus", r.gpus},
+           {"frames", r.frames},
+           {"layouts_priced", r.layouts_priced},
+           {"dynamic",
+            {{"frame", frame(r.frame)},
+             {"step_time_s", r.step.value()},
+             {"reduction_and_update_s", r.shared.value()},
+             {"device_bytes", r.device_bytes.value()},
+             {"buckets", buckets(r.buckets)}}}};
     if (has_static) {
-      j["static"] = {{"parallelism", model::to_string(r.static_layout)}, {"step_time_s", r.static_step.value()},
-                     {"device_bytes", r.static_device_bytes.value()}, {"buckets", buckets(r.static_buckets)}};
+      j["static"] = {{"parallelism", model::to_string(r.static_layout)},
+                     {"step_time_s", r.static_step.value()},
+                     {"device_bytes", r.static_device_bytes.value()},
+                     {"buckets", buckets(r.static_buckets)}};
       j["gain"] = r.gain();
     } else {
       j["static"] = nullptr;
@@ -427,22 +506,22 @@ inline void plan_dynamic(const request& a, const plan::system& s, const plan::tr
     return;
   }
   out << "Dynamic parallelism for " << w.name << " on " << gpus_on(s, c, r.gpus) << ": " << r.layouts_priced
-            << " bucket layouts priced in " << r.frames << " frames.\n\nDynamic: frame " << frame(r.frame) << ", step "
-            << to_string(r.step) << " (reduction and update " << to_string(r.shared) << "), peak "
-            << to_string(r.device_bytes) << " of " << to_string(c.memory) << " per GPU\n";
+      << " bucket layouts priced in " << r.frames << " frames.\n\nDynamic: frame " << frame(r.frame) << ", step "
+      << to_string(r.step) << " (reduction and update " << to_string(r.shared) << "), peak "
+      << to_string(r.device_bytes) << " of " << to_string(c.memory) << " per GPU\n";
   print_assumed(out, s, w.assumed, layout_assumed(a));
   out << '\n';
   table t({"bucket", "tokens", "sequences", "layout in the frame", "time", "per GPU"});
   for (const auto& b : r.buckets)
-    t.add({b.bucket.name, std::to_string(b.bucket.sequence), std::to_string(b.sequences), choice(b.layout), to_string(b.time),
-           to_string(b.cost.device_bytes)});
+    t.add({b.bucket.name, std::to_string(b.bucket.sequence), std::to_string(b.sequences), choice(b.layout),
+           to_string(b.time), to_string(b.cost.device_bytes)});
   t.print(out);
   if (!has_static) {
     out << "\nStatic: no single layout runs every bucket within " << to_string(c.memory) << " per GPU.\n";
     return;
   }
   out << "\nStatic: " << model::to_string(r.static_layout) << " for every bucket, step " << to_string(r.static_step)
-            << ", peak " << to_string(r.static_device_bytes) << " per GPU\n";
+      << ", peak " << to_string(r.static_device_bytes) << " per GPU\n";
   table u({"bucket", "time", "per GPU"});
   for (const auto& b : r.static_buckets) u.add({b.bucket.name, to_string(b.time), to_string(b.cost.device_bytes)});
   u.print(out);
@@ -472,9 +551,9 @@ inline void plan_data_parallel(const request& a, const plan::system& s, plan::tr
     return;
   }
   const auto& c = r.chosen().cost;
-  out << "Plan for " << w.name << " on " << s.name << " (" << w.ranks(s) << " ranks of " << s.device.name
-            << "), best " << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  "
-            << plan::describe(r, s) << "\n\n";
+  out << "Plan for " << w.name << " on " << s.name << " (" << w.ranks(s) << " ranks of " << s.device.name << "), best "
+      << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  " << plan::describe(r, s)
+      << "\n\n";
   table t({"resource", "predicted per rank and step"});
   t.add({"step time", to_string(c.total.time) + " (compute " + to_string(c.compute_time) + ", interconnect " +
                           to_string(c.comm_time) + ", codec " + to_string(c.codec_time) + ", offload " +
@@ -494,8 +573,9 @@ inline void plan_data_parallel(const request& a, const plan::system& s, plan::tr
   table p({"plan", "step time", "energy", s.tiers[0].name, "sent"});
   for (const auto i : r.pareto) {
     const auto& e = r.candidates[i];
-    p.add({plan::detail::describe(e.plan, s, r.codecs) + (i == r.choice ? "  <- chosen" : ""), to_string(e.cost.total.time),
-           to_string(e.cost.total.energy), to_string(e.cost.tier_bytes[0]), to_string(e.cost.link_bytes)});
+    p.add({plan::detail::describe(e.plan, s, r.codecs) + (i == r.choice ? "  <- chosen" : ""),
+           to_string(e.cost.total.time), to_string(e.cost.total.energy), to_string(e.cost.tier_bytes[0]),
+           to_string(e.cost.link_bytes)});
   }
   p.print(out);
 }

@@ -49,32 +49,34 @@ concept WorkloadDescription = requires(const D& d) {
 };
 
 template <class W>
-concept Workload =
-    requires {
-      { W::type } -> std::convertible_to<std::string_view>;
-      typename W::description;
-    } && WorkloadDescription<typename W::description> &&
-    requires(const io::json& j, const plan::system& s, const read_context& c, typename W::description& d,
-             const request& a, std::ostream& out, std::string_view name) {
-      { W::read(j, s, c) } -> std::same_as<typename W::description>;
-      { W::preset_names() } -> std::convertible_to<std::vector<std::string_view>>;
-      { W::preset(name, s) } -> std::same_as<std::optional<typename W::description>>;
-      { W::plan(a, s, d, out) } -> std::same_as<void>;
-      { W::simulate(a, s, d, out) } -> std::same_as<void>;
-    };
+concept Workload = requires {
+  { W::type } -> std::convertible_to<std::string_view>;
+  typename W::description;
+}
+&&WorkloadDescription<typename W::description>&& requires(const io::json& j, const plan::system& s,
+                                                          const read_context& c, typename W::description& d,
+                                                          const request& a, std::ostream& out, std::string_view name) {
+  { W::read(j, s, c) } -> std::same_as<typename W::description>;
+  { W::preset_names() } -> std::convertible_to<std::vector<std::string_view>>;
+  { W::preset(name, s) } -> std::same_as<std::optional<typename W::description>>;
+  { W::plan(a, s, d, out) } -> std::same_as<void>;
+  { W::simulate(a, s, d, out) } -> std::same_as<void>;
+};
 
 //! Why W is not a Workload, one requirement at a time, each with what to add (stdexec keeps its diagnostics
 //! as such a table).
 template <class W>
 constexpr bool diagnose_workload() {
   if constexpr (!requires { W::type; }) {
-    static_assert(requires { W::type; },
-                  "a Workload names its kind: add `static constexpr std::string_view type = \"my-kind\";` (the "
-                  "workload file's \"type\")");
+    static_assert(
+        requires { W::type; },
+        "a Workload names its kind: add `static constexpr std::string_view type = \"my-kind\";` (the "
+        "workload file's \"type\")");
     return false;
   } else if constexpr (!requires { typename W::description; }) {
-    static_assert(requires { typename W::description; },
-                  "a Workload names what it reads: add `using description = ...;` (a struct with name and assumed)");
+    static_assert(
+        requires { typename W::description; },
+        "a Workload names what it reads: add `using description = ...;` (a struct with name and assumed)");
     return false;
   } else if constexpr (!WorkloadDescription<typename W::description>) {
     static_assert(WorkloadDescription<typename W::description>,
@@ -84,21 +86,24 @@ constexpr bool diagnose_workload() {
   } else if constexpr (!requires(const io::json& j, const plan::system& s, const read_context& c) {
                          { W::read(j, s, c) } -> std::same_as<typename W::description>;
                        }) {
-    static_assert(sizeof(W) == 0, "a Workload reads its file: add `static description read(const io::json&, const "
-                                  "plan::system&, const read_context&)` (an io::object with its key table)");
+    static_assert(sizeof(W) == 0,
+                  "a Workload reads its file: add `static description read(const io::json&, const "
+                  "plan::system&, const read_context&)` (an io::object with its key table)");
     return false;
   } else if constexpr (!requires(std::string_view n, const plan::system& s) {
                          { W::preset_names() } -> std::convertible_to<std::vector<std::string_view>>;
                          { W::preset(n, s) } -> std::same_as<std::optional<typename W::description>>;
                        }) {
-    static_assert(sizeof(W) == 0, "a Workload lists its presets: add `static std::vector<std::string_view> "
-                                  "preset_names()` and `static std::optional<description> preset(std::string_view, "
-                                  "const plan::system&)` (empty when it has none)");
+    static_assert(sizeof(W) == 0,
+                  "a Workload lists its presets: add `static std::vector<std::string_view> "
+                  "preset_names()` and `static std::optional<description> preset(std::string_view, "
+                  "const plan::system&)` (empty when it has none)");
     return false;
   } else if constexpr (!Workload<W>) {
-    static_assert(Workload<W>, "a Workload prints its plan and its simulation: add `static void plan(const "
-                               "request&, const plan::system&, description&, std::ostream&)` and the same for "
-                               "`simulate` (which may refuse with a usage_error saying why)");
+    static_assert(Workload<W>,
+                  "a Workload prints its plan and its simulation: add `static void plan(const "
+                  "request&, const plan::system&, description&, std::ostream&)` and the same for "
+                  "`simulate` (which may refuse with a usage_error saying why)");
     return false;
   } else {
     return true;

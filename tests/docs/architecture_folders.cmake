@@ -1,0 +1,17 @@
+# docs/architecture.md names every folder of include/trinity (as `folder/`): a folder added without a place on the
+# map fails here. Run with -DSOURCE_DIR=<checkout>.
+file(READ "${SOURCE_DIR}/docs/architecture.md" page)
+file(GLOB children LIST_DIRECTORIES true RELATIVE "${SOURCE_DIR}/include/trinity" "${SOURCE_DIR}/include/trinity/*")
+set(missing "")
+foreach(child IN LISTS children)
+  if(IS_DIRECTORY "${SOURCE_DIR}/include/trinity/${child}")
+    string(FIND "${page}" "`${child}/`" at)
+    if(at EQUAL -1)
+      list(APPEND missing "${child}/")
+    endif()
+  endif()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "docs/architecture.md does not name: ${missing}. Fix: add a row for each to its table of folders")
+endif()
+message(STATUS "docs/architecture.md names every folder of include/trinity")
