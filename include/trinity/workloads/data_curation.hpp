@@ -130,11 +130,8 @@ inline void plan_data_curation(const request& a, const plan::system& s, const pl
   t.add({"energy per sample", to_string(c.total.energy), to_string(b.total.energy)});
   t.print(out);
   print_assumed(out, s, w.assumed);
-  out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, w) << "): " << x.binding_before
-      << "\n  after: " << x.binding_after << '\n';
-  for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
-  out << "\nAlternatives (the baseline and the budgets beside the choice's):\n";
-  for (const auto& rj : x.rejected) out << "  " << rj << '\n';
+  print_explanation(out, x, plan::describe(r.candidates[r.baseline].plan, w),
+                    "Alternatives (the baseline and the budgets beside the choice's)");
   out << "\nPareto front (time, energy, memory per device): " << r.pareto.size() << " plans\n";
 }
 

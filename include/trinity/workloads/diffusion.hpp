@@ -129,10 +129,7 @@ inline void plan_diffusion(const request& a, const plan::system& s, const plan::
     t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity)});
   t.print(out);
   print_assumed(out, s, w.assumed);
-  out << "\nWhy:\n  before (no cache): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
-  for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
-  out << "\nAlternatives one choice away:\n";
-  for (const auto& rj : x.rejected) out << "  " << rj << '\n';
+  print_explanation(out, x, "no cache", "Alternatives one choice away");
   out << "\nPareto front (time, energy, cache bytes): " << r.pareto.size() << " plans\n";
 }
 

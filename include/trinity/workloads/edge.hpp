@@ -138,11 +138,7 @@ inline void plan_edge(const request& a, const plan::system& s, const plan::edge_
   t.add({s.tiers[0].name, to_string(c.tier_bytes[0]) + " of " + to_string(s.tiers[0].capacity)});
   t.print(out);
   print_assumed(out, s, w.assumed);
-  out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, w, r.codecs) << "): " << x.binding_before
-      << "\n  after: " << x.binding_after << '\n';
-  for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
-  out << "\nAlternatives:\n";
-  for (const auto& rj : x.rejected) out << "  " << rj << '\n';
+  print_explanation(out, x, plan::describe(r.candidates[r.baseline].plan, w, r.codecs), "Alternatives");
   out << "\nPareto front (latency, energy, bytes sent, device memory, dollars): " << r.pareto.size() << " plans\n";
 }
 

@@ -121,11 +121,8 @@ inline void plan_hetero_train(const request& a, const plan::system& s, const pla
   t.add({"energy per sample", to_string(c.total.energy), to_string(b.total.energy)});
   t.print(out);
   print_assumed(out, s, w.assumed);
-  out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, w) << "): " << x.binding_before
-      << "\n  after: " << x.binding_after << '\n';
-  for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
-  out << "\nAlternatives one producer or one stream away:\n";
-  for (const auto& rj : x.rejected) out << "  " << rj << '\n';
+  print_explanation(out, x, plan::describe(r.candidates[r.baseline].plan, w),
+                    "Alternatives one producer or one stream away");
   out << "\nPareto front (time, energy, dollars per sample): " << r.pareto.size() << " plans\n";
 }
 

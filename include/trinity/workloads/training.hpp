@@ -421,12 +421,11 @@ inline void plan_layout_search(const request& a, const plan::system& s, const pl
       << '\n';
   print_assumed(out, s, w.assumed, layout_assumed(a));
   const auto& untraded = r.candidates[r.baseline].plan.layout;
-  out << "\nWhy:\n  before ("
-      << (untraded.pp == 1 ? "pure data parallelism, " : "no trade but the pipeline stages the batch needs to split, ")
-      << model::to_string(untraded) << "): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
-  for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
-  out << "\nAlternatives one choice away:\n";
-  for (const auto& rj : x.rejected) out << "  " << rj << '\n';
+  print_explanation(
+      out, x,
+      (untraded.pp == 1 ? "pure data parallelism, " : "no trade but the pipeline stages the batch needs to split, ") +
+          model::to_string(untraded),
+      "Alternatives one choice away");
   out << "\nPareto front (step time, energy, device memory, bytes sent, dollars): " << front.size() << " layouts; the "
       << std::min<std::size_t>(front.size(), 10) << " fastest:\n";
   table p({"layout", "step time", "MFU", s.tiers[0].name, "sent per GPU"});
@@ -565,10 +564,7 @@ inline void plan_data_parallel(const request& a, const plan::system& s, plan::tr
   t.add({"interconnect", to_string(c.link_bytes) + " sent over " + s.interconnect.name});
   t.print(out);
   print_assumed(out, s, w.assumed);
-  out << "\nWhy:\n  before (no trade): " << x.binding_before << "\n  after: " << x.binding_after << '\n';
-  for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
-  out << "\nAlternatives one choice away:\n";
-  for (const auto& rj : x.rejected) out << "  " << rj << '\n';
+  print_explanation(out, x, "no trade", "Alternatives one choice away");
   out << "\nPareto front (time, energy, device memory, bytes sent): " << r.pareto.size() << " plans\n";
   table p({"plan", "step time", "energy", s.tiers[0].name, "sent"});
   for (const auto i : r.pareto) {
