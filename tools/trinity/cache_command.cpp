@@ -585,12 +585,6 @@ void run_gen(const gen_args& a) {
 
 }  // namespace
 
-cache::replay_result replay_exact(const cache::embedding_matrix& e, const std::vector<cache::request>& trace,
-                                  const cache::replay_options& o) {
-  cache::approximate_cache<cache::flat_index, cache::lru> c(cache::flat_index(e.dimension), {o.capacity, o.step_cost});
-  return cache::replay(c, e, trace, o);
-}
-
 void register_cache(CLI::App& app) {
   auto* cmd = app.add_subcommand("cache", "Memory -> compute: replay traces through the approximate cache");
   cmd->require_subcommand(1);

@@ -86,10 +86,6 @@ inline std::vector<model::compressor_cost> read_profile(const std::string& path)
   return read_profile_file(path).compressors;
 }
 
-//! A trace replayed through the exact cache (flat index, LRU, Table 1 reuse), as verify and a traced diffusion
-//! workload replay it (cache_command.cpp, which compiles the cache once for all three).
-cache::replay_result replay_exact(const cache::embedding_matrix& e, const std::vector<cache::request>& trace,
-                                  const cache::replay_options& o);
 
 //! A system given as a preset name or a JSON file (plan_command.cpp); errors name the path. A workload's
 //! counterpart, workload_from, is in workload_from.hpp with the registry it reads through.

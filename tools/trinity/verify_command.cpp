@@ -36,22 +36,12 @@ namespace {
 
 using json = nlohmann::json;
 
-struct verify_args {
-  std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", train, ranks = "4", steps = "3", batch = "256";
-  std::string trace, embeddings, requests = "10000";  // a diffusion plan's replay
-  std::string samples;                                 // a data-curation plan's run (default: about 8 s of it)
-  std::string parallelism;                             // a layout, or `search`: a model-parallel run
-  std::size_t gpus = 0;                                // the layout search's GPUs
-  planning_flags planning;
-  bool json = false;
-  std::vector<std::string> training_flags_given;  // --ranks, --steps, --batch, --train: a training plan's run
+// A plan's verify flags (workloads/verify.hpp) and the training run's own: trinity-train, ranks, steps, batch.
+struct verify_args : workloads::verify_request {
+  std::string train, ranks = "4", steps = "3", batch = "256";
 };
 
-// A training run's flag given to a plan that runs no training is refused, not ignored.
-void refuse_training_flags(const verify_args& a, const std::string& kind) {
-  if (!a.training_flags_given.empty())
-    throw usage_error(a.training_flags_given.front() + ": is for a training plan's run, not " + kind);
-}
+using workloads::refuse_training_flags;
 
 std::string run_and_capture(const std::string& command) {
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
@@ -82,166 +72,8 @@ training_run training_run_of(const verify_args& a) {
   return r;
 }
 
-struct row {
-  std::string mechanism;
-  double predicted, measured;
-  bool timing = false;  //!< a time on a shared machine: reported, not held to the 20%
-  [[nodiscard]] double ratio() const { return predicted == 0 ? (measured == 0 ? 1.0 : INFINITY) : measured / predicted; }
-  [[nodiscard]] bool within(double tolerance) const { return std::fabs(ratio() - 1.0) <= tolerance; }
-};
-
-std::string ratio_text(const row& x) { return units::detail::format_number(x.ratio()); }
-
-// A diffusion plan: its cache, at the chosen capacity, replayed for real through trinity::cache (exact flat
-// index, LRU, Table 1 reuse) on a trace, beside what the planner priced from the workload's hit-rate curve.
-void verify_plan(const verify_args& a, const plan::system& s, const plan::diffusion_workload& w, const training_run&) {
-  const auto r = plan::plan_diffusion(s, w, options_of(a.planning));
-  const auto& c = r.chosen();
-  std::cout << "Plan: " << plan::describe(c.plan, s, r.codecs) << '\n';
-  if (c.plan.capacity <= bytes{}) {
-    std::cout << "No cache was chosen: nothing to run.\n";
-    return;
-  }
-  cache::embedding_matrix e;
-  std::vector<cache::request> trace;
-  std::string source;
-  if (a.trace.empty() != a.embeddings.empty())
-    throw bad_flag(a.trace.empty() ? "--embeddings" : "--trace", a.trace.empty() ? a.embeddings : a.trace,
-                   "give --trace and --embeddings together (or neither, for the synthetic trace)");
-  if (!a.trace.empty()) {
-    try {
-      e = cache::read_fvecs(a.embeddings);
-      trace = cache::read_trace(a.trace, e.rows());
-    } catch (const invalid_input& x) {
-      throw usage_error(std::string("verify: ") + x.what());
-    }
-    source = a.trace;
-  } else {
-    const auto n = count_flag(a.requests, "--requests", 100, 1'000'000);
-    auto t = cache::generate_trace({.requests = n});
-    e = std::move(t.embeddings);
-    trace = std::move(t.requests);
-    source = "the SYNTHETIC trace of `trinity cache gen-trace` (" + std::to_string(n) + " requests, seed 1)";
-  }
-  trinity::detail::require(w.steps <= static_cast<std::size_t>(1) << 30, "workload.steps", "too many steps");
-  // A codec stores ratio × more latents in the same bytes: replay the cache that many latents fill.
-  const double ratio = plan::storage_ratio(w, r.codecs[c.plan.codec]);
-  const cache::replay_options o{.capacity = ratio * c.plan.capacity, .latent_size = w.latent_size, .step_cost = w.step_cost,
-                                .steps = static_cast<int>(w.steps), .warmup = 0.2};
-  std::cerr << "trinity verify: replaying " << trace.size() << " requests through a " << to_string(c.plan.capacity)
-            << " cache...\n";
-  const auto m = replay_exact(e, trace, o);
-
-  const double counted = static_cast<double>(m.requests);
-  const double full = static_cast<double>(w.steps) * w.step_cost.value();
-  const std::vector<row> rows{
-      {"hit rate at " + to_string(c.plan.capacity) +
-           (ratio != 1.0 ? " (" + to_string(o.capacity) + " of latents as " + r.codecs[c.plan.codec].name + ")" : ""),
-       c.cost.hit_rate, m.hit_rate},
-      {"steps a hit skips", static_cast<double>(w.reuse_depth),
-       m.hits ? m.saved.value() / (static_cast<double>(m.hits) * w.step_cost.value()) : 0.0},
-      {"compute per request", c.cost.compute.value(), full - m.saved.value() / std::max(counted, 1.0)},
-  };
-  bool all = true;
-  for (const auto& x : rows) all &= x.within(0.2);
-  const bytes held = static_cast<double>(m.entries_at_end) * m.entry_size;
-  if (a.json) {
-    json jr = json::array();
-    for (const auto& x : rows)
-      jr.push_back({{"mechanism", x.mechanism}, {"predicted", x.predicted}, {"measured", x.measured},
-                    {"measured_over_predicted", x.ratio()}, {"within_20_percent", x.within(0.2)}});
-    std::cout << json{{"plan", plan::describe(c.plan, s, r.codecs)}, {"trace", source}, {"requests", trace.size()},
-                      {"rows", jr}, {"all_within_20_percent", all}, {"cache_bytes_held_at_end", held.value()}}
-                     .dump(2)
-              << '\n';
-  } else {
-    std::cout << "Replayed here through trinity::cache (flat index, LRU, Table 1 reuse), counted after the first 20%:\n  "
-              << source << "\n\n";
-    table t({"mechanism", "predicted", "measured", "measured / predicted", "within 20%"});
-    for (const auto& x : rows) {
-      const bool is_flops = x.mechanism.rfind("compute", 0) == 0;
-      const auto shown = [&](double v) { return is_flops ? to_string(flops{v}) : units::detail::format_number(v); };
-      t.add({x.mechanism, shown(x.predicted), shown(x.measured), ratio_text(x), x.within(0.2) ? "yes" : "NO"});
-    }
-    t.print(std::cout);
-    std::cout << "\nThe cache held " << to_string(held) << " of latents at the end of the trace (" << m.entries_at_end
-              << " entries) of the " << to_string(o.capacity) << " planned";
-    if (held < 0.5 * o.capacity)
-      std::cout << ": the trace's working set is smaller than the plan's cache, so the hit rate is the trace's ceiling";
-    std::cout << ".\nNot run here: the reads and writes in " << s.tiers[c.plan.tier].name
-              << ", priced at its latency + size / bandwidth (trinity simulate times a read across the fabric when the "
-                 "cache lives in a CXL pool).\n";
-  }
-  if (!all) throw usage_error("a measured figure is more than 20% from the prediction (see the table)");
-}
-
-// A serving plan: its prefix cache, at the chosen capacity, tier and KV precision, replayed for real through
-// cache::tiered_prefix_cache on a block-hashed trace, beside what the planner priced from the workload's curve.
-void verify_plan(const verify_args& a, const plan::system& s, plan::serving_workload& w, const training_run&) {
-  if (a.trace.empty())
-    throw usage_error("verify of an llm-serve plan replays a block-hashed trace: give --trace FILE.jsonl (Mooncake's "
-                      "format; docs/examples/mooncake_conversation_excerpt.jsonl is an excerpt)");
-  if (!a.embeddings.empty()) throw bad_flag("--embeddings", a.embeddings, "is for a diffusion plan's trace");
-  const auto r = plan_serving_with(s, w, a.planning);
-  const auto& c = r.chosen();
-  if (c.plan.cache <= bytes{}) {
-    if (a.json) std::cout << json{{"plan", plan::describe(c.plan, s, r.codecs)}, {"rows", json::array()}}.dump(2) << '\n';
-    else std::cout << "Plan: " << plan::describe(c.plan, s, r.codecs) << "\nNo prefix cache was chosen: nothing to replay.\n";
-    return;
-  }
-  std::vector<cache::block_request> trace;
-  try {
-    trace = io::read_block_trace(a.trace);
-  } catch (const invalid_input& x) {
-    throw usage_error(std::string("--trace ") + x.what());
-  }
-  std::cerr << "trinity verify: replaying " << trace.size() << " requests through the plan's prefix cache...\n";
-  const auto m = plan::replay_serving(s, w, c.plan, r.codecs, trace);
-  const auto p = plan::predicted_replay(w, c, r.codecs, m.bound);
-  const std::string where = s.tiers[c.plan.cache_tier].name;
-  std::vector<row> rows{
-      {"prompt tokens served from the cache" +
-           std::string(m.bound < c.cost.hit_rate ? " (capped at the trace's bound)" : ""),
-       p.hit_rate, m.measured.hit_rate},
-      {"prefill FLOPs saved, of the whole prefill", p.prefill_saved, m.measured.prefill_saved},
-  };
-  if (c.plan.cache_tier != 0)
-    rows.push_back({"KV loaded from " + where + " per prompt token (bytes)", p.loaded_per_token.value(),
-                    m.measured.loaded_per_token.value()});
-  bool all = true;
-  for (const auto& x : rows) all &= x.within(0.2);
-  if (a.json) {
-    json jr = json::array();
-    for (const auto& x : rows)
-      jr.push_back({{"mechanism", x.mechanism}, {"predicted", x.predicted}, {"measured", x.measured},
-                    {"measured_over_predicted", x.ratio()}, {"within_20_percent", x.within(0.2)}});
-    std::cout << json{{"plan", plan::describe(c.plan, s, r.codecs)}, {"trace", a.trace}, {"requests", m.requests},
-                      {"capacity_blocks", m.capacity_blocks}, {"block_bytes", m.block_bytes.value()},
-                      {"trace_bound", m.bound}, {"planned_hit_rate", c.cost.hit_rate},
-                      {"served_tokens", m.served_tokens},
-                      {"served_blocks", m.served_blocks}, {"recomputed_blocks", m.recomputed_blocks},
-                      {"loaded_bytes", m.loaded.value()}, {"prefill_flops", m.prefill.value()},
-                      {"prefill_flops_saved", m.saved.value()}, {"rows", jr}, {"all_within_20_percent", all}}
-                     .dump(2)
-              << '\n';
-  } else {
-    std::cout << "Plan: " << plan::describe(c.plan, s, r.codecs) << "\nReplayed here through cache::tiered_prefix_cache: " << a.trace << " (" << m.requests
-              << " requests), the cache as " << m.capacity_blocks << " blocks of " << to_string(m.block_bytes) << " in "
-              << where << ".\nServed " << m.served_blocks << " blocks, recomputed " << m.recomputed_blocks
-              << " cached ones where that was faster, loaded " << to_string(m.loaded) << ", saved "
-              << to_string(m.saved) << " of " << to_string(m.prefill) << " of prefill.\n\n";
-    table t({"mechanism", "predicted", "measured", "measured / predicted", "within 20%"});
-    for (const auto& x : rows)
-      t.add({x.mechanism, units::detail::format_number(x.predicted), units::detail::format_number(x.measured),
-             ratio_text(x), x.within(0.2) ? "yes" : "NO"});
-    t.print(std::cout);
-    std::cout << "\nThe prediction is for a prompt of the workload's mean length (" << w.prompt_tokens
-              << " tokens) at the hit rate its curve gives the plan's bytes (" << units::detail::format_number(c.cost.hit_rate)
-              << "), capped at this trace's own bound (" << units::detail::format_number(m.bound)
-              << " at infinite capacity); the replay's prompts are the trace's.\n";
-  }
-  if (!all) throw usage_error("a measured figure is more than 20% from the prediction (see the table)");
-}
+using row = workloads::verified_row;
+using workloads::ratio_text;
 
 // The CPU's name, as /proc/cpuinfo gives it (a recorded run names its machine).
 std::string cpu_model() {
@@ -722,7 +554,12 @@ void run_verify(const verify_args& a) {
   const auto run = training_run_of(a);
   const auto s = system_from(a.system);
   auto w = workload_from(a.workload, s);
-  w.visit([&](auto, auto& d) { verify_plan(a, s, d, run); });
+  // A workload the library can run verifies itself; the others are run here, with trinity-train or the
+  // curation harness.
+  w.visit([&]<class Kind>(Kind, auto& d) {
+    if constexpr (workloads::VerifiableWorkload<Kind>) Kind::verify(a, s, d, std::cout);
+    else verify_plan(a, s, d, run);
+  });
 }
 
 }  // namespace

@@ -7,12 +7,17 @@
 #include <cstddef>
 #include <filesystem>
 #include <optional>
+#include <algorithm>
+#include <iostream>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <trinity/io/diffusion_trace.hpp>
+#include <trinity/cache/fvecs.hpp>
+#include <trinity/cache/trace.hpp>
+#include <trinity/error.hpp>
 #include <trinity/io/json_object.hpp>
 #include <trinity/io/workload.hpp>
 #include <trinity/plan/diffusion.hpp>
@@ -20,6 +25,7 @@
 #include <trinity/plan/system.hpp>
 #include <trinity/workloads/report.hpp>
 #include <trinity/workloads/request.hpp>
+#include <trinity/workloads/verify.hpp>
 #include <trinity/workloads/workload.hpp>
 
 namespace trinity::io::detail {
@@ -133,6 +139,100 @@ inline void plan_diffusion(const request& a, const plan::system& s, const plan::
   out << "\nPareto front (time, energy, cache bytes): " << r.pareto.size() << " plans\n";
 }
 
+// A diffusion plan: its cache, at the chosen capacity, replayed for real through trinity::cache (exact flat
+// index, LRU, Table 1 reuse) on a trace, beside what the planner priced from the workload's hit-rate curve.
+inline void verify_diffusion(const verify_request& a, const plan::system& s, const plan::diffusion_workload& w,
+                             std::ostream& out) {
+  const auto r = plan::plan_diffusion(s, w, options_of(a.planning));
+  const auto& c = r.chosen();
+  out << "Plan: " << plan::describe(c.plan, s, r.codecs) << '\n';
+  if (c.plan.capacity <= bytes{}) {
+    out << "No cache was chosen: nothing to run.\n";
+    return;
+  }
+  cache::embedding_matrix e;
+  std::vector<cache::request> trace;
+  std::string source;
+  if (a.trace.empty() != a.embeddings.empty())
+    throw bad_flag(a.trace.empty() ? "--embeddings" : "--trace", a.trace.empty() ? a.embeddings : a.trace,
+                   "give --trace and --embeddings together (or neither, for the synthetic trace)");
+  if (!a.trace.empty()) {
+    try {
+      e = cache::read_fvecs(a.embeddings);
+      trace = cache::read_trace(a.trace, e.rows());
+    } catch (const invalid_input& x) {
+      throw usage_error(std::string("verify: ") + x.what());
+    }
+    source = a.trace;
+  } else {
+    const auto n = count_flag(a.requests, "--requests", 100, 1'000'000);
+    auto t = cache::generate_trace({.requests = n});
+    e = std::move(t.embeddings);
+    trace = std::move(t.requests);
+    source = "the SYNTHETIC trace of `trinity cache gen-trace` (" + std::to_string(n) + " requests, seed 1)";
+  }
+  trinity::detail::require(w.steps <= static_cast<std::size_t>(1) << 30, "workload.steps", "too many steps");
+  // A codec stores ratio × more latents in the same bytes: replay the cache that many latents fill.
+  const double ratio = plan::storage_ratio(w, r.codecs[c.plan.codec]);
+  const cache::replay_options o{.capacity = ratio * c.plan.capacity,
+                                .latent_size = w.latent_size,
+                                .step_cost = w.step_cost,
+                                .steps = static_cast<int>(w.steps),
+                                .warmup = 0.2};
+  std::cerr << "trinity verify: replaying " << trace.size() << " requests through a " << to_string(c.plan.capacity)
+            << " cache...\n";
+  const auto m = io::replay_exact(e, trace, o);
+
+  const double counted = static_cast<double>(m.requests);
+  const double full = static_cast<double>(w.steps) * w.step_cost.value();
+  const std::vector<verified_row> rows{
+      {"hit rate at " + to_string(c.plan.capacity) +
+           (ratio != 1.0 ? " (" + to_string(o.capacity) + " of latents as " + r.codecs[c.plan.codec].name + ")" : ""),
+       c.cost.hit_rate, m.hit_rate},
+      {"steps a hit skips", static_cast<double>(w.reuse_depth),
+       m.hits ? m.saved.value() / (static_cast<double>(m.hits) * w.step_cost.value()) : 0.0},
+      {"compute per request", c.cost.compute.value(), full - m.saved.value() / std::max(counted, 1.0)},
+  };
+  bool all = true;
+  for (const auto& x : rows) all &= x.within(0.2);
+  const bytes held = static_cast<double>(m.entries_at_end) * m.entry_size;
+  if (a.json) {
+    json jr = json::array();
+    for (const auto& x : rows)
+      jr.push_back({{"mechanism", x.mechanism},
+                    {"predicted", x.predicted},
+                    {"measured", x.measured},
+                    {"measured_over_predicted", x.ratio()},
+                    {"within_20_percent", x.within(0.2)}});
+    out << json{{"plan", plan::describe(c.plan, s, r.codecs)},
+                {"trace", source},
+                {"requests", trace.size()},
+                {"rows", jr},
+                {"all_within_20_percent", all},
+                {"cache_bytes_held_at_end", held.value()}}
+               .dump(2)
+        << '\n';
+  } else {
+    out << "Replayed here through trinity::cache (flat index, LRU, Table 1 reuse), counted after the first 20%:\n  "
+        << source << "\n\n";
+    table t({"mechanism", "predicted", "measured", "measured / predicted", "within 20%"});
+    for (const auto& x : rows) {
+      const bool is_flops = x.mechanism.rfind("compute", 0) == 0;
+      const auto shown = [&](double v) { return is_flops ? to_string(flops{v}) : units::detail::format_number(v); };
+      t.add({x.mechanism, shown(x.predicted), shown(x.measured), ratio_text(x), x.within(0.2) ? "yes" : "NO"});
+    }
+    t.print(out);
+    out << "\nThe cache held " << to_string(held) << " of latents at the end of the trace (" << m.entries_at_end
+        << " entries) of the " << to_string(o.capacity) << " planned";
+    if (held < 0.5 * o.capacity)
+      out << ": the trace's working set is smaller than the plan's cache, so the hit rate is the trace's ceiling";
+    out << ".\nNot run here: the reads and writes in " << s.tiers[c.plan.tier].name
+        << ", priced at its latency + size / bandwidth (trinity simulate times a read across the fabric when the "
+           "cache lives in a CXL pool).\n";
+  }
+  if (!all) throw usage_error("a measured figure is more than 20% from the prediction (see the table)");
+}
+
 }  // namespace detail
 
 //! Diffusion serving with an approximate cache of intermediate latents (plan/diffusion.hpp): a hit skips the
@@ -173,6 +273,10 @@ struct diffusion {
     const auto sim = planned([&] { return plan::simulate(s, w, r); });
     const auto f = plan::fabric_for(s, 2);
     print_simulation(out, a, s, plan::describe(r.chosen().plan, s, r.codecs), f ? f->name : "", sim);
+  }
+  //! The chosen cache replayed here through trinity::cache on a trace (or a synthetic one).
+  static void verify(const verify_request& a, const plan::system& s, description& w, std::ostream& out) {
+    detail::verify_diffusion(a, s, w, out);
   }
 };
 

@@ -6,12 +6,15 @@
 
 #include <cmath>
 #include <optional>
+#include <algorithm>
+#include <iostream>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <trinity/io/block_trace.hpp>
+#include <trinity/error.hpp>
 #include <trinity/io/json_object.hpp>
 #include <trinity/io/workload.hpp>
 #include <trinity/plan/serving.hpp>
@@ -20,6 +23,7 @@
 #include <trinity/plan/system.hpp>
 #include <trinity/workloads/report.hpp>
 #include <trinity/workloads/request.hpp>
+#include <trinity/workloads/verify.hpp>
 #include <trinity/workloads/workload.hpp>
 
 namespace trinity::io::detail {
@@ -224,6 +228,90 @@ inline void simulate_serving(const request& a, const plan::system& s, plan::serv
   print_simulated(out, sim, f->name);
 }
 
+// A serving plan: its prefix cache, at the chosen capacity, tier and KV precision, replayed for real through
+// cache::tiered_prefix_cache on a block-hashed trace, beside what the planner priced from the workload's curve.
+inline void verify_serving(const verify_request& a, const plan::system& s, plan::serving_workload& w,
+                           std::ostream& out) {
+  if (a.trace.empty())
+    throw usage_error(
+        "verify of an llm-serve plan replays a block-hashed trace: give --trace FILE.jsonl (Mooncake's "
+        "format; docs/examples/mooncake_conversation_excerpt.jsonl is an excerpt)");
+  if (!a.embeddings.empty()) throw bad_flag("--embeddings", a.embeddings, "is for a diffusion plan's trace");
+  const auto r = plan_serving_with(s, w, a.planning);
+  const auto& c = r.chosen();
+  if (c.plan.cache <= bytes{}) {
+    if (a.json)
+      out << json{{"plan", plan::describe(c.plan, s, r.codecs)}, {"rows", json::array()}}.dump(2) << '\n';
+    else
+      out << "Plan: " << plan::describe(c.plan, s, r.codecs) << "\nNo prefix cache was chosen: nothing to replay.\n";
+    return;
+  }
+  std::vector<cache::block_request> trace;
+  try {
+    trace = io::read_block_trace(a.trace);
+  } catch (const invalid_input& x) {
+    throw usage_error(std::string("--trace ") + x.what());
+  }
+  std::cerr << "trinity verify: replaying " << trace.size() << " requests through the plan's prefix cache...\n";
+  const auto m = plan::replay_serving(s, w, c.plan, r.codecs, trace);
+  const auto p = plan::predicted_replay(w, c, r.codecs, m.bound);
+  const std::string where = s.tiers[c.plan.cache_tier].name;
+  std::vector<verified_row> rows{
+      {"prompt tokens served from the cache" +
+           std::string(m.bound < c.cost.hit_rate ? " (capped at the trace's bound)" : ""),
+       p.hit_rate, m.measured.hit_rate},
+      {"prefill FLOPs saved, of the whole prefill", p.prefill_saved, m.measured.prefill_saved},
+  };
+  if (c.plan.cache_tier != 0)
+    rows.push_back({"KV loaded from " + where + " per prompt token (bytes)", p.loaded_per_token.value(),
+                    m.measured.loaded_per_token.value()});
+  bool all = true;
+  for (const auto& x : rows) all &= x.within(0.2);
+  if (a.json) {
+    json jr = json::array();
+    for (const auto& x : rows)
+      jr.push_back({{"mechanism", x.mechanism},
+                    {"predicted", x.predicted},
+                    {"measured", x.measured},
+                    {"measured_over_predicted", x.ratio()},
+                    {"within_20_percent", x.within(0.2)}});
+    out << json{{"plan", plan::describe(c.plan, s, r.codecs)},
+                {"trace", a.trace},
+                {"requests", m.requests},
+                {"capacity_blocks", m.capacity_blocks},
+                {"block_bytes", m.block_bytes.value()},
+                {"trace_bound", m.bound},
+                {"planned_hit_rate", c.cost.hit_rate},
+                {"served_tokens", m.served_tokens},
+                {"served_blocks", m.served_blocks},
+                {"recomputed_blocks", m.recomputed_blocks},
+                {"loaded_bytes", m.loaded.value()},
+                {"prefill_flops", m.prefill.value()},
+                {"prefill_flops_saved", m.saved.value()},
+                {"rows", jr},
+                {"all_within_20_percent", all}}
+               .dump(2)
+        << '\n';
+  } else {
+    out << "Plan: " << plan::describe(c.plan, s, r.codecs)
+        << "\nReplayed here through cache::tiered_prefix_cache: " << a.trace << " (" << m.requests
+        << " requests), the cache as " << m.capacity_blocks << " blocks of " << to_string(m.block_bytes) << " in "
+        << where << ".\nServed " << m.served_blocks << " blocks, recomputed " << m.recomputed_blocks
+        << " cached ones where that was faster, loaded " << to_string(m.loaded) << ", saved " << to_string(m.saved)
+        << " of " << to_string(m.prefill) << " of prefill.\n\n";
+    table t({"mechanism", "predicted", "measured", "measured / predicted", "within 20%"});
+    for (const auto& x : rows)
+      t.add({x.mechanism, units::detail::format_number(x.predicted), units::detail::format_number(x.measured),
+             ratio_text(x), x.within(0.2) ? "yes" : "NO"});
+    t.print(out);
+    out << "\nThe prediction is for a prompt of the workload's mean length (" << w.prompt_tokens
+        << " tokens) at the hit rate its curve gives the plan's bytes ("
+        << units::detail::format_number(c.cost.hit_rate) << "), capped at this trace's own bound ("
+        << units::detail::format_number(m.bound) << " at infinite capacity); the replay's prompts are the trace's.\n";
+  }
+  if (!all) throw usage_error("a measured figure is more than 20% from the prediction (see the table)");
+}
+
 }  // namespace detail
 
 //! LLM serving with a prefix cache (plan/serving.hpp): tensor-parallel degree, batch, KV precision, and the
@@ -246,6 +334,10 @@ struct serving {
   //! A trace's KV loads from the fabric's memory tier and a prefill's tensor-parallel all-reduces.
   static void simulate(const request& a, const plan::system& s, description& w, std::ostream& out) {
     detail::simulate_serving(a, s, w, out);
+  }
+  //! The chosen prefix cache replayed here through cache::tiered_prefix_cache on a block-hashed trace.
+  static void verify(const verify_request& a, const plan::system& s, description& w, std::ostream& out) {
+    detail::verify_serving(a, s, w, out);
   }
 };
 

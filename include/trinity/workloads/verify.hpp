@@ -1,0 +1,51 @@
+#pragma once
+//! \file
+//! `trinity verify`: a workload's chosen plan run here, scaled down, beside what the planner predicted. A
+//! workload that can be run with the library alone (a cache replayed on a trace) has a `verify` hook of its own;
+//! one that needs the programs beside `trinity` (trinity-train) is run by the command
+//! (tools/trinity/verify_command.cpp). Both print the same rows: mechanism, predicted, measured, their ratio.
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <trinity/units/format.hpp>
+#include <trinity/workloads/request.hpp>
+
+namespace trinity::workloads {
+
+//! What verify is asked, beyond a plan's flags: a trace to replay (and a diffusion trace's embeddings, or the
+//! synthetic trace's size), a curation run's samples, and which training-run flags were given (refused by a
+//! plan that runs no training).
+struct verify_request : request {
+  std::string embeddings, requests = "10000", samples;
+  std::vector<std::string> training_flags_given;
+};
+
+//! A training run's flag given to a plan that runs no training is refused, not ignored.
+inline void refuse_training_flags(const verify_request& a, const std::string& kind) {
+  if (!a.training_flags_given.empty())
+    throw usage_error(a.training_flags_given.front() + ": is for a training plan's run, not " + kind);
+}
+
+//! One mechanism predicted and measured.
+struct verified_row {
+  std::string mechanism;
+  double predicted, measured;
+  bool timing = false;  //!< a time on a shared machine: reported, not held to the tolerance
+  [[nodiscard]] double ratio() const {
+    return predicted == 0 ? (measured == 0 ? 1.0 : INFINITY) : measured / predicted;
+  }
+  [[nodiscard]] bool within(double tolerance) const { return std::fabs(ratio() - 1.0) <= tolerance; }
+};
+
+inline std::string ratio_text(const verified_row& x) { return units::detail::format_number(x.ratio()); }
+
+//! A workload whose plan the library itself can run here.
+template <class W>
+concept VerifiableWorkload = requires(const verify_request& a, const plan::system& s, typename W::description& d,
+                                      std::ostream& out) {
+  { W::verify(a, s, d, out) } -> std::same_as<void>;
+};
+
+}  // namespace trinity::workloads
