@@ -14,9 +14,10 @@
 //!     static void simulate(const request&, const plan::system&, description&, std::ostream&);  // or refuse
 //!   };
 //!
-//! docs/architecture.md builds a complete one. `verify` runs a plan for real, which needs the programs beside
-//! `trinity` (trinity-train); its hooks live with the command (tools/trinity/verify_command.cpp), one overload
-//! per workload that can be run, found by the same registry.
+//! docs/architecture.md builds a complete one. `verify` runs a plan for real: a kind the library can run alone
+//! adds `static void verify(const verify_request&, const plan::system&, description&, std::ostream&)`
+//! (VerifiableWorkload, workloads/verify.hpp); one that needs the programs beside `trinity` (trinity-train) is run
+//! by the command (tools/trinity/verify_command.cpp), one overload per kind, found by the same registry.
 
 #include <concepts>
 #include <filesystem>
