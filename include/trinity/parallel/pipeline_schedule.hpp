@@ -5,7 +5,7 @@
 //!  - one_f_one_b (PipeDream-Flush, Narayanan et al. 2021): p − r − 1 forwards
 //!    to fill the pipe, then one forward and one backward in turn, then the
 //!    backwards left. Rank 0 keeps min(p, m) micro-batches' activations.
-//!  - interleaved (Megatron-LM's, the same paper §2.2): the rank holds v
+//!  - interleaved (Megatron-LM's, Narayanan et al. 2021 §2.2): the rank holds v
 //!    chunks, virtual stages r, r + p, …; micro-batches go through in groups of
 //!    p, chunk by chunk; warm-up 2(p − r − 1) + (v − 1)p forwards. Rank 0 keeps
 //!    p·v + p − 1 chunks' activations, p(1 + (p − 1)/(pv)) stages' worth
