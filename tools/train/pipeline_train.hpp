@@ -359,8 +359,7 @@ nlohmann::json step_line(Comm& c, const config& cfg, const model::parallel_layou
           {"data_parallel_bytes", all(k.data)},
           {"tensor_parallel_bytes", all(k.tensor)},
           {"context_parallel_bytes", all(k.context)},
-          {"peak_stashed_chunks", all(k.stashed)},
-          {"step_nanoseconds", all(k.ns)}};
+          {"peak_stashed_chunks", all(k.stashed)}};
 }
 
 }  // namespace detail
@@ -421,9 +420,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     double loss = stage.loss;
     comm::all_reduce(c, std::span<double>(&loss, 1), comm::reduce_op::sum);
     nlohmann::json line = detail::step_line(c, cfg, layout, k);
+    const auto ns = train::detail::per_rank(c, k.ns);
     if (c.rank() == 0) {
-      const auto ns = line["step_nanoseconds"].get<std::vector<std::uint64_t>>();
-      line.erase("step_nanoseconds");
       step_seconds.push_back(static_cast<double>(*std::max_element(ns.begin(), ns.end())) * 1e-9);
       line["step"] = t_step + 1;
       line["loss"] = loss / static_cast<double>(cfg.tokens());

@@ -101,12 +101,7 @@ inline json data_curation_json(const plan::data_curation_evaluated& e, const pla
 inline void plan_data_curation(const request& a, const plan::system& s, const plan::data_curation_workload& w,
                                std::ostream& out) {
   refuse_codec_flags(a.planning, "data-curation", "data-curation sends nothing compressed");
-  plan::data_curation_result r;
-  try {
-    r = plan::plan_data_curation(s, w, options_of(a.planning));
-  } catch (const invalid_input& e) {
-    throw usage_error(std::string(e.what()));
-  }
+  const auto r = planned([&] { return plan::plan_data_curation(s, w, options_of(a.planning)); });
   if (a.json) {
     print_result_json(out, a, s, w, "data_curation", {}, r,
                       [&](const plan::data_curation_evaluated& e) { return data_curation_json(e, w); });

@@ -111,12 +111,7 @@ inline json edge_json(const plan::edge_evaluated& e, const plan::edge_plan_resul
 }
 
 inline void plan_edge(const request& a, const plan::system& s, const plan::edge_workload& w, std::ostream& out) {
-  plan::edge_plan_result r;
-  try {
-    r = plan::plan_edge(s, w, plan::default_feature_codecs(), options_of(a.planning));
-  } catch (const invalid_input& e) {
-    throw usage_error(std::string(e.what()));
-  }
+  const auto r = planned([&] { return plan::plan_edge(s, w, plan::default_feature_codecs(), options_of(a.planning)); });
   const auto& x = r.explanation;
   if (a.json) {
     print_result_json(out, a, s, w, "edge", {}, r, [&](const plan::edge_evaluated& e) { return edge_json(e, r, w); });

@@ -87,12 +87,7 @@ inline json hetero_train_json(const plan::hetero_train_evaluated& e) {
 inline void plan_hetero_train(const request& a, const plan::system& s, const plan::hetero_train_workload& w,
                               std::ostream& out) {
   refuse_codec_flags(a.planning, "hetero-train", "hetero-train sends latents as they are");
-  plan::hetero_train_result r;
-  try {
-    r = plan::plan_hetero_train(s, w, options_of(a.planning));
-  } catch (const invalid_input& e) {
-    throw usage_error(std::string(e.what()));
-  }
+  const auto r = planned([&] { return plan::plan_hetero_train(s, w, options_of(a.planning)); });
   const auto answers = plan::answers(w);
   if (a.json) {
     print_result_json(out, a, s, w, "hetero_train",

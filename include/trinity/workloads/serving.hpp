@@ -197,12 +197,7 @@ inline void simulate_serving(const request& a, const plan::system& s, plan::serv
     requests = trace.size();
     loads = plan::replay_serving(s, w, e.plan, r.codecs, trace).loads;
   }
-  std::vector<plan::simulated_pair> sim;
-  try {
-    sim = plan::simulate(s, w, e, r.codecs, loads, *f);
-  } catch (const invalid_input& x) {
-    throw usage_error(std::string(x.what()));
-  }
+  const auto sim = planned([&] { return plan::simulate(s, w, e, r.codecs, loads, *f); });
   if (a.json) {
     out << json{{"system", s.name},
                 {"choice", plan::describe(r.chosen().plan, s, r.codecs)},
