@@ -4,6 +4,11 @@
 
 #include <trinity/model/serving.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <string>
+
 using namespace trinity;
 
 namespace {
@@ -62,4 +67,68 @@ TEST_CASE("a tensor-parallel degree that splits a head is refused by name", "[mo
   auto bad = replica(8);
   bad.prefill_efficiency = 1.5;
   CHECK_THROWS_WITH(model::validate(bad), Catch::Contains("prefill_efficiency"));
+}
+
+namespace {
+nlohmann::json recorded(const char* file) {
+  std::ifstream in(std::string(TRINITY_SOURCE_DIR) + "/bench/results/" + file);
+  REQUIRE(in);
+  return nlohmann::json::parse(in);
+}
+
+// The shape of the layers a probe row ran, from the probe's own record of the model.
+model::transformer_shape probed_shape(const nlohmann::json& probe, const nlohmann::json& row) {
+  const auto& m = probe.at("context").at("models").at(row.at("model").get<std::string>());
+  return {row.at("layers_run"), m.at("hidden"), m.at("ffn"), m.at("heads"), m.at("kv_heads"), m.at("vocab"), true,
+          false};
+}
+}  // namespace
+
+TEST_CASE("the H100 serving probe: no decode step reads its weights and KV faster than the probe's own memory "
+          "streams, and its CUDA-graph times repeat within 5%",
+          "[model][serving]") {
+  const auto probe = recorded("serving-probe-h100.json");
+  const auto repeat = recorded("serving-probe-h100-repeat.json");
+  const double read_rate = probe.at("bandwidth").at("read_bytes_per_second");
+  const auto& rows = probe.at("rows");
+  REQUIRE(rows.size() == repeat.at("rows").size());
+  std::size_t decodes = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    INFO(r.dump());
+    REQUIRE_FALSE(r.contains("error"));
+    if (r.contains("graph_seconds"))
+      CHECK(repeat.at("rows")[i].at("graph_seconds").get<double>() ==
+            Approx(r.at("graph_seconds").get<double>()).epsilon(0.05));
+    if (r.at("phase") != "decode") continue;
+    ++decodes;
+    const auto shape = probed_shape(probe, r);
+    const double weight_width = r.at("weights") == "fp8" ? 1 : 2;
+    const double h = static_cast<double>(shape.hidden);
+    // The matrices of the layers run (their norms are vectors) at the weights' width, the 16-bit vocabulary
+    // head, and the batch's KV cache at 16 bits.
+    const double read = static_cast<double>(shape.layers) * (model::layer_parameters(shape) - 2 * h) * weight_width +
+                        static_cast<double>(shape.vocabulary) * h * 2 +
+                        r.at("batch").get<double>() * r.at("context").get<double>() *
+                            model::kv_bytes_per_token(shape, 2).value();
+    CHECK(read / r.at("graph_seconds").get<double>() <= read_rate);
+  }
+  CHECK(decodes == 45);
+}
+
+TEST_CASE("the H100 serving probe: fp8 weights decode a batch of one faster than bf16, for every model",
+          "[model][serving]") {
+  const auto probe = recorded("serving-probe-h100.json");
+  const auto graph_time = [&](const std::string& model, const std::string& weights) {
+    for (const auto& r : probe.at("rows"))
+      if (r.at("model") == model && r.at("phase") == "decode" && r.at("weights") == weights && r.at("batch") == 1 &&
+          r.at("context") == 2048)
+        return r.at("graph_seconds").get<double>();
+    FAIL("no decode row for " << model << " " << weights);
+    return 0.0;
+  };
+  for (const char* m : {"llama-2-7b", "llama-2-13b", "llama-2-70b"}) {
+    INFO(m);
+    CHECK(graph_time(m, "fp8") < graph_time(m, "bf16"));
+  }
 }
