@@ -19,18 +19,21 @@
 
 namespace trinity {
 
-inline constexpr std::array<tier_descriptor, 9> preset_tiers{
+inline constexpr std::array<tier_descriptor, 12> preset_tiers{
     tiers::gb200_hbm3e::descriptor, tiers::h100_hbm3::descriptor, tiers::h200_hbm3e::descriptor,
-    tiers::grace_lpddr5x::descriptor, tiers::host_ddr::descriptor,
+    tiers::a100_hbm2e::descriptor, tiers::orin_lpddr5::descriptor,
+    tiers::grace_lpddr5x::descriptor, tiers::host_ddr::descriptor, tiers::host_ddr4::descriptor,
     tiers::cxl_coherent::descriptor, tiers::cxl_capacity::descriptor, tiers::nvme::descriptor,
     tiers::remote_storage::descriptor};
 
-inline constexpr std::array<link_descriptor, 14> preset_links{
-    links::nvlink5::descriptor,         links::nvlink5_x18::descriptor,    links::nvlink_c2c::descriptor,
+inline constexpr std::array<link_descriptor, 18> preset_links{
+    links::nvlink5::descriptor,         links::nvlink5_x18::descriptor,    links::nvlink4_x18::descriptor,
+    links::nvlink3_x12::descriptor,     links::nvlink_c2c::descriptor,
     links::ualink1::descriptor,         links::cxl2_x16::descriptor,       links::cxl3_x16::descriptor,
     links::pcie5_x16::descriptor,       links::pcie5_x4::descriptor,       links::pcie6_x16::descriptor,
-    links::infiniband_400g::descriptor, links::infiniband_800g::descriptor, links::ethernet_400g::descriptor,
-    links::ethernet_800g::descriptor,   links::rdma::descriptor};
+    links::infiniband_400g::descriptor, links::infiniband_800g::descriptor, links::infiniband_hdr200::descriptor,
+    links::ethernet_400g::descriptor,   links::ethernet_800g::descriptor,   links::rdma::descriptor,
+    links::uplink_5g::descriptor};
 
 constexpr std::optional<tier_descriptor> find_tier(std::string_view name) noexcept {
   for (const auto& t : preset_tiers)

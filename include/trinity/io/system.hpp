@@ -51,14 +51,14 @@ std::vector<std::string_view> names_of(const Array& presets) {
   return v;
 }
 
-inline plan::tier_spec tier_preset(const json& j, const std::string& path) {
+inline plan::priced_tier tier_preset(const json& j, const std::string& path) {
   const std::string name = text(j, path);
-  if (const auto d = find_tier(name)) return plan::from(*d);
+  if (const auto d = find_tier(name)) return plan::tier_of(*d);
   fail(path, "\"" + name + "\" is not a tier preset" + trinity::detail::suggestion(name, names_of(preset_tiers)));
 }
-inline plan::link_spec link_preset(const json& j, const std::string& path) {
+inline plan::priced_link link_preset(const json& j, const std::string& path) {
   const std::string name = text(j, path);
-  if (const auto d = find_link(name)) return plan::from(*d);
+  if (const auto d = find_link(name)) return plan::link_of(*d);
   fail(path, "\"" + name + "\" is not a link preset" + trinity::detail::suggestion(name, names_of(preset_links)));
 }
 
@@ -120,10 +120,15 @@ void get_latency_energy(const object& o, Spec& x, plan::assumptions* assumed) {
 
 //! A tier: a preset's name, or an object that may start from a preset and override its fields.
 //! A field left out of a tier or link with no preset behind it is zero, and recorded in `assumed` when given.
-inline plan::tier_spec read_tier(const json& j, const std::string& path, plan::assumptions* assumed = nullptr) {
+//! A tier with no preset sits at `level` (the planner reads none of it: a system's tiers[0] is the device's own
+//! memory, the rest are where state may go) and is byte-addressable memory.
+inline plan::priced_tier read_tier(const json& j, const std::string& path, plan::assumptions* assumed = nullptr,
+                                   tier_level level = tier_level::host) {
   if (j.is_string()) return detail::tier_preset(j, path);
   const object o(j, path, detail::tier_keys, "a tier preset's name or a tier");
-  plan::tier_spec t;
+  plan::priced_tier t{};
+  t.level = level;
+  t.byte_addressable = true;
   if (o.has("preset")) t = detail::tier_preset(o.at("preset"), o.path("preset"));
   o.get("name", t.name);
   o.get("capacity", t.capacity);
@@ -135,10 +140,14 @@ inline plan::tier_spec read_tier(const json& j, const std::string& path, plan::a
 }
 
 //! A link: a preset's name, or an object that may start from a preset and override its fields.
-inline plan::link_spec read_link(const json& j, const std::string& path, plan::assumptions* assumed = nullptr) {
+//! A link with no preset is taken as a packet network (Ethernet's family), with no granule of its own (1 B), no
+//! limit on its endpoints and no coherence: the planner reads only its bandwidth, latency, energy and price.
+inline plan::priced_link read_link(const json& j, const std::string& path, plan::assumptions* assumed = nullptr) {
   if (j.is_string()) return detail::link_preset(j, path);
   const object o(j, path, detail::link_keys, "a link preset's name or a link");
-  plan::link_spec l;
+  plan::priced_link l{};
+  l.family = link_family::ethernet;
+  l.flit = bytes{1};
   if (o.has("preset")) l = detail::link_preset(o.at("preset"), o.path("preset"));
   o.get("name", l.name);
   o.get("bandwidth", l.bandwidth);
@@ -158,7 +167,10 @@ inline plan::system read_system(const json& j) {
   o.get("fabric", s.fabric);
   o.get("fabric_memory_tier", s.fabric_memory_tier);
   for_each(o.at("tiers"), "tiers",
-           [&](const json& t, const std::string& at) { s.tiers.push_back(read_tier(t, at, &s.assumed)); }, 64);
+           [&](const json& t, const std::string& at) {
+             const auto level = s.tiers.empty() ? tier_level::accelerator_local : tier_level::host;
+             s.tiers.push_back(read_tier(t, at, &s.assumed, level));
+           }, 64);
   s.interconnect = read_link(o.at("interconnect"), "interconnect", &s.assumed);
   if (o.has("scale_up_domain")) s.scale_up_domain = o.count("scale_up_domain", 1'000'000);
   else if (o.has("scale_out")) plan::assume(s.assumed, "scale_up_domain", s.device.count);  // 0: one domain of all

@@ -29,13 +29,13 @@ inline constexpr key switch_keys[] = {{"name", required}, {"kind", required}, {"
 inline constexpr key memory_keys[] = {{"name", required}, {"kind", required}, {"capacity", required}};
 inline constexpr key edge_keys_of_topology[] = {{"a", required}, {"b", required}, {"link", required}};
 inline constexpr std::string_view node_kinds[] = {"host", "accelerator", "switch", "memory", "bridge"};
-inline constexpr std::string_view link_families[] = {"nvlink", "nvlink-c2c", "ualink",   "cxl",
-                                                     "pcie",   "infiniband", "ethernet", "rdma"};
+inline constexpr std::string_view link_families[] = {"nvlink", "nvlink-c2c", "ualink", "cxl",     "pcie",
+                                                     "infiniband", "ethernet", "rdma", "cellular"};
 
 inline link_family family_named(const json& j, const std::string& path) {
   const std::string name = choice(j, path, link_families);
   for (auto f : {link_family::nvlink, link_family::nvlink_c2c, link_family::ualink, link_family::cxl, link_family::pcie,
-                 link_family::infiniband, link_family::ethernet, link_family::rdma})
+                 link_family::infiniband, link_family::ethernet, link_family::rdma, link_family::cellular})
     if (to_string(f) == name) return f;
   fail(path, "\"" + name + "\" is not a link family");
 }

@@ -1,8 +1,11 @@
 #pragma once
 //! \file
 //! link_descriptor: the figures the cost models read for an interconnect.
+//! As with tiers (tier_descriptor.hpp), a preset's text views literals and a
+//! run-time system's is its own: basic_link_descriptor<std::string>, from owned().
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include <trinity/error.hpp>
@@ -10,7 +13,7 @@
 
 namespace trinity {
 
-enum class link_family { nvlink, nvlink_c2c, ualink, cxl, pcie, infiniband, ethernet, rdma };
+enum class link_family { nvlink, nvlink_c2c, ualink, cxl, pcie, infiniband, ethernet, rdma, cellular };
 
 constexpr std::string_view to_string(link_family f) noexcept {
   switch (f) {
@@ -22,12 +25,15 @@ constexpr std::string_view to_string(link_family f) noexcept {
     case link_family::infiniband: return "infiniband";
     case link_family::ethernet: return "ethernet";
     case link_family::rdma: return "rdma";
+    case link_family::cellular: return "cellular";
   }
   return "unknown";
 }
 
-struct link_descriptor {
-  std::string_view name;
+//! The figures of a link; Text is std::string_view for a constexpr preset, std::string for one built at run time.
+template <class Text>
+struct basic_link_descriptor {
+  Text name;
   link_family family;
   bytes_per_second bandwidth;   //!< per direction
   seconds latency;              //!< one-way, idle
@@ -35,15 +41,25 @@ struct link_descriptor {
   std::uint32_t max_endpoints;  //!< largest domain the link family supports (0: unbounded)
   bool coherent;                //!< hardware cache coherence across the link
   joules_per_byte energy;       //!< energy per byte carried
-  std::string_view source;
+  Text source;
 
   //! The α-β time of one message of n bytes: latency + n / bandwidth.
   [[nodiscard]] constexpr seconds transfer_time(bytes n) const noexcept { return latency + n / bandwidth; }
   [[nodiscard]] constexpr joules transfer_energy(bytes n) const noexcept { return n * energy; }
 };
 
+using link_descriptor = basic_link_descriptor<std::string_view>;
+
+//! The same figures with text of its own: what a run-time system holds.
+template <class Text>
+basic_link_descriptor<std::string> owned(const basic_link_descriptor<Text>& d) {
+  return {std::string(d.name), d.family,   d.bandwidth, d.latency, d.flit,
+          d.max_endpoints,     d.coherent, d.energy,    std::string(d.source)};
+}
+
 //! Checks a descriptor built at run time; throws invalid_input naming the field.
-constexpr void validate(const link_descriptor& l) {
+template <class Text>
+constexpr void validate(const basic_link_descriptor<Text>& l) {
   detail::require(!l.name.empty(), "name", "a link needs a name");
   detail::require(l.bandwidth > bytes_per_second{} && detail::is_finite(l.bandwidth.value()), "bandwidth",
                   "must be positive and finite");

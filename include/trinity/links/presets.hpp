@@ -34,6 +34,22 @@ TRINITY_DETAIL_LINK(nvlink5, "nvlink5", link_family::nvlink, 50_GBps, p::nvlink_
 TRINITY_DETAIL_LINK(nvlink5_x18, "nvlink5-x18", link_family::nvlink, 900_GBps, p::nvlink_latency, 48_B, 576,
                     false, tp::xlink_energy_per_byte, "CXL report L1830 x 18 links (NVIDIA GB200 NVL72 data sheet)")
 
+//! An H100 SXM's NVLink 4: 900 GB/s both directions, so 450 GB/s each way (NVIDIA H100 Tensor Core GPU data
+//! sheet, SXM5), over 18 links; up to 256 GPUs through the NVLink Switch System (the same data sheet). Latency,
+//! granule and energy per byte: NVLink 5's (the report's, above). The scale-up domain of dgx-h100.
+TRINITY_DETAIL_LINK(nvlink4_x18, "nvlink4-x18", link_family::nvlink, 450_GBps, p::nvlink_latency, 48_B, 256, false,
+                    tp::xlink_energy_per_byte,
+                    "NVIDIA H100 Tensor Core GPU data sheet (SXM5): NVLink 900 GB/s, both directions, so 450 GB/s "
+                    "each way; latency and energy per byte taken as NVLink 5's (CXL report L1830 x 18 links)")
+
+//! An A100 SXM's NVLink 3: 600 GB/s both directions, so 300 GB/s each way (NVIDIA A100 data sheet), over 12
+//! links; up to 16 GPUs on one NVSwitch fabric (NVIDIA HGX A100 16-GPU board). Latency, granule and energy per
+//! byte: NVLink 5's. The scale-up domain of dgx-a100.
+TRINITY_DETAIL_LINK(nvlink3_x12, "nvlink3-x12", link_family::nvlink, 300_GBps, p::nvlink_latency, 48_B, 16, false,
+                    tp::xlink_energy_per_byte,
+                    "NVIDIA A100 data sheet: NVLink 600 GB/s, both directions, so 300 GB/s each way; latency and "
+                    "energy per byte taken as NVLink 5's (CXL report L1830)")
+
 //! NVLink-C2C between Grace and Blackwell: "approximately 900 GB/s of
 //! bandwidth" (L775); coherent (Table 3 "only support by NVLink C2C", L1791).
 //! The report does not say per direction; NVIDIA quotes 900 GB/s in total, so
@@ -81,6 +97,13 @@ TRINITY_DETAIL_LINK(infiniband_400g, "infiniband-400g", link_family::infiniband,
 TRINITY_DETAIL_LINK(infiniband_800g, "infiniband-800g", link_family::infiniband, 800_Gbps, p::rdma_latency, 4_KiB,
                     0, false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
 
+//! InfiniBand HDR, one 200 Gb/s port per GPU: 25 GB/s per direction (NVIDIA DGX A100 data sheet: 8 x 200 Gb/s
+//! HDR per node); latency, granule and energy per byte as the NDR ports above. The scale-out link of dgx-a100.
+TRINITY_DETAIL_LINK(infiniband_hdr200, "infiniband-hdr200", link_family::infiniband, 200_Gbps, p::rdma_latency,
+                    4_KiB, 0, false, tp::optical_link_energy_per_byte,
+                    "NVIDIA DGX A100 data sheet: 8 x 200 Gb/s HDR InfiniBand per node, one per GPU; latency and "
+                    "energy: CXL report L786, L811, L1344")
+
 //! Ethernet (RoCE) ports at the same rates (L786, L811); granule: 4 KiB RoCE MTU.
 TRINITY_DETAIL_LINK(ethernet_400g, "ethernet-400g", link_family::ethernet, 400_Gbps, p::rdma_latency, 4_KiB, 0,
                     false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
@@ -91,6 +114,13 @@ TRINITY_DETAIL_LINK(ethernet_800g, "ethernet-800g", link_family::ethernet, 800_G
 //! 400 Gb/s NIC (L786).
 TRINITY_DETAIL_LINK(rdma, "rdma-400g", link_family::rdma, 400_Gbps, p::rdma_latency, 4_KiB, 0, false,
                     tp::optical_link_energy_per_byte, "CXL report L786, L1344")
+
+//! A 5G uplink, urban macro: 25 Mbit/s experienced uplink rate, 10 ms end-to-end latency (3GPP TS 22.261
+//! Table 7.1-1). Energy: a 5G modem draws about 2-3 W while uploading (Narayanan et al., "A Variegated Look at
+//! 5G in the Wild", SIGCOMM 2021), so ~2.5 W / 25 Mbit/s = 0.8 uJ per byte (an estimate). Granule: one byte
+//! (the model prices no framing); one device per uplink. The uplink of edge-5g-cloud.
+TRINITY_DETAIL_LINK(uplink_5g, "5g-uplink", link_family::cellular, 25_Mbps, seconds{10e-3}, 1_B, 1, false,
+                    joules_per_byte{0.8e-6}, "3GPP TS 22.261 Table 7.1-1 (urban macro); energy is an assumption")
 
 #undef TRINITY_DETAIL_LINK
 

@@ -55,7 +55,9 @@ inline fabric_binding hierarchy_fabric(const system& s, std::size_t gpus) {
   trinity::detail::require(s.scale_out || gpus <= s.device.count, "gpus",
                            std::to_string(gpus) + " GPUs, and " + s.name + " has " + std::to_string(s.device.count) +
                                " in one domain with no scale-out link");
-  const auto as_link = [](const link_spec& l, link_family f) {
+  // The link as it stands in the hierarchy (scale-up or scale-out), whatever its own family: the simulated
+  // fabric routes by these roles.
+  const auto as_link = [](const priced_link& l, link_family f) {
     return link_descriptor{l.name, f, l.bandwidth, l.latency, bytes{1}, 0, false, l.energy, l.source};
   };
   fabric::topology t;

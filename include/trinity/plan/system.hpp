@@ -63,37 +63,35 @@ struct device_spec {
   }
 };
 
-struct tier_spec {
-  std::string name;
-  bytes capacity{};             //!< per device
-  bytes_per_second bandwidth{};  //!< from the device's point of view
-  seconds latency{};
-  joules_per_byte energy{};
+//! A memory tier as a system holds it: the library's descriptor (tiers/tier_descriptor.hpp), its text its own,
+//! and what holding a byte in it costs.
+struct priced_tier : basic_tier_descriptor<std::string> {
   double price_per_gb_hour = 0;  //!< dollars per GB held for an hour; 0: included in the device's price
-  std::string source;
 };
 
-struct link_spec {
-  std::string name;
-  bytes_per_second bandwidth{};  //!< per device, per direction
-  seconds latency{};
-  joules_per_byte energy{};
+//! A link as a system holds it: the library's descriptor (links/link_descriptor.hpp) and what a byte sent costs.
+struct priced_link : basic_link_descriptor<std::string> {
   double price_per_gb = 0;  //!< dollars per GB sent (a metered uplink); 0: not metered
-  std::string source;
 };
+
+//! A preset tier or link in a system, at a price (none by default: the device's price covers it).
+inline priced_tier tier_of(const tier_descriptor& d, double price_per_gb_hour = 0) {
+  return {owned(d), price_per_gb_hour};
+}
+inline priced_link link_of(const link_descriptor& d, double price_per_gb = 0) { return {owned(d), price_per_gb}; }
 
 struct system {
   std::string name;
   device_spec device;
-  std::vector<tier_spec> tiers;  //!< [0] the device's own memory, then slower tiers offloaded state may use
-  link_spec interconnect;
+  std::vector<priced_tier> tiers;  //!< [0] the device's own memory, then slower tiers offloaded state may use
+  priced_link interconnect;
   std::optional<device_spec> server;  //!< where a device may send work over the interconnect (edge systems)
   std::string fabric;              //!< the fabric preset `simulate` lays it on (empty: the preset systems' own)
   std::string fabric_memory_tier;  //!< the tier the fabric's memory nodes stand for (empty: none of them)
   //! Devices that share `interconnect` as one scale-up domain (an NVLink node, an NVL72 rack); 0: all of them.
   std::size_t scale_up_domain = 0;
   //! The fabric between scale-up domains, per device and direction (its NIC); none: one domain.
-  std::optional<link_spec> scale_out = std::nullopt;
+  std::optional<priced_link> scale_out = std::nullopt;
   //! The fields taken by default, not from the system file (plan/assumed.hpp): every plan prints them.
   assumptions assumed = {};
 };
@@ -190,13 +188,6 @@ inline void validate(const system& s) {
   }
 }
 
-inline tier_spec from(const tier_descriptor& d) {
-  return {std::string(d.name), d.capacity, d.bandwidth, d.latency, d.energy, 0.0, std::string(d.source)};
-}
-inline link_spec from(const link_descriptor& d) {
-  return {std::string(d.name), d.bandwidth, d.latency, d.energy, 0.0, std::string(d.source)};
-}
-
 //! Dollars for holding `held` bytes in each tier and renting the device for `busy`, plus `sent` bytes over
 //! the interconnect: what a step or a request costs when the system carries prices.
 inline double dollars(const system& s, seconds busy, const std::vector<bytes>& held, bytes sent) {
@@ -223,7 +214,7 @@ namespace presets {
 //! A GB200 NVL72 rack: 72 GPUs on NVLink 5, each with HBM3e, half a Grace's LPDDR5X over NVLink-C2C,
 //! and a CXL capacity pool as tier-2 (the CXL report's §6.3 hierarchy).
 inline system gb200_nvl72_cxl() {
-  auto grace = from(tiers::grace_lpddr5x::descriptor);
+  auto grace = tier_of(tiers::grace_lpddr5x::descriptor);
   grace.capacity = grace.capacity / 2.0;  // one Grace serves two GPUs in a GB200 superchip (CXL report L773-775)
   grace.source += "; halved: one Grace per two GPUs";
   return {"gb200-nvl72-cxl",
@@ -242,8 +233,8 @@ inline system gb200_nvl72_cxl() {
            {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{5e15}}}, watts{150},
            // An assumption: the H100's measured GEMM curve (no Blackwell was lent to sweep).
            detail::measured_h100_gemm},
-          {from(tiers::gb200_hbm3e::descriptor), grace, from(tiers::cxl_capacity::descriptor)},
-          from(links::nvlink5_x18::descriptor),
+          {tier_of(tiers::gb200_hbm3e::descriptor), grace, tier_of(tiers::cxl_capacity::descriptor)},
+          link_of(links::nvlink5_x18::descriptor),
           std::nullopt,
           "nvl72-cxl",      // the fabric simulate lays it on (fabric/presets.hpp)
           "cxl-capacity"};  // its memory trays are the CXL pool
@@ -262,8 +253,8 @@ inline system h100_infiniband() {
            "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price; idle power an assumption", true,
            {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}}, watts{90},
            detail::measured_h100_gemm},  // fitted to cuBLAS on an H100 (plan/detail/measured_gemm.hpp)
-          {from(tiers::h100_hbm3::descriptor), from(tiers::host_ddr::descriptor)},
-          from(links::infiniband_400g::descriptor),
+          {tier_of(tiers::h100_hbm3::descriptor), tier_of(tiers::host_ddr::descriptor)},
+          link_of(links::infiniband_400g::descriptor),
           std::nullopt,
           "rdma-cluster",  // one host per GPU NIC
           ""};             // its memory servers are remote DDR over InfiniBand, not the host DDR offload uses
@@ -272,24 +263,20 @@ inline system h100_infiniband() {
 //! One DGX H100 (an HGX H100 8-GPU board): 8 H100 SXM GPUs on NVLink 4 through NVSwitch, host DDR5 below.
 //! Its interconnect is the scale-up domain: what a serving replica's tensor parallelism crosses.
 inline system dgx_h100() {
-  auto nvlink = from(links::nvlink5_x18::descriptor);
-  nvlink.name = "nvlink4-x18";
-  nvlink.bandwidth = bytes_per_second{450e9};
-  nvlink.source = "NVIDIA H100 Tensor Core GPU data sheet (SXM5): NVLink 900 GB/s, both directions, so 450 GB/s "
-                  "each way; latency and energy per byte taken as NVLink 5's (" + nvlink.source + ")";
+  auto nvlink = link_of(links::nvlink4_x18::descriptor);
   auto device = h100_infiniband().device;  // the same H100 SXM: data sheet, list price, idle power assumption
   device.count = 8;
   // Host memory as a GPU sees it: its share of the node's DDR5, reached over the GPU's PCIe link, not at the
   // DIMMs' own rate.
-  auto host = from(tiers::host_ddr::descriptor);
+  auto host = tier_of(tiers::host_ddr::descriptor);
   host.capacity = bytes{2e12 / 8};
   host.bandwidth = bytes_per_second{64e9};
   host.source = "NVIDIA DGX H100 data sheet: 2 TB of system memory for 8 GPUs; H100 data sheet (SXM5): PCIe Gen5 "
                 "128 GB/s, both directions, so 64 GB/s each way; latency and energy: " + host.source;
   // Between nodes: eight ConnectX-7 400 Gb/s InfiniBand ports per node, one per GPU (NVIDIA DGX H100 data sheet).
-  auto ib = from(links::infiniband_400g::descriptor);
+  auto ib = link_of(links::infiniband_400g::descriptor);
   ib.source = "NVIDIA DGX H100 data sheet: 8 x 400 Gb/s ConnectX-7 per node, one per GPU; " + ib.source;
-  return {"dgx-h100", device, {from(tiers::h100_hbm3::descriptor), host}, nvlink, std::nullopt, "", "", 8, ib};
+  return {"dgx-h100", device, {tier_of(tiers::h100_hbm3::descriptor), host}, nvlink, std::nullopt, "", "", 8, ib};
 }
 
 //! One DGX A100 (640 GB): 8 A100 SXM 80GB GPUs on NVLink 3 through NVSwitch, host DDR4 below. As dgx-h100,
@@ -304,31 +291,15 @@ inline system dgx_a100() {
                    {{"fp32", flops_per_second{19.5e12}}, {"int8", flops_per_second{624e12}}}, watts{60},
                    // No A100 was lent to sweep: fitted to published A100 runs (plan/detail/measured_gemm.hpp).
                    detail::fitted_a100_gemm};
-  auto hbm = from(tiers::h100_hbm3::descriptor);
-  hbm.name = "a100-hbm2e";
-  hbm.capacity = bytes{80e9};
-  hbm.bandwidth = bytes_per_second{2039e9};
-  hbm.source = "NVIDIA A100 data sheet (SXM 80GB: 80 GB HBM2e at 2,039 GB/s); latency and energy taken as the "
-               "H100's HBM (" + hbm.source + ")";
-  auto host = from(tiers::host_ddr::descriptor);
-  host.name = "host-ddr4";  // two AMD EPYC 7742 with DDR4 (DGX A100 data sheet)
+  auto hbm = tier_of(tiers::a100_hbm2e::descriptor);
+  // Host memory as a GPU sees it: its share of the node's DDR4, reached over the GPU's PCIe link.
+  auto host = tier_of(tiers::host_ddr4::descriptor);
   host.capacity = bytes{2e12 / 8};
   host.bandwidth = bytes_per_second{32e9};
   host.source = "NVIDIA DGX A100 data sheet: 2 TB of system memory for 8 GPUs (the 640 GB system); A100 data "
-                "sheet: PCIe Gen4 64 GB/s, both directions, so 32 GB/s each way; latency and energy taken as "
-                "DDR5's: " + host.source;
-  auto nvlink = from(links::nvlink5_x18::descriptor);
-  nvlink.name = "nvlink3-x12";
-  nvlink.bandwidth = bytes_per_second{300e9};
-  nvlink.source = "NVIDIA A100 data sheet: NVLink 600 GB/s, both directions, so 300 GB/s each way; latency and "
-                  "energy per byte taken as NVLink 5's (" + nvlink.source + ")";
-  // Between nodes: eight HDR 200 Gb/s InfiniBand ports per node, one per GPU (NVIDIA DGX A100 data sheet), so
-  // 25 GB/s per GPU and direction; latency and energy per byte as InfiniBand's.
-  auto hdr = from(links::infiniband_400g::descriptor);
-  hdr.name = "infiniband-hdr200";
-  hdr.bandwidth = bytes_per_second{200e9 / 8};
-  hdr.source = "NVIDIA DGX A100 data sheet: 8 x 200 Gb/s HDR InfiniBand per node, one per GPU; latency and energy: " +
-               hdr.source;
+                "sheet: PCIe Gen4 64 GB/s, both directions, so 32 GB/s each way; " + host.source;
+  auto nvlink = link_of(links::nvlink3_x12::descriptor);
+  auto hdr = link_of(links::infiniband_hdr200::descriptor);
   return {"dgx-a100", a100, {hbm, host}, nvlink, std::nullopt, "", "", 8, hdr};
 }
 
@@ -345,15 +316,9 @@ inline system edge_5g_cloud() {
           {"jetson-orin-nano", flops_per_second{10e12}, watts{15}, 1, 0.0,
            "NVIDIA Jetson Orin Nano 8GB data sheet (15 W mode); idle power an assumption", false,
            {{"int8", flops_per_second{20e12}}}, watts{5}},
-          // 8 GB LPDDR5 at 68 GB/s (the same data sheet); latency ~100 ns, typical of LPDDR5 (an assumption).
-          {{"orin-lpddr5", bytes{8e9}, bytes_per_second{68e9}, seconds{100e-9}, joules_per_byte{0}, 0.0,
-            "NVIDIA Jetson Orin Nano 8GB data sheet"}},
-          // 3GPP TS 22.261 Table 7.1-1, urban macro: 25 Mbit/s experienced uplink rate, 10 ms end-to-end latency.
-          // Energy: a 5G modem draws about 2-3 W while uploading (Narayanan et al., "A Variegated Look at 5G in
-          // the Wild", SIGCOMM 2021), so ~2.5 W / 25 Mbit/s = 0.8 uJ per byte (an estimate). Price: $2 per GB,
-          // an assumed IoT data plan; put your own contract's figure in a JSON system.
-          {"5g-uplink", bytes_per_second{25e6 / 8}, seconds{10e-3}, joules_per_byte{0.8e-6}, 2.0,
-           "3GPP TS 22.261 Table 7.1-1 (urban macro); energy and price are assumptions"},
+          {tier_of(tiers::orin_lpddr5::descriptor)},
+          // Price: $2 per GB, an assumed IoT data plan; put your own contract's figure in a JSON system.
+          link_of(links::uplink_5g::descriptor, 2.0),
           // One H100 SXM in the cloud (as h100-ib-cluster: data sheet, CoreWeave list price per GPU-hour).
           device_spec{"cloud-h100", flops_per_second{989e12}, watts{700}, 1, 6.16,
                       "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price; idle power an assumption",

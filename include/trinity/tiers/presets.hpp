@@ -53,6 +53,34 @@ struct h200_hbm3e {
       true, "NVIDIA H200 data sheet; latency and energy: tiers/parameters.hpp"};
 };
 
+//! A100 SXM 80GB HBM2e: 80 GB at 2,039 GB/s (NVIDIA A100 Tensor Core GPU data sheet). Latency and energy are
+//! not in the data sheet: taken as the H100's HBM (tiers/parameters.hpp). The GPU of dgx-a100.
+struct a100_hbm2e {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "a100-hbm2e", tier_level::accelerator_local,
+      80_GB,                                // NVIDIA A100 data sheet (SXM 80GB)
+      2039_GBps,                            // NVIDIA A100 data sheet (SXM 80GB)
+      parameters::hbm_load_latency,
+      parameters::hbm_energy_per_byte,
+      true, "NVIDIA A100 data sheet (SXM 80GB: 80 GB HBM2e at 2,039 GB/s); latency and energy taken as the "
+            "H100's HBM: tiers/parameters.hpp"};
+};
+
+//! Jetson Orin Nano 8GB's LPDDR5, shared by its CPU and GPU: 8 GB at 68 GB/s (NVIDIA Jetson Orin Nano 8GB
+//! module data sheet); latency ~100 ns, typical of LPDDR5 (an assumption). Energy per byte is not priced (0):
+//! the edge preset's energy is the module's power. The device of edge-5g-cloud.
+struct orin_lpddr5 {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "orin-lpddr5", tier_level::accelerator_local,
+      8_GB,                                 // NVIDIA Jetson Orin Nano 8GB data sheet
+      68_GBps,                              // NVIDIA Jetson Orin Nano 8GB data sheet
+      seconds{100e-9},                      // typical of LPDDR5: an assumption
+      joules_per_byte{0},                   // not priced: the module's power covers it
+      true, "NVIDIA Jetson Orin Nano 8GB data sheet; latency an assumption"};
+};
+
 //! Grace CPU LPDDR5X in a GB200: "up to 480 GB of LPDDR5X DRAM ... via NVLink
 //! C2C, achieving approximately 900 GB/s of bandwidth" (L773–775). The
 //! bandwidth is the one the GPU sees through NVLink-C2C.
@@ -79,6 +107,21 @@ struct host_ddr {
       parameters::dram_load_latency,
       parameters::ddr_energy_per_byte,
       true, "JEDEC JESD79-5 (DDR5-4800); latency and energy: tiers/parameters.hpp"};
+};
+
+//! Host DDR4 of an AMD EPYC 7742 socket (the CPUs of a DGX A100): 8 channels of DDR4-3200 at 25.6 GB/s each
+//! (AMD EPYC 7742 specifications; JEDEC JESD79-4) = 204.8 GB/s; 1 TB per socket (NVIDIA DGX A100 640GB data
+//! sheet: 2 TB for two sockets). Latency and energy: as DDR5's (tiers/parameters.hpp).
+struct host_ddr4 {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "host-ddr4", tier_level::host,
+      1_TB,                                 // DGX A100 640GB: 2 TB, two sockets
+      204.8_GBps,                           // 8 x DDR4-3200 channels, AMD EPYC 7742
+      parameters::dram_load_latency,
+      parameters::ddr_energy_per_byte,
+      true, "AMD EPYC 7742 specifications (8 x DDR4-3200); NVIDIA DGX A100 data sheet (2 TB); latency and "
+            "energy taken as DDR5's: tiers/parameters.hpp"};
 };
 
 //! Tier-1 coherent CXL memory: accelerator-local memory exposed over CXL.cache

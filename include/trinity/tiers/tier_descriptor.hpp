@@ -1,9 +1,12 @@
 #pragma once
 //! \file
 //! tier_descriptor: the figures the cost models read for a memory tier.
-//! A preset carries one as `static constexpr`; a system described at run time
-//! (a JSON file, the planner) builds them directly.
+//! A preset carries one as `static constexpr` (its text viewing literals); a
+//! system described at run time (a JSON file, the planner's plan::system) holds
+//! the same figures with text it owns: basic_tier_descriptor<std::string>, made
+//! from a preset by owned().
 
+#include <string>
 #include <string_view>
 
 #include <trinity/error.hpp>
@@ -33,15 +36,17 @@ constexpr std::string_view to_string(tier_level l) noexcept {
   return "unknown";
 }
 
-struct tier_descriptor {
-  std::string_view name;
+//! The figures of a tier; Text is std::string_view for a constexpr preset, std::string for one built at run time.
+template <class Text>
+struct basic_tier_descriptor {
+  Text name;
   tier_level level;
   bytes capacity;               //!< per device (per GPU, per CPU, per pool)
   bytes_per_second bandwidth;   //!< peak, per device
   seconds latency;              //!< idle load-to-use (or request) latency
   joules_per_byte energy;       //!< access energy per byte moved
   bool byte_addressable;        //!< load/store (true) or block I/O (false)
-  std::string_view source;      //!< where the figures come from
+  Text source;                  //!< where the figures come from
 
   //! Time to stream n bytes out of the tier: latency + n / bandwidth.
   [[nodiscard]] constexpr seconds access_time(bytes n) const noexcept { return latency + n / bandwidth; }
@@ -49,8 +54,18 @@ struct tier_descriptor {
   [[nodiscard]] constexpr joules access_energy(bytes n) const noexcept { return n * energy; }
 };
 
+using tier_descriptor = basic_tier_descriptor<std::string_view>;
+
+//! The same figures with text of its own: what a run-time system holds.
+template <class Text>
+basic_tier_descriptor<std::string> owned(const basic_tier_descriptor<Text>& d) {
+  return {std::string(d.name), d.level,    d.capacity,         d.bandwidth,
+          d.latency,           d.energy,   d.byte_addressable, std::string(d.source)};
+}
+
 //! Checks a descriptor built at run time; throws invalid_input naming the field.
-constexpr void validate(const tier_descriptor& t) {
+template <class Text>
+constexpr void validate(const basic_tier_descriptor<Text>& t) {
   detail::require(!t.name.empty(), "name", "a tier needs a name");
   detail::require(t.capacity > bytes{} && detail::is_finite(t.capacity.value()), "capacity",
                   "must be positive and finite");

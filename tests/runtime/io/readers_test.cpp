@@ -61,11 +61,11 @@ TEST_CASE("a system file reads into exactly the values it gives, presets filling
   CHECK(s.tiers[0].name == "h100-hbm3");
   CHECK(s.tiers[1].name == "host-ddr5");
   CHECK(s.tiers[1].capacity.value() == 256e9);
-  CHECK(s.tiers[1].bandwidth == plan::from(*find_tier("host-ddr5")).bandwidth);
+  CHECK(s.tiers[1].bandwidth == plan::tier_of(*find_tier("host-ddr5")).bandwidth);
   CHECK(s.tiers[1].price_per_gb_hour == 0.01);
   CHECK(s.interconnect.name == "nvlink4");
   CHECK(s.interconnect.bandwidth.value() == 450e9);
-  CHECK(s.interconnect.latency == plan::from(*find_link("nvlink5-x18")).latency);
+  CHECK(s.interconnect.latency == plan::link_of(*find_link("nvlink5-x18")).latency);
   REQUIRE(s.server);
   CHECK(s.server->compute.value() == 1e15);
   CHECK(s.fabric == "nvl72-cxl");

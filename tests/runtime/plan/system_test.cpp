@@ -1,0 +1,53 @@
+// A preset system is built from the library's tier and link presets: it holds their descriptors (level,
+// family, granule, source), not copies of a few of their fields, and where it departs from one (host memory as
+// a GPU sees it over PCIe, half a Grace per GPU) it says so in the tier's source.
+#include <catch2/catch.hpp>
+
+#include <trinity/plan/system.hpp>
+#include <trinity/presets.hpp>
+
+#include <string>
+
+using namespace trinity;
+
+TEST_CASE("every tier and link of a preset system is a library preset's descriptor, or says how it departs from one",
+          "[plan]") {
+  for (const auto name : plan::presets::names()) {
+    const auto s = *plan::presets::find(name);
+    INFO(name);
+    for (const auto& t : s.tiers) {
+      INFO(t.name);
+      const auto preset = find_tier(t.name);
+      REQUIRE(preset);
+      CHECK(t.level == preset->level);
+      CHECK(t.byte_addressable == preset->byte_addressable);
+      CHECK(t.latency == preset->latency);
+      CHECK(t.energy == preset->energy);
+      const bool same = t.capacity == preset->capacity && t.bandwidth == preset->bandwidth;
+      // A departure names the preset's own source after its reason.
+      if (same) CHECK(t.source == preset->source);
+      else CHECK(t.source.find(std::string(preset->source)) != std::string::npos);
+    }
+    std::vector<const plan::priced_link*> links{&s.interconnect};
+    if (s.scale_out) links.push_back(&*s.scale_out);
+    for (const auto* l : links) {
+      INFO(l->name);
+      const auto preset = find_link(l->name);
+      REQUIRE(preset);
+      CHECK(l->family == preset->family);
+      CHECK(l->flit == preset->flit);
+      CHECK(l->bandwidth == preset->bandwidth);
+      CHECK(l->latency == preset->latency);
+      CHECK(l->energy == preset->energy);
+      CHECK(l->source.find(std::string(preset->source)) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a system's tier and link figures are the library's own: time and energy through the descriptor", "[plan]") {
+  const auto s = *plan::presets::find("dgx-h100");
+  // The descriptor's methods work on the system's copy: what the cost models call.
+  CHECK(s.tiers[0].access_time(bytes{3.35e9}) == tiers::h100_hbm3::descriptor.access_time(bytes{3.35e9}));
+  CHECK(s.interconnect.transfer_time(bytes{450e9}) == links::nvlink4_x18::descriptor.transfer_time(bytes{450e9}));
+  CHECK(s.interconnect.transfer_time(bytes{450e9}).value() == Approx(1.0 + links::nvlink4_x18::descriptor.latency.value()));
+}
