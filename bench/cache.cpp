@@ -19,7 +19,7 @@
 #include "bench_support.hpp"
 
 #include <trinity/cache/flat_index.hpp>
-#include <trinity/cache/hnsw_index.hpp>
+#include <trinity/cache/hnsw/hnsw_index.hpp>
 #include <trinity/cache/prefix_cache.hpp>
 #include <trinity/units/literals.hpp>
 

@@ -3,7 +3,7 @@
 //! Umbrella for trinity/cache/: memory → compute. The approximate cache of
 //! diffusion latents (similarity → reuse depth), the exact prefix cache of LLM
 //! serving, their indexes and eviction policies, and trace replay.
-//! The HNSW index is separate (<trinity/cache/hnsw_index.hpp>, target trinity::hnsw).
+//! The HNSW index is separate (<trinity/cache/hnsw/hnsw_index.hpp>, target trinity::hnsw).
 #include <trinity/cache/approximate_cache.hpp>
 #include <trinity/cache/block_replay.hpp>
 #include <trinity/cache/eviction.hpp>

@@ -12,7 +12,7 @@
 //!   backends/cpu, backends/sim          the two backends with no dependency of their own
 //! Each component with a dependency of its own has its own target and umbrella header, included by the user who
 //! links it: compress.hpp and pipeline/kernels.hpp (zstd, lz4), io.hpp and workloads.hpp (nlohmann/json),
-//! stream.hpp (ZeroMQ), cache/hnsw_index.hpp (hnswlib), backends/mpi.hpp, backends/numa.hpp (libnuma) and the
+//! stream.hpp (ZeroMQ), cache/hnsw/hnsw_index.hpp (hnswlib), backends/mpi.hpp, backends/numa.hpp (libnuma) and the
 //! CUDA backend.
 #include <trinity/backends/cpu.hpp>
 #include <trinity/backends/sim.hpp>

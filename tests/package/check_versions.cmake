@@ -25,16 +25,16 @@ foreach(pair "conanfile.py:${conan_version}" "ports/trinity/vcpkg.json:${port_ve
 endforeach()
 message(STATUS "conanfile.py, vcpkg.json and CMake all say ${VERSION}")
 
-# The components: every target the CMake build exports (EXPORT_NAME), but cuda, which the recipes build
+# The components: every trinity_add_component of the CMake build (cmake/trinity_component.cmake), but cuda, which the recipes build
 # without (no CUDA toolkit in a package manager's sandbox), is an option of the Conan recipe, a feature of
 # the vcpkg port mapped to its TRINITY_WITH_ switch, and a component trinity's config file knows.
 file(READ "${SOURCE_DIR}/CMakeLists.txt" cmake)
-string(REGEX MATCHALL "EXPORT_NAME [a-z]+" exports "${cmake}")
+string(REGEX MATCHALL "trinity_add_component\\([a-z]+" exports "${cmake}")
 file(READ "${SOURCE_DIR}/ports/trinity/portfile.cmake" portfile)
 file(READ "${SOURCE_DIR}/cmake/trinity-config.cmake.in" config)
 set(checked "")
 foreach(e IN LISTS exports)
-  string(REPLACE "EXPORT_NAME " "" name "${e}")
+  string(REPLACE "trinity_add_component(" "" name "${e}")
   if(name STREQUAL "trinity" OR name STREQUAL "cuda")
     continue()
   endif()

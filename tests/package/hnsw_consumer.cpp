@@ -1,5 +1,5 @@
 // Built against an installed trinity::hnsw by run.cmake: the nearest of three keys.
-#include <trinity/cache/hnsw_index.hpp>
+#include <trinity/cache/hnsw/hnsw_index.hpp>
 
 #include <cstdio>
 #include <vector>

@@ -8,7 +8,7 @@
 
 #include <trinity/cache/flat_index.hpp>
 #include <trinity/cache/block_replay.hpp>
-#include <trinity/cache/hnsw_index.hpp>
+#include <trinity/cache/hnsw/hnsw_index.hpp>
 #include <trinity/cache/replay.hpp>
 #include <trinity/cache/tiered_prefix_cache.hpp>
 #include <trinity/cache/trace.hpp>

@@ -3,7 +3,7 @@
 //! SimilarityIndex: embeddings in, the most similar stored ones out. An
 //! approximate cache (cache/approximate_cache.hpp) asks it for the entry whose
 //! key is nearest a request's, and reads the reuse depth off that similarity.
-//! cache/flat_index.hpp (exact) and cache/hnsw_index.hpp (hnswlib) model it.
+//! cache/flat_index.hpp (exact) and cache/hnsw/hnsw_index.hpp (hnswlib) model it.
 //!
 //!   struct my_index {
 //!     using similarity_index_concept = trinity::similarity_index_tag;

@@ -5,7 +5,7 @@
 
 #include <trinity/cache/approximate_cache.hpp>
 #include <trinity/cache/flat_index.hpp>
-#include <trinity/cache/hnsw_index.hpp>
+#include <trinity/cache/hnsw/hnsw_index.hpp>
 #include <trinity/cache/prefix_cache.hpp>
 #include <trinity/cache/synchronized.hpp>
 #include <trinity/units/literals.hpp>

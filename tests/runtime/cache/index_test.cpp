@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <trinity/cache/flat_index.hpp>
-#include <trinity/cache/hnsw_index.hpp>
+#include <trinity/cache/hnsw/hnsw_index.hpp>
 
 #include <algorithm>
 #include <cmath>

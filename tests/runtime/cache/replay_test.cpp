@@ -5,7 +5,7 @@
 
 #include <trinity/cache/flat_index.hpp>
 #include <trinity/cache/fvecs.hpp>
-#include <trinity/cache/hnsw_index.hpp>
+#include <trinity/cache/hnsw/hnsw_index.hpp>
 #include <trinity/cache/replay.hpp>
 #include <trinity/cache/trace.hpp>
 #include <trinity/model/fit.hpp>

@@ -23,7 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include <trinity/cache/detail/hnsw_graph.hpp>
+#include <trinity/cache/hnsw/detail/hnsw_graph.hpp>
 
 #include <trinity/cache/metric.hpp>
 #include <trinity/concepts/similarity_index.hpp>

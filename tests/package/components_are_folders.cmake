@@ -1,0 +1,27 @@
+# Components are folders (cmake/trinity_component.cmake): CMakeLists.txt carves no header set by pattern, and
+# every component it makes is on the map of docs/architecture.md. Run with -DSOURCE_DIR=<checkout>.
+file(READ "${SOURCE_DIR}/CMakeLists.txt" cmake)
+foreach(carving "REGEX" "list(FILTER")
+  string(FIND "${cmake}" "${carving}" at)
+  if(NOT at EQUAL -1)
+    message(FATAL_ERROR "CMakeLists.txt uses ${carving}: a component's headers are its folders. Fix: give them to "
+                        "trinity_add_component(<name> FOLDERS ...), moving a stray header into its component's folder")
+  endif()
+endforeach()
+string(REGEX MATCHALL "trinity_add_component\\([a-z]+" calls "${cmake}")
+file(READ "${SOURCE_DIR}/docs/architecture.md" page)
+set(components "")
+foreach(call IN LISTS calls)
+  string(REPLACE "trinity_add_component(" "" name "${call}")
+  list(APPEND components ${name})
+  string(FIND "${page}" "`trinity::${name}`" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "docs/architecture.md does not name the component trinity::${name}. Fix: name it in the "
+                        "table of folders beside the folders it is made of")
+  endif()
+endforeach()
+list(LENGTH components n)
+if(n LESS 6)
+  message(FATAL_ERROR "found ${n} trinity_add_component calls in CMakeLists.txt (${components}); the check is broken")
+endif()
+message(STATUS "CMakeLists.txt makes ${n} components from folders (${components}); the map names each")
