@@ -82,6 +82,17 @@ inline std::vector<bytes> stream_frames() {
     if (kind == frame_kind::data) b.insert(b.end(), {1, 2, 3, 4, 5});
     out.push_back(std::move(b));
   }
+  // A batch of three samples (2, 0 and 1 bytes) from offset 9.
+  frame_header h;
+  h.kind = frame_kind::batch;
+  h.producer = 7;
+  h.field = {9, 3, 0, 0};
+  std::array<std::byte, header_bytes> a{};
+  encode(h, a);
+  bytes b(header_bytes);
+  std::memcpy(b.data(), a.data(), header_bytes);
+  b.insert(b.end(), {2, 0, 0, 0, 0xaa, 0xbb, 0, 0, 0, 0, 1, 0, 0, 0, 0xcc});
+  out.push_back(std::move(b));
   return out;
 }
 

@@ -75,33 +75,41 @@ inline void validate(const consumer_options& o) {
 }
 
 struct consumer_stats {
-  std::uint64_t received = 0;       //!< data frames taken in (not duplicates)
+  std::uint64_t received = 0;       //!< samples taken in, alone or batched (not duplicates)
   std::uint64_t delivered = 0;      //!< samples next() handed out
   std::uint64_t acked = 0;          //!< samples acknowledged
-  std::uint64_t duplicates = 0;     //!< data frames already had (sent again after a probe or restart)
-  std::uint64_t beyond_window = 0;  //!< data frames past a producer's window, dropped
+  std::uint64_t duplicates = 0;     //!< samples already had (sent again after a probe or restart)
+  std::uint64_t beyond_window = 0;  //!< samples past a producer's window, dropped
   std::uint64_t malformed = 0;      //!< frames that were not frames of this protocol
   std::uint64_t stale_journal = 0;  //!< hellos saying the journal lost acknowledgements (the link stalls)
   std::uint64_t payload_bytes = 0;  //!< bytes of the samples taken in
   std::size_t max_in_hand = 0;      //!< most samples of one producer held at once (≤ window)
 };
 
-//! One sample: its producer, its offset and its bytes (held in the frame that brought them).
+namespace detail {
+// A sample's bytes inside the message that brought them: a data frame of its own, or its place in a batch, which
+// its samples share.
+struct payload_ref {
+  std::shared_ptr<const zmq::message_t> message;
+  std::size_t start = 0, size = 0;
+};
+}  // namespace detail
+
+//! One sample: its producer, its offset and its bytes (held in the message that brought them).
 class sample {
  public:
   [[nodiscard]] std::uint32_t producer() const noexcept { return producer_; }
   [[nodiscard]] std::uint64_t offset() const noexcept { return offset_; }
   [[nodiscard]] std::span<const std::byte> payload() const noexcept {
-    return {static_cast<const std::byte*>(frame_.data()) + detail::header_bytes,
-            frame_.size() - detail::header_bytes};
+    return {static_cast<const std::byte*>(bytes_.message->data()) + bytes_.start, bytes_.size};
   }
 
  private:
   friend class consumer;
-  sample(std::uint32_t p, std::uint64_t o, zmq::message_t f) : producer_(p), offset_(o), frame_(std::move(f)) {}
+  sample(std::uint32_t p, std::uint64_t o, detail::payload_ref b) : producer_(p), offset_(o), bytes_(std::move(b)) {}
   std::uint32_t producer_;
   std::uint64_t offset_;
-  zmq::message_t frame_;
+  detail::payload_ref bytes_;
 };
 
 class consumer {
@@ -234,7 +242,7 @@ class consumer {
     std::uint64_t acked = 0;      // acknowledged: [0, acked)
     std::uint64_t delivered = 0;  // handed out by next(): [0, delivered)
     std::uint64_t received = 0;   // arrived without a gap: [0, received)
-    std::map<std::uint64_t, zmq::message_t> early;  // arrived past a gap (over another stream)
+    std::map<std::uint64_t, detail::payload_ref> early;  // arrived past a gap (over another stream)
     zmq::message_t identity;      // the stream that spoke last: where states go
     bool dirty = false;           // acknowledged more since its last state
   };
@@ -295,7 +303,23 @@ class consumer {
       send_state(h->producer, pr, true);
       return;
     }
-    const std::uint64_t offset = h->field[0];
+    if (h->kind == detail::frame_kind::batch) {
+      const auto at = detail::batch_samples({static_cast<const std::byte*>(frame.data()), frame.size()}, *h);
+      if (!at) {
+        ++stats_.malformed;
+        return;
+      }
+      const auto message = std::make_shared<const zmq::message_t>(std::move(frame));
+      for (std::size_t i = 0; i < at->size(); ++i)
+        take(h->producer, pr, h->field[0] + i, {message, (*at)[i].first, (*at)[i].second});
+      return;
+    }
+    const std::size_t size = frame.size() - detail::header_bytes;
+    take(h->producer, pr, h->field[0], {std::make_shared<const zmq::message_t>(std::move(frame)), detail::header_bytes, size});
+  }
+
+  // One sample off the wire, alone or from a batch: a duplicate or past the window is counted and dropped.
+  void take(std::uint32_t id, peer& pr, std::uint64_t offset, detail::payload_ref bytes) {
     if (offset < pr.received || pr.early.contains(offset)) {
       ++stats_.duplicates;
       return;
@@ -305,13 +329,13 @@ class consumer {
       return;
     }
     ++stats_.received;
-    stats_.payload_bytes += frame.size() - detail::header_bytes;
+    stats_.payload_bytes += bytes.size;
     if (offset != pr.received) {
-      pr.early.emplace(offset, std::move(frame));
+      pr.early.emplace(offset, std::move(bytes));
     } else {
-      ready_.push_back(sample(h->producer, offset, std::move(frame)));
+      ready_.push_back(sample(id, offset, std::move(bytes)));
       ++pr.received;
-      drain_early(h->producer, pr);
+      drain_early(id, pr);
     }
     stats_.max_in_hand = std::max(stats_.max_in_hand, static_cast<std::size_t>(pr.received - pr.delivered) +
                                                           pr.early.size());

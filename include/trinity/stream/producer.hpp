@@ -23,6 +23,11 @@
 //! Ordering across streams is the consumer's job: it delivers each producer's
 //! samples in offset order, once.
 //!
+//! Small samples travel batched: the samples a stream claims in one round (up to
+//! 64), those of 16 KiB or less, go as batch frames of up to 64 KiB (detail/frame.hpp),
+//! so a 1 KiB sample costs a share of a message, not a message. A sample is still
+//! kept, acknowledged and sent again on its own.
+//!
 //! One live producer per id: two at once would interleave one offset sequence.
 //!
 //! resume_offset() and the first send() wait for the consumer's first answer,
@@ -44,6 +49,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <zmq.hpp>
@@ -79,8 +85,9 @@ inline void validate(const producer_options& o) {
 }
 
 struct producer_stats {
-  std::uint64_t sent = 0;                    //!< data frames sent, again-sent ones included
-  std::uint64_t resent = 0;                  //!< frames sent again (after a probe or a consumer restart)
+  std::uint64_t sent = 0;                    //!< samples sent, again-sent ones included
+  std::uint64_t messages = 0;                //!< messages they went in: a batch frame carries many small samples
+  std::uint64_t resent = 0;                  //!< samples sent again (after a probe or a consumer restart)
   std::uint64_t acked = 0;                   //!< the consumer's acknowledged offset as last heard
   std::uint64_t consumer_restarts = 0;       //!< new consumer epochs seen after the first
   std::uint64_t malformed = 0;               //!< frames from the consumer that were not a state of ours
@@ -293,8 +300,12 @@ class producer {
     std::uint64_t sent_high = 0;         // one past the highest offset this stream sent
     auto last_hello = clock::time_point{};
     zmq::message_t in;
-    // Claims are batched so a stream takes the lock once per batch, not once per sample.
-    constexpr std::size_t batch = 32;
+    // Claims are taken a round at a time, so a stream takes the lock once per round, not once per sample; the
+    // small samples of a round travel in batch frames (pack).
+    constexpr std::size_t claims_per_round = 64, most_pending = 8;
+    std::vector<zmq::message_t> claimed;
+    claimed.reserve(claims_per_round);
+    std::uint64_t first_claimed = 0, packed = 0;  // messages packed since the stats last heard
     int idle_rounds = 0;
 
     // What the consumer said.
@@ -328,6 +339,7 @@ class producer {
       {
         std::unique_lock lk(mutex_);
         if (stop_) return;
+        stats_.messages += std::exchange(packed, 0);
         // Stream 0 asks where the consumer stands: until it first answers, and after a silence.
         if (index == 0) {
           const auto hello_every = have_state_ ? options_.probe_after : std::chrono::milliseconds(100);
@@ -341,10 +353,14 @@ class producer {
           }
         }
         // The bucket is charged at the claim: what a stream sends by any time is at most what it claimed.
-        while (pending.size() < batch && have_state_ && next_send_ < acked_ + retained_.size()) {
+        // A claim shares the retained frame's buffer (ZeroMQ counts references), so it stays readable after
+        // the lock, whatever an acknowledgement drops meanwhile.
+        first_claimed = next_send_;
+        while (claimed.size() < claims_per_round && pending.size() < most_pending && have_state_ &&
+               next_send_ < acked_ + retained_.size()) {
           delay = bucket.wait(now);
           if (delay > clock::duration::zero()) break;
-          auto& m = pending.emplace_back();
+          auto& m = claimed.emplace_back();
           m.copy(retained_[next_send_ - acked_]);
           bucket.take(m.size(), now);
           if (next_send_ < sent_high) ++stats_.resent;
@@ -353,7 +369,7 @@ class producer {
           ++stats_.sent;
           stats_.stream_bytes[index] += m.size();
         }
-        if (!pending.empty()) {
+        if (!pending.empty() || !claimed.empty()) {
           idle_rounds = 0;
         } else if (delay == clock::duration::zero()) {
           // Nothing to send. The application is likely mid-send: give it the core twice before paying for a
@@ -363,6 +379,11 @@ class producer {
           idle_rounds = yield_once ? idle_rounds + 1 : 0;
           asleep_[index] = sleeping;
         }
+      }
+      if (!claimed.empty()) {
+        const std::size_t before = pending.size();
+        pack(claimed, first_claimed, pending);
+        packed += pending.size() - before;
       }
       if (ask) (void)socket.send(hello_frame(options_.id, ask_acked), zmq::send_flags::dontwait);
       if (yield_once) {
@@ -392,6 +413,46 @@ class producer {
         asleep_[index] = false;
       }
     }
+  }
+
+  // The claimed frames (offsets first, first + 1, ...) as messages: runs of small samples as batch frames of up
+  // to batch_limit bytes, a sample of its own (a large one, or a run of one) as the data frame it is, sent
+  // without a copy. `claimed` is left empty.
+  void pack(std::vector<zmq::message_t>& claimed, std::uint64_t first, std::deque<zmq::message_t>& out) const {
+    constexpr std::size_t small = 16 * 1024, batch_limit = 64 * 1024;
+    std::size_t i = 0;
+    while (i < claimed.size()) {
+      std::size_t j = i, bytes = detail::header_bytes;
+      while (j < claimed.size() && j - i < detail::max_batch_count) {
+        const std::size_t payload = claimed[j].size() - detail::header_bytes;
+        if (payload > small || (j > i && bytes + detail::length_bytes + payload > batch_limit)) break;
+        bytes += detail::length_bytes + payload;
+        ++j;
+      }
+      if (j - i < 2) {  // one sample (or a large one): its own data frame
+        out.push_back(std::move(claimed[i]));
+        ++i;
+        continue;
+      }
+      zmq::message_t m(bytes);
+      auto* p = static_cast<std::byte*>(m.data());
+      detail::frame_header h;
+      h.kind = detail::frame_kind::batch;
+      h.producer = options_.id;
+      h.field = {first + i, j - i, 0, 0};
+      detail::encode(h, std::span<std::byte, detail::header_bytes>(p, detail::header_bytes));
+      p += detail::header_bytes;
+      for (std::size_t k = i; k < j; ++k) {
+        const std::size_t payload = claimed[k].size() - detail::header_bytes;
+        detail::store_u32(p, static_cast<std::uint32_t>(payload));
+        std::memcpy(p + detail::length_bytes, static_cast<const std::byte*>(claimed[k].data()) + detail::header_bytes,
+                    payload);
+        p += detail::length_bytes + payload;
+      }
+      out.push_back(std::move(m));
+      i = j;
+    }
+    claimed.clear();
   }
 
   // Wakes every stream (a state that gave them work, or stop).
