@@ -1,4 +1,4 @@
-// The paper's worked examples (shared/FACTS.md), evaluated by the compiler:
+// The paper's worked examples (the paper §3-5), evaluated by the compiler:
 // the models are constexpr and these are their exact values.
 #include <trinity/model.hpp>
 #include <trinity/units/literals.hpp>

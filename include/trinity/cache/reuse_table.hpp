@@ -3,8 +3,8 @@
 //! How deep a hit may reuse: a similarity → reuse-depth table. A request whose
 //! nearest cached prompt has similarity s starts from the latent stored after
 //! depth(s) denoising steps and skips them; depth 0 is a miss. The default is
-//! the paper's Table 1 (ai-trinity-paper.txt §5.1.3, NIRVANA's settings; see
-//! ../shared/FACTS.md): s > 0.95 → 25, > 0.90 → 20, > 0.85 → 15, > 0.75 → 10,
+//! the paper's Table 1 (the paper §5.1.3, NIRVANA's settings): s > 0.95 → 25,
+//! > 0.90 → 20, > 0.85 → 15, > 0.75 → 10,
 //! > 0.65 → 5, else 0.
 //!
 //! Chosen at run time (`reuse_table` read from a file or flags) or at compile

@@ -1,7 +1,7 @@
 #pragma once
 //! \file
-//! What the fabric's memory shows its agents (cxl-report-facts.md §6.8–6.10,
-//! 6.12, 6.14), with real values so tests can see staleness:
+//! What the fabric's memory shows its agents (the report §4.2 and §6.2–6.3, at
+//! the lines below), with real values so tests can see staleness:
 //!  - an XLink partition belongs to one accelerator; its writes are not seen
 //!    in another's cached copy until that one copies again, and reading a
 //!    partition one does not own is an XLink transfer (L2057–2066);

@@ -1,7 +1,7 @@
 #pragma once
 //! \file
 //! Bytes on the wire for a message of n bytes, by link format: whole flits or
-//! packets, never a fraction (cxl-report-facts.md §6.5). A 1-byte NVLink
+//! packets, never a fraction (the report's flits: L1222, L1812, L1845–1847). A 1-byte NVLink
 //! message still costs a 48 B packet; a 65-byte CXL HBR message two 68 B flits.
 
 #include <cmath>

@@ -1,8 +1,8 @@
 #pragma once
 //! \file
-//! Figures the simulated fabric needs that the CXL report does not give, each
-//! with its reasoning (cxl-report-facts.md §6 names which are library
-//! parameters), and the flit formats it does give.
+//! Figures the simulated fabric needs that the CXL report does not give (a
+//! switch hop's latency, the bridge's conversion penalty), each with its
+//! reasoning, and the flit formats it does give, each with its line.
 
 #include <trinity/units/literals.hpp>
 #include <trinity/units/quantity.hpp>

@@ -2,8 +2,8 @@
 //! \file
 //! Link latencies chosen inside the bounds the CXL report gives (Table 3,
 //! L1789; Table 2, L1344), and those it does not give at all, each with its
-//! reasoning. Behaviour 3 of cxl-report-facts.md §6 (CXL <= NVLink < UALink <
-//! RDMA) holds for these values and is tested.
+//! reasoning. The report's ordering (CXL <= NVLink < UALink < RDMA, the same
+//! two tables) holds for these values and is tested.
 
 #include <array>
 

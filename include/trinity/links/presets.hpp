@@ -64,7 +64,7 @@ TRINITY_DETAIL_LINK(ualink1, "ualink1-x4", link_family::ualink, 100_GBps, p::ual
                     tp::xlink_energy_per_byte, "CXL report L1773, L1777, L1788, L1789, L1812")
 
 //! CXL 2.0 x16 over PCIe Gen5 (32 GT/s per lane): "up to 64 GB/s" per x16 port
-//! (L1161–1163; per direction, see cxl-report-facts.md §2.1); 68 B flits (Table 1,
+//! (L1161–1163; per direction: 16 lanes at 32 GT/s carry 64 GB/s each way); 68 B flits (Table 1,
 //! L1096–1114); up to 256 memory devices per root port (Table 1).
 TRINITY_DETAIL_LINK(cxl2_x16, "cxl2-x16", link_family::cxl, 64_GBps, p::cxl_latency, 68_B, 256, true,
                     tp::cxl_link_energy_per_byte, "CXL report L1096-1114, L1161-1163, L1789")

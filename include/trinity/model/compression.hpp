@@ -10,7 +10,8 @@
 //! ratio `ratio` and encode and decode rates r_enc and r_dec (bytes of input
 //! per second), h the frame header. The right side is sending the raw bytes:
 //! no codec, no frame, no copy. A 2022 study found compression sped training
-//! up in 6 of 200+ settings (../shared/FACTS.md, "Public anchors"): on a fast
+//! up in 6 of 200+ settings (Agarwal et al., "On the Utility of Gradient
+//! Compression in Distributed Training Systems", MLSys 2022): on a fast
 //! link r_enc rarely beats B·ratio/(ratio − 1). The chooser prices every
 //! candidate, drops those beyond the compute or error budget, and keeps the
 //! fastest, which is sending the raw bytes when nothing pays.

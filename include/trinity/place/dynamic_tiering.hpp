@@ -1,8 +1,8 @@
 #pragma once
 //! \file
 //! Dynamic tiering: objects move between tiers as their temperature changes
-//! (cxl-report-facts.md §6.13: migration toward the requester, ranked by
-//! access frequency, rate-limited). Hotness is sampled (one access in
+//! (the report §6.2–6.3: migration toward the requester, L2024–2025, ranked by
+//! access frequency, L2177, rate-limited, L2179–2180). Hotness is sampled (one access in
 //! `sample_period` is counted, as PEBS-style sampling does) and decays by
 //! `decay` every epoch. At the end of each epoch the policy promotes the
 //! hottest objects (by hotness per byte) above each tier boundary and demotes

@@ -1,6 +1,6 @@
 #pragma once
 //! \file
-//! The report's spill rule (cxl-report-facts.md §6.11, L2117–2118, L2164–2167):
+//! The report's spill rule (the report §6.3, L2117–2118, L2164–2167):
 //! fill tier-1 first, in order of hotness (accesses per second per byte,
 //! latency-critical objects first), and use each later tier only once the
 //! tiers before it are full. Tiers are taken in the order given, fastest

@@ -1,7 +1,7 @@
 #pragma once
 //! \file
-//! Figures the design documents do not give (cxl-report-facts.md: "no latency
-//! figure for local DRAM, no per-switch-hop latency, no ... energy figures"),
+//! Figures the design documents do not give (the report has no latency for
+//! local DRAM, none per switch hop and no energy per byte anywhere),
 //! named so that a preset can say which one it uses and a user can see what to
 //! override. Each carries its public source and how the value was derived.
 
@@ -28,7 +28,7 @@ inline constexpr seconds hbm_load_latency = 400_ns;
 //! What one CXL hop adds to a DRAM access. Pond (Li et al., ASPLOS 2023) finds
 //! CXL pooling "adds roughly 70-90ns of latency" over local DRAM; the lower end
 //! is charged per port and again per switch hop (the report gives no per-hop
-//! figure: cxl-report-facts.md §1.1, behaviour 2).
+//! figure, only that tier-2 latency depends on the switches, L2121–2122).
 inline constexpr seconds cxl_switch_hop_latency = 70_ns;
 
 //! Idle latency of CXL-attached memory behind one port: local DRAM plus one CXL

@@ -1,8 +1,8 @@
 #pragma once
 //! \file
 //! Memory tier presets. Every figure names its source: a line of the CXL
-//! report (cxl-communication-tax-report.txt, "Lnnn", digested in
-//! shared/cxl-report-facts.md) or, where the report gives none (DRAM latency,
+//! report's text ("Lnnn", listed with its text in docs/sources.md) or, where
+//! the report gives none (DRAM latency,
 //! energy, NVMe, remote storage), a named parameter below with its own public
 //! source. Parameters are figures to override for a real system, not
 //! measurements of it.

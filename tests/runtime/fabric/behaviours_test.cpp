@@ -1,5 +1,5 @@
-// The 15 behaviours of cxl-report-facts.md §6 that a simulated fabric must
-// show, one test case each (11 and 13, the spill rule and rate-limited
+// The 15 behaviours the CXL report asks of a fabric (its §4.2 and §6, at the
+// lines each test names), one test case each (11 and 13, the spill rule and rate-limited
 // migration, are in tests/runtime/place), plus max-min sharing and the
 // thousand-accelerator all-reduce.
 #include <catch2/catch.hpp>

@@ -1,5 +1,5 @@
-// The preset figures against the documents they cite, and the behaviours of
-// shared/cxl-report-facts.md §6 that concern figures (1-4).
+// The preset figures against the documents they cite, and the report's
+// behaviours that concern figures: the latency band and ordering, hops, bandwidths.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
