@@ -25,7 +25,7 @@ Eager times are the Python launch path's and vary from run to run by up to 2x wh
 
 The JSON goes to the file named by --out, rewritten after every model so a run cut short leaves what it measured.
 Needs PyTorch and a CUDA device; CI has neither, so the tests read the recorded file
-(bench/results/serving-probe-h100.json).
+(bench/results/serving-probe-h100.json and -h200.json, each with a repeat run).
 """
 import argparse
 import datetime
