@@ -88,7 +88,8 @@ void timed(benchmark::State& state, const std::string& name, const std::string& 
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rates()[name] = rate;
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(items));
-  if (const auto it = rates().find(peer); it != rates().end()) state.counters["x_" + peer.substr(peer.rfind('/') + 1)] = rate / it->second;
+  if (const auto it = rates().find(peer); it != rates().end())
+    state.counters["x_" + peer.substr(peer.rfind('/') + 1)] = rate / it->second;
 }
 
 void bm_memory_read(benchmark::State& state) {
@@ -108,7 +109,8 @@ void bm_memory_read(benchmark::State& state) {
     benchmark::DoNotOptimize(sums.data());
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  rates()["memory/read"] = static_cast<double>(v.size() * sizeof(float)) * static_cast<double>(state.iterations()) / seconds;
+  rates()["memory/read"] =
+      static_cast<double>(v.size() * sizeof(float)) * static_cast<double>(state.iterations()) / seconds;
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(v.size() * sizeof(float)));
   state.counters["threads"] = threads;
 }
@@ -215,7 +217,8 @@ void bm_prefix_match(benchmark::State& state) {
   std::vector<std::vector<cache::token>> seqs(sequences, std::vector<cache::token>(length));
   for (std::size_t s = 0; s < sequences; ++s) {
     // Sequences share a system prompt of 512 tokens, then diverge.
-    for (std::size_t t = 0; t < length; ++t) seqs[s][t] = t < 512 ? static_cast<cache::token>(t) : static_cast<cache::token>(gen());
+    for (std::size_t t = 0; t < length; ++t)
+      seqs[s][t] = t < 512 ? static_cast<cache::token>(t) : static_cast<cache::token>(gen());
     auto held = kv.insert(s % 4, seqs[s]);
   }
   std::size_t i = 0, tokens = 0;

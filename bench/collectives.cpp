@@ -108,8 +108,8 @@ void bm_trinity(benchmark::State& state) {
     theirs.push_back(static_cast<double>(bytes) * calls / t_mpi);
   }
   const int n = world_size();
-  state.counters["busbw"] = benchmark::Counter(static_cast<double>(bytes) * busbw_factor(n),
-                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["busbw"] =
+      benchmark::Counter(static_cast<double>(bytes) * busbw_factor(n), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["x_mpi"] = median(ratio);
   state.counters["busbw_median"] = median(mine) * busbw_factor(n);
   state.counters["mpi_busbw_median"] = median(theirs) * busbw_factor(n);
@@ -150,8 +150,8 @@ void bm_threads(benchmark::State& state) {
   call();
   const auto start = clock_type::now();
   for (auto _ : state) call();
-  const double per_call = std::chrono::duration<double>(clock_type::now() - start).count() /
-                          static_cast<double>(state.iterations());
+  const double per_call =
+      std::chrono::duration<double>(clock_type::now() - start).count() / static_cast<double>(state.iterations());
   helper.join();
   // memcpy of the same bytes, same run.
   std::vector<float> dst(count);
@@ -162,7 +162,8 @@ void bm_threads(benchmark::State& state) {
     benchmark::DoNotOptimize(dst.data());
     ++copies;
   } while (clock_type::now() - t0 < std::chrono::milliseconds(50));
-  const double memcpy_rate = static_cast<double>(bytes) * copies / std::chrono::duration<double>(clock_type::now() - t0).count();
+  const double memcpy_rate =
+      static_cast<double>(bytes) * copies / std::chrono::duration<double>(clock_type::now() - t0).count();
   state.counters["busbw"] = benchmark::Counter(static_cast<double>(bytes) * busbw_factor(ranks),
                                                benchmark::Counter::kIsIterationInvariantRate);
   state.counters["memcpy_Bps"] = memcpy_rate;
@@ -196,14 +197,22 @@ int main(int argc, char** argv) {
   if (n >= 2) {
     for (const std::size_t b : sizes()) {
       benchmark::RegisterBenchmark(("allreduce/trinity/" + std::to_string(b)).c_str(), bm_trinity)
-          ->Arg(static_cast<std::int64_t>(b))->Iterations(iterations(b))->UseRealTime()->Unit(benchmark::kMicrosecond);
+          ->Arg(static_cast<std::int64_t>(b))
+          ->Iterations(iterations(b))
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
       benchmark::RegisterBenchmark(("allreduce/mpi/" + std::to_string(b)).c_str(), bm_mpi)
-          ->Arg(static_cast<std::int64_t>(b))->Iterations(iterations(b))->UseRealTime()->Unit(benchmark::kMicrosecond);
+          ->Arg(static_cast<std::int64_t>(b))
+          ->Iterations(iterations(b))
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
     }
   } else {
     for (const std::size_t b : sizes())
       benchmark::RegisterBenchmark(("allreduce/threads/" + std::to_string(b)).c_str(), bm_threads)
-          ->Arg(static_cast<std::int64_t>(b))->UseRealTime()->Unit(benchmark::kMicrosecond);
+          ->Arg(static_cast<std::int64_t>(b))
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
   }
   if (rank == 0) {
     benchmark::RunSpecifiedBenchmarks();

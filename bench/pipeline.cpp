@@ -53,7 +53,13 @@ void executor_vs_loop(benchmark::State& state) {
   state.counters["executor_over_loop"] = loop_s / executor_s;
 }
 
-BENCHMARK(executor_vs_loop)->ArgName("rows")->Arg(256)->Arg(4096)->Arg(65536)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(executor_vs_loop)
+    ->ArgName("rows")
+    ->Arg(256)
+    ->Arg(4096)
+    ->Arg(65536)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

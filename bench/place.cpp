@@ -39,8 +39,9 @@ place::placement_problem model_instance(std::size_t n, std::uint64_t seed) {
     place::object_profile o;
     const int kind = static_cast<int>(i % 5);
     const double mib = 1024.0 * 1024.0;
-    static constexpr double sizes[] = {256, 512, 64, 16, 1024};        // MiB: weights, optimizer, activation, KV block, embedding
-    static constexpr double rates[] = {2e4, 1e3, 5e4, 1e5, 2e3};       // accesses per second
+    static constexpr double sizes[] = {256, 512, 64, 16,
+                                       1024};  // MiB: weights, optimizer, activation, KV block, embedding
+    static constexpr double rates[] = {2e4, 1e3, 5e4, 1e5, 2e3};  // accesses per second
     o.name = "object " + std::to_string(i);
     o.size = bytes{sizes[kind] * mib * (0.5 + unit(gen))};
     o.accesses_per_second = rates[kind] * (0.2 + 2 * unit(gen));
@@ -51,10 +52,11 @@ place::placement_problem model_instance(std::size_t n, std::uint64_t seed) {
     objects.push_back(o);
   }
   // HBM 10%, CXL-coherent 20%, CXL-capacity 30%, NVMe the rest; latencies of the tier presets.
-  std::vector<place::tier_slot> tiers{{"hbm", bytes{0.10 * total}, seconds{300e-9}, seconds{300e-9}, bytes_per_second{8e12}},
-                                      {"cxl-coherent", bytes{0.20 * total}, seconds{400e-9}, seconds{450e-9}, bytes_per_second{128e9}},
-                                      {"cxl-capacity", bytes{0.30 * total}, seconds{600e-9}, seconds{700e-9}, bytes_per_second{64e9}},
-                                      {"nvme", bytes{total}, seconds{80e-6}, seconds{20e-6}, bytes_per_second{7e9}}};
+  std::vector<place::tier_slot> tiers{
+      {"hbm", bytes{0.10 * total}, seconds{300e-9}, seconds{300e-9}, bytes_per_second{8e12}},
+      {"cxl-coherent", bytes{0.20 * total}, seconds{400e-9}, seconds{450e-9}, bytes_per_second{128e9}},
+      {"cxl-capacity", bytes{0.30 * total}, seconds{600e-9}, seconds{700e-9}, bytes_per_second{64e9}},
+      {"nvme", bytes{total}, seconds{80e-6}, seconds{20e-6}, bytes_per_second{7e9}}};
   return {objects, tiers};
 }
 
@@ -82,7 +84,8 @@ void bm_greedy_bound(benchmark::State& state) {
 
 void bm_exact(benchmark::State& state) {
   // Quick mode stops at 25 objects: the larger searches take seconds each.
-  const auto p = model_instance(static_cast<std::size_t>(bench::quick() ? std::min<std::int64_t>(state.range(0), 25) : state.range(0)), 2);
+  const auto p = model_instance(
+      static_cast<std::size_t>(bench::quick() ? std::min<std::int64_t>(state.range(0), 25) : state.range(0)), 2);
   place::placement r;
   for (auto _ : state) {
     r = place::exact(p, {.node_limit = 2'000'000});
@@ -179,7 +182,14 @@ void bm_store_put(benchmark::State& state) {
 
 BENCHMARK(bm_greedy)->Name("place/greedy")->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(bm_greedy_bound)->Name("place/greedy_bound")->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
-BENCHMARK(bm_exact)->Name("place/exact")->Arg(25)->Arg(40)->Arg(50)->Arg(200)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(bm_exact)
+    ->Name("place/exact")
+    ->Arg(25)
+    ->Arg(40)
+    ->Arg(50)
+    ->Arg(200)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 BENCHMARK(bm_fabric_ring)->Name("fabric/ring_allreduce")->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond);
 BENCHMARK(bm_map_get)->Name("store/get/unordered_map");
 BENCHMARK(bm_store_get)->Name("store/get/store");

@@ -29,7 +29,8 @@ void bm_plan(benchmark::State& state, const plan::system& s) {
     candidates += r.candidates.size();
     benchmark::DoNotOptimize(r.choice);
   }
-  state.counters["candidates_per_second"] = benchmark::Counter(static_cast<double>(candidates), benchmark::Counter::kIsRate);
+  state.counters["candidates_per_second"] =
+      benchmark::Counter(static_cast<double>(candidates), benchmark::Counter::kIsRate);
 }
 
 template <class Plan>
@@ -40,7 +41,8 @@ void bm_whole(benchmark::State& state, Plan plan) {
     candidates += r.candidates.size();
     benchmark::DoNotOptimize(r.choice);
   }
-  state.counters["candidates_per_second"] = benchmark::Counter(static_cast<double>(candidates), benchmark::Counter::kIsRate);
+  state.counters["candidates_per_second"] =
+      benchmark::Counter(static_cast<double>(candidates), benchmark::Counter::kIsRate);
 }
 
 void bm_diffusion(benchmark::State& state) {
@@ -71,7 +73,8 @@ void bm_price(benchmark::State& state) {
     benchmark::DoNotOptimize(c.total.time);
     stage = (stage + 1) % 4;
   }
-  state.counters["candidates_per_second"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["candidates_per_second"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 }  // namespace
@@ -80,7 +83,11 @@ BENCHMARK_CAPTURE(bm_plan, gb200, plan::presets::gb200_nvl72_cxl())->Name("plan/
 BENCHMARK_CAPTURE(bm_plan, h100, plan::presets::h100_infiniband())->Name("plan/training/h100-ib-cluster");
 BENCHMARK(bm_diffusion)->Name("plan/diffusion/gb200-nvl72-cxl");
 BENCHMARK(bm_edge)->Name("plan/edge/edge-5g-cloud");
-BENCHMARK_CAPTURE(bm_parallel, h100, plan::presets::dgx_h100(), 64)->Name("plan/parallel/dgx-h100-64")->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(bm_parallel, gb200, plan::presets::gb200_nvl72_cxl(), 72)->Name("plan/parallel/gb200-nvl72-cxl")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bm_parallel, h100, plan::presets::dgx_h100(), 64)
+    ->Name("plan/parallel/dgx-h100-64")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(bm_parallel, gb200, plan::presets::gb200_nvl72_cxl(), 72)
+    ->Name("plan/parallel/gb200-nvl72-cxl")
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(bm_price)->Name("price/one");
 TRINITY_BENCH_MAIN()

@@ -53,8 +53,8 @@ void bm_replay_trinity(benchmark::State& state) {
                     static_cast<double>(state.iterations());
   state.counters["requests"] = static_cast<double>(r.requests);
   state.counters["block_hit_rate"] = r.block_hit_rate();
-  state.counters["blocks_per_second"] =
-      benchmark::Counter(static_cast<double>(r.blocks) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["blocks_per_second"] = benchmark::Counter(
+      static_cast<double>(r.blocks) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 // The Python replay, run once per iteration as a child process; its own clock excludes start-up and reading.
@@ -74,7 +74,9 @@ void bm_replay_python(benchmark::State& state) {
       return;
     }
     const std::string s(line);
-    const auto at = [&](const std::string& key) { return std::stod(s.substr(s.find("\"" + key + "\": ") + key.size() + 4)); };
+    const auto at = [&](const std::string& key) {
+      return std::stod(s.substr(s.find("\"" + key + "\": ") + key.size() + 4));
+    };
     seconds = at("seconds");
     hit_rate = at("block_hit_rate");
     state.SetIterationTime(seconds);

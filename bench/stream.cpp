@@ -60,8 +60,8 @@ double trinity_round(stream::consumer& in, stream::producer& out, const std::vec
 
 void stream_vs_raw_zeromq(benchmark::State& state) {
   const auto size = static_cast<std::size_t>(state.range(0));
-  const auto count =
-      static_cast<std::int64_t>(std::max<std::size_t>(64, bench::sized<std::size_t>(std::size_t{1} << 28, 1 << 20) / size));
+  const auto count = static_cast<std::int64_t>(
+      std::max<std::size_t>(64, bench::sized<std::size_t>(std::size_t{1} << 28, 1 << 20) / size));
   const std::vector<std::byte> sample(size, std::byte{7});
   zmq::context_t context(1);
   zmq::socket_t raw_in(context, zmq::socket_type::router);

@@ -89,9 +89,12 @@ int main(int argc, char** argv) {
   std::string speeds_text = "1,10,100,400", out_dir = ".";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--size") size_text = argv[i + 1];
-    else if (flag == "--speeds") speeds_text = argv[i + 1];
-    else if (flag == "--out") out_dir = argv[i + 1];
+    if (flag == "--size")
+      size_text = argv[i + 1];
+    else if (flag == "--speeds")
+      speeds_text = argv[i + 1];
+    else if (flag == "--out")
+      out_dir = argv[i + 1];
     else {
       std::cerr << "usage: compressed_exchange [--size 100MB] [--speeds 1,10,100,400] [--out DIR]\n";
       return 2;
@@ -134,7 +137,8 @@ int main(int argc, char** argv) {
   const std::time_t now = std::time(nullptr);
   std::strftime(today, sizeof today, "%Y-%m-%d", std::gmtime(&now));
   json << "{\n  \"build\": \"" << TRINITY_EXAMPLE_BUILD << "\",\n  \"cpu\": \"" << trinity::detail::cpu_model()
-       << "\",\n  \"date\": \"" << today << "\",\n  \"message_bytes\": " << n * 4 << ",\n  \"latency_s\": " << latency.value() << ",\n  \"speeds\": [\n";
+       << "\",\n  \"date\": \"" << today << "\",\n  \"message_bytes\": " << n * 4
+       << ",\n  \"latency_s\": " << latency.value() << ",\n  \"speeds\": [\n";
   bool all_hold = true;
   std::vector<std::vector<double>> totals;
   for (std::size_t s = 0; s < speeds.size(); ++s) {
@@ -164,8 +168,8 @@ int main(int argc, char** argv) {
     measure_totals();
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const double transfer = latency.value() + static_cast<double>(runs[i].wire_bytes) / link.bandwidth.value();
-      csv << runs[i].name << ',' << speeds[s] << ',' << runs[i].wire_bytes << ',' << runs[i].encode_s << ','
-          << transfer << ',' << runs[i].decode_s << ',' << total[i] << ','
+      csv << runs[i].name << ',' << speeds[s] << ',' << runs[i].wire_bytes << ',' << runs[i].encode_s << ',' << transfer
+          << ',' << runs[i].decode_s << ',' << total[i] << ','
           << (i == raw ? choice.raw : choice.verdicts[i].time).total().value() << ',' << (i == pick ? 1 : 0) << '\n';
     }
     totals.push_back(total);
@@ -173,12 +177,12 @@ int main(int argc, char** argv) {
     const bool holds = gap <= 0.10;
     all_hold = all_hold && holds;
     std::printf("%6g Gbps: chooser picks %-28s %9.2f ms measured; fastest %-28s %9.2f ms (%+.1f%%) %s\n", speeds[s],
-                runs[pick].name.c_str(), total[pick] * 1e3, runs[fastest].name.c_str(),
-                total[fastest] * 1e3, gap * 100, holds ? "ok" : "MISSED");
+                runs[pick].name.c_str(), total[pick] * 1e3, runs[fastest].name.c_str(), total[fastest] * 1e3, gap * 100,
+                holds ? "ok" : "MISSED");
     json << "    {\"link_gbps\": " << speeds[s] << ", \"chosen\": \"" << runs[pick].name
          << "\", \"chosen_measured_s\": " << total[pick] << ", \"fastest\": \"" << runs[fastest].name
-         << "\", \"fastest_measured_s\": " << total[fastest] << ", \"within_10_percent\": " << (holds ? "true" : "false")
-         << ",\n     \"totals_s\": {";
+         << "\", \"fastest_measured_s\": " << total[fastest]
+         << ", \"within_10_percent\": " << (holds ? "true" : "false") << ",\n     \"totals_s\": {";
     for (std::size_t i = 0; i < runs.size(); ++i) json << (i ? ", " : "") << '"' << runs[i].name << "\": " << total[i];
     json << "}}" << (s + 1 < speeds.size() ? "," : "") << '\n';
   }

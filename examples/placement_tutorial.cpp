@@ -49,8 +49,7 @@ int main() {
   std::vector<place::object_profile> objects;
   for (int i = 0; i < 10; ++i) objects.push_back({"weights" + std::to_string(i), 14_GB, 4e6, 4_KiB, 0.0, 1.0});
   for (int i = 0; i < 4; ++i) objects.push_back({"activations" + std::to_string(i), 2_GB, 2e7, 64_B, 0.5, 1.0});
-  for (int i = 0; i < 12; ++i)
-    objects.push_back({"kv" + std::to_string(i), 6_GB, 8e6 / (i + 1), 4_KiB, 0.1, 1.0});
+  for (int i = 0; i < 12; ++i) objects.push_back({"kv" + std::to_string(i), 6_GB, 8e6 / (i + 1), 4_KiB, 0.1, 1.0});
   const place::placement_problem problem(objects, tiers);
 
   const auto show = [&](const char* name, const place::placement& p) {
@@ -65,7 +64,8 @@ int main() {
   show("spill", spilled);
   show("greedy", greedy);
   show("exact", exact);
-  std::printf("greedy's proven gap: at most %.3f%% above the optimum (bound %.4f)\n", greedy.gap() * 100, greedy.lower_bound);
+  std::printf("greedy's proven gap: at most %.3f%% above the optimum (bound %.4f)\n", greedy.gap() * 100,
+              greedy.lower_bound);
   std::printf("exact placement:");
   for (std::size_t i = 0; i < objects.size(); ++i)
     if (exact.tier_of[i] != 0) std::printf(" %s->%s", objects[i].name.c_str(), tiers[exact.tier_of[i]].name.c_str());
@@ -75,19 +75,22 @@ int main() {
   //    migration budget, 40 GB per epoch (both directions counted).
   std::vector<double> sizes;
   for (const auto& o : objects) sizes.push_back(o.size.value());
-  place::dynamic_tiering policy(sizes, {160e9, 64e9, 1e12},
-                                {.epoch = 2000, .sample_period = 1, .decay = 0.3, .hysteresis = 1.5, .migration_budget = 40e9});
+  place::dynamic_tiering policy(
+      sizes, {160e9, 64e9, 1e12},
+      {.epoch = 2000, .sample_period = 1, .decay = 0.3, .hysteresis = 1.5, .migration_budget = 40e9});
   std::mt19937 gen(1);
   double fast_hits = 0, accesses = 0;
   for (int phase = 0; phase < 6; ++phase)
     for (int a = 0; a < 20000; ++a) {
-      const std::uint32_t id = a % 3 == 0 ? static_cast<std::uint32_t>(gen() % 14)
-                                          : static_cast<std::uint32_t>(14 + (static_cast<std::uint32_t>(phase) * 4 + gen() % 3) % 12);
+      const std::uint32_t id =
+          a % 3 == 0 ? static_cast<std::uint32_t>(gen() % 14)
+                     : static_cast<std::uint32_t>(14 + (static_cast<std::uint32_t>(phase) * 4 + gen() % 3) % 12);
       fast_hits += policy.tier_of(id) == 0;
       accesses += 1;
       policy.access(id);
     }
   std::printf("dynamic tiering: %.1f%% of accesses served from HBM, %llu migrations, %.0f GB moved\n",
-              100 * fast_hits / accesses, static_cast<unsigned long long>(policy.migrations()), policy.migrated_bytes() / 1e9);
+              100 * fast_hits / accesses, static_cast<unsigned long long>(policy.migrations()),
+              policy.migrated_bytes() / 1e9);
   return exact.cost <= greedy.cost * (1 + 1e-12) && greedy.cost <= spilled.cost * (1 + 1e-12) ? 0 : 1;
 }

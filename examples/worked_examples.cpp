@@ -15,8 +15,8 @@ int main() {
   const m::compute_for_bandwidth<> codec{m::paper_video_frontier(), 921600_px};
   const auto c = codec.price({1_GFLOP, 100_GFLOP});
   std::cout << "compute -> bandwidth: spend " << to_string(c.spent()) << " per 720p frame, save "
-            << to_string(c.saved()) << " ("
-            << codec.curve.compression_gain(1_GFLOP, 100_GFLOP) << "x less bandwidth for 100x compute)\n";
+            << to_string(c.saved()) << " (" << codec.curve.compression_gain(1_GFLOP, 100_GFLOP)
+            << "x less bandwidth for 100x compute)\n";
 
   // Bandwidth -> memory (§4.1.2).
   const auto d = m::bandwidth_for_memory{0.5}.price({400_GB, 100_GB, 2});

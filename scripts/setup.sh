@@ -27,6 +27,8 @@ packages=(
   gnuplot-nox
   # scripts/fuzz.sh: libFuzzer comes with clang's runtime
   clang libclang-rt-14-dev
+  # the house style (.clang-format), held by a test
+  clang-format
 )
 
 missing=()

@@ -81,7 +81,9 @@ struct basic_half {
   friend constexpr basic_half operator+(basic_half a, basic_half b) noexcept {
     return basic_half(static_cast<float>(a) + static_cast<float>(b));
   }
-  friend constexpr bool operator<(basic_half a, basic_half b) noexcept { return static_cast<float>(a) < static_cast<float>(b); }
+  friend constexpr bool operator<(basic_half a, basic_half b) noexcept {
+    return static_cast<float>(a) < static_cast<float>(b);
+  }
   friend constexpr bool operator==(basic_half a, basic_half b) noexcept {
     return static_cast<float>(a) == static_cast<float>(b);
   }

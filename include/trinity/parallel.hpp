@@ -1,7 +1,9 @@
 #pragma once
 //! \file
 //! Umbrella for trinity/parallel/: the mechanisms of model parallelism, over any Communicator (a group of
-//! a larger world: comm/group.hpp). Tensor parallelism's column- and row-parallel linear layers; pipeline schedules (1F1B, interleaved) and their executor; ring attention for context parallelism; and the scheme type that composes them with a ZeRO stage.
+//! a larger world: comm/group.hpp). Tensor parallelism's column- and row-parallel linear layers; pipeline schedules
+//! (1F1B, interleaved) and their executor; ring attention for context parallelism; and the scheme type that composes
+//! them with a ZeRO stage.
 #include <trinity/parallel/context_parallel.hpp>
 #include <trinity/parallel/pipeline.hpp>
 #include <trinity/parallel/pipeline_schedule.hpp>

@@ -20,20 +20,29 @@
 namespace trinity {
 
 inline constexpr std::array<tier_descriptor, 12> preset_tiers{
-    tiers::gb200_hbm3e::descriptor, tiers::h100_hbm3::descriptor, tiers::h200_hbm3e::descriptor,
-    tiers::a100_hbm2e::descriptor, tiers::orin_lpddr5::descriptor,
-    tiers::grace_lpddr5x::descriptor, tiers::host_ddr::descriptor, tiers::host_ddr4::descriptor,
-    tiers::cxl_coherent::descriptor, tiers::cxl_capacity::descriptor, tiers::nvme::descriptor,
-    tiers::remote_storage::descriptor};
+    tiers::gb200_hbm3e::descriptor,  tiers::h100_hbm3::descriptor,   tiers::h200_hbm3e::descriptor,
+    tiers::a100_hbm2e::descriptor,   tiers::orin_lpddr5::descriptor, tiers::grace_lpddr5x::descriptor,
+    tiers::host_ddr::descriptor,     tiers::host_ddr4::descriptor,   tiers::cxl_coherent::descriptor,
+    tiers::cxl_capacity::descriptor, tiers::nvme::descriptor,        tiers::remote_storage::descriptor};
 
-inline constexpr std::array<link_descriptor, 18> preset_links{
-    links::nvlink5::descriptor,         links::nvlink5_x18::descriptor,    links::nvlink4_x18::descriptor,
-    links::nvlink3_x12::descriptor,     links::nvlink_c2c::descriptor,
-    links::ualink1::descriptor,         links::cxl2_x16::descriptor,       links::cxl3_x16::descriptor,
-    links::pcie5_x16::descriptor,       links::pcie5_x4::descriptor,       links::pcie6_x16::descriptor,
-    links::infiniband_400g::descriptor, links::infiniband_800g::descriptor, links::infiniband_hdr200::descriptor,
-    links::ethernet_400g::descriptor,   links::ethernet_800g::descriptor,   links::rdma::descriptor,
-    links::uplink_5g::descriptor};
+inline constexpr std::array<link_descriptor, 18> preset_links{links::nvlink5::descriptor,
+                                                              links::nvlink5_x18::descriptor,
+                                                              links::nvlink4_x18::descriptor,
+                                                              links::nvlink3_x12::descriptor,
+                                                              links::nvlink_c2c::descriptor,
+                                                              links::ualink1::descriptor,
+                                                              links::cxl2_x16::descriptor,
+                                                              links::cxl3_x16::descriptor,
+                                                              links::pcie5_x16::descriptor,
+                                                              links::pcie5_x4::descriptor,
+                                                              links::pcie6_x16::descriptor,
+                                                              links::infiniband_400g::descriptor,
+                                                              links::infiniband_800g::descriptor,
+                                                              links::infiniband_hdr200::descriptor,
+                                                              links::ethernet_400g::descriptor,
+                                                              links::ethernet_800g::descriptor,
+                                                              links::rdma::descriptor,
+                                                              links::uplink_5g::descriptor};
 
 constexpr std::optional<tier_descriptor> find_tier(std::string_view name) noexcept {
   for (const auto& t : preset_tiers)
@@ -60,15 +69,16 @@ inline constexpr auto preset_parameters = [] {
 struct route_description {
   std::string_view from;
   std::string_view to;
-  int hops;                 //!< 1 direct, 2 through a staging tier
-  std::string_view link;    //!< the link of a direct route
-  std::string_view staging; //!< the tier a staged route passes through
-  seconds gigabyte_time;    //!< time to move 1 GB (α-β, pipelined staging)
+  int hops;                  //!< 1 direct, 2 through a staging tier
+  std::string_view link;     //!< the link of a direct route
+  std::string_view staging;  //!< the tier a staged route passes through
+  seconds gigabyte_time;     //!< time to move 1 GB (α-β, pipelined staging)
 };
 
 namespace detail {
-using preset_tier_types = std::tuple<tiers::gb200_hbm3e, tiers::h100_hbm3, tiers::h200_hbm3e, tiers::grace_lpddr5x, tiers::host_ddr, tiers::cxl_coherent,
-                                     tiers::cxl_capacity, tiers::nvme, tiers::remote_storage>;
+using preset_tier_types =
+    std::tuple<tiers::gb200_hbm3e, tiers::h100_hbm3, tiers::h200_hbm3e, tiers::grace_lpddr5x, tiers::host_ddr,
+               tiers::cxl_coherent, tiers::cxl_capacity, tiers::nvme, tiers::remote_storage>;
 inline constexpr std::size_t preset_tier_count = std::tuple_size_v<preset_tier_types>;
 
 template <std::size_t I, std::size_t J>
@@ -79,7 +89,8 @@ constexpr std::optional<route_description> describe_route() {
   if constexpr (I >= J || !traits::reachable) {
     return std::nullopt;
   } else {
-    route_description r{A::descriptor.name, B::descriptor.name, traits::hops, {}, {}, traits::transfer_time(bytes{1e9})};
+    route_description r{
+        A::descriptor.name, B::descriptor.name, traits::hops, {}, {}, traits::transfer_time(bytes{1e9})};
     if constexpr (traits::direct) r.link = traits::link::descriptor.name;
     if constexpr (traits::staged) r.staging = traits::staging::descriptor.name;
     return r;
@@ -106,7 +117,6 @@ constexpr auto all_routes(std::index_sequence<K...>) {
 //! Every pair of preset tiers that link_traits connects, each pair once.
 inline constexpr auto preset_routes =
     detail::all_routes(std::make_index_sequence<detail::preset_tier_count * detail::preset_tier_count>{});
-
 
 //! The route between two preset tiers by name, in either order; nullopt when
 //! the preset topology does not connect them. `from` and `to` keep the order

@@ -35,7 +35,7 @@ std::string read(const fs::path& p) {
 void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 struct outcome {
-  int code = 0;     // exit code, or 128 + signal
+  int code = 0;  // exit code, or 128 + signal
   bool hung = false;
   std::string stderr_text;
 };
@@ -70,8 +70,9 @@ outcome run(const std::vector<std::string>& argv, const fs::path& err_file, int 
 
 // One mutation of text, chosen by the generator.
 std::string mutate(std::string text, std::mt19937& g) {
-  static const std::vector<std::string> hostile = {"-1", "1e999", "NaN", "\"\"", "null", "[]", "{}", "18446744073709551616",
-                                                   "-0", "0", "true", "\"\\u0000\"", "1e-999", "\"1e308GB\"", "[[[[[[[["};
+  static const std::vector<std::string> hostile = {
+      "-1", "1e999", "NaN",  "\"\"",        "null",   "[]",          "{}",      "18446744073709551616",
+      "-0", "0",     "true", "\"\\u0000\"", "1e-999", "\"1e308GB\"", "[[[[[[[["};
   const auto at = [&] { return text.empty() ? std::size_t{0} : g() % text.size(); };
   switch (g() % 8) {
     case 0:
@@ -144,12 +145,15 @@ int main(int argc, char** argv) {
       {"topology.json", {"fabric", "--topology", "@"}},
       {"profile.json", {"choose", "--profile", "@", "--bandwidth", "10Gbps"}},
       {"profile.json", {"plan", "--system", "h100-ib-cluster", "--workload", "llm-7b-train", "--profile", "@"}},
-      {"points.csv", {"model", "cache", "--steps", "50", "--step-flops", "1e9", "--reuse-depth", "20", "--entry-size",
-                      "2GB", "--capacity", "10GB", "--points", "@"}},
-      {"requests.csv", {"cache", "replay", "--trace", "@", "--embeddings", "prompts.fvecs", "--capacity", "1GB",
-                        "--latent-size", "0.016GB"}},
-      {"prompts.fvecs", {"cache", "replay", "--trace", "requests.csv", "--embeddings", "@", "--capacity", "1GB",
-                         "--latent-size", "0.016GB"}},
+      {"points.csv",
+       {"model", "cache", "--steps", "50", "--step-flops", "1e9", "--reuse-depth", "20", "--entry-size", "2GB",
+        "--capacity", "10GB", "--points", "@"}},
+      {"requests.csv",
+       {"cache", "replay", "--trace", "@", "--embeddings", "prompts.fvecs", "--capacity", "1GB", "--latent-size",
+        "0.016GB"}},
+      {"prompts.fvecs",
+       {"cache", "replay", "--trace", "requests.csv", "--embeddings", "@", "--capacity", "1GB", "--latent-size",
+        "0.016GB"}},
   };
   std::mt19937 g(2026);
   int runs = 0, failures = 0, refused = 0;
@@ -161,9 +165,12 @@ int main(int argc, char** argv) {
       write(file, mutate(original, g));
       std::vector<std::string> argv_{trinity};
       for (const auto& a : t.args) {
-        if (a == "@") argv_.push_back(file.string());
-        else if (a == "prompts.fvecs" || a == "requests.csv") argv_.push_back((traces / a).string());
-        else argv_.push_back(a);
+        if (a == "@")
+          argv_.push_back(file.string());
+        else if (a == "prompts.fvecs" || a == "requests.csv")
+          argv_.push_back((traces / a).string());
+        else
+          argv_.push_back(a);
       }
       const auto o = run(argv_, work / "stderr.txt", 30);
       ++runs;
@@ -190,16 +197,21 @@ int main(int argc, char** argv) {
   std::vector<target> file_arguments = targets;
   file_arguments.push_back({"", {"verify", "--system", "@", "--workload", "llm-7b-train"}});
   file_arguments.push_back({"", {"validate", "--runs", "@", "--probe", "PROBE"}});
-  file_arguments.push_back({"", {"cache", "replay", "--format", "mooncake", "--trace", "@", "--capacity-blocks", "300"}});
+  file_arguments.push_back(
+      {"", {"cache", "replay", "--format", "mooncake", "--trace", "@", "--capacity-blocks", "300"}});
   int special = 0;
   for (const auto& t : file_arguments)
     for (const fs::path& file : {dir, fifo, fs::path("/dev/zero"), gone}) {
       std::vector<std::string> argv_{trinity};
       for (const auto& a : t.args) {
-        if (a == "@") argv_.push_back(file.string());
-        else if (a == "prompts.fvecs" || a == "requests.csv") argv_.push_back((traces / a).string());
-        else if (a == "PROBE") argv_.push_back((samples / "../../../bench/results/transformer-probe-h100.json").string());
-        else argv_.push_back(a);
+        if (a == "@")
+          argv_.push_back(file.string());
+        else if (a == "prompts.fvecs" || a == "requests.csv")
+          argv_.push_back((traces / a).string());
+        else if (a == "PROBE")
+          argv_.push_back((samples / "../../../bench/results/transformer-probe-h100.json").string());
+        else
+          argv_.push_back(a);
       }
       const auto o = run(argv_, work / "stderr.txt", 10);
       ++special;
@@ -212,7 +224,7 @@ int main(int argc, char** argv) {
       });
     }
   fs::remove(fifo);
-  std::cout << runs << " runs on mutated files, " << refused << " refused with exit 2 and the field named; "
-            << special << " runs on a directory, a FIFO, /dev/zero and a vanished path; " << failures << " failed\n";
+  std::cout << runs << " runs on mutated files, " << refused << " refused with exit 2 and the field named; " << special
+            << " runs on a directory, a FIFO, /dev/zero and a vanished path; " << failures << " failed\n";
   return failures ? 1 : 0;
 }

@@ -23,7 +23,8 @@ TEST_CASE("the CUDA backend moves bytes in, around and out unchanged, and its cl
 TEST_CASE("the CUDA backend refuses what cudaMalloc cannot do, with the reason", "[backends][cuda]") {
   trinity::cuda::backend<> b;
   trinity::testing::check_refuses_impossible_sizes(b);
-  CHECK_THROWS_WITH(b.allocate(1_MB, 4096), "alignment: must be a power of two no larger than 256, cudaMalloc's guarantee");
+  CHECK_THROWS_WITH(b.allocate(1_MB, 4096),
+                    "alignment: must be a power of two no larger than 256, cudaMalloc's guarantee");
   CHECK_THROWS_AS(b.allocate(trinity::bytes{1e18}), trinity::cuda::error);
   // The failed allocation leaves the backend usable.
   void* p = b.allocate(1_MB);

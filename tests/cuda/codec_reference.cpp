@@ -16,8 +16,10 @@ namespace trinity::testing {
 
 std::vector<std::byte> cpu_frame(cpu_codec c, const std::vector<float>& x) {
   compress::frame_buffer f;
-  if (c == cpu_codec::bf16) compress::bf16{}.encode(x, f);
-  else compress::int8{}.encode(x, f);
+  if (c == cpu_codec::bf16)
+    compress::bf16{}.encode(x, f);
+  else
+    compress::int8{}.encode(x, f);
   return {f.bytes().begin(), f.bytes().end()};
 }
 
@@ -35,7 +37,8 @@ std::vector<float> cpu_decode(const std::vector<std::byte>& frame) { return comp
 TEST_CASE("the CPU reference's bodies have the layout the GPU kernels write, and decode within bounds",
           "[cuda][codecs]") {
   using trinity::testing::cpu_codec;
-  for (const std::size_t n : {std::size_t{1}, std::size_t{127}, std::size_t{128}, std::size_t{129}, std::size_t{1000}}) {
+  for (const std::size_t n :
+       {std::size_t{1}, std::size_t{127}, std::size_t{128}, std::size_t{129}, std::size_t{1000}}) {
     std::vector<float> x(n);
     for (std::size_t i = 0; i < n; ++i) x[i] = std::sin(static_cast<float>(i) * 0.37f) * static_cast<float>(i % 13 + 1);
     const auto bf16 = trinity::testing::cpu_frame(cpu_codec::bf16, x);
@@ -48,7 +51,8 @@ TEST_CASE("the CPU reference's bodies have the layout the GPU kernels write, and
     for (std::size_t i = 0; i < n; ++i) {
       CHECK(std::fabs(yb[i] - x[i]) <= std::fabs(x[i]) * 0x1p-8f);
       float amax = 0;
-      for (std::size_t j = i / 128 * 128; j < std::min(n, i / 128 * 128 + 128); ++j) amax = std::max(amax, std::fabs(x[j]));
+      for (std::size_t j = i / 128 * 128; j < std::min(n, i / 128 * 128 + 128); ++j)
+        amax = std::max(amax, std::fabs(x[j]));
       CHECK(std::fabs(yi[i] - x[i]) <= amax / 254.0f * 1.0001f);
     }
   }

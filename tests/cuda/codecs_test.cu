@@ -23,10 +23,10 @@ std::vector<float> gradient(std::size_t n, std::uint32_t seed) {
   std::vector<float> x(n);
   for (auto& v : x) v = g(rng);
   if (n > 300) {
-    for (std::size_t i = 128; i < 256; ++i) x[i] = 0.0f;                   // a block of zeros
-    for (std::size_t i = 256; i < 300; ++i) x[i] = x[i] * 1e-35f;          // a tiny block: the double path
+    for (std::size_t i = 128; i < 256; ++i) x[i] = 0.0f;           // a block of zeros
+    for (std::size_t i = 256; i < 300; ++i) x[i] = x[i] * 1e-35f;  // a tiny block: the double path
   }
-  if (n > 1000) x[999] = 1e30f;                                             // one huge value in its block
+  if (n > 1000) x[999] = 1e30f;  // one huge value in its block
   return x;
 }
 
@@ -45,8 +45,10 @@ std::vector<std::byte> gpu_body(cpu_codec c, const std::vector<float>& x) {
   device_buffer<float> in(n);
   device_buffer<std::byte> out(body);
   cuda::detail::check(cudaMemcpy(in.p, x.data(), n * 4, cudaMemcpyHostToDevice), "upload");
-  if (c == cpu_codec::bf16) cuda::bf16_encode(in.p, n, out.p);
-  else cuda::int8_encode(in.p, n, out.p);
+  if (c == cpu_codec::bf16)
+    cuda::bf16_encode(in.p, n, out.p);
+  else
+    cuda::int8_encode(in.p, n, out.p);
   std::vector<std::byte> host(body);
   cuda::detail::check(cudaMemcpy(host.data(), out.p, body, cudaMemcpyDeviceToHost), "download");
   return host;
@@ -56,8 +58,10 @@ std::vector<float> gpu_decode(cpu_codec c, const std::vector<std::byte>& body, s
   device_buffer<std::byte> in(body.size());
   device_buffer<float> out(n);
   cuda::detail::check(cudaMemcpy(in.p, body.data(), body.size(), cudaMemcpyHostToDevice), "upload");
-  if (c == cpu_codec::bf16) cuda::bf16_decode(in.p, n, out.p);
-  else cuda::int8_decode(in.p, n, out.p);
+  if (c == cpu_codec::bf16)
+    cuda::bf16_decode(in.p, n, out.p);
+  else
+    cuda::int8_decode(in.p, n, out.p);
   std::vector<float> host(n);
   cuda::detail::check(cudaMemcpy(host.data(), out.p, n * 4, cudaMemcpyDeviceToHost), "download");
   return host;
@@ -108,13 +112,17 @@ TEST_CASE("tensors that do not start on a 16-byte boundary take the scalar path 
     const auto want = trinity::testing::body_of(frame);
     // Input one float in; bf16's body 4 bytes in (4-aligned, not 8); decode into one float in.
     std::byte* body = out.p + (c == cpu_codec::bf16 ? 4 : 0);
-    if (c == cpu_codec::bf16) cuda::bf16_encode(in.p + 1, n, body);
-    else cuda::int8_encode(in.p + 1, n, body);
+    if (c == cpu_codec::bf16)
+      cuda::bf16_encode(in.p + 1, n, body);
+    else
+      cuda::int8_encode(in.p + 1, n, body);
     std::vector<std::byte> got(want.size());
     cuda::detail::check(cudaMemcpy(got.data(), body, got.size(), cudaMemcpyDeviceToHost), "download");
     CHECK(got == want);
-    if (c == cpu_codec::bf16) cuda::bf16_decode(body, n, back.p + 1);
-    else cuda::int8_decode(body, n, back.p + 1);
+    if (c == cpu_codec::bf16)
+      cuda::bf16_decode(body, n, back.p + 1);
+    else
+      cuda::int8_decode(body, n, back.p + 1);
     std::vector<float> decoded(n);
     cuda::detail::check(cudaMemcpy(decoded.data(), back.p + 1, n * 4, cudaMemcpyDeviceToHost), "download");
     const auto cpu = trinity::testing::cpu_decode(frame);

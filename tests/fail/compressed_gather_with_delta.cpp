@@ -5,7 +5,8 @@
 #include <trinity/compress/zstd.hpp>
 
 // Positive control: the lossless codec under the delta is fine on its own.
-static_assert(sizeof(trinity::comm::compressed_all_reduce<trinity::compress::zstd<1>, trinity::comm::compressed_ring>) > 0,
+static_assert(sizeof(trinity::comm::compressed_all_reduce<trinity::compress::zstd<1>, trinity::comm::compressed_ring>) >
+                  0,
               "positive control failed");
 
 int main() {

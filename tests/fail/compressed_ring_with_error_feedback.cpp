@@ -8,6 +8,7 @@
 using namespace trinity;
 
 // Positive control: the plain codec is the spelling that works.
-static_assert(sizeof(comm::compressed_all_reduce<compress::int8, comm::compressed_ring>) > 0, "positive control failed");
+static_assert(sizeof(comm::compressed_all_reduce<compress::int8, comm::compressed_ring>) > 0,
+              "positive control failed");
 
 comm::compressed_all_reduce<compress::error_feedback<compress::int8>, comm::compressed_ring> wrong;

@@ -4,8 +4,9 @@
 #include <trinity/compress/powersgd.hpp>
 
 // Positive control: gathered and decoded one by one, PowerSGD is fine.
-static_assert(sizeof(trinity::comm::compressed_all_reduce<trinity::compress::powersgd<2>, trinity::comm::compressed_gather>) > 0,
-              "positive control failed");
+static_assert(
+    sizeof(trinity::comm::compressed_all_reduce<trinity::compress::powersgd<2>, trinity::comm::compressed_gather>) > 0,
+    "positive control failed");
 
 int main() {
   trinity::comm::compressed_all_reduce<trinity::compress::powersgd<2>, trinity::comm::compressed_ring> nonsense;

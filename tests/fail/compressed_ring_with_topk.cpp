@@ -7,8 +7,9 @@
 // Positive control: int8 on the ring and top-k on the gather are both fine.
 static_assert(sizeof(trinity::comm::compressed_all_reduce<trinity::compress::int8, trinity::comm::compressed_ring>) > 0,
               "positive control failed");
-static_assert(sizeof(trinity::comm::compressed_all_reduce<trinity::compress::topk<>, trinity::comm::compressed_gather>) > 0,
-              "positive control failed");
+static_assert(
+    sizeof(trinity::comm::compressed_all_reduce<trinity::compress::topk<>, trinity::comm::compressed_gather>) > 0,
+    "positive control failed");
 
 int main() {
   trinity::comm::compressed_all_reduce<trinity::compress::topk<>, trinity::comm::compressed_ring> nonsense;

@@ -4,5 +4,6 @@
 #include <trinity/compress/error_feedback.hpp>
 #include <trinity/compress/sign.hpp>
 
-static_assert(trinity::Compressor<trinity::compress::error_feedback<trinity::compress::sign<>>>, "positive control failed");
+static_assert(trinity::Compressor<trinity::compress::error_feedback<trinity::compress::sign<>>>,
+              "positive control failed");
 trinity::compress::error_feedback<trinity::compress::dgc<>> bad;

@@ -3,7 +3,8 @@
 #include <trinity/tiers.hpp>
 
 // Positive control: the same tiers in the right order form a hierarchy.
-static_assert(trinity::tier_hierarchy<trinity::tiers::gb200_hbm3e, trinity::tiers::cxl_capacity>::size == 2, "positive control failed");
+static_assert(trinity::tier_hierarchy<trinity::tiers::gb200_hbm3e, trinity::tiers::cxl_capacity>::size == 2,
+              "positive control failed");
 
 int main() {
   using backwards = trinity::tier_hierarchy<trinity::tiers::cxl_capacity, trinity::tiers::gb200_hbm3e>;

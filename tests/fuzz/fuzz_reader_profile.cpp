@@ -10,7 +10,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto j = io::parse(fuzz::text_of(data, size), "fuzz.json");
     const auto a = io::read_profile(j), b = io::read_profile(j);
     TRINITY_FUZZ_REQUIRE(a.compressors.size() == b.compressors.size());
-    for (std::size_t i = 0; i < a.compressors.size(); ++i) TRINITY_FUZZ_REQUIRE(a.compressors[i].name == b.compressors[i].name);
+    for (std::size_t i = 0; i < a.compressors.size(); ++i)
+      TRINITY_FUZZ_REQUIRE(a.compressors[i].name == b.compressors[i].name);
   });
   return 0;
 }

@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define TRINITY_FUZZ_REQUIRE(cond)                                                        \
-  do {                                                                                    \
-    if (!(cond)) {                                                                        \
+#define TRINITY_FUZZ_REQUIRE(cond)                                                                 \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
       std::fprintf(stderr, "%s:%d: TRINITY_FUZZ_REQUIRE(%s) failed\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                       \
-    }                                                                                     \
+      std::abort();                                                                                \
+    }                                                                                              \
   } while (0)

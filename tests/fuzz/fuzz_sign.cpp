@@ -10,6 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto [frame, out] = fuzz::decode_as(compress::codec::sign, rx, data, size);
   if (!out) return 0;  // refused with a decode_error: the right answer to bad bytes
   const std::size_t block = fuzz::param(frame, 0);
-  for (std::size_t i = 0; i < out->size(); ++i) TRINITY_FUZZ_REQUIRE(std::fabs((*out)[i]) == std::fabs((*out)[i - i % block]));
+  for (std::size_t i = 0; i < out->size(); ++i)
+    TRINITY_FUZZ_REQUIRE(std::fabs((*out)[i]) == std::fabs((*out)[i - i % block]));
   return 0;
 }

@@ -28,8 +28,8 @@
 
 namespace trinity::fuzz {
 
-inline constexpr compress::decode_limits fuzz_limits{.max_bytes = std::size_t{64} << 20, .max_depth = 4,
-                                                     .verify_hashes = false};
+inline constexpr compress::decode_limits fuzz_limits{
+    .max_bytes = std::size_t{64} << 20, .max_depth = 4, .verify_hashes = false};
 
 //! The frame the fuzzer's bytes describe, for codec `c`.
 inline compress::frame_buffer frame_of(compress::codec c, const std::uint8_t* data, std::size_t size) {
@@ -87,4 +87,3 @@ inline bool decodes_the_same_twice(const compress::frame_buffer& frame, const st
 }
 
 }  // namespace trinity::fuzz
-

@@ -171,7 +171,8 @@ inline std::vector<std::vector<std::uint8_t>> reader_seed_inputs(std::string_vie
     for (int lines = 0; lines < 40 && at < whole.size(); ++lines) {
       const auto end = std::find(whole.begin() + static_cast<std::ptrdiff_t>(at), whole.end(), std::uint8_t{'\n'});
       at = static_cast<std::size_t>(end - whole.begin()) + 1;
-      if (lines == 0 || lines == 4 || lines == 39) out.push_back(bytes(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(std::min(at, whole.size()))));
+      if (lines == 0 || lines == 4 || lines == 39)
+        out.push_back(bytes(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(std::min(at, whole.size()))));
     }
     return out;
   }

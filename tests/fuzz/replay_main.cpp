@@ -39,10 +39,18 @@ int main(int argc, char** argv) {
       const std::size_t flips = 1 + rng() % 8;
       for (std::size_t i = 0; i < flips && !buf.empty(); ++i) {
         switch (rng() % 4) {
-          case 0: buf[rng() % buf.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8)); break;
-          case 1: buf[rng() % buf.size()] = static_cast<std::uint8_t>(rng()); break;
-          case 2: buf.resize(rng() % (buf.size() + 1)); break;
-          default: buf.insert(buf.begin() + static_cast<std::ptrdiff_t>(rng() % (buf.size() + 1)), static_cast<std::uint8_t>(rng()));
+          case 0:
+            buf[rng() % buf.size()] ^= static_cast<std::uint8_t>(1u << (rng() % 8));
+            break;
+          case 1:
+            buf[rng() % buf.size()] = static_cast<std::uint8_t>(rng());
+            break;
+          case 2:
+            buf.resize(rng() % (buf.size() + 1));
+            break;
+          default:
+            buf.insert(buf.begin() + static_cast<std::ptrdiff_t>(rng() % (buf.size() + 1)),
+                       static_cast<std::uint8_t>(rng()));
         }
       }
     } else {
@@ -52,6 +60,7 @@ int main(int argc, char** argv) {
     LLVMFuzzerTestOneInput(buf.data(), buf.size());
     ++runs;
   }
-  std::cout << name << ": " << seeds.size() << " seeds," << " " << runs << " inputs without a finding\n";
+  std::cout << name << ": " << seeds.size() << " seeds,"
+            << " " << runs << " inputs without a finding\n";
   return 0;
 }

@@ -37,7 +37,8 @@ inline bytes codec_layout(std::span<const std::byte> frame) {
 
 inline std::vector<std::vector<float>> sample_tensors() {
   std::vector<std::vector<float>> t;
-  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{300}, std::size_t{1000}}) {
+  for (std::size_t n :
+       {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{64}, std::size_t{300}, std::size_t{1000}}) {
     std::vector<float> v(n);
     for (std::size_t i = 0; i < n; ++i) v[i] = std::sin(static_cast<float>(i) * 0.37f) * static_cast<float>(1 + i % 5);
     t.push_back(std::move(v));
@@ -50,7 +51,8 @@ inline std::vector<bytes> seed_inputs(std::string_view target) {
   std::vector<bytes> seeds;
   if (target.starts_with("reader_")) seeds = reader_seed_inputs(target);
   const auto tensors = sample_tensors();
-  for (const auto& entry : target.starts_with("reader_") ? std::span<const compress::catalog_entry>{} : compress::catalog()) {
+  for (const auto& entry :
+       target.starts_with("reader_") ? std::span<const compress::catalog_entry>{} : compress::catalog()) {
     for (const auto& t : tensors) {
       auto c = entry.make();
       compress::frame_buffer f;
@@ -65,8 +67,9 @@ inline std::vector<bytes> seed_inputs(std::string_view target) {
       }
       const auto codec = compress::to_string(static_cast<compress::codec>(std::to_integer<std::uint8_t>(f.data()[5])));
       if (target == "frame") {
-        if (entry.name != "delta-zstd") seeds.emplace_back(reinterpret_cast<const std::uint8_t*>(f.data()),
-                                                           reinterpret_cast<const std::uint8_t*>(f.data()) + f.size());
+        if (entry.name != "delta-zstd")
+          seeds.emplace_back(reinterpret_cast<const std::uint8_t*>(f.data()),
+                             reinterpret_cast<const std::uint8_t*>(f.data()) + f.size());
       } else if (target == "round_trip") {
         for (std::size_t i = 0; i < compress::catalog().size(); ++i)
           if (compress::catalog()[i].name == entry.name) {

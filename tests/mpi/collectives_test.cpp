@@ -64,7 +64,8 @@ bool same_on_every_rank(const std::vector<T>& v) {
   return everywhere(root.empty() || std::memcmp(root.data(), v.data(), v.size() * sizeof(T)) == 0);
 }
 
-const std::vector<std::size_t> sizes{0, 1, 2, 3, 7, 31, 257, 1021, 4099, 65537, std::size_t{1} << 18, std::size_t{1} << 20};
+const std::vector<std::size_t> sizes{
+    0, 1, 2, 3, 7, 31, 257, 1021, 4099, 65537, std::size_t{1} << 18, std::size_t{1} << 20};
 const std::vector<comm::algorithm> algorithms{comm::algorithm::automatic, comm::algorithm::ring,
                                               comm::algorithm::halving_doubling};
 
@@ -147,7 +148,8 @@ TEST_CASE("mpi: the shared-memory all-reduce, the ring all-reduce and the ring r
   mpi::options messages;
   messages.shared_memory = false;
   mpi::communicator window, ring(MPI_COMM_WORLD, messages);
-  for (const std::size_t count : {std::size_t{7}, std::size_t{1021}, std::size_t{3 * 333335}, std::size_t{(5u << 20) + 3}}) {
+  for (const std::size_t count :
+       {std::size_t{7}, std::size_t{1021}, std::size_t{3 * 333335}, std::size_t{(5u << 20) + 3}}) {
     INFO("count " << count);
     std::vector<float> a = inputs<float>(count), b = a;
     comm::all_reduce(window, std::span<float>(a), reduce_op::sum);
@@ -172,7 +174,8 @@ TEST_CASE("mpi: reduce-scatter, all-gather and broadcast over MPI point-to-point
     std::vector<std::int32_t> expected(count), shard(part.size(r));
     MPI_Allreduce(in.data(), expected.data(), static_cast<int>(count), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
     comm::reduce_scatter(c, std::span<const std::int32_t>(in), std::span<std::int32_t>(shard), reduce_op::sum);
-    REQUIRE(everywhere(std::equal(shard.begin(), shard.end(), expected.begin() + static_cast<std::ptrdiff_t>(part.begin(r)))));
+    REQUIRE(everywhere(
+        std::equal(shard.begin(), shard.end(), expected.begin() + static_cast<std::ptrdiff_t>(part.begin(r)))));
     std::vector<std::int32_t> all(count);
     comm::all_gather(c, std::span<const std::int32_t>(shard), std::span<std::int32_t>(all));
     REQUIRE(everywhere(all == expected));
@@ -209,7 +212,8 @@ TEST_CASE("mpi: a collective whose peer never arrives ends with a timeout, on bo
     if (r != absent) {
       const auto t0 = std::chrono::steady_clock::now();
       try {
-        comm::all_reduce(c, std::span<float>(g), reduce_op::sum, shared ? comm::algorithm::automatic : comm::algorithm::ring);
+        comm::all_reduce(c, std::span<float>(g), reduce_op::sum,
+                         shared ? comm::algorithm::automatic : comm::algorithm::ring);
       } catch (const comm::timeout_error& e) {
         timed_out = std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20);
         what = e.what();

@@ -12,8 +12,9 @@
 
 using namespace trinity;
 
-TEST_CASE("mpi: pipeline parallelism, 1F1B and interleaved, trains what DDP trains, sends and keeps what the model says",
-          "[mpi]") {
+TEST_CASE(
+    "mpi: pipeline parallelism, 1F1B and interleaved, trains what DDP trains, sends and keeps what the model says",
+    "[mpi]") {
   mpi::communicator c;
   const std::size_t world = static_cast<std::size_t>(c.size());
   for (std::size_t p = 1; p <= world; ++p) {

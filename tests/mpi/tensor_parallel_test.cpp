@@ -11,8 +11,10 @@
 
 using namespace trinity;
 
-TEST_CASE("mpi: the column/row pair on every tensor-parallel degree trains what DDP trains, and sends what the model "
-          "says", "[mpi]") {
+TEST_CASE(
+    "mpi: the column/row pair on every tensor-parallel degree trains what DDP trains, and sends what the model "
+    "says",
+    "[mpi]") {
   mpi::communicator c;
   for (int t = 1; t <= c.size(); ++t) {
     if (c.size() % t != 0) continue;

@@ -37,7 +37,8 @@ TEST_CASE("every node this machine has takes an allocation and keeps its pages",
 }
 
 TEST_CASE("a node that does not exist is refused by name", "[numa]") {
-  CHECK_THROWS_WITH(numa::node_resource(numa::nodes() + 3), Catch::Contains("node") && Catch::Contains("is not a node"));
+  CHECK_THROWS_WITH(numa::node_resource(numa::nodes() + 3),
+                    Catch::Contains("node") && Catch::Contains("is not a node"));
 }
 
 static_assert(CATCH_VERSION_MAJOR == 2, "this main uses Catch2 v2's session API, the one Debian ships");
@@ -50,8 +51,10 @@ int main(int argc, char** argv) {
   const int failed = Catch::Session().run(argc, argv);
   if (failed) return 1;
   if (numa::nodes() < 2) {
-    std::printf("skipped: this machine has %d NUMA node; binding to a second node (a CXL expander appears as a "
-                "CPU-less one) cannot be checked here. Node 0's binding passed.\n", numa::nodes());
+    std::printf(
+        "skipped: this machine has %d NUMA node; binding to a second node (a CXL expander appears as a "
+        "CPU-less one) cannot be checked here. Node 0's binding passed.\n",
+        numa::nodes());
     return 77;
   }
   return 0;

@@ -22,7 +22,8 @@ int main() {
   bool in_order = true;
   for (unsigned i = 0; i < 3; ++i) {
     auto s = in.next(std::chrono::seconds(10));
-    in_order = in_order && s && s->producer() == 4 && s->offset() == i && s->payload().size() == std::strlen(words[i]) &&
+    in_order = in_order && s && s->producer() == 4 && s->offset() == i &&
+               s->payload().size() == std::strlen(words[i]) &&
                std::memcmp(s->payload().data(), words[i], s->payload().size()) == 0;
     if (s) in.ack(*s);
   }

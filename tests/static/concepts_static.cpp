@@ -4,9 +4,9 @@
 using namespace trinity;
 
 // Presets model their concepts.
-static_assert(Tier<tiers::gb200_hbm3e> && Tier<tiers::h100_hbm3> && Tier<tiers::h200_hbm3e> && Tier<tiers::grace_lpddr5x> && Tier<tiers::host_ddr> &&
-              Tier<tiers::cxl_coherent> && Tier<tiers::cxl_capacity> && Tier<tiers::nvme> &&
-              Tier<tiers::remote_storage>);
+static_assert(Tier<tiers::gb200_hbm3e> && Tier<tiers::h100_hbm3> && Tier<tiers::h200_hbm3e> &&
+              Tier<tiers::grace_lpddr5x> && Tier<tiers::host_ddr> && Tier<tiers::cxl_coherent> &&
+              Tier<tiers::cxl_capacity> && Tier<tiers::nvme> && Tier<tiers::remote_storage>);
 static_assert(Link<links::nvlink5> && Link<links::nvlink_c2c> && Link<links::ualink1> && Link<links::cxl2_x16> &&
               Link<links::cxl3_x16> && Link<links::pcie5_x16> && Link<links::pcie6_x16> &&
               Link<links::infiniband_400g> && Link<links::infiniband_800g> && Link<links::ethernet_400g> &&

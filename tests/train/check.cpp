@@ -42,8 +42,10 @@ run_output run(const std::string& command, const std::string& args) {
   for (std::string line; std::getline(lines, line);) {
     if (line.empty()) continue;
     const auto j = nlohmann::json::parse(line);
-    if (j.contains("summary")) out.summary = j["summary"];
-    else if (!j.at("skipped").get<bool>()) out.loss[j.at("step").get<long>()] = j.at("loss").get<double>();
+    if (j.contains("summary"))
+      out.summary = j["summary"];
+    else if (!j.at("skipped").get<bool>())
+      out.loss[j.at("step").get<long>()] = j.at("loss").get<double>();
   }
   if (out.loss.empty() || out.summary.is_null()) throw std::runtime_error(line_cmd + " printed no steps or no summary");
   return out;
@@ -72,12 +74,12 @@ int main(int argc, char** argv) {
   const std::string command = (launcher.empty() ? "" : launcher + " ") + train;
   int failures = 0;
   // EXPECT(promise, what broke): prints and counts a broken promise, and goes on to check the rest.
-#define EXPECT(promise, what)                       \
-  do {                                              \
-    if (!(promise)) {                               \
-      std::cout << "FAIL: " << (what) << '\n';      \
-      ++failures;                                   \
-    }                                               \
+#define EXPECT(promise, what)                  \
+  do {                                         \
+    if (!(promise)) {                          \
+      std::cout << "FAIL: " << (what) << '\n'; \
+      ++failures;                              \
+    }                                          \
   } while (false)
   try {
     for (const auto& s : setups) run(command, s);
@@ -85,8 +87,9 @@ int main(int argc, char** argv) {
     for (const auto& r : runs) outs.push_back(run(command, r));
     for (const auto& r : plain_runs) outs.push_back(run(train, r));
     const auto& base = outs.front();
-    std::cout << "run | steps | last loss | max rel. loss diff | params/rank | grads/rank | optim/rank | offloaded/rank "
-                 "| peak/rank | sent/step/rank\n";
+    std::cout
+        << "run | steps | last loss | max rel. loss diff | params/rank | grads/rank | optim/rank | offloaded/rank "
+           "| peak/rank | sent/step/rank\n";
     for (const auto& o : outs) {
       double worst = 0;
       std::size_t common = 0;
@@ -103,7 +106,8 @@ int main(int argc, char** argv) {
                 << res["offloaded"][0] << " | " << last["peak_bytes"]["device"][0] << " | " << last["sent_bytes"][0]
                 << '\n';
       EXPECT(common > 0, o.args + ": no step in common with the baseline");
-      EXPECT(worst <= tolerance, o.args + ": loss differs from the baseline by " + std::to_string(worst) + " (relative)");
+      EXPECT(worst <= tolerance,
+             o.args + ": loss differs from the baseline by " + std::to_string(worst) + " (relative)");
       if (o.summary.contains("pipeline")) {
         // A model-parallel run: what each rank sent between stages exactly as the mechanism's count, rank 0's kept
         // activations exactly, and ZeRO's traffic over each data-parallel group within 1%.
@@ -112,33 +116,38 @@ int main(int argc, char** argv) {
         for (std::size_t r = 0; r < ranks; ++r) {
           EXPECT(last["pipeline_bytes"][r] == model["bytes_per_step"][r],
                  o.args + ": rank " + std::to_string(r) + " sent " + last["pipeline_bytes"][r].dump() +
-                 " bytes between stages, the model " + model["bytes_per_step"][r].dump());
+                     " bytes between stages, the model " + model["bytes_per_step"][r].dump());
           if (!model["data_parallel_bytes_per_step"].is_null())  // null: a codec's frames, priced by verify
-            EXPECT(within(last["data_parallel_bytes"][r].get<double>(), model["data_parallel_bytes_per_step"][r].get<double>(), 0.01),
+            EXPECT(within(last["data_parallel_bytes"][r].get<double>(),
+                          model["data_parallel_bytes_per_step"][r].get<double>(), 0.01),
                    o.args + ": rank " + std::to_string(r) + " sent " + last["data_parallel_bytes"][r].dump() +
-                   " bytes to its data-parallel group, the model " + model["data_parallel_bytes_per_step"][r].dump());
-          EXPECT(within(last["resident_bytes"]["offloaded"][r].get<double>(), model["offloaded_bytes_per_rank"][r].get<double>(), 0.01),
-                 o.args + ": rank " + std::to_string(r) + " offloaded " + last["resident_bytes"]["offloaded"][r].dump() +
-                 " bytes of states, the model " + model["offloaded_bytes_per_rank"][r].dump());
+                       " bytes to its data-parallel group, the model " +
+                       model["data_parallel_bytes_per_step"][r].dump());
+          EXPECT(within(last["resident_bytes"]["offloaded"][r].get<double>(),
+                        model["offloaded_bytes_per_rank"][r].get<double>(), 0.01),
+                 o.args + ": rank " + std::to_string(r) + " offloaded " +
+                     last["resident_bytes"]["offloaded"][r].dump() + " bytes of states, the model " +
+                     model["offloaded_bytes_per_rank"][r].dump());
           EXPECT(within(last["offload_bytes"][r].get<double>(), model["offload_bytes_per_step"][r].get<double>(), 0.01),
                  o.args + ": rank " + std::to_string(r) + " moved " + last["offload_bytes"][r].dump() +
-                 " bytes to and from the offload tier, the model " + model["offload_bytes_per_step"][r].dump());
+                     " bytes to and from the offload tier, the model " + model["offload_bytes_per_step"][r].dump());
         }
         // A tensor-parallel run: what each rank sent over its tensor group exactly as counted.
         for (std::size_t r = 0; r < ranks; ++r)
           EXPECT(last["tensor_parallel_bytes"][r] == model["tensor_parallel_bytes_per_step"][r],
                  o.args + ": rank " + std::to_string(r) + " sent " + last["tensor_parallel_bytes"][r].dump() +
-                 " bytes over its tensor group, the model " + model["tensor_parallel_bytes_per_step"][r].dump());
+                     " bytes over its tensor group, the model " + model["tensor_parallel_bytes_per_step"][r].dump());
         // A context-parallel run: what each rank sent around its context ring exactly as counted, and a ring that ran.
         if (last.value("cp", 1) > 1)
-          EXPECT(last["context_parallel_bytes"][0].get<double>() > 0, o.args + ": rank 0 sent nothing around its context ring");
+          EXPECT(last["context_parallel_bytes"][0].get<double>() > 0,
+                 o.args + ": rank 0 sent nothing around its context ring");
         for (std::size_t r = 0; r < ranks; ++r)
           EXPECT(last["context_parallel_bytes"][r] == model["context_parallel_bytes_per_step"][r],
                  o.args + ": rank " + std::to_string(r) + " sent " + last["context_parallel_bytes"][r].dump() +
-                 " bytes around its context ring, the model " + model["context_parallel_bytes_per_step"][r].dump());
+                     " bytes around its context ring, the model " + model["context_parallel_bytes_per_step"][r].dump());
         EXPECT(last["peak_stashed_chunks"][0] == model["peak_stashed_chunks_rank0"],
                o.args + ": rank 0 kept " + last["peak_stashed_chunks"][0].dump() + " chunks' activations, the model " +
-               model["peak_stashed_chunks_rank0"].dump());
+                   model["peak_stashed_chunks_rank0"].dump());
         continue;
       }
       if (!check_model) continue;
@@ -148,7 +157,7 @@ int main(int argc, char** argv) {
         for (std::size_t r = 0; r < ranks; ++r)
           EXPECT(within(res[kind][r].get<double>(), model[kind].get<double>(), 0.01),
                  o.args + ": rank " + std::to_string(r) + " holds " + res[kind][r].dump() + " bytes of " + kind +
-                 ", the model " + model[kind].dump());
+                     ", the model " + model[kind].dump());
       const double total = model["parameters"].get<double>() + model["gradients"].get<double>() +
                            model["optimizer_states"].get<double>();
       for (std::size_t r = 0; r < ranks; ++r) {
@@ -156,17 +165,17 @@ int main(int argc, char** argv) {
                                last["peak_bytes"]["activations"][r].get<double>();
         EXPECT(last["peak_bytes"]["device"][r].get<double>() <= allowed,
                o.args + ": rank " + std::to_string(r) + " peaked at " + last["peak_bytes"]["device"][r].dump() +
-               " bytes, above the model plus overheads (" + std::to_string(allowed) + ")");
+                   " bytes, above the model plus overheads (" + std::to_string(allowed) + ")");
       }
       if (!model["sent_bytes_per_step"].is_null())
         for (std::size_t r = 0; r < ranks; ++r)
           EXPECT(within(last["sent_bytes"][r].get<double>(), model["sent_bytes_per_step"].get<double>(), 0.01),
-                 o.args + ": rank " + std::to_string(r) + " sent " + last["sent_bytes"][r].dump() + " bytes, the model " +
-                 model["sent_bytes_per_step"].dump());
+                 o.args + ": rank " + std::to_string(r) + " sent " + last["sent_bytes"][r].dump() +
+                     " bytes, the model " + model["sent_bytes_per_step"].dump());
       for (std::size_t r = 0; r < ranks; ++r)
         EXPECT(within(last["offload_bytes"][r].get<double>(), model["offload_bytes_per_step"].get<double>(), 0.01),
                o.args + ": rank " + std::to_string(r) + " moved " + last["offload_bytes"][r].dump() +
-               " bytes to and from the offload tier, the model " + model["offload_bytes_per_step"].dump());
+                   " bytes to and from the offload tier, the model " + model["offload_bytes_per_step"].dump());
     }
   } catch (const std::exception& e) {
     std::cout << "FAIL: " << e.what() << '\n';

@@ -73,8 +73,10 @@ std::vector<std::string> lines_of(const std::string& text) {
 //! Four significant digits, no exponent for everyday magnitudes: 23.1, 0.1234, 1.5e+06.
 std::string num(double v, int digits = 3) {
   char b[64];
-  if (v != 0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-3)) std::snprintf(b, sizeof b, "%.*g", digits, v);
-  else std::snprintf(b, sizeof b, "%.*g", digits, v);
+  if (v != 0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-3))
+    std::snprintf(b, sizeof b, "%.*g", digits, v);
+  else
+    std::snprintf(b, sizeof b, "%.*g", digits, v);
   return b;
 }
 std::string fixed(double v, int decimals) {
@@ -193,9 +195,11 @@ std::string measured_on(const result_file& r) {
 //! bench preset (-march=native), each against memcpy in its own run.
 std::string compress_speed(sources& s) {
   const auto& ci = s.results("compress-ci.json");
-  const result_file* native = fs::exists(s.results() / "compress-bench.json") ? &s.results("compress-bench.json") : nullptr;
+  const result_file* native =
+      fs::exists(s.results() / "compress-bench.json") ? &s.results("compress-bench.json") : nullptr;
   std::vector<std::vector<std::string>> rows;
-  rows.push_back({"memcpy", "1", "0", rate(ci.counter("compress/memcpy", "bytes_per_second")), "1", "", "", native ? "1" : ""});
+  rows.push_back(
+      {"memcpy", "1", "0", rate(ci.counter("compress/memcpy", "bytes_per_second")), "1", "", "", native ? "1" : ""});
   for (const auto& [name, run] : ci.runs) {
     if (!name.ends_with("/encode")) continue;
     const std::string codec = name.substr(9, name.size() - 9 - 7);
@@ -252,8 +256,9 @@ std::string plan_speed(sources& s) {
       rows.push_back({name, fixed(run.at("real_time").get<double>(), 0) + " " + run.value("time_unit", "ns"), ""});
       continue;
     }
-    rows.push_back({name, fixed(run.at("real_time").get<double>(), 1) + " " + run.value("time_unit", "ns"),
-                    run.contains("candidates_per_second") ? num(run.at("candidates_per_second").get<double>() / 1e6) + " M" : ""});
+    rows.push_back(
+        {name, fixed(run.at("real_time").get<double>(), 1) + " " + run.value("time_unit", "ns"),
+         run.contains("candidates_per_second") ? num(run.at("candidates_per_second").get<double>() / 1e6) + " M" : ""});
   }
   return measured_on(r) + "\n" + table({"benchmark", "a whole plan", "candidates per second"}, rows);
 }
@@ -282,7 +287,8 @@ std::string cache_speed(sources& s) {
     std::string other;
     if (native && native->has(name))
       for (const char* k : {"x_faiss", "queries_per_second", "items_per_second", "tokens_per_second"})
-        if (native->run(name).contains(k)) other += (other.empty() ? "" : ", ") + std::string(k) + " " + num(native->counter(name, k));
+        if (native->run(name).contains(k))
+          other += (other.empty() ? "" : ", ") + std::string(k) + " " + num(native->counter(name, k));
     rows.push_back({name, num(run.at("real_time").get<double>()) + " " + run.value("time_unit", "ns"), extra, other});
   }
   std::string out = measured_on(ci);
@@ -317,7 +323,8 @@ std::string prefix_curve_table(sources& s) {
   for (const auto& row : out.at("rows")) {
     const auto cap = row.at("capacity_blocks").get<std::uint64_t>();
     auto& cells = rows[cap];
-    if (cells.empty()) cells = {std::to_string(cap), trinity::to_string(trinity::bytes{row.at("capacity_bytes").get<double>()})};
+    if (cells.empty())
+      cells = {std::to_string(cap), trinity::to_string(trinity::bytes{row.at("capacity_bytes").get<double>()})};
     cells.push_back(fixed(row.at("block_hit_rate").get<double>(), 3));
     cells.push_back(fixed(row.at("token_hit_rate").get<double>(), 3));
   }
@@ -325,7 +332,8 @@ std::string prefix_curve_table(sources& s) {
   for (auto& [cap, cells] : rows) body.push_back(cells);
   const json& inf = out.at("infinite");
   std::vector<std::string> bound{"infinite (" + std::to_string(inf.at("capacity_blocks").get<std::uint64_t>()) + ")",
-                                 trinity::to_string(trinity::bytes{inf.at("capacity_blocks").get<double>() * out.at("kv_bytes_per_block").get<double>()})};
+                                 trinity::to_string(trinity::bytes{inf.at("capacity_blocks").get<double>() *
+                                                                   out.at("kv_bytes_per_block").get<double>()})};
   for (std::size_t i = 0; i < policies.size(); ++i) {
     bound.push_back(fixed(inf.at("block_hit_rate").get<double>(), 3));
     bound.push_back(fixed(inf.at("token_hit_rate").get<double>(), 3));
@@ -333,9 +341,9 @@ std::string prefix_curve_table(sources& s) {
   body.push_back(bound);
   std::string fits;
   for (const auto& f : out.at("fits"))
-    fits += "- " + f.at("eviction").get<std::string>() + ": power law kappa = " +
-            fixed(f.at("power_law").at("kappa_per_gb").get<double>(), 4) + "/GB, gamma = " +
-            fixed(f.at("power_law").at("gamma").get<double>(), 4) + " (rmse " +
+    fits += "- " + f.at("eviction").get<std::string>() +
+            ": power law kappa = " + fixed(f.at("power_law").at("kappa_per_gb").get<double>(), 4) +
+            "/GB, gamma = " + fixed(f.at("power_law").at("gamma").get<double>(), 4) + " (rmse " +
             fixed(f.at("power_law").at("rmse").get<double>(), 4) + "); exponential saturation rmse " +
             fixed(f.at("exponential_saturation").at("rmse").get<double>(), 4) + "\n";
   return "`" + r.at("command").get<std::string>() + "` (deterministic; `bench/results/prefix-curve-mooncake.json`), " +
@@ -349,18 +357,19 @@ std::string replay_table(sources& s) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : curve.at("points")) {
     const auto& d = p.at("hits_per_depth");
-    rows.push_back({num(p.at("capacity_bytes").get<double>() / 1e9) + " GB", std::to_string(p.at("entries_at_end").get<int>()),
-                    fixed(p.at("hit_rate").get<double>(), 3), std::to_string(d.value("5", 0)), std::to_string(d.value("10", 0)),
-                    std::to_string(d.value("15", 0)), std::to_string(d.value("20", 0)), std::to_string(d.value("25", 0)),
+    rows.push_back({num(p.at("capacity_bytes").get<double>() / 1e9) + " GB",
+                    std::to_string(p.at("entries_at_end").get<int>()), fixed(p.at("hit_rate").get<double>(), 3),
+                    std::to_string(d.value("5", 0)), std::to_string(d.value("10", 0)), std::to_string(d.value("15", 0)),
+                    std::to_string(d.value("20", 0)), std::to_string(d.value("25", 0)),
                     fixed(100 * p.at("saved_share").get<double>(), 1) + "%"});
   }
   const auto& e = curve.at("exponential_saturation");
   const auto& pl = curve.at("power_law");
   return "`" + r.at("command").get<std::string>() + "` (deterministic; `bench/results/replay-synthetic.json`):\n\n" +
          table({"capacity", "entries", "hit rate", "@5", "@10", "@15", "@20", "@25", "saved share"}, rows) +
-         "\nExponential saturation: β = " + num(e.at("beta").get<double>(), 4) + ", RMSE " + num(e.at("rmse").get<double>()) +
-         ". Power law: κ = " + num(pl.at("kappa_per_gb").get<double>(), 4) + "/GB, γ = " + num(pl.at("gamma").get<double>(), 4) +
-         ", RMSE " + num(pl.at("rmse").get<double>()) + ".\n";
+         "\nExponential saturation: β = " + num(e.at("beta").get<double>(), 4) + ", RMSE " +
+         num(e.at("rmse").get<double>()) + ". Power law: κ = " + num(pl.at("kappa_per_gb").get<double>(), 4) +
+         "/GB, γ = " + num(pl.at("gamma").get<double>(), 4) + ", RMSE " + num(pl.at("rmse").get<double>()) + ".\n";
 }
 
 //! examples/compressed_exchange's recorded run: at each link speed, the chooser's pick and the measured fastest.
@@ -375,9 +384,11 @@ std::string exchange_table(sources& s) {
                     v.at("within_10_percent").get<bool>() ? "yes" : "no"});
   std::string build = r.value("build", std::string("?"));
   while (!build.empty() && build.back() == ' ') build.pop_back();
-  return "Measured " + r.value("date", std::string("?")) + " on " + r.value("cpu", std::string("?")) + ", " + build + ", " + num(r.at("message_bytes").get<double>() / 1e6) +
-         " MB (`bench/results/compressed_exchange.json`).\n\n" +
-         table({"link", "chooser's pick", "its measured time", "measured fastest it may pick", "its time", "within 10%"}, rows);
+  return "Measured " + r.value("date", std::string("?")) + " on " + r.value("cpu", std::string("?")) + ", " + build +
+         ", " + num(r.at("message_bytes").get<double>() / 1e6) + " MB (`bench/results/compressed_exchange.json`).\n\n" +
+         table(
+             {"link", "chooser's pick", "its measured time", "measured fastest it may pick", "its time", "within 10%"},
+             rows);
 }
 
 std::string stream_speed(sources& s) {
@@ -390,13 +401,15 @@ std::string stream_speed(sources& s) {
   std::sort(sizes.begin(), sizes.end());
   for (const auto& [bytes, name] : sizes)
     rows.push_back({size_name(bytes), fixed(r.counter(name, "raw_items_per_second"), 0),
-                    fixed(r.counter(name, "trinity_items_per_second"), 0), rate(r.counter(name, "raw_bytes_per_second")),
-                    rate(r.counter(name, "trinity_bytes_per_second")), fixed(r.counter(name, "trinity_over_raw"), 2)});
-  return measured_on(r) + "TCP loopback, one producer thread and one consumer thread, the two alternating in every "
+                    fixed(r.counter(name, "trinity_items_per_second"), 0),
+                    rate(r.counter(name, "raw_bytes_per_second")), rate(r.counter(name, "trinity_bytes_per_second")),
+                    fixed(r.counter(name, "trinity_over_raw"), 2)});
+  return measured_on(r) +
+         "TCP loopback, one producer thread and one consumer thread, the two alternating in every "
          "round; medians of the repetitions in `bench/results/stream-ci.json`.\n\n" +
-         table({"sample", "raw ZeroMQ samples/s", "trinity::stream samples/s", "raw bytes/s", "trinity bytes/s",
-                "× raw"},
-               rows);
+         table(
+             {"sample", "raw ZeroMQ samples/s", "trinity::stream samples/s", "raw bytes/s", "trinity bytes/s", "× raw"},
+             rows);
 }
 
 //! The curation executor against its kernels in a plain loop.
@@ -410,11 +423,12 @@ std::string pipeline_speed(sources& s) {
   std::sort(sizes.begin(), sizes.end());
   for (const auto& [keys, name] : sizes) {
     const double loop = r.counter(name, "loop_samples_per_second");
-    rows.push_back({fixed(keys, 0), num(1e6 / (loop * r.counter(name, "steps_per_sample"))) + " µs",
-                    fixed(loop, 0), fixed(r.counter(name, "executor_samples_per_second"), 0),
+    rows.push_back({fixed(keys, 0), num(1e6 / (loop * r.counter(name, "steps_per_sample"))) + " µs", fixed(loop, 0),
+                    fixed(r.counter(name, "executor_samples_per_second"), 0),
                     fixed(r.counter(name, "executor_over_loop"), 2)});
   }
-  return measured_on(r) + "One device holding two index models (64-float keys, four searches a sample each), fed by "
+  return measured_on(r) +
+         "One device holding two index models (64-float keys, four searches a sample each), fed by "
          "one CPU worker, against the same copies run on the same samples in a loop on one thread, the two "
          "alternating in every round; medians of the repetitions.\n\n" +
          table({"keys per model", "a step in the loop", "loop samples/s", "executor samples/s", "× loop"}, rows);
@@ -427,11 +441,13 @@ std::string curation_verify(sources& s) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& row : out.at("rows")) {
     const auto m = row.at("mechanism").get<std::string>();
-    const bool whole = m.rfind("samples through", 0) == 0 || m.rfind("queues past", 0) == 0 || m.rfind("most bytes", 0) == 0;
+    const bool whole =
+        m.rfind("samples through", 0) == 0 || m.rfind("queues past", 0) == 0 || m.rfind("most bytes", 0) == 0;
     const auto shown = [&](double v) { return whole ? fixed(v, 0) : fixed(v, 3); };
-    rows.push_back({m, shown(row.at("predicted").get<double>()),
-                    row.contains("predicted_from_run_costs") ? shown(row.at("predicted_from_run_costs").get<double>()) : "-",
-                    shown(row.at("measured").get<double>()), fixed(row.at("measured_over_predicted").get<double>(), 2)});
+    rows.push_back(
+        {m, shown(row.at("predicted").get<double>()),
+         row.contains("predicted_from_run_costs") ? shown(row.at("predicted_from_run_costs").get<double>()) : "-",
+         shown(row.at("measured").get<double>()), fixed(row.at("measured_over_predicted").get<double>(), 2)});
   }
   return "Measured " + r.at("date").get<std::string>() + " on " + out.at("machine").get<std::string>() + " (" +
          std::to_string(out.at("cores").get<int>()) + " cores), " + r.at("build").get<std::string>() + " build: `" +
@@ -443,11 +459,18 @@ std::string curation_verify(sources& s) {
 
 const std::map<std::string, std::function<std::string(sources&)>>& tables() {
   static const std::map<std::string, std::function<std::string(sources&)>> t{
-      {"compress-speed", compress_speed}, {"collectives", collectives_table}, {"cuda-codecs", cuda_codecs},
-      {"plan-speed", plan_speed},         {"place-speed", place_speed},       {"cache-speed", cache_speed},
-      {"replay-synthetic", replay_table}, {"exchange", exchange_table},
-      {"prefix-curve-mooncake", prefix_curve_table}, {"stream-speed", stream_speed},
-      {"curation-verify", curation_verify}, {"pipeline-speed", pipeline_speed}};
+      {"compress-speed", compress_speed},
+      {"collectives", collectives_table},
+      {"cuda-codecs", cuda_codecs},
+      {"plan-speed", plan_speed},
+      {"place-speed", place_speed},
+      {"cache-speed", cache_speed},
+      {"replay-synthetic", replay_table},
+      {"exchange", exchange_table},
+      {"prefix-curve-mooncake", prefix_curve_table},
+      {"stream-speed", stream_speed},
+      {"curation-verify", curation_verify},
+      {"pipeline-speed", pipeline_speed}};
   return t;
 }
 
@@ -492,7 +515,8 @@ std::string codecs_header(sources& s) {
   const auto& gpu = s.results("cuda_codecs_h100.json");
   std::ostringstream h;
   h.precision(17);
-  h << "#pragma once\n//! \\file\n//! GENERATED by trinity-docgen (tools/docgen): do not edit. Re-measure with\n"
+  h << "#pragma once\n// clang-format off\n//! \\file\n//! GENERATED by trinity-docgen (tools/docgen): do not edit. "
+       "Re-measure with\n"
     << "//! scripts/record-results.sh, or regenerate from the result files with\n"
     << "//! build/bin/trinity-docgen --write. plan/codecs.hpp prices these when no profile is given.\n//!\n"
     << "//! CPU: bench/results/compress-ci.json, measured " << ci.date() << " on " << ci.machine() << ",\n//! "
@@ -504,20 +528,25 @@ std::string codecs_header(sources& s) {
     << "struct measured_codec {\n  const char* name;\n  double ratio, encode_Bps, decode_Bps, relative_error;\n"
     << "  bool gathered;\n};\n\n";
   h << "inline constexpr measured_codec measured_cpu_codecs[] = {\n";
-  for (const auto& [name, gathered] : std::vector<std::pair<std::string, bool>>{
-           {"bf16", false}, {"int8-ef", false}, {"sign-ef", false}, {"sampled-topk-1%-ef", true}, {"powersgd-4", true}}) {
+  for (const auto& [name, gathered] : std::vector<std::pair<std::string, bool>>{{"bf16", false},
+                                                                                {"int8-ef", false},
+                                                                                {"sign-ef", false},
+                                                                                {"sampled-topk-1%-ef", true},
+                                                                                {"powersgd-4", true}}) {
     const std::string e = "compress/" + name + "/encode", d = "compress/" + name + "/decode";
     h << "    {\"" << name << "\", " << ci.counter(e, "ratio") << ", " << ci.counter(e, "bytes_per_second") << ", "
-      << ci.counter(d, "bytes_per_second") << ", " << ci.counter(e, "rel_error") << ", " << (gathered ? "true" : "false")
-      << "},\n";
+      << ci.counter(d, "bytes_per_second") << ", " << ci.counter(e, "rel_error") << ", "
+      << (gathered ? "true" : "false") << "},\n";
   }
   h << "};\n\n";
   h << "//! The GPU kernels write the CPU codecs' bytes: their ratios and errors are the CPU's.\n"
     << "inline constexpr measured_codec measured_gpu_codecs[] = {\n";
-  for (const auto& [name, kernel] : std::vector<std::pair<std::string, std::string>>{{"bf16", "bf16"}, {"int8-ef", "int8"}}) {
+  for (const auto& [name, kernel] :
+       std::vector<std::pair<std::string, std::string>>{{"bf16", "bf16"}, {"int8-ef", "int8"}}) {
     const std::string e = "compress/" + name + "/encode";
-    h << "    {\"" << name << "\", " << ci.counter(e, "ratio") << ", " << gpu.counter("BM_" + kernel + "_encode", "bytes_per_second")
-      << ", " << gpu.counter("BM_" + kernel + "_decode", "bytes_per_second") << ", " << ci.counter(e, "rel_error")
+    h << "    {\"" << name << "\", " << ci.counter(e, "ratio") << ", "
+      << gpu.counter("BM_" + kernel + "_encode", "bytes_per_second") << ", "
+      << gpu.counter("BM_" + kernel + "_decode", "bytes_per_second") << ", " << ci.counter(e, "rel_error")
       << ", false},\n";
   }
   h << "};\n\n}  // namespace trinity::plan::detail\n";
@@ -529,7 +558,9 @@ std::string curves_header(sources& s) {
   const json& pl = r.at("output").at("curves").at(0).at("power_law");
   std::ostringstream h;
   h.precision(17);
-  h << "#pragma once\n//! \\file\n//! GENERATED by trinity-docgen (tools/docgen): do not edit. The diffusion preset's hit-rate curve:\n"
+  h << "#pragma once\n// clang-format off\n//! \\file\n//! GENERATED by trinity-docgen (tools/docgen): do not edit. "
+       "The diffusion preset's "
+       "hit-rate curve:\n"
     << "//! the power law fitted to the SYNTHETIC trace replayed by\n//!   " << r.at("command").get<std::string>()
     << "\n//! (bench/results/replay-synthetic.json; deterministic: the docs test replays it and compares).\n\n"
     << "namespace trinity::plan::detail {\n\n"
@@ -542,11 +573,13 @@ std::string curves_header(sources& s) {
   if (mf.at("eviction") != "lru") throw failure("prefix-curve-mooncake.json: its first fit must be lru's");
   h << "//! The serving preset's prefix-cache curve: LRU's power law on Mooncake's conversation trace, in bytes of\n"
     << "//! Llama-3-70B's 16-bit KV, from\n//!   " << m.at("command").get<std::string>()
-    << "\n//! (bench/results/prefix-curve-mooncake.json; re-run by the docs test where ../shared/traces has the trace).\n"
-    << "inline constexpr double mooncake_curve_kappa_per_gb = " << mf.at("power_law").at("kappa_per_gb").get<double>() << ";\n"
+    << "\n//! (bench/results/prefix-curve-mooncake.json; re-run by the docs test where ../shared/traces has the "
+       "trace).\n"
+    << "inline constexpr double mooncake_curve_kappa_per_gb = " << mf.at("power_law").at("kappa_per_gb").get<double>()
+    << ";\n"
     << "inline constexpr double mooncake_curve_gamma = " << mf.at("power_law").at("gamma").get<double>() << ";\n"
-    << "inline constexpr double mooncake_curve_bound = " << m.at("output").at("infinite").at("block_hit_rate").get<double>()
-    << ";\n\n"
+    << "inline constexpr double mooncake_curve_bound = "
+    << m.at("output").at("infinite").at("block_hit_rate").get<double>() << ";\n\n"
     << "}  // namespace trinity::plan::detail\n";
   return h.str();
 }
@@ -561,11 +594,14 @@ std::string gemm_header(sources& s) {
   const auto c = trinity::io::calibrate(probe, runs);
   std::ostringstream h;
   h.precision(17);
-  h << "#pragma once\n//! \\file\n//! GENERATED by trinity-docgen (tools/docgen): do not edit. The parallel step model's calibrated\n"
+  h << "#pragma once\n// clang-format off\n//! \\file\n//! GENERATED by trinity-docgen (tools/docgen): do not edit. "
+       "The parallel step "
+       "model's calibrated\n"
     << "//! figures (io/parallel_calibration.hpp; trinity validate reports the same):\n"
-    << "//!  - the H100's GEMM curve, fitted to " << c.h100.points << " cuBLAS bf16 GEMMs of bench/results/transformer-probe-h100.json\n"
-    << "//!    (" << probe.device << ", " << probe.date << "; median error " << trinity::units::detail::format_number(c.h100.median_error)
-    << ");\n"
+    << "//!  - the H100's GEMM curve, fitted to " << c.h100.points
+    << " cuBLAS bf16 GEMMs of bench/results/transformer-probe-h100.json\n"
+    << "//!    (" << probe.device << ", " << probe.date << "; median error "
+    << trinity::units::detail::format_number(c.h100.median_error) << ");\n"
     << "//!  - kappa, memory traffic per byte of activations kept, fitted to its " << c.stacks_fitted
     << " layer stacks without recomputation;\n"
     << "//!  - the A100's GEMM curve, fitted to the " << c.runs_fitted
@@ -602,7 +638,7 @@ void compare_or_write(const fs::path& path, const std::string& want, bool write,
 }
 
 //! The planner's measured figures, as headers: the codec rates always, the diffusion curve where its replay
-//! was recorded.
+//! was recorded. Each opens with `// clang-format off`: its layout is this program's, byte for byte.
 void measured_headers(sources& s, bool write, bool with_curves, outcome& o) {
   const std::string codecs = "include/trinity/plan/detail/measured_codecs.hpp";
   compare_or_write(s.root / codecs, codecs_header(s), write, o, codecs);
@@ -633,13 +669,15 @@ void pass_over_page(const fs::path& page, sources& s, const work_dir& w, bool wr
     const std::string open = "<!-- generated: ";
     if (l.rfind(open, 0) != 0) continue;
     const auto close = l.rfind(" -->");
-    if (close == std::string::npos) throw failure(page.string() + ":" + std::to_string(i + 1) + ": the generated marker is not closed");
+    if (close == std::string::npos)
+      throw failure(page.string() + ":" + std::to_string(i + 1) + ": the generated marker is not closed");
     const std::string spec = l.substr(open.size(), close - open.size());
     const auto colon = spec.find(": ");
     const std::string kind = spec.substr(0, colon), arg = colon == std::string::npos ? "" : spec.substr(colon + 2);
     std::size_t end = i + 1;
     while (end < lines.size() && lines[end] != "<!-- end generated -->") ++end;
-    if (end == lines.size()) throw failure(page.string() + ":" + std::to_string(i + 1) + ": no <!-- end generated --> after it");
+    if (end == lines.size())
+      throw failure(page.string() + ":" + std::to_string(i + 1) + ": no <!-- end generated --> after it");
     std::string have;
     for (std::size_t k = i + 1; k < end; ++k) have += lines[k] + "\n";
     std::string want;
@@ -658,7 +696,8 @@ void pass_over_page(const fs::path& page, sources& s, const work_dir& w, bool wr
       const fs::path f = s.root / arg;
       want = "```" + std::string(f.extension() == ".json" ? "json" : "") + "\n" + read_file(f) + "```\n";
     } else {
-      throw failure(page.string() + ":" + std::to_string(i + 1) + ": unknown kind \"" + kind + "\" (output, table, file, recorded)");
+      throw failure(page.string() + ":" + std::to_string(i + 1) + ": unknown kind \"" + kind +
+                    "\" (output, table, file, recorded)");
     }
     if (have != want) {
       if (write) {
@@ -703,7 +742,8 @@ void check_replays(sources& s, const work_dir& w, outcome& o) {
   // The Mooncake curve is replayed again where the trace is (it is not shipped whole): the same rows, exactly.
   if (fs::exists(s.root / ".." / "shared" / "traces" / "mooncake_conversation_trace.jsonl")) {
     const json& r = prefix_curve_record(s);
-    const json again = json::parse(run(w, "cd '" + fs::absolute(s.root).string() + "' && " + r.at("command").get<std::string>()));
+    const json again =
+        json::parse(run(w, "cd '" + fs::absolute(s.root).string() + "' && " + r.at("command").get<std::string>()));
     if (again.at("rows") != r.at("output").at("rows")) {
       ++o.stale;
       std::cerr << "trinity-docgen: bench/results/prefix-curve-mooncake.json is not what its command prints now\n";
@@ -734,7 +774,8 @@ int record_result(const std::string& source, const std::string& command, const s
       const bool prefix = !record_prefix.empty();
       const json out = json::parse(read_file(prefix ? record_prefix : record));
       const json r{{"command", command}, {"output", out}};
-      const std::string file = prefix ? "bench/results/prefix-curve-mooncake.json" : "bench/results/replay-synthetic.json";
+      const std::string file =
+          prefix ? "bench/results/prefix-curve-mooncake.json" : "bench/results/replay-synthetic.json";
       std::ofstream(fs::path(source) / file) << r.dump(2) << '\n';
       std::cerr << "trinity-docgen: recorded " << file << '\n';
       return 0;
@@ -798,8 +839,9 @@ int main(int argc, char** argv) {
     std::sort(pages.begin(), pages.end());
     for (const auto& p : pages) pass_over_page(p, s, w, write, o);
     if (o.stale) {
-      std::cerr << "trinity-docgen: " << o.stale << " generated place(s) disagree with their sources. Fix: "
-                << "build/bin/trinity-docgen --source . --build build --write (or re-measure: scripts/record-results.sh)\n";
+      std::cerr
+          << "trinity-docgen: " << o.stale << " generated place(s) disagree with their sources. Fix: "
+          << "build/bin/trinity-docgen --source . --build build --write (or re-measure: scripts/record-results.sh)\n";
       return 1;
     }
     std::cerr << "trinity-docgen: every generated figure agrees with its source\n";

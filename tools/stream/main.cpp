@@ -81,7 +81,9 @@ int produce(const produce_args& a) {
   const auto size = static_cast<std::size_t>(parse<bytes>(a.size, "--size").value());
   zmq::context_t context(1);
   stream::producer out(context, a.connect,
-                       {.id = a.id, .streams = a.streams, .stream_cap = parse<bytes_per_second>(a.stream_cap, "--stream-cap"),
+                       {.id = a.id,
+                        .streams = a.streams,
+                        .stream_cap = parse<bytes_per_second>(a.stream_cap, "--stream-cap"),
                         .window = a.window});
   const auto from = out.resume_offset();
   std::printf("producer %u resumes at offset %llu\n", a.id, static_cast<unsigned long long>(from));
@@ -220,9 +222,9 @@ int demo(const demo_args& a) {
   for (std::size_t n : a.streams) {
     zmq::context_t context(1);
     stream::consumer in(context, "tcp://127.0.0.1:*", {.window = 256, .link_cap = link});
-    const pid_t pid = spawn_producer({"trinity-stream", "produce", "--connect", in.endpoint(), "--id", "0",
-                                      "--count", "1000000000", "--size", std::to_string(sample.value()) + "B",
-                                      "--streams", std::to_string(n), "--stream-cap", a.stream_cap});
+    const pid_t pid = spawn_producer({"trinity-stream", "produce", "--connect", in.endpoint(), "--id", "0", "--count",
+                                      "1000000000", "--size", std::to_string(sample.value()) + "B", "--streams",
+                                      std::to_string(n), "--stream-cap", a.stream_cap});
     // A quarter of the time to reach a steady state, then measure.
     const auto start = std::chrono::steady_clock::now();
     const auto warm = start + std::chrono::duration<double>(a.seconds / 4);
@@ -240,8 +242,8 @@ int demo(const demo_args& a) {
       if (measuring) bytes_in += s->payload().size();
       in.ack(*s);
     }
-    const double measured = static_cast<double>(bytes_in) /
-                            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double measured =
+        static_cast<double>(bytes_in) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
     const auto predicted = model::carried(model::stream_link{link, n, cap});

@@ -21,7 +21,10 @@ class attention_block {
  public:
   //! `sequences` × `tokens` rows (this rank's share of each sequence), `features` columns in heads of `head_dim`.
   attention_block(std::size_t sequences, std::size_t tokens, std::size_t features, std::size_t head_dim)
-      : tokens_(tokens), features_(features), dim_(head_dim), heads_(features / head_dim),
+      : tokens_(tokens),
+        features_(features),
+        dim_(head_dim),
+        heads_(features / head_dim),
         attn_({.heads = sequences * (features / head_dim), .tokens = tokens, .head_dim = head_dim}) {}
 
   //! h ← h + attention(h), in place; keeps h as it came in (input()), where the layer before takes its tanh'.

@@ -73,8 +73,10 @@ train::any_reduction<Comm> reduction_for(const std::string& name) {
       {"sign-ef", &make_reduction<comm::compressed_reduction<compress::sign<>, ring>, Comm>},
       {"topk-1%-ef", &make_reduction<comm::compressed_reduction<compress::topk<percent>, gather>, Comm>},
       {"topk-0.1%-ef", &make_reduction<comm::compressed_reduction<compress::topk<permille>, gather>, Comm>},
-      {"sampled-topk-1%-ef", &make_reduction<comm::compressed_reduction<compress::sampled_topk<percent>, gather>, Comm>},
-      {"sampled-topk-0.1%-ef", &make_reduction<comm::compressed_reduction<compress::sampled_topk<permille>, gather>, Comm>},
+      {"sampled-topk-1%-ef",
+       &make_reduction<comm::compressed_reduction<compress::sampled_topk<percent>, gather>, Comm>},
+      {"sampled-topk-0.1%-ef",
+       &make_reduction<comm::compressed_reduction<compress::sampled_topk<permille>, gather>, Comm>},
       {"dgc-0.1%", &make_reduction<comm::compressed_reduction<compress::dgc<permille>, gather>, Comm>},
       {"powersgd-4", &make_reduction<comm::compressed_reduction<compress::powersgd<4>, gather>, Comm>},
   };
@@ -92,14 +94,22 @@ train::any_reduction<Comm> reduction_for(const std::string& name) {
 template <class Run>
 int with_scheme(int stage, bool offload, Run run) {
   switch (std::min(stage, 3) * 2 + (offload ? 1 : 0)) {
-    case 0: return run.template operator()<shard::replicate>();
-    case 1: return run.template operator()<shard::offload<shard::replicate>>();
-    case 2: return run.template operator()<shard::zero<1>>();
-    case 3: return run.template operator()<shard::offload<shard::zero<1>>>();
-    case 4: return run.template operator()<shard::zero<2>>();
-    case 5: return run.template operator()<shard::offload<shard::zero<2>>>();
-    case 6: return run.template operator()<shard::zero<3>>();
-    default: return run.template operator()<shard::offload<shard::zero<3>>>();
+    case 0:
+      return run.template operator()<shard::replicate>();
+    case 1:
+      return run.template operator()<shard::offload<shard::replicate>>();
+    case 2:
+      return run.template operator()<shard::zero<1>>();
+    case 3:
+      return run.template operator()<shard::offload<shard::zero<1>>>();
+    case 4:
+      return run.template operator()<shard::zero<2>>();
+    case 5:
+      return run.template operator()<shard::offload<shard::zero<2>>>();
+    case 6:
+      return run.template operator()<shard::zero<3>>();
+    default:
+      return run.template operator()<shard::offload<shard::zero<3>>>();
   }
 }
 
@@ -125,13 +135,16 @@ void check_attention(const train::config& cfg) {
   if (cfg.sequence % cfg.context != 0)
     throw invalid_input("--cp", "splits each sequence's " + std::to_string(cfg.sequence) + " tokens over " +
                                     std::to_string(cfg.context) + " ranks. Fix: --sequence a multiple of " +
-                                    std::to_string(cfg.context) + " (--sequence " + std::to_string(2 * cfg.context) + ", say)");
+                                    std::to_string(cfg.context) + " (--sequence " + std::to_string(2 * cfg.context) +
+                                    ", say)");
   if (!cfg.attention()) return;
   if (cfg.width % cfg.heads != 0)
     throw invalid_input("--heads", std::to_string(cfg.heads) + " heads do not divide the first layer's " +
-                                       std::to_string(cfg.width) + " outputs (--width). Fix: a --heads that divides --width");
+                                       std::to_string(cfg.width) +
+                                       " outputs (--width). Fix: a --heads that divides --width");
   if (cfg.heads % cfg.tensor != 0)
-    throw invalid_input("--heads", std::to_string(cfg.heads) + " heads do not split over " + std::to_string(cfg.tensor) +
+    throw invalid_input("--heads", std::to_string(cfg.heads) + " heads do not split over " +
+                                       std::to_string(cfg.tensor) +
                                        " tensor-parallel ranks. Fix: a --heads that --tp divides");
 }
 
@@ -147,27 +160,24 @@ int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
     return dispatch_pipelined(c, pcfg, out);
   }
   auto r = reduction_for<Comm>(cfg.compress);
-  return with_scheme(cfg.stage, cfg.offload, [&]<class Scheme>() { return train::run<Scheme>(c, cfg, out, std::move(r)); });
+  return with_scheme(cfg.stage, cfg.offload,
+                     [&]<class Scheme>() { return train::run<Scheme>(c, cfg, out, std::move(r)); });
 }
 
 bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"trinity-train: training of a small MLP, data-parallel under ZeRO stage 0-3, tensor-, pipeline- and "
-               "context-parallel; one JSON line per step"};
-  train::config cfg;
-  int ranks = 1;
-  std::string backend = "auto", nan;
-  app.add_option("--ranks", ranks, "ranks as threads of this process (ignored under mpirun)")->check(CLI::Range(1, 256));
+// The flags, each with its range: a value outside it is a usage error before anything runs.
+void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& backend, std::string& nan) {
+  app.add_option("--ranks", ranks, "ranks as threads of this process (ignored under mpirun)")
+      ->check(CLI::Range(1, 256));
   app.add_option("--backend", backend, "threads, mpi, or auto (mpi when started by mpirun)")
       ->check(CLI::IsMember({"auto", "threads", "mpi"}));
   app.add_option("--stage", cfg.stage, "0 (DDP), 1, 2 or 3")->check(CLI::Range(0, 3));
   app.add_flag("--offload", cfg.offload, "keep optimizer states (and the master copy) in the offload tier");
   app.add_option("--compress", cfg.compress, "reduce gradients through this compressor, e.g. int8-ef");
   app.add_option("--steps", cfg.steps, "training steps")->check(CLI::Range(1L, 1000000L));
-  app.add_option("--batch", cfg.batch, "global batch, split across ranks")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  app.add_option("--batch", cfg.batch, "global batch, split across ranks")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   app.add_option("--width", cfg.width, "hidden width")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
   app.add_option("--layers", cfg.hidden_layers, "hidden layers")->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
   app.add_option("--inputs", cfg.inputs, "input features")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
@@ -186,24 +196,43 @@ int main(int argc, char** argv) {
   app.add_option("--seed", cfg.seed, "seed of the task and the initial parameters");
   app.add_option("--save-checkpoint", cfg.save_checkpoint, "write a sharded checkpoint into DIR after the last step");
   app.add_option("--load-checkpoint", cfg.load_checkpoint, "resume from a sharded checkpoint in DIR (any rank count)");
-  app.add_option("--pp", cfg.pipeline, "pipeline stages: the layers split over PP ranks, data parallel across pipelines")
+  app.add_option("--pp", cfg.pipeline,
+                 "pipeline stages: the layers split over PP ranks, data parallel across pipelines")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
-  app.add_option("--vpp", cfg.virtual_stages, "model chunks per pipeline rank (Megatron's interleaved schedule; 1: 1F1B)")
+  app.add_option("--vpp", cfg.virtual_stages,
+                 "model chunks per pipeline rank (Megatron's interleaved schedule; 1: 1F1B)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
-  app.add_option("--micro-batches", cfg.micro_batches, "micro-batches a pipeline replica splits its samples into (default: --pp)")
+  app.add_option("--micro-batches", cfg.micro_batches,
+                 "micro-batches a pipeline replica splits its samples into (default: --pp)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16));
-  app.add_option("--tp", cfg.tensor, "tensor-parallel ranks: each pair of a chunk's layers split column- then row-wise over them")
+  app.add_option("--tp", cfg.tensor,
+                 "tensor-parallel ranks: each pair of a chunk's layers split column- then row-wise over them")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
-  app.add_flag("--sp", cfg.sequence_parallel, "sequence parallelism: tokens outside a pair split over the tensor group");
-  app.add_option("--sequence", cfg.sequence, "tokens a sample has (--batch counts sequences); above 1 an attention block "
-                                             "follows the first layer")
+  app.add_flag("--sp", cfg.sequence_parallel,
+               "sequence parallelism: tokens outside a pair split over the tensor group");
+  app.add_option("--sequence", cfg.sequence,
+                 "tokens a sample has (--batch counts sequences); above 1 an attention block "
+                 "follows the first layer")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
   app.add_option("--heads", cfg.heads, "the attention block's heads, over the first layer's --width outputs")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
-  app.add_option("--cp", cfg.context, "context-parallel ranks: each sequence's tokens split over them, keys and values "
-                                      "passed around a ring")
+  app.add_option("--cp", cfg.context,
+                 "context-parallel ranks: each sequence's tokens split over them, keys and values "
+                 "passed around a ring")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   app.add_option("--inject-nan", nan, "STEP[:RANK]: put a NaN in RANK's gradient at STEP (counted from 1)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "trinity-train: training of a small MLP, data-parallel under ZeRO stage 0-3, tensor-, pipeline- and "
+      "context-parallel; one JSON line per step"};
+  train::config cfg;
+  int ranks = 1;
+  std::string backend = "auto", nan;
+  add_options(app, cfg, ranks, backend, nan);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -54,8 +54,7 @@ inline std::vector<float> initial_parameters(const mlp_shape& shape, std::uint64
 //! Activations of one rank's samples, booked in its ledger as activations.
 class mlp_pass {
  public:
-  mlp_pass(const mlp_shape& shape, std::size_t samples, shard::memory_ledger& ledger)
-      : shape_(&shape), m_(samples) {
+  mlp_pass(const mlp_shape& shape, std::size_t samples, shard::memory_ledger& ledger) : shape_(&shape), m_(samples) {
     for (std::size_t l = 0; l <= shape.layers(); ++l)
       acts_.emplace_back(samples * shape.widths[l], 0.0f,
                          shard::tracking_allocator<float>(ledger, shard::state_kind::activations));

@@ -53,9 +53,9 @@ struct mlp_chunks {
   long step;
   double loss = 0;
   struct kept_chunk {
-    std::vector<std::vector<float>> outs;    // the chunk's input as held, then each layer's output as held
-    std::vector<std::vector<float>> whole;   // a column layer's whole input (empty for a row layer)
-    std::optional<attention_block> block;    // the first layer's attention, where this chunk has it
+    std::vector<std::vector<float>> outs;   // the chunk's input as held, then each layer's output as held
+    std::vector<std::vector<float>> whole;  // a column layer's whole input (empty for a row layer)
+    std::optional<attention_block> block;   // the first layer's attention, where this chunk has it
   };
   std::map<std::pair<std::size_t, std::size_t>, kept_chunk> kept;
 
@@ -159,7 +159,8 @@ struct mlp_chunks {
       delta = received(grad, shape->widths[(chunk * p + rank + 1) * per_chunk()]);
     }
     for (std::size_t k = per_chunk(); k-- > 0;) {
-      const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k, nw = local_w(k, l), in = local_in(k, l);
+      const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k, nw = local_w(k, l),
+                        in = local_in(k, l);
       std::span<const float> at = c.outs[k + 1];  // tanh' at the layer's output, before an attention block
       if (c.block && l == 0) {
         c.block->backward(*cp, delta);
@@ -192,25 +193,31 @@ struct mlp_chunks {
 namespace detail {
 
 // The layout the flags ask for over W ranks, checked: each refusal names the flag and the fix.
-inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shape& shape, std::size_t W, int zero_stage) {
+inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shape& shape, std::size_t W,
+                                               int zero_stage) {
   const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, t = cfg.tensor, cps = cfg.context, L = shape.layers();
   if (W % (t * p * cps) != 0)
     throw invalid_input(cps > 1 ? "--cp" : (t > 1 ? "--tp" : "--pp"),
-                        std::to_string(t * p * cps) + " ranks a replica (tp*pp*cp) do not divide the " + std::to_string(W) +
-                            " ranks. Fix: --ranks (or mpirun -n) a multiple of it");
+                        std::to_string(t * p * cps) + " ranks a replica (tp*pp*cp) do not divide the " +
+                            std::to_string(W) + " ranks. Fix: --ranks (or mpirun -n) a multiple of it");
   if (L % (p * v) != 0)
-    throw invalid_input("--pp", std::to_string(p * v) + " model chunks (pp*vpp) do not divide the " + std::to_string(L) +
+    throw invalid_input("--pp", std::to_string(p * v) + " model chunks (pp*vpp) do not divide the " +
+                                    std::to_string(L) +
                                     " layers (--layers + 1). Fix: a layer count that splits evenly");
   const std::size_t per_chunk = L / (p * v);
   if (t > 1 && per_chunk % 2 != 0)
-    throw invalid_input("--tp", "pairs each chunk's layers, column-parallel then row-parallel (Megatron's MLP); a chunk "
-                                "of " + std::to_string(per_chunk) + " layers does not pair. Fix: --layers so that "
-                                "(layers + 1) / (pp * vpp) is even");
+    throw invalid_input("--tp",
+                        "pairs each chunk's layers, column-parallel then row-parallel (Megatron's MLP); a chunk "
+                        "of " +
+                            std::to_string(per_chunk) +
+                            " layers does not pair. Fix: --layers so that "
+                            "(layers + 1) / (pp * vpp) is even");
   for (std::size_t l = 0; l < L; l += 2)
     if (t > 1 && shape.out(l) % t != 0)
       throw invalid_input("--tp", std::to_string(t) + " does not divide layer " + std::to_string(l) + "'s " +
                                       std::to_string(shape.out(l)) + " outputs. Fix: a --width it divides");
-  if (cfg.sequence_parallel && t == 1) throw invalid_input("--sp", "splits tokens over the tensor group. Fix: --tp 2 or more");
+  if (cfg.sequence_parallel && t == 1)
+    throw invalid_input("--sp", "splits tokens over the tensor group. Fix: --tp 2 or more");
   model::parallel_layout layout;
   layout.tp = t;
   layout.pp = p;
@@ -231,7 +238,8 @@ struct local_layers {
   std::size_t psi = 0;
 };
 inline local_layers local_layers_of(const config& cfg, const mlp_shape& shape, std::size_t rank, int tr) {
-  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, t = cfg.tensor, L = shape.layers(), per_chunk = L / (p * v);
+  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, t = cfg.tensor, L = shape.layers(),
+                    per_chunk = L / (p * v);
   const auto sizes = shape.layer_sizes();
   const auto all = initial_parameters(shape, cfg.seed + 1);
   std::vector<std::size_t> offset(L + 1, 0);
@@ -250,7 +258,8 @@ inline local_layers local_layers_of(const config& cfg, const mlp_shape& shape, s
         initial.insert(initial.end(), b + first, b + first + o);
       } else {
         const std::size_t i = n_in / t, first = static_cast<std::size_t>(tr) * i;
-        for (std::size_t o = 0; o < n_out; ++o) initial.insert(initial.end(), w + o * n_in + first, w + o * n_in + first + i);
+        for (std::size_t o = 0; o < n_out; ++o)
+          initial.insert(initial.end(), w + o * n_in + first, w + o * n_in + first + i);
         initial.insert(initial.end(), b, b + n_out);
       }
       out.sizes.push_back(initial.size() - before);
@@ -266,23 +275,26 @@ struct pipelined_prediction {
 };
 inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape& shape, std::size_t rows,
                                               std::size_t rank, int tr) {
-  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches, t = cfg.tensor,
-                    cps = cfg.context, per_chunk = shape.layers() / (p * v);
+  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches, t = cfg.tensor, cps = cfg.context,
+                    per_chunk = shape.layers() / (p * v);
   // Between stages: this rank's chunk of the activation at each chunk boundary it feeds, forward and backward,
   // per micro-batch. Over the tensor group, per micro-batch: a pair's two all-reduces (with sp: an all-gather
   // and a reduce-scatter each way), and without sp the all-gather of each activation or gradient it receives
   // from another stage. A ring sends all but one chunk of the partition in each half: all but this rank's in a
   // reduce-scatter, all but the next rank's in an all-gather.
-  const auto chunk_of = [&](std::size_t n, int r) { return comm::partition(n, static_cast<int>(t)).size(r % static_cast<int>(t)); };
+  const auto chunk_of = [&](std::size_t n, int r) {
+    return comm::partition(n, static_cast<int>(t)).size(r % static_cast<int>(t));
+  };
   const auto gather = [&](std::size_t n) { return t == 1 ? 0 : n - chunk_of(n, tr + 1); };
   const auto scatter = [&](std::size_t n) { return t == 1 ? 0 : n - chunk_of(n, tr); };
   std::uint64_t boundary_floats = 0, tensor_floats = 0;
   for (std::size_t ch = 0; ch < v; ++ch) {
     const std::size_t stage = ch * p + rank;
-    const std::size_t in_n = rows * shape.widths[stage * per_chunk], out_n = rows * shape.widths[(stage + 1) * per_chunk];
+    const std::size_t in_n = rows * shape.widths[stage * per_chunk],
+                      out_n = rows * shape.widths[(stage + 1) * per_chunk];
     if (stage + 1 < p * v) boundary_floats += chunk_of(out_n, tr);  // forward out
-    if (stage > 0) boundary_floats += chunk_of(in_n, tr);            // backward in
-    if (!cfg.sequence_parallel) {                                     // what it receives, gathered
+    if (stage > 0) boundary_floats += chunk_of(in_n, tr);           // backward in
+    if (!cfg.sequence_parallel) {                                   // what it receives, gathered
       if (stage > 0) tensor_floats += gather(in_n);
       if (stage + 1 < p * v) tensor_floats += gather(out_n);
     }
@@ -314,8 +326,10 @@ nlohmann::json predicted_states(Comm& c, const config& cfg, std::size_t psi, std
   // forward and backward: 2m gathers and a reduce-scatter where one micro-batch has three
   // (model/parallel_training.hpp counts the same).
   const double zero_units = stage == 3 ? (1.0 + 2.0 * static_cast<double>(cfg.micro_batches)) / 3.0 : 1.0;
-  const auto dp = train::detail::per_rank(c, static_cast<std::uint64_t>(std::llround(
-      zero_units * model::zero_traffic_per_step(static_cast<double>(psi), group, stage, model::fp32_adam).value())));
+  const auto dp = train::detail::per_rank(
+      c, static_cast<std::uint64_t>(std::llround(
+             zero_units *
+             model::zero_traffic_per_step(static_cast<double>(psi), group, stage, model::fp32_adam).value())));
   // Offloaded, the states and master copy leave the device, and a step moves the gradient shard down and the
   // parameter shard up.
   const auto offloaded = train::detail::per_rank(
@@ -323,7 +337,8 @@ nlohmann::json predicted_states(Comm& c, const config& cfg, std::size_t psi, std
              model::zero_memory_per_rank(static_cast<double>(psi), group, stage, sb, cfg.offload).offloaded.value())));
   const auto moved = train::detail::per_rank(
       c, static_cast<std::uint64_t>(std::llround(
-             model::offload_traffic_per_step(static_cast<double>(psi), group, stage, model::fp32_adam, cfg.offload).value())));
+             model::offload_traffic_per_step(static_cast<double>(psi), group, stage, model::fp32_adam, cfg.offload)
+                 .value())));
   // a codec's frames are not counted here: verify prices them with the planner's model
   return {{"data_parallel_bytes_per_step", cfg.compress.empty() ? nlohmann::json(dp) : nlohmann::json(nullptr)},
           {"offloaded_bytes_per_rank", offloaded},
@@ -350,8 +365,11 @@ nlohmann::json step_line(Comm& c, const config& cfg, const model::parallel_layou
           {"stage", layout.zero_stage},
           {"offload", cfg.offload},
           {"compress", cfg.compress.empty() ? nlohmann::json(nullptr) : nlohmann::json(cfg.compress)},
-          {"resident_bytes", {{"parameters", all(k.parameters)}, {"gradients", all(k.gradients)},
-                              {"optimizer_states", all(k.optimizer)}, {"offloaded", all(k.offloaded)}}},
+          {"resident_bytes",
+           {{"parameters", all(k.parameters)},
+            {"gradients", all(k.gradients)},
+            {"optimizer_states", all(k.optimizer)},
+            {"offloaded", all(k.offloaded)}}},
           {"peak_bytes", {{"device", all(k.peak)}, {"activations", std::vector<std::uint64_t>(W, 0)}}},
           {"sent_bytes", all(k.pipeline + k.data + k.tensor + k.context)},
           {"offload_bytes", all(k.moved)},
@@ -362,6 +380,34 @@ nlohmann::json step_line(Comm& c, const config& cfg, const model::parallel_layou
           {"peak_stashed_chunks", all(k.stashed)}};
 }
 
+// The run's last line: its layout and states beside what the counting formulas predict per rank.
+template <class Comm>
+void pipelined_summary(Comm& c, const config& cfg, const mlp_shape& shape, const model::parallel_layout& layout,
+                       const auto& local, const auto& predicted, int zero, const std::vector<double>& step_seconds,
+                       const nlohmann::json& last, std::ostream& out) {
+  const std::size_t cps = cfg.context;
+  const model::state_bytes sb = cfg.offload ? model::state_bytes{4, 4, 12} : model::fp32_adam;
+  auto pipeline = predicted_states(c, cfg, local.psi, layout.dp * cps, zero, sb);
+  pipeline["bytes_per_step"] = train::detail::per_rank(c, predicted.pipeline);
+  pipeline["peak_stashed_chunks_rank0"] = predicted.peak_rank0;
+  pipeline["tensor_parallel_bytes_per_step"] = train::detail::per_rank(c, predicted.tensor);
+  pipeline["context_parallel_bytes_per_step"] = train::detail::per_rank(c, predicted.context);
+  const auto psi_all = train::detail::per_rank(c, local.psi);
+  if (c.rank() != 0) return;
+  nlohmann::json summary{
+      {"summary",
+       {{"parameters", shape.parameters()},
+        {"ranks", c.size()},
+        {"layout", model::to_string(layout)},
+        {"parameters_per_rank", psi_all},
+        {"state_bytes", {{"parameter", sb.parameter}, {"gradient", sb.gradient}, {"optimizer", sb.optimizer}}},
+        {"offload", cfg.offload},
+        {"pipeline", pipeline},
+        {"step_seconds", step_seconds},
+        {"last_step", last}}}};
+  out << summary.dump() << '\n' << std::flush;
+}
+
 }  // namespace detail
 
 template <class Scheme, class Comm>
@@ -369,7 +415,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   using namespace trinity::shard;
   const mlp_shape shape = cfg.shape();
   const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches, t = cfg.tensor, cps = cfg.context;
-  const auto layout = detail::pipelined_layout(cfg, shape, static_cast<std::size_t>(c.size()), Scheme::shards.zero_stage());
+  const auto layout =
+      detail::pipelined_layout(cfg, shape, static_cast<std::size_t>(c.size()), Scheme::shards.zero_stage());
   const auto groups = parallel::groups_of(layout, c.size(), c.rank());
   // ZeRO shards, and gradients sum, over the ranks that hold the same weights: data and context.
   comm::group tp(c, groups.tp), pp(c, groups.pp), cp(c, groups.cp), dp(c, groups.weights);
@@ -378,9 +425,11 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   const std::size_t replica = static_cast<std::size_t>(dp.rank()) / cps, mine = samples.size(static_cast<int>(replica));
   if (mine % m != 0)
     throw invalid_input("--micro-batches", std::to_string(mine) + " samples per replica do not split into " +
-                                               std::to_string(m) + " micro-batches. Fix: a divisor of --batch / (ranks / (tp * pp * cp))");
+                                               std::to_string(m) +
+                                               " micro-batches. Fix: a divisor of --batch / (ranks / (tp * pp * cp))");
   if (v > 1 && m % p != 0)
-    throw invalid_input("--micro-batches", "the interleaved schedule needs a multiple of --pp (" + std::to_string(p) + ")");
+    throw invalid_input("--micro-batches",
+                        "the interleaved schedule needs a multiple of --pp (" + std::to_string(p) + ")");
   const std::size_t rows = mine / m * (cfg.sequence / cps), rank = static_cast<std::size_t>(pp.rank());
   const int tr = tp.rank();
   if (cfg.sequence_parallel && rows % t != 0)
@@ -391,8 +440,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   const teacher_task task(cfg.inputs, cfg.outputs, cfg.seed);
   const adam opt{.learning_rate = cfg.learning_rate};
   memory_ledger ledger;
-  data_parallel<Scheme, comm::group<Comm>, any_reduction<comm::group<Comm>>> states(dp, ledger, local.sizes, local.initial,
-                                                                                    opt, std::move(reduction));
+  data_parallel<Scheme, comm::group<Comm>, any_reduction<comm::group<Comm>>> states(
+      dp, ledger, local.sizes, local.initial, opt, std::move(reduction));
   const auto predicted = detail::predict_pipelined(cfg, shape, rows, rank, tr);
 
   nlohmann::json last;
@@ -402,9 +451,24 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     ledger.reset_peaks();
     const std::uint64_t pp_before = pp.bytes_sent(), dp_before = dp.bytes_sent(), tp_before = tp.bytes_sent(),
                         cp_before = cp.bytes_sent();
-    detail::mlp_chunks<decltype(states), comm::group<Comm>> stage{
-        &shape, &task, &states, &tp, &cp, p, v, rank, samples.begin(static_cast<int>(replica)), rows, cfg.tokens(),
-        cfg.sequence, static_cast<std::size_t>(cp.rank()), shape.out(0) / cfg.heads, cfg.sequence_parallel, t_step, 0, {}};
+    detail::mlp_chunks<decltype(states), comm::group<Comm>> stage{&shape,
+                                                                  &task,
+                                                                  &states,
+                                                                  &tp,
+                                                                  &cp,
+                                                                  p,
+                                                                  v,
+                                                                  rank,
+                                                                  samples.begin(static_cast<int>(replica)),
+                                                                  rows,
+                                                                  cfg.tokens(),
+                                                                  cfg.sequence,
+                                                                  static_cast<std::size_t>(cp.rank()),
+                                                                  shape.out(0) / cfg.heads,
+                                                                  cfg.sequence_parallel,
+                                                                  t_step,
+                                                                  0,
+                                                                  {}};
     const auto stats = parallel::run_pipeline(pp, m, v, stage);
     detail::step_counts k;
     k.parameters = ledger.resident(state_kind::parameters);
@@ -432,27 +496,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
       last = std::move(line);
     }
   }
-  const int zero = Scheme::shards.zero_stage();
-  const model::state_bytes sb = cfg.offload ? model::state_bytes{4, 4, 12} : model::fp32_adam;
-  auto pipeline = detail::predicted_states(c, cfg, local.psi, layout.dp * cps, zero, sb);
-  pipeline["bytes_per_step"] = train::detail::per_rank(c, predicted.pipeline);
-  pipeline["peak_stashed_chunks_rank0"] = predicted.peak_rank0;
-  pipeline["tensor_parallel_bytes_per_step"] = train::detail::per_rank(c, predicted.tensor);
-  pipeline["context_parallel_bytes_per_step"] = train::detail::per_rank(c, predicted.context);
-  const auto psi_all = train::detail::per_rank(c, local.psi);
-  if (c.rank() == 0) {
-    nlohmann::json summary{{"summary",
-                            {{"parameters", shape.parameters()},
-                             {"ranks", c.size()},
-                             {"layout", model::to_string(layout)},
-                             {"parameters_per_rank", psi_all},
-                             {"state_bytes", {{"parameter", sb.parameter}, {"gradient", sb.gradient}, {"optimizer", sb.optimizer}}},
-                             {"offload", cfg.offload},
-                             {"pipeline", pipeline},
-                             {"step_seconds", step_seconds},
-                             {"last_step", last}}}};
-    out << summary.dump() << '\n' << std::flush;
-  }
+  detail::pipelined_summary(c, cfg, shape, layout, local, predicted, Scheme::shards.zero_stage(), step_seconds, last,
+                            out);
   return 0;
 }
 

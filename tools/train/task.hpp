@@ -32,8 +32,10 @@ class teacher_task {
  public:
   teacher_task(std::size_t inputs, std::size_t outputs, std::uint64_t seed)
       : in_(inputs), out_(outputs), seed_(seed), w1_(hidden * inputs), w2_(outputs * hidden) {
-    for (std::size_t i = 0; i < w1_.size(); ++i) w1_[i] = normal(key(seed, 1, i, 0)) / std::sqrt(static_cast<float>(inputs));
-    for (std::size_t i = 0; i < w2_.size(); ++i) w2_[i] = normal(key(seed, 2, i, 0)) / std::sqrt(static_cast<float>(hidden));
+    for (std::size_t i = 0; i < w1_.size(); ++i)
+      w1_[i] = normal(key(seed, 1, i, 0)) / std::sqrt(static_cast<float>(inputs));
+    for (std::size_t i = 0; i < w2_.size(); ++i)
+      w2_[i] = normal(key(seed, 2, i, 0)) / std::sqrt(static_cast<float>(hidden));
   }
 
   [[nodiscard]] std::size_t inputs() const noexcept { return in_; }

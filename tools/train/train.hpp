@@ -43,9 +43,9 @@ struct config {
   long inject_nan_step = -1;
   int inject_nan_rank = 0;
   std::size_t pipeline = 1, virtual_stages = 1, micro_batches = 0;  // --pp, --vpp, --micro-batches (0: pp)
-  std::size_t tensor = 1;                                             // --tp
-  bool sequence_parallel = false;                                     // --sp
-  std::size_t context = 1;   // --cp: ranks that share each sequence's tokens
+  std::size_t tensor = 1;                                           // --tp
+  bool sequence_parallel = false;                                   // --sp
+  std::size_t context = 1;                                          // --cp: ranks that share each sequence's tokens
   std::size_t sequence = 1;  // --sequence: tokens a sample has; above 1 an attention block follows the first layer
   std::size_t heads = 4;     // --heads: the attention block's heads, over the first layer's outputs
 
@@ -88,7 +88,8 @@ namespace detail {
 template <class Comm>
 std::vector<std::uint64_t> per_rank(Comm& c, std::uint64_t mine) {
   std::vector<std::uint64_t> all(static_cast<std::size_t>(c.size()));
-  comm::ring::all_gather<Comm, std::uint64_t>(c, std::span<const std::uint64_t>(&mine, 1), std::span<std::uint64_t>(all));
+  comm::ring::all_gather<Comm, std::uint64_t>(c, std::span<const std::uint64_t>(&mine, 1),
+                                              std::span<std::uint64_t>(all));
   return all;
 }
 
@@ -104,9 +105,11 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
                         const teacher_task& task, mlp_pass& pass, const comm::partition& samples, long t) {
   const std::size_t mine = samples.size(c.rank()), S = cfg.sequence, rows = mine * S;
   std::vector<float> targets(rows * cfg.outputs);
-  for (std::size_t s = 0; s < rows; ++s)  // row s is token s % S of sequence s / S: task sample (first + s / S)·S + s % S
+  for (std::size_t s = 0; s < rows;
+       ++s)  // row s is token s % S of sequence s / S: task sample (first + s / S)·S + s % S
     task.sample(static_cast<std::uint64_t>(t), samples.begin(c.rank()) * S + s,
-                pass.input().subspan(s * cfg.inputs, cfg.inputs), std::span<float>(targets).subspan(s * cfg.outputs, cfg.outputs));
+                pass.input().subspan(s * cfg.inputs, cfg.inputs),
+                std::span<float>(targets).subspan(s * cfg.outputs, cfg.outputs));
   std::optional<attention_block> block;
   if (cfg.attention()) block.emplace(mine, S, shape.out(0), shape.out(0) / cfg.heads);
   for (std::size_t l = 0; l < shape.layers(); ++l) {
@@ -134,7 +137,8 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
       });
     else
       pass.backward(l, dp.parameters(l), g, delta);
-    if (t == cfg.inject_nan_step && c.rank() == cfg.inject_nan_rank && l == 0) g[0] = std::numeric_limits<float>::quiet_NaN();
+    if (t == cfg.inject_nan_step && c.rank() == cfg.inject_nan_rank && l == 0)
+      g[0] = std::numeric_limits<float>::quiet_NaN();
     dp.gradient_ready(l);
     dp.release(l);
   }
@@ -186,8 +190,8 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   const teacher_task task(cfg.inputs, cfg.outputs, cfg.seed);
   const adam opt{.learning_rate = cfg.learning_rate};
   memory_ledger ledger;
-  data_parallel<Scheme, Comm, any_reduction<Comm>> dp(c, ledger, shape.layer_sizes(),
-                                                      initial_parameters(shape, cfg.seed + 1), opt, std::move(reduction));
+  data_parallel<Scheme, Comm, any_reduction<Comm>> dp(
+      c, ledger, shape.layer_sizes(), initial_parameters(shape, cfg.seed + 1), opt, std::move(reduction));
   long step0 = 0;
   if (!cfg.load_checkpoint.empty()) step0 = load_checkpoint(cfg.load_checkpoint, dp, c);
 
@@ -227,28 +231,29 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     const std::uint64_t sent = c.bytes_sent() - sent_before;
     // Statistics travel after the step's own traffic has been counted.
     comm::all_reduce(c, std::span<double>(&loss, 1), comm::reduce_op::sum);
-    const auto sent_all = detail::per_rank(c, sent), p_all = detail::per_rank(c, res_p), g_all = detail::per_rank(c, res_g),
-               o_all = detail::per_rank(c, res_o), off_all = detail::per_rank(c, res_off),
+    const auto sent_all = detail::per_rank(c, sent), p_all = detail::per_rank(c, res_p),
+               g_all = detail::per_rank(c, res_g), o_all = detail::per_rank(c, res_o),
+               off_all = detail::per_rank(c, res_off),
                act_all = detail::per_rank(c, ledger.peak(state_kind::activations)),
                peak_all = detail::per_rank(c, ledger.peak(placement::device)),
-               moved_all = detail::per_rank(c, report.offload_bytes),
-               ns_all = detail::per_rank(c, elapsed_ns);
+               moved_all = detail::per_rank(c, report.offload_bytes), ns_all = detail::per_rank(c, elapsed_ns);
     if (c.rank() == 0) {
       step_seconds.push_back(static_cast<double>(*std::max_element(ns_all.begin(), ns_all.end())) * 1e-9);
-      nlohmann::json line{{"step", t + 1},
-                          {"loss", loss / static_cast<double>(cfg.tokens())},
-                          {"skipped", report.skipped},
-                          {"nonfinite_ranks", report.nonfinite_ranks},
-                          {"ranks", c.size()},
-                          {"stage", stage},
-                          {"offload", cfg.offload},
-                          {"compress", cfg.compress.empty() ? nlohmann::json(nullptr) : nlohmann::json(cfg.compress)},
-                          {"resident_bytes",
-                           {{"parameters", p_all}, {"gradients", g_all}, {"optimizer_states", o_all}, {"offloaded", off_all}}},
-                          {"peak_bytes", {{"device", peak_all}, {"activations", act_all}}},
-                          {"sent_bytes", sent_all},
-                          {"offload_bytes", moved_all},
-                          {"step_seconds", step_seconds.back()}};
+      nlohmann::json line{
+          {"step", t + 1},
+          {"loss", loss / static_cast<double>(cfg.tokens())},
+          {"skipped", report.skipped},
+          {"nonfinite_ranks", report.nonfinite_ranks},
+          {"ranks", c.size()},
+          {"stage", stage},
+          {"offload", cfg.offload},
+          {"compress", cfg.compress.empty() ? nlohmann::json(nullptr) : nlohmann::json(cfg.compress)},
+          {"resident_bytes",
+           {{"parameters", p_all}, {"gradients", g_all}, {"optimizer_states", o_all}, {"offloaded", off_all}}},
+          {"peak_bytes", {{"device", peak_all}, {"activations", act_all}}},
+          {"sent_bytes", sent_all},
+          {"offload_bytes", moved_all},
+          {"step_seconds", step_seconds.back()}};
       out << line.dump() << '\n' << std::flush;
       last = std::move(line);
     }

@@ -62,8 +62,7 @@ std::vector<bytes> size_list(const std::vector<std::string>& given, std::string_
 
 struct replay_args {
   std::string trace, embeddings, warmup = "0.2", index = "flat", eviction = "lru", steps = "50", step_flops = "1e9",
-                                     plot, ef = "64", points_out, format = "csv", horizon = "1000",
-                                     block_tokens = "512";
+                                 plot, ef = "64", points_out, format = "csv", horizon = "1000", block_tokens = "512";
   // Llama-3-70B's KV per token in bf16 (model::shapes::llama3_70b, from Meta's config.json).
   std::string kv_per_token =
       std::to_string(static_cast<long long>(model::kv_bytes_per_token(model::shapes::llama3_70b, 2).value())) + "B";
@@ -154,11 +153,14 @@ void refuse_flags(const replay_args& a, std::initializer_list<const char*> flags
 template <class Fits>
 void add_fits_json(json& out, const Fits& c) {
   if (c.exponential)
-    out["exponential_saturation"] = {{"beta", c.exponential->model.beta}, {"rmse", c.exponential->rmse},
+    out["exponential_saturation"] = {{"beta", c.exponential->model.beta},
+                                     {"rmse", c.exponential->rmse},
                                      {"max_abs_error", c.exponential->max_abs_error}};
   if (c.power)
-    out["power_law"] = {{"kappa_per_gb", c.power->model.kappa.value() * 1e9}, {"gamma", c.power->model.gamma},
-                        {"rmse", c.power->rmse}, {"max_abs_error", c.power->max_abs_error}};
+    out["power_law"] = {{"kappa_per_gb", c.power->model.kappa.value() * 1e9},
+                        {"gamma", c.power->model.gamma},
+                        {"rmse", c.power->rmse},
+                        {"max_abs_error", c.power->max_abs_error}};
 }
 // A replay's curves and what they were measured over, for printing.
 struct replay_report {
@@ -172,19 +174,26 @@ struct replay_report {
 void print_replay_json(const replay_args& a, const replay_report& r) {
   const auto& [requests, dimension, warmup, steps, step_flops, curves] = r;
   const auto depths = cache::runtime_reuse{}.depths();
-  json out{{"trace", a.trace}, {"embeddings", a.embeddings}, {"requests", requests},
-           {"dimension", dimension}, {"warmup", warmup}, {"index", a.index}, {"eviction", a.eviction},
-           {"steps", steps}, {"step_flops", step_flops}, {"curves", json::array()}};
+  json out{{"trace", a.trace},         {"embeddings", a.embeddings}, {"requests", requests},   {"dimension", dimension},
+           {"warmup", warmup},         {"index", a.index},           {"eviction", a.eviction}, {"steps", steps},
+           {"step_flops", step_flops}, {"curves", json::array()}};
   for (const auto& c : curves) {
-    json jc{{"latent_size_bytes", c.latent_size.value()}, {"entry_size_bytes", c.points.front().entry_size.value()},
+    json jc{{"latent_size_bytes", c.latent_size.value()},
+            {"entry_size_bytes", c.points.front().entry_size.value()},
             {"points", json::array()}};
     for (const auto& p : c.points) {
       json per_depth = json::object();
-      for (const int d : depths) per_depth[std::to_string(d)] = p.hits_per_depth.contains(d) ? p.hits_per_depth.at(d) : 0;
-      jc["points"].push_back({{"capacity_bytes", p.capacity.value()}, {"requests", p.requests}, {"hits", p.hits},
-                              {"hit_rate", p.hit_rate}, {"hits_per_depth", per_depth},
-                              {"saved_flops", p.saved.value()}, {"saved_share", p.saved_share},
-                              {"insertions", p.insertions}, {"evictions", p.evictions},
+      for (const int d : depths)
+        per_depth[std::to_string(d)] = p.hits_per_depth.contains(d) ? p.hits_per_depth.at(d) : 0;
+      jc["points"].push_back({{"capacity_bytes", p.capacity.value()},
+                              {"requests", p.requests},
+                              {"hits", p.hits},
+                              {"hit_rate", p.hit_rate},
+                              {"hits_per_depth", per_depth},
+                              {"saved_flops", p.saved.value()},
+                              {"saved_share", p.saved_share},
+                              {"insertions", p.insertions},
+                              {"evictions", p.evictions},
                               {"entries_at_end", p.entries_at_end}});
     }
     add_fits_json(jc, c);
@@ -197,8 +206,8 @@ void print_replay_json(const replay_args& a, const replay_report& r) {
 void print_replay_text(const replay_args& a, const replay_report& r) {
   const auto& [requests, dimension, warmup, steps, step_flops, curves] = r;
   const auto depths = cache::runtime_reuse{}.depths();
-  std::cout << "Replayed " << requests << " requests (" << dimension << "-d embeddings) through the "
-            << a.index << " index with " << a.eviction << " eviction; Table 1 reuse; counted after the first "
+  std::cout << "Replayed " << requests << " requests (" << dimension << "-d embeddings) through the " << a.index
+            << " index with " << a.eviction << " eviction; Table 1 reuse; counted after the first "
             << fixed(warmup * 100, 0) << "%.\nA full request runs " << steps << " steps of "
             << to_string(flops{step_flops}) << "; an entry stores latents at steps";
   for (const int d : depths) std::cout << ' ' << d;
@@ -212,7 +221,8 @@ void print_replay_text(const replay_args& a, const replay_report& r) {
     table t(header);
     for (const auto& p : c.points) {
       std::vector<std::string> row{to_string(p.capacity), std::to_string(p.entries_at_end), fixed(p.hit_rate)};
-      for (const int d : depths) row.push_back(std::to_string(p.hits_per_depth.contains(d) ? p.hits_per_depth.at(d) : 0));
+      for (const int d : depths)
+        row.push_back(std::to_string(p.hits_per_depth.contains(d) ? p.hits_per_depth.at(d) : 0));
       row.push_back(to_string(p.saved));
       row.push_back(fixed(p.saved_share * 100, 1) + "%");
       t.add(row);
@@ -221,16 +231,19 @@ void print_replay_text(const replay_args& a, const replay_report& r) {
     std::uint64_t hits = 0;
     double depth_sum = 0;
     for (const auto& p : c.points)
-      for (const auto& [d, n] : p.hits_per_depth) hits += n, depth_sum += static_cast<double>(d) * static_cast<double>(n);
-    if (hits) std::cout << "mean reuse depth of a hit: " << fixed(depth_sum / static_cast<double>(hits), 1) << " steps\n";
+      for (const auto& [d, n] : p.hits_per_depth)
+        hits += n, depth_sum += static_cast<double>(d) * static_cast<double>(n);
+    if (hits)
+      std::cout << "mean reuse depth of a hit: " << fixed(depth_sum / static_cast<double>(hits), 1) << " steps\n";
     if (c.exponential || c.power) {
       table f({"fit", "parameters", "rmse", "max |error|"});
       if (c.exponential)
         f.add({"exponential saturation", "beta = " + fixed(c.exponential->model.beta, 4), fixed(c.exponential->rmse, 4),
                fixed(c.exponential->max_abs_error, 4)});
       if (c.power)
-        f.add({"power law", "kappa = " + fixed(c.power->model.kappa.value() * 1e9, 4) + "/GB, gamma = " +
-                                fixed(c.power->model.gamma, 4),
+        f.add({"power law",
+               "kappa = " + fixed(c.power->model.kappa.value() * 1e9, 4) +
+                   "/GB, gamma = " + fixed(c.power->model.gamma, 4),
                fixed(c.power->rmse, 4), fixed(c.power->max_abs_error, 4)});
       std::cout << '\n';
       f.print(std::cout);
@@ -272,16 +285,21 @@ void run_replay(const replay_args& a) {
   }
   const cache::runtime_reuse reuse;
   if (steps < reuse.deepest())
-    throw bad_flag("--steps", a.steps, "a request must run at least the table's deepest reuse (" +
-                                           std::to_string(reuse.deepest()) + " steps)");
+    throw bad_flag(
+        "--steps", a.steps,
+        "a request must run at least the table's deepest reuse (" + std::to_string(reuse.deepest()) + " steps)");
 
   std::vector<curve> curves;
   for (const bytes latent : latents) {
-    const cache::replay_options o{.latent_size = latent, .step_cost = flops{step_flops}, .steps = steps, .warmup = warmup};
+    const cache::replay_options o{
+        .latent_size = latent, .step_cost = flops{step_flops}, .steps = steps, .warmup = warmup};
     curve c{latent, {}, {}, {}};
-    if (a.eviction == "lfu") c.points = run_curve<cache::lfu>(a, e, trace, caps, o, ef);
-    else if (a.eviction == "benefit-aware") c.points = run_curve<cache::benefit_aware>(a, e, trace, caps, o, ef);
-    else c.points = run_curve<cache::lru>(a, e, trace, caps, o, ef);
+    if (a.eviction == "lfu")
+      c.points = run_curve<cache::lfu>(a, e, trace, caps, o, ef);
+    else if (a.eviction == "benefit-aware")
+      c.points = run_curve<cache::benefit_aware>(a, e, trace, caps, o, ef);
+    else
+      c.points = run_curve<cache::lru>(a, e, trace, caps, o, ef);
     std::vector<model::capacity_point> pts;
     for (const auto& p : c.points)
       if (p.hit_rate < 1.0) pts.push_back({p.capacity, p.hit_rate});
@@ -298,8 +316,10 @@ void run_replay(const replay_args& a) {
   }
 
   const replay_report r{trace.size(), e.dimension, warmup, steps, step_flops, std::move(curves)};
-  if (a.json) print_replay_json(a, r);
-  else print_replay_text(a, r);
+  if (a.json)
+    print_replay_json(a, r);
+  else
+    print_replay_text(a, r);
 }
 
 // ---- --format mooncake: block-hashed requests through the exact prefix cache ------------------------------
@@ -333,7 +353,8 @@ void draw_blocks(const std::string& path, const std::vector<block_curve>& curves
   }
   gp << '\n';
   for (const auto& c : curves) {
-    for (const auto& r : c.rows) gp << static_cast<double>(r.capacity_blocks) * block.value() / 1e9 << ' ' << r.block_hit_rate() << '\n';
+    for (const auto& r : c.rows)
+      gp << static_cast<double>(r.capacity_blocks) * block.value() / 1e9 << ' ' << r.block_hit_rate() << '\n';
     gp << "e\n";
   }
   finish_plot(path, gp);
@@ -361,7 +382,9 @@ tiered_run tiered_replay(const std::vector<cache::block_request>& trace, const p
   tiered_run run{hbm, {{s.tiers[0].name, hbm, {}, {}}}, {}, {}, {}};
   for (std::size_t t = 0; t < lower.size(); ++t)
     run.tiers.push_back({s.tiers[t + 1].name, lower[t], s.tiers[t + 1].bandwidth, s.tiers[t + 1].latency});
-  cache::tiered_prefix_cache kv({.tiers = run.tiers, .block_bytes = block, .prefill = [&](std::size_t d) { return prefill[d]; },
+  cache::tiered_prefix_cache kv({.tiers = run.tiers,
+                                 .block_bytes = block,
+                                 .prefill = [&](std::size_t d) { return prefill[d]; },
                                  .device_rate = s.device.rate("bf16")});
   for (const auto& q : trace) {
     const auto r = kv.request(0, q.hash_ids);
@@ -389,18 +412,29 @@ struct block_report {
 void print_block_json(const replay_args& a, const block_report& report) {
   const auto& [requests, blocks_total, distinct, block_tokens, horizon, per_token, block, bound, caps, curves, sys,
                tiered, prefill_total] = report;
-  json out{{"trace", a.trace}, {"format", "mooncake"}, {"requests", requests}, {"blocks", blocks_total},
-           {"distinct_blocks", distinct}, {"block_tokens", block_tokens}, {"kv_bytes_per_token", per_token.value()},
+  json out{{"trace", a.trace},
+           {"format", "mooncake"},
+           {"requests", requests},
+           {"blocks", blocks_total},
+           {"distinct_blocks", distinct},
+           {"block_tokens", block_tokens},
+           {"kv_bytes_per_token", per_token.value()},
            {"kv_bytes_per_block", block.value()},
-           {"infinite", {{"capacity_blocks", distinct}, {"block_hit_rate", bound.block_hit_rate()},
-                         {"token_hit_rate", bound.token_hit_rate()}}},
-           {"rows", json::array()}, {"fits", json::array()}};
+           {"infinite",
+            {{"capacity_blocks", distinct},
+             {"block_hit_rate", bound.block_hit_rate()},
+             {"token_hit_rate", bound.token_hit_rate()}}},
+           {"rows", json::array()},
+           {"fits", json::array()}};
   for (const auto& c : curves) {
     for (const auto& r : c.rows)
-      out["rows"].push_back({{"eviction", c.eviction}, {"capacity_blocks", r.capacity_blocks},
+      out["rows"].push_back({{"eviction", c.eviction},
+                             {"capacity_blocks", r.capacity_blocks},
                              {"capacity_bytes", static_cast<double>(r.capacity_blocks) * block.value()},
-                             {"block_hit_rate", r.block_hit_rate()}, {"token_hit_rate", r.token_hit_rate()},
-                             {"hit_blocks", r.hit_blocks}, {"hit_tokens", r.hit_tokens},
+                             {"block_hit_rate", r.block_hit_rate()},
+                             {"token_hit_rate", r.token_hit_rate()},
+                             {"hit_blocks", r.hit_blocks},
+                             {"hit_tokens", r.hit_tokens},
                              {"evicted_blocks", r.evicted_blocks}});
     json f{{"eviction", c.eviction}};
     if (c.eviction == "shared-prefix") f["shared_horizon"] = horizon;
@@ -410,13 +444,20 @@ void print_block_json(const replay_args& a, const block_report& report) {
   if (sys) {
     out["tiered"] = json::array();
     for (const auto& r : tiered) {
-      json jr{{"capacity_blocks", r.capacity_blocks}, {"prefill_flops", prefill_total.value()},
-              {"prefill_flops_saved", r.saved.value()}, {"load_seconds", r.loading.value()}, {"tiers", json::array()}};
+      json jr{{"capacity_blocks", r.capacity_blocks},
+              {"prefill_flops", prefill_total.value()},
+              {"prefill_flops_saved", r.saved.value()},
+              {"load_seconds", r.loading.value()},
+              {"tiers", json::array()}};
       for (std::size_t t = 0; t < r.tiers.size(); ++t) {
         const auto& c = r.counts[t];
-        jr["tiers"].push_back({{"name", r.tiers[t].name}, {"capacity_blocks", r.tiers[t].capacity_blocks},
-                               {"hits", c.hits}, {"recomputed", c.recomputed}, {"loaded_bytes", c.loaded.value()},
-                               {"demoted_bytes", c.demoted.value()}, {"dropped_blocks", c.dropped}});
+        jr["tiers"].push_back({{"name", r.tiers[t].name},
+                               {"capacity_blocks", r.tiers[t].capacity_blocks},
+                               {"hits", c.hits},
+                               {"recomputed", c.recomputed},
+                               {"loaded_bytes", c.loaded.value()},
+                               {"demoted_bytes", c.demoted.value()},
+                               {"dropped_blocks", c.dropped}});
       }
       out["tiered"].push_back(jr);
     }
@@ -428,11 +469,11 @@ void print_block_json(const replay_args& a, const block_report& report) {
 void print_block_text(const replay_args& a, const block_report& report) {
   const auto& [requests, blocks_total, distinct, block_tokens, horizon, per_token, block, bound, caps, curves, sys,
                tiered, prefill_total] = report;
-  std::cout << "Replayed " << requests << " requests (" << blocks_total << " blocks of " << block_tokens
-            << " tokens, " << distinct << " distinct) through the prefix cache in file order.\nKV per block "
-            << to_string(block) << " (" << to_string(per_token) << " per token).\nInfinite capacity ("
-            << distinct << " blocks, " << to_string(static_cast<double>(distinct) * block) << "): block hit rate "
-            << fixed(bound.block_hit_rate()) << ", token hit rate " << fixed(bound.token_hit_rate()) << "\n\n";
+  std::cout << "Replayed " << requests << " requests (" << blocks_total << " blocks of " << block_tokens << " tokens, "
+            << distinct << " distinct) through the prefix cache in file order.\nKV per block " << to_string(block)
+            << " (" << to_string(per_token) << " per token).\nInfinite capacity (" << distinct << " blocks, "
+            << to_string(static_cast<double>(distinct) * block) << "): block hit rate " << fixed(bound.block_hit_rate())
+            << ", token hit rate " << fixed(bound.token_hit_rate()) << "\n\n";
   std::vector<std::string> header{"capacity (blocks)", "KV bytes"};
   for (const auto& c : curves) {
     header.push_back(c.eviction + " block hit");
@@ -467,9 +508,10 @@ void print_block_text(const replay_args& a, const block_report& report) {
       f.add({c.eviction, "exponential saturation", "beta = " + units::detail::format_number(c.exponential->model.beta),
              fixed(c.exponential->rmse, 4), fixed(c.exponential->max_abs_error, 4)});
     if (c.power)
-      f.add({c.eviction, "power law",
-             "kappa = " + fixed(c.power->model.kappa.value() * 1e9, 4) + "/GB, gamma = " + fixed(c.power->model.gamma, 4),
-             fixed(c.power->rmse, 4), fixed(c.power->max_abs_error, 4)});
+      f.add(
+          {c.eviction, "power law",
+           "kappa = " + fixed(c.power->model.kappa.value() * 1e9, 4) + "/GB, gamma = " + fixed(c.power->model.gamma, 4),
+           fixed(c.power->rmse, 4), fixed(c.power->max_abs_error, 4)});
   }
   std::cout << "\nHit rate against capacity in bytes, fitted:\n";
   f.print(std::cout);
@@ -490,19 +532,24 @@ void print_block_text(const replay_args& a, const block_report& report) {
 }
 
 void run_block_replay(const replay_args& a) {
-  refuse_flags(a, {"--embeddings", "--capacity", "--latent-size", "--warmup", "--index", "--ef", "--steps",
-                   "--step-flops", "--points-out"}, "mooncake");
-  if (a.capacity_blocks.empty()) throw usage_error("--capacity-blocks is required with --format mooncake, e.g. 1000,10000");
+  refuse_flags(a,
+               {"--embeddings", "--capacity", "--latent-size", "--warmup", "--index", "--ef", "--steps", "--step-flops",
+                "--points-out"},
+               "mooncake");
+  if (a.capacity_blocks.empty())
+    throw usage_error("--capacity-blocks is required with --format mooncake, e.g. 1000,10000");
   const auto block_tokens = count_flag(a.block_tokens, "--block-tokens", 1, 1u << 20);
   const auto horizon = count_flag(a.horizon, "--shared-horizon", 0, std::size_t{1} << 40);
   const bytes per_token = quantity_flag<bytes>(a.kv_per_token, "--kv-bytes-per-token");
-  if (per_token <= bytes{}) throw bad_flag("--kv-bytes-per-token", a.kv_per_token, "must be a positive size, e.g. 320KB");
+  if (per_token <= bytes{})
+    throw bad_flag("--kv-bytes-per-token", a.kv_per_token, "must be a positive size, e.g. 320KB");
   const bytes block = static_cast<double>(block_tokens) * per_token;
   std::vector<std::uint64_t> caps;
   for (const auto& g : a.capacity_blocks)
     for (const auto& item : split(g)) caps.push_back(count_flag(item, "--capacity-blocks", 0, std::uint64_t{1} << 32));
   if (caps.empty())
-    throw bad_flag("--capacity-blocks", "", "an empty value; give capacities in blocks, comma-separated, e.g. 1000,10000");
+    throw bad_flag("--capacity-blocks", "",
+                   "an empty value; give capacities in blocks, comma-separated, e.g. 1000,10000");
   std::sort(caps.begin(), caps.end());
   caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
   std::vector<std::string> policies = split(a.eviction);
@@ -520,12 +567,13 @@ void run_block_replay(const replay_args& a) {
     for (const auto& item : split(g)) lower.push_back(count_flag(item, "--tier-blocks", 0, std::uint64_t{1} << 40));
   std::optional<plan::system> sys;
   if (!a.system.empty()) sys = system_from(a.system);
-  if (!lower.empty() && !sys) throw usage_error("--tier-blocks needs --system: its tiers below the device are where blocks spill");
+  if (!lower.empty() && !sys)
+    throw usage_error("--tier-blocks needs --system: its tiers below the device are where blocks spill");
   if (sys && lower.empty()) throw usage_error("--system is for the tiered replay: give --tier-blocks too");
   if (sys && lower.size() + 1 > sys->tiers.size())
-    throw bad_flag("--tier-blocks", a.tier_blocks.front(), std::to_string(lower.size()) + " capacities, but " + sys->name +
-                                                               " has " + std::to_string(sys->tiers.size() - 1) +
-                                                               " tiers below the device");
+    throw bad_flag("--tier-blocks", a.tier_blocks.front(),
+                   std::to_string(lower.size()) + " capacities, but " + sys->name + " has " +
+                       std::to_string(sys->tiers.size() - 1) + " tiers below the device");
   const std::uint64_t distinct = cache::distinct_blocks(trace);
   const auto bound = cache::replay_blocks(trace, {.capacity_blocks = distinct, .block_tokens = block_tokens});
 
@@ -533,8 +581,8 @@ void run_block_replay(const replay_args& a) {
   for (const auto& p : policies) {
     block_curve c{p, {}, {}, {}};
     for (const auto cap : caps)
-      c.rows.push_back(cache::replay_blocks(trace, {.capacity_blocks = cap, .block_tokens = block_tokens,
-                                                    .eviction = eviction_named(p, horizon)}));
+      c.rows.push_back(cache::replay_blocks(
+          trace, {.capacity_blocks = cap, .block_tokens = block_tokens, .eviction = eviction_named(p, horizon)}));
     std::vector<model::capacity_point> pts;
     for (const auto& r : c.rows)
       if (r.capacity_blocks > 0 && r.block_hit_rate() < 1.0)
@@ -554,10 +602,13 @@ void run_block_replay(const replay_args& a) {
       for (std::size_t d = 0; d < q.hash_ids.size(); ++d) prefill_total += prefill[d];
     for (const auto cap : caps) tiered.push_back(tiered_replay(trace, *sys, cap, lower, block, prefill));
   }
-  const block_report r{trace.size(), blocks_total, distinct, block_tokens, horizon, per_token, block, bound,
-                       caps, std::move(curves), sys, std::move(tiered), prefill_total};
-  if (a.json) print_block_json(a, r);
-  else print_block_text(a, r);
+  const block_report r{trace.size(), blocks_total, distinct, block_tokens,      horizon, per_token,
+                       block,        bound,        caps,     std::move(curves), sys,     std::move(tiered),
+                       prefill_total};
+  if (a.json)
+    print_block_json(a, r);
+  else
+    print_block_text(a, r);
 }
 
 struct gen_args {
@@ -578,9 +629,9 @@ void run_gen(const gen_args& a) {
   cache::write_fvecs(a.embeddings, t.embeddings);
   cache::write_trace(a.trace, t.requests);
   std::cout << "wrote " << a.trace << " (" << t.requests.size() << " requests) and " << a.embeddings << " ("
-            << t.embeddings.rows() << " x " << t.embeddings.dimension
-            << " fp32): SYNTHETIC, topic clusters with Zipf(" << o.zipf << ") popularity, " << fixed(o.paraphrase * 100, 0)
-            << "% paraphrases, popularity reshuffled " << o.drift_phases << " times; seed " << o.seed << '\n';
+            << t.embeddings.rows() << " x " << t.embeddings.dimension << " fp32): SYNTHETIC, topic clusters with Zipf("
+            << o.zipf << ") popularity, " << fixed(o.paraphrase * 100, 0) << "% paraphrases, popularity reshuffled "
+            << o.drift_phases << " times; seed " << o.seed << '\n';
 }
 
 }  // namespace
@@ -590,31 +641,48 @@ void register_cache(CLI::App& app) {
   cmd->require_subcommand(1);
   auto ra = std::make_shared<replay_args>();
   auto* r = cmd->add_subcommand("replay", "Hit rate against capacity for a request trace, with both families fitted");
-  r->add_option("--trace", ra->trace, "csv: timestamp,row lines (row indexes --embeddings); mooncake: Mooncake's "
-                                     "JSONL of block-hashed requests")->type_name("FILE")->required();
+  r->add_option("--trace", ra->trace,
+                "csv: timestamp,row lines (row indexes --embeddings); mooncake: Mooncake's "
+                "JSONL of block-hashed requests")
+      ->type_name("FILE")
+      ->required();
   r->add_option("--format", ra->format, "csv (the approximate cache, default) or mooncake (the exact prefix cache)")
       ->type_name("csv|mooncake");
-  r->add_option("--embeddings", ra->embeddings, "csv: prompt embeddings, .fvecs (ANN-benchmark format)")->type_name("FILE");
+  r->add_option("--embeddings", ra->embeddings, "csv: prompt embeddings, .fvecs (ANN-benchmark format)")
+      ->type_name("FILE");
   r->add_option("--capacity", ra->capacities, "csv: capacities, comma-separated or repeated (e.g. 1GB,10GB,100GB)")
       ->type_name("SIZE,...");
-  r->add_option("--latent-size", ra->latent_sizes, "csv: bytes of one stored latent, comma-separated (paper: 0.016GB, "
-                                                   "0.04GB, 0.07GB)")->type_name("SIZE,...");
+  r->add_option("--latent-size", ra->latent_sizes,
+                "csv: bytes of one stored latent, comma-separated (paper: 0.016GB, "
+                "0.04GB, 0.07GB)")
+      ->type_name("SIZE,...");
   r->add_option("--capacity-blocks", ra->capacity_blocks, "mooncake: capacities in blocks, comma-separated or repeated")
       ->type_name("COUNT,...");
-  r->add_option("--kv-bytes-per-token", ra->kv_per_token, "mooncake: the model's KV bytes per token, for the curve in "
-                                                           "bytes (default 327680B, Llama-3-70B in bf16)")->type_name("SIZE");
-  r->add_option("--system", ra->system, "mooncake: a system preset or JSON file; with --tier-blocks, the tiered "
-                                       "replay spills to its tiers below the device over their links")->type_name("SYSTEM");
-  r->add_option("--tier-blocks", ra->tier_blocks, "mooncake: capacities in blocks of the system's tiers after the "
-                                                  "device's, in order (e.g. 100000 for host memory)")->type_name("COUNT,...");
-  r->add_option("--block-tokens", ra->block_tokens, "mooncake: tokens per block of the trace (default 512)")->type_name("COUNT");
-  r->add_option("--shared-horizon", ra->horizon, "mooncake, shared-prefix eviction: requests a shared block's stamp "
-                                                 "is moved ahead (default 1000)")->type_name("COUNT");
+  r->add_option("--kv-bytes-per-token", ra->kv_per_token,
+                "mooncake: the model's KV bytes per token, for the curve in "
+                "bytes (default 327680B, Llama-3-70B in bf16)")
+      ->type_name("SIZE");
+  r->add_option("--system", ra->system,
+                "mooncake: a system preset or JSON file; with --tier-blocks, the tiered "
+                "replay spills to its tiers below the device over their links")
+      ->type_name("SYSTEM");
+  r->add_option("--tier-blocks", ra->tier_blocks,
+                "mooncake: capacities in blocks of the system's tiers after the "
+                "device's, in order (e.g. 100000 for host memory)")
+      ->type_name("COUNT,...");
+  r->add_option("--block-tokens", ra->block_tokens, "mooncake: tokens per block of the trace (default 512)")
+      ->type_name("COUNT");
+  r->add_option("--shared-horizon", ra->horizon,
+                "mooncake, shared-prefix eviction: requests a shared block's stamp "
+                "is moved ahead (default 1000)")
+      ->type_name("COUNT");
   r->add_option("--warmup", ra->warmup, "Share of requests that only warm the cache (default 0.2)")->type_name("SHARE");
   r->add_option("--index", ra->index, "flat (exact, default) or hnsw (approximate)")->type_name("flat|hnsw");
   r->add_option("--ef", ra->ef, "HNSW search breadth (default 64)")->type_name("COUNT");
-  r->add_option("--eviction", ra->eviction, "csv: lru (the paper's, default), lfu or benefit-aware; mooncake: any of "
-                                             "lru (default), lfu, shared-prefix, comma-separated")->type_name("POLICY");
+  r->add_option("--eviction", ra->eviction,
+                "csv: lru (the paper's, default), lfu or benefit-aware; mooncake: any of "
+                "lru (default), lfu, shared-prefix, comma-separated")
+      ->type_name("POLICY");
   r->add_option("--steps", ra->steps, "Denoising steps of a full request, S (default 50)")->type_name("COUNT");
   r->add_option("--step-flops", ra->step_flops, "FLOPs per step, c_step (default 1e9)")->type_name("FLOPS");
   r->add_option("--plot", ra->plot, "Draw hit rate against capacity to this PNG (gnuplot)")->type_name("FILE");
@@ -632,8 +700,10 @@ void register_cache(CLI::App& app) {
   g->add_option("--dimension", ga->dimension, "Embedding width (default 768, CLIP ViT-L/14)")->type_name("COUNT");
   g->add_option("--topics", ga->topics, "Topic clusters (default 200)")->type_name("COUNT");
   g->add_option("--zipf", ga->zipf, "Topic popularity exponent (default 1.0)")->type_name("NUMBER");
-  g->add_option("--paraphrase", ga->paraphrase, "Share of requests rephrasing an earlier prompt (default 0.6)")->type_name("SHARE");
-  g->add_option("--drift", ga->drift, "Times topic popularity reshuffles over the trace (default 4)")->type_name("COUNT");
+  g->add_option("--paraphrase", ga->paraphrase, "Share of requests rephrasing an earlier prompt (default 0.6)")
+      ->type_name("SHARE");
+  g->add_option("--drift", ga->drift, "Times topic popularity reshuffles over the trace (default 4)")
+      ->type_name("COUNT");
   g->add_option("--seed", ga->seed, "Random seed (default 1)")->type_name("COUNT");
   g->callback([ga] { run_gen(*ga); });
 }

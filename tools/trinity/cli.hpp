@@ -66,9 +66,10 @@ template <class Read>
 auto from_file(const std::string& path, std::string_view flag, std::span<const std::string_view> presets, Read read) {
   if (const auto problem = trinity::detail::input_file_problem(path)) {
     const bool missing = problem->starts_with("cannot be read");
-    throw bad_flag(flag, path, presets.empty() || !missing ? *problem
-                                                           : "is neither a preset nor a readable file" +
-                                                                 trinity::detail::suggestion(path, presets));
+    throw bad_flag(flag, path,
+                   presets.empty() || !missing
+                       ? *problem
+                       : "is neither a preset nor a readable file" + trinity::detail::suggestion(path, presets));
   }
   try {
     return read(io::load(path));
@@ -85,7 +86,6 @@ io::profile read_profile_file(const std::string& path);
 inline std::vector<model::compressor_cost> read_profile(const std::string& path) {
   return read_profile_file(path).compressors;
 }
-
 
 //! A system given as a preset name or a JSON file (plan_command.cpp); errors name the path. A workload's
 //! counterpart, workload_from, is in workload_from.hpp with the registry it reads through.

@@ -159,7 +159,9 @@ void register_compress(CLI::App& app) {
   h->add_option("--bandwidth", ch->bandwidth, "Link bandwidth (e.g. 10Gbps)")->type_name("RATE")->required();
   h->add_option("--latency", ch->latency, "Link latency (default 2us)")->type_name("TIME");
   h->add_option("--compute", ch->compute, "Most encode + decode time allowed (default: no limit)")->type_name("TIME");
-  h->add_option("--error", ch->error, "Largest relative L2 error allowed (default 0.01, the planner's; 0: lossless only)")->type_name("NUMBER");
+  h->add_option("--error", ch->error,
+                "Largest relative L2 error allowed (default 0.01, the planner's; 0: lossless only)")
+      ->type_name("NUMBER");
   h->add_flag("--json", ch->json, "Print JSON (choice, predicted_s, why, candidates)");
   h->callback([ch] { run_choose(*ch); });
 }

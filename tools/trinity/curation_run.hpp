@@ -30,9 +30,9 @@ struct scaled_curation {
   std::size_t devices = 0;
   double duty = 1;
   double memory_scale = 0;
-  bytes device_memory{};                      // each device's budget here
+  bytes device_memory{};  // each device's budget here
   std::size_t dimension = 64;
-  std::size_t clip_floats = 0;                // values per clip the CPU operators decode and pool
+  std::size_t clip_floats = 0;  // values per clip the CPU operators decode and pool
   std::vector<pipeline::model_operator> models;
   std::vector<std::size_t> rows, passes;      // per model
   std::vector<double> search_seconds;         // per model: one search, measured here
@@ -140,14 +140,14 @@ inline scaled_curation scale_curation(const plan::system& s, const plan::data_cu
   pipeline::sample probe;
   probe.features.assign(x.dimension, 0.5f);
   for (std::size_t j = 0; j < names.size(); ++j)
-    x.rows.push_back(std::max<std::size_t>(16, static_cast<std::size_t>(memory[j].value() * x.memory_scale) / row_bytes));
+    x.rows.push_back(
+        std::max<std::size_t>(16, static_cast<std::size_t>(memory[j].value() * x.memory_scale) / row_bytes));
   // Each kernel is timed as the run will run it: on every device at once, each its own copy, each at its
   // duty. Timed alone and flat out, a search here ran ~1.7x faster than in a run (caches and TLB cold
   // after each sleep, and the devices' copies sharing the cores').
   for (std::size_t j = 0; j < names.size(); ++j)
-    x.search_seconds.push_back(detail::time_as_devices(x.devices, x.duty, [&] {
-      return pipeline::index_model(names[j], x.rows[j], x.dimension, 1).load();
-    }));
+    x.search_seconds.push_back(detail::time_as_devices(
+        x.devices, x.duty, [&] { return pipeline::index_model(names[j], x.rows[j], x.dimension, 1).load(); }));
   const std::size_t largest = static_cast<std::size_t>(std::max_element(x.rows.begin(), x.rows.end()) - x.rows.begin());
   pipeline::sample other = probe;
   auto other_copy = pipeline::index_model(names[largest], x.rows[largest], x.dimension, 1).load();
@@ -158,7 +158,8 @@ inline scaled_curation scale_curation(const plan::system& s, const plan::data_cu
   for (std::size_t j = 0; j < seconds.size(); ++j) k = std::max(k, x.search_seconds[j] / seconds[j]);
   for (std::size_t j = 0; j < names.size(); ++j) {
     const double keep = j + 1 < names.size() ? share[j + 1] / share[j] : 1.0;
-    const auto passes = std::max<std::size_t>(1, static_cast<std::size_t>(std::lround(seconds[j] * k / x.search_seconds[j])));
+    const auto passes =
+        std::max<std::size_t>(1, static_cast<std::size_t>(std::lround(seconds[j] * k / x.search_seconds[j])));
     x.passes.push_back(passes);
     x.models.push_back(pipeline::index_model(names[j], x.rows[j], x.dimension, passes, std::min(1.0, keep)));
   }
@@ -195,7 +196,8 @@ inline scaled_curation scale_curation(const plan::system& s, const plan::data_cu
 }
 
 //! Runs the scaled pipeline with a plan's placement.
-inline pipeline::run_stats run_scaled(const scaled_curation& x, const model::device_models& holds, std::size_t samples) {
+inline pipeline::run_stats run_scaled(const scaled_curation& x, const model::device_models& holds,
+                                      std::size_t samples) {
   std::vector<pipeline::device_config> devices;
   for (std::size_t d = 0; d < holds.size(); ++d)
     devices.push_back({"device " + std::to_string(d), x.device_memory, holds[d], x.duty});

@@ -22,7 +22,6 @@
 namespace trinity::cli {
 namespace {
 
-
 fabric::topology from_json(const std::string& file) {
   if (const auto problem = trinity::detail::input_file_problem(file)) throw bad_flag("--topology", file, *problem);
   try {
@@ -80,7 +79,9 @@ std::vector<measurement> measure(const fabric::topology& t) {
 }  // namespace
 
 void register_fabric(CLI::App& app) {
-  auto* cmd = app.add_subcommand("fabric", "a simulated fabric: its devices, and latency and bandwidth from each compute device to each memory device");
+  auto* cmd = app.add_subcommand(
+      "fabric",
+      "a simulated fabric: its devices, and latency and bandwidth from each compute device to each memory device");
   auto preset = std::make_shared<std::string>();
   auto topology_file = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
@@ -106,14 +107,19 @@ void register_fabric(CLI::App& app) {
                        {"memory_devices", t.of_kind(fabric::node_kind::memory).size()},
                        {"links", t.edges()}};
       for (const auto& r : rows)
-        j["paths"].push_back({{"from", r.from}, {"to", r.to}, {"switch_hops", r.hops}, {"idle_latency_ns", r.idle_ns},
-                              {"loaded_latency_ns", r.loaded_ns}, {"bandwidth_GBps", r.bandwidth_gbps}});
+        j["paths"].push_back({{"from", r.from},
+                              {"to", r.to},
+                              {"switch_hops", r.hops},
+                              {"idle_latency_ns", r.idle_ns},
+                              {"loaded_latency_ns", r.loaded_ns},
+                              {"bandwidth_GBps", r.bandwidth_gbps}});
       std::cout << j.dump(2) << '\n';
       return;
     }
     std::cout << name << ": CXL " << t.settings().cxl_version << (t.settings().pbr ? " (PBR)" : " (HBR)") << ", "
-              << t.of_kind(fabric::node_kind::host).size() << " hosts, " << t.of_kind(fabric::node_kind::accelerator).size()
-              << " accelerators, " << t.of_kind(fabric::node_kind::switch_node).size() << " switches, "
+              << t.of_kind(fabric::node_kind::host).size() << " hosts, "
+              << t.of_kind(fabric::node_kind::accelerator).size() << " accelerators, "
+              << t.of_kind(fabric::node_kind::switch_node).size() << " switches, "
               << t.of_kind(fabric::node_kind::memory).size() << " memory devices, " << t.edges() << " links\n\n";
     table tab({"from", "to", "switch hops", "idle latency", "loaded latency", "bandwidth"});
     std::size_t shown = 0;
@@ -125,8 +131,10 @@ void register_fabric(CLI::App& app) {
       std::snprintf(bw, sizeof bw, "%.1f GB/s", r.bandwidth_gbps);
       tab.add({r.from, r.to, std::to_string(r.hops), idle, loaded, bw});
     }
-    if (rows.empty()) std::cout << "(no memory device is reachable from a compute device here)\n";
-    else tab.print(std::cout);
+    if (rows.empty())
+      std::cout << "(no memory device is reachable from a compute device here)\n";
+    else
+      tab.print(std::cout);
     if (rows.size() > 24) std::cout << "... and " << rows.size() - 24 << " more paths (--json lists them all)\n";
     std::cout << "\nLoaded: every other compute device streams 1 GB to the same memory device while this one reads "
                  "64 B; links are shared max-min fairly.\n";

@@ -78,7 +78,8 @@ void run_frontier(const frontier_args& a) {
 
   if (a.json) {
     json out{{"model", "frontier"}, {"points", json::array()}, {"evaluations", json::array()}};
-    for (const auto& p : f.points()) out["points"].push_back({{"compute_flops", p.compute.value()}, {"bandwidth_bpp", p.bandwidth.value() * 8}});
+    for (const auto& p : f.points())
+      out["points"].push_back({{"compute_flops", p.compute.value()}, {"bandwidth_bpp", p.bandwidth.value() * 8}});
     for (const auto c : at)
       out["evaluations"].push_back({{"compute_flops", c.value()},
                                     {"bandwidth_bpp", f.bandwidth_at(c).value() * 8},
@@ -178,8 +179,8 @@ void run_deficit(const deficit_args& a) {
             << "  deficit M_miss = max(0, M_total - N·M_avail) = " << to_string(deficit) << "\n"
             << "  extra traffic k·M_miss = " << fixed(k) << " x " << to_string(deficit) << " = "
             << to_string(comm - base) << " per iteration\n"
-            << "  C_comm = T_allreduce·(P+G+O) + k·M_miss = " << fixed(factor, 3) << " x " << to_string(sync)
-            << " + " << to_string(comm - base) << " = " << to_string(comm) << " per iteration\n";
+            << "  C_comm = T_allreduce·(P+G+O) + k·M_miss = " << fixed(factor, 3) << " x " << to_string(sync) << " + "
+            << to_string(comm - base) << " = " << to_string(comm) << " per iteration\n";
   if (deficit > bytes{}) {
     std::cout << "Trade: " << to_string(trade.spent()) << " of traffic per iteration stands in for "
               << to_string(trade.saved()) << " of memory";
@@ -196,15 +197,15 @@ void run_deficit(const deficit_args& a) {
 // ---- hetero --------------------------------------------------------------------
 
 struct hetero_args {
-  std::string link, streams, cap, sample, consume, produce, node_devices, encode_high, encode_low, producers,
-      consumers;
+  std::string link, streams, cap, sample, consume, produce, node_devices, encode_high, encode_low, producers, consumers;
   bool json = false;
 };
 
 void run_hetero(const hetero_args& a) {
   auto h = model::presets::wan22_t2v();
   if (!a.link.empty()) h.link.bandwidth = quantity_flag<bytes_per_second>(a.link, "--link-bandwidth");
-  if (h.link.bandwidth <= bytes_per_second{}) throw bad_flag("--link-bandwidth", a.link, "must be positive, e.g. 10Gbps");
+  if (h.link.bandwidth <= bytes_per_second{})
+    throw bad_flag("--link-bandwidth", a.link, "must be positive, e.g. 10Gbps");
   if (!a.streams.empty()) h.link.streams = count_flag(a.streams, "--streams", 1, 1u << 16);
   if (!a.cap.empty()) h.link.stream_cap = quantity_flag<bytes_per_second>(a.cap, "--stream-cap");
   if (h.link.stream_cap < bytes_per_second{}) throw bad_flag("--stream-cap", a.cap, "must be 0 (no cap) or positive");
@@ -265,10 +266,9 @@ void run_hetero(const hetero_args& a) {
             << " x " << to_string(h.link.stream_cap) << ") = " << to_string(carried) << "; " << fill
             << " streams fill the link\n"
             << "  a consumer node takes " << h.devices_per_node << " x " << fixed(h.phase.consume_per_second)
-            << " samples/s x " << to_string(h.phase.sample) << " = " << to_string(node_bytes)
-            << ": these streams feed " << nodes << " node(s), " << fill << " streams feed " << nodes_filled << "\n"
-            << "  encoding moved off the consumers: e_high / e_low = " << fixed(ratio, 3) << ", so "
-            << whole
+            << " samples/s x " << to_string(h.phase.sample) << " = " << to_string(node_bytes) << ": these streams feed "
+            << nodes << " node(s), " << fill << " streams feed " << nodes_filled << "\n"
+            << "  encoding moved off the consumers: e_high / e_low = " << fixed(ratio, 3) << ", so " << whole
             << " producer devices stand in for each consumer device freed\n";
   if (utilization)
     std::cout << "  " << producers << " producers, " << consumers << " consumers: utilization "
@@ -317,15 +317,16 @@ struct fitted {
   [[nodiscard]] bool power_law_better() const { return power.rmse < exponential.rmse; }
   [[nodiscard]] std::string better() const { return power_law_better() ? "power-law" : "exponential-saturation"; }
   [[nodiscard]] json to_json() const {
-    return {{"points", exponential.points},
-            {"exponential_saturation",
-             {{"beta", exponential.model.beta}, {"rmse", exponential.rmse}, {"max_abs_error", exponential.max_abs_error}}},
-            {"power_law",
-             {{"kappa_per_gb", power.model.kappa.value() * 1e9},
-              {"gamma", power.model.gamma},
-              {"rmse", power.rmse},
-              {"max_abs_error", power.max_abs_error}}},
-            {"better", better()}};
+    return {
+        {"points", exponential.points},
+        {"exponential_saturation",
+         {{"beta", exponential.model.beta}, {"rmse", exponential.rmse}, {"max_abs_error", exponential.max_abs_error}}},
+        {"power_law",
+         {{"kappa_per_gb", power.model.kappa.value() * 1e9},
+          {"gamma", power.model.gamma},
+          {"rmse", power.rmse},
+          {"max_abs_error", power.max_abs_error}}},
+        {"better", better()}};
   }
 };
 
@@ -382,8 +383,8 @@ cache_question read_cache_question(const cache_args& a) {
   if (!a.kappa.empty() || !a.gamma.empty()) {
     if (a.kappa.empty() || a.gamma.empty()) throw usage_error("--kappa and --gamma go together: give both");
     const double kappa_per_gb = number_flag(a.kappa, "--kappa", 1e-12, 1e12, "a number > 0, per GB");
-    pow_curve = model::power_law{per_byte{kappa_per_gb / 1e9},
-                                 number_flag(a.gamma, "--gamma", 1e-9, 1e6, "a number > 0")};
+    pow_curve =
+        model::power_law{per_byte{kappa_per_gb / 1e9}, number_flag(a.gamma, "--gamma", 1e-9, 1e6, "a number > 0")};
     pow_origin = "given";
   }
   if (!a.points_file.empty()) {
@@ -430,12 +431,13 @@ cache_question read_cache_question(const cache_args& a) {
                      "expected FLOPs in [0, " + to_string(cache.saved_per_hit()) +
                          "): below the saving of a certain hit, r·c_step");
   }
-  return {steps, depth, step, entry, capacity, cache, exp_curve, pow_curve, exp_origin, pow_origin, fits, h, h_origin, target};
+  return {steps,     depth,      step,       entry, capacity, cache,    exp_curve,
+          pow_curve, exp_origin, pow_origin, fits,  h,        h_origin, target};
 }
 
 void print_cache_json(const cache_question& q) {
-  const auto& [steps, depth, step, entry, capacity, cache, exp_curve, pow_curve, exp_origin, pow_origin, fits, h, h_origin,
-               target] = q;
+  const auto& [steps, depth, step, entry, capacity, cache, exp_curve, pow_curve, exp_origin, pow_origin, fits, h,
+               h_origin, target] = q;
   const flops saved = cache.saved_per_request(h);
   const flops_per_byte rate = cache.average_benefit(capacity, h);
   const auto trade = model::memory_for_compute{cache}.price({capacity, h});
@@ -463,14 +465,17 @@ void print_cache_json(const cache_question& q) {
     out["exponential_saturation"] = curve_json(cache, *exp_curve, capacity);
     out["exponential_saturation"]["beta"] = exp_curve->beta;
     out["exponential_saturation"]["from"] = exp_origin;
-    if (target) out["exponential_saturation"]["capacity_for_target_bytes"] = model::memory_for_saving(cache, *exp_curve, *target).value();
+    if (target)
+      out["exponential_saturation"]["capacity_for_target_bytes"] =
+          model::memory_for_saving(cache, *exp_curve, *target).value();
   }
   if (pow_curve) {
     out["power_law"] = curve_json(cache, *pow_curve, capacity);
     out["power_law"]["kappa_per_gb"] = pow_curve->kappa.value() * 1e9;
     out["power_law"]["gamma"] = pow_curve->gamma;
     out["power_law"]["from"] = pow_origin;
-    if (target) out["power_law"]["capacity_for_target_bytes"] = model::memory_for_saving(cache, *pow_curve, *target).value();
+    if (target)
+      out["power_law"]["capacity_for_target_bytes"] = model::memory_for_saving(cache, *pow_curve, *target).value();
   }
   if (fits) out["fits"] = fits->to_json();
   if (target) out["target_saving_flops"] = target->value();
@@ -478,8 +483,8 @@ void print_cache_json(const cache_question& q) {
 }
 
 void print_cache_text(const cache_question& q) {
-  const auto& [steps, depth, step, entry, capacity, cache, exp_curve, pow_curve, exp_origin, pow_origin, fits, h, h_origin,
-               target] = q;
+  const auto& [steps, depth, step, entry, capacity, cache, exp_curve, pow_curve, exp_origin, pow_origin, fits, h,
+               h_origin, target] = q;
   const flops saved = cache.saved_per_request(h);
   const flops_per_byte rate = cache.average_benefit(capacity, h);
   const auto trade = model::memory_for_compute{cache}.price({capacity, h});
@@ -492,8 +497,8 @@ void print_cache_text(const cache_question& q) {
             << "  capacity M = " << to_string(capacity) << " holds N(M) = floor(M / s_e) = " << cache.entries(capacity)
             << " entries of " << to_string(entry) << "\n"
             << "  hit rate h = " << fixed(h) << " (" << h_origin << ")\n"
-            << "  saved per request h·c_saved = " << to_string(saved) << "; E[C] = "
-            << to_string(cache.expected_cost(h)) << " (" << fixed(100.0 * (saved / cache.full_cost()), 3)
+            << "  saved per request h·c_saved = " << to_string(saved)
+            << "; E[C] = " << to_string(cache.expected_cost(h)) << " (" << fixed(100.0 * (saved / cache.full_cost()), 3)
             << "% less)\n"
             << "Trade: " << to_string(trade.spent()) << " of memory saves " << to_string(trade.saved())
             << " per request: " << to_string(flops{rate.value() * 1e9}) << " per GB";
@@ -519,9 +524,8 @@ void print_cache_text(const cache_question& q) {
     std::cout << "\nFits to " << e.points << " measured points:\n";
     table t({"family", "parameters", "rmse", "max |error|"});
     t.add({"exponential saturation", "beta = " + fixed(e.model.beta), fixed(e.rmse), fixed(e.max_abs_error)});
-    t.add({"power law",
-           "kappa = " + fixed(p.model.kappa.value() * 1e9) + "/GB, gamma = " + fixed(p.model.gamma), fixed(p.rmse),
-           fixed(p.max_abs_error)});
+    t.add({"power law", "kappa = " + fixed(p.model.kappa.value() * 1e9) + "/GB, gamma = " + fixed(p.model.gamma),
+           fixed(p.rmse), fixed(p.max_abs_error)});
     t.print(std::cout);
     std::cout << "better fit: " << fits->better() << "\n";
   }
@@ -529,8 +533,10 @@ void print_cache_text(const cache_question& q) {
 
 void run_cache(const cache_args& a) {
   const auto q = read_cache_question(a);
-  if (a.json) print_cache_json(q);
-  else print_cache_text(q);
+  if (a.json)
+    print_cache_json(q);
+  else
+    print_cache_text(q);
 }
 
 }  // namespace
@@ -541,12 +547,16 @@ void register_model(CLI::App& app) {
 
   auto fa = std::make_shared<frontier_args>();
   auto* f = model_cmd->add_subcommand("frontier", "Compute -> bandwidth: B*(Q0, C) through measured points");
-  f->add_option("--point", fa->points, "COMPUTE:BANDWIDTH in FLOPs and bits per pixel, repeated, rising compute "
-                                       "(default: the paper's 1e9:0.15 1.4e10:0.075 1e11:0.0375)")->type_name("COMPUTE:BPP");
-  f->add_option("--compute", fa->compute, "Decoder compute to evaluate B* at, repeated (default: the points)")->type_name("FLOPS");
+  f->add_option("--point", fa->points,
+                "COMPUTE:BANDWIDTH in FLOPs and bits per pixel, repeated, rising compute "
+                "(default: the paper's 1e9:0.15 1.4e10:0.075 1e11:0.0375)")
+      ->type_name("COMPUTE:BPP");
+  f->add_option("--compute", fa->compute, "Decoder compute to evaluate B* at, repeated (default: the points)")
+      ->type_name("FLOPS");
   f->add_option("--from", fa->from, "Compute before the trade (default: the least measured)")->type_name("FLOPS");
   f->add_option("--to", fa->to, "Compute after the trade (default: the most measured)")->type_name("FLOPS");
-  f->add_option("--pixels", fa->pixels, "Pixels per frame, to price bytes per frame (default 921600, 720p)")->type_name("COUNT");
+  f->add_option("--pixels", fa->pixels, "Pixels per frame, to price bytes per frame (default 921600, 720p)")
+      ->type_name("COUNT");
   f->add_flag("--json", fa->json, "Print JSON");
   f->callback([fa] { run_frontier(*fa); });
 
@@ -557,22 +567,29 @@ void register_model(CLI::App& app) {
   d->add_option("--devices", da->devices, "Devices, N >= 1")->type_name("COUNT")->required();
   d->add_option("--k", da->k, "Bytes sent per byte of missing memory (default 1)")->type_name("NUMBER");
   d->add_option("--sync-bytes", da->sync, "State all-reduced every iteration, P+G+O (default 0B)")->type_name("SIZE");
-  d->add_option("--allreduce", da->allreduce, "T_allreduce: 'ring' for 2(N-1)/N (default) or a factor")->type_name("ring|NUMBER");
-  d->add_option("--link-bandwidth", da->link, "Link bandwidth, to turn traffic into time (e.g. 400Gbps)")->type_name("RATE");
+  d->add_option("--allreduce", da->allreduce, "T_allreduce: 'ring' for 2(N-1)/N (default) or a factor")
+      ->type_name("ring|NUMBER");
+  d->add_option("--link-bandwidth", da->link, "Link bandwidth, to turn traffic into time (e.g. 400Gbps)")
+      ->type_name("RATE");
   d->add_flag("--json", da->json, "Print JSON");
   d->callback([da] { run_deficit(*da); });
 
   auto ha = std::make_shared<hetero_args>();
-  auto* h = model_cmd->add_subcommand("hetero", "Bandwidth -> memory across clusters: producers, streams and consumers "
-                                                "(defaults: the paper's WAN2.2 run, model/hetero.hpp)");
+  auto* h = model_cmd->add_subcommand("hetero",
+                                      "Bandwidth -> memory across clusters: producers, streams and consumers "
+                                      "(defaults: the paper's WAN2.2 run, model/hetero.hpp)");
   h->add_option("--link-bandwidth", ha->link, "The inter-cluster link (default 10Gbps)")->type_name("RATE");
   h->add_option("--streams", ha->streams, "Parallel streams over it (default 1)")->type_name("COUNT");
   h->add_option("--stream-cap", ha->cap, "One stream's most, 0 for none (default 50MB/s)")->type_name("RATE");
-  h->add_option("--sample", ha->sample, "Bytes of one produced sample (default 7.096MB, a Wan2.2 720P latent)")->type_name("SIZE");
-  h->add_option("--consume", ha->consume, "Samples per second one consumer device trains on (default 1)")->type_name("RATE");
-  h->add_option("--produce", ha->produce, "Samples per second one producer device makes (default 1)")->type_name("RATE");
+  h->add_option("--sample", ha->sample, "Bytes of one produced sample (default 7.096MB, a Wan2.2 720P latent)")
+      ->type_name("SIZE");
+  h->add_option("--consume", ha->consume, "Samples per second one consumer device trains on (default 1)")
+      ->type_name("RATE");
+  h->add_option("--produce", ha->produce, "Samples per second one producer device makes (default 1)")
+      ->type_name("RATE");
   h->add_option("--devices-per-node", ha->node_devices, "Consumer devices per node (default 8)")->type_name("COUNT");
-  h->add_option("--encode-high", ha->encode_high, "Encoding rate of a consumer-class device, any unit (default 3.35e12)")
+  h->add_option("--encode-high", ha->encode_high,
+                "Encoding rate of a consumer-class device, any unit (default 3.35e12)")
       ->type_name("NUMBER");
   h->add_option("--encode-low", ha->encode_low, "Encoding rate of a producer-class device, same unit (default 8.64e11)")
       ->type_name("NUMBER");
@@ -592,8 +609,10 @@ void register_model(CLI::App& app) {
   c->add_option("--beta", ca->beta, "Exponential saturation parameter beta > 0")->type_name("NUMBER");
   c->add_option("--kappa", ca->kappa, "Power-law kappa > 0, per GB")->type_name("PER_GB");
   c->add_option("--gamma", ca->gamma, "Power-law gamma > 0")->type_name("NUMBER");
-  c->add_option("--points", ca->points_file, "CSV of measured 'capacity,hit_rate' lines to fit both families to")->type_name("FILE");
-  c->add_option("--target-saving", ca->target_saving, "FLOPs per request to save: prints the memory it needs")->type_name("FLOPS");
+  c->add_option("--points", ca->points_file, "CSV of measured 'capacity,hit_rate' lines to fit both families to")
+      ->type_name("FILE");
+  c->add_option("--target-saving", ca->target_saving, "FLOPs per request to save: prints the memory it needs")
+      ->type_name("FLOPS");
   c->add_flag("--json", ca->json, "Print JSON");
   c->callback([ca] { run_cache(*ca); });
 }

@@ -34,18 +34,24 @@ nlohmann::json to_json(const link_descriptor& l) {
 
 std::string unit_of(documented_parameter::kind k) {
   switch (k) {
-    case documented_parameter::kind::latency: return "seconds";
-    case documented_parameter::kind::bandwidth: return "bytes_per_second";
-    case documented_parameter::kind::energy_per_byte: return "joules_per_byte";
+    case documented_parameter::kind::latency:
+      return "seconds";
+    case documented_parameter::kind::bandwidth:
+      return "bytes_per_second";
+    case documented_parameter::kind::energy_per_byte:
+      return "joules_per_byte";
   }
   return "";
 }
 
 std::string show(const documented_parameter& p) {
   switch (p.what) {
-    case documented_parameter::kind::latency: return to_string(seconds{p.value});
-    case documented_parameter::kind::bandwidth: return to_string(bytes_per_second{p.value});
-    case documented_parameter::kind::energy_per_byte: return to_string(joules_per_byte{p.value});
+    case documented_parameter::kind::latency:
+      return to_string(seconds{p.value});
+    case documented_parameter::kind::bandwidth:
+      return to_string(bytes_per_second{p.value});
+    case documented_parameter::kind::energy_per_byte:
+      return to_string(joules_per_byte{p.value});
   }
   return "";
 }
@@ -66,7 +72,8 @@ void run(bool json) {
                                {"staging", r.staging.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.staging)},
                                {"seconds_per_gigabyte", r.gigabyte_time.value()}});
     for (const auto& p : preset_parameters)
-      out["parameters"].push_back({{"name", p.name}, {"value", p.value}, {"unit", unit_of(p.what)}, {"source", p.source}});
+      out["parameters"].push_back(
+          {{"name", p.name}, {"value", p.value}, {"unit", unit_of(p.what)}, {"source", p.source}});
     std::cout << out.dump(2) << '\n';
     return;
   }
@@ -79,8 +86,8 @@ void run(bool json) {
   table links({"link", "family", "bandwidth/dir", "latency", "flit", "max endpoints", "coherent", "source"});
   for (const auto& l : preset_links)
     links.add({std::string(l.name), std::string(to_string(l.family)), to_string(l.bandwidth), to_string(l.latency),
-               to_string_iec(l.flit), l.max_endpoints ? std::to_string(l.max_endpoints) : "-", l.coherent ? "yes" : "no",
-               std::string(l.source)});
+               to_string_iec(l.flit), l.max_endpoints ? std::to_string(l.max_endpoints) : "-",
+               l.coherent ? "yes" : "no", std::string(l.source)});
   links.print(std::cout);
   std::cout << '\n';
   table routes({"from", "to", "over", "1 GB takes"});

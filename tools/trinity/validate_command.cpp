@@ -59,25 +59,37 @@ void print_validation_json(const validation& v, const std::string& probe_path) {
   const double kappa = cal.elementwise_traffic;
   nlohmann::json out;
   out["calibration"] = {
-      {"h100_gemm", {{"peak_fraction", gemm_h100.model.peak_fraction}, {"half_size", gemm_h100.model.half_size},
-                     {"median_error", gemm_h100.median_error}, {"points", gemm_h100.points}, {"from", probe_path}}},
+      {"h100_gemm",
+       {{"peak_fraction", gemm_h100.model.peak_fraction},
+        {"half_size", gemm_h100.model.half_size},
+        {"median_error", gemm_h100.median_error},
+        {"points", gemm_h100.points},
+        {"from", probe_path}}},
       {"elementwise_traffic", {{"value", kappa}, {"from", probe_path + " (stacks without recomputation)"}}},
-      {"a100_gemm", {{"peak_fraction", gemm_a100.peak_fraction}, {"half_size", gemm_a100.half_size},
-                     {"from", "the runs marked fit"}}}};
+      {"a100_gemm",
+       {{"peak_fraction", gemm_a100.peak_fraction},
+        {"half_size", gemm_a100.half_size},
+        {"from", "the runs marked fit"}}}};
   for (const auto& x : rows)
-    out["runs"].push_back({{"name", x.run->name}, {"source", x.run->source}, {"role", x.run->role},
-                           {"system", x.run->system}, {"gpus", x.run->gpus},
-                           {"parallelism", model::to_string(x.run->layout)}, {"published", x.run->published},
-                           {"published_step_time_s", x.run->iteration_s},
-                           {"predicted",
-                            {{"step_time_s", x.cost.step.value()}, {"device_bytes", x.cost.device_bytes.value()},
-                             {"mfu", x.cost.mfu}}},
-                           {"error", x.error}, {"fits_device_memory", x.fits}});
+    out["runs"].push_back(
+        {{"name", x.run->name},
+         {"source", x.run->source},
+         {"role", x.run->role},
+         {"system", x.run->system},
+         {"gpus", x.run->gpus},
+         {"parallelism", model::to_string(x.run->layout)},
+         {"published", x.run->published},
+         {"published_step_time_s", x.run->iteration_s},
+         {"predicted",
+          {{"step_time_s", x.cost.step.value()}, {"device_bytes", x.cost.device_bytes.value()}, {"mfu", x.cost.mfu}}},
+         {"error", x.error},
+         {"fits_device_memory", x.fits}});
   out["summary"] = {{"fit", {{"runs", fit_n}, {"mean_abs_error", fit_mean}, {"max_abs_error", fit_worst}}},
                     {"held_out", {{"runs", held_runs}, {"mean_abs_error", held_mean}, {"max_abs_error", held_max}}},
                     {"probe_memory", {{"stacks", pr.stacks.size()}, {"exact", exact}, {"max_abs_error", worst_bytes}}},
                     {"probe_time_held_out",
-                     {{"stacks", held_n}, {"mean_abs_error", held_n ? held_sum / static_cast<double>(held_n) : 0.0},
+                     {{"stacks", held_n},
+                      {"mean_abs_error", held_n ? held_sum / static_cast<double>(held_n) : 0.0},
                       {"max_abs_error", held_worst}}}};
   std::cout << out.dump(2) << '\n';
 }
@@ -89,20 +101,21 @@ void print_validation_text(const validation& v) {
   const auto& gemm_a100 = cal.a100;
   const double kappa = cal.elementwise_traffic;
   std::cout << "Calibration\n"
-            << "  H100 GEMM curve   e = " << fixed(gemm_h100.model.peak_fraction, 4) << ", x0 = "
-            << fixed(gemm_h100.model.half_size, 1) << "   fitted to " << gemm_h100.points << " cuBLAS GEMMs of the probe ("
-            << pr.device << ", " << pr.date << "); median error " << fixed(gemm_h100.median_error * 100, 1) << "%\n"
+            << "  H100 GEMM curve   e = " << fixed(gemm_h100.model.peak_fraction, 4)
+            << ", x0 = " << fixed(gemm_h100.model.half_size, 1) << "   fitted to " << gemm_h100.points
+            << " cuBLAS GEMMs of the probe (" << pr.device << ", " << pr.date << "); median error "
+            << fixed(gemm_h100.median_error * 100, 1) << "%\n"
             << "  memory traffic    kappa = " << fixed(kappa, 2) << "   fitted to the probe's " << cal.stacks_fitted
             << " layer stacks without recomputation\n"
-            << "  A100 GEMM curve   e = " << fixed(gemm_a100.peak_fraction, 3) << ", x0 = " << fixed(gemm_a100.half_size, 0)
-            << "   fitted to the " << fit_n << " runs marked fit\n\n";
+            << "  A100 GEMM curve   e = " << fixed(gemm_a100.peak_fraction, 3)
+            << ", x0 = " << fixed(gemm_a100.half_size, 0) << "   fitted to the " << fit_n << " runs marked fit\n\n";
   table t({"run", "source", "role", "layout", "published", "step s", "predicted s", "error", "GB/GPU"});
   for (const auto& x : rows) {
     const auto& l = x.run->layout;
     const std::string layout = "t" + std::to_string(l.tp) + " p" + std::to_string(l.pp) +
-                               (l.vpp > 1 ? "x" + std::to_string(l.vpp) : "") + (l.cp > 1 ? " c" + std::to_string(l.cp) : "") +
-                               " d" + std::to_string(l.dp) + " " + model::to_string(l.recompute) +
-                               (l.sequence_parallel ? "+sp" : "");
+                               (l.vpp > 1 ? "x" + std::to_string(l.vpp) : "") +
+                               (l.cp > 1 ? " c" + std::to_string(l.cp) : "") + " d" + std::to_string(l.dp) + " " +
+                               model::to_string(l.recompute) + (l.sequence_parallel ? "+sp" : "");
     t.add({x.run->name, x.run->source, x.run->role, layout, x.run->published, fixed(x.run->iteration_s, 3),
            fixed(x.cost.step.value(), 3), percent(x.error),
            fixed(x.cost.device_bytes.value() / 1e9, 1) + (x.fits ? "" : " (over 80)")});
@@ -119,11 +132,14 @@ void print_validation_text(const validation& v) {
 }
 
 void run_validate(const std::string& runs_path, const std::string& probe_path, bool as_json) {
-  const auto file = from_file(runs_path, "--runs", {}, [](const nlohmann::json& j) { return io::read_published_runs(j); });
-  const auto pr = from_file(probe_path, "--probe", {}, [](const nlohmann::json& j) { return io::read_transformer_probe(j); });
+  const auto file =
+      from_file(runs_path, "--runs", {}, [](const nlohmann::json& j) { return io::read_published_runs(j); });
+  const auto pr =
+      from_file(probe_path, "--probe", {}, [](const nlohmann::json& j) { return io::read_transformer_probe(j); });
 
   const auto cal = io::calibrate(pr, file);
-  const auto probe_cluster = plan::cluster_of(*plan::presets::find("dgx-h100"), cal.h100.model, cal.elementwise_traffic);
+  const auto probe_cluster =
+      plan::cluster_of(*plan::presets::find("dgx-h100"), cal.h100.model, cal.elementwise_traffic);
 
   std::vector<row> rows;
   for (const auto& r : file.runs) {
@@ -157,17 +173,20 @@ void run_validate(const std::string& runs_path, const std::string& probe_path, b
 
   const auto [fit_n, fit_mean, fit_worst] = summary("fit");
   const auto [held_runs, held_mean, held_max] = summary("held-out");
-  const validation v{cal, pr, std::move(rows), fit_n, held_runs, exact, held_n, fit_mean, fit_worst, held_mean,
-                     held_max, worst_bytes, held_sum, held_worst};
-  if (as_json) print_validation_json(v, probe_path);
-  else print_validation_text(v);
+  const validation v{cal,      pr,        std::move(rows), fit_n,    held_runs,   exact,    held_n,
+                     fit_mean, fit_worst, held_mean,       held_max, worst_bytes, held_sum, held_worst};
+  if (as_json)
+    print_validation_json(v, probe_path);
+  else
+    print_validation_text(v);
 }
 
 }  // namespace
 
 void register_validate(CLI::App& app) {
-  auto* cmd = app.add_subcommand("validate", "the parallel training model against measured runs: published A100 and "
-                                             "H100 training runs, and a probe of one H100");
+  auto* cmd = app.add_subcommand("validate",
+                                 "the parallel training model against measured runs: published A100 and "
+                                 "H100 training runs, and a probe of one H100");
   static std::string runs, probe_file;
   static bool as_json = false;
   cmd->add_option("--runs", runs, "published runs (bench/published/training-runs.json)")->required();

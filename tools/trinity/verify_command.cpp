@@ -106,33 +106,49 @@ void print_curation_report(const verify_args& a, const curation_report& r) {
   if (a.json) {
     json jr = json::array();
     for (const auto& y : rows)
-      jr.push_back({{"mechanism", y.mechanism}, {"predicted", y.predicted}, {"measured", y.measured},
-                    {"measured_over_predicted", y.ratio()}, {"within_20_percent", y.within(0.2)}, {"timed", y.timing}});
+      jr.push_back({{"mechanism", y.mechanism},
+                    {"predicted", y.predicted},
+                    {"measured", y.measured},
+                    {"measured_over_predicted", y.ratio()},
+                    {"within_20_percent", y.within(0.2)},
+                    {"timed", y.timing}});
     for (std::size_t i = 0; i < from_run.size(); ++i) jr[i]["predicted_from_run_costs"] = from_run[i];
     json models = json::array();
     for (std::size_t j = 0; j < x.models.size(); ++j)
-      models.push_back({{"name", names[j]}, {"rows", x.rows[j]}, {"passes", x.passes[j]},
-                        {"search_seconds", x.search_seconds[j]}, {"footprint_bytes", x.models[j].footprint.value()},
+      models.push_back({{"name", names[j]},
+                        {"rows", x.rows[j]},
+                        {"passes", x.passes[j]},
+                        {"search_seconds", x.search_seconds[j]},
+                        {"footprint_bytes", x.models[j].footprint.value()},
                         {"device_seconds_per_sample", x.ops[j + 1].seconds_per_sample}});
-    std::cout << json{{"plan", r.plan}, {"baseline", r.baseline},
-                      {"devices", x.devices}, {"duty", x.duty}, {"cores", cores}, {"machine", cpu_model()},
+    std::cout << json{{"plan", r.plan},
+                      {"baseline", r.baseline},
+                      {"devices", x.devices},
+                      {"duty", x.duty},
+                      {"cores", cores},
+                      {"machine", cpu_model()},
                       {"memory_scale", x.memory_scale},
-                      {"cpu_seconds_per_sample", x.cpu_seconds}, {"models", models}, {"samples", samples},
-                      {"rows", jr}, {"invariants_hold", exact}}
+                      {"cpu_seconds_per_sample", x.cpu_seconds},
+                      {"models", models},
+                      {"samples", samples},
+                      {"rows", jr},
+                      {"invariants_hold", exact}}
                      .dump(2)
               << '\n';
   } else {
     std::cout << "Plan: " << r.plan << "\nBaseline: " << r.baseline
-              << "\n\nRun here on pipeline::executor: " << x.devices << " devices as threads at " << plan::detail::pct(x.duty)
-              << " of a core each (" << cores << " cores), memory at " << units::detail::format_number(x.memory_scale * 1e6)
-              << "e-6 of the plan's (a device holds " << to_string(x.device_memory) << "), " << samples
+              << "\n\nRun here on pipeline::executor: " << x.devices << " devices as threads at "
+              << plan::detail::pct(x.duty) << " of a core each (" << cores << " cores), memory at "
+              << units::detail::format_number(x.memory_scale * 1e6) << "e-6 of the plan's (a device holds "
+              << to_string(x.device_memory) << "), " << samples
               << " samples per placement. Kernels, sized and timed here:\n";
     table k({"operator", "kernel", "per sample (timed as the run runs it)"});
     k.add({"decode + split (1 CPU worker)", std::to_string(x.clip_floats) + " int8 values decoded and pooled",
            to_string(seconds{x.cpu_seconds})});
     for (std::size_t j = 0; j < x.models.size(); ++j)
-      k.add({names[j], std::to_string(x.passes[j]) + " searches of " + std::to_string(x.rows[j]) + " x " +
-                           std::to_string(x.dimension) + " (" + to_string(x.models[j].footprint) + ")",
+      k.add({names[j],
+             std::to_string(x.passes[j]) + " searches of " + std::to_string(x.rows[j]) + " x " +
+                 std::to_string(x.dimension) + " (" + to_string(x.models[j].footprint) + ")",
              to_string(seconds{x.ops[j + 1].seconds_per_sample}) + " of a device"});
     k.print(std::cout);
     std::cout << '\n';
@@ -152,10 +168,12 @@ void print_curation_report(const verify_args& a, const curation_report& r) {
   }
 }
 
-void verify_plan(const verify_args& a, const plan::system& s, const plan::data_curation_workload& w, const training_run&) {
+void verify_plan(const verify_args& a, const plan::system& s, const plan::data_curation_workload& w,
+                 const training_run&) {
   refuse_training_flags(a, "a data-curation plan (its run's size is --samples)");
   if (!a.planning.profile.empty())
-    throw bad_flag("--profile", a.planning.profile, "is for a training plan; a data-curation run times its own kernels");
+    throw bad_flag("--profile", a.planning.profile,
+                   "is for a training plan; a data-curation run times its own kernels");
   if (a.requests != "10000") throw bad_flag("--requests", a.requests, "is for a diffusion plan's synthetic trace");
   if (!a.trace.empty()) throw bad_flag("--trace", a.trace, "is for diffusion and llm-serve plans");
   if (!a.embeddings.empty()) throw bad_flag("--embeddings", a.embeddings, "is for a diffusion plan's trace");
@@ -175,8 +193,9 @@ void verify_plan(const verify_args& a, const plan::system& s, const plan::data_c
   const auto predicted_chosen = model::rates(x.ops, x.cluster, chosen.plan.holds);
   const auto predicted_base = model::rates(x.ops, x.cluster, base.plan.holds);
   const std::size_t samples =
-      a.samples.empty() ? std::clamp<std::size_t>(static_cast<std::size_t>(8 * predicted_chosen.samples_per_second), 100, 20000)
-                        : count_flag(a.samples, "--samples", 10, 1000000);
+      a.samples.empty()
+          ? std::clamp<std::size_t>(static_cast<std::size_t>(8 * predicted_chosen.samples_per_second), 100, 20000)
+          : count_flag(a.samples, "--samples", 10, 1000000);
   std::cerr << "trinity verify: running " << samples << " samples with each placement...\n";
   const auto m_base = run_scaled(x, base.plan.holds, samples);
   const auto m_chosen = run_scaled(x, chosen.plan.holds, samples);
@@ -202,11 +221,13 @@ void verify_plan(const verify_args& a, const plan::system& s, const plan::data_c
   };
   const auto run_base = as_run(m_base, base.plan.holds), run_chosen = as_run(m_chosen, chosen.plan.holds);
   std::vector<row> rows{
-      {"samples/s, " + plan::baseline_name(base.plan), predicted_base.samples_per_second, m_base.samples_per_second(), true},
+      {"samples/s, " + plan::baseline_name(base.plan), predicted_base.samples_per_second, m_base.samples_per_second(),
+       true},
       {"samples/s, the plan's co-residency", predicted_chosen.samples_per_second, m_chosen.samples_per_second(), true},
       {"speed-up from co-residency", predicted_chosen.samples_per_second / predicted_base.samples_per_second,
        m_chosen.samples_per_second() / m_base.samples_per_second(), true},
-      {"devices busy, " + plan::baseline_name(base.plan), predicted_base.device_utilization, m_base.mean_device_utilization(), true},
+      {"devices busy, " + plan::baseline_name(base.plan), predicted_base.device_utilization,
+       m_base.mean_device_utilization(), true},
       {"devices busy, the plan's co-residency", predicted_chosen.device_utilization, m_chosen.mean_device_utilization(),
        true},
       {"most bytes charged to a device (budget " + to_string(x.device_memory) + ")", most_planned.value(),
@@ -219,8 +240,8 @@ void verify_plan(const verify_args& a, const plan::system& s, const plan::data_c
                                      run_chosen.samples_per_second / run_base.samples_per_second,
                                      run_base.device_utilization, run_chosen.device_utilization};
   const bool exact = most_charged == most_planned && rows[6].ratio() == 1.0 && over_capacity == 0;
-  print_curation_report(a, {x, plan::describe(chosen.plan, w), plan::describe(base.plan, w), samples, cores, std::move(rows),
-                             from_run, exact, plan::detail::model_names(w)});
+  print_curation_report(a, {x, plan::describe(chosen.plan, w), plan::describe(base.plan, w), samples, cores,
+                            std::move(rows), from_run, exact, plan::detail::model_names(w)});
   if (!exact) throw usage_error("an invariant of the run does not hold (see the table)");
 }
 
@@ -240,7 +261,8 @@ std::string train_program(const verify_args& a) {
     }
   }
   if (!std::filesystem::exists(train))
-    throw bad_flag("--train", train, "trinity-train is not there; build it (cmake --build --preset ci --target trinity-train)");
+    throw bad_flag("--train", train,
+                   "trinity-train is not there; build it (cmake --build --preset ci --target trinity-train)");
   return train;
 }
 
@@ -274,40 +296,43 @@ layout_run layout_run_of(const verify_args& a, const model::parallel_layout& l) 
   const std::size_t shards = d * c;
   if (ranks > 64)
     throw bad_flag("--parallelism", model::to_string(l),
-                   "runs " + std::to_string(ranks) + " threads here (tp*pp, times 2 for context and 2 for data "
-                   "replicas); verify runs at most 64");
+                   "runs " + std::to_string(ranks) +
+                       " threads here (tp*pp, times 2 for context and 2 for data "
+                       "replicas); verify runs at most 64");
   // A codec's frames carry a header and per-block scales: wide enough layers that the payload dominates them,
   // as it does at the workload's size.
   const std::size_t base_width = l.codec.empty() ? 32 : 512;
   // Each rank takes `rows` tokens a micro-batch: 2t samples, or with context parallelism one sequence of c·2t
   // tokens, 2t of them on each context rank, in heads of width/t features (one a tensor-parallel rank).
-  const std::size_t m = p > 1 ? 2 * p : 2, rows = 2 * t, width = t * ((base_width + t - 1) / t), layers = std::max<std::size_t>(2, p * v * (t > 1 ? 2 : 1));
-  const std::string context = c > 1 ? " --cp " + std::to_string(c) + " --sequence " + std::to_string(c * rows) +
-                                          " --heads " + std::to_string(t)
-                                    : "";
+  const std::size_t m = p > 1 ? 2 * p : 2, rows = 2 * t, width = t * ((base_width + t - 1) / t),
+                    layers = std::max<std::size_t>(2, p * v * (t > 1 ? 2 : 1));
+  const std::string context =
+      c > 1 ? " --cp " + std::to_string(c) + " --sequence " + std::to_string(c * rows) + " --heads " + std::to_string(t)
+            : "";
   const std::size_t batch = c > 1 ? d * m : d * m * rows;  // sequences
   const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000);
-  const std::string command = "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) +
-                              " --tp " + std::to_string(t) + (l.sequence_parallel ? " --sp" : "") + " --pp " +
-                              std::to_string(p) + " --vpp " + std::to_string(v) + " --micro-batches " + std::to_string(m) +
-                              context + " --stage " + std::to_string(l.zero_stage) + " --steps " + std::to_string(steps) +
-                              " --batch " + std::to_string(batch) + " --inputs " + std::to_string(width) +
-                              " --width " + std::to_string(width) + " --outputs " + std::to_string(width) +
-                              " --layers " + std::to_string(layers - 1) + (l.offload ? " --offload" : "") +
-                              (l.codec.empty() ? "" : " --compress '" + l.codec + "'");
+  const std::string command =
+      "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) + " --tp " + std::to_string(t) +
+      (l.sequence_parallel ? " --sp" : "") + " --pp " + std::to_string(p) + " --vpp " + std::to_string(v) +
+      " --micro-batches " + std::to_string(m) + context + " --stage " + std::to_string(l.zero_stage) + " --steps " +
+      std::to_string(steps) + " --batch " + std::to_string(batch) + " --inputs " + std::to_string(width) + " --width " +
+      std::to_string(width) + " --outputs " + std::to_string(width) + " --layers " + std::to_string(layers - 1) +
+      (l.offload ? " --offload" : "") + (l.codec.empty() ? "" : " --compress '" + l.codec + "'");
   return {l, t, p, v, c, d, ranks, shards, m, rows, width, command};
 }
 
 // The step model's counts at the run's size beside what the run measured, the busiest rank's.
-std::vector<row> layout_rows(const layout_run& run, const json& summary, const model::compressor_cost& codec, double psi) {
+std::vector<row> layout_rows(const layout_run& run, const json& summary, const model::compressor_cost& codec,
+                             double psi) {
   const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, command] = run;
   const auto& step = summary.at("last_step");
   // fp32 activations of `rows` tokens, one column/row pair a chunk.
   const bytes activation{static_cast<double>(rows * width) * 4.0};
   const double md = static_cast<double>(m), tt = static_cast<double>(t), transfers = model::pipeline_transfers(p, v);
-  const bytes tp_bytes = t > 1 ? md * static_cast<double>(v) * 2.0 * (2.0 * (tt - 1.0) / tt) * activation +
-                                     (p > 1 && !l.sequence_parallel ? md * transfers * (tt - 1.0) / tt * activation : bytes{})
-                               : bytes{};
+  const bytes tp_bytes =
+      t > 1 ? md * static_cast<double>(v) * 2.0 * (2.0 * (tt - 1.0) / tt) * activation +
+                  (p > 1 && !l.sequence_parallel ? md * transfers * (tt - 1.0) / tt * activation : bytes{})
+            : bytes{};
   const bytes pp_bytes = md * transfers * activation / tt;
   // One attention layer, on the first stage: fp32 keys and values of this rank's tokens and heads.
   const bytes cp_bytes = md * model::context_ring_blocks(c) * 2.0 * activation / tt;
@@ -316,11 +341,13 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
   // A codec's frames replace the gradient's reduction (model/gradient_reduction.hpp, as the step model prices
   // it); ZeRO's parameter gathers stay fp32.
   const model::collective_link bytes_only{seconds{0.0}, bytes_per_second{1.0}, {}};  // only what is sent is read
-  const bytes coded_change = l.codec.empty() ? bytes{}
-                                             : model::gradient_reduction(shards, psi, 4.0, l.zero_stage, codec, bytes_only).sent -
-                                                   model::gradient_reduction(shards, psi, 4.0, l.zero_stage,
-                                                                             model::uncoded_gradient(), bytes_only).sent;
-  const bytes dp_bytes = zero3 * model::zero_traffic_per_step(psi, shards, l.zero_stage, model::fp32_adam) + coded_change;
+  const bytes coded_change =
+      l.codec.empty()
+          ? bytes{}
+          : model::gradient_reduction(shards, psi, 4.0, l.zero_stage, codec, bytes_only).sent -
+                model::gradient_reduction(shards, psi, 4.0, l.zero_stage, model::uncoded_gradient(), bytes_only).sent;
+  const bytes dp_bytes =
+      zero3 * model::zero_traffic_per_step(psi, shards, l.zero_stage, model::fp32_adam) + coded_change;
   const auto& sb_json = summary.at("state_bytes");
   const model::state_bytes sb{sb_json.at("parameter").get<double>(), sb_json.at("gradient").get<double>(),
                               sb_json.at("optimizer").get<double>()};
@@ -332,15 +359,16 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
                             (l.sequence_parallel ? ", sp" : "") + ")",
                         tp_bytes.value(), busiest(step.at("tensor_parallel_bytes"))});
   if (p > 1) {
-    rows_out.push_back({"bytes between stages per rank and step (pp=" + std::to_string(p) + ", vpp=" + std::to_string(v) + ")",
-                        pp_bytes.value(), busiest(step.at("pipeline_bytes"))});
+    rows_out.push_back(
+        {"bytes between stages per rank and step (pp=" + std::to_string(p) + ", vpp=" + std::to_string(v) + ")",
+         pp_bytes.value(), busiest(step.at("pipeline_bytes"))});
     rows_out.push_back({"chunks' activations the first stage keeps at its peak",
                         model::pipeline_in_flight(p, m, v) * static_cast<double>(v),
                         step.at("peak_stashed_chunks").at(0).get<double>()});
   }
   if (c > 1)
-    rows_out.push_back({"bytes around the context ring per rank and step (cp=" + std::to_string(c) + ")", cp_bytes.value(),
-                        busiest(step.at("context_parallel_bytes"))});
+    rows_out.push_back({"bytes around the context ring per rank and step (cp=" + std::to_string(c) + ")",
+                        cp_bytes.value(), busiest(step.at("context_parallel_bytes"))});
   if (shards > 1)
     rows_out.push_back({"bytes to the data-parallel group per rank and step (ZeRO-" + std::to_string(l.zero_stage) +
                             (l.codec.empty() ? "" : ", " + l.codec) + ")",
@@ -349,7 +377,8 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
   rows_out.push_back({"gradients held per rank (summed over " + std::to_string(m) + " micro-batches)",
                       model::peak_gradient_bytes(psi, shards, l.zero_stage, model::fp32_adam, m).value(),
                       measured("resident_bytes", "gradients")});
-  rows_out.push_back({"optimizer states held per rank", states.optimizer_states.value(), measured("resident_bytes", "optimizer_states")});
+  rows_out.push_back({"optimizer states held per rank", states.optimizer_states.value(),
+                      measured("resident_bytes", "optimizer_states")});
   if (l.offload) {
     rows_out.push_back({"optimizer states and master copy offloaded per rank", states.offloaded.value(),
                         measured("resident_bytes", "offloaded")});
@@ -372,10 +401,18 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
   if (a.json) {
     json jr = json::array();
     for (const auto& x : rows_out)
-      jr.push_back({{"mechanism", x.mechanism}, {"predicted", x.predicted}, {"measured", x.measured},
-                    {"measured_over_predicted", x.ratio()}, {"within_1_percent", x.within(0.01)}});
-    std::cout << json{{"parallelism", model::to_string(l)}, {"run", command}, {"ranks", ranks},
-                      {"parameters_per_rank", psi}, {"rows", jr}, {"all_within_1_percent", all}, {"not_run", not_run}}
+      jr.push_back({{"mechanism", x.mechanism},
+                    {"predicted", x.predicted},
+                    {"measured", x.measured},
+                    {"measured_over_predicted", x.ratio()},
+                    {"within_1_percent", x.within(0.01)}});
+    std::cout << json{{"parallelism", model::to_string(l)},
+                      {"run", command},
+                      {"ranks", ranks},
+                      {"parameters_per_rank", psi},
+                      {"rows", jr},
+                      {"all_within_1_percent", all},
+                      {"not_run", not_run}}
                      .dump(2)
               << '\n';
   } else {
@@ -414,11 +451,13 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                    "verified yet");
   for (const char* f : {"--ranks", "--batch"})
     if (std::find(a.training_flags_given.begin(), a.training_flags_given.end(), f) != a.training_flags_given.end())
-      throw usage_error(std::string(f) + ": a layout's run takes its ranks and batch from the layout; the "
-                                         "data-parallel planner's run (--parallelism data) takes them");
+      throw usage_error(std::string(f) +
+                        ": a layout's run takes its ranks and batch from the layout; the "
+                        "data-parallel planner's run (--parallelism data) takes them");
   if (!w.shape)
-    throw bad_flag("--workload", a.workload, "has no transformer shape; give heads, ffn_hidden and vocabulary "
-                                             "(docs/parallelism.md) to verify a parallel layout");
+    throw bad_flag("--workload", a.workload,
+                   "has no transformer shape; give heads, ffn_hidden and vocabulary "
+                   "(docs/parallelism.md) to verify a parallel layout");
   const auto l = a.parallelism == "search" ? search_layouts(s, w, a.gpus, 0, a.planning).chosen().plan.layout
                                            : named_layout(s, a.parallelism, a.gpus);
   const auto run = layout_run_of(a, l);
@@ -441,8 +480,9 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
 // Edge and hetero-train plans are not run here.
 template <class Description>
 void verify_plan(const verify_args& a, const plan::system&, const Description&, const training_run&) {
-  throw bad_flag("--workload", a.workload, "verify runs training, diffusion, llm-serve and data-curation plans; an edge or hetero-train "
-                                           "plan is not run here yet (for hetero-train's link, run trinity-stream demo)");
+  throw bad_flag("--workload", a.workload,
+                 "verify runs training, diffusion, llm-serve and data-curation plans; an edge or hetero-train "
+                 "plan is not run here yet (for hetero-train's link, run trinity-stream demo)");
 }
 
 // A training plan: a layout's slots (verify_parallel), or the data-parallel planner's plan run on threads.
@@ -466,7 +506,8 @@ void verify_plan(const verify_args& a, const plan::system& s, const plan::traini
   // The run, scaled down.
   const std::string train = train_program(a);
   std::string command = "'" + train + "' --backend threads --ranks " + std::to_string(ranks) + " --stage " +
-                        std::to_string(p.stage) + " --steps " + std::to_string(steps) + " --batch " + std::to_string(batch);
+                        std::to_string(p.stage) + " --steps " + std::to_string(steps) + " --batch " +
+                        std::to_string(batch);
   if (p.offload_tier) command += " --offload";
   if (codec.name != "identity") command += " --compress '" + codec.name + "'";
   std::cerr << "trinity verify: " << command << '\n';
@@ -488,10 +529,13 @@ void verify_plan(const verify_args& a, const plan::system& s, const plan::traini
       {"parameters held per rank (ZeRO stage " + std::to_string(p.stage) + ")", states.parameters.value(),
        measured("resident_bytes", "parameters")},
       {"gradients held per rank", states.gradients.value(), measured("resident_bytes", "gradients")},
-      {"optimizer states on the device", states.optimizer_states.value(), measured("resident_bytes", "optimizer_states")},
+      {"optimizer states on the device", states.optimizer_states.value(),
+       measured("resident_bytes", "optimizer_states")},
       {"optimizer states offloaded", states.offloaded.value(), measured("resident_bytes", "offloaded")},
-      {"bytes sent per rank and step (" + codec.name + ")", priced.link_bytes.value(), step.at("sent_bytes").at(0).get<double>()},
-      {"bytes to and from the offload tier per step", priced.offload_bytes.value(), step.at("offload_bytes").at(0).get<double>()},
+      {"bytes sent per rank and step (" + codec.name + ")", priced.link_bytes.value(),
+       step.at("sent_bytes").at(0).get<double>()},
+      {"bytes to and from the offload tier per step", priced.offload_bytes.value(),
+       step.at("offload_bytes").at(0).get<double>()},
   };
   if (machine) {
     // The planner's price with this machine in place of the preset's: its dense rate per rank (threads beyond
@@ -507,7 +551,7 @@ void verify_plan(const verify_args& a, const plan::system& s, const plan::traini
     at_batch.sequence = static_cast<std::size_t>(summary.at("samples_per_rank").get<double>());
     auto as_run = p;
     as_run.recompute = false;  // trinity-train keeps its activations: price the FLOPs it runs
-    auto here_codec = codec;  // this machine's rates for the plan's codec, when the profile measured it
+    auto here_codec = codec;   // this machine's rates for the plan's codec, when the profile measured it
     for (const auto& k : read_profile(a.planning.profile))
       if (k.name == codec.name) here_codec = k;
     const auto timed = plan::price(here, at_batch, here_codec, as_run);
@@ -523,10 +567,18 @@ void verify_plan(const verify_args& a, const plan::system& s, const plan::traini
   if (a.json) {
     json jr = json::array();
     for (const auto& x : rows)
-      jr.push_back({{"mechanism", x.mechanism}, {"predicted", x.predicted}, {"measured", x.measured},
-                    {"measured_over_predicted", x.ratio()}, {"within_20_percent", x.within(0.2)}, {"timed", x.timing}});
-    std::cout << json{{"plan", plan::describe(r, s)}, {"run", command}, {"parameters", psi}, {"ranks", ranks},
-                      {"rows", jr}, {"all_within_20_percent", all},
+      jr.push_back({{"mechanism", x.mechanism},
+                    {"predicted", x.predicted},
+                    {"measured", x.measured},
+                    {"measured_over_predicted", x.ratio()},
+                    {"within_20_percent", x.within(0.2)},
+                    {"timed", x.timing}});
+    std::cout << json{{"plan", plan::describe(r, s)},
+                      {"run", command},
+                      {"parameters", psi},
+                      {"ranks", ranks},
+                      {"rows", jr},
+                      {"all_within_20_percent", all},
                       {"not_run", {p.recompute ? "activation recomputation" : "", machine ? "" : "step time"}}}
                      .dump(2)
               << '\n';
@@ -537,7 +589,8 @@ void verify_plan(const verify_args& a, const plan::system& s, const plan::traini
     for (const auto& x : rows)
       t.add({x.mechanism, x.timing ? to_string(seconds{x.predicted}) : to_string(bytes{x.predicted}),
              x.timing ? to_string(seconds{x.measured}) : to_string(bytes{x.measured}),
-             units::detail::format_number(x.ratio()), std::string(x.within(0.2) ? "yes" : "NO") + (x.timing ? " (timed)" : "")});
+             units::detail::format_number(x.ratio()),
+             std::string(x.within(0.2) ? "yes" : "NO") + (x.timing ? " (timed)" : "")});
     t.print(std::cout);
     if (p.recompute) std::cout << "\nNot run: activation recomputation (trinity-train keeps its activations).";
     if (machine)
@@ -557,8 +610,10 @@ void run_verify(const verify_args& a) {
   // A workload the library can run verifies itself; the others are run here, with trinity-train or the
   // curation harness.
   w.visit([&]<class Kind>(Kind, auto& d) {
-    if constexpr (workloads::VerifiableWorkload<Kind>) Kind::verify(a, s, d, std::cout);
-    else verify_plan(a, s, d, run);
+    if constexpr (workloads::VerifiableWorkload<Kind>)
+      Kind::verify(a, s, d, std::cout);
+    else
+      verify_plan(a, s, d, run);
   });
 }
 
@@ -568,23 +623,28 @@ void register_verify(CLI::App& app) {
   auto a = std::make_shared<verify_args>();
   auto* v = app.add_subcommand("verify", "Run the chosen plan here, scaled down, beside the planner's prediction");
   v->add_option("--system", a->system, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
-  v->add_option("--workload", a->workload, "A training, diffusion, llm-serve or data-curation workload: a preset or a JSON file")->type_name("PRESET|FILE");
+  v->add_option("--workload", a->workload,
+                "A training, diffusion, llm-serve or data-curation workload: a preset or a JSON file")
+      ->type_name("PRESET|FILE");
   add_planning_flags(*v, a->planning);
   v->add_option("--ranks", a->ranks, "Ranks (threads) of the scaled-down run (default 4)")->type_name("COUNT");
   v->add_option("--steps", a->steps, "Training steps of the run (default 3)")->type_name("COUNT");
   v->add_option("--batch", a->batch, "Global batch of the run, split across ranks (default 256)")->type_name("COUNT");
-  v->add_option("--trace", a->trace, "A diffusion plan: the request trace to replay (default: a synthetic one); an "
-                                     "llm-serve plan: the block-hashed trace (Mooncake's JSONL format)")
+  v->add_option("--trace", a->trace,
+                "A diffusion plan: the request trace to replay (default: a synthetic one); an "
+                "llm-serve plan: the block-hashed trace (Mooncake's JSONL format)")
       ->type_name("FILE.csv|FILE.jsonl");
-  v->add_option("--embeddings", a->embeddings, "A diffusion plan: the trace's prompt embeddings")->type_name("FILE.fvecs");
+  v->add_option("--embeddings", a->embeddings, "A diffusion plan: the trace's prompt embeddings")
+      ->type_name("FILE.fvecs");
   v->add_option("--requests", a->requests, "A diffusion plan: requests of the synthetic trace (default 10000)")
       ->type_name("COUNT");
   v->add_option("--samples", a->samples, "A data-curation plan: samples per placement (default: about 8 s of them)")
       ->type_name("COUNT");
   v->add_option("--train", a->train, "The trinity-train program (default: beside this one)")->type_name("FILE");
-  add_layout_flags(*v, a->parallelism, a->gpus, "run this layout's tensor, pipeline, context and ZeRO slots here, scaled down "
-                                               "(as for plan: tp=2,pp=4,vpp=2,sp=on,zero=1), or the layout search's "
-                                               "choice (`search`, the default)");
+  add_layout_flags(*v, a->parallelism, a->gpus,
+                   "run this layout's tensor, pipeline, context and ZeRO slots here, scaled down "
+                   "(as for plan: tp=2,pp=4,vpp=2,sp=on,zero=1), or the layout search's "
+                   "choice (`search`, the default)");
   v->add_flag("--json", a->json, "Print JSON");
   v->callback([a, v] {
     for (const char* f : {"--ranks", "--steps", "--batch", "--train"})

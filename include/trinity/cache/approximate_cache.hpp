@@ -67,10 +67,10 @@ struct cache_stats {
 template <class Payload>
 struct lookup_result {
   bool hit = false;
-  int depth = 0;                  //!< steps the request skips (0 on a miss)
-  int table_depth = 0;            //!< what the reuse table allowed at this similarity
-  double similarity = 0;          //!< of the nearest entry; 0 when the cache is empty
-  std::uint64_t entry = 0;        //!< the nearest entry's id (valid when something was found)
+  int depth = 0;                     //!< steps the request skips (0 on a miss)
+  int table_depth = 0;               //!< what the reuse table allowed at this similarity
+  double similarity = 0;             //!< of the nearest entry; 0 when the cache is empty
+  std::uint64_t entry = 0;           //!< the nearest entry's id (valid when something was found)
   const Payload* payload = nullptr;  //!< the reused latent's data, until the entry is evicted
 };
 

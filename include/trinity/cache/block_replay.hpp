@@ -35,7 +35,7 @@ struct block_request {
   std::uint64_t timestamp_ms = 0;  //!< arrival, from the trace's start
   std::uint64_t input_length = 0;  //!< prompt tokens
   std::uint64_t output_length = 0;
-  std::vector<token> hash_ids;     //!< the prompt's blocks, first block first
+  std::vector<token> hash_ids;  //!< the prompt's blocks, first block first
 };
 
 struct block_replay_options {
@@ -61,7 +61,9 @@ inline block_replay_result replay_blocks(std::span<const block_request> trace, c
   trinity::detail::require(o.block_tokens >= 1, "block_tokens", "must be at least 1");
   // One cache token per block id: a chain of ids is a token sequence of one-token blocks, and the cache's tree
   // of blocks is the trace's tree of prefixes.
-  prefix_cache kv({.block_tokens = 1, .block_size = bytes{1}, .capacity = bytes{static_cast<double>(o.capacity_blocks)},
+  prefix_cache kv({.block_tokens = 1,
+                   .block_size = bytes{1},
+                   .capacity = bytes{static_cast<double>(o.capacity_blocks)},
                    .eviction = o.eviction});
   block_replay_result r;
   r.capacity_blocks = o.capacity_blocks;

@@ -34,18 +34,20 @@ struct entry_record {
 };
 
 template <class P>
-concept opts_into_eviction_policy = requires { typename P::eviction_policy_concept; } &&
-                                    std::same_as<typename P::eviction_policy_concept, eviction_policy_tag>;
+concept opts_into_eviction_policy = requires {
+  typename P::eviction_policy_concept;
+}
+&&std::same_as<typename P::eviction_policy_concept, eviction_policy_tag>;
 
 template <class P>
 concept EvictionPolicy = opts_into_eviction_policy<P> && names_itself<P> &&
-                         requires(P& p, const P& cp, std::uint64_t id, const entry_record& e) {
-                           p.inserted(id, e);
-                           p.hit(id, e);
-                           p.erased(id);
-                           { p.pop_victim() } -> std::same_as<std::uint64_t>;
-                           { cp.empty() } -> std::same_as<bool>;
-                         };
+    requires(P& p, const P& cp, std::uint64_t id, const entry_record& e) {
+  p.inserted(id, e);
+  p.hit(id, e);
+  p.erased(id);
+  { p.pop_victim() } -> std::same_as<std::uint64_t>;
+  { cp.empty() } -> std::same_as<bool>;
+};
 
 template <class P>
 consteval bool diagnose_eviction_policy() {

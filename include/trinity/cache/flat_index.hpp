@@ -106,8 +106,8 @@ class flat_index {
     const std::size_t n = ids_.size();
     // Threads only where each gets enough work to pay for its start (about 4 MFLOP).
     const double work = static_cast<double>(n) * static_cast<double>(dimension_) * static_cast<double>(nq);
-    const std::size_t threads =
-        std::clamp<std::size_t>(static_cast<std::size_t>(work / (1 << 22)), 1, std::min<std::size_t>(opts_.threads, n / 4 + 1));
+    const std::size_t threads = std::clamp<std::size_t>(static_cast<std::size_t>(work / (1 << 22)), 1,
+                                                        std::min<std::size_t>(opts_.threads, n / 4 + 1));
     std::vector<std::vector<detail::top_k>> parts(threads, std::vector<detail::top_k>(nq, detail::top_k(k)));
     if (threads == 1) {
       scan(q.data(), nq, 0, n, parts[0]);

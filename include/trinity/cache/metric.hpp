@@ -23,9 +23,9 @@ namespace detail {
 
 //! Checks a key or query (its length and every value) and returns it as the index stores it.
 inline std::vector<float> prepare(std::span<const float> v, std::size_t dimension, metric m, const char* field) {
-  trinity::detail::require(v.size() == dimension, field,
-                           "has " + std::to_string(v.size()) + " floats; the index holds vectors of dimension " +
-                               std::to_string(dimension));
+  trinity::detail::require(
+      v.size() == dimension, field,
+      "has " + std::to_string(v.size()) + " floats; the index holds vectors of dimension " + std::to_string(dimension));
   double norm = 0;
   for (const float x : v) {
     trinity::detail::require(std::isfinite(x), field, "holds a NaN or infinite value; embeddings must be finite");

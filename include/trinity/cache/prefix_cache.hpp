@@ -91,7 +91,7 @@ class prefix_cache {
     std::uint32_t depth = 0;     // blocks above it, the root's children at 0
     std::uint32_t children = 0;  // cached blocks that extend it
     block_id id = 0;
-    std::uint64_t chain = 0;     // detail::chain_hash of the blocks from the root to it
+    std::uint64_t chain = 0;  // detail::chain_hash of the blocks from the root to it
   };
   // The eviction order: the policy's priority, then the older, then the deeper (a parent never leaves before
   // its child); the block's identity only separates what nothing else can.
@@ -113,8 +113,11 @@ class prefix_cache {
    public:
     lease() = default;
     lease(lease&& o) noexcept
-        : cache_(std::exchange(o.cache_, nullptr)), path_(std::move(o.path_)), ids_(std::move(o.ids_)),
-          tokens_(o.tokens_), created_(o.created_) {}
+        : cache_(std::exchange(o.cache_, nullptr)),
+          path_(std::move(o.path_)),
+          ids_(std::move(o.ids_)),
+          tokens_(o.tokens_),
+          created_(o.created_) {}
     lease& operator=(lease&& o) noexcept {
       if (this != &o) {
         release();
@@ -157,7 +160,8 @@ class prefix_cache {
   };
 
   explicit prefix_cache(prefix_cache_config c) : config_(c) {
-    trinity::detail::require(c.block_tokens >= 1 && c.block_tokens <= 1 << 16, "block_tokens", "must be from 1 to 65536");
+    trinity::detail::require(c.block_tokens >= 1 && c.block_tokens <= 1 << 16, "block_tokens",
+                             "must be from 1 to 65536");
     trinity::detail::require(c.block_size.value() > 0 && std::isfinite(c.block_size.value()), "block_size",
                              "must be a positive, finite number of bytes");
     trinity::detail::require(c.capacity.value() >= 0 && std::isfinite(c.capacity.value()), "capacity",
@@ -260,7 +264,8 @@ class prefix_cache {
 
   idle_key key_of(node* n) const noexcept {
     std::uint64_t priority = n->last_use;
-    if (config_.eviction.policy == prefix_eviction_policy::lfu) priority = n->inserts;
+    if (config_.eviction.policy == prefix_eviction_policy::lfu)
+      priority = n->inserts;
     else if (config_.eviction.policy == prefix_eviction_policy::shared_prefix && n->inserts >= 2)
       priority += config_.eviction.shared_horizon;
     return {priority, n->last_use, std::numeric_limits<std::uint32_t>::max() - n->depth, n->id, n};
@@ -302,7 +307,8 @@ class prefix_cache {
     --parent->children;
     --blocks_;
     ++stats_.evicted_blocks;
-    if (evictable(parent)) idle_.insert(key_of(parent));
+    if (evictable(parent))
+      idle_.insert(key_of(parent));
     else if (!parent->parent && parent->children == 0 && parent != guarded_root_)
       roots_.erase(parent->salt);  // an empty tenant tree
     return true;
@@ -311,10 +317,10 @@ class prefix_cache {
   prefix_cache_config config_;
   std::uint64_t max_blocks_ = 0, blocks_ = 0, clock_ = 0;
   std::unordered_map<std::uint64_t, std::unique_ptr<node>> roots_;  // a tenant's tree, by salt
-  std::deque<node> nodes_;                // the cached blocks, by identity; a deque keeps their addresses
-  detail::child_index<node> edges_;       // (parent, block) to child, for every tree
-  std::vector<std::uint64_t> chains_;     // match's chain hashes, kept to spare an allocation per lookup
-  std::set<idle_key> idle_;  // the evictable leaves, first to go first
+  std::deque<node> nodes_;             // the cached blocks, by identity; a deque keeps their addresses
+  detail::child_index<node> edges_;    // (parent, block) to child, for every tree
+  std::vector<std::uint64_t> chains_;  // match's chain hashes, kept to spare an allocation per lookup
+  std::set<idle_key> idle_;            // the evictable leaves, first to go first
   node* guarded_root_ = nullptr;
   std::vector<block_id> free_ids_;
   block_id next_id_ = 0;

@@ -30,10 +30,10 @@ namespace trinity::cache {
 
 struct replay_options {
   bytes capacity{};
-  bytes latent_size{};        //!< one stored latent (0.016 GB at 720p, paper §5.1.3)
-  flops step_cost{1e9};       //!< c_step (the paper's worked example, §5.1.2)
-  int steps = 50;             //!< S, denoising steps of a full request
-  double warmup = 0.2;        //!< share of requests that only warm the cache
+  bytes latent_size{};   //!< one stored latent (0.016 GB at 720p, paper §5.1.3)
+  flops step_cost{1e9};  //!< c_step (the paper's worked example, §5.1.2)
+  int steps = 50;        //!< S, denoising steps of a full request
+  double warmup = 0.2;   //!< share of requests that only warm the cache
 };
 
 struct replay_result {
@@ -49,7 +49,8 @@ struct replay_result {
 template <class Cache>
 replay_result replay(Cache& cache, const embedding_matrix& embeddings, std::span<const request> trace,
                      const replay_options& o) {
-  trinity::detail::require(o.warmup >= 0 && o.warmup < 1, "warmup", "is a share of the requests: it must lie in [0, 1)");
+  trinity::detail::require(o.warmup >= 0 && o.warmup < 1, "warmup",
+                           "is a share of the requests: it must lie in [0, 1)");
   trinity::detail::require(o.steps >= cache.deepest(), "steps",
                            "a request cannot skip more steps (" + std::to_string(cache.deepest()) + ") than it runs");
   trinity::detail::require(o.latent_size.value() > 0 && std::isfinite(o.latent_size.value()), "latent_size",

@@ -28,8 +28,7 @@ class synchronized {
   }
 
   //! The cache's lookup, with the payload pointer cleared (it would dangle once the lock is released).
-  auto lookup(std::span<const float> key)
-    requires requires(Cache& c) { c.lookup(key); }
+  auto lookup(std::span<const float> key) requires requires(Cache& c) { c.lookup(key); }
   {
     std::lock_guard lock(mutex_);
     auto r = cache_.lookup(key);

@@ -40,8 +40,10 @@ class tiered_kv_store {
   using compute_fn = std::function<void(std::uint64_t tenant, std::uint32_t id, std::span<std::byte> out)>;
 
   tiered_kv_store(tiered_prefix_config c, std::vector<place::tier_resource*> tiers, compute_fn compute)
-      : store_(checked(c, std::move(tiers))), compute_(std::move(compute)),
-        scratch_(trinity::detail::byte_count(c.block_bytes)), cache_(hooked(std::move(c))) {
+      : store_(checked(c, std::move(tiers))),
+        compute_(std::move(compute)),
+        scratch_(trinity::detail::byte_count(c.block_bytes)),
+        cache_(hooked(std::move(c))) {
     trinity::detail::require(static_cast<bool>(compute_), "compute", "give the function that computes a block's KV");
   }
   tiered_kv_store(const tiered_kv_store&) = delete;  // the cache's hook points at this object
@@ -63,7 +65,8 @@ class tiered_kv_store {
   [[nodiscard]] auto& store() noexcept { return store_; }
 
  private:
-  static std::vector<place::tier_resource*> checked(const tiered_prefix_config& c, std::vector<place::tier_resource*> t) {
+  static std::vector<place::tier_resource*> checked(const tiered_prefix_config& c,
+                                                    std::vector<place::tier_resource*> t) {
     trinity::detail::require(t.size() == c.tiers.size(), "tiers",
                              "give one tier resource per cache tier (" + std::to_string(c.tiers.size()) + "), not " +
                                  std::to_string(t.size()));

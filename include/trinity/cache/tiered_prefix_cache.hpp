@@ -189,7 +189,8 @@ class tiered_prefix_cache {
     std::uint32_t depth;
   };
   // Oldest first, ties to the deepest: a parent (stamped whenever its child is) never leaves before its child.
-  using ranked = std::tuple<std::uint64_t, std::uint32_t, std::uint64_t, std::uint32_t>;  // stamp, shallowness, tenant, id
+  using ranked =
+      std::tuple<std::uint64_t, std::uint32_t, std::uint64_t, std::uint32_t>;  // stamp, shallowness, tenant, id
   static ranked rank(const key& k, const entry& e) {
     return {e.stamp, std::numeric_limits<std::uint32_t>::max() - e.depth, k.tenant, k.id};
   }

@@ -63,7 +63,8 @@ inline std::vector<request> parse_trace(std::string_view text, std::size_t rows,
     out.push_back(r);
   }
   trinity::detail::require(!out.empty(), what, "holds no requests; expected lines of `timestamp,row`");
-  std::stable_sort(out.begin(), out.end(), [](const request& a, const request& b) { return a.timestamp < b.timestamp; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const request& a, const request& b) { return a.timestamp < b.timestamp; });
   return out;
 }
 
@@ -87,10 +88,10 @@ struct synthetic_trace_options {
   std::size_t requests = 10'000;
   std::size_t dimension = 768;  //!< CLIP ViT-L/14's text embedding width
   std::size_t topics = 200;
-  double zipf = 1.0;            //!< topic popularity ∝ 1 / rank^zipf
-  double paraphrase = 0.6;      //!< share of requests that rephrase an earlier prompt of their topic
+  double zipf = 1.0;             //!< topic popularity ∝ 1 / rank^zipf
+  double paraphrase = 0.6;       //!< share of requests that rephrase an earlier prompt of their topic
   std::size_t drift_phases = 4;  //!< popularity reshuffles this many times over the trace
-  double rate = 1.0;            //!< mean requests per second (Poisson arrivals)
+  double rate = 1.0;             //!< mean requests per second (Poisson arrivals)
   std::uint64_t seed = 1;
 };
 
@@ -105,7 +106,8 @@ inline synthetic_trace generate_trace(const synthetic_trace_options& o) {
   trinity::detail::require(o.topics >= 1 && o.topics <= 10'000'000, "topics", "must be from 1 to 10000000");
   trinity::detail::require(o.zipf >= 0 && o.zipf <= 10, "zipf", "must lie in [0, 10]");
   trinity::detail::require(o.paraphrase >= 0 && o.paraphrase <= 1, "paraphrase", "is a share: it must lie in [0, 1]");
-  trinity::detail::require(o.rate > 0 && std::isfinite(o.rate), "rate", "must be a positive number of requests per second");
+  trinity::detail::require(o.rate > 0 && std::isfinite(o.rate), "rate",
+                           "must be a positive number of requests per second");
   const std::size_t d = o.dimension;
   std::mt19937_64 gen(o.seed);
   std::normal_distribution<double> normal(0, 1);

@@ -105,7 +105,9 @@ class progress_engine {
     start(std::move(work)).wait();
   }
   //! Waits for everything started so far; the communicator is the caller's again.
-  void drain() { start([](C&) {}).wait(); }
+  void drain() {
+    start([](C&) {}).wait();
+  }
 
   template <reducible T>
   pending all_reduce(std::span<T> data, reduce_op op, algorithm how = algorithm::automatic) {

@@ -49,14 +49,21 @@ inline constexpr std::size_t small_message_bytes = std::size_t{128} << 10;
 
 namespace detail {
 template <class C, class T>
-concept has_all_reduce = requires(C& c, std::span<T> d, reduce_op op) { c.all_reduce(d, op); };
+concept has_all_reduce = requires(C& c, std::span<T> d, reduce_op op) {
+  c.all_reduce(d, op);
+};
 template <class C, class T>
-concept has_reduce_scatter =
-    requires(C& c, std::span<const T> in, std::span<T> out, reduce_op op) { c.reduce_scatter(in, out, op); };
+concept has_reduce_scatter = requires(C& c, std::span<const T> in, std::span<T> out, reduce_op op) {
+  c.reduce_scatter(in, out, op);
+};
 template <class C, class T>
-concept has_all_gather = requires(C& c, std::span<const T> in, std::span<T> out) { c.all_gather(in, out); };
+concept has_all_gather = requires(C& c, std::span<const T> in, std::span<T> out) {
+  c.all_gather(in, out);
+};
 template <class C>
-concept has_broadcast = requires(C& c, std::span<std::byte> d, int root) { c.broadcast(d, root); };
+concept has_broadcast = requires(C& c, std::span<std::byte> d, int root) {
+  c.broadcast(d, root);
+};
 }  // namespace detail
 
 //! data = op over all ranks, in place.
@@ -116,8 +123,7 @@ void broadcast(C& c, std::span<std::byte> data, int root, algorithm how = algori
   });
 }
 template <Communicator C, class T>
-  requires(!std::is_const_v<T>)
-void broadcast(C& c, std::span<T> data, int root, algorithm how = algorithm::automatic) {
+requires(!std::is_const_v<T>) void broadcast(C& c, std::span<T> data, int root, algorithm how = algorithm::automatic) {
   broadcast(c, std::as_writable_bytes(data), root, how);
 }
 

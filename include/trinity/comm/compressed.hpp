@@ -46,13 +46,15 @@ struct compressed_gather {};
 
 namespace detail {
 template <class C>
-inline constexpr bool is_sparse = C::traits.role == compress::role::sparsifier ||
-                                  C::traits.error.kind == compress::error_kind::dropped_below ||
-                                  C::traits.wire_codec == compress::codec::sparse;
+inline constexpr bool is_sparse =
+    C::traits.role == compress::role::sparsifier || C::traits.error.kind == compress::error_kind::dropped_below ||
+    C::traits.wire_codec == compress::codec::sparse;
 template <class C>
 inline constexpr bool is_delta = C::traits.wire_codec == compress::codec::delta;
 template <class C>
-inline constexpr bool wraps_error_feedback = requires { C::is_error_feedback; };
+inline constexpr bool wraps_error_feedback = requires {
+  C::is_error_feedback;
+};
 }  // namespace detail
 
 template <class C, class Scheme = compressed_ring>
@@ -196,7 +198,8 @@ class compressed_all_reduce {
       const auto frame = pass(c, std::span<const std::byte>(frame_.data(), frame_.size()), next, prev);
       const std::span<float> into(got.data(), part.size(recv_chunk));
       decode_into(frame, into);
-      const std::span<float> dst = s == n - 2 ? part.chunk(data, recv_chunk) : std::span<float>(partial.data(), into.size());
+      const std::span<float> dst =
+          s == n - 2 ? part.chunk(data, recv_chunk) : std::span<float>(partial.data(), into.size());
       combine<float>(into, part.chunk(data, recv_chunk), dst, reduce_op::sum);
       detail::note_reduction(c, into.size_bytes());
     }

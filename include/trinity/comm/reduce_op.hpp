@@ -20,9 +20,12 @@ enum class reduce_op : std::uint8_t { sum, max, min };
 
 constexpr std::string_view to_string(reduce_op op) noexcept {
   switch (op) {
-    case reduce_op::sum: return "sum";
-    case reduce_op::max: return "max";
-    case reduce_op::min: return "min";
+    case reduce_op::sum:
+      return "sum";
+    case reduce_op::max:
+      return "max";
+    case reduce_op::min:
+      return "min";
   }
   return "unknown";
 }
@@ -56,8 +59,9 @@ void combine(std::span<const T> a, std::span<const T> b, std::span<T> out, reduc
     case reduce_op::sum:
       if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
         using U = std::make_unsigned_t<T>;
-        detail::elementwise(a.data(), b.data(), out.data(), n,
-                            [](T x, T y) { return static_cast<T>(static_cast<U>(static_cast<U>(x) + static_cast<U>(y))); });
+        detail::elementwise(a.data(), b.data(), out.data(), n, [](T x, T y) {
+          return static_cast<T>(static_cast<U>(static_cast<U>(x) + static_cast<U>(y)));
+        });
       } else {
         detail::elementwise(a.data(), b.data(), out.data(), n, [](T x, T y) { return static_cast<T>(x + y); });
       }

@@ -224,8 +224,9 @@ class thread_communicator {
       return;
     }
     lock.unlock();
-    if (ok) throw peer_failed("rank " + std::to_string(rank_) + " stopped waiting for rank " + std::to_string(peer) +
-                              " because another rank failed: " + world_->why_broken());
+    if (ok)
+      throw peer_failed("rank " + std::to_string(rank_) + " stopped waiting for rank " + std::to_string(peer) +
+                        " because another rank failed: " + world_->why_broken());
     const std::string chain = world_->wait_chain(rank_);
     const std::string why = "rank " + std::to_string(rank_) + " of " + std::to_string(size()) + " waited " +
                             std::to_string(world_->timeout().count()) + " ms for rank " + std::to_string(peer) +

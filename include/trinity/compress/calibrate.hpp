@@ -29,7 +29,7 @@ struct calibration_options {
 //! `count` tensors of `n` normally distributed floats (σ = 1), from `seed`:
 //! what gradients look like to a codec, and the data the benchmarks use.
 [[nodiscard]] inline std::vector<std::vector<float>> normal_tensors(std::size_t count, std::size_t n,
-                                                                   unsigned seed = 1) {
+                                                                    unsigned seed = 1) {
   std::mt19937_64 g(seed);
   std::normal_distribution<float> d;
   std::vector<std::vector<float>> out(count, std::vector<float>(n));

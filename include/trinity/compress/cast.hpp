@@ -41,8 +41,8 @@ struct cast {
     const std::size_t at = detail::begin_frame(out, codec::cast, To, in.size());
     std::byte* p = out.grow(in.size() * 2);
     // On the CPU's widest vectors (detail/cast_kernel.hpp), the same bytes as to_bf16 / to_f16.
-    const std::size_t beyond = detail::narrow(To == element::bf16, in.data(), in.size(), p,
-                                              residual.empty() ? nullptr : residual.data());
+    const std::size_t beyond =
+        detail::narrow(To == element::bf16, in.data(), in.size(), p, residual.empty() ? nullptr : residual.data());
     if (beyond < in.size()) {
       out.shrink_to(at);
       throw invalid_input("input[" + std::to_string(beyond) + "]",

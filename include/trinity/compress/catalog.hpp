@@ -58,8 +58,10 @@ catalog_entry entry(std::string name, std::string_view what) {
       detail::entry<error_feedback<sign<>>>("sign-ef", "1 bit + scale per 256, error feedback"),
       detail::entry<error_feedback<topk<percent>>>("topk-1%-ef", "exact top 1%, error feedback"),
       detail::entry<error_feedback<topk<permille>>>("topk-0.1%-ef", "exact top 0.1%, error feedback"),
-      detail::entry<error_feedback<sampled_topk<percent>>>("sampled-topk-1%-ef", "sampled-threshold top 1%, error feedback"),
-      detail::entry<error_feedback<sampled_topk<permille>>>("sampled-topk-0.1%-ef", "sampled-threshold top 0.1%, error feedback"),
+      detail::entry<error_feedback<sampled_topk<percent>>>("sampled-topk-1%-ef",
+                                                           "sampled-threshold top 1%, error feedback"),
+      detail::entry<error_feedback<sampled_topk<permille>>>("sampled-topk-0.1%-ef",
+                                                            "sampled-threshold top 0.1%, error feedback"),
       detail::entry<dgc<permille>>("dgc-0.1%", "DGC: momentum correction, sampled top 0.1%"),
       detail::entry<error_feedback<chain<sampled_topk<percent>, int8, zstd<1>>>>(
           "sampled-topk-1%+int8+zstd-ef", "sampled top 1%, values int8, zstd, error feedback"),
@@ -75,7 +77,8 @@ catalog_entry entry(std::string name, std::string_view what) {
     if (e.name == name) return e.make();
   std::string known;
   for (const auto& e : catalog()) known += (known.empty() ? "" : ", ") + e.name;
-  throw invalid_input("compressor", "\"" + std::string(name) + "\" is not a built-in compressor; choose one of " + known);
+  throw invalid_input("compressor",
+                      "\"" + std::string(name) + "\" is not a built-in compressor; choose one of " + known);
 }
 
 }  // namespace trinity::compress

@@ -34,7 +34,9 @@ template <class... S>
 inline constexpr bool is_chain<chain<S...>> = true;
 
 template <class T>
-concept wraps_error_feedback = requires { T::is_error_feedback; };
+concept wraps_error_feedback = requires {
+  T::is_error_feedback;
+};
 
 template <class... S>
 struct chain_plan {

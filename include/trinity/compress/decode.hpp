@@ -43,16 +43,26 @@ inline void decode_frame(std::span<const std::byte> bytes, std::span<float> out,
   require_count(f.header, out.size(), "header.count");
   const nested_decoder nested{&ctx, depth, &decode_frame};
   switch (f.header.codec) {
-    case codec::identity: return identity::decode_body(f, out, want);
-    case codec::cast: return decode_cast_body(f, out, want);
-    case codec::zstd: return decode_zstd_body(f, out, want, ctx, nested);
-    case codec::lz4: return decode_lz4_body(f, out, want, ctx, nested);
-    case codec::sparse: return decode_sparse_body(f, out, want, ctx, nested);
-    case codec::block_quant: return decode_block_quant_body(f, out, want);
-    case codec::qsgd: return decode_qsgd_body(f, out, want);
-    case codec::sign: return decode_sign_body(f, out, want);
-    case codec::low_rank: return decode_low_rank_body(f, out, want, ctx);
-    case codec::delta: return decode_delta_body(f, out, want, ctx, nested);
+    case codec::identity:
+      return identity::decode_body(f, out, want);
+    case codec::cast:
+      return decode_cast_body(f, out, want);
+    case codec::zstd:
+      return decode_zstd_body(f, out, want, ctx, nested);
+    case codec::lz4:
+      return decode_lz4_body(f, out, want, ctx, nested);
+    case codec::sparse:
+      return decode_sparse_body(f, out, want, ctx, nested);
+    case codec::block_quant:
+      return decode_block_quant_body(f, out, want);
+    case codec::qsgd:
+      return decode_qsgd_body(f, out, want);
+    case codec::sign:
+      return decode_sign_body(f, out, want);
+    case codec::low_rank:
+      return decode_low_rank_body(f, out, want, ctx);
+    case codec::delta:
+      return decode_delta_body(f, out, want, ctx, nested);
   }
   fail("header.codec", "is not a codec this decoder knows");
 }

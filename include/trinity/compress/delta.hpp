@@ -81,13 +81,12 @@ class delta {
     const std::size_t n = in.size();
     const bool key = !started_ || previous_.size() != n || (KeyEvery > 0 && frame_ % KeyEvery == 0);
     words_.resize(n);
-    for (std::size_t i = 0; i < n; ++i)
-      words_[i] = std::bit_cast<std::uint32_t>(in[i]) ^ (key ? 0u : previous_[i]);
+    for (std::size_t i = 0; i < n; ++i) words_[i] = std::bit_cast<std::uint32_t>(in[i]) ^ (key ? 0u : previous_[i]);
     planes_.resize(4 * n);
     detail::shuffle_words(words_.data(), n, planes_.data());
-    const std::size_t at =
-        detail::begin_frame(out, codec::delta, element::f32, n,
-                            {static_cast<std::uint32_t>(frame_), static_cast<std::uint32_t>(frame_ >> 32), key ? 1u : 0u, 0});
+    const std::size_t at = detail::begin_frame(
+        out, codec::delta, element::f32, n,
+        {static_cast<std::uint32_t>(frame_), static_cast<std::uint32_t>(frame_ >> 32), key ? 1u : 0u, 0});
     lossless_.wrap(planes_, out, element::word32, n);
     detail::finish_frame(out, at);
     previous_.resize(n);
@@ -122,13 +121,15 @@ inline void decode_delta_body(const frame_view& f, std::span<float> out, element
     if (!state)
       fail("delta.key", "frame " + std::to_string(index) +
                             " is a delta against the previous frame; decode the stream with one compress::decoder");
-    if (!state->started) fail("delta.key", "frame " + std::to_string(index) + " is a delta, but this stream has no key frame yet; ask the sender to restart()");
+    if (!state->started)
+      fail("delta.key", "frame " + std::to_string(index) +
+                            " is a delta, but this stream has no key frame yet; ask the sender to restart()");
     if (index != state->next_frame)
       fail("delta.frame", "frame " + std::to_string(index) + " does not follow frame " +
                               std::to_string(state->next_frame - 1) + "; ask the sender for a key frame (restart())");
     if (state->previous.size() != out.size())
-      fail("header.count", std::to_string(out.size()) + " elements after a frame of " +
-                               std::to_string(state->previous.size()));
+      fail("header.count",
+           std::to_string(out.size()) + " elements after a frame of " + std::to_string(state->previous.size()));
   }
   const std::size_t n = out.size();
   ctx.charge(n, 8, "header.count");

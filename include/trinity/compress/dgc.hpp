@@ -52,8 +52,7 @@ class dgc {
       u_.assign(gradient.size(), 0.0f);
       v_.assign(gradient.size(), 0.0f);
     } else if (u_.size() != gradient.size()) {
-      throw invalid_input("gradient", std::to_string(gradient.size()) + " elements after " +
-                                          std::to_string(u_.size()) +
+      throw invalid_input("gradient", std::to_string(gradient.size()) + " elements after " + std::to_string(u_.size()) +
                                           " in earlier steps; use one dgc per tensor, or call reset()");
     }
     detail::require_finite(traits.name, gradient);

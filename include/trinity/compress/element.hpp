@@ -14,20 +14,25 @@ namespace trinity::compress {
 
 //! What a decoded frame holds. The numbers are on the wire: never renumber.
 enum class element : std::uint8_t {
-  f32 = 1,    //!< IEEE binary32: every codec's input and output
-  bf16 = 2,   //!< bfloat16: the top half of a binary32
-  f16 = 3,    //!< IEEE binary16
-  word32 = 4, //!< 32-bit words that are not numbers (a delta encoder's XOR residuals)
-  frame = 5,  //!< the body is another frame (a lossless stage wrapped around a lossy one)
+  f32 = 1,     //!< IEEE binary32: every codec's input and output
+  bf16 = 2,    //!< bfloat16: the top half of a binary32
+  f16 = 3,     //!< IEEE binary16
+  word32 = 4,  //!< 32-bit words that are not numbers (a delta encoder's XOR residuals)
+  frame = 5,   //!< the body is another frame (a lossless stage wrapped around a lossy one)
 };
 
 [[nodiscard]] constexpr std::string_view to_string(element e) noexcept {
   switch (e) {
-    case element::f32: return "f32";
-    case element::bf16: return "bf16";
-    case element::f16: return "f16";
-    case element::word32: return "word32";
-    case element::frame: return "frame";
+    case element::f32:
+      return "f32";
+    case element::bf16:
+      return "bf16";
+    case element::f16:
+      return "f16";
+    case element::word32:
+      return "word32";
+    case element::frame:
+      return "frame";
   }
   return "unknown";
 }

@@ -59,7 +59,8 @@ namespace detail {
 inline void decode_lz4_body(const frame_view& f, std::span<float> out, element want, decode_context& ctx,
                             const nested_decoder& nested) {
   const byte_stage_plan plan = plan_byte_stage(f, out, want, ctx, "lz4");
-  if (plan.raw_size > static_cast<std::uint64_t>(LZ4_MAX_INPUT_SIZE) || f.body.size() > static_cast<std::size_t>(INT_MAX))
+  if (plan.raw_size > static_cast<std::uint64_t>(LZ4_MAX_INPUT_SIZE) ||
+      f.body.size() > static_cast<std::size_t>(INT_MAX))
     fail("lz4.raw_size", "larger than one LZ4 block can be");
   finish_byte_stage(plan, out, want, nested, [&](std::byte* dst, std::uint64_t size) {
     const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(f.body.data()), reinterpret_cast<char*>(dst),

@@ -78,7 +78,8 @@ inline void rebuild(std::span<const float> p, std::span<const float> qt, std::si
 
 template <std::uint32_t Rank = 4>
 class powersgd {
-  static_assert(Rank >= 1 && Rank <= detail::max_rank, "trinity: powersgd<Rank> takes a rank from 1 to 64 (1-4 is usual)");
+  static_assert(Rank >= 1 && Rank <= detail::max_rank,
+                "trinity: powersgd<Rank> takes a rank from 1 to 64 (1-4 is usual)");
 
  public:
   using compressor_concept = compressor_tag;
@@ -116,7 +117,8 @@ class powersgd {
     // Q = Mᵀ·P, accumulated row by row of M.
     std::fill(qt_.begin(), qt_.end(), 0.0f);
     for (std::size_t i = 0; i < s.rows; ++i)
-      for (std::size_t c = 0; c < r; ++c) detail::axpy(p_[i * r + c], m_.data() + i * s.cols, qt_.data() + c * s.cols, s.cols);
+      for (std::size_t c = 0; c < r; ++c)
+        detail::axpy(p_[i * r + c], m_.data() + i * s.cols, qt_.data() + c * s.cols, s.cols);
 
     for (const float v : p_)
       if (detail::non_finite_bits(std::bit_cast<std::uint32_t>(v))) detail::refuse_overflow(traits.name, "factor P");
@@ -126,14 +128,17 @@ class powersgd {
     approx_.resize(n);
     detail::rebuild(p_, qt_, r, s, approx_);
     for (const float v : approx_)
-      if (detail::non_finite_bits(std::bit_cast<std::uint32_t>(v))) detail::refuse_overflow(traits.name, "product P·Qᵀ");
+      if (detail::non_finite_bits(std::bit_cast<std::uint32_t>(v)))
+        detail::refuse_overflow(traits.name, "product P·Qᵀ");
 
-    const std::size_t at = detail::begin_frame(out, codec::low_rank, element::f32, n,
-                                               {Rank, static_cast<std::uint32_t>(s.rows), static_cast<std::uint32_t>(s.cols), 0});
+    const std::size_t at =
+        detail::begin_frame(out, codec::low_rank, element::f32, n,
+                            {Rank, static_cast<std::uint32_t>(s.rows), static_cast<std::uint32_t>(s.cols), 0});
     std::byte* body = out.grow((s.rows + s.cols) * r * 4);
     if (!p_.empty()) std::memcpy(body, p_.data(), p_.size() * 4);
     for (std::size_t j = 0; j < s.cols; ++j)
-      for (std::size_t c = 0; c < r; ++c) detail::store<float>(body + (s.rows * r + j * r + c) * 4, qt_[c * s.cols + j]);
+      for (std::size_t c = 0; c < r; ++c)
+        detail::store<float>(body + (s.rows * r + j * r + c) * 4, qt_[c * s.cols + j]);
     detail::finish_frame(out, at);
 
     // Error feedback: what P·Qᵀ misses goes into the next call.
@@ -193,13 +198,14 @@ class powersgd {
 
 namespace detail {
 inline void decode_low_rank_body(const frame_view& f, std::span<float> out, element want, decode_context& ctx) {
-  if (want != element::f32 || f.header.element != element::f32) fail("header.element", "a low_rank frame decodes to f32");
+  if (want != element::f32 || f.header.element != element::f32)
+    fail("header.element", "a low_rank frame decodes to f32");
   const std::uint64_t r = f.header.params[0], rows = f.header.params[1], cols = f.header.params[2];
   if (f.header.params[3]) fail("low_rank.params", "params[3] must be 0");
   if (r < 1 || r > max_rank) fail("low_rank.rank", std::to_string(r) + " is not from 1 to 64");
   const std::uint64_t n = out.size();
-  if (n == 0 ? (rows || cols) : (rows == 0 || cols == 0 || checked_mul(rows, cols, "low_rank.rows") < n ||
-                                 (rows - 1) * cols >= n))
+  if (n == 0 ? (rows || cols)
+             : (rows == 0 || cols == 0 || checked_mul(rows, cols, "low_rank.rows") < n || (rows - 1) * cols >= n))
     fail("low_rank.rows", std::to_string(rows) + " × " + std::to_string(cols) + " is not the padded shape of " +
                               std::to_string(n) + " elements (the last row holds the tail)");
   const std::uint64_t factors = checked_mul(rows + cols, r, "low_rank.rows");

@@ -62,8 +62,15 @@ struct qsgd {
     const std::uint32_t call = detail::mix32(seed_ ^ detail::mix32(calls_++));
     if (q_.size() < std::min<std::size_t>(Bucket, n)) q_.resize(std::min<std::size_t>(Bucket, n));
     std::byte* base = out.data() + norms_at;
-    const detail::qsgd_job job{in.data(), n, Bucket, static_cast<int>(Levels), bits, call,
-                               residual.empty() ? nullptr : residual.data(), base, base + buckets * 4};
+    const detail::qsgd_job job{in.data(),
+                               n,
+                               Bucket,
+                               static_cast<int>(Levels),
+                               bits,
+                               call,
+                               residual.empty() ? nullptr : residual.data(),
+                               base,
+                               base + buckets * 4};
     // On the CPU's widest vectors (detail/qsgd_kernel.hpp); the levels are the portable loop's.
     const auto stop = detail::qsgd_encode(job, q_.data());
     if (stop.what != detail::quant_stop::done) {
@@ -100,7 +107,8 @@ inline void decode_qsgd_body(const frame_view& f, std::span<float> out, element 
   for (std::uint64_t b = 0; b < buckets; ++b) {
     const float norm = load<float>(norms + 4 * b);
     if (!(norm >= 0.0f && norm <= FLT_MAX / 2))
-      fail("qsgd.norms[" + std::to_string(b) + "]", "must be non-negative and at most FLT_MAX / 2, as every encoder writes it");
+      fail("qsgd.norms[" + std::to_string(b) + "]",
+           "must be non-negative and at most FLT_MAX / 2, as every encoder writes it");
     const float step = norm / static_cast<float>(levels);
     const std::size_t lo = static_cast<std::size_t>(b * bucket);
     const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(bucket, n - lo));
@@ -110,8 +118,7 @@ inline void decode_qsgd_body(const frame_view& f, std::span<float> out, element 
       bad |= v < -s || v > s;
       out[lo + j] = static_cast<float>(v) * step;
     }
-    if (bad)
-      fail("qsgd.values", "bucket " + std::to_string(b) + " holds a level beyond ±" + std::to_string(levels));
+    if (bad) fail("qsgd.values", "bucket " + std::to_string(b) + " holds a level beyond ±" + std::to_string(levels));
   }
 }
 }  // namespace detail

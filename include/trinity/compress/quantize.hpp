@@ -34,7 +34,6 @@ inline constexpr std::uint32_t max_block = 1u << 20;
 
 constexpr int quant_levels(unsigned bits) { return bits == 8 ? 127 : 7; }
 
-
 }  // namespace detail
 
 template <unsigned Bits = 8, std::uint32_t Block = 128>
@@ -45,12 +44,11 @@ struct quantize {
 
   using compressor_concept = compressor_tag;
   static constexpr int levels = detail::quant_levels(Bits);
-  static constexpr compressor_traits traits{
-      .name = Bits == 8 ? "int8" : "int4",
-      .wire_codec = codec::block_quant,
-      .role = role::values,
-      .error = {error_kind::block_absmax, 0.5 / levels},
-      .expected_ratio = 32.0 / (Bits + 32.0 / Block)};
+  static constexpr compressor_traits traits{.name = Bits == 8 ? "int8" : "int4",
+                                            .wire_codec = codec::block_quant,
+                                            .role = role::values,
+                                            .error = {error_kind::block_absmax, 0.5 / levels},
+                                            .expected_ratio = 32.0 / (Bits + 32.0 / Block)};
 
   void encode(std::span<const float> in, frame_buffer& out, std::span<float> residual = {}) {
     detail::require_residual_size(in.size(), residual.size());
@@ -72,10 +70,11 @@ struct quantize {
     const std::size_t scales_at = out.size();
     out.grow(blocks * 4 + detail::level_bytes(n, Bits));
     const std::size_t one = std::min<std::size_t>(Block, n);
-    if (scratch_.size() < detail::quant_scratch_floats(n, Block)) scratch_.resize(detail::quant_scratch_floats(n, Block));
+    if (scratch_.size() < detail::quant_scratch_floats(n, Block))
+      scratch_.resize(detail::quant_scratch_floats(n, Block));
     if (q_.size() < one) q_.resize(one);
-    const detail::quant_job job{in.data(), add, residual, n, Block, Bits, out.data() + scales_at,
-                                out.data() + scales_at + blocks * 4};
+    const detail::quant_job job{
+        in.data(), add, residual, n, Block, Bits, out.data() + scales_at, out.data() + scales_at + blocks * 4};
     const auto stop = detail::quantize(job, scratch_.data(), q_.data());
     if (stop.what != detail::quant_stop::done) {
       out.shrink_to(at);  // no half-written frame is left behind

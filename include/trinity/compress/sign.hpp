@@ -64,8 +64,8 @@ struct sign {
     out.grow(blocks * 4 + (n + 7) / 8);
     if (scratch_.size() < detail::sign_scratch_floats(n, Block)) scratch_.resize(detail::sign_scratch_floats(n, Block));
     std::byte* scales = out.data() + scales_at;
-    const detail::sign_job job{in.data(), add, residual, n, Block, scales,
-                               reinterpret_cast<std::uint8_t*>(scales + blocks * 4)};
+    const detail::sign_job job{
+        in.data(), add, residual, n, Block, scales, reinterpret_cast<std::uint8_t*>(scales + blocks * 4)};
     const auto stop = detail::sign_encode(job, scratch_.data());
     if (stop.what != detail::quant_stop::done) {
       out.shrink_to(at);  // no half-written frame is left behind
@@ -88,8 +88,7 @@ inline void decode_sign_body(const frame_view& f, std::span<float> out, element 
   const std::uint32_t block = f.header.params[0];
   if (block < 8 || block > (1u << 20) || block % 8)
     fail("sign.block", std::to_string(block) + " is not a multiple of 8 from 8 to 2^20");
-  if (f.header.params[1] || f.header.params[2] || f.header.params[3])
-    fail("sign.params", "params[1..3] must be 0");
+  if (f.header.params[1] || f.header.params[2] || f.header.params[3]) fail("sign.params", "params[1..3] must be 0");
   const std::uint64_t n = out.size();
   const std::uint64_t blocks = n / block + (n % block != 0);
   require_body_size(f, checked_add(checked_mul(blocks, 4, "header.count"), n / 8 + (n % 8 != 0), "header.count"),

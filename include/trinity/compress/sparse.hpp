@@ -29,8 +29,7 @@ namespace trinity::compress::detail {
 inline void require_indexable(std::size_t n) {
   if (n > std::numeric_limits<std::uint32_t>::max())
     throw invalid_input("input", std::to_string(n) + " elements: a sparse frame indexes with 32 bits (at most " +
-                                     std::to_string(std::numeric_limits<std::uint32_t>::max()) +
-                                     "); split the tensor");
+                                     std::to_string(std::numeric_limits<std::uint32_t>::max()) + "); split the tensor");
 }
 
 //! k for a density num/den of n elements: rounded up, at least one element of a non-empty input.
@@ -84,7 +83,8 @@ void write_sparse(std::span<const float> source, std::span<const std::uint32_t> 
 //! threshold to the lowest indices: their indices to `idx`, their values to `kept`. The same choice as
 //! exact_top over the same candidates, without going back to the input.
 inline void exact_top_of(std::span<const std::uint32_t> cidx, std::span<const float> cval, std::size_t k,
-                         std::vector<std::uint32_t>& idx, std::vector<float>& kept, std::vector<std::uint32_t>& scratch) {
+                         std::vector<std::uint32_t>& idx, std::vector<float>& kept,
+                         std::vector<std::uint32_t>& scratch) {
   const std::size_t m = cidx.size();
   idx.clear();
   kept.clear();

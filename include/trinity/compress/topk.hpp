@@ -34,7 +34,8 @@ template <class Density>
 inline constexpr bool is_density = requires {
   Density::num;
   Density::den;
-} && Density::num > 0 && Density::num <= Density::den && Density::den < (std::intmax_t{1} << 31);
+}
+&&Density::num > 0 && Density::num <= Density::den&& Density::den < (std::intmax_t{1} << 31);
 
 //! The standalone encode of a sparsifier: its kept values as fp32.
 template <class Sparsifier>

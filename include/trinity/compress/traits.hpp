@@ -14,30 +14,40 @@ namespace trinity::compress {
 
 //! The codec a frame names. The numbers are on the wire: never renumber.
 enum class codec : std::uint8_t {
-  identity = 1,  //!< raw elements
-  cast = 2,      //!< narrowed to bf16 or fp16
-  zstd = 3,      //!< zstd around raw elements or another frame
-  lz4 = 4,       //!< lz4 around raw elements or another frame
-  sparse = 5,    //!< indices plus a frame of the values they select
+  identity = 1,     //!< raw elements
+  cast = 2,         //!< narrowed to bf16 or fp16
+  zstd = 3,         //!< zstd around raw elements or another frame
+  lz4 = 4,          //!< lz4 around raw elements or another frame
+  sparse = 5,       //!< indices plus a frame of the values they select
   block_quant = 6,  //!< absmax int8 / int4 per block
-  qsgd = 7,      //!< stochastic quantization to s levels per bucket
-  sign = 8,      //!< one bit per element plus a scale per block
-  low_rank = 9,  //!< PowerSGD's factors P and Q
-  delta = 10,    //!< a frame of XOR residuals against the previous frame
+  qsgd = 7,         //!< stochastic quantization to s levels per bucket
+  sign = 8,         //!< one bit per element plus a scale per block
+  low_rank = 9,     //!< PowerSGD's factors P and Q
+  delta = 10,       //!< a frame of XOR residuals against the previous frame
 };
 
 [[nodiscard]] constexpr std::string_view to_string(codec c) noexcept {
   switch (c) {
-    case codec::identity: return "identity";
-    case codec::cast: return "cast";
-    case codec::zstd: return "zstd";
-    case codec::lz4: return "lz4";
-    case codec::sparse: return "sparse";
-    case codec::block_quant: return "block_quant";
-    case codec::qsgd: return "qsgd";
-    case codec::sign: return "sign";
-    case codec::low_rank: return "low_rank";
-    case codec::delta: return "delta";
+    case codec::identity:
+      return "identity";
+    case codec::cast:
+      return "cast";
+    case codec::zstd:
+      return "zstd";
+    case codec::lz4:
+      return "lz4";
+    case codec::sparse:
+      return "sparse";
+    case codec::block_quant:
+      return "block_quant";
+    case codec::qsgd:
+      return "qsgd";
+    case codec::sign:
+      return "sign";
+    case codec::low_rank:
+      return "low_rank";
+    case codec::delta:
+      return "delta";
   }
   return "unknown";
 }
@@ -52,12 +62,12 @@ enum class role : std::uint8_t {
 //! How far a decoded element may be from the encoded one. Each kind is a
 //! statement the tests check on every input class.
 enum class error_kind : std::uint8_t {
-  exact,             //!< bit-exact, NaN payloads included
-  relative,          //!< |x - y| <= bound * |x| (a narrowing cast)
-  block_absmax,      //!< |x - y| <= bound * max|x| over the element's block
-  dropped_below,     //!< kept elements exact; each dropped one no larger than any kept one
-  unbiased,          //!< E[y] = x; |x - y| <= bound * ||bucket||_2
-  contraction,       //!< ||x - y||_2 <= bound * ||x||_2 (sign, low rank: what error feedback needs)
+  exact,          //!< bit-exact, NaN payloads included
+  relative,       //!< |x - y| <= bound * |x| (a narrowing cast)
+  block_absmax,   //!< |x - y| <= bound * max|x| over the element's block
+  dropped_below,  //!< kept elements exact; each dropped one no larger than any kept one
+  unbiased,       //!< E[y] = x; |x - y| <= bound * ||bucket||_2
+  contraction,    //!< ||x - y||_2 <= bound * ||x||_2 (sign, low rank: what error feedback needs)
 };
 
 struct error_bound {

@@ -71,11 +71,12 @@ inline void decode_zstd_body(const frame_view& f, std::span<float> out, element 
     int window_log = 10;
     while (window_log < 31 && (std::uint64_t{1} << window_log) < size) ++window_log;
     ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, window_log);
-    const std::size_t n = ZSTD_decompressDCtx(dctx.get(), dst, static_cast<std::size_t>(size), f.body.data(),
-                                              f.body.size());
+    const std::size_t n =
+        ZSTD_decompressDCtx(dctx.get(), dst, static_cast<std::size_t>(size), f.body.data(), f.body.size());
     if (ZSTD_isError(n)) fail("zstd.body", std::string("does not decompress: ") + ZSTD_getErrorName(n));
     if (n != size)
-      fail("zstd.body", "decompresses to " + std::to_string(n) + " bytes where the header says " + std::to_string(size));
+      fail("zstd.body",
+           "decompresses to " + std::to_string(n) + " bytes where the header says " + std::to_string(size));
   });
 }
 }  // namespace detail

@@ -18,12 +18,17 @@ namespace trinity {
 
 //! Says `using backend_concept = trinity::backend_tag;`.
 template <class B>
-concept opts_into_backend = requires { typename B::backend_concept; } &&
-                            std::same_as<typename B::backend_concept, backend_tag>;
+concept opts_into_backend = requires {
+  typename B::backend_concept;
+}
+&&std::same_as<typename B::backend_concept, backend_tag>;
 
 //! Names the Tier its memory lives in: `using memory_tier = ...;`.
 template <class B>
-concept has_memory_tier = requires { typename B::memory_tier; } && Tier<typename B::memory_tier>;
+concept has_memory_tier = requires {
+  typename B::memory_tier;
+}
+&&Tier<typename B::memory_tier>;
 
 //! allocate(bytes, alignment) -> void*, deallocate(p, bytes, alignment).
 template <class B>
@@ -34,7 +39,9 @@ concept allocates = requires(B& b, void* p, bytes n, std::size_t align) {
 
 //! copy(destination, source, bytes), both in the backend's memory.
 template <class B>
-concept copies = requires(B& b, void* dst, const void* src, bytes n) { b.copy(dst, src, n); };
+concept copies = requires(B& b, void* dst, const void* src, bytes n) {
+  b.copy(dst, src, n);
+};
 
 //! upload(backend destination, host source, bytes) and
 //! download(host destination, backend source, bytes).
@@ -52,7 +59,7 @@ concept keeps_time = requires(const B& b) {
 
 template <class B>
 concept Backend = opts_into_backend<B> && names_itself<B> && has_memory_tier<B> && allocates<B> && copies<B> &&
-                  moves_host_data<B> && keeps_time<B>;
+    moves_host_data<B> && keeps_time<B>;
 
 //! Fails to compile, with the fix in the message, unless B is a Backend.
 template <class B>
@@ -60,7 +67,8 @@ consteval bool diagnose_backend() {
   static_assert(opts_into_backend<B>,
                 "trinity: this type is not a Backend. Fix: add `using backend_concept = trinity::backend_tag;`.");
   if constexpr (opts_into_backend<B>) {
-    static_assert(names_itself<B>, "trinity: a Backend names itself. Fix: add `static constexpr std::string_view name`.");
+    static_assert(names_itself<B>,
+                  "trinity: a Backend names itself. Fix: add `static constexpr std::string_view name`.");
     static_assert(has_memory_tier<B>,
                   "trinity: a Backend says where its memory lives. Fix: add `using memory_tier = <a Tier>;`.");
     static_assert(allocates<B>,

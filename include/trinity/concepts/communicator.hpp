@@ -29,8 +29,10 @@ namespace trinity {
 
 //! Says `using communicator_concept = trinity::communicator_tag;`.
 template <class C>
-concept opts_into_communicator = requires { typename C::communicator_concept; } &&
-                                 std::same_as<typename C::communicator_concept, communicator_tag>;
+concept opts_into_communicator = requires {
+  typename C::communicator_concept;
+}
+&&std::same_as<typename C::communicator_concept, communicator_tag>;
 
 //! rank() and size(), as ints, so they mix with MPI's.
 template <class C>
@@ -66,8 +68,9 @@ consteval bool diagnose_communicator() {
   if constexpr (opts_into_communicator<C>) {
     static_assert(names_itself<C>,
                   "trinity: a Communicator names itself. Fix: add `static constexpr std::string_view name`.");
-    static_assert(knows_its_place<C>, "trinity: a Communicator knows its place. Fix: add `int rank() const` and "
-                                      "`int size() const`.");
+    static_assert(knows_its_place<C>,
+                  "trinity: a Communicator knows its place. Fix: add `int rank() const` and "
+                  "`int size() const`.");
     static_assert(exchanges_bytes<C>,
                   "trinity: a Communicator moves bytes. Fix: add `send(std::span<const std::byte>, int dest)`, "
                   "`recv(std::span<std::byte>, int source)` and `sendrecv(out, dest, in, source)`.");

@@ -30,8 +30,10 @@ namespace trinity {
 
 //! Says `using compressor_concept = trinity::compressor_tag;`.
 template <class C>
-concept opts_into_compressor = requires { typename C::compressor_concept; } &&
-                               std::same_as<typename C::compressor_concept, compressor_tag>;
+concept opts_into_compressor = requires {
+  typename C::compressor_concept;
+}
+&&std::same_as<typename C::compressor_concept, compressor_tag>;
 
 //! Has `static constexpr compress::compressor_traits traits`.
 template <class C>
@@ -49,10 +51,10 @@ concept encodes_floats = requires(C& c, std::span<const float> in, compress::fra
 
 //! A lossless stage wraps any bytes in a frame.
 template <class C>
-concept wraps_bytes =
-    requires(C& c, std::span<const std::byte> raw, compress::frame_buffer& out, compress::element e, std::uint64_t n) {
-      c.wrap(raw, out, e, n);
-    };
+concept wraps_bytes = requires(C& c, std::span<const std::byte> raw, compress::frame_buffer& out, compress::element e,
+                               std::uint64_t n) {
+  c.wrap(raw, out, e, n);
+};
 
 //! A sparsifier picks the elements the next stage encodes, then settles its state.
 template <class C>
@@ -65,8 +67,8 @@ concept selects_elements = requires(C& c, std::span<const float> in, std::vector
 //! Has the members its declared role needs.
 template <class C>
 concept plays_its_role = declares_compressor_traits<C> &&
-                         (C::traits.role != compress::role::bytes || wraps_bytes<C>) &&
-                         (C::traits.role != compress::role::sparsifier || selects_elements<C>);
+    (C::traits.role != compress::role::bytes || wraps_bytes<C>)&&(C::traits.role != compress::role::sparsifier ||
+                                                                  selects_elements<C>);
 
 template <class C>
 concept Compressor = opts_into_compressor<C> && declares_compressor_traits<C> && encodes_floats<C> && plays_its_role<C>;
@@ -74,8 +76,9 @@ concept Compressor = opts_into_compressor<C> && declares_compressor_traits<C> &&
 //! Fails to compile, with the fix in the message, unless C is a Compressor.
 template <class C>
 consteval bool diagnose_compressor() {
-  static_assert(opts_into_compressor<C>,
-                "trinity: this type is not a Compressor. Fix: add `using compressor_concept = trinity::compressor_tag;`.");
+  static_assert(
+      opts_into_compressor<C>,
+      "trinity: this type is not a Compressor. Fix: add `using compressor_concept = trinity::compressor_tag;`.");
   if constexpr (opts_into_compressor<C>) {
     static_assert(declares_compressor_traits<C>,
                   "trinity: a Compressor declares what it is. Fix: add `static constexpr "

@@ -16,13 +16,17 @@ namespace trinity {
 
 //! Says `using link_concept = trinity::link_tag;`.
 template <class L>
-concept opts_into_link = requires { typename L::link_concept; } && std::same_as<typename L::link_concept, link_tag>;
+concept opts_into_link = requires {
+  typename L::link_concept;
+}
+&&std::same_as<typename L::link_concept, link_tag>;
 
 //! Has `static constexpr trinity::link_descriptor descriptor`.
 template <class L>
 concept describes_link = requires {
   { L::descriptor } -> std::convertible_to<const link_descriptor&>;
-} && std::same_as<std::remove_cvref_t<decltype(L::descriptor)>, link_descriptor>;
+}
+&&std::same_as<std::remove_cvref_t<decltype(L::descriptor)>, link_descriptor>;
 
 template <class L>
 concept Link = opts_into_link<L> && describes_link<L>;

@@ -15,8 +15,10 @@ namespace trinity {
 
 //! Says `using resource_concept = trinity::resource_tag;`.
 template <class R>
-concept opts_into_resource = requires { typename R::resource_concept; } &&
-                             std::same_as<typename R::resource_concept, resource_tag>;
+concept opts_into_resource = requires {
+  typename R::resource_concept;
+}
+&&std::same_as<typename R::resource_concept, resource_tag>;
 
 //! Has `static constexpr std::string_view name`.
 template <class T>
@@ -43,7 +45,8 @@ consteval bool diagnose_resource() {
                 "memory, energy or time (<trinity/resources/resource.hpp>), or add "
                 "`using resource_concept = trinity::resource_tag;` to your own.");
   if constexpr (opts_into_resource<R>) {
-    static_assert(names_itself<R>, "trinity: a Resource names itself. Fix: add `static constexpr std::string_view name`.");
+    static_assert(names_itself<R>,
+                  "trinity: a Resource names itself. Fix: add `static constexpr std::string_view name`.");
     static_assert(projects_resource_vector<R>,
                   "trinity: a Resource reads its part of a resource_vector. Fix: add `using quantity = <a trinity "
                   "quantity>;` and `static constexpr quantity of(const trinity::resource_vector&)`.");

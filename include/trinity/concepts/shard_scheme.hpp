@@ -35,8 +35,10 @@ struct shard_set {
 };
 
 template <class S>
-concept opts_into_shard_scheme = requires { typename S::shard_scheme_concept; } &&
-                                 std::same_as<typename S::shard_scheme_concept, shard_scheme_tag>;
+concept opts_into_shard_scheme = requires {
+  typename S::shard_scheme_concept;
+}
+&&std::same_as<typename S::shard_scheme_concept, shard_scheme_tag>;
 
 template <class S>
 concept declares_shards = requires {
@@ -46,7 +48,7 @@ concept declares_shards = requires {
 //! ZeRO's stages nest: whoever splits parameters splits gradients, whoever splits gradients splits optimizer
 //! states. Any other mix saves less memory than a stage at the same traffic.
 template <class S>
-concept nests_like_zero = declares_shards<S> && (S::shards.zero_stage() >= 0);
+concept nests_like_zero = declares_shards<S> &&(S::shards.zero_stage() >= 0);
 
 template <class S>
 concept ShardScheme = opts_into_shard_scheme<S> && names_itself<S> && declares_shards<S> && nests_like_zero<S>;
@@ -54,7 +56,10 @@ concept ShardScheme = opts_into_shard_scheme<S> && names_itself<S> && declares_s
 //! A composition that carries a ShardScheme as its `shard` (parallel::scheme does): not one itself, and the
 //! fix is to pass that member rather than to opt the composition in.
 template <class S>
-concept carries_shard_scheme = requires { typename S::shard; } && opts_into_shard_scheme<typename S::shard>;
+concept carries_shard_scheme = requires {
+  typename S::shard;
+}
+&&opts_into_shard_scheme<typename S::shard>;
 
 template <class S>
 consteval bool diagnose_shard_scheme() {

@@ -34,8 +34,10 @@ struct neighbour {
 };
 
 template <class I>
-concept opts_into_similarity_index = requires { typename I::similarity_index_concept; } &&
-                                     std::same_as<typename I::similarity_index_concept, similarity_index_tag>;
+concept opts_into_similarity_index = requires {
+  typename I::similarity_index_concept;
+}
+&&std::same_as<typename I::similarity_index_concept, similarity_index_tag>;
 
 //! dimension() and size(), both std::size_t.
 template <class I>
@@ -69,13 +71,15 @@ consteval bool diagnose_similarity_index() {
   if constexpr (opts_into_similarity_index<I>) {
     static_assert(names_itself<I>,
                   "trinity: a SimilarityIndex names itself. Fix: add `static constexpr std::string_view name`.");
-    static_assert(has_index_shape<I>, "trinity: a SimilarityIndex tells its shape. Fix: add `std::size_t dimension() "
-                                      "const` and `std::size_t size() const`.");
+    static_assert(has_index_shape<I>,
+                  "trinity: a SimilarityIndex tells its shape. Fix: add `std::size_t dimension() "
+                  "const` and `std::size_t size() const`.");
     static_assert(adds_and_removes<I>,
                   "trinity: a SimilarityIndex adds and removes keys. Fix: add `void add(std::uint64_t, "
                   "std::span<const float>)` and `bool remove(std::uint64_t)`.");
-    static_assert(searches<I>, "trinity: a SimilarityIndex searches. Fix: add `std::vector<trinity::neighbour> "
-                               "search(std::span<const float> query, std::size_t k) const`.");
+    static_assert(searches<I>,
+                  "trinity: a SimilarityIndex searches. Fix: add `std::vector<trinity::neighbour> "
+                  "search(std::span<const float> query, std::size_t k) const`.");
   }
   return SimilarityIndex<I>;
 }

@@ -20,13 +20,17 @@ namespace trinity {
 
 //! Says `using tier_concept = trinity::tier_tag;`.
 template <class T>
-concept opts_into_tier = requires { typename T::tier_concept; } && std::same_as<typename T::tier_concept, tier_tag>;
+concept opts_into_tier = requires {
+  typename T::tier_concept;
+}
+&&std::same_as<typename T::tier_concept, tier_tag>;
 
 //! Has `static constexpr trinity::tier_descriptor descriptor`.
 template <class T>
 concept describes_tier = requires {
   { T::descriptor } -> std::convertible_to<const tier_descriptor&>;
-} && std::same_as<std::remove_cvref_t<decltype(T::descriptor)>, tier_descriptor>;
+}
+&&std::same_as<std::remove_cvref_t<decltype(T::descriptor)>, tier_descriptor>;
 
 template <class T>
 concept Tier = opts_into_tier<T> && describes_tier<T>;

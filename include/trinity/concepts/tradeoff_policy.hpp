@@ -22,15 +22,18 @@ namespace trinity {
 
 //! Says `using policy_concept = trinity::tradeoff_policy_tag;`.
 template <class P>
-concept opts_into_tradeoff_policy = requires { typename P::policy_concept; } &&
-                                    std::same_as<typename P::policy_concept, tradeoff_policy_tag>;
+concept opts_into_tradeoff_policy = requires {
+  typename P::policy_concept;
+}
+&&std::same_as<typename P::policy_concept, tradeoff_policy_tag>;
 
 //! Names what it spends and what it saves, both Resources.
 template <class P>
 concept declares_trade = requires {
   typename P::spends;
   typename P::saves;
-} && Resource<typename P::spends> && Resource<typename P::saves>;
+}
+&&Resource<typename P::spends>&& Resource<typename P::saves>;
 
 //! Spends and saves different resources; otherwise it trades nothing.
 template <class P>
@@ -38,10 +41,11 @@ concept trades_distinct_resources = declares_trade<P> && !std::same_as<typename 
 
 //! Prices its trade for an input: `price(const input&) -> priced_trade<spends, saves>`.
 template <class P>
-concept prices_trade = declares_trade<P> && requires { typename P::input; } &&
-                       requires(const P& p, const typename P::input& in) {
-                         { p.price(in) } -> std::same_as<priced_trade<typename P::spends, typename P::saves>>;
-                       };
+concept prices_trade = declares_trade<P> && requires {
+  typename P::input;
+} && requires(const P& p, const typename P::input& in) {
+  { p.price(in) } -> std::same_as<priced_trade<typename P::spends, typename P::saves>>;
+};
 
 template <class P>
 concept TradeoffPolicy =

@@ -21,8 +21,8 @@ constexpr double exp(double x) {
   const double kd = x / ln2;
   const long long k = static_cast<long long>(kd < 0 ? kd - 0.5 : kd + 0.5);
   // Cody-Waite: ln2 split in two so k·ln2 is exact in the high part (fdlibm's constants).
-  const double r = (x - static_cast<double>(k) * 6.93147180369123816490e-01) -
-                   static_cast<double>(k) * 1.90821492927058770002e-10;
+  const double r =
+      (x - static_cast<double>(k) * 6.93147180369123816490e-01) - static_cast<double>(k) * 1.90821492927058770002e-10;
   double term = 1.0, sum = 1.0;
   for (int i = 1; i < 30; ++i) {
     term *= r / i;

@@ -41,8 +41,9 @@ inline std::string read_input_file(const std::string& path, std::size_t most) {
     in.read(buffer, sizeof buffer);
     const auto got = static_cast<std::size_t>(in.gcount());
     if (out.size() + got > most)
-      throw invalid_input(path, "holds more than " + std::to_string(most) + " bytes, more than any input of its "
-                                "kind; is it the right file?");
+      throw invalid_input(path, "holds more than " + std::to_string(most) +
+                                    " bytes, more than any input of its "
+                                    "kind; is it the right file?");
     out.append(buffer, got);
   }
   if (in.bad()) throw invalid_input(path, "cannot be read");

@@ -24,7 +24,7 @@
 // GCC 12's AVX-512 intrinsics pass an undefined vector to their masked builtins, which its flow analysis
 // then reports as maybe uninitialized wherever they inline: a known false positive, silenced around kernels.
 #if defined(__GNUC__) && !defined(__clang__)
-#define TRINITY_SIMD_WARNINGS_OFF \
+#define TRINITY_SIMD_WARNINGS_OFF                                                            \
   _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
       _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
 #define TRINITY_SIMD_WARNINGS_ON _Pragma("GCC diagnostic pop")

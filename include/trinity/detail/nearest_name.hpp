@@ -33,7 +33,8 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 //! The candidate nearest to `name`, if one is near enough to be a slip of the keyboard: at most a third
 //! of its letters (and at least one) differ, or `name` is the start of exactly one candidate.
-inline std::optional<std::string_view> nearest_name(std::string_view name, std::span<const std::string_view> candidates) {
+inline std::optional<std::string_view> nearest_name(std::string_view name,
+                                                    std::span<const std::string_view> candidates) {
   std::optional<std::string_view> best;
   std::size_t best_distance = 0;
   for (const auto c : candidates) {

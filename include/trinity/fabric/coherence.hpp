@@ -39,7 +39,8 @@ class memory_model {
   std::uint32_t add_region(region_kind kind, std::vector<std::uint32_t> agents, std::size_t words) {
     trinity::detail::require(!agents.empty(), "agents", "a region is mapped by at least one agent");
     if (kind == region_kind::xlink_partition && agents.size() != 1)
-      throw invalid_input("xlink.partition", "an XLink partition belongs to exactly one accelerator (static partitioning, L2057-2066)");
+      throw invalid_input("xlink.partition",
+                          "an XLink partition belongs to exactly one accelerator (static partitioning, L2057-2066)");
     std::size_t hosts = 0;
     for (auto a : agents) hosts += topo_->at(a).kind == node_kind::host;
     const auto& prof = topo_->settings();
@@ -47,8 +48,9 @@ class memory_model {
       throw invalid_input("cxl" + std::to_string(prof.cxl_version) + ".sharing",
                           "memory shared by several hosts needs CXL 3.0 (Table 1: sharing, back-invalidation)");
     if (hosts > 1 && !prof.pbr)
-      throw invalid_input("hbr.static_partition", "under hierarchy-based routing a pool segment belongs to one host; "
-                                                 "map it from several with PBR (L1202-1206)");
+      throw invalid_input("hbr.static_partition",
+                          "under hierarchy-based routing a pool segment belongs to one host; "
+                          "map it from several with PBR (L1202-1206)");
     regions_.push_back({kind, std::move(agents), std::vector<std::uint64_t>(words, 0), {}});
     return static_cast<std::uint32_t>(regions_.size() - 1);
   }
@@ -56,7 +58,8 @@ class memory_model {
   void store(std::uint32_t agent, std::uint32_t r, std::size_t word, std::uint64_t value) {
     auto& reg = region(r, word);
     if (reg.kind == region_kind::xlink_partition && agent != reg.agents[0])
-      throw invalid_input("store", topo_->at(agent).name + " does not own this XLink partition; write your own and copy");
+      throw invalid_input("store",
+                          topo_->at(agent).name + " does not own this XLink partition; write your own and copy");
     reg.home[word] = value;
     auto& mine = reg.cached[agent];
     mine[word] = value;
@@ -133,8 +136,9 @@ class exclusive_cache {
   }
   //! A load or store straight into tier-2 is not a thing in this mode.
   [[noreturn]] void load_from_tier2(std::size_t) const {
-    throw invalid_input("tier2", "in exclusive-cache mode tier-2 is reached only by bulk CXL.io moves (L2138-2142); "
-                                 "access the block through tier-1");
+    throw invalid_input("tier2",
+                        "in exclusive-cache mode tier-2 is reached only by bulk CXL.io moves (L2138-2142); "
+                        "access the block through tier-1");
   }
   [[nodiscard]] bool in_tier1(std::size_t b) const { return where_.count(b) == 1; }
   [[nodiscard]] bool in_tier2(std::size_t b) const { return tier2_.count(b) == 1; }

@@ -24,13 +24,14 @@ struct collective_result {
 //! on a fresh simulation: each step starts when the slowest chunk of the last has landed, so rings that share
 //! a link slow each other. A reduce-scatter or an all-gather of n·chunk bytes is n − 1 steps, an all-reduce
 //! 2(n − 1); a ring of one member sends nothing.
-inline collective_result ring_steps(const topology& t, const std::vector<std::vector<std::uint32_t>>& rings, bytes chunk,
-                                    std::size_t steps) {
+inline collective_result ring_steps(const topology& t, const std::vector<std::vector<std::uint32_t>>& rings,
+                                    bytes chunk, std::size_t steps) {
   simulator sim(t);
   for (std::size_t step = 0; step < steps; ++step) {
     std::vector<std::size_t> flows;
     for (const auto& r : rings)
-      for (std::size_t i = 0; r.size() > 1 && i < r.size(); ++i) flows.push_back(sim.transfer(r[i], r[(i + 1) % r.size()], chunk));
+      for (std::size_t i = 0; r.size() > 1 && i < r.size(); ++i)
+        flows.push_back(sim.transfer(r[i], r[(i + 1) % r.size()], chunk));
     if (flows.empty()) break;
     sim.run();
     double end = sim.now().value();

@@ -25,7 +25,8 @@ inline constexpr seconds bridge_cache_hit = 20_ns;
 inline constexpr double cxl_hbr_flit = 68, cxl_hbr_payload = 64;
 inline constexpr double cxl_pbr_flit = 256, cxl_pbr_payload = 240;
 //! NVLink packets: a 16 B header and 2 to 16 data flits of 16 B (48–272 B; L1845–1847).
-inline constexpr double nvlink_header = 16, nvlink_data_flit = 16, nvlink_min_data_flits = 2, nvlink_max_data_flits = 16;
+inline constexpr double nvlink_header = 16, nvlink_data_flit = 16, nvlink_min_data_flits = 2,
+                        nvlink_max_data_flits = 16;
 //! UALink 1.0 moves 640 B data-link flits (L1812); the report gives no split of header and payload, so the
 //! whole flit is counted as payload (an upper bound on efficiency).
 inline constexpr double ualink_flit = 640;

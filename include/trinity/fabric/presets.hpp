@@ -25,7 +25,8 @@ inline topology cxl_single_switch(int hosts = 2, int trays = 4, int version = 2)
   const auto sw = t.add_switch("cxl-switch");
   for (int h = 0; h < hosts; ++h) t.connect(t.add_host("host" + std::to_string(h)), sw, links::cxl2_x16::descriptor);
   for (int m = 0; m < trays; ++m)
-    t.connect(sw, t.add_memory("tray" + std::to_string(m), tiers::cxl_capacity::descriptor.capacity), links::cxl2_x16::descriptor);
+    t.connect(sw, t.add_memory("tray" + std::to_string(m), tiers::cxl_capacity::descriptor.capacity),
+              links::cxl2_x16::descriptor);
   return t;
 }
 
@@ -37,8 +38,10 @@ inline topology cxl_two_level(int hosts = 2, int leaves = 2, int trays_per_leaf 
     const auto leaf = t.add_switch("leaf" + std::to_string(l));
     t.connect(spine, leaf, links::cxl3_x16::descriptor);
     for (int m = 0; m < trays_per_leaf; ++m)
-      t.connect(leaf, t.add_memory("tray" + std::to_string(l) + "." + std::to_string(m), tiers::cxl_capacity::descriptor.capacity),
-                links::cxl3_x16::descriptor);
+      t.connect(
+          leaf,
+          t.add_memory("tray" + std::to_string(l) + "." + std::to_string(m), tiers::cxl_capacity::descriptor.capacity),
+          links::cxl3_x16::descriptor);
   }
   return t;
 }
@@ -58,28 +61,33 @@ inline topology nvl72_cxl(int gpus = 72, int trays = 8) {
     t.connect(grace, gpu, links::nvlink_c2c::descriptor);
   }
   for (int m = 0; m < trays; ++m)
-    t.connect(cxl, t.add_memory("tray" + std::to_string(m), tiers::cxl_capacity::descriptor.capacity), links::cxl3_x16::descriptor);
+    t.connect(cxl, t.add_memory("tray" + std::to_string(m), tiers::cxl_capacity::descriptor.capacity),
+              links::cxl3_x16::descriptor);
   return t;
 }
 
 inline topology ualink_pod(int accelerators = 1024) {
   topology t;
   const auto sw = t.add_switch("ualink-switch", link_family::ualink);
-  for (int a = 0; a < accelerators; ++a) t.connect(t.add_accelerator("acc" + std::to_string(a)), sw, links::ualink1::descriptor);
+  for (int a = 0; a < accelerators; ++a)
+    t.connect(t.add_accelerator("acc" + std::to_string(a)), sw, links::ualink1::descriptor);
   return t;
 }
 
 inline topology rdma_cluster(int hosts = 8, int memory_servers = 2) {
   topology t;
   const auto sw = t.add_switch("ib-switch", link_family::infiniband);
-  for (int h = 0; h < hosts; ++h) t.connect(t.add_host("host" + std::to_string(h)), sw, links::infiniband_400g::descriptor);
+  for (int h = 0; h < hosts; ++h)
+    t.connect(t.add_host("host" + std::to_string(h)), sw, links::infiniband_400g::descriptor);
   for (int m = 0; m < memory_servers; ++m)
-    t.connect(sw, t.add_memory("memserver" + std::to_string(m), tiers::host_ddr::descriptor.capacity), links::infiniband_400g::descriptor);
+    t.connect(sw, t.add_memory("memserver" + std::to_string(m), tiers::host_ddr::descriptor.capacity),
+              links::infiniband_400g::descriptor);
   return t;
 }
 
 inline const std::vector<std::string_view>& names() {
-  static const std::vector<std::string_view> n{"cxl-single-switch", "cxl-two-level", "nvl72-cxl", "ualink-pod", "rdma-cluster"};
+  static const std::vector<std::string_view> n{"cxl-single-switch", "cxl-two-level", "nvl72-cxl", "ualink-pod",
+                                               "rdma-cluster"};
   return n;
 }
 

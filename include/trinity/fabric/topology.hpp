@@ -32,11 +32,16 @@ enum class node_kind : std::uint8_t { host, accelerator, switch_node, memory, br
 
 constexpr std::string_view to_string(node_kind k) noexcept {
   switch (k) {
-    case node_kind::host: return "host";
-    case node_kind::accelerator: return "accelerator";
-    case node_kind::switch_node: return "switch";
-    case node_kind::memory: return "memory";
-    case node_kind::bridge: return "bridge";
+    case node_kind::host:
+      return "host";
+    case node_kind::accelerator:
+      return "accelerator";
+    case node_kind::switch_node:
+      return "switch";
+    case node_kind::memory:
+      return "memory";
+    case node_kind::bridge:
+      return "bridge";
   }
   return "unknown";
 }
@@ -107,7 +112,9 @@ class topology {
   void validate() const {
     const int v = profile_.cxl_version;
     trinity::detail::require(v >= 1 && v <= 3, "cxl_version", "is 1, 2 or 3");
-    if (profile_.pbr && v < 3) fail("cxl.pbr", "port-based routing needs CXL 3.0 (Table 1, L1096-1114); this profile is CXL " + std::to_string(v));
+    if (profile_.pbr && v < 3)
+      fail("cxl.pbr",
+           "port-based routing needs CXL 3.0 (Table 1, L1096-1114); this profile is CXL " + std::to_string(v));
     std::size_t nvlink_accelerators = 0, ualink_accelerators = 0, coherent_accelerators = 0;
     for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
       const auto& nd = nodes_[n];
@@ -118,24 +125,30 @@ class topology {
         cxl = cxl || edges_[e].link.family == link_family::cxl;
       }
       if (nd.kind == node_kind::accelerator) {
-        if (nv && ua) fail("xlink.mixed", nd.name + " has both NVLink and UALink links; one cluster speaks one XLink (L1919-1926)");
+        if (nv && ua)
+          fail("xlink.mixed", nd.name + " has both NVLink and UALink links; one cluster speaks one XLink (L1919-1926)");
         nvlink_accelerators += nv;
         ualink_accelerators += ua;
         coherent_accelerators += cxl;
       }
       if (nd.kind == node_kind::switch_node && nd.family == link_family::cxl) {
-        if (v == 1) fail("cxl1.switching", "switch " + nd.name + ": CXL 1.0 has no switching (Table 1); use CXL 2.0 or attach devices directly");
+        if (v == 1)
+          fail("cxl1.switching",
+               "switch " + nd.name + ": CXL 1.0 has no switching (Table 1); use CXL 2.0 or attach devices directly");
         for (const auto e : neighbours(n)) {
           const auto& other = nodes_[other_end(e, n)];
           if (other.kind == node_kind::switch_node && other.family == link_family::cxl && v < 3)
-            fail("cxl2.switching.single_level", "switches " + nd.name + " and " + other.name +
-                                                    " cascade; CXL 2.0 allows a single level of switching (Table 1, L1171-1173). Use CXL 3.0");
+            fail("cxl2.switching.single_level",
+                 "switches " + nd.name + " and " + other.name +
+                     " cascade; CXL 2.0 allows a single level of switching (Table 1, L1171-1173). Use CXL 3.0");
         }
       }
       if (nd.kind == node_kind::memory) {
         std::size_t hosts = 0;
         for (std::uint32_t h : of_kind(node_kind::host)) hosts += reaches_over_cxl(h, n);
-        if (v == 1 && hosts > 1) fail("cxl1.pooling", nd.name + " is reachable from " + std::to_string(hosts) + " hosts; CXL 1.0 has no memory pooling (Table 1)");
+        if (v == 1 && hosts > 1)
+          fail("cxl1.pooling", nd.name + " is reachable from " + std::to_string(hosts) +
+                                   " hosts; CXL 1.0 has no memory pooling (Table 1)");
       }
     }
     // Devices below each host root port (a host's CXL link), through CXL switches only.
@@ -155,7 +168,8 @@ class topology {
                    std::to_string(v) + " allows " + std::to_string(max_acc) + " (Table 1)");
       }
     if (coherent_accelerators > 256)
-      fail("cxl.coherent_accelerators", std::to_string(coherent_accelerators) + " cache-coherent accelerators; CXL allows 256 per network (L1494-1495)");
+      fail("cxl.coherent_accelerators", std::to_string(coherent_accelerators) +
+                                            " cache-coherent accelerators; CXL allows 256 per network (L1494-1495)");
     // The limit is per NVLink domain: the GPUs NVLink joins, through NVLink switches. Domains joined only by
     // another fabric (InfiniBand between DGX nodes) each have their own.
     if (nvlink_accelerators > 576) {
@@ -181,7 +195,8 @@ class topology {
       }
     }
     if (ualink_accelerators > 1024)
-      fail("ualink.cluster", std::to_string(ualink_accelerators) + " accelerators on UALink; UALink 1.0 allows 1,024 (L1777-1778)");
+      fail("ualink.cluster",
+           std::to_string(ualink_accelerators) + " accelerators on UALink; UALink 1.0 allows 1,024 (L1777-1778)");
   }
 
   //! Fewest-hop path from a to b through switches, bridges and hosts; ties go to the lower edge index.
@@ -333,7 +348,8 @@ class topology {
   [[nodiscard]] bool reaches_over_cxl(std::uint32_t h, std::uint32_t target) const {
     bool found = false;
     for (const auto e : neighbours(h))
-      if (edges_[e].link.family == link_family::cxl) walk_below_port(h, e, [&](std::uint32_t n) { found = found || n == target; });
+      if (edges_[e].link.family == link_family::cxl)
+        walk_below_port(h, e, [&](std::uint32_t n) { found = found || n == target; });
     return found;
   }
 

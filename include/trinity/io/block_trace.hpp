@@ -37,8 +37,8 @@ inline std::vector<cache::block_request> parse_block_trace(std::string_view text
                                                            std::size_t block_tokens = 512) {
   trinity::detail::require(block_tokens >= 1, "block_tokens", "must be at least 1");
   std::istringstream in{std::string(text)};
-  static constexpr key keys[] = {{"timestamp", required}, {"input_length", required}, {"output_length", required},
-                                 {"hash_ids", required}};
+  static constexpr key keys[] = {
+      {"timestamp", required}, {"input_length", required}, {"output_length", required}, {"hash_ids", required}};
   std::vector<cache::block_request> out;
   // Each id's parent, the id before it in its chain (none: the chain's first block).
   constexpr std::uint64_t first = std::numeric_limits<std::uint64_t>::max();

@@ -54,17 +54,22 @@ inline plan::diffusion_workload fit_trace(plan::diffusion_workload w, const diff
   std::vector<model::capacity_point> points;
   double saved = 0, hits = 0;
   for (const bytes c : t.capacities) {
-    if (progress) progress("replaying " + std::to_string(requests.size()) + " requests of the workload's trace at " + to_string(c));
-    const cache::replay_options o{.capacity = c, .latent_size = w.latent_size, .step_cost = w.step_cost,
-                                  .steps = static_cast<int>(w.steps), .warmup = 0.2};
+    if (progress)
+      progress("replaying " + std::to_string(requests.size()) + " requests of the workload's trace at " + to_string(c));
+    const cache::replay_options o{.capacity = c,
+                                  .latent_size = w.latent_size,
+                                  .step_cost = w.step_cost,
+                                  .steps = static_cast<int>(w.steps),
+                                  .warmup = 0.2};
     const auto m = replay_exact(e, requests, o);
     if (m.hit_rate > 0 && m.hit_rate < 1) points.push_back({c, m.hit_rate});
     saved += m.saved.value();
     hits += static_cast<double>(m.hits);
   }
   if (points.size() < 2)
-    fail("trace", "gave fewer than two capacities with a hit rate strictly between 0 and 1; choose capacities "
-                  "around the trace's working set");
+    fail("trace",
+         "gave fewer than two capacities with a hit rate strictly between 0 and 1; choose capacities "
+         "around the trace's working set");
   w.hit_rate = model::fit_power_law(points).model;
   if (t.measure_reuse_depth && hits > 0)
     w.reuse_depth = static_cast<std::size_t>(std::lround(saved / (hits * w.step_cost.value())));

@@ -57,7 +57,9 @@ struct key {
 inline std::string join(std::string_view path, std::string_view k) {
   return path.empty() ? std::string(k) : std::string(path) + "." + std::string(k);
 }
-inline std::string index(std::string_view path, std::size_t i) { return std::string(path) + "[" + std::to_string(i) + "]"; }
+inline std::string index(std::string_view path, std::size_t i) {
+  return std::string(path) + "[" + std::to_string(i) + "]";
+}
 
 [[noreturn]] inline void fail(const std::string& path, const std::string& problem) {
   throw invalid_input(path.empty() ? "(top)" : path, problem);
@@ -66,15 +68,23 @@ inline std::string index(std::string_view path, std::size_t i) { return std::str
 //! The JSON type a value has, as a person would say it.
 inline std::string kind_of(const json& j) {
   switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "the string \"" + j.get<std::string>().substr(0, 40) + "\"";
-    case json::value_t::boolean: return j.get<bool>() ? "true" : "false";
-    case json::value_t::number_float: return "the number " + j.dump();
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::string:
+      return "the string \"" + j.get<std::string>().substr(0, 40) + "\"";
+    case json::value_t::boolean:
+      return j.get<bool>() ? "true" : "false";
+    case json::value_t::number_float:
+      return "the number " + j.dump();
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "the number " + j.dump();
-    default: return "a binary value";
+    case json::value_t::number_unsigned:
+      return "the number " + j.dump();
+    default:
+      return "a binary value";
   }
 }
 
@@ -91,8 +101,7 @@ inline double number(const json& j, const std::string& path) {
 }
 
 //! A whole number from 0 to `most`.
-inline std::size_t count(const json& j, const std::string& path,
-                         std::uint64_t most = std::uint64_t{1} << 53) {
+inline std::size_t count(const json& j, const std::string& path, std::uint64_t most = std::uint64_t{1} << 53) {
   if (!j.is_number_unsigned()) fail(path, "expected a whole number, 0 or more, not " + kind_of(j));
   const auto v = j.get<std::uint64_t>();
   if (v > most) fail(path, std::to_string(v) + " is more than " + std::to_string(most));
@@ -195,8 +204,10 @@ class object {
   //! without being told (plan/assumed.hpp).
   template <class T>
   void get(std::string_view k, T& out, plan::assumptions& assumed) const {
-    if (has(k)) get(k, out);
-    else plan::assume(assumed, path(k), out);
+    if (has(k))
+      get(k, out);
+    else
+      plan::assume(assumed, path(k), out);
   }
 
  private:

@@ -18,7 +18,8 @@
 namespace trinity::io {
 
 inline model::parallel_layout parse_parallel_layout(std::string_view text, const std::string& field = "parallelism") {
-  static constexpr std::string_view keys[] = {"tp", "pp", "vpp", "cp", "dp", "mbs", "recompute", "sp", "zero", "offload", "codec"};
+  static constexpr std::string_view keys[] = {"tp",        "pp", "vpp",  "cp",      "dp",   "mbs",
+                                              "recompute", "sp", "zero", "offload", "codec"};
   model::parallel_layout l;
   bool seen[std::size(keys)] = {};
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
@@ -37,10 +38,14 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
     if (seen[k]) fail("\"" + key + "\" is given twice");
     seen[k] = true;
     if (key == "recompute") {
-      if (value == "none") l.recompute = model::recomputation::none;
-      else if (value == "selective") l.recompute = model::recomputation::selective;
-      else if (value == "full") l.recompute = model::recomputation::full;
-      else fail("recompute=" + value + ": use none, selective or full");
+      if (value == "none")
+        l.recompute = model::recomputation::none;
+      else if (value == "selective")
+        l.recompute = model::recomputation::selective;
+      else if (value == "full")
+        l.recompute = model::recomputation::full;
+      else
+        fail("recompute=" + value + ": use none, selective or full");
       continue;
     }
     if (key == "codec") {
@@ -61,12 +66,18 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
     }
     if (value.empty() || used != value.size() || (n == 0 && key != "zero") || n > 1'000'000)
       fail(key + "=" + value + ": must be a whole number from " + (key == "zero" ? "0 to 3" : "1 to 1000000"));
-    if (key == "tp") l.tp = n;
-    else if (key == "pp") l.pp = n;
-    else if (key == "vpp") l.vpp = n;
-    else if (key == "cp") l.cp = n;
-    else if (key == "dp") l.dp = n;
-    else if (key == "mbs") l.micro_batch = n;
+    if (key == "tp")
+      l.tp = n;
+    else if (key == "pp")
+      l.pp = n;
+    else if (key == "vpp")
+      l.vpp = n;
+    else if (key == "cp")
+      l.cp = n;
+    else if (key == "dp")
+      l.dp = n;
+    else if (key == "mbs")
+      l.micro_batch = n;
     else {
       if (n > 3) fail("zero=" + value + ": ZeRO has stages 0 to 3");
       l.zero_stage = static_cast<int>(n);

@@ -40,12 +40,15 @@ struct profile {
 namespace detail {
 inline constexpr key profile_keys[] = {{"trinity_profile"}, {"calibration"}, {"compressors", required}, {"machine"}};
 inline constexpr key calibration_keys[] = {{"size_bytes"}, {"repeats"}, {"data"}, {"build"}, {"cpu"}};
-inline constexpr key cost_keys[] = {{"name", required},           {"ratio", required},
-                                    {"encode_rate_Bps", required}, {"decode_rate_Bps", required},
-                                    {"relative_error", required},  {"lossless"},
+inline constexpr key cost_keys[] = {{"name", required},
+                                    {"ratio", required},
+                                    {"encode_rate_Bps", required},
+                                    {"decode_rate_Bps", required},
+                                    {"relative_error", required},
+                                    {"lossless"},
                                     {"gathered"}};
-inline constexpr key machine_keys[] = {{"dense_flops_per_second", required}, {"thread_link", required},
-                                       {"cores", required}};
+inline constexpr key machine_keys[] = {
+    {"dense_flops_per_second", required}, {"thread_link", required}, {"cores", required}};
 inline constexpr key thread_link_keys[] = {{"latency_s", required}, {"bandwidth_Bps", required}};
 
 inline double positive(const object& o, std::string_view k) {
@@ -70,27 +73,32 @@ inline profile read_profile(const json& j, const std::function<bool(std::string_
     c.get("build", p.build);
     c.get("cpu", p.cpu);
   }
-  for_each(o.at("compressors"), "compressors", [&](const json& e, const std::string& at) {
-    const object c(e, at, detail::cost_keys, "a compressor's cost");
-    model::compressor_cost cost;
-    cost.name = c.text("name");
-    cost.ratio = c.number("ratio");
-    cost.encode_rate = bytes_per_second{c.number("encode_rate_Bps")};
-    cost.decode_rate = bytes_per_second{c.number("decode_rate_Bps")};
-    cost.relative_error = c.number("relative_error");
-    cost.lossless = false;
-    c.get("lossless", cost.lossless);
-    if (c.has("gathered")) cost.gathered = c.boolean("gathered");
-    else if (gathered_by_name) cost.gathered = gathered_by_name(cost.name);
-    try {
-      model::validate(cost);
-    } catch (const invalid_input& x) {
-      // validate names "<codec>.<field>"; the file's path is the entry's.
-      const auto dot = x.field().find('.');
-      fail(dot == std::string::npos ? at : join(at, x.field().substr(dot + 1)), x.problem());
-    }
-    p.compressors.push_back(std::move(cost));
-  }, 4096);
+  for_each(
+      o.at("compressors"), "compressors",
+      [&](const json& e, const std::string& at) {
+        const object c(e, at, detail::cost_keys, "a compressor's cost");
+        model::compressor_cost cost;
+        cost.name = c.text("name");
+        cost.ratio = c.number("ratio");
+        cost.encode_rate = bytes_per_second{c.number("encode_rate_Bps")};
+        cost.decode_rate = bytes_per_second{c.number("decode_rate_Bps")};
+        cost.relative_error = c.number("relative_error");
+        cost.lossless = false;
+        c.get("lossless", cost.lossless);
+        if (c.has("gathered"))
+          cost.gathered = c.boolean("gathered");
+        else if (gathered_by_name)
+          cost.gathered = gathered_by_name(cost.name);
+        try {
+          model::validate(cost);
+        } catch (const invalid_input& x) {
+          // validate names "<codec>.<field>"; the file's path is the entry's.
+          const auto dot = x.field().find('.');
+          fail(dot == std::string::npos ? at : join(at, x.field().substr(dot + 1)), x.problem());
+        }
+        p.compressors.push_back(std::move(cost));
+      },
+      4096);
   if (o.has("machine")) {
     const object m(o.at("machine"), "machine", detail::machine_keys, "the machine's measurements");
     const object l(m.at("thread_link"), m.path("thread_link"), detail::thread_link_keys, "the thread link's α-β");

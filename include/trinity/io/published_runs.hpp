@@ -26,8 +26,8 @@ struct published_run {
   std::size_t gpus = 0;
   model::training_job job;
   model::parallel_layout layout;
-  double iteration_s = 0;       //!< published, or converted from the published throughput
-  std::string published;        //!< the figure as the source gives it ("137 TFLOP/s per GPU", "1.42 s")
+  double iteration_s = 0;  //!< published, or converted from the published throughput
+  std::string published;   //!< the figure as the source gives it ("137 TFLOP/s per GPU", "1.42 s")
 };
 
 struct published_runs {
@@ -37,14 +37,24 @@ struct published_runs {
 
 namespace detail {
 inline constexpr key runs_file_keys[] = {{"about"}, {"sources", required}, {"runs", required}};
-inline constexpr key run_keys[] = {{"name", required},        {"source", required},      {"role", required},
-                                   {"system", required},      {"gpus", required},        {"model", required},
-                                   {"sequence", required},    {"global_batch", required}, {"parallelism", required},
-                                   {"flash_attention"},       {"dropout"},               {"overlap_dp"},
-                                   {"zero"},                  {"published", required},   {"assumed"}};
-inline constexpr key run_shape_keys[] = {{"layers", required},     {"hidden", required},     {"ffn_hidden", required},
-                                     {"heads", required},      {"kv_heads", required},   {"vocabulary", required},
-                                     {"gated_mlp"},            {"tied_embeddings"}};
+inline constexpr key run_keys[] = {{"name", required},
+                                   {"source", required},
+                                   {"role", required},
+                                   {"system", required},
+                                   {"gpus", required},
+                                   {"model", required},
+                                   {"sequence", required},
+                                   {"global_batch", required},
+                                   {"parallelism", required},
+                                   {"flash_attention"},
+                                   {"dropout"},
+                                   {"overlap_dp"},
+                                   {"zero"},
+                                   {"published", required},
+                                   {"assumed"}};
+inline constexpr key run_shape_keys[] = {{"layers", required}, {"hidden", required},   {"ffn_hidden", required},
+                                         {"heads", required},  {"kv_heads", required}, {"vocabulary", required},
+                                         {"gated_mlp"},        {"tied_embeddings"}};
 inline constexpr key published_keys[] = {{"tflops_per_gpu"}, {"flops"}, {"iteration_s"}};
 inline constexpr std::string_view roles[] = {"fit", "held-out"};
 inline constexpr std::string_view flop_counts[] = {"narayanan-eq3", "model"};
@@ -83,7 +93,8 @@ inline published_run read_run(const json& j, const std::string& path, const publ
   }
   if (o.has("zero")) r.layout.zero_stage = static_cast<int>(o.count("zero", 3));
   if (r.layout.gpus() != r.gpus)
-    fail(o.path("gpus"), std::to_string(r.gpus) + " GPUs, but the layout uses tp·pp·cp·dp = " + std::to_string(r.layout.gpus()));
+    fail(o.path("gpus"),
+         std::to_string(r.gpus) + " GPUs, but the layout uses tp·pp·cp·dp = " + std::to_string(r.layout.gpus()));
   if (const auto why = model::layout_problem(r.job, r.layout); !why.empty()) fail(o.path("parallelism"), why);
   const object p(o.at("published"), o.path("published"), published_keys, "what the source published");
   if (p.has("iteration_s") == p.has("tflops_per_gpu"))
@@ -99,7 +110,8 @@ inline published_run read_run(const json& j, const std::string& path, const publ
     const std::string count = choice(p.at("flops"), p.path("flops"), flop_counts);
     const auto r_count = count == "narayanan-eq3" ? model::recomputation::full : model::recomputation::none;
     const double f = model::training_flops(r.job.shape, static_cast<double>(r.job.global_batch),
-                                           static_cast<double>(r.job.sequence), r_count).value();
+                                           static_cast<double>(r.job.sequence), r_count)
+                         .value();
     r.iteration_s = f / (static_cast<double>(r.gpus) * tflops * 1e12);
     r.published = units::detail::format_number(tflops) + " TFLOP/s per GPU";
   }
@@ -114,7 +126,8 @@ inline published_runs read_published_runs(const json& j) {
   if (!o.at("sources").is_object()) fail("sources", "expected an object of source names and their citations");
   for (auto it = o.at("sources").begin(); it != o.at("sources").end(); ++it)
     file.sources[it.key()] = io::text(it.value(), join("sources", it.key()));
-  for_each(o.at("runs"), "runs", [&](const json& r, const std::string& path) { file.runs.push_back(detail::read_run(r, path, file)); });
+  for_each(o.at("runs"), "runs",
+           [&](const json& r, const std::string& path) { file.runs.push_back(detail::read_run(r, path, file)); });
   if (file.runs.empty()) fail("runs", "no run to replay");
   return file;
 }

@@ -29,16 +29,22 @@ namespace trinity::io {
 
 namespace detail {
 
-inline constexpr key system_keys[] = {{"name", required}, {"device", required},  {"tiers", required},
-                                      {"interconnect", required}, {"server"}, {"fabric"},
-                                      {"fabric_memory_tier"}, {"scale_up_domain"}, {"scale_out"}};
-inline constexpr key device_keys[] = {{"name"},         {"compute", required}, {"power", required},
-                                      {"idle_power"},   {"count", required},   {"price_per_hour"},
-                                      {"gpu"},          {"source"},            {"gemm"}};
+inline constexpr key system_keys[] = {{"name", required},         {"device", required}, {"tiers", required},
+                                      {"interconnect", required}, {"server"},           {"fabric"},
+                                      {"fabric_memory_tier"},     {"scale_up_domain"},  {"scale_out"}};
+inline constexpr key device_keys[] = {{"name"},
+                                      {"compute", required},
+                                      {"power", required},
+                                      {"idle_power"},
+                                      {"count", required},
+                                      {"price_per_hour"},
+                                      {"gpu"},
+                                      {"source"},
+                                      {"gemm"}};
 inline constexpr key gemm_keys[] = {{"peak_fraction", required}, {"half_size", required}};
 // A server is one machine: no count.
-inline constexpr key server_keys[] = {{"name"},       {"compute", required}, {"power", required}, {"idle_power"},
-                                      {"price_per_hour"}, {"gpu"},               {"source"}};
+inline constexpr key server_keys[] = {
+    {"name"}, {"compute", required}, {"power", required}, {"idle_power"}, {"price_per_hour"}, {"gpu"}, {"source"}};
 inline constexpr key tier_keys[] = {{"preset"},  {"name"},   {"capacity"},          {"bandwidth"},
                                     {"latency"}, {"energy"}, {"price_per_gb_hour"}, {"source"}};
 inline constexpr key link_keys[] = {{"preset"}, {"name"},         {"bandwidth"}, {"latency"},
@@ -93,7 +99,8 @@ inline plan::device_spec read_device(const json& j, const std::string& path, boo
   o.get("source", d.source);
   if (!server && o.has("gemm")) {
     // The share of peak a GEMM gets by its shape (model/gemm.hpp): what the parallel step model prices with.
-    const object g(o.at("gemm"), o.path("gemm"), gemm_keys, "a GEMM curve, {\"peak_fraction\": 0.87, \"half_size\": 496}");
+    const object g(o.at("gemm"), o.path("gemm"), gemm_keys,
+                   "a GEMM curve, {\"peak_fraction\": 0.87, \"half_size\": 496}");
     d.gemm.peak_fraction = g.number("peak_fraction");
     d.gemm.half_size = g.number("half_size");
     model::validate(d.gemm, o.path("gemm"));
@@ -166,14 +173,18 @@ inline plan::system read_system(const json& j) {
   if (o.has("server")) s.server = detail::read_device(o.at("server"), "server", true, s.assumed);
   o.get("fabric", s.fabric);
   o.get("fabric_memory_tier", s.fabric_memory_tier);
-  for_each(o.at("tiers"), "tiers",
-           [&](const json& t, const std::string& at) {
-             const auto level = s.tiers.empty() ? tier_level::accelerator_local : tier_level::host;
-             s.tiers.push_back(read_tier(t, at, &s.assumed, level));
-           }, 64);
+  for_each(
+      o.at("tiers"), "tiers",
+      [&](const json& t, const std::string& at) {
+        const auto level = s.tiers.empty() ? tier_level::accelerator_local : tier_level::host;
+        s.tiers.push_back(read_tier(t, at, &s.assumed, level));
+      },
+      64);
   s.interconnect = read_link(o.at("interconnect"), "interconnect", &s.assumed);
-  if (o.has("scale_up_domain")) s.scale_up_domain = o.count("scale_up_domain", 1'000'000);
-  else if (o.has("scale_out")) plan::assume(s.assumed, "scale_up_domain", s.device.count);  // 0: one domain of all
+  if (o.has("scale_up_domain"))
+    s.scale_up_domain = o.count("scale_up_domain", 1'000'000);
+  else if (o.has("scale_out"))
+    plan::assume(s.assumed, "scale_up_domain", s.device.count);  // 0: one domain of all
   if (o.has("scale_out")) s.scale_out = read_link(o.at("scale_out"), "scale_out", &s.assumed);
   plan::validate(s);
   return s;

@@ -29,8 +29,8 @@ inline constexpr key switch_keys[] = {{"name", required}, {"kind", required}, {"
 inline constexpr key memory_keys[] = {{"name", required}, {"kind", required}, {"capacity", required}};
 inline constexpr key edge_keys_of_topology[] = {{"a", required}, {"b", required}, {"link", required}};
 inline constexpr std::string_view node_kinds[] = {"host", "accelerator", "switch", "memory", "bridge"};
-inline constexpr std::string_view link_families[] = {"nvlink", "nvlink-c2c", "ualink", "cxl",     "pcie",
-                                                     "infiniband", "ethernet", "rdma", "cellular"};
+inline constexpr std::string_view link_families[] = {"nvlink",     "nvlink-c2c", "ualink", "cxl",     "pcie",
+                                                     "infiniband", "ethernet",   "rdma",   "cellular"};
 
 inline link_family family_named(const json& j, const std::string& path) {
   const std::string name = choice(j, path, link_families);
@@ -50,40 +50,51 @@ inline fabric::topology read_topology(const json& j) {
   }
   o.get("pbr", prof.pbr);
   fabric::topology t(prof);
-  for_each(o.at("nodes"), "nodes", [&](const json& n, const std::string& at) {
-    if (!n.is_object() || !n.contains("kind")) fail(at, "expected a node: {\"name\": ..., \"kind\": host, accelerator, switch, memory or bridge}");
-    const std::string kind = choice(n["kind"], join(at, "kind"), detail::node_kinds);
-    try {
-      if (kind == "switch") {
-        const object x(n, at, detail::switch_keys, "a switch");
-        t.add_switch(x.text("name"), x.has("family") ? detail::family_named(x.at("family"), x.path("family")) : link_family::cxl);
-      } else if (kind == "memory") {
-        const object x(n, at, detail::memory_keys, "a memory device");
-        t.add_memory(x.text("name"), x.quantity<bytes>("capacity"));
-      } else {
-        const object x(n, at, detail::host_keys, "a node");
-        if (kind == "host") t.add_host(x.text("name"));
-        else if (kind == "accelerator") t.add_accelerator(x.text("name"));
-        else t.add_bridge(x.text("name"));
-      }
-    } catch (const invalid_input& e) {
-      if (e.field().rfind(at, 0) == 0) throw;
-      fail(at, e.what());
-    }
-  }, 100'000);
-  for_each(o.at("links"), "links", [&](const json& l, const std::string& at) {
-    const object x(l, at, detail::edge_keys_of_topology, "a link between two nodes");
-    const auto link = detail::link_preset(x.at("link"), x.path("link"));
-    const link_descriptor* found = nullptr;
-    for (const auto& p : preset_links)
-      if (p.name == link.name) found = &p;
-    try {
-      t.connect(t.find(x.text("a")), t.find(x.text("b")), *found);
-    } catch (const invalid_input& e) {
-      if (e.field().rfind(at, 0) == 0) throw;
-      fail(at, e.what());
-    }
-  }, 1'000'000);
+  for_each(
+      o.at("nodes"), "nodes",
+      [&](const json& n, const std::string& at) {
+        if (!n.is_object() || !n.contains("kind"))
+          fail(at, "expected a node: {\"name\": ..., \"kind\": host, accelerator, switch, memory or bridge}");
+        const std::string kind = choice(n["kind"], join(at, "kind"), detail::node_kinds);
+        try {
+          if (kind == "switch") {
+            const object x(n, at, detail::switch_keys, "a switch");
+            t.add_switch(x.text("name"),
+                         x.has("family") ? detail::family_named(x.at("family"), x.path("family")) : link_family::cxl);
+          } else if (kind == "memory") {
+            const object x(n, at, detail::memory_keys, "a memory device");
+            t.add_memory(x.text("name"), x.quantity<bytes>("capacity"));
+          } else {
+            const object x(n, at, detail::host_keys, "a node");
+            if (kind == "host")
+              t.add_host(x.text("name"));
+            else if (kind == "accelerator")
+              t.add_accelerator(x.text("name"));
+            else
+              t.add_bridge(x.text("name"));
+          }
+        } catch (const invalid_input& e) {
+          if (e.field().rfind(at, 0) == 0) throw;
+          fail(at, e.what());
+        }
+      },
+      100'000);
+  for_each(
+      o.at("links"), "links",
+      [&](const json& l, const std::string& at) {
+        const object x(l, at, detail::edge_keys_of_topology, "a link between two nodes");
+        const auto link = detail::link_preset(x.at("link"), x.path("link"));
+        const link_descriptor* found = nullptr;
+        for (const auto& p : preset_links)
+          if (p.name == link.name) found = &p;
+        try {
+          t.connect(t.find(x.text("a")), t.find(x.text("b")), *found);
+        } catch (const invalid_input& e) {
+          if (e.field().rfind(at, 0) == 0) throw;
+          fail(at, e.what());
+        }
+      },
+      1'000'000);
   return t;
 }
 

@@ -67,8 +67,9 @@ inline transformer_probe read_transformer_probe(const json& j) {
     m.job.global_batch = count(field("micro_batch"), at + ".micro_batch");
     m.layout.micro_batch = m.job.global_batch;
     const auto rc = choice(field("recompute"), at + ".recompute", policies);
-    m.layout.recompute = rc == "none" ? model::recomputation::none
-                         : rc == "selective" ? model::recomputation::selective : model::recomputation::full;
+    m.layout.recompute = rc == "none"        ? model::recomputation::none
+                         : rc == "selective" ? model::recomputation::selective
+                                             : model::recomputation::full;
     m.layers = m.job.shape.layers;
     m.measured = seconds{number(field("step_seconds"), at + ".step_seconds")};
     p.stacks.push_back(m);

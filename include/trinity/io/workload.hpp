@@ -24,9 +24,9 @@ namespace trinity::io {
 
 //! A request trace to replay in place of a diffusion workload's hit-rate curve.
 struct diffusion_trace {
-  std::string requests;            //!< CSV of timestamp,row
-  std::string embeddings;          //!< .fvecs
-  std::vector<bytes> capacities;   //!< where to replay it (at least two)
+  std::string requests;             //!< CSV of timestamp,row
+  std::string embeddings;           //!< .fvecs
+  std::vector<bytes> capacities;    //!< where to replay it (at least two)
   bool measure_reuse_depth = true;  //!< false when the workload gave its reuse_depth
 };
 
@@ -77,12 +77,14 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
   bool any = false;
   for (auto k : shape_keys) any |= o.has(k);
   if (o.has("model") == any)
-    fail("model", "name a model (" + named_models() + ") or give its shape (layers, hidden, ffn_hidden, heads, "
-                  "kv_heads, vocabulary), one of the two");
+    fail("model", "name a model (" + named_models() +
+                      ") or give its shape (layers, hidden, ffn_hidden, heads, "
+                      "kv_heads, vocabulary), one of the two");
   if (o.has("model")) {
     const auto names = model::named_shape_names();
     const auto m = choice(o.at("model"), "model", names);
-    if (o.has("gated_mlp")) fail("gated_mlp", "is part of the named model's shape; leave it out or spell the shape out");
+    if (o.has("gated_mlp"))
+      fail("gated_mlp", "is part of the named model's shape; leave it out or spell the shape out");
     return model::find_named_shape(m)->shape;
   }
   model::transformer_shape m;
@@ -111,8 +113,8 @@ inline double shape_parameters(const object& o, const model::transformer_shape& 
   const double given = o.number("parameters");
   if (!(std::abs(given - derived) <= 0.01 * derived))
     fail("parameters", units::detail::format_number(given) + " differs by " +
-                           units::detail::format_number(100.0 * (given - derived) / derived) +
-                           "% from the shape's " + units::detail::format_number(derived) +
+                           units::detail::format_number(100.0 * (given - derived) / derived) + "% from the shape's " +
+                           units::detail::format_number(derived) +
                            " (its embeddings, attention, MLP and norms). Fix: leave parameters out "
                            "(the shape determines it), or correct the shape");
   return derived;

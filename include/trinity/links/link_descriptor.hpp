@@ -17,15 +17,24 @@ enum class link_family { nvlink, nvlink_c2c, ualink, cxl, pcie, infiniband, ethe
 
 constexpr std::string_view to_string(link_family f) noexcept {
   switch (f) {
-    case link_family::nvlink: return "nvlink";
-    case link_family::nvlink_c2c: return "nvlink-c2c";
-    case link_family::ualink: return "ualink";
-    case link_family::cxl: return "cxl";
-    case link_family::pcie: return "pcie";
-    case link_family::infiniband: return "infiniband";
-    case link_family::ethernet: return "ethernet";
-    case link_family::rdma: return "rdma";
-    case link_family::cellular: return "cellular";
+    case link_family::nvlink:
+      return "nvlink";
+    case link_family::nvlink_c2c:
+      return "nvlink-c2c";
+    case link_family::ualink:
+      return "ualink";
+    case link_family::cxl:
+      return "cxl";
+    case link_family::pcie:
+      return "pcie";
+    case link_family::infiniband:
+      return "infiniband";
+    case link_family::ethernet:
+      return "ethernet";
+    case link_family::rdma:
+      return "rdma";
+    case link_family::cellular:
+      return "cellular";
   }
   return "unknown";
 }
@@ -53,8 +62,8 @@ using link_descriptor = basic_link_descriptor<std::string_view>;
 //! The same figures with text of its own: what a run-time system holds.
 template <class Text>
 basic_link_descriptor<std::string> owned(const basic_link_descriptor<Text>& d) {
-  return {std::string(d.name), d.family,   d.bandwidth, d.latency, d.flit,
-          d.max_endpoints,     d.coherent, d.energy,    std::string(d.source)};
+  return {std::string(d.name), d.family, d.bandwidth,          d.latency, d.flit, d.max_endpoints,
+          d.coherent,          d.energy, std::string(d.source)};
 }
 
 //! Checks a descriptor built at run time; throws invalid_input naming the field.

@@ -31,7 +31,9 @@ struct staging_tier {};
 
 namespace detail {
 template <template <class, class> class Table, class A, class B>
-concept has_entry = requires { typename Table<A, B>::type; };
+concept has_entry = requires {
+  typename Table<A, B>::type;
+};
 
 // Reads a symmetric pairwise table: an entry for (A, B) or, failing that, for
 // (B, A); void when there is neither.
@@ -40,13 +42,12 @@ struct symmetric_lookup {
   using type = void;
 };
 template <template <class, class> class Table, class A, class B>
-  requires has_entry<Table, A, B>
+requires has_entry<Table, A, B>
 struct symmetric_lookup<Table, A, B> {
   using type = typename Table<A, B>::type;
 };
 template <template <class, class> class Table, class A, class B>
-  requires(!has_entry<Table, A, B> && has_entry<Table, B, A>)
-struct symmetric_lookup<Table, A, B> {
+requires(!has_entry<Table, A, B> && has_entry<Table, B, A>) struct symmetric_lookup<Table, A, B> {
   using type = typename Table<B, A>::type;
 };
 // `void` means "no entry"; anything else must be what the table promises.
@@ -92,9 +93,7 @@ struct link_traits {
   //! Moves n bytes from A to B. Staged routes are pipelined: both latencies
   //! add, and the slower hop sets the rate. Within one tier the copy reads and
   //! writes through that tier's bandwidth.
-  static constexpr seconds transfer_time(bytes n) noexcept
-    requires reachable
-  {
+  static constexpr seconds transfer_time(bytes n) noexcept requires reachable {
     if constexpr (same_tier) {
       return A::descriptor.latency + 2.0 * n / A::descriptor.bandwidth;
     } else if constexpr (direct) {

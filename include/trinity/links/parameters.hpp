@@ -32,7 +32,6 @@ inline constexpr seconds rdma_latency = 2_us;
 
 }  // namespace trinity::links::parameters
 
-
 namespace trinity::links {
 
 inline constexpr std::array<documented_parameter, 5> documented_parameters{{
@@ -45,7 +44,8 @@ inline constexpr std::array<documented_parameter, 5> documented_parameters{{
     {"pcie_latency", documented_parameter::kind::latency, parameters::pcie_latency.value(),
      "CXL report L141-143: external memory over PCIe, hundreds of ns"},
     {"rdma_latency", documented_parameter::kind::latency, parameters::rdma_latency.value(),
-     "CXL report Table 2, L1344: RDMA above 1 us; also used for InfiniBand and Ethernet, which the report gives no latency for"},
+     "CXL report Table 2, L1344: RDMA above 1 us; also used for InfiniBand and Ethernet, which the report gives no "
+     "latency for"},
 }};
 
 }  // namespace trinity::links

@@ -16,10 +16,10 @@ namespace trinity::links {
 namespace p = parameters;
 namespace tp = tiers::parameters;
 
-#define TRINITY_DETAIL_LINK(id, ...)                                      \
-  struct id {                                                             \
-    using link_concept = link_tag;                                        \
-    static constexpr link_descriptor descriptor{__VA_ARGS__};             \
+#define TRINITY_DETAIL_LINK(id, ...)                          \
+  struct id {                                                 \
+    using link_concept = link_tag;                            \
+    static constexpr link_descriptor descriptor{__VA_ARGS__}; \
   };
 
 //! One NVLink 5 link: "50 GB/s of unidirectional bandwidth per link" (L1830);
@@ -31,8 +31,8 @@ TRINITY_DETAIL_LINK(nvlink5, "nvlink5", link_family::nvlink, 50_GBps, p::nvlink_
 //! All 18 NVLink 5 links of one Blackwell GPU: 18 x 50 GB/s = 900 GB/s per
 //! direction (NVIDIA GB200 NVL72 data sheet: "1.8 TB/s" NVLink per GPU, both
 //! directions). The report gives only the per-link figure (L1830).
-TRINITY_DETAIL_LINK(nvlink5_x18, "nvlink5-x18", link_family::nvlink, 900_GBps, p::nvlink_latency, 48_B, 576,
-                    false, tp::xlink_energy_per_byte, "CXL report L1830 x 18 links (NVIDIA GB200 NVL72 data sheet)")
+TRINITY_DETAIL_LINK(nvlink5_x18, "nvlink5-x18", link_family::nvlink, 900_GBps, p::nvlink_latency, 48_B, 576, false,
+                    tp::xlink_energy_per_byte, "CXL report L1830 x 18 links (NVIDIA GB200 NVL72 data sheet)")
 
 //! An H100 SXM's NVLink 4: 900 GB/s both directions, so 450 GB/s each way (NVIDIA H100 Tensor Core GPU data
 //! sheet, SXM5), over 18 links; up to 256 GPUs through the NVLink Switch System (the same data sheet). Latency,
@@ -92,23 +92,23 @@ TRINITY_DETAIL_LINK(pcie6_x16, "pcie6-x16", link_family::pcie, 128_GBps, p::pcie
 
 //! InfiniBand NDR / XDR ports: NICs and switches run "400 to 800 Gb/s" (L786,
 //! L811, L834–837); RDMA latency ">1µs" (L1344). Granule: a 4 KiB MTU.
-TRINITY_DETAIL_LINK(infiniband_400g, "infiniband-400g", link_family::infiniband, 400_Gbps, p::rdma_latency, 4_KiB,
-                    0, false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
-TRINITY_DETAIL_LINK(infiniband_800g, "infiniband-800g", link_family::infiniband, 800_Gbps, p::rdma_latency, 4_KiB,
-                    0, false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
+TRINITY_DETAIL_LINK(infiniband_400g, "infiniband-400g", link_family::infiniband, 400_Gbps, p::rdma_latency, 4_KiB, 0,
+                    false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
+TRINITY_DETAIL_LINK(infiniband_800g, "infiniband-800g", link_family::infiniband, 800_Gbps, p::rdma_latency, 4_KiB, 0,
+                    false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
 
 //! InfiniBand HDR, one 200 Gb/s port per GPU: 25 GB/s per direction (NVIDIA DGX A100 data sheet: 8 x 200 Gb/s
 //! HDR per node); latency, granule and energy per byte as the NDR ports above. The scale-out link of dgx-a100.
-TRINITY_DETAIL_LINK(infiniband_hdr200, "infiniband-hdr200", link_family::infiniband, 200_Gbps, p::rdma_latency,
-                    4_KiB, 0, false, tp::optical_link_energy_per_byte,
+TRINITY_DETAIL_LINK(infiniband_hdr200, "infiniband-hdr200", link_family::infiniband, 200_Gbps, p::rdma_latency, 4_KiB,
+                    0, false, tp::optical_link_energy_per_byte,
                     "NVIDIA DGX A100 data sheet: 8 x 200 Gb/s HDR InfiniBand per node, one per GPU; latency and "
                     "energy: CXL report L786, L811, L1344")
 
 //! Ethernet (RoCE) ports at the same rates (L786, L811); granule: 4 KiB RoCE MTU.
-TRINITY_DETAIL_LINK(ethernet_400g, "ethernet-400g", link_family::ethernet, 400_Gbps, p::rdma_latency, 4_KiB, 0,
-                    false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
-TRINITY_DETAIL_LINK(ethernet_800g, "ethernet-800g", link_family::ethernet, 800_Gbps, p::rdma_latency, 4_KiB, 0,
-                    false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
+TRINITY_DETAIL_LINK(ethernet_400g, "ethernet-400g", link_family::ethernet, 400_Gbps, p::rdma_latency, 4_KiB, 0, false,
+                    tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
+TRINITY_DETAIL_LINK(ethernet_800g, "ethernet-800g", link_family::ethernet, 800_Gbps, p::rdma_latency, 4_KiB, 0, false,
+                    tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
 
 //! RDMA as the report's conventional baseline: ">1µs" (Table 2, L1344) over a
 //! 400 Gb/s NIC (L786).

@@ -20,9 +20,9 @@
 namespace trinity::model {
 
 struct collective_link {
-  seconds latency{};                //!< α, per message
-  bytes_per_second bandwidth{};     //!< B, per rank and direction
-  bytes_per_second reduce_rate{};   //!< R; zero means reductions are free
+  seconds latency{};               //!< α, per message
+  bytes_per_second bandwidth{};    //!< B, per rank and direction
+  bytes_per_second reduce_rate{};  //!< R; zero means reductions are free
 };
 
 //! Throws invalid_input naming the field unless the link's figures can be used.
@@ -82,10 +82,13 @@ enum class collective_kind { all_reduce, reduce_scatter, all_gather, broadcast }
 constexpr double bus_bandwidth_factor(collective_kind k, std::size_t ranks) {
   trinity::detail::require(ranks >= 1, "ranks", "must be at least 1");
   switch (k) {
-    case collective_kind::all_reduce: return 2.0 * detail::share(ranks);
+    case collective_kind::all_reduce:
+      return 2.0 * detail::share(ranks);
     case collective_kind::reduce_scatter:
-    case collective_kind::all_gather: return detail::share(ranks);
-    case collective_kind::broadcast: return 1.0;
+    case collective_kind::all_gather:
+      return detail::share(ranks);
+    case collective_kind::broadcast:
+      return 1.0;
   }
   return 1.0;
 }

@@ -36,10 +36,10 @@ namespace trinity::model {
 //! One codec as the model sees it.
 struct compressor_cost {
   std::string name;
-  double ratio = 1.0;                 //!< input bytes / bytes on the wire
-  bytes_per_second encode_rate{};     //!< input bytes encoded per second
-  bytes_per_second decode_rate{};     //!< input bytes decoded per second
-  double relative_error = 0.0;        //!< ||x - y||_2 / ||x||_2 on the calibration data
+  double ratio = 1.0;              //!< input bytes / bytes on the wire
+  bytes_per_second encode_rate{};  //!< input bytes encoded per second
+  bytes_per_second decode_rate{};  //!< input bytes decoded per second
+  double relative_error = 0.0;     //!< ||x - y||_2 / ||x||_2 on the calibration data
   bool lossless = true;
   //! Its frames cannot be summed hop by hop (top-k, DGC, PowerSGD), so an all-reduce all-gathers every
   //! rank's frame: (n − 1)·S/ratio sent per rank instead of a ring's 2(n − 1)/n·S/ratio (comm/compressed.hpp).
@@ -49,11 +49,12 @@ struct compressor_cost {
 //! Checks a cost read from a profile; throws invalid_input naming the field.
 inline void validate(const compressor_cost& c) {
   trinity::detail::require(!c.name.empty(), "name", "a compressor cost needs the compressor's name");
-  trinity::detail::require(c.ratio > 0 && trinity::detail::is_finite(c.ratio), c.name + ".ratio", "must be positive and finite");
+  trinity::detail::require(c.ratio > 0 && trinity::detail::is_finite(c.ratio), c.name + ".ratio",
+                           "must be positive and finite");
   trinity::detail::require(c.encode_rate > bytes_per_second{}, c.name + ".encode_rate", "must be positive");
   trinity::detail::require(c.decode_rate > bytes_per_second{}, c.name + ".decode_rate", "must be positive");
-  trinity::detail::require(c.relative_error >= 0 && trinity::detail::is_finite(c.relative_error), c.name + ".relative_error",
-                  "must be finite and non-negative");
+  trinity::detail::require(c.relative_error >= 0 && trinity::detail::is_finite(c.relative_error),
+                           c.name + ".relative_error", "must be finite and non-negative");
 }
 
 struct link_model {
@@ -112,7 +113,8 @@ struct exchange_choice {
 //! The fastest admissible way to send a message over a link: a candidate codec, or the raw bytes.
 [[nodiscard]] inline exchange_choice choose(std::span<const compressor_cost> candidates, bytes message,
                                             const link_model& link, const exchange_budget& budget = {}) {
-  trinity::detail::require(message >= bytes{} && trinity::detail::is_finite(message.value()), "message", "must be a finite size");
+  trinity::detail::require(message >= bytes{} && trinity::detail::is_finite(message.value()), "message",
+                           "must be a finite size");
   trinity::detail::require(link.bandwidth > bytes_per_second{}, "link.bandwidth", "must be positive");
   trinity::detail::require(link.latency >= seconds{}, "link.latency", "must not be negative");
   trinity::detail::require(budget.error >= 0, "budget.error", "must not be negative");
@@ -139,8 +141,8 @@ struct exchange_choice {
               ", and every admissible codec's encode + decode costs more than the transfer it saves";
   else
     out.why = candidates[*out.index].name + " saves " + to_string(raw.transfer - out.time.transfer) +
-              " of transfer for " + to_string(out.time.encode + out.time.decode) + " of encode + decode: " +
-              to_string(out.time.total()) + " against " + to_string(raw.total()) + " raw";
+              " of transfer for " + to_string(out.time.encode + out.time.decode) +
+              " of encode + decode: " + to_string(out.time.total()) + " against " + to_string(raw.total()) + " raw";
   return out;
 }
 

@@ -42,17 +42,17 @@ namespace trinity::model {
 //! One operator of the pipeline.
 struct curation_operator {
   std::string name;
-  bool gpu = false;                //!< a model on a device, or a CPU-bound operator
-  double seconds_per_sample = 0;   //!< on one CPU worker, or on one whole device with nothing beside it
-  bytes memory{};                  //!< a model's resident footprint on a device (weights and working set)
-  double share = 1;                //!< share of the samples that reach it (filters before it drop some)
+  bool gpu = false;               //!< a model on a device, or a CPU-bound operator
+  double seconds_per_sample = 0;  //!< on one CPU worker, or on one whole device with nothing beside it
+  bytes memory{};                 //!< a model's resident footprint on a device (weights and working set)
+  double share = 1;               //!< share of the samples that reach it (filters before it drop some)
 };
 
 struct curation_cluster {
   std::size_t cpu_workers = 1;
   std::size_t devices = 1;
   bytes device_memory{};
-  double sharing_efficiency = 1;   //!< compute a device keeps when it runs more than one model
+  double sharing_efficiency = 1;  //!< compute a device keeps when it runs more than one model
 };
 
 inline void validate(const std::vector<curation_operator>& ops, const curation_cluster& c) {
@@ -96,9 +96,9 @@ inline double cpu_rate(const std::vector<curation_operator>& ops, const curation
 
 struct curation_rates {
   double samples_per_second = 0;
-  double cpu_bound = 0;            //!< X_cpu
-  double gpu_bound = 0;            //!< X_gpu
-  double device_utilization = 0;   //!< busy share of the devices' time
+  double cpu_bound = 0;              //!< X_cpu
+  double gpu_bound = 0;              //!< X_gpu
+  double device_utilization = 0;     //!< busy share of the devices' time
   std::uint32_t binding_models = 0;  //!< the set of models that bounds X_gpu (empty when CPU-bound or no models)
 };
 
@@ -186,8 +186,9 @@ inline device_models placement_for(const std::vector<curation_operator>& ops, co
     for (std::size_t j = 0; j < k; ++j) {
       std::size_t d = 0;
       while (d < c.devices && !fits(holds[d] | (std::uint32_t{1} << j))) ++d;
-      trinity::detail::require(d < c.devices, "budget", "fewer devices than models, and the models do not fit "
-                                                        "together within the budget");
+      trinity::detail::require(d < c.devices, "budget",
+                               "fewer devices than models, and the models do not fit "
+                               "together within the budget");
       holds[d] |= std::uint32_t{1} << j;
     }
   }
@@ -240,7 +241,8 @@ inline device_models placement_for(const std::vector<curation_operator>& ops, co
     for (std::uint32_t J = 1; J < (std::uint32_t{1} << k); ++J) {
       double compute = 0;
       for (std::size_t t = 0; t < T; ++t)
-        if (m[t] && (sets[t] & J)) compute += static_cast<double>(m[t]) * (std::popcount(sets[t]) > 1 ? c.sharing_efficiency : 1.0);
+        if (m[t] && (sets[t] & J))
+          compute += static_cast<double>(m[t]) * (std::popcount(sets[t]) > 1 ? c.sharing_efficiency : 1.0);
       x = std::min(x, compute / work[J]);
     }
     return x;

@@ -42,7 +42,8 @@ std::string range_problem(Q value, Q lo, Q hi) {
 template <class Q>
 constexpr void require_in_range(std::string_view field, Q value, Q lo, Q hi) {
   if (value >= lo && value <= hi) return;
-  if (std::is_constant_evaluated()) throw invalid_input(std::string(field), "outside the measured range of the frontier");
+  if (std::is_constant_evaluated())
+    throw invalid_input(std::string(field), "outside the measured range of the frontier");
   throw invalid_input(std::string(field), range_problem(value, lo, hi));
 }
 }  // namespace detail
@@ -55,7 +56,8 @@ class frontier {
     Bandwidth bandwidth;
   };
 
-  constexpr frontier(std::initializer_list<point> points) : frontier(std::span<const point>(points.begin(), points.size())) {}
+  constexpr frontier(std::initializer_list<point> points)
+      : frontier(std::span<const point>(points.begin(), points.size())) {}
 
   //! Throws invalid_input naming `points[i].compute` or `points[i].bandwidth`
   //! when the points are not a frontier (too few, not rising in compute,
@@ -65,8 +67,8 @@ class frontier {
     trinity::detail::require(points.size() <= MaxPoints, "points", "too many points for this frontier's capacity");
     for (std::size_t i = 0; i < points.size(); ++i) {
       const auto& p = points[i];
-      trinity::detail::require(p.compute > Compute{} && trinity::detail::is_finite(p.compute.value()),
-                               "points.compute", "every compute value must be positive and finite");
+      trinity::detail::require(p.compute > Compute{} && trinity::detail::is_finite(p.compute.value()), "points.compute",
+                               "every compute value must be positive and finite");
       trinity::detail::require(p.bandwidth > Bandwidth{} && trinity::detail::is_finite(p.bandwidth.value()),
                                "points.bandwidth", "every bandwidth value must be positive and finite");
       if (i > 0) {
@@ -97,8 +99,8 @@ class frontier {
     if (c == a.compute) return a.bandwidth;
     if (c == b.compute) return b.bandwidth;
     const double t = (lg(c.value()) - lg(a.compute.value())) / (lg(b.compute.value()) - lg(a.compute.value()));
-    return Bandwidth{trinity::detail::exp(lg(a.bandwidth.value()) +
-                                          t * (lg(b.bandwidth.value()) - lg(a.bandwidth.value())))};
+    return Bandwidth{
+        trinity::detail::exp(lg(a.bandwidth.value()) + t * (lg(b.bandwidth.value()) - lg(a.bandwidth.value())))};
   }
 
   //! The inverse: the least compute that reaches bandwidth b.
@@ -110,8 +112,10 @@ class frontier {
       if (b <= p.bandwidth && b >= q.bandwidth) {
         if (b == p.bandwidth) return p.compute;  // also the cheaper end of a flat segment
         if (b == q.bandwidth) return q.compute;
-        const double t = (lg(b.value()) - lg(p.bandwidth.value())) / (lg(q.bandwidth.value()) - lg(p.bandwidth.value()));
-        return Compute{trinity::detail::exp(lg(p.compute.value()) + t * (lg(q.compute.value()) - lg(p.compute.value())))};
+        const double t =
+            (lg(b.value()) - lg(p.bandwidth.value())) / (lg(q.bandwidth.value()) - lg(p.bandwidth.value()));
+        return Compute{
+            trinity::detail::exp(lg(p.compute.value()) + t * (lg(q.compute.value()) - lg(p.compute.value())))};
       }
     }
     return max_compute();
@@ -135,7 +139,9 @@ class frontier {
  private:
   static constexpr double lg(double v) { return trinity::detail::log(v); }
 
-  constexpr void check_compute(Compute c) const { detail::require_in_range("compute", c, min_compute(), max_compute()); }
+  constexpr void check_compute(Compute c) const {
+    detail::require_in_range("compute", c, min_compute(), max_compute());
+  }
   constexpr std::size_t segment_for(Compute c) const noexcept {
     std::size_t i = 0;
     while (i + 2 < size_ && c > points_[i + 1].compute) ++i;

@@ -68,8 +68,9 @@ inline gemm_fit fit_gemm(std::span<const gemm_point> points, double peak, double
     std::size_t used = 0;
     for (const auto& p : points)
       if (kept(p)) sum += residual(p), ++used;
-    trinity::detail::require(used >= 2, "points", "need at least two GEMMs with every dimension at least " +
-                                                      std::to_string(static_cast<long>(smallest)));
+    trinity::detail::require(
+        used >= 2, "points",
+        "need at least two GEMMs with every dimension at least " + std::to_string(static_cast<long>(smallest)));
     const double mean = sum / static_cast<double>(used);
     double err = 0;  // two passes: one pass's sum of squares less the squared mean cancels to noise near a fit
     for (const auto& p : points)

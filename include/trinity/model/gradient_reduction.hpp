@@ -37,9 +37,9 @@ inline compressor_cost uncoded_gradient() {
 inline bool is_uncoded(const compressor_cost& c) { return c.name == "identity"; }
 
 struct gradient_reduction_cost {
-  bytes sent{};     //!< per rank
-  seconds comm{};   //!< the collective, with the frames' size messages
-  seconds coding{}; //!< encoding and decoding, per rank
+  bytes sent{};      //!< per rank
+  seconds comm{};    //!< the collective, with the frames' size messages
+  seconds coding{};  //!< encoding and decoding, per rank
 };
 
 //! The gradient of `elements` values, held at `held_bytes` each (2 for bf16 gradients), reduced over n ranks

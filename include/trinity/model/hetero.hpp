@@ -33,9 +33,9 @@ namespace trinity::model {
 
 //! The inter-cluster link and the streams over it.
 struct stream_link {
-  bytes_per_second bandwidth{};       //!< the link, one way
-  std::size_t streams = 1;            //!< parallel streams (sending threads or processes)
-  bytes_per_second stream_cap{};      //!< one stream's most (0: uncapped)
+  bytes_per_second bandwidth{};   //!< the link, one way
+  std::size_t streams = 1;        //!< parallel streams (sending threads or processes)
+  bytes_per_second stream_cap{};  //!< one stream's most (0: uncapped)
 };
 
 inline void validate(const stream_link& l) {

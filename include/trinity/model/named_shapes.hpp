@@ -37,15 +37,15 @@ namespace detail {
 inline constexpr named_shape named_shapes[] = {
     {"llama2-7b", shapes::llama2_7b,
      "Meta's Llama-2-7b-hf config.json; Touvron et al. 2023, Table 1 (6.74B on the model card)", 6.74e9},
-    {"llama2-13b", shapes::llama2_13b,
-     "Meta's Llama-2-13b-hf config.json (13.0B on the model card)", 13.0e9},
+    {"llama2-13b", shapes::llama2_13b, "Meta's Llama-2-13b-hf config.json (13.0B on the model card)", 13.0e9},
     {"llama2-70b", shapes::llama2_70b,
      "Meta's Llama-2-70b-hf config.json; grouped-query attention, 8 KV heads (69.0B on the model card)", 68.98e9},
     {"llama3-8b", shapes::llama3_8b, "Meta's Meta-Llama-3-8B config.json (8.03B on the model card)", 8.03e9},
     {"llama3-70b", shapes::llama3_70b, "Meta's Meta-Llama-3-70B config.json (70.6B on the model card)", 70.6e9},
     {"llama3-405b", shapes::llama3_405b,
      "Llama Team, \"The Llama 3 Herd of Models\" 2024, Table 3 (126 layers, 16,384 wide, FFN 53,248, 128 heads, "
-     "8 KV heads, 128K vocabulary; 405B)", 405e9},
+     "8 KV heads, 128K vocabulary; 405B)",
+     405e9},
     {"gpt3-175b", shapes::gpt3_175b, "Brown et al. 2020, Table 2.1 (96 layers, d_model 12,288, 96 heads; 175B)", 175e9},
 };
 }  // namespace detail

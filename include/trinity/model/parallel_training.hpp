@@ -61,7 +61,7 @@ struct parallel_layout {
   std::size_t micro_batch = 1;  //!< sequences per micro-batch
   recomputation recompute = recomputation::none;
   bool sequence_parallel = false;
-  int zero_stage = 0;  //!< over the dp·cp ranks that hold the same weights (1: Megatron's distributed optimizer)
+  int zero_stage = 0;    //!< over the dp·cp ranks that hold the same weights (1: Megatron's distributed optimizer)
   bool offload = false;  //!< optimizer states (and their update) in the host tier: ZeRO-Offload
   //! The gradient codec of the data-parallel reduction, by name (empty: the gradient as the trainer holds it).
   //! price() takes its cost: its ratio and its rates on the device.
@@ -75,7 +75,8 @@ inline std::string to_string(const parallel_layout& l) {
   return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
          ",cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
          ",recompute=" + to_string(l.recompute) + ",sp=" + (l.sequence_parallel ? "on" : "off") +
-         ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "") + (l.codec.empty() ? "" : ",codec=" + l.codec);
+         ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "") +
+         (l.codec.empty() ? "" : ",codec=" + l.codec);
 }
 
 //! One level of the network, per GPU and direction.
@@ -86,13 +87,13 @@ struct link_level {
 
 //! The machine as the step model sees it.
 struct training_cluster {
-  flops_per_second peak{};              //!< dense rate at the training precision
+  flops_per_second peak{};  //!< dense rate at the training precision
   gemm_efficiency gemm{};
   bytes_per_second memory_bandwidth{};  //!< device memory (HBM)
   bytes memory{};                       //!< device memory capacity
   std::size_t domain = 8;               //!< GPUs that share the fast link
   link_level fast{}, slow{};
-  double elementwise_traffic = 3.0;     //!< κ: memory traffic per byte of activations kept
+  double elementwise_traffic = 3.0;  //!< κ: memory traffic per byte of activations kept
   //! The tier optimizer states offload to (host memory, per GPU), reached over `host.bandwidth`; capacity 0: none.
   link_level host{};
   bytes host_memory{};
@@ -114,17 +115,17 @@ struct training_job {
 //! 2022 §4.1 count them (16-bit tensors, 1-byte dropout masks) and generalised to grouped KV heads and gated
 //! MLPs. For GPT's shape this is their s·b·h·(10 + 24/t + 5·a·s/(h·t)) (34/t with sequence parallelism),
 //! plus the two LayerNorms' fp32 mean and reciprocal deviation (16 bytes a token), which they leave out.
-inline double layer_activation_bytes(const training_job& j, double s_local, double s_full, double b, double t,
-                                     bool sp, recomputation r) {
+inline double layer_activation_bytes(const training_job& j, double s_local, double s_full, double b, double t, bool sp,
+                                     recomputation r) {
   const auto& m = j.shape;
   const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
   const double hq = static_cast<double>(m.heads) * m.head_dim(), kv = static_cast<double>(m.kv_heads) * m.head_dim();
   const double sb = s_local * b;
   const double split = sp ? t : 1.0;  // what sequence parallelism splits: the norms, dropouts and their inputs
   if (r == recomputation::full) return 2.0 * sb * h / split;
-  const double masks = j.dropout ? 2.0 * h : 0.0;              // after the projection and after the MLP
-  const double replicated = 4.0 * h + 4.0 * h + masks;          // the two norms' inputs, QKV's and fc1's inputs
-  const double act_in = (m.gated_mlp ? 2.0 : 1.0) * f;           // the activation function's input(s)
+  const double masks = j.dropout ? 2.0 * h : 0.0;       // after the projection and after the MLP
+  const double replicated = 4.0 * h + 4.0 * h + masks;  // the two norms' inputs, QKV's and fc1's inputs
+  const double act_in = (m.gated_mlp ? 2.0 : 1.0) * f;  // the activation function's input(s)
   const double divided = 2.0 * (hq + 2.0 * kv) + 2.0 * hq + 2.0 * act_in + 2.0 * f;  // Q, K, V; proj in; fc2 in
   const double norm_stats = 16.0;
   double bytes = sb * (replicated / split + divided / t + norm_stats / split);
@@ -163,13 +164,13 @@ inline double pipeline_in_flight(std::size_t p, std::size_t m, std::size_t v) {
 //! The cost of one step, per GPU of the binding stage.
 struct parallel_step_cost {
   double micro_batches = 0;
-  seconds gemm{}, attention{}, elementwise{}, recompute{};   //!< per step, summed over micro-batches
-  seconds tp_comm{}, cp_comm{}, pp_comm{};                    //!< per step, on the critical path
+  seconds gemm{}, attention{}, elementwise{}, recompute{};  //!< per step, summed over micro-batches
+  seconds tp_comm{}, cp_comm{}, pp_comm{};                  //!< per step, on the critical path
   seconds bubble{}, dp_comm{}, optimizer{};
-  seconds offload{};                                          //!< gradient shard down, parameter shard up, per step
-  seconds codec{};                                            //!< encoding and decoding the gradient, per step
+  seconds offload{};  //!< gradient shard down, parameter shard up, per step
+  seconds codec{};    //!< encoding and decoding the gradient, per step
   seconds step{};
-  bytes tp_bytes{}, cp_bytes{}, pp_bytes{}, dp_bytes{};       //!< sent per GPU per step
+  bytes tp_bytes{}, cp_bytes{}, pp_bytes{}, dp_bytes{};                //!< sent per GPU per step
   bytes parameters{}, gradients{}, optimizer_states{}, activations{};  //!< per GPU, the fuller stage
   bytes offloaded{}, offload_bytes{};  //!< optimizer states held in the host tier; bytes moved to and from it a step
   bytes gradient_frame{};  //!< the fuller stage's gradient as its reduction sends it: bf16, or the codec's frame
@@ -186,23 +187,31 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
   const auto& m = j.shape;
   if (l.tp == 0 || l.pp == 0 || l.vpp == 0 || l.cp == 0 || l.dp == 0 || l.micro_batch == 0)
     return "parallelism: every degree and the micro-batch must be at least 1";
-  if (m.heads % l.tp != 0) return "tp: " + std::to_string(l.tp) + " does not divide the " + std::to_string(m.heads) + " heads";
+  if (m.heads % l.tp != 0)
+    return "tp: " + std::to_string(l.tp) + " does not divide the " + std::to_string(m.heads) + " heads";
   if (m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0)
-    return "tp: " + std::to_string(l.tp) + " and the " + std::to_string(m.kv_heads) + " KV heads do not divide each other";
+    return "tp: " + std::to_string(l.tp) + " and the " + std::to_string(m.kv_heads) +
+           " KV heads do not divide each other";
   if (m.ffn_hidden % l.tp != 0) return "tp: " + std::to_string(l.tp) + " does not divide ffn_hidden";
-  if (l.pp * l.vpp > m.layers) return "pp: " + std::to_string(l.pp * l.vpp) + " model chunks for " + std::to_string(m.layers) + " layers";
+  if (l.pp * l.vpp > m.layers)
+    return "pp: " + std::to_string(l.pp * l.vpp) + " model chunks for " + std::to_string(m.layers) + " layers";
   if (l.vpp > 1 && l.pp == 1) return "vpp: interleaving needs pipeline stages (pp > 1)";
-  if (j.sequence % l.cp != 0) return "cp: " + std::to_string(l.cp) + " does not divide the sequence of " + std::to_string(j.sequence);
+  if (j.sequence % l.cp != 0)
+    return "cp: " + std::to_string(l.cp) + " does not divide the sequence of " + std::to_string(j.sequence);
   if (j.global_batch % (l.dp * l.micro_batch) != 0)
-    return "global_batch: " + std::to_string(j.global_batch) + " sequences do not split into dp=" + std::to_string(l.dp) +
-           " replicas of micro-batches of " + std::to_string(l.micro_batch);
+    return "global_batch: " + std::to_string(j.global_batch) +
+           " sequences do not split into dp=" + std::to_string(l.dp) + " replicas of micro-batches of " +
+           std::to_string(l.micro_batch);
   const std::size_t mb = j.global_batch / (l.dp * l.micro_batch);
   if (l.vpp > 1 && mb % l.pp != 0)
-    return "vpp: the interleaved schedule needs the " + std::to_string(mb) + " micro-batches to be a multiple of pp=" + std::to_string(l.pp);
+    return "vpp: the interleaved schedule needs the " + std::to_string(mb) +
+           " micro-batches to be a multiple of pp=" + std::to_string(l.pp);
   if (l.zero_stage < 0 || l.zero_stage > 3) return "zero: ZeRO has stages 0 to 3";
   if (l.zero_stage == 3 && l.pp > 1)
-    return "zero: stage 3 re-gathers every stage's weights for every micro-batch; with pipeline stages use stage 1 or 2";
-  if (l.sequence_parallel && l.tp == 1) return "sp: sequence parallelism splits along tensor-parallel ranks; it needs tp > 1";
+    return "zero: stage 3 re-gathers every stage's weights for every micro-batch; with pipeline stages use stage 1 or "
+           "2";
+  if (l.sequence_parallel && l.tp == 1)
+    return "sp: sequence parallelism splits along tensor-parallel ranks; it needs tp > 1";
   return {};
 }
 
@@ -214,20 +223,22 @@ inline seconds gemm_time(const training_cluster& c, double m, double n, double k
 inline seconds gemm_bwd(const training_cluster& c, double m, double n, double k) {
   return gemm_time(c, m, k, n) + gemm_time(c, n, k, m);
 }
-inline const link_level& level(const training_cluster& c, std::size_t span) { return span <= c.domain ? c.fast : c.slow; }
+inline const link_level& level(const training_cluster& c, std::size_t span) {
+  return span <= c.domain ? c.fast : c.slow;
+}
 inline collective_link as_collective(const link_level& l) { return {l.latency, l.bandwidth, {}}; }
 }  // namespace detail
 
 //! One layer's share of a micro-batch on one GPU: forward, backward and what recomputation adds.
 struct layer_cost {
   seconds gemm_f{}, gemm_b{}, attn_f{}, attn_b{}, elem_f{}, elem_b{};
-  seconds all_reduce{};        //!< one tensor-parallel all-reduce of the activation
-  bytes all_reduce_bytes{};    //!< what it sends per GPU
-  double all_reduces = 4;      //!< per layer: two forward, two backward, two more with full recomputation
-  seconds cp_f{}, cp_b{};      //!< the context ring's exposed time
-  bytes kv_chunk{};            //!< what one hop of the ring sends
+  seconds all_reduce{};      //!< one tensor-parallel all-reduce of the activation
+  bytes all_reduce_bytes{};  //!< what it sends per GPU
+  double all_reduces = 4;    //!< per layer: two forward, two backward, two more with full recomputation
+  seconds cp_f{}, cp_b{};    //!< the context ring's exposed time
+  bytes kv_chunk{};          //!< what one hop of the ring sends
   seconds recompute{};
-  double kept = 0, scores = 0; //!< activation bytes without recomputation, and the attention scores' share
+  double kept = 0, scores = 0;  //!< activation bytes without recomputation, and the attention scores' share
   [[nodiscard]] seconds forward() const { return gemm_f + attn_f + elem_f + 2.0 * all_reduce + cp_f; }
   [[nodiscard]] seconds backward() const { return gemm_b + attn_b + elem_b + 2.0 * all_reduce + cp_b; }
 };
@@ -290,8 +301,9 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   validate(j.shape);
   validate(c.gemm);
   if (l.codec.empty() ? !is_uncoded(codec) : codec.name != l.codec)
-    throw invalid_input("codec", "the layout names " + (l.codec.empty() ? std::string("no codec") : "\"" + l.codec + "\"") +
-                                     " and is priced with \"" + codec.name + "\"'s cost. Fix: price it with its own codec's");
+    throw invalid_input("codec",
+                        "the layout names " + (l.codec.empty() ? std::string("no codec") : "\"" + l.codec + "\"") +
+                            " and is priced with \"" + codec.name + "\"'s cost. Fix: price it with its own codec's");
   if (const auto why = layout_problem(j, l); !why.empty()) {
     const auto colon = why.find(':');
     throw invalid_input(why.substr(0, colon), why.substr(colon + 2));
@@ -323,8 +335,9 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const bytes p2p = activation / t;
   const bool regather = l.pp > 1 && l.tp > 1 && !l.sequence_parallel;
   const double transfers = pipeline_transfers(l.pp, l.vpp);
-  const seconds gather_mb = regather ? transfers * ring_all_gather_time(l.tp, activation, detail::as_collective(detail::level(c, l.tp)))
-                                     : seconds{};
+  const seconds gather_mb =
+      regather ? transfers * ring_all_gather_time(l.tp, activation, detail::as_collective(detail::level(c, l.tp)))
+               : seconds{};
   const seconds pp_mb = l.pp > 1 ? transfers * (pp_link.latency + p2p / pp_link.bandwidth) + gather_mb : seconds{};
 
   const seconds per_mb = L * (x.forward() + x.backward() + x.recompute) + logits_f + logits_b + pp_mb;
@@ -336,7 +349,8 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.cp_comm = mb * L * (x.cp_f + x.cp_b);
   r.pp_comm = mb * pp_mb;
   r.bubble = pipeline_bubble(l.pp, static_cast<std::size_t>(mb), l.vpp) * mb * per_mb;
-  r.tp_bytes = mb * L * x.all_reduces * x.all_reduce_bytes + (regather ? mb * transfers * (t - 1.0) / t * activation : bytes{});
+  r.tp_bytes =
+      mb * L * x.all_reduces * x.all_reduce_bytes + (regather ? mb * transfers * (t - 1.0) / t * activation : bytes{});
   r.cp_bytes = mb * L * context_ring_blocks(l.cp) * x.kv_chunk;
   r.pp_bytes = mb * transfers * p2p;
 
@@ -377,8 +391,9 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   // the device, or offloaded on the host at the host tier's rate, after the gradient shard comes down and
   // before the parameter shard goes back up (ZeRO-Offload; what trinity-train --offload moves).
   if (l.offload && c.host_memory <= bytes{})
-    throw invalid_input("offload", "the system has no tier below device memory to hold optimizer states. Fix: offload=off, "
-                                   "or a system with a host tier");
+    throw invalid_input("offload",
+                        "the system has no tier below device memory to hold optimizer states. Fix: offload=off, "
+                        "or a system with a host tier");
   const bytes_per_second update_rate = l.offload ? c.host.bandwidth : c.memory_bandwidth;
   r.optimizer = seconds{local * (2.0 * pb.optimizer + pb.parameter + pb.gradient) / update_rate.value()};
   if (l.offload) {
@@ -398,7 +413,9 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const double kept = x.kept, scores = x.scores;
   const double in_flight = pipeline_in_flight(l.pp, static_cast<std::size_t>(mb), l.vpp);
   // A recomputed layer's backward holds what recomputation rebuilt: the whole layer's set, or the scores.
-  const double rebuilt = l.recompute == recomputation::full ? kept - stored : l.recompute == recomputation::selective ? scores : 0.0;
+  const double rebuilt = l.recompute == recomputation::full        ? kept - stored
+                         : l.recompute == recomputation::selective ? scores
+                                                                   : 0.0;
   const double act_first = L * stored * in_flight + rebuilt;
   // The last stage holds one micro-batch and its fp32 logits (Korthikanti et al.'s 4·s·b·V/t).
   const double act_last = L * stored + 4.0 * T * V / t + rebuilt;

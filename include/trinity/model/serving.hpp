@@ -31,13 +31,13 @@ namespace trinity::model {
 //! One replica of the model: its shape, how it is split and stored, and the hardware of one device.
 struct serving_replica {
   transformer_shape shape;
-  std::size_t tensor_parallel = 1;   //!< t devices, one replica
-  double weight_bytes = 2;           //!< bytes per weight (2: bf16)
-  double kv_bytes = 2;               //!< bytes per KV value (2: bf16; 1: fp8 or int8)
-  flops_per_second device_rate{};    //!< peak dense rate of one device at the serving precision
-  double prefill_efficiency = 0.5;   //!< sustained share of the peak in prefill's matrix multiplies
+  std::size_t tensor_parallel = 1;      //!< t devices, one replica
+  double weight_bytes = 2;              //!< bytes per weight (2: bf16)
+  double kv_bytes = 2;                  //!< bytes per KV value (2: bf16; 1: fp8 or int8)
+  flops_per_second device_rate{};       //!< peak dense rate of one device at the serving precision
+  double prefill_efficiency = 0.5;      //!< sustained share of the peak in prefill's matrix multiplies
   bytes_per_second memory_bandwidth{};  //!< one device's HBM bandwidth
-  collective_link scale_up{};        //!< the link the tensor-parallel all-reduces cross
+  collective_link scale_up{};           //!< the link the tensor-parallel all-reduces cross
 };
 
 inline void validate(const serving_replica& r) {

@@ -36,7 +36,8 @@ struct memory_per_rank {
 
 namespace detail {
 constexpr void check_sharding(double psi, std::size_t ranks, int stage, const state_bytes& b) {
-  trinity::detail::require(psi >= 0 && trinity::detail::is_finite(psi), "parameters", "must be finite and not negative");
+  trinity::detail::require(psi >= 0 && trinity::detail::is_finite(psi), "parameters",
+                           "must be finite and not negative");
   trinity::detail::require(ranks >= 1, "ranks", "must be at least 1");
   trinity::detail::require(stage >= 0 && stage <= 3, "stage", "must be 0 (DDP), 1, 2 or 3");
   trinity::detail::require(b.parameter > 0 && b.gradient > 0 && b.optimizer >= 0, "state_bytes",
@@ -75,9 +76,9 @@ constexpr bytes peak_gradient_bytes(double psi, std::size_t ranks, int stage, st
 constexpr bytes zero_traffic_per_step(double psi, std::size_t ranks, int stage, state_bytes b = mixed_precision_adam) {
   detail::check_sharding(psi, ranks, stage, b);
   const double share = static_cast<double>(ranks - 1) / static_cast<double>(ranks);
-  if (stage == 0) return bytes{share * psi * 2.0 * b.gradient};                // all-reduce of gradients
-  if (stage <= 2) return bytes{share * psi * (b.gradient + b.parameter)};      // reduce-scatter + all-gather
-  return bytes{share * psi * (b.gradient + 2.0 * b.parameter)};                // and a second all-gather
+  if (stage == 0) return bytes{share * psi * 2.0 * b.gradient};            // all-reduce of gradients
+  if (stage <= 2) return bytes{share * psi * (b.gradient + b.parameter)};  // reduce-scatter + all-gather
+  return bytes{share * psi * (b.gradient + 2.0 * b.parameter)};            // and a second all-gather
 }
 
 //! Bytes one rank moves between device and the offload tier per step: its gradient shard down, its

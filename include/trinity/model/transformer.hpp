@@ -54,8 +54,9 @@ inline void validate(const transformer_shape& m) {
   trinity::detail::require(m.ffn_hidden >= 1, "ffn_hidden", "must be at least 1");
   trinity::detail::require(m.heads >= 1 && m.hidden % m.heads == 0, "heads",
                            "must divide hidden (" + std::to_string(m.hidden) + ") into whole heads");
-  trinity::detail::require(m.kv_heads >= 1 && m.heads % m.kv_heads == 0, "kv_heads",
-                           "must divide heads (" + std::to_string(m.heads) + "): each KV head serves whole query heads");
+  trinity::detail::require(
+      m.kv_heads >= 1 && m.heads % m.kv_heads == 0, "kv_heads",
+      "must divide heads (" + std::to_string(m.heads) + "): each KV head serves whole query heads");
   trinity::detail::require(m.vocabulary >= 1, "vocabulary", "must be at least 1");
 }
 
@@ -94,7 +95,8 @@ inline const char* to_string(recomputation r) {
 //! full s² attention, logits in 3 passes; the layers in 4 passes with full recomputation, 3 otherwise, and
 //! 3 plus the attention scores again with selective recomputation).
 inline flops training_flops(const transformer_shape& m, double batch, double sequence, recomputation r) {
-  const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary), l = static_cast<double>(m.layers);
+  const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary),
+               l = static_cast<double>(m.layers);
   const double hq = static_cast<double>(m.heads) * m.head_dim();
   const double tokens = batch * sequence;
   const double matmul = 2.0 * l * (layer_parameters(m) - 2.0 * h) * tokens;  // one forward pass of the layers
@@ -133,7 +135,8 @@ inline double pipeline_bubble(std::size_t p, std::size_t micro_batches, std::siz
 
 //! Prefill FLOPs of each block of `block_tokens` tokens at depths 0 .. blocks - 1, the blocks before it cached:
 //! what a prefix cache saves per block it serves, at each depth.
-inline std::vector<flops> prefill_by_block_depth(const transformer_shape& m, std::size_t blocks, std::size_t block_tokens) {
+inline std::vector<flops> prefill_by_block_depth(const transformer_shape& m, std::size_t blocks,
+                                                 std::size_t block_tokens) {
   const double bt = static_cast<double>(block_tokens);
   std::vector<flops> out(blocks);
   for (std::size_t d = 0; d < blocks; ++d) out[d] = forward_flops(m, bt, static_cast<double>(d) * bt);

@@ -34,7 +34,7 @@ namespace trinity::parallel {
 
 struct attention_shape {
   std::size_t heads = 1;
-  std::size_t tokens = 0;    //!< this rank's share of the sequence
+  std::size_t tokens = 0;  //!< this rank's share of the sequence
   std::size_t head_dim = 0;
   [[nodiscard]] std::size_t size() const noexcept { return heads * tokens * head_dim; }
 };
@@ -48,13 +48,15 @@ class ring_attention {
 
   //! o = softmax(q·kᵀ/√d)·v over every rank's keys and values. Keeps q, k, v, o and each row's log-sum-exp.
   template <Communicator C>
-  void forward(C& cp, std::span<const float> q, std::span<const float> k, std::span<const float> v, std::span<float> o) {
+  void forward(C& cp, std::span<const float> q, std::span<const float> k, std::span<const float> v,
+               std::span<float> o) {
     for (const auto x : {q.size(), k.size(), v.size(), o.size()}) need(x, "q, k, v and o");
     q_.assign(q.begin(), q.end());
     k_.assign(k.begin(), k.end());
     v_.assign(v.begin(), v.end());
     const std::size_t rows = s_.heads * s_.tokens, n = s_.size();
-    std::vector<float> kv(2 * n), next(2 * n), running_max(rows, -std::numeric_limits<float>::infinity()), sum(rows, 0.0f);
+    std::vector<float> kv(2 * n), next(2 * n), running_max(rows, -std::numeric_limits<float>::infinity()),
+        sum(rows, 0.0f);
     std::copy(k.begin(), k.end(), kv.begin());
     std::copy(v.begin(), v.end(), kv.begin() + static_cast<std::ptrdiff_t>(n));
     std::fill(o.begin(), o.end(), 0.0f);
@@ -118,8 +120,8 @@ class ring_attention {
     if (c > 1) {
       std::span<float> grads = std::span<float>(block).subspan(2 * n);
       std::vector<float> mine(2 * n);
-      cp.sendrecv(std::as_bytes(std::span<const float>(grads)), (cp.rank() + 1) % c, std::as_writable_bytes(std::span<float>(mine)),
-                  (cp.rank() + c - 1) % c);
+      cp.sendrecv(std::as_bytes(std::span<const float>(grads)), (cp.rank() + 1) % c,
+                  std::as_writable_bytes(std::span<float>(mine)), (cp.rank() + c - 1) % c);
       std::copy(mine.begin(), mine.end(), block.begin() + static_cast<std::ptrdiff_t>(2 * n));
     }
     std::copy_n(block.begin() + static_cast<std::ptrdiff_t>(2 * n), n, dk.begin());
@@ -128,16 +130,16 @@ class ring_attention {
 
  private:
   void need(std::size_t have, const char* what) const {
-    trinity::detail::require(have == s_.size(), what,
-                             "each holds heads × tokens × head_dim = " + std::to_string(s_.size()) + " values, not " +
-                                 std::to_string(have));
+    trinity::detail::require(
+        have == s_.size(), what,
+        "each holds heads × tokens × head_dim = " + std::to_string(s_.size()) + " values, not " + std::to_string(have));
   }
   // To the next rank, from the previous: the ring's one hop.
   template <Communicator C>
   static void shift(C& cp, std::vector<float>& buf, std::vector<float>& spare) {
     const int c = cp.size();
-    cp.sendrecv(std::as_bytes(std::span<const float>(buf)), (cp.rank() + 1) % c, std::as_writable_bytes(std::span<float>(spare)),
-                (cp.rank() + c - 1) % c);
+    cp.sendrecv(std::as_bytes(std::span<const float>(buf)), (cp.rank() + 1) % c,
+                std::as_writable_bytes(std::span<float>(spare)), (cp.rank() + c - 1) % c);
     buf.swap(spare);
   }
   // Folds one key/value block into the running softmax of this rank's queries.

@@ -9,9 +9,10 @@
 //!
 //! The stage is the caller's:
 //!   struct my_stage {
-//!     std::size_t input_size(std::size_t stage) const;    // floats virtual stage `stage` takes in (its input gradient too)
-//!     std::vector<float> forward(std::size_t chunk, std::size_t mb, std::span<const float> in);  // in: empty on virtual stage 0
-//!     std::vector<float> backward(std::size_t chunk, std::size_t mb, std::span<const float> grad);  // grad: empty on the last
+//!     std::size_t input_size(std::size_t stage) const;    // floats virtual stage `stage` takes in (its input gradient
+//!     too) std::vector<float> forward(std::size_t chunk, std::size_t mb, std::span<const float> in);  // in: empty on
+//!     virtual stage 0 std::vector<float> backward(std::size_t chunk, std::size_t mb, std::span<const float> grad);  //
+//!     grad: empty on the last
 //!   };
 //!   auto stats = parallel::run_pipeline(pp, m, v, stage);   // stats.peak_stashed, stats.bytes_sent
 //!
@@ -50,17 +51,20 @@ concept pipeline_stage = requires(S& s, const S& cs, std::size_t chunk, std::spa
 template <class Stage>
 struct stage_shard_scheme {};
 template <class Stage>
-  requires requires { typename Stage::shard_scheme; }
+requires requires { typename Stage::shard_scheme; }
 struct stage_shard_scheme<Stage> {
   using type = typename Stage::shard_scheme;
 };
 template <class Stage>
-  requires(!requires { typename Stage::shard_scheme; } && requires { typename Stage::weights::shard_scheme; })
-struct stage_shard_scheme<Stage> {
+requires(
+    !requires { typename Stage::shard_scheme; } &&
+    requires { typename Stage::weights::shard_scheme; }) struct stage_shard_scheme<Stage> {
   using type = typename Stage::weights::shard_scheme;
 };
 template <class Stage>
-concept names_its_shard_scheme = requires { typename stage_shard_scheme<Stage>::type; };
+concept names_its_shard_scheme = requires {
+  typename stage_shard_scheme<Stage>::type;
+};
 
 struct pipeline_stats {
   std::size_t peak_stashed = 0;  //!< most chunks' activations kept at once (forwards run, backwards not yet)
@@ -69,15 +73,18 @@ struct pipeline_stats {
 
 template <Communicator C, class Stage>
 pipeline_stats run_pipeline(C& pp, std::size_t micro_batches, std::size_t virtual_stages, Stage& stage) {
-  static_assert(pipeline_stage<Stage>,
-                "trinity::parallel::run_pipeline: the stage must give input_size(virtual_stage), forward(chunk, mb, in) and "
-                "backward(chunk, mb, grad), each pass returning a std::vector<float> (parallel/pipeline.hpp)");
+  static_assert(
+      pipeline_stage<Stage>,
+      "trinity::parallel::run_pipeline: the stage must give input_size(virtual_stage), forward(chunk, mb, in) and "
+      "backward(chunk, mb, grad), each pass returning a std::vector<float> (parallel/pipeline.hpp)");
   const std::size_t p = static_cast<std::size_t>(pp.size()), me = static_cast<std::size_t>(pp.rank());
   if constexpr (names_its_shard_scheme<Stage>)
-    trinity::detail::require(p == 1 || !stage_shard_scheme<Stage>::type::shards.parameters, "shard_scheme",
-                             "a pipeline of " + std::to_string(p) + " stages with ZeRO-3 weights gathers every "
-                             "stage's weights again for every micro-batch. Fix: use shard::zero<1> or shard::zero<2> "
-                             "under a pipeline, or zero<3> without one");
+    trinity::detail::require(
+        p == 1 || !stage_shard_scheme<Stage>::type::shards.parameters, "shard_scheme",
+        "a pipeline of " + std::to_string(p) +
+            " stages with ZeRO-3 weights gathers every "
+            "stage's weights again for every micro-batch. Fix: use shard::zero<1> or shard::zero<2> "
+            "under a pipeline, or zero<3> without one");
   const std::size_t v = virtual_stages, stages = p * v;
   const auto order = global_order(p, micro_batches, v);
   // Inputs waiting for their pass: (forward?, chunk, micro-batch) -> activation or gradient.
@@ -96,7 +103,8 @@ pipeline_stats run_pipeline(C& pp, std::size_t micro_batches, std::size_t virtua
     if (rank == me) {
       std::vector<float> out;
       auto in = inbox.find({x.forward, x.chunk, x.micro_batch});
-      const std::span<const float> arg = in == inbox.end() ? std::span<const float>{} : std::span<const float>(in->second);
+      const std::span<const float> arg =
+          in == inbox.end() ? std::span<const float>{} : std::span<const float>(in->second);
       if (x.forward) {
         out = stage.forward(x.chunk, x.micro_batch, arg);
         stats.peak_stashed = std::max(stats.peak_stashed, ++stashed);
@@ -107,10 +115,14 @@ pipeline_stats run_pipeline(C& pp, std::size_t micro_batches, std::size_t virtua
       if (in != inbox.end()) inbox.erase(in);
       if (!sends) continue;
       trinity::detail::require(out.size() == size, "stage",
-                               "a pass returned " + std::to_string(out.size()) + " values where the activation between "
-                               "virtual stages holds " + std::to_string(size) + " (input_size)");
-      if (to == me) inbox[{x.forward, to_chunk, x.micro_batch}] = std::move(out);
-      else pp.send(std::as_bytes(std::span<const float>(out)), static_cast<int>(to));
+                               "a pass returned " + std::to_string(out.size()) +
+                                   " values where the activation between "
+                                   "virtual stages holds " +
+                                   std::to_string(size) + " (input_size)");
+      if (to == me)
+        inbox[{x.forward, to_chunk, x.micro_batch}] = std::move(out);
+      else
+        pp.send(std::as_bytes(std::span<const float>(out)), static_cast<int>(to));
     } else if (sends && to == me) {
       std::vector<float> in(size);
       pp.recv(std::as_writable_bytes(std::span<float>(in)), static_cast<int>(rank));

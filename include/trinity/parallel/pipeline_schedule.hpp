@@ -26,7 +26,7 @@ namespace trinity::parallel {
 
 struct pipeline_pass {
   bool forward = true;
-  std::size_t chunk = 0;        //!< the rank's model chunk, 0 .. v − 1
+  std::size_t chunk = 0;  //!< the rank's model chunk, 0 .. v − 1
   std::size_t micro_batch = 0;
   friend bool operator==(const pipeline_pass&, const pipeline_pass&) = default;
 };
@@ -49,9 +49,10 @@ inline std::vector<pipeline_pass> interleaved(std::size_t p, std::size_t rank, s
   trinity::detail::require(p >= 1 && rank < p, "rank", "must be in [0, pipeline stages)");
   trinity::detail::require(v >= 1, "virtual_stages", "must be at least 1");
   if (v == 1) return one_f_one_b(p, rank, m);
-  trinity::detail::require(m >= 1 && m % p == 0, "micro_batches",
-                           std::to_string(m) + " is not a multiple of the " + std::to_string(p) +
-                               " stages; the interleaved schedule sends micro-batches in groups of p. Fix: a multiple of p");
+  trinity::detail::require(
+      m >= 1 && m % p == 0, "micro_batches",
+      std::to_string(m) + " is not a multiple of the " + std::to_string(p) +
+          " stages; the interleaved schedule sends micro-batches in groups of p. Fix: a multiple of p");
   const std::size_t total = m * v, group = p * v;
   // As Megatron-LM: with as many micro-batches as stages every forward is warm-up.
   const std::size_t warmup = m == p ? total : std::min(2 * (p - rank - 1) + (v - 1) * p, total);
@@ -83,7 +84,9 @@ inline std::vector<scheduled_pass> global_order(std::size_t p, std::size_t m, st
   for (std::size_t r = 0; r < p; ++r) s[r] = interleaved(p, r, m, v);
   // done[f][virtual stage][micro-batch]: the round it finished in, plus one (0: not yet).
   std::vector<std::size_t> done(2 * stages * m, 0);
-  const auto cell = [&](bool f, std::size_t stage, std::size_t mb) -> std::size_t& { return done[((f ? 0 : 1) * stages + stage) * m + mb]; };
+  const auto cell = [&](bool f, std::size_t stage, std::size_t mb) -> std::size_t& {
+    return done[((f ? 0 : 1) * stages + stage) * m + mb];
+  };
   std::vector<std::size_t> next(p, 0);
   std::vector<scheduled_pass> order;
   for (std::size_t round = 1; order.size() < 2 * stages * m; ++round) {
@@ -92,9 +95,12 @@ inline std::vector<scheduled_pass> global_order(std::size_t p, std::size_t m, st
       if (next[r] == s[r].size()) continue;
       const auto& x = s[r][next[r]];
       const std::size_t stage = x.chunk * p + r;
-      const bool ready = x.forward ? stage == 0 || (cell(true, stage - 1, x.micro_batch) && cell(true, stage - 1, x.micro_batch) < round)
-                                   : cell(true, stage, x.micro_batch) &&
-                                         (stage + 1 == stages || (cell(false, stage + 1, x.micro_batch) && cell(false, stage + 1, x.micro_batch) < round));
+      const bool ready =
+          x.forward
+              ? stage == 0 || (cell(true, stage - 1, x.micro_batch) && cell(true, stage - 1, x.micro_batch) < round)
+              : cell(true, stage, x.micro_batch) &&
+                    (stage + 1 == stages ||
+                     (cell(false, stage + 1, x.micro_batch) && cell(false, stage + 1, x.micro_batch) < round));
       if (!ready) continue;
       cell(x.forward, stage, x.micro_batch) = round;
       order.push_back({r, x});

@@ -38,9 +38,10 @@ template <std::size_t P, std::size_t V = 1>
 struct pipeline {
   static_assert(P >= 1, "trinity::parallel::pipeline<P, V>: P stages; P must be at least 1");
   static_assert(V >= 1, "trinity::parallel::pipeline<P, V>: V model chunks per stage; V must be at least 1");
-  static_assert(V == 1 || P > 1,
-                "trinity::parallel::pipeline<1, V>: interleaving needs pipeline stages. Fix: pipeline<P, V> with P > 1, "
-                "or pipeline<1>");
+  static_assert(
+      V == 1 || P > 1,
+      "trinity::parallel::pipeline<1, V>: interleaving needs pipeline stages. Fix: pipeline<P, V> with P > 1, "
+      "or pipeline<1>");
   static constexpr std::size_t stages = P;
   static constexpr std::size_t virtual_stages = V;
 };
@@ -64,15 +65,21 @@ inline constexpr bool is_context_parallel = false;
 template <std::size_t C>
 inline constexpr bool is_context_parallel<context_parallel<C>> = true;
 
-template <class TP = tensor_parallel<1>, class PP = pipeline<1>, class CP = context_parallel<1>, class Shard = shard::replicate>
+template <class TP = tensor_parallel<1>, class PP = pipeline<1>, class CP = context_parallel<1>,
+          class Shard = shard::replicate>
 struct scheme {
   static_assert(is_tensor_parallel<TP>,
-                "trinity::parallel::scheme: the first slot takes parallel::tensor_parallel<T>. Fix: scheme<tensor_parallel<2>, ...>");
-  static_assert(is_pipeline<PP>, "trinity::parallel::scheme: the second slot takes parallel::pipeline<P, V>. Fix: scheme<..., pipeline<4>, ...>");
+                "trinity::parallel::scheme: the first slot takes parallel::tensor_parallel<T>. Fix: "
+                "scheme<tensor_parallel<2>, ...>");
+  static_assert(
+      is_pipeline<PP>,
+      "trinity::parallel::scheme: the second slot takes parallel::pipeline<P, V>. Fix: scheme<..., pipeline<4>, ...>");
   static_assert(is_context_parallel<CP>,
-                "trinity::parallel::scheme: the third slot takes parallel::context_parallel<C>. Fix: scheme<..., context_parallel<1>, ...>");
-  static_assert(diagnose_shard_scheme<Shard>(), "trinity::parallel::scheme: the fourth slot takes a ShardScheme "
-                                                "(shard::replicate, shard::zero<1..3>, shard::offload<...>)");
+                "trinity::parallel::scheme: the third slot takes parallel::context_parallel<C>. Fix: scheme<..., "
+                "context_parallel<1>, ...>");
+  static_assert(diagnose_shard_scheme<Shard>(),
+                "trinity::parallel::scheme: the fourth slot takes a ShardScheme "
+                "(shard::replicate, shard::zero<1..3>, shard::offload<...>)");
   static_assert(PP::stages == 1 || !Shard::shards.parameters,
                 "trinity::parallel::scheme: a pipeline with ZeRO-3 gathers every stage's weights again for every "
                 "micro-batch. Fix: use shard::zero<1> or shard::zero<2> with pipeline<P>, or pipeline<1> with zero<3>");
@@ -86,10 +93,12 @@ struct scheme {
 
   //! The layout the step model prices for `world` GPUs (the data-parallel degree is what is left).
   static model::parallel_layout layout(std::size_t world, std::size_t micro_batch = 1,
-                                       model::recomputation r = model::recomputation::none, bool sequence_parallel = false) {
+                                       model::recomputation r = model::recomputation::none,
+                                       bool sequence_parallel = false) {
     trinity::detail::require(world % model_parallel == 0, "world",
-                             std::to_string(world) + " ranks do not split into replicas of " + std::to_string(model_parallel) +
-                                 " (tp*pp*cp). Fix: a multiple of " + std::to_string(model_parallel));
+                             std::to_string(world) + " ranks do not split into replicas of " +
+                                 std::to_string(model_parallel) + " (tp*pp*cp). Fix: a multiple of " +
+                                 std::to_string(model_parallel));
     model::parallel_layout l;
     l.tp = TP::degree;
     l.pp = PP::stages;
@@ -115,8 +124,9 @@ struct rank_groups {
 inline rank_groups groups_of(const model::parallel_layout& l, int world, int rank) {
   const std::size_t W = static_cast<std::size_t>(world), r = static_cast<std::size_t>(rank);
   trinity::detail::require(world >= 1 && rank >= 0 && rank < world, "rank", "must be in [0, world)");
-  trinity::detail::require(l.gpus() == W, "world",
-                           std::to_string(world) + " ranks, and the layout uses " + std::to_string(l.gpus()) + " (tp*pp*cp*dp)");
+  trinity::detail::require(
+      l.gpus() == W, "world",
+      std::to_string(world) + " ranks, and the layout uses " + std::to_string(l.gpus()) + " (tp*pp*cp*dp)");
   const std::size_t t = r % l.tp, c = (r / l.tp) % l.cp, p = (r / (l.tp * l.cp)) % l.pp, d = r / (l.tp * l.cp * l.pp);
   const auto at = [&](std::size_t tt, std::size_t cc, std::size_t pp, std::size_t dd) {
     return static_cast<int>(tt + l.tp * (cc + l.cp * (pp + l.pp * dd)));

@@ -67,8 +67,8 @@ inline void dy_w(std::span<const float> dy, std::span<const float> w, std::span<
     }
 }
 // dw[n×k] += dyᵀ·x, db[n] += Σ_i dy.
-inline void accumulate_grads(std::span<const float> dy, std::span<const float> x, std::span<float> dw, std::span<float> db,
-                             std::size_t m, std::size_t k, std::size_t n) {
+inline void accumulate_grads(std::span<const float> dy, std::span<const float> x, std::span<float> dw,
+                             std::span<float> db, std::size_t m, std::size_t k, std::size_t n) {
   for (std::size_t o = 0; o < n; ++o) {
     float bsum = 0.0f;
     for (std::size_t i = 0; i < m; ++i) bsum += dy[i * n + o];
@@ -86,7 +86,8 @@ inline std::size_t split(std::size_t n, int t, const char* what) {
   // Under sequence parallelism the rows are the tokens: the fix is as often the token count as the degree.
   const std::string fix = std::string_view(what) == "rows"
                               ? "Fix: a tensor-parallel degree that divides it, or a token count (rows: micro-batch "
-                                "x sequence) that " + std::to_string(t) + " divides"
+                                "x sequence) that " +
+                                    std::to_string(t) + " divides"
                               : "Fix: a tensor-parallel degree that divides it";
   trinity::detail::require(n % static_cast<std::size_t>(t) == 0, what,
                            std::to_string(n) + " does not split into " + std::to_string(t) + " equal parts. " + fix);
@@ -94,7 +95,8 @@ inline std::size_t split(std::size_t n, int t, const char* what) {
 }
 
 inline void need(std::size_t have, std::size_t want, const char* what) {
-  trinity::detail::require(have == want, what, "holds " + std::to_string(have) + " values; this layer needs " + std::to_string(want));
+  trinity::detail::require(have == want, what,
+                           "holds " + std::to_string(have) + " values; this layer needs " + std::to_string(want));
 }
 
 }  // namespace detail
@@ -136,8 +138,10 @@ void column_forward(C& tp, linear_part l, std::span<const float> x, std::vector<
   detail::need(x.size(), local * in, "x");
   detail::need(y.size(), rows * out, "y");
   whole.resize(rows * in);
-  if (held == tokens::all) std::copy(x.begin(), x.end(), whole.begin());
-  else comm::all_gather(tp, x, std::span<float>(whole), comm::algorithm::ring);
+  if (held == tokens::all)
+    std::copy(x.begin(), x.end(), whole.begin());
+  else
+    comm::all_gather(tp, x, std::span<float>(whole), comm::algorithm::ring);
   detail::x_wt(whole, l.w, l.b.data(), y, rows, in, out);
 }
 
@@ -212,7 +216,14 @@ void row_backward(C& tp, linear_part l, std::span<const float> x, std::span<cons
 class column_parallel_linear {
  public:
   column_parallel_linear(std::size_t in, std::size_t out, int t, int rank)
-      : in_(in), out_(detail::split(out, t, "out")), t_(t), rank_(rank), w_(out_ * in), b_(out_), dw_(out_ * in), db_(out_) {
+      : in_(in),
+        out_(detail::split(out, t, "out")),
+        t_(t),
+        rank_(rank),
+        w_(out_ * in),
+        b_(out_),
+        dw_(out_ * in),
+        db_(out_) {
     trinity::detail::require(rank >= 0 && rank < t, "rank", "must be in [0, tensor_parallel)");
   }
 
@@ -255,7 +266,14 @@ class column_parallel_linear {
 class row_parallel_linear {
  public:
   row_parallel_linear(std::size_t in, std::size_t out, int t, int rank)
-      : in_(detail::split(in, t, "in")), out_(out), t_(t), rank_(rank), w_(out * in_), b_(out), dw_(out * in_), db_(out) {
+      : in_(detail::split(in, t, "in")),
+        out_(out),
+        t_(t),
+        rank_(rank),
+        w_(out * in_),
+        b_(out),
+        dw_(out * in_),
+        db_(out) {
     trinity::detail::require(rank >= 0 && rank < t, "rank", "must be in [0, tensor_parallel)");
   }
 

@@ -21,8 +21,8 @@
 //! for them (D devices at duty (cores - c) / D leave c cores to the CPU
 //! workers), so utilisation and throughput are measured, not scheduled by the
 //! OS. A device's busy time is its kernels' compute over its duty; the
-//! sleeps that make it so are cut by however late the one before woke. The kernels are real work (pipeline/kernels.hpp: trinity's codecs and
-//! indexes).
+//! sleeps that make it so are cut by however late the one before woke. The kernels are real work (pipeline/kernels.hpp:
+//! trinity's codecs and indexes).
 //!
 //!   pipeline::executor x(cpu_ops, models, {{"gpu0", 8_GB, 0b011}, {"gpu1", 8_GB, 0b110}}, {.cpu_workers = 2});
 //!   auto stats = x.run(1000, source);  // stats.samples_per_second(), stats.device_utilization(d)
@@ -53,9 +53,9 @@ namespace trinity::pipeline {
 
 struct device_config {
   std::string name;
-  bytes memory{};             //!< the budget the models it holds are charged to
-  std::uint32_t holds = 0;    //!< a bit set over the models, in pipeline order
-  double duty = 1;            //!< share of one core it computes with (see the file comment)
+  bytes memory{};           //!< the budget the models it holds are charged to
+  std::uint32_t holds = 0;  //!< a bit set over the models, in pipeline order
+  double duty = 1;          //!< share of one core it computes with (see the file comment)
 };
 
 struct executor_options {
@@ -65,18 +65,18 @@ struct executor_options {
 
 //! What a run measured.
 struct run_stats {
-  std::size_t samples = 0;          //!< that entered and left the pipeline (passed through or dropped)
+  std::size_t samples = 0;  //!< that entered and left the pipeline (passed through or dropped)
   double wall_seconds = 0;
   std::size_t cpu_workers = 0;
-  double cpu_busy_seconds = 0;      //!< summed over the CPU workers
-  std::vector<std::size_t> entered;  //!< per model: samples it ran
-  std::vector<std::size_t> passed;   //!< per model: samples it passed on
-  std::vector<double> model_busy_seconds;    //!< per model: device-seconds its kernels took (at the devices' duty)
-  std::vector<double> device_busy_seconds;   //!< per device
+  double cpu_busy_seconds = 0;                 //!< summed over the CPU workers
+  std::vector<std::size_t> entered;            //!< per model: samples it ran
+  std::vector<std::size_t> passed;             //!< per model: samples it passed on
+  std::vector<double> model_busy_seconds;      //!< per model: device-seconds its kernels took (at the devices' duty)
+  std::vector<double> device_busy_seconds;     //!< per device
   std::vector<std::vector<std::size_t>> runs;  //!< [device][model]: kernels run
-  std::vector<std::size_t> most_queued;       //!< per model: the deepest its queue (and reservations) got
-  std::vector<bytes> resident;                //!< per device: bytes charged
-  std::vector<bytes> loaded;                  //!< per device: bytes its copies report holding
+  std::vector<std::size_t> most_queued;        //!< per model: the deepest its queue (and reservations) got
+  std::vector<bytes> resident;                 //!< per device: bytes charged
+  std::vector<bytes> loaded;                   //!< per device: bytes its copies report holding
 
   [[nodiscard]] double samples_per_second() const { return wall_seconds > 0 ? samples / wall_seconds : 0; }
   [[nodiscard]] double device_utilization(std::size_t d) const {
@@ -102,7 +102,8 @@ class executor {
     trinity::detail::require(o_.cpu_workers >= 1, "cpu_workers", "must be at least 1");
     trinity::detail::require(o_.queue_capacity >= 1, "queue_capacity", "must be at least 1");
     for (std::size_t i = 0; i < cpu_.size(); ++i)
-      trinity::detail::require(static_cast<bool>(cpu_[i].run), "cpu[" + std::to_string(i) + "].run", "give the operator's work");
+      trinity::detail::require(static_cast<bool>(cpu_[i].run), "cpu[" + std::to_string(i) + "].run",
+                               "give the operator's work");
     for (std::size_t j = 0; j < k; ++j)
       trinity::detail::require(static_cast<bool>(models_[j].load), "models[" + std::to_string(j) + "].load",
                                "give the model's loader");
@@ -129,7 +130,8 @@ class executor {
         mem.charge(models_[j].name, models_[j].footprint);
         copies[j] = models_[j].load();
         trinity::detail::require(copies[j] != nullptr, models_[j].name + ".load", "returned no model");
-        trinity::detail::require(copies[j]->steps() >= 1, models_[j].name + ".steps", "a kernel takes at least one step");
+        trinity::detail::require(copies[j]->steps() >= 1, models_[j].name + ".steps",
+                                 "a kernel takes at least one step");
         trinity::detail::require(copies[j]->memory() <= models_[j].footprint, models_[j].name + ".footprint",
                                  "states " + to_string(models_[j].footprint) + " but a loaded copy holds " +
                                      to_string(copies[j]->memory()) + ". Fix: state what the model holds");
@@ -183,7 +185,8 @@ class executor {
   static clock::duration thread_cpu_time() {
     timespec t{};
     ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return std::chrono::duration_cast<clock::duration>(std::chrono::seconds(t.tv_sec) + std::chrono::nanoseconds(t.tv_nsec));
+    return std::chrono::duration_cast<clock::duration>(std::chrono::seconds(t.tv_sec) +
+                                                       std::chrono::nanoseconds(t.tv_nsec));
   }
 
   struct shared {
@@ -321,8 +324,10 @@ class executor {
       const bool last = j + 1 == k;
       if (!last) --st.reserved[j + 1];
       if (pass) ++r.passed[j];
-      if (pass && !last) st.queues[j + 1].push_back(std::move(*cur.s));
-      else finish(st);
+      if (pass && !last)
+        st.queues[j + 1].push_back(std::move(*cur.s));
+      else
+        finish(st);
       cur.s.reset();
       st.cv.notify_all();
     }

@@ -34,8 +34,8 @@ namespace trinity::pipeline {
 namespace detail {
 // A reproducible value in [-1, 1) from a counter.
 inline float unit_value(std::uint64_t seed, std::uint64_t i) {
-  return static_cast<float>(static_cast<double>(trinity::detail::splitmix64(seed ^ (i * 0x9e3779b97f4a7c15ULL)) >> 11) *
-                            0x1.0p-52 - 1.0);
+  return static_cast<float>(
+      static_cast<double>(trinity::detail::splitmix64(seed ^ (i * 0x9e3779b97f4a7c15ULL)) >> 11) * 0x1.0p-52 - 1.0);
 }
 // A share in [0, 1) from an id: the same sample passes the same filter on every device and every run.
 inline double hashed_share(std::uint64_t id, std::uint64_t seed) {
@@ -46,7 +46,7 @@ inline double hashed_share(std::uint64_t id, std::uint64_t seed) {
 //! Encoded clips of `floats` values each (int8, 128-value blocks): `variety` distinct ones made once, handed
 //! out by id so that the source costs a copy, not an encode.
 inline std::function<sample(std::uint64_t)> encoded_clip_source(std::size_t floats, std::size_t variety = 16,
-                                                                 std::uint64_t seed = 1) {
+                                                                std::uint64_t seed = 1) {
   trinity::detail::require(floats >= 1, "floats", "a clip needs at least one value");
   trinity::detail::require(variety >= 1, "variety", "make at least one clip");
   auto clips = std::make_shared<std::vector<std::vector<std::byte>>>();
@@ -100,7 +100,10 @@ namespace detail {
 class index_model_copy final : public resident_model {
  public:
   index_model_copy(std::size_t rows, std::size_t dimension, std::size_t passes, double share, std::uint64_t seed)
-      : index_(dimension, {cache::metric::inner_product, 1}), passes_(passes), share_(share), seed_(seed),
+      : index_(dimension, {cache::metric::inner_product, 1}),
+        passes_(passes),
+        share_(share),
+        seed_(seed),
         query_(dimension) {
     index_.reserve(rows);
     std::vector<float> key(dimension);
@@ -112,9 +115,9 @@ class index_model_copy final : public resident_model {
   [[nodiscard]] bytes memory() const override { return bytes{static_cast<double>(index_.memory_bytes())}; }
   [[nodiscard]] std::size_t steps() const override { return passes_; }
   bool step(sample& s, std::size_t p) override {
-    trinity::detail::require(s.features.size() == index_.dimension(), "sample.features",
-                             "has " + std::to_string(s.features.size()) + " values; the model takes " +
-                                 std::to_string(index_.dimension()));
+    trinity::detail::require(
+        s.features.size() == index_.dimension(), "sample.features",
+        "has " + std::to_string(s.features.size()) + " values; the model takes " + std::to_string(index_.dimension()));
     // Each pass asks with the embedding turned by p places: a different query over the same weights.
     const std::size_t n = query_.size();
     for (std::size_t i = 0; i < n; ++i) query_[i] = s.features[(i + p) % n];

@@ -30,11 +30,11 @@
 namespace trinity::place {
 
 struct tiering_options {
-  std::size_t epoch = 5'000;            //!< accesses between decisions
-  std::size_t sample_period = 4;        //!< count one access in this many
-  double decay = 0.5;                   //!< hotness kept from one epoch to the next
-  double hysteresis = 1.5;              //!< a promotion must be this much hotter (per byte) than what it displaces
-  double migration_budget = 1e18;       //!< bytes moved per epoch, at most
+  std::size_t epoch = 5'000;       //!< accesses between decisions
+  std::size_t sample_period = 4;   //!< count one access in this many
+  double decay = 0.5;              //!< hotness kept from one epoch to the next
+  double hysteresis = 1.5;         //!< a promotion must be this much hotter (per byte) than what it displaces
+  double migration_budget = 1e18;  //!< bytes moved per epoch, at most
 };
 
 struct tier_move {
@@ -48,7 +48,8 @@ class dynamic_tiering {
   dynamic_tiering(std::vector<double> sizes, std::vector<double> capacities, tiering_options opts = {})
       : size_(std::move(sizes)), cap_(std::move(capacities)), opts_(opts) {
     trinity::detail::require(!cap_.empty(), "capacities", "at least one tier");
-    trinity::detail::require(opts.epoch >= 1 && opts.sample_period >= 1, "epoch", "epoch and sample_period are at least 1");
+    trinity::detail::require(opts.epoch >= 1 && opts.sample_period >= 1, "epoch",
+                             "epoch and sample_period are at least 1");
     trinity::detail::require(opts.decay >= 0 && opts.decay <= 1, "decay", "must lie in [0, 1]");
     trinity::detail::require(opts.hysteresis >= 1, "hysteresis", "must be at least 1 (1: no hysteresis)");
     trinity::detail::require(opts.migration_budget >= 0, "migration_budget", "must not be negative");
@@ -102,8 +103,10 @@ class dynamic_tiering {
       // Candidates below the boundary, hottest first; residents above it, coldest first.
       std::vector<std::uint32_t> below, above;
       for (std::uint32_t i = 0; i < n; ++i) {
-        if (tier_[i] > t && hot_[i] > 0) below.push_back(i);
-        else if (tier_[i] == t) above.push_back(i);
+        if (tier_[i] > t && hot_[i] > 0)
+          below.push_back(i);
+        else if (tier_[i] == t)
+          above.push_back(i);
       }
       std::sort(below.begin(), below.end(), [&](auto a, auto b) { return density(a) > density(b); });
       std::sort(above.begin(), above.end(), [&](auto a, auto b) { return density(a) < density(b); });

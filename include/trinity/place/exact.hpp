@@ -29,7 +29,8 @@ namespace detail {
 
 class branch_and_bound {
  public:
-  branch_and_bound(const placement_problem& p, exact_options opts) : p_(p), opts_(opts), n_(p.objects()), k_(p.tiers()) {}
+  branch_and_bound(const placement_problem& p, exact_options opts)
+      : p_(p), opts_(opts), n_(p.objects()), k_(p.tiers()) {}
 
   placement solve() {
     placement start;
@@ -101,8 +102,10 @@ class branch_and_bound {
       double first = std::numeric_limits<double>::infinity(), second = first;
       for (std::size_t j = 0; j < k_; ++j) {
         const double v = p_.cost(i, j) + lambda_[j] * p_.size(i);
-        if (v < first) second = first, first = v;
-        else if (v < second) second = v;
+        if (v < first)
+          second = first, first = v;
+        else if (v < second)
+          second = v;
       }
       regret[i] = second == std::numeric_limits<double>::infinity() ? 0.0 : second - first;
     }

@@ -19,8 +19,8 @@
 namespace trinity::place {
 
 struct greedy_options {
-  bool bound = true;     //!< compute the Lagrangian lower bound (costs a few hundred passes over the objects)
-  int swap_rounds = 2;   //!< rounds of pairwise swaps after the moves; each is O(n²), so large n gets fewer
+  bool bound = true;    //!< compute the Lagrangian lower bound (costs a few hundred passes over the objects)
+  int swap_rounds = 2;  //!< rounds of pairwise swaps after the moves; each is O(n²), so large n gets fewer
 };
 
 //! Local search: single moves to a cheaper tier with room, then swaps of two objects between two tiers,

@@ -55,10 +55,10 @@ struct tier_slot {
 //! Where each object went (an index into the tiers), what it costs, and what is known of the optimum.
 struct placement {
   std::vector<std::uint32_t> tier_of;
-  double cost = 0;         //!< Σ c_ij, seconds of access per second
-  double lower_bound = 0;  //!< no assignment costs less (a Lagrangian bound, or the optimum itself)
-  bool optimal = false;    //!< cost is proven minimal
-  std::uint64_t nodes = 0; //!< branch-and-bound nodes explored (exact solver)
+  double cost = 0;          //!< Σ c_ij, seconds of access per second
+  double lower_bound = 0;   //!< no assignment costs less (a Lagrangian bound, or the optimum itself)
+  bool optimal = false;     //!< cost is proven minimal
+  std::uint64_t nodes = 0;  //!< branch-and-bound nodes explored (exact solver)
 
   //! (cost − bound) / bound: how far from optimal it can be at most.
   [[nodiscard]] double gap() const noexcept { return lower_bound > 0 ? (cost - lower_bound) / lower_bound : 0.0; }
@@ -71,7 +71,8 @@ class placement_problem {
     validate();
     cost_.resize(objects_.size() * tiers_.size());
     for (std::size_t i = 0; i < objects_.size(); ++i)
-      for (std::size_t j = 0; j < tiers_.size(); ++j) cost_[i * tiers_.size() + j] = compute_cost(objects_[i], tiers_[j]);
+      for (std::size_t j = 0; j < tiers_.size(); ++j)
+        cost_[i * tiers_.size() + j] = compute_cost(objects_[i], tiers_[j]);
   }
 
   [[nodiscard]] std::size_t objects() const noexcept { return objects_.size(); }
@@ -102,7 +103,8 @@ class placement_problem {
 
  private:
   static double compute_cost(const object_profile& o, const tier_slot& t) {
-    const double latency = (1.0 - o.write_fraction) * t.read_latency.value() + o.write_fraction * t.write_latency.value();
+    const double latency =
+        (1.0 - o.write_fraction) * t.read_latency.value() + o.write_fraction * t.write_latency.value();
     return o.accesses_per_second * (o.latency_weight * latency + o.bytes_per_access.value() / t.bandwidth.value());
   }
 
@@ -113,31 +115,33 @@ class placement_problem {
       const auto& t = tiers_[j];
       const std::string f = "tiers[" + std::to_string(j) + "]";
       trinity::detail::require(t.capacity >= bytes{} && trinity::detail::is_finite(t.capacity.value()), f + ".capacity",
-                      "must be finite and not negative");
-      trinity::detail::require(t.read_latency >= seconds{} && trinity::detail::is_finite(t.read_latency.value()), f + ".read_latency",
-                      "must be finite and not negative");
-      trinity::detail::require(t.write_latency >= seconds{} && trinity::detail::is_finite(t.write_latency.value()), f + ".write_latency",
-                      "must be finite and not negative");
-      trinity::detail::require(t.bandwidth > bytes_per_second{} && trinity::detail::is_finite(t.bandwidth.value()), f + ".bandwidth",
-                      "must be positive and finite");
+                               "must be finite and not negative");
+      trinity::detail::require(t.read_latency >= seconds{} && trinity::detail::is_finite(t.read_latency.value()),
+                               f + ".read_latency", "must be finite and not negative");
+      trinity::detail::require(t.write_latency >= seconds{} && trinity::detail::is_finite(t.write_latency.value()),
+                               f + ".write_latency", "must be finite and not negative");
+      trinity::detail::require(t.bandwidth > bytes_per_second{} && trinity::detail::is_finite(t.bandwidth.value()),
+                               f + ".bandwidth", "must be positive and finite");
       room += t.capacity.value();
     }
     for (std::size_t i = 0; i < objects_.size(); ++i) {
       const auto& o = objects_[i];
       const std::string f = "objects[" + std::to_string(i) + "]";
-      trinity::detail::require(o.size > bytes{} && trinity::detail::is_finite(o.size.value()), f + ".size", "must be positive and finite");
-      trinity::detail::require(o.accesses_per_second >= 0 && trinity::detail::is_finite(o.accesses_per_second), f + ".accesses_per_second",
-                      "must be finite and not negative");
+      trinity::detail::require(o.size > bytes{} && trinity::detail::is_finite(o.size.value()), f + ".size",
+                               "must be positive and finite");
+      trinity::detail::require(o.accesses_per_second >= 0 && trinity::detail::is_finite(o.accesses_per_second),
+                               f + ".accesses_per_second", "must be finite and not negative");
       trinity::detail::require(o.bytes_per_access >= bytes{} && trinity::detail::is_finite(o.bytes_per_access.value()),
-                      f + ".bytes_per_access", "must be finite and not negative");
-      trinity::detail::require(o.write_fraction >= 0 && o.write_fraction <= 1, f + ".write_fraction", "must lie in [0, 1]");
-      trinity::detail::require(o.latency_weight >= 0 && trinity::detail::is_finite(o.latency_weight), f + ".latency_weight",
-                      "must be finite and not negative");
+                               f + ".bytes_per_access", "must be finite and not negative");
+      trinity::detail::require(o.write_fraction >= 0 && o.write_fraction <= 1, f + ".write_fraction",
+                               "must lie in [0, 1]");
+      trinity::detail::require(o.latency_weight >= 0 && trinity::detail::is_finite(o.latency_weight),
+                               f + ".latency_weight", "must be finite and not negative");
       need += o.size.value();
     }
     trinity::detail::require(need <= room, "objects",
-                    "need " + std::to_string(need) + " bytes but the tiers hold " + std::to_string(room) +
-                        "; add capacity or a larger tier");
+                             "need " + std::to_string(need) + " bytes but the tiers hold " + std::to_string(room) +
+                                 "; add capacity or a larger tier");
   }
 
   std::vector<object_profile> objects_;

@@ -43,13 +43,13 @@ class capacity_exceeded : public std::bad_alloc {
 
 class tier_resource : public std::pmr::memory_resource {
  public:
-  tier_resource(std::string name, bytes capacity,
-                std::pmr::memory_resource* upstream = std::pmr::new_delete_resource())
+  tier_resource(std::string name, bytes capacity, std::pmr::memory_resource* upstream = std::pmr::new_delete_resource())
       : name_(std::move(name)), capacity_(trinity::detail::byte_count(capacity)), upstream_(upstream) {
     trinity::detail::require(upstream != nullptr, "upstream", "a tier needs memory to hand out");
   }
   //! A tier preset's name and capacity: `tier_resource cxl(tiers::cxl_capacity::descriptor, &node2)`.
-  explicit tier_resource(const tier_descriptor& d, std::pmr::memory_resource* upstream = std::pmr::new_delete_resource())
+  explicit tier_resource(const tier_descriptor& d,
+                         std::pmr::memory_resource* upstream = std::pmr::new_delete_resource())
       : tier_resource(std::string(d.name), d.capacity, upstream) {}
   tier_resource(const tier_resource&) = delete;
   tier_resource& operator=(const tier_resource&) = delete;
@@ -71,7 +71,8 @@ class tier_resource : public std::pmr::memory_resource {
                                 " bytes free, " + std::to_string(n) + " asked");
     } while (!used_.compare_exchange_weak(was, was + n, std::memory_order_relaxed));
     try {
-      if (fault_ && fault_(n)) throw capacity_exceeded("trinity::place: tier " + name_ + " refused the allocation (injected)");
+      if (fault_ && fault_(n))
+        throw capacity_exceeded("trinity::place: tier " + name_ + " refused the allocation (injected)");
       return upstream_->allocate(n, alignment);
     } catch (...) {
       used_.fetch_sub(n, std::memory_order_relaxed);

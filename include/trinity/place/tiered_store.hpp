@@ -76,7 +76,8 @@ class tiered_store {
         std::string state;
         for (const auto* t : tiers_)
           state += (state.empty() ? "" : ", ") + t->name() + " " + std::to_string(t->free()) + " bytes free";
-        throw capacity_exceeded("trinity::place: no tier takes " + std::to_string(value.size()) + " bytes (" + state + ")");
+        throw capacity_exceeded("trinity::place: no tier takes " + std::to_string(value.size()) + " bytes (" + state +
+                                ")");
       }
     }
     if (!value.empty()) std::memcpy(block, value.data(), value.size());
@@ -181,7 +182,9 @@ class tiered_store {
     if (j >= tiers_.size())
       throw invalid_input(field, std::to_string(j) + " is not a tier of a store with " + std::to_string(tiers_.size()));
   }
-  std::byte* allocate(std::size_t j, std::size_t n) { return static_cast<std::byte*>(tiers_[j]->allocate(n, alignment)); }
+  std::byte* allocate(std::size_t j, std::size_t n) {
+    return static_cast<std::byte*>(tiers_[j]->allocate(n, alignment));
+  }
   void release(const entry& e) noexcept { tiers_[e.tier]->deallocate(e.data, e.size, alignment); }
   bool set_pinned(const Key& key, bool pinned) {
     const auto it = map_.find(key);

@@ -52,10 +52,14 @@ inline std::string json_number(double v) {
 //! The value as JSON text: a number, true/false or a string; a quantity as its number in base units.
 template <class T>
 std::string json_text(const T& v) {
-  if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-  else if constexpr (std::is_arithmetic_v<T>) return detail::json_number(static_cast<double>(v));
-  else if constexpr (std::is_convertible_v<const T&, std::string_view>) return detail::json_string(v);
-  else return detail::json_number(v.value());  // a units::quantity
+  if constexpr (std::is_same_v<T, bool>)
+    return v ? "true" : "false";
+  else if constexpr (std::is_arithmetic_v<T>)
+    return detail::json_number(static_cast<double>(v));
+  else if constexpr (std::is_convertible_v<const T&, std::string_view>)
+    return detail::json_string(v);
+  else
+    return detail::json_number(v.value());  // a units::quantity
 }
 
 //! Records that `field` took `value` by default. A field is listed once: the first record stands.

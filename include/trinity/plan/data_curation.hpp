@@ -41,13 +41,13 @@ namespace trinity::plan {
 //! One operator of a curation workload.
 struct curation_stage {
   std::string name;
-  bool device = false;          //!< a model on the system's devices, or a CPU-bound operator
-  double cpu_seconds = 0;       //!< a CPU operator: seconds per sample on one CPU worker
-  flops work{};                 //!< a model: FLOPs per sample
-  double efficiency = 0;        //!< a model: share of the device's dense rate its kernels reach (0: the workload's)
-  bytes memory{};               //!< a model: resident bytes on a device (weights and working set)
-  double share = 1;             //!< share of the samples that reach it
-  std::string source;           //!< where its figures come from
+  bool device = false;     //!< a model on the system's devices, or a CPU-bound operator
+  double cpu_seconds = 0;  //!< a CPU operator: seconds per sample on one CPU worker
+  flops work{};            //!< a model: FLOPs per sample
+  double efficiency = 0;   //!< a model: share of the device's dense rate its kernels reach (0: the workload's)
+  bytes memory{};          //!< a model: resident bytes on a device (weights and working set)
+  double share = 1;        //!< share of the samples that reach it
+  std::string source;      //!< where its figures come from
 };
 
 struct data_curation_workload {
@@ -74,8 +74,8 @@ inline double model_seconds(const system& s, const data_curation_workload& w, co
 inline std::vector<model::curation_operator> curation_operators(const system& s, const data_curation_workload& w) {
   std::vector<model::curation_operator> ops;
   for (const auto& o : w.operators)
-    ops.push_back({o.name, o.device, o.device ? detail::model_seconds(s, w, o) : o.cpu_seconds, o.device ? o.memory : bytes{},
-                   o.share});
+    ops.push_back({o.name, o.device, o.device ? detail::model_seconds(s, w, o) : o.cpu_seconds,
+                   o.device ? o.memory : bytes{}, o.share});
   return ops;
 }
 
@@ -85,8 +85,10 @@ inline model::curation_cluster curation_cluster_of(const system& s, const data_c
 
 inline void validate(const data_curation_workload& w, const system& s) {
   trinity::detail::require(!w.name.empty(), "workload.name", "a workload needs a name");
-  trinity::detail::require(!s.tiers.empty(), "system.tiers", "the devices' own memory (tier 0) holds the models: give it");
-  trinity::detail::require(w.device_count(s) >= 1 && w.device_count(s) <= 4096, "workload.devices", "must be 1 to 4096");
+  trinity::detail::require(!s.tiers.empty(), "system.tiers",
+                           "the devices' own memory (tier 0) holds the models: give it");
+  trinity::detail::require(w.device_count(s) >= 1 && w.device_count(s) <= 4096, "workload.devices",
+                           "must be 1 to 4096");
   trinity::detail::require(w.cpu_workers >= 1, "workload.cpu_workers", "must be at least 1");
   trinity::detail::require(w.model_efficiency > 0 && w.model_efficiency <= 1, "workload.model_efficiency",
                            "must lie in (0, 1]");
@@ -105,7 +107,8 @@ inline void validate(const data_curation_workload& w, const system& s) {
       ++models;
       detail::require_positive(o.work, at + ".flops");
       detail::require_positive(o.memory, at + ".memory");
-      trinity::detail::require(o.efficiency >= 0 && o.efficiency <= 1, at + ".efficiency", "must lie in [0, 1] (0: the workload's)");
+      trinity::detail::require(o.efficiency >= 0 && o.efficiency <= 1, at + ".efficiency",
+                               "must lie in [0, 1] (0: the workload's)");
       trinity::detail::require(o.memory <= s.tiers[0].capacity, at + ".memory",
                                to_string(o.memory) + " is more than a " + s.device.name + " holds (" +
                                    to_string(s.tiers[0].capacity) + "): the model cannot be placed");
@@ -114,7 +117,8 @@ inline void validate(const data_curation_workload& w, const system& s) {
     }
   }
   trinity::detail::require(models >= 1, "workload.operators", "give at least one model (\"on\": \"device\")");
-  trinity::detail::require(models <= 12, "workload.operators", "at most 12 models (the placement search is exact over their sets)");
+  trinity::detail::require(models <= 12, "workload.operators",
+                           "at most 12 models (the placement search is exact over their sets)");
 }
 
 //! A plan: which models each device holds, and the budget per device it was found for.
@@ -215,9 +219,8 @@ inline std::string describe(const data_curation_plan& p, const data_curation_wor
   for (const auto h : p.holds) ++count[h];
   std::vector<std::pair<std::size_t, std::uint32_t>> groups;
   for (const auto& [set, n] : count) groups.emplace_back(n, set);
-  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
+  std::sort(groups.begin(), groups.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   std::string s = p.one_per_device ? "one model per device: " : "co-resident within " + to_string(p.budget) + ": ";
   for (std::size_t i = 0; i < groups.size(); ++i)
     s += (i ? "; " : "") + std::to_string(groups[i].first) + (groups[i].first == 1 ? " holds " : " hold ") +
@@ -238,8 +241,10 @@ inline std::string curation_binding(const data_curation_workload& w, const data_
     return "the CPU operators (" + std::to_string(w.cpu_workers) + " workers make " +
            units::detail::format_number(r.cpu_bound) + " samples/s): " + busy;
   if (all_models(r.binding_models, w))
-    return "the devices themselves (" + units::detail::format_number(r.gpu_bound) + " samples/s): every model's work "
-           "spreads over them, and " + busy;
+    return "the devices themselves (" + units::detail::format_number(r.gpu_bound) +
+           " samples/s): every model's work "
+           "spreads over them, and " +
+           busy;
   return "the devices holding " + set_name(r.binding_models, model_names(w)) + " (" +
          units::detail::format_number(r.gpu_bound) + " samples/s): " + busy;
 }
@@ -313,24 +318,25 @@ struct data_curation_problem {
     if (r.choice == r.baseline) {
       out.push_back("none: " + describe(b.plan) + " is already the best plan");
     } else {
-      out.push_back("device memory for device compute: " + to_string(c.cost.memory) + " per device where the baseline (" +
-                    baseline_name(b.plan) + ") held " + to_string(b.cost.memory) + "; the devices are busy " +
-                    pct(c.cost.rates.device_utilization) + " instead of " + pct(b.cost.rates.device_utilization) +
-                    ", samples/s " + units::detail::format_number(b.cost.rates.samples_per_second) + " -> " +
-                    units::detail::format_number(c.cost.rates.samples_per_second) + " (" +
-                    units::detail::format_number(c.cost.rates.samples_per_second / b.cost.rates.samples_per_second) +
-                    "x)");
+      out.push_back(
+          "device memory for device compute: " + to_string(c.cost.memory) + " per device where the baseline (" +
+          baseline_name(b.plan) + ") held " + to_string(b.cost.memory) + "; the devices are busy " +
+          pct(c.cost.rates.device_utilization) + " instead of " + pct(b.cost.rates.device_utilization) +
+          ", samples/s " + units::detail::format_number(b.cost.rates.samples_per_second) + " -> " +
+          units::detail::format_number(c.cost.rates.samples_per_second) + " (" +
+          units::detail::format_number(c.cost.rates.samples_per_second / b.cost.rates.samples_per_second) + "x)");
     }
     // Where more memory stops helping: the least memory per device that reaches the best rate of all.
     const auto* least = &c;
     for (const auto& e : r.candidates)
-      if (e.cost.rates.samples_per_second >= c.cost.rates.samples_per_second * (1 - 1e-9) && e.cost.memory < least->cost.memory)
+      if (e.cost.rates.samples_per_second >= c.cost.rates.samples_per_second * (1 - 1e-9) &&
+          e.cost.memory < least->cost.memory)
         least = &e;
     const auto binding = c.cost.rates.binding_models;
-    const std::string why = binding == 0              ? "the CPU operators bind"
-                            : all_models(binding, w) ? "every device is busy with the models' work"
-                                                     : "the devices holding " + set_name(binding, model_names(w)) +
-                                                           " are busy";
+    const std::string why = binding == 0 ? "the CPU operators bind"
+                            : all_models(binding, w)
+                                ? "every device is busy with the models' work"
+                                : "the devices holding " + set_name(binding, model_names(w)) + " are busy";
     out.push_back("more memory stops helping at " + to_string(least->cost.memory) + " per device (of " +
                   to_string(s.tiers[0].capacity) + "): " + why);
     if (w.sharing_efficiency < 1)
@@ -376,8 +382,8 @@ namespace presets {
 inline data_curation_workload t2v_curation() {
   data_curation_workload w;
   w.name = "t2v-curation";
-  w.cpu_workers = 112;  // NVIDIA DGX H100 data sheet: 2x Intel Xeon Platinum 8480C, 56 cores each
-  w.model_efficiency = 0.4;    // assumption: batched vision encoders reach ~40% of dense bf16
+  w.cpu_workers = 112;          // NVIDIA DGX H100 data sheet: 2x Intel Xeon Platinum 8480C, 56 cores each
+  w.model_efficiency = 0.4;     // assumption: batched vision encoders reach ~40% of dense bf16
   w.sharing_efficiency = 0.95;  // assumption: co-resident models (MPS) lose ~5% to interference
   w.operators = {
       {"scene-detect", false, 0.6, flops{}, 0, bytes{}, 1.0,
@@ -397,7 +403,7 @@ inline data_curation_workload t2v_curation() {
        "26 GB of fp16 weights, 32 GB with its KV cache and activations; 15% efficiency since generation is "
        "memory-bound (assumption); 80% pass the OCR filter (assumption)"},
   };
-  assume(w.assumed, "model_efficiency", w.model_efficiency);      // assumptions, as said above
+  assume(w.assumed, "model_efficiency", w.model_efficiency);  // assumptions, as said above
   assume(w.assumed, "sharing_efficiency", w.sharing_efficiency);
   return w;
 }

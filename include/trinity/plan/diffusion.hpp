@@ -39,16 +39,16 @@ namespace trinity::plan {
 
 struct diffusion_workload {
   std::string name;
-  std::size_t steps = 50;          //!< S
-  flops step_cost{};               //!< c_step
-  std::size_t reuse_depth = 10;    //!< r: steps an average hit skips (`trinity cache replay` prints it)
-  bytes latent_size{};             //!< one stored latent
-  std::size_t stored_depths = 5;   //!< latents per entry (Table 1 stores 5, 10, 15, 20, 25)
-  model::power_law hit_rate{};     //!< h(M), fitted to a replayed trace
-  bytes model_bytes{};             //!< the model's weights, resident in tier 0
+  std::size_t steps = 50;           //!< S
+  flops step_cost{};                //!< c_step
+  std::size_t reuse_depth = 10;     //!< r: steps an average hit skips (`trinity cache replay` prints it)
+  bytes latent_size{};              //!< one stored latent
+  std::size_t stored_depths = 5;    //!< latents per entry (Table 1 stores 5, 10, 15, 20, 25)
+  model::power_law hit_rate{};      //!< h(M), fitted to a replayed trace
+  bytes model_bytes{};              //!< the model's weights, resident in tier 0
   double latent_element_bytes = 4;  //!< bytes per element of a latent as the model holds it (4: fp32)
   double error_budget = model::default_error_budget;  //!< largest relative error a codec may add to a stored latent
-  std::string precision = "bf16";  //!< the precision a denoising step runs at (device.rate)
+  std::string precision = "bf16";                     //!< the precision a denoising step runs at (device.rate)
   //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
   assumptions assumed = {};
 
@@ -102,8 +102,8 @@ struct cache_cost {
   double hit_rate = 0;
   flops compute{};
   seconds compute_time{}, read_time{}, write_time{};
-  seconds codec_time{};   //!< decoding hits and encoding inserts, per request
-  double error = 0;       //!< what the codec adds to a reused latent
+  seconds codec_time{};  //!< decoding hits and encoding inserts, per request
+  double error = 0;      //!< what the codec adds to a reused latent
   std::vector<bytes> tier_bytes;
   resource_vector total;  //!< per request: compute, bytes moved to and from the cache, bytes held, energy, time
   double dollars = 0;     //!< the device (and any priced tier) rented for the request
@@ -142,7 +142,8 @@ inline cache_cost price(const system& s, const diffusion_workload& w, const cach
   c.total.memory = p.capacity;
   c.total.time = c.compute_time + c.read_time + c.write_time + c.codec_time;
   // The device waits, at its idle power, while a hit's latent is read and a miss's entry written.
-  c.total.energy += (c.compute_time + c.codec_time) * s.device.power + (c.read_time + c.write_time) * s.device.idle_power;
+  c.total.energy +=
+      (c.compute_time + c.codec_time) * s.device.power + (c.read_time + c.write_time) * s.device.idle_power;
   c.dollars = dollars(s, c.total.time, c.tier_bytes, bytes{});
   return c;
 }
@@ -201,9 +202,10 @@ struct diffusion_problem : codec_workload<diffusion_workload> {
   [[nodiscard]] std::string describe(const cache_plan& p) const { return plan::describe(p, s, ks); }
   [[nodiscard]] std::string binding(const cache_evaluated& e) const {
     const auto& c = e.cost;
-    if (e.plan.capacity <= bytes{}) return "compute: " + to_string(c.compute) + " per request (" + to_string(c.compute_time) + ")";
-    return "compute " + to_string(c.compute_time) + " + cache reads and writes " + to_string(c.read_time + c.write_time) +
-           "; hit rate " + units::detail::format_number(c.hit_rate);
+    if (e.plan.capacity <= bytes{})
+      return "compute: " + to_string(c.compute) + " per request (" + to_string(c.compute_time) + ")";
+    return "compute " + to_string(c.compute_time) + " + cache reads and writes " +
+           to_string(c.read_time + c.write_time) + "; hit rate " + units::detail::format_number(c.hit_rate);
   }
   [[nodiscard]] std::vector<std::string> trades(const cache_plan_result& r) const {
     const auto& c = r.chosen();
@@ -216,11 +218,12 @@ struct diffusion_problem : codec_workload<diffusion_workload> {
                   to_string(as_is.compute) + " per request, request time " + to_string(b.total.time) + " -> " +
                   to_string(as_is.total.time));
     if (c.plan.codec != identity)
-      out.push_back("latents stored as " + ks[c.plan.codec].name + " (compute for memory): " +
-                    units::detail::format_number(storage_ratio(w, ks[c.plan.codec])) + "x the entries, hit rate " +
-                    units::detail::format_number(as_is.hit_rate) + " -> " + units::detail::format_number(c.cost.hit_rate) +
-                    ", coding " + to_string(c.cost.codec_time) + " per request, request time " +
-                    to_string(as_is.total.time) + " -> " + to_string(c.cost.total.time));
+      out.push_back("latents stored as " + ks[c.plan.codec].name +
+                    " (compute for memory): " + units::detail::format_number(storage_ratio(w, ks[c.plan.codec])) +
+                    "x the entries, hit rate " + units::detail::format_number(as_is.hit_rate) + " -> " +
+                    units::detail::format_number(c.cost.hit_rate) + ", coding " + to_string(c.cost.codec_time) +
+                    " per request, request time " + to_string(as_is.total.time) + " -> " +
+                    to_string(c.cost.total.time));
     return out;
   }
   // The next capacity down and up in the same tier, the same capacity in other tiers (both with the chosen
@@ -229,8 +232,8 @@ struct diffusion_problem : codec_workload<diffusion_workload> {
     const auto& e = r.candidates[i].plan;
     const auto& c = r.chosen().plan;
     const bool same_codec = e.codec == c.codec;
-    const bool same_tier_next = same_codec && e.tier == c.tier &&
-                                (e.capacity == 2.0 * c.capacity || e.capacity * 2.0 == c.capacity);
+    const bool same_tier_next =
+        same_codec && e.tier == c.tier && (e.capacity == 2.0 * c.capacity || e.capacity * 2.0 == c.capacity);
     const bool other_tier = same_codec && e.capacity == c.capacity && e.tier != c.tier;
     const bool other_codec = !same_codec && e.capacity == c.capacity && e.tier == c.tier;
     return same_tier_next || other_tier || other_codec || i == r.baseline;
@@ -261,9 +264,15 @@ namespace presets {
 //! curve is the power-law fit to the SYNTHETIC 10,000-request trace of docs/cache.md, generated from its
 //! recorded replay (plan/detail/measured_curves.hpp), whose hits reuse about 10 steps on average.
 inline diffusion_workload diffusion_dit_12b() {
-  diffusion_workload w{"diffusion-dit-12b", 50, flops{2.0 * 12e9 * 4096}, 10, bytes{0.016e9}, 5,
-                       model::power_law{per_byte{detail::synthetic_curve_kappa_per_gb * 1e-9}, detail::synthetic_curve_gamma},
-                       bytes{24e9}};
+  diffusion_workload w{
+      "diffusion-dit-12b",
+      50,
+      flops{2.0 * 12e9 * 4096},
+      10,
+      bytes{0.016e9},
+      5,
+      model::power_law{per_byte{detail::synthetic_curve_kappa_per_gb * 1e-9}, detail::synthetic_curve_gamma},
+      bytes{24e9}};
   assume(w.assumed, "latent_element_bytes", w.latent_element_bytes);
   assume(w.assumed, "error_budget", w.error_budget);
   assume(w.assumed, "precision", w.precision);

@@ -49,19 +49,19 @@ namespace trinity::plan {
 
 struct dynamic_bucket {
   sequence_bucket bucket;
-  std::size_t sequences = 0;          //!< of the global batch
-  model::parallel_layout layout;      //!< its choice within the frame
-  model::parallel_step_cost cost;     //!< its sequences alone, as one step
-  seconds time{};                     //!< its share of the step: cost.step without the frame's (frame_time)
+  std::size_t sequences = 0;       //!< of the global batch
+  model::parallel_layout layout;   //!< its choice within the frame
+  model::parallel_step_cost cost;  //!< its sequences alone, as one step
+  seconds time{};                  //!< its share of the step: cost.step without the frame's (frame_time)
 };
 
 struct dynamic_result {
   std::size_t gpus = 0, frames = 0, layouts_priced = 0;
-  model::parallel_layout frame;            //!< the dynamic plan's tp, pp, vpp, ZeRO (cp, dp as its first bucket's)
-  std::vector<dynamic_bucket> buckets;     //!< the dynamic plan, bucket by bucket
-  seconds step{}, shared{};                //!< the dynamic step, and its reduction, coding, optimizer and offload
-  bytes device_bytes{};                    //!< the fullest bucket's peak per GPU
-  model::parallel_layout static_layout;    //!< the best single layout for every bucket
+  model::parallel_layout frame;          //!< the dynamic plan's tp, pp, vpp, ZeRO (cp, dp as its first bucket's)
+  std::vector<dynamic_bucket> buckets;   //!< the dynamic plan, bucket by bucket
+  seconds step{}, shared{};              //!< the dynamic step, and its reduction, coding, optimizer and offload
+  bytes device_bytes{};                  //!< the fullest bucket's peak per GPU
+  model::parallel_layout static_layout;  //!< the best single layout for every bucket
   std::vector<dynamic_bucket> static_buckets;
   seconds static_step{};
   bytes static_device_bytes{};
@@ -72,9 +72,9 @@ namespace detail {
 
 //! A bucket's sequences under a layout: none (no step) when the layout cannot run them.
 inline std::optional<model::parallel_step_cost> price_bucket(const model::training_job& base, const sequence_bucket& b,
-                                                              std::size_t sequences, const model::training_cluster& c,
-                                                              const model::parallel_layout& l,
-                                                              const model::compressor_cost& codec) {
+                                                             std::size_t sequences, const model::training_cluster& c,
+                                                             const model::parallel_layout& l,
+                                                             const model::compressor_cost& codec) {
   auto j = base;
   j.sequence = b.sequence;
   j.global_batch = sequences;
@@ -92,11 +92,14 @@ inline seconds frame_time(const model::parallel_step_cost& c) { return c.dp_comm
 //! best static layout beside it. Throws invalid_input naming the field when nothing runs or fits.
 inline dynamic_result plan_dynamic(const system& s, const training_workload& w, const parallel_options& o = {}) {
   validate(s);
-  trinity::detail::require(w.shape.has_value(), "workload",
-                           w.name + " has no transformer shape; give heads, ffn_hidden and vocabulary (docs/parallelism.md)");
-  trinity::detail::require(!w.sequence_mix.empty(), "workload.sequence_mix",
-                           w.name + " gives one sequence length; dynamic parallelism plans per length. Fix: give "
-                           "sequence_mix, e.g. [{\"sequence\": 14040, \"share\": 0.5}, {\"sequence\": 75600, \"share\": 0.5}]");
+  trinity::detail::require(
+      w.shape.has_value(), "workload",
+      w.name + " has no transformer shape; give heads, ffn_hidden and vocabulary (docs/parallelism.md)");
+  trinity::detail::require(
+      !w.sequence_mix.empty(), "workload.sequence_mix",
+      w.name +
+          " gives one sequence length; dynamic parallelism plans per length. Fix: give "
+          "sequence_mix, e.g. [{\"sequence\": 14040, \"share\": 0.5}, {\"sequence\": 75600, \"share\": 0.5}]");
   trinity::detail::require(o.objective == objective::time, "objective", "dynamic parallelism plans for step time only");
   const std::size_t g = o.gpus ? o.gpus : w.ranks(s);
   trinity::detail::require(s.scale_out.has_value() || g <= s.device.count, "gpus",
@@ -113,13 +116,15 @@ inline dynamic_result plan_dynamic(const system& s, const training_workload& w, 
   std::size_t all = 0;
   for (const auto& b : w.sequence_mix) {
     const double n = b.share * static_cast<double>(base.global_batch);
-    trinity::detail::require(std::abs(n - std::round(n)) < 1e-6 && n >= 1, "workload.sequence_mix",
-                             b.name + "'s share " + std::to_string(b.share) + " of " + std::to_string(base.global_batch) +
-                                 " sequences is not a whole number of them. Fix: shares that split global_batch exactly");
+    trinity::detail::require(
+        std::abs(n - std::round(n)) < 1e-6 && n >= 1, "workload.sequence_mix",
+        b.name + "'s share " + std::to_string(b.share) + " of " + std::to_string(base.global_batch) +
+            " sequences is not a whole number of them. Fix: shares that split global_batch exactly");
     sequences.push_back(static_cast<std::size_t>(std::llround(n)));
     all += sequences.back();
   }
-  trinity::detail::require(all == base.global_batch, "workload.sequence_mix", "the buckets' sequences do not add up to global_batch");
+  trinity::detail::require(all == base.global_batch, "workload.sequence_mix",
+                           "the buckets' sequences do not add up to global_batch");
 
   dynamic_result r;
   r.gpus = g;
@@ -203,7 +208,8 @@ inline dynamic_result plan_dynamic(const system& s, const training_workload& w, 
   });
   trinity::detail::require(std::isfinite(best_dynamic), "workload",
                            "no layout of " + std::to_string(g) + " GPUs runs every bucket of " + w.name + " within " +
-                               to_string(cluster.memory) + " per GPU. Fix: more GPUs (--gpus), shorter sequences or a smaller batch");
+                               to_string(cluster.memory) +
+                               " per GPU. Fix: more GPUs (--gpus), shorter sequences or a smaller batch");
   // The static plan is one of the dynamic plan's choices, so the dynamic plan is never slower; where no single
   // layout fits every bucket there is no static plan to compare with.
   if (!std::isfinite(best_static)) r.static_step = seconds{std::numeric_limits<double>::infinity()};

@@ -77,28 +77,31 @@ inline std::vector<model::compressor_cost> default_feature_codecs() {
 struct edge_workload {
   std::string name;
   double frames_per_second = 30;
-  std::size_t width = 1920, height = 1080;  //!< pixels per frame
-  flops analysis{};                         //!< the analysis network's FLOPs per frame
-  double head_fraction = 0.5;               //!< share of the network (FLOPs and weights) before the cut
-  bytes feature_size{};                     //!< the feature at the cut, per frame, in fp32
-  bytes result_size{};                      //!< what the analysis outputs per frame (detections)
-  bytes model_bytes{};                      //!< the network's weights
+  std::size_t width = 1920, height = 1080;            //!< pixels per frame
+  flops analysis{};                                   //!< the analysis network's FLOPs per frame
+  double head_fraction = 0.5;                         //!< share of the network (FLOPs and weights) before the cut
+  bytes feature_size{};                               //!< the feature at the cut, per frame, in fp32
+  bytes result_size{};                                //!< what the analysis outputs per frame (detections)
+  bytes model_bytes{};                                //!< the network's weights
   double error_budget = model::default_error_budget;  //!< largest relative error a feature codec may add
-  std::string precision = "int8";           //!< the precision the analysis runs at, on either side
+  std::string precision = "int8";                     //!< the precision the analysis runs at, on either side
   std::vector<video_encoding> encodings = paper_encodings();
   //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
   assumptions assumed = {};
 
   [[nodiscard]] double pixels() const noexcept { return static_cast<double>(width) * static_cast<double>(height); }
   [[nodiscard]] seconds frame_interval() const noexcept { return seconds{1.0 / frames_per_second}; }
-  [[nodiscard]] bytes video_frame(const video_encoding& e) const noexcept { return bytes{pixels() * e.bits_per_pixel / 8.0}; }
+  [[nodiscard]] bytes video_frame(const video_encoding& e) const noexcept {
+    return bytes{pixels() * e.bits_per_pixel / 8.0};
+  }
 };
 
 inline void validate(const edge_workload& w, const system& s) {
   trinity::detail::require(!w.name.empty(), "workload.name", "a workload needs a name");
   trinity::detail::require(s.server.has_value(), "server",
-                           s.name + " names no server; an edge workload needs one to hand work to. Fix: add a "
-                           "\"server\" (a device: name, compute, power) to the system");
+                           s.name +
+                               " names no server; an edge workload needs one to hand work to. Fix: add a "
+                               "\"server\" (a device: name, compute, power) to the system");
   detail::require_positive(w.frames_per_second, "workload.frames_per_second");
   trinity::detail::require(w.width >= 1 && w.height >= 1, "workload.width", "a frame needs at least one pixel");
   detail::require_positive(w.analysis, "workload.analysis_flops");
@@ -131,7 +134,7 @@ struct edge_plan {
 struct edge_cost {
   seconds device_time{}, uplink_time{}, server_time{};
   flops device_flops{}, server_flops{};
-  bytes sent{};                 //!< per frame over the uplink
+  bytes sent{};                   //!< per frame over the uplink
   std::vector<bytes> tier_bytes;  //!< the device's tiers: the weights it holds
   double error = 0;
   double dollars = 0;
@@ -191,11 +194,15 @@ using edge_evaluated = candidate<edge_plan, edge_cost>;
 //! Pareto keys: latency, energy, bytes sent, device bytes, dollars.
 using edge_plan_result = result<edge_plan, edge_cost>;
 
-inline std::string describe(const edge_plan& p, const edge_workload& w, const std::vector<model::compressor_cost>& codecs) {
+inline std::string describe(const edge_plan& p, const edge_workload& w,
+                            const std::vector<model::compressor_cost>& codecs) {
   switch (p.where) {
-    case placement_site::device: return "analyse on the device, send results";
-    case placement_site::split: return "split: device runs the head, sends the feature as " + codecs.at(p.option).name;
-    default: return "send " + w.encodings.at(p.option).name + " video, analyse on the server";
+    case placement_site::device:
+      return "analyse on the device, send results";
+    case placement_site::split:
+      return "split: device runs the head, sends the feature as " + codecs.at(p.option).name;
+    default:
+      return "send " + w.encodings.at(p.option).name + " video, analyse on the server";
   }
 }
 
@@ -210,7 +217,8 @@ inline std::string check(const system& s, const edge_workload& w, const edge_cos
            units::detail::format_number(w.error_budget);
   for (std::size_t t = 0; t < s.tiers.size(); ++t)
     if (c.tier_bytes[t] > s.tiers[t].capacity)
-      return s.tiers[t].name + " capacity: needs " + to_string(c.tier_bytes[t]) + " of " + to_string(s.tiers[t].capacity);
+      return s.tiers[t].name + " capacity: needs " + to_string(c.tier_bytes[t]) + " of " +
+             to_string(s.tiers[t].capacity);
   const seconds frame = w.frame_interval();
   const bytes_per_second rate = c.sent / frame;
   if (rate > s.interconnect.bandwidth)
@@ -232,10 +240,9 @@ inline std::string binding(const system& s, const edge_workload& w, const edge_e
                                                   {c.uplink_time.value(), s.interconnect.name},
                                                   {c.server_time.value(), s.server->name + " compute"}};
   const auto top = *std::max_element(std::begin(parts), std::end(parts));
-  return top.second + " (" + pct(top.first / c.total.time.value()) + " of a " + to_string(c.total.time) +
-         " frame); " + s.interconnect.name + " " + pct((c.sent / w.frame_interval()) / s.interconnect.bandwidth) + " busy";
+  return top.second + " (" + pct(top.first / c.total.time.value()) + " of a " + to_string(c.total.time) + " frame); " +
+         s.interconnect.name + " " + pct((c.sent / w.frame_interval()) / s.interconnect.bandwidth) + " busy";
 }
-
 
 //! The stream as the engine sees it: each encoding's video to the server, each codec's feature from a split,
 //! or all on the device.
@@ -261,11 +268,14 @@ struct edge_problem {
     return detail::check(s, w, c, p.where == placement_site::split ? ks[p.option].name : "", o.link_budget);
   }
   //! The data-centric pipeline: the first encoding's video to the server.
-  [[nodiscard]] bool is_baseline(const edge_plan& p) const { return p.where == placement_site::server && p.option == 0; }
+  [[nodiscard]] bool is_baseline(const edge_plan& p) const {
+    return p.where == placement_site::server && p.option == 0;
+  }
   // The objective, the runner-up, then fewer bytes sent, then less device memory.
   [[nodiscard]] bool better(const edge_evaluated& a, const edge_evaluated& b) const {
     const auto key = [&](const edge_cost& c) {
-      return std::array{score(c, o.objective), score(c, runner_up(o.objective)), c.sent.value(), c.total.memory.value()};
+      return std::array{score(c, o.objective), score(c, runner_up(o.objective)), c.sent.value(),
+                        c.total.memory.value()};
     };
     return key(a.cost) < key(b.cost);
   }
@@ -281,15 +291,19 @@ struct edge_problem {
       return {"none: sending " + w.encodings[0].name + " video to the server is already the best that keeps up"};
     const auto what = [&](const edge_plan& p) -> std::string {
       switch (p.where) {
-        case placement_site::device: return "device compute for uplink bandwidth and server compute";
-        case placement_site::split: return "device compute and codec for uplink bandwidth";
-        default: return p.option == 0 ? "none" : "server compute for uplink bandwidth";
+        case placement_site::device:
+          return "device compute for uplink bandwidth and server compute";
+        case placement_site::split:
+          return "device compute and codec for uplink bandwidth";
+        default:
+          return p.option == 0 ? "none" : "server compute for uplink bandwidth";
       }
     };
-    return {describe(c.plan) + " (" + what(c.plan) + "): sent " + to_string(b.cost.sent) + " -> " + to_string(c.cost.sent) +
-            " per frame, device " + to_string(b.cost.device_flops) + " -> " + to_string(c.cost.device_flops) + ", server " +
-            to_string(b.cost.server_flops) + " -> " + to_string(c.cost.server_flops) + ", latency " +
-            to_string(b.cost.total.time) + " -> " + to_string(c.cost.total.time)};
+    return {describe(c.plan) + " (" + what(c.plan) + "): sent " + to_string(b.cost.sent) + " -> " +
+            to_string(c.cost.sent) + " per frame, device " + to_string(b.cost.device_flops) + " -> " +
+            to_string(c.cost.device_flops) + ", server " + to_string(b.cost.server_flops) + " -> " +
+            to_string(c.cost.server_flops) + ", latency " + to_string(b.cost.total.time) + " -> " +
+            to_string(c.cost.total.time)};
   }
   // Few placements: every one is worth a line.
   [[nodiscard]] bool neighbour(const edge_plan_result&, std::size_t) const { return true; }
@@ -312,7 +326,8 @@ inline edge_plan_result plan_edge(const system& s, const edge_workload& w,
   validate(s);
   validate(w, s);
   detail::require_prices(s, o.objective);
-  trinity::detail::require(!codecs.empty(), "codecs", "give at least one feature codec (\"identity\" sends it as it is)");
+  trinity::detail::require(!codecs.empty(), "codecs",
+                           "give at least one feature codec (\"identity\" sends it as it is)");
   for (const auto& k : codecs) model::validate(k);
   return solve(detail::edge_problem{s, w, o, codecs}, o);
 }

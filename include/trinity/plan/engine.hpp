@@ -66,11 +66,11 @@ struct candidate {
 //! Every plan the engine priced, the Pareto front, the choice, the baseline and why.
 template <class Plan, class Cost>
 struct result {
-  std::vector<model::compressor_cost> codecs;         //!< the codecs the plans index
-  std::vector<candidate<Plan, Cost>> candidates;      //!< every plan, in enumeration order
-  std::vector<std::size_t> pareto;                    //!< indices of the feasible, non-dominated candidates
-  std::size_t choice = 0;                             //!< index of the chosen candidate
-  std::size_t baseline = 0;                           //!< index of the untraded plan
+  std::vector<model::compressor_cost> codecs;     //!< the codecs the plans index
+  std::vector<candidate<Plan, Cost>> candidates;  //!< every plan, in enumeration order
+  std::vector<std::size_t> pareto;                //!< indices of the feasible, non-dominated candidates
+  std::size_t choice = 0;                         //!< index of the chosen candidate
+  std::size_t baseline = 0;                       //!< index of the untraded plan
   plan::explanation explanation;
   [[nodiscard]] const candidate<Plan, Cost>& chosen() const { return candidates.at(choice); }
 };
@@ -89,10 +89,12 @@ inline double score(seconds time, joules energy, double dollars, objective o) {
 }
 //! The same for any cost with a total (time, energy) and dollars.
 template <class Cost>
-  requires requires(const Cost& c) { c.total.time; c.total.energy; c.dollars; }
-double score(const Cost& c, objective o) {
-  return score(c.total.time, c.total.energy, c.dollars, o);
+requires requires(const Cost& c) {
+  c.total.time;
+  c.total.energy;
+  c.dollars;
 }
+double score(const Cost& c, objective o) { return score(c.total.time, c.total.energy, c.dollars, o); }
 //! What breaks a tie on the objective: energy after time, time after energy or cost.
 inline objective runner_up(objective o) { return o == objective::time ? objective::energy : objective::time; }
 
@@ -100,17 +102,21 @@ inline objective runner_up(objective o) { return o == objective::time ? objectiv
 inline std::string versus(seconds t1, joules e1, double d1, seconds t2, joules e2, double d2, objective o,
                           const char* time_word) {
   switch (o) {
-    case objective::time: return std::string(time_word) + " " + to_string(t1) + " vs " + to_string(t2);
-    case objective::energy: return "energy " + to_string(e1) + " vs " + to_string(e2);
-    default: return "cost " + format_dollars(d1) + " vs " + format_dollars(d2);
+    case objective::time:
+      return std::string(time_word) + " " + to_string(t1) + " vs " + to_string(t2);
+    case objective::energy:
+      return "energy " + to_string(e1) + " vs " + to_string(e2);
+    default:
+      return "cost " + format_dollars(d1) + " vs " + format_dollars(d2);
   }
 }
 
 //! The cost objective on a system without prices would pick at random among zeros: refuse it.
 inline void require_prices(const system& s, objective o) {
   trinity::detail::require(o != objective::cost || priced(s), "objective",
-                           "cost needs prices, and " + s.name + " has none. Fix: set device.price_per_hour, "
-                           "interconnect.price_per_gb or a tier's price_per_gb_hour, or choose time or energy");
+                           "cost needs prices, and " + s.name +
+                               " has none. Fix: set device.price_per_hour, "
+                               "interconnect.price_per_gb or a tier's price_per_gb_hour, or choose time or energy");
 }
 
 //! a is no worse than b in every key and better in one (keys: lower is better).
@@ -130,7 +136,8 @@ bool dominates_on(const std::array<double, N>& a, const std::array<double, N>& b
 //! before it (dominance is transitive), so each is checked against the front so far: n log n + n·|front|
 //! rather than n², which a layout search of 10^5 candidates needs.
 template <class Candidates, class Better, class Keys>
-std::optional<std::size_t> choose_on_front(const Candidates& c, Better better, Keys keys, std::vector<std::size_t>& front) {
+std::optional<std::size_t> choose_on_front(const Candidates& c, Better better, Keys keys,
+                                           std::vector<std::size_t>& front) {
   std::optional<std::size_t> best;
   using key_t = decltype(keys(c[0]));
   std::vector<std::pair<key_t, std::size_t>> feasible;
@@ -143,7 +150,8 @@ std::optional<std::size_t> choose_on_front(const Candidates& c, Better better, K
   std::vector<std::size_t> mine;  // positions in `feasible` of the front so far
   for (std::size_t k = 0; k < feasible.size(); ++k) {
     bool dominated = false;
-    for (std::size_t j = 0; j < mine.size() && !dominated; ++j) dominated = dominates_on(feasible[mine[j]].first, feasible[k].first);
+    for (std::size_t j = 0; j < mine.size() && !dominated; ++j)
+      dominated = dominates_on(feasible[mine[j]].first, feasible[k].first);
     if (!dominated) mine.push_back(k);
   }
   const std::size_t first = front.size();
@@ -188,19 +196,19 @@ template <class P>
 concept planning_problem = requires(const P& p, const typename P::plan_type& plan, const typename P::cost_type& cost,
                                     const candidate<typename P::plan_type, typename P::cost_type>& e,
                                     const result<typename P::plan_type, typename P::cost_type>& r, std::size_t i) {
-  { P::time_word } -> std::convertible_to<const char*>;    // "step time", "request time", "latency"
+  { P::time_word } -> std::convertible_to<const char*>;  // "step time", "request time", "latency"
   { p.codecs() } -> std::convertible_to<std::vector<model::compressor_cost>>;
-  p.for_each_plan([](const typename P::plan_type&) {});     // the slots' combinations, in a stable order
+  p.for_each_plan([](const typename P::plan_type&) {});  // the slots' combinations, in a stable order
   { p.price(plan) } -> std::same_as<typename P::cost_type>;
-  { p.check(plan, cost) } -> std::convertible_to<std::string>;  // the first constraint broken, or empty
-  { p.is_baseline(plan) } -> std::convertible_to<bool>;         // the untraded plan
-  { p.better(e, e) } -> std::convertible_to<bool>;              // strictly better for the objective, ties broken
+  { p.check(plan, cost) } -> std::convertible_to<std::string>;      // the first constraint broken, or empty
+  { p.is_baseline(plan) } -> std::convertible_to<bool>;             // the untraded plan
+  { p.better(e, e) } -> std::convertible_to<bool>;                  // strictly better for the objective, ties broken
   requires detail::is_double_array<decltype(p.pareto_keys(cost))>;  // lower is better in every key
   { p.describe(plan) } -> std::convertible_to<std::string>;
-  { p.binding(e) } -> std::convertible_to<std::string>;         // what dominates, or what the plan runs out of
+  { p.binding(e) } -> std::convertible_to<std::string>;  // what dominates, or what the plan runs out of
   { p.trades(r) } -> std::convertible_to<std::vector<std::string>>;
-  { p.neighbour(r, i) } -> std::convertible_to<bool>;           // worth a line of "rejected"
-  p.none_fits(r);                                               // throws: why nothing fits, and the fix
+  { p.neighbour(r, i) } -> std::convertible_to<bool>;  // worth a line of "rejected"
+  p.none_fits(r);                                      // throws: why nothing fits, and the fix
 };
 
 //! Prices every plan of `p`, picks the best that fits for `o.objective` and explains it.
@@ -252,9 +260,9 @@ result<typename P::plan_type, typename P::cost_type> solve(const P& p, const pla
         continue;
       }
     }
-    x.rejected.push_back(name + ": " + detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars,
-                                                      chosen.cost.total.time, chosen.cost.total.energy,
-                                                      chosen.cost.dollars, o.objective, P::time_word));
+    x.rejected.push_back(name + ": " +
+                         detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars, chosen.cost.total.time,
+                                        chosen.cost.total.energy, chosen.cost.dollars, o.objective, P::time_word));
   }
   return r;
 }

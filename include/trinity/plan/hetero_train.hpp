@@ -57,7 +57,9 @@ struct hetero_train_workload {
   //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
   assumptions assumed = {};
 
-  [[nodiscard]] std::size_t consumer_count(const system& s) const noexcept { return consumers ? consumers : s.device.count; }
+  [[nodiscard]] std::size_t consumer_count(const system& s) const noexcept {
+    return consumers ? consumers : s.device.count;
+  }
   [[nodiscard]] double encode_ratio() const noexcept { return encode_high / encode_low; }
 };
 
@@ -163,9 +165,9 @@ inline hetero_answers answers(const hetero_train_workload& w) {
   // The heaviest phase's demand per node bounds the nodes fed.
   std::size_t nodes = static_cast<std::size_t>(-1);
   for (const auto& ph : w.phases)
-    nodes = std::min(nodes, model::nodes_supported({w.link, a.streams_to_fill, w.stream_cap},
-                                                   static_cast<double>(w.devices_per_node) * ph.consume_per_second,
-                                                   ph.sample));
+    nodes = std::min(
+        nodes, model::nodes_supported({w.link, a.streams_to_fill, w.stream_cap},
+                                      static_cast<double>(w.devices_per_node) * ph.consume_per_second, ph.sample));
   a.nodes_fed = nodes;
   return a;
 }
@@ -189,11 +191,13 @@ inline std::string hetero_binding(const system& s, const hetero_train_workload& 
     const double share = std::min(made, moved) / (C * ph.consume_per_second);
     if (share >= worst) continue;
     worst = share;
-    if (made <= moved) what = w.producer.name + " producers (" + std::to_string(p.producers) + " make " +
-                              units::detail::format_number(made) + " samples/s)";
+    if (made <= moved)
+      what = w.producer.name + " producers (" + std::to_string(p.producers) + " make " +
+             units::detail::format_number(made) + " samples/s)";
     else if (w.stream_cap.value() > 0 && static_cast<double>(p.streams) * w.stream_cap < w.link)
       what = "the streams' caps (" + std::to_string(p.streams) + " x " + to_string(w.stream_cap) + ")";
-    else what = "the link (" + to_string(w.link) + ")";
+    else
+      what = "the link (" + to_string(w.link) + ")";
   }
   return what + ": the consumers wait " + pct(c.bubble) + " of the time";
 }
@@ -247,7 +251,8 @@ struct hetero_train_problem {
                     units::detail::format_number(c.cost.samples_per_second));
       out.push_back("the encoding of one " + s.device.name + " takes " +
                     units::detail::format_number(a.producers_per_consumer) + " " + w.producer.name +
-                    " (e_high / e_low), so " + std::to_string(model::whole_producers_per_consumer_freed(w.encode_high, w.encode_low)) +
+                    " (e_high / e_low), so " +
+                    std::to_string(model::whole_producers_per_consumer_freed(w.encode_high, w.encode_low)) +
                     " producers replace one consumer-class device");
     }
     out.push_back("one stream carries " + to_string(a.one_stream) + "; " + std::to_string(a.streams_to_fill) +

@@ -68,9 +68,9 @@ struct parallel_plan {
 };
 
 struct parallel_cost {
-  resource_vector total;       //!< per GPU and step: model FLOPs, bytes sent, device bytes, energy, step time
+  resource_vector total;  //!< per GPU and step: model FLOPs, bytes sent, device bytes, energy, step time
   model::parallel_step_cost step;
-  double dollars = 0;          //!< one GPU (and its device memory, where priced) rented for the step
+  double dollars = 0;  //!< one GPU (and its device memory, where priced) rented for the step
 };
 
 struct parallel_options {
@@ -119,7 +119,8 @@ inline model::training_cluster usable_cluster(const system& s, const training_wo
 
 //! The cost of the gradient codec `name` (empty: the gradient uncoded) among `codecs`; an unknown name is refused
 //! with the names there are.
-inline const model::compressor_cost& gradient_codec(const std::vector<model::compressor_cost>& codecs, const std::string& name) {
+inline const model::compressor_cost& gradient_codec(const std::vector<model::compressor_cost>& codecs,
+                                                    const std::string& name) {
   const std::string& want = name.empty() ? model::uncoded_gradient().name : name;
   for (const auto& c : codecs)
     if (c.name == want) return c;
@@ -127,7 +128,8 @@ inline const model::compressor_cost& gradient_codec(const std::vector<model::com
   for (const auto& c : codecs)
     if (!model::is_uncoded(c)) names.push_back(c.name);
   names.push_back("none");
-  throw invalid_input("codec", "\"" + name + "\" is not a gradient codec here" + trinity::detail::suggestion(name, names) +
+  throw invalid_input("codec", "\"" + name + "\" is not a gradient codec here" +
+                                   trinity::detail::suggestion(name, names) +
                                    " (the system's devices' codecs, or --profile's)");
 }
 
@@ -141,13 +143,17 @@ inline std::vector<model::compressor_cost> codecs_of(const system& s, const para
 
 //! One layout's step on the cluster, its gradient codec's cost taken from `codecs`.
 inline model::parallel_step_cost price(const model::training_job& j, const model::training_cluster& c,
-                                       const model::parallel_layout& l, const std::vector<model::compressor_cost>& codecs) {
+                                       const model::parallel_layout& l,
+                                       const std::vector<model::compressor_cost>& codecs) {
   return model::price(j, c, l, gradient_codec(codecs, l.codec));
 }
 
 //! "tp=8 inside a scale-up domain of 8 (nvlink4-x18)": where a group of `span` GPUs talks.
 inline std::string where(const system& s, const model::training_cluster& c, std::size_t span) {
-  if (span <= c.domain) return "inside a scale-up domain of " + (c.domain == static_cast<std::size_t>(-1) ? std::to_string(s.device.count) : std::to_string(c.domain)) + " (" + s.interconnect.name + ")";
+  if (span <= c.domain)
+    return "inside a scale-up domain of " +
+           (c.domain == static_cast<std::size_t>(-1) ? std::to_string(s.device.count) : std::to_string(c.domain)) +
+           " (" + s.interconnect.name + ")";
   return "across scale-up domains (" + (s.scale_out ? s.scale_out->name : s.interconnect.name) + ")";
 }
 
@@ -271,8 +277,11 @@ struct parallel_problem {
                ", more than " + units::detail::format_number(w.error_budget);
     }
     if (c.total.memory > cluster.memory)
-      return s.tiers[0].name + " capacity: needs " + to_string(c.total.memory) + " per GPU of " + to_string(cluster.memory) +
-             (o.memory_headroom > 0 ? " (" + to_string(s.tiers[0].capacity) + " less " + pct(o.memory_headroom) + " headroom)" : "");
+      return s.tiers[0].name + " capacity: needs " + to_string(c.total.memory) + " per GPU of " +
+             to_string(cluster.memory) +
+             (o.memory_headroom > 0
+                  ? " (" + to_string(s.tiers[0].capacity) + " less " + pct(o.memory_headroom) + " headroom)"
+                  : "");
     if (c.step.offloaded > cluster.host_memory)
       return s.tiers[1].name + " capacity: offloads " + to_string(c.step.offloaded) + " per GPU of " +
              to_string(cluster.host_memory);
@@ -302,13 +311,17 @@ struct parallel_problem {
   [[nodiscard]] std::string binding(const parallel_evaluated& e) const {
     if (!e.fits()) return e.violation;
     const auto& r = e.cost.step;
-    const std::pair<double, const char*> parts[] = {
-        {(r.gemm + r.attention).value(), "matrix multiplies"}, {r.elementwise.value(), "memory-bound work"},
-        {r.recompute.value(), "recomputation"},                 {r.tp_comm.value(), "tensor-parallel collectives"},
-        {r.cp_comm.value(), "the context ring"},                {r.pp_comm.value(), "pipeline sends"},
-        {r.bubble.value(), "the pipeline bubble"},              {r.dp_comm.value(), "the data-parallel reduction"},
-        {r.optimizer.value(), "the optimizer step"},          {r.offload.value(), "the optimizer offload traffic"},
-        {r.codec.value(), "gradient coding"}};
+    const std::pair<double, const char*> parts[] = {{(r.gemm + r.attention).value(), "matrix multiplies"},
+                                                    {r.elementwise.value(), "memory-bound work"},
+                                                    {r.recompute.value(), "recomputation"},
+                                                    {r.tp_comm.value(), "tensor-parallel collectives"},
+                                                    {r.cp_comm.value(), "the context ring"},
+                                                    {r.pp_comm.value(), "pipeline sends"},
+                                                    {r.bubble.value(), "the pipeline bubble"},
+                                                    {r.dp_comm.value(), "the data-parallel reduction"},
+                                                    {r.optimizer.value(), "the optimizer step"},
+                                                    {r.offload.value(), "the optimizer offload traffic"},
+                                                    {r.codec.value(), "gradient coding"}};
     const auto top = *std::max_element(std::begin(parts), std::end(parts));
     return std::string(top.second) + " (" + pct(top.first / r.step.value()) + " of a " + to_string(r.step) +
            " step, MFU " + pct(r.mfu) + "); " + s.tiers[0].name + " " + pct(r.device_bytes / cluster.memory) + " full";
@@ -336,41 +349,62 @@ struct parallel_problem {
       pending.clear();
     };
     const auto& c = cluster;
-    move(want.tp != at.tp || want.sequence_parallel != at.sequence_parallel,
-         [&](model::parallel_layout& l) { l.tp = want.tp; l.sequence_parallel = want.sequence_parallel; },
-         "tensor parallelism tp=" + std::to_string(want.tp) + (want.sequence_parallel ? " with sequence parallelism" : "") +
-             " " + where(s, c, want.tp) + " (bandwidth for memory: weights and activations split " +
-             std::to_string(want.tp) + " ways)");
-    move(want.cp != at.cp, [&](model::parallel_layout& l) { l.cp = want.cp; },
-         "context parallelism cp=" + std::to_string(want.cp) + " " + where(s, c, want.tp * want.cp) +
-             " (bandwidth for memory: the sequence split " + std::to_string(want.cp) + " ways)");
-    move(want.pp != at.pp || want.vpp != at.vpp, [&](model::parallel_layout& l) { l.pp = want.pp; l.vpp = want.vpp; },
-         "pipeline pp=" + std::to_string(want.pp) + (want.vpp > 1 ? " interleaved vpp=" + std::to_string(want.vpp) : "") +
-             " " + where(s, c, want.tp * want.cp * want.pp) + " (bandwidth and a bubble for memory: layers split " +
-             std::to_string(want.pp) + " ways)");
-    move(want.zero_stage != at.zero_stage, [&](model::parallel_layout& l) { l.zero_stage = want.zero_stage; },
-         "ZeRO stage " + std::to_string(want.zero_stage) + " over the " + std::to_string(want.dp * want.cp) +
-             " data and context ranks (bandwidth for memory)");
-    move(want.offload != at.offload, [&](model::parallel_layout& l) { l.offload = want.offload; },
-         "optimizer states offloaded to " + (s.tiers.size() > 1 ? s.tiers[1].name : std::string("the host")) +
-             " (bandwidth to it for device memory)");
-    move(want.codec != at.codec, [&](model::parallel_layout& l) { l.codec = want.codec; },
-         (want.codec.empty() ? std::string("gradients uncoded") : want.codec + " gradients") +
-             " over the data-parallel group (" + (want.codec.empty() ? "bandwidth for compute)" : "compute for bandwidth)"));
-    move(want.recompute != at.recompute, [&](model::parallel_layout& l) { l.recompute = want.recompute; },
-         std::string(to_string(want.recompute)) + " recomputation (compute for memory)");
-    move(want.micro_batch != at.micro_batch, [&](model::parallel_layout& l) { l.micro_batch = want.micro_batch; },
-         "micro-batches of " + std::to_string(want.micro_batch) + " (memory for compute: larger matrix multiplies" +
-             (want.pp > 1 ? ", fewer micro-batches to fill the pipeline)" : ")"));
+    move(
+        want.tp != at.tp || want.sequence_parallel != at.sequence_parallel,
+        [&](model::parallel_layout& l) {
+          l.tp = want.tp;
+          l.sequence_parallel = want.sequence_parallel;
+        },
+        "tensor parallelism tp=" + std::to_string(want.tp) +
+            (want.sequence_parallel ? " with sequence parallelism" : "") + " " + where(s, c, want.tp) +
+            " (bandwidth for memory: weights and activations split " + std::to_string(want.tp) + " ways)");
+    move(
+        want.cp != at.cp, [&](model::parallel_layout& l) { l.cp = want.cp; },
+        "context parallelism cp=" + std::to_string(want.cp) + " " + where(s, c, want.tp * want.cp) +
+            " (bandwidth for memory: the sequence split " + std::to_string(want.cp) + " ways)");
+    move(
+        want.pp != at.pp || want.vpp != at.vpp,
+        [&](model::parallel_layout& l) {
+          l.pp = want.pp;
+          l.vpp = want.vpp;
+        },
+        "pipeline pp=" + std::to_string(want.pp) +
+            (want.vpp > 1 ? " interleaved vpp=" + std::to_string(want.vpp) : "") + " " +
+            where(s, c, want.tp * want.cp * want.pp) + " (bandwidth and a bubble for memory: layers split " +
+            std::to_string(want.pp) + " ways)");
+    move(
+        want.zero_stage != at.zero_stage, [&](model::parallel_layout& l) { l.zero_stage = want.zero_stage; },
+        "ZeRO stage " + std::to_string(want.zero_stage) + " over the " + std::to_string(want.dp * want.cp) +
+            " data and context ranks (bandwidth for memory)");
+    move(
+        want.offload != at.offload, [&](model::parallel_layout& l) { l.offload = want.offload; },
+        "optimizer states offloaded to " + (s.tiers.size() > 1 ? s.tiers[1].name : std::string("the host")) +
+            " (bandwidth to it for device memory)");
+    move(
+        want.codec != at.codec, [&](model::parallel_layout& l) { l.codec = want.codec; },
+        (want.codec.empty() ? std::string("gradients uncoded") : want.codec + " gradients") +
+            " over the data-parallel group (" +
+            (want.codec.empty() ? "bandwidth for compute)" : "compute for bandwidth)"));
+    move(
+        want.recompute != at.recompute, [&](model::parallel_layout& l) { l.recompute = want.recompute; },
+        std::string(to_string(want.recompute)) + " recomputation (compute for memory)");
+    move(
+        want.micro_batch != at.micro_batch, [&](model::parallel_layout& l) { l.micro_batch = want.micro_batch; },
+        "micro-batches of " + std::to_string(want.micro_batch) + " (memory for compute: larger matrix multiplies" +
+            (want.pp > 1 ? ", fewer micro-batches to fill the pipeline)" : ")"));
     return out;
   }
 
   [[nodiscard]] std::string tie_note(const parallel_evaluated& e, const parallel_evaluated& chosen) const {
     const auto& a = e.cost.total;
     const auto& b = chosen.cost.total;
-    return std::string("as ") + (o.objective == objective::time ? "fast" : o.objective == objective::energy ? "frugal" : "cheap") +
-           ", but " + (a.memory > b.memory ? "holds " + to_string(a.memory) + " per GPU vs " + to_string(b.memory)
-                                           : "sends " + to_string(a.bandwidth) + " per GPU vs " + to_string(b.bandwidth));
+    return std::string("as ") +
+           (o.objective == objective::time     ? "fast"
+            : o.objective == objective::energy ? "frugal"
+                                               : "cheap") +
+           ", but " +
+           (a.memory > b.memory ? "holds " + to_string(a.memory) + " per GPU vs " + to_string(b.memory)
+                                : "sends " + to_string(a.bandwidth) + " per GPU vs " + to_string(b.bandwidth));
   }
 
   // Layouts one slot away: one degree, the micro-batch, the policy, sp or the stage moved (dp follows).
@@ -379,16 +413,18 @@ struct parallel_problem {
     const auto& p = r.chosen().plan.layout;
     return (q.tp != p.tp) + (q.pp != p.pp) + (q.vpp != p.vpp) + (q.cp != p.cp) + (q.micro_batch != p.micro_batch) +
                (q.recompute != p.recompute) + (q.sequence_parallel != p.sequence_parallel) +
-               (q.zero_stage != p.zero_stage) + (q.offload != p.offload) + (q.codec != p.codec) == 1;
+               (q.zero_stage != p.zero_stage) + (q.offload != p.offload) + (q.codec != p.codec) ==
+           1;
   }
 
   [[noreturn]] void none_fits(const parallel_plan_result& r) const {
     const parallel_evaluated* lean = &r.candidates.front();
     for (const auto& e : r.candidates)
       if (e.cost.total.memory < lean->cost.total.memory) lean = &e;
-    throw invalid_input("workload", "no layout of " + std::to_string(gpus) + " GPUs fits " + s.name + ": the leanest, " +
-                                        describe(lean->plan) + ", breaks the " + lean->violation +
-                                        ". Fix: more GPUs (--gpus), a smaller global batch or sequence, or more memory");
+    throw invalid_input("workload",
+                        "no layout of " + std::to_string(gpus) + " GPUs fits " + s.name + ": the leanest, " +
+                            describe(lean->plan) + ", breaks the " + lean->violation +
+                            ". Fix: more GPUs (--gpus), a smaller global batch or sequence, or more memory");
   }
 };
 
@@ -413,8 +449,9 @@ inline model::parallel_layout untraded_layout(const model::training_job& j, std:
 inline parallel_plan_result plan_parallel(const system& s, const training_workload& w, const parallel_options& o = {}) {
   validate(s);
   trinity::detail::require(w.shape.has_value(), "workload",
-                           w.name + " has no transformer shape; give heads, ffn_hidden and vocabulary (docs/parallelism.md) "
-                           "to search parallel layouts");
+                           w.name +
+                               " has no transformer shape; give heads, ffn_hidden and vocabulary (docs/parallelism.md) "
+                               "to search parallel layouts");
   const std::size_t gpus = o.gpus ? o.gpus : w.ranks(s);
   trinity::detail::require(gpus <= 1'000'000, "gpus", "at most 1,000,000");
   trinity::detail::require(s.scale_out.has_value() || gpus <= s.device.count, "gpus",
@@ -425,7 +462,8 @@ inline parallel_plan_result plan_parallel(const system& s, const training_worklo
   detail::require_prices(s, o.objective);
   const auto job = job_of(w, gpus);
   model::validate(job.shape);
-  const detail::parallel_problem p{s, w, o, job, usable_cluster(s, w, o), gpus, codecs_of(s, o), untraded_layout(job, gpus)};
+  const detail::parallel_problem p{
+      s, w, o, job, usable_cluster(s, w, o), gpus, codecs_of(s, o), untraded_layout(job, gpus)};
   return solve(p, {.objective = o.objective, .link_budget = o.link_budget});
 }
 

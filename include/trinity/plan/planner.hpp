@@ -1,13 +1,11 @@
 #pragma once
 //! \file
 //! The training planner, a workload of the planning engine (plan/engine.hpp):
-//! every combination of the space's slots priced by plan/training.hpp, checked against the constraints (the error budget, each
-//! tier's capacity, an optional interconnect budget), reduced to its Pareto
-//! front over (time, energy, device bytes, interconnect bytes), and the best
-//! for the objective chosen, with an explanation: the binding resource before
-//! and after, the trades made against the untraded baseline (no codec, DDP, no
-//! offload, no recomputation), and for each alternative one slot away, the
-//! first constraint or cost that beat it.
+//! every combination of the space's slots priced by plan/training.hpp, checked against the constraints (the error
+//! budget, each tier's capacity, an optional interconnect budget), reduced to its Pareto front over (time, energy,
+//! device bytes, interconnect bytes), and the best for the objective chosen, with an explanation: the binding resource
+//! before and after, the trades made against the untraded baseline (no codec, DDP, no offload, no recomputation), and
+//! for each alternative one slot away, the first constraint or cost that beat it.
 //!
 //!   const auto s = plan::presets::h100_infiniband();
 //!   auto r = plan::plan_training(s, plan::presets::llm_70b(), {.objective = plan::objective::time});
@@ -48,9 +46,11 @@ inline std::string check(const system& s, const training_workload& w, const plan
            ", more than " + units::detail::format_number(w.error_budget);
   for (std::size_t t = 0; t < s.tiers.size(); ++t)
     if (c.tier_bytes[t] > s.tiers[t].capacity)
-      return s.tiers[t].name + " capacity: needs " + to_string(c.tier_bytes[t]) + " of " + to_string(s.tiers[t].capacity);
+      return s.tiers[t].name + " capacity: needs " + to_string(c.tier_bytes[t]) + " of " +
+             to_string(s.tiers[t].capacity);
   if (o.link_budget && c.link_bytes > *o.link_budget)
-    return "interconnect budget: sends " + to_string(c.link_bytes) + " per step, more than " + to_string(*o.link_budget);
+    return "interconnect budget: sends " + to_string(c.link_bytes) + " per step, more than " +
+           to_string(*o.link_budget);
   return {};
 }
 
@@ -71,7 +71,8 @@ inline bool pareto_dominates(const training_cost& a, const training_cost& b) {
   return dominates_on(pareto_keys(a), pareto_keys(b));
 }
 
-inline std::string describe(const training_plan& p, const system& s, const std::vector<model::compressor_cost>& codecs) {
+inline std::string describe(const training_plan& p, const system& s,
+                            const std::vector<model::compressor_cost>& codecs) {
   return codecs[p.codec].name + ", ZeRO " + std::to_string(p.stage) +
          (p.offload_tier ? ", offload to " + s.tiers[p.offload_tier].name : ", no offload") +
          (p.recompute ? ", recompute" : ", store activations");
@@ -86,8 +87,8 @@ inline std::string binding(const system& s, const evaluated& e) {
                                                   {c.codec_time.value(), "codec"},
                                                   {c.offload_time.value(), "offload traffic"}};
   const auto top = *std::max_element(std::begin(parts), std::end(parts));
-  return top.second + " (" + pct(top.first / c.total.time.value()) + " of a " + to_string(c.total.time) +
-         " step); " + s.tiers[0].name + " " + pct(c.tier_bytes[0] / s.tiers[0].capacity) + " full";
+  return top.second + " (" + pct(top.first / c.total.time.value()) + " of a " + to_string(c.total.time) + " step); " +
+         s.tiers[0].name + " " + pct(c.tier_bytes[0] / s.tiers[0].capacity) + " full";
 }
 
 //! Data-parallel training as the engine sees it: codec x ZeRO stage x offload tier x recomputation.
@@ -133,21 +134,31 @@ struct training_problem : codec_workload<training_workload> {
       change(step);
       out.push_back(what + ": " + delta(from, price(step)));
     };
-    if (p.stage != base.stage) move([&](training_plan& q) { q.stage = p.stage; }, "ZeRO stage " + std::to_string(p.stage) + " (bandwidth for memory)");
-    if (p.offload_tier) move([&](training_plan& q) { q.offload_tier = p.offload_tier; }, "optimizer states to " + s.tiers[p.offload_tier].name + " (bandwidth for memory)");
+    if (p.stage != base.stage)
+      move([&](training_plan& q) { q.stage = p.stage; },
+           "ZeRO stage " + std::to_string(p.stage) + " (bandwidth for memory)");
+    if (p.offload_tier)
+      move([&](training_plan& q) { q.offload_tier = p.offload_tier; },
+           "optimizer states to " + s.tiers[p.offload_tier].name + " (bandwidth for memory)");
     if (p.recompute) move([&](training_plan& q) { q.recompute = true; }, "recompute activations (compute for memory)");
-    if (p.codec != base.codec) move([&](training_plan& q) { q.codec = p.codec; }, ks[p.codec].name + " gradients (compute for bandwidth)");
+    if (p.codec != base.codec)
+      move([&](training_plan& q) { q.codec = p.codec; }, ks[p.codec].name + " gradients (compute for bandwidth)");
     return out;
   }
   // The plans one slot away from the choice.
   [[nodiscard]] bool neighbour(const plan_result& r, std::size_t i) const {
     const auto& q = r.candidates[i].plan;
     const auto& p = r.chosen().plan;
-    return (q.codec != p.codec) + (q.stage != p.stage) + (q.offload_tier != p.offload_tier) + (q.recompute != p.recompute) == 1;
+    return (q.codec != p.codec) + (q.stage != p.stage) + (q.offload_tier != p.offload_tier) +
+               (q.recompute != p.recompute) ==
+           1;
   }
   [[nodiscard]] std::string tie_note(const evaluated& e, const evaluated& chosen) const {
     return std::string("as ") +
-           (o.objective == objective::time ? "fast" : o.objective == objective::energy ? "frugal" : "cheap") + ", but " +
+           (o.objective == objective::time     ? "fast"
+            : o.objective == objective::energy ? "frugal"
+                                               : "cheap") +
+           ", but " +
            (e.cost.total.memory > chosen.cost.total.memory
                 ? "holds " + to_string(e.cost.total.memory) + " on the device vs " + to_string(chosen.cost.total.memory)
                 : "sends " + to_string(e.cost.link_bytes) + " per step vs " + to_string(chosen.cost.link_bytes));
@@ -168,7 +179,8 @@ plan_result plan_training(const system& s, const training_workload& w, std::vect
                           const planner_options& o = {}) {
   validate(s);
   validate(w, s);
-  trinity::detail::require(!codecs.empty(), "codecs", "give at least one codec (\"identity\" sends gradients as they are)");
+  trinity::detail::require(!codecs.empty(), "codecs",
+                           "give at least one codec (\"identity\" sends gradients as they are)");
   const std::size_t identity = detail::identity_codec(codecs, ", the untraded baseline");
   trinity::detail::require(!o.link_budget || o.link_budget->value() >= 0, "link_budget", "must not be negative");
   detail::require_prices(s, o.objective);

@@ -50,10 +50,10 @@ namespace trinity::plan {
 struct serving_workload {
   std::string name;
   model::transformer_shape shape;
-  double prompt_tokens = 0;   //!< mean input length
-  double output_tokens = 0;   //!< mean output length
-  seconds ttft_slo{};         //!< time to first token, at most
-  seconds tpot_slo{};         //!< time per output token, at most
+  double prompt_tokens = 0;  //!< mean input length
+  double output_tokens = 0;  //!< mean output length
+  seconds ttft_slo{};        //!< time to first token, at most
+  seconds tpot_slo{};        //!< time per output token, at most
   //! Prefix-cache hit rate against the cache's bytes of 16-bit KV (a replayed trace's fit); a codec's k-fold
   //! smaller KV holds k times the tokens, h(k·C).
   model::power_law hit_rate{};
@@ -62,7 +62,7 @@ struct serving_workload {
   double hit_rate_bound = 1;
   double prefill_efficiency = 0.5;  //!< sustained share of the peak in prefill (model::serving_replica)
   double error_budget = model::default_error_budget;  //!< what a KV codec may add, relative
-  std::string precision = "bf16";   //!< weights and matrix multiplies
+  std::string precision = "bf16";                     //!< weights and matrix multiplies
   //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
   assumptions assumed = {};
 };
@@ -88,20 +88,21 @@ inline void validate(const serving_workload& w, const system& s) {
 struct serving_plan {
   std::size_t tensor_parallel = 1;
   std::size_t batch = 1;
-  std::size_t codec = 0;     //!< the KV cache's codec: an index into the codec list ("identity": 16-bit)
-  bytes cache{};             //!< the prefix cache, pooled over the system (0: none)
+  std::size_t codec = 0;  //!< the KV cache's codec: an index into the codec list ("identity": 16-bit)
+  bytes cache{};          //!< the prefix cache, pooled over the system (0: none)
   std::size_t cache_tier = 0;
   friend bool operator==(const serving_plan&, const serving_plan&) = default;
 };
 
 struct serving_cost {
-  double hit_rate = 0;        //!< share of a prompt found cached
+  double hit_rate = 0;  //!< share of a prompt found cached
   seconds ttft{}, tpot{}, prefill{}, load{};
-  double tokens_per_second = 0;  //!< output tokens per device-second
+  double tokens_per_second = 0;   //!< output tokens per device-second
   std::vector<bytes> tier_bytes;  //!< per device
   double error = 0;
-  resource_vector total;  //!< per output token: FLOPs, bytes loaded from the cache's tier, device bytes, energy, device-seconds
-  double dollars = 0;     //!< per output token
+  resource_vector
+      total;  //!< per output token: FLOPs, bytes loaded from the cache's tier, device bytes, energy, device-seconds
+  double dollars = 0;  //!< per output token
 };
 
 //! KV codecs: 16-bit as it is, or a value codec the device runs (int8 or fp8-like, half the bytes).
@@ -119,8 +120,14 @@ inline double kv_value_bytes(const model::compressor_cost& k) { return k.name ==
 
 inline model::serving_replica replica_of(const system& s, const serving_workload& w, const serving_plan& p,
                                          const model::compressor_cost& k) {
-  return {w.shape, p.tensor_parallel, 2.0, kv_value_bytes(k), s.device.rate(w.precision), w.prefill_efficiency,
-          s.tiers.front().bandwidth, model::collective_link{s.interconnect.latency, s.interconnect.bandwidth, {}}};
+  return {w.shape,
+          p.tensor_parallel,
+          2.0,
+          kv_value_bytes(k),
+          s.device.rate(w.precision),
+          w.prefill_efficiency,
+          s.tiers.front().bandwidth,
+          model::collective_link{s.interconnect.latency, s.interconnect.bandwidth, {}}};
 }
 
 inline serving_cost price(const system& s, const serving_workload& w, const serving_plan& p,
@@ -143,8 +150,8 @@ inline serving_cost price(const system& s, const serving_workload& w, const serv
   c.ttft = c.load + c.prefill;  // model::time_to_first_token, without pricing the prefill twice
   c.tpot = model::time_per_output_token(r, b, w.prompt_tokens, w.output_tokens);
   const double devices = static_cast<double>(s.device.count);
-  c.tier_bytes[0] = model::weight_bytes_per_device(r) +
-                    model::kv_bytes_per_device(r, b * (w.prompt_tokens + w.output_tokens));
+  c.tier_bytes[0] =
+      model::weight_bytes_per_device(r) + model::kv_bytes_per_device(r, b * (w.prompt_tokens + w.output_tokens));
   if (p.cache > bytes{}) c.tier_bytes[p.cache_tier] += p.cache / devices;
   c.error = k.name == "identity" ? 0.0 : k.relative_error;
   // Device-seconds per output token: the batch shares each decode step; a request's prefill is its own.
@@ -155,8 +162,8 @@ inline serving_cost price(const system& s, const serving_workload& w, const serv
                     model::forward_flops(w.shape, 1, w.prompt_tokens + w.output_tokens / 2.0);
   c.total.memory = c.tier_bytes[0];
   c.total.bandwidth = p.cache_tier != 0 ? t * model::kv_bytes_per_device(r, cached) / w.output_tokens : bytes{};
-  c.total.energy = per_token * s.device.power +
-                   (p.cache_tier != 0 ? c.total.bandwidth * s.tiers[p.cache_tier].energy : joules{});
+  c.total.energy =
+      per_token * s.device.power + (p.cache_tier != 0 ? c.total.bandwidth * s.tiers[p.cache_tier].energy : joules{});
   c.dollars = dollars(s, per_token, c.tier_bytes, bytes{});
   return c;
 }
@@ -197,8 +204,8 @@ struct serving_problem : codec_workload<serving_workload> {
   [[nodiscard]] serving_cost price(const serving_plan& p) const { return plan::price(s, w, p, ks); }
   [[nodiscard]] std::string check(const serving_plan& p, const serving_cost& c) const {
     if (c.error > w.error_budget)
-      return "error budget: KV as " + ks[p.codec].name + " adds relative error " + units::detail::format_number(c.error) +
-             ", more than " + units::detail::format_number(w.error_budget);
+      return "error budget: KV as " + ks[p.codec].name + " adds relative error " +
+             units::detail::format_number(c.error) + ", more than " + units::detail::format_number(w.error_budget);
     for (std::size_t t = 0; t < s.tiers.size(); ++t)
       if (c.tier_bytes[t] > s.tiers[t].capacity)
         return s.tiers[t].name + " capacity: needs " + to_string(c.tier_bytes[t]) + " per device of " +
@@ -208,9 +215,7 @@ struct serving_problem : codec_workload<serving_workload> {
     return {};
   }
   //! The untraded replica: one device, one sequence, 16-bit KV, no prefix cache.
-  [[nodiscard]] bool is_baseline(const serving_plan& p) const {
-    return p == serving_plan{1, 1, identity, bytes{}, 0};
-  }
+  [[nodiscard]] bool is_baseline(const serving_plan& p) const { return p == serving_plan{1, 1, identity, bytes{}, 0}; }
   // The objective, then the runner-up, then fewer device bytes, then the smaller cache.
   [[nodiscard]] bool better(const serving_evaluated& a, const serving_evaluated& b) const {
     const auto key = [&](const serving_evaluated& e) {
@@ -260,7 +265,8 @@ struct serving_problem : codec_workload<serving_workload> {
     const auto& p = r.chosen().plan;
     const auto next = [](double a, double b, double f) { return a == b * f || b == a * f; };
     const bool same_cache = q.cache == p.cache && q.cache_tier == p.cache_tier;
-    const int differs = (q.tensor_parallel != p.tensor_parallel) + (q.batch != p.batch) + (q.codec != p.codec) + !same_cache;
+    const int differs =
+        (q.tensor_parallel != p.tensor_parallel) + (q.batch != p.batch) + (q.codec != p.codec) + !same_cache;
     if (differs != 1) return false;
     if (q.tensor_parallel != p.tensor_parallel)
       return next(static_cast<double>(q.tensor_parallel), static_cast<double>(p.tensor_parallel), 2);
@@ -306,8 +312,10 @@ inline tier_choices best_by_cache_tier(const serving_plan_result& r, std::size_t
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const auto& e = r.candidates[i];
     if (!e.fits()) continue;
-    if (e.plan.cache > bytes{}) consider(out.by_tier.at(e.plan.cache_tier), i);
-    else consider(out.no_cache, i);
+    if (e.plan.cache > bytes{})
+      consider(out.by_tier.at(e.plan.cache_tier), i);
+    else
+      consider(out.no_cache, i);
   }
   return out;
 }
@@ -317,8 +325,9 @@ namespace presets {
 //! Llama-3-70B serving Mooncake's conversation traffic: prompts of 12,035 tokens and answers of 343 on average
 //! (../shared/traces/README.md, the trace's own summary; a test recomputes them from the trace where it is),
 //! the prefix cache's hit rate the power law fitted to the trace's LRU replay, capped at its infinite-capacity
-//! bound (plan/detail/measured_curves.hpp, generated from bench/results/prefix-curve-mooncake.json). Assumptions to replace with yours: TTFT within
-//! 10 s and TPOT within 100 ms (objectives, not measurements), and prefill at half the peak.
+//! bound (plan/detail/measured_curves.hpp, generated from bench/results/prefix-curve-mooncake.json). Assumptions to
+//! replace with yours: TTFT within 10 s and TPOT within 100 ms (objectives, not measurements), and prefill at half the
+//! peak.
 inline serving_workload llama3_70b_serve() {
   serving_workload w;
   w.name = "llama3-70b-serve";

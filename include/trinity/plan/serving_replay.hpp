@@ -41,15 +41,15 @@ namespace trinity::plan {
 
 //! One request's cached prefix loaded from the cache's tier.
 struct prefix_load {
-  seconds at{};   //!< the request's arrival, from the trace's start
-  bytes size{};   //!< KV loaded, the whole replica's
+  seconds at{};  //!< the request's arrival, from the trace's start
+  bytes size{};  //!< KV loaded, the whole replica's
 };
 
 //! The three shares, measured by a replay or predicted by the model.
 struct serving_cache_figures {
-  double hit_rate = 0;             //!< prompt tokens served from the cache, of all prompt tokens
-  bytes loaded_per_token{};        //!< KV loaded from the cache's tier, per prompt token
-  double prefill_saved = 0;        //!< prefill FLOPs saved, of the whole prefill
+  double hit_rate = 0;       //!< prompt tokens served from the cache, of all prompt tokens
+  bytes loaded_per_token{};  //!< KV loaded from the cache's tier, per prompt token
+  double prefill_saved = 0;  //!< prefill FLOPs saved, of the whole prefill
 };
 
 struct serving_replay_result {
@@ -91,7 +91,8 @@ inline serving_replay_result replay_serving(const system& s, const serving_workl
   for (const auto& q : trace) deepest = std::max(deepest, q.hash_ids.size());
   const double bt = static_cast<double>(block_tokens);
   const auto by_depth = model::prefill_by_block_depth(w.shape, deepest, block_tokens);
-  cache::tiered_prefix_cache kv({.tiers = std::move(tiers), .block_bytes = out.block_bytes,
+  cache::tiered_prefix_cache kv({.tiers = std::move(tiers),
+                                 .block_bytes = out.block_bytes,
                                  .prefill = [&](std::size_t d) { return by_depth[d]; },
                                  .device_rate = t * w.prefill_efficiency * s.device.rate(w.precision)});
   bytes before{};
@@ -112,7 +113,8 @@ inline serving_replay_result replay_serving(const system& s, const serving_workl
     out.recomputed_blocks += c.recomputed;
     out.loaded += c.loaded;
   }
-  const auto infinite = cache::replay_blocks(trace, {.capacity_blocks = cache::distinct_blocks(trace), .block_tokens = block_tokens});
+  const auto infinite =
+      cache::replay_blocks(trace, {.capacity_blocks = cache::distinct_blocks(trace), .block_tokens = block_tokens});
   out.bound = infinite.token_hit_rate();
   out.measured = {out.served_tokens / out.prompt_tokens, out.loaded / out.prompt_tokens,
                   out.saved.value() / out.prefill.value()};

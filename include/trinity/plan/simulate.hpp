@@ -45,9 +45,9 @@ namespace trinity::plan {
 struct fabric_binding {
   std::string name;
   fabric::topology topology;
-  std::vector<std::uint32_t> ranks;       //!< one per data-parallel rank, in ring order
-  std::optional<std::uint32_t> memory;    //!< a memory node tier-2 caches live on
-  std::string memory_tier;                //!< the system tier that node is (empty: none of the system's tiers)
+  std::vector<std::uint32_t> ranks;     //!< one per data-parallel rank, in ring order
+  std::optional<std::uint32_t> memory;  //!< a memory node tier-2 caches live on
+  std::string memory_tier;              //!< the system tier that node is (empty: none of the system's tiers)
 };
 
 //! A topology with `ranks` ranks placed on its accelerators (or its hosts, where it has too few accelerators),
@@ -58,8 +58,8 @@ inline fabric_binding bind(fabric::topology t, std::size_t ranks, std::string me
   auto at = t.of_kind(fabric::node_kind::accelerator);
   if (at.size() < ranks) at = t.of_kind(fabric::node_kind::host);
   trinity::detail::require(at.size() >= ranks, "fabric",
-                           "the " + name + " fabric has " + std::to_string(at.size()) + " places for " + std::to_string(ranks) +
-                               " ranks; choose a fabric that scales with them");
+                           "the " + name + " fabric has " + std::to_string(at.size()) + " places for " +
+                               std::to_string(ranks) + " ranks; choose a fabric that scales with them");
   at.resize(ranks);
   const auto mem = t.of_kind(fabric::node_kind::memory);
   return fabric_binding{std::move(name), std::move(t), std::move(at),
@@ -99,9 +99,10 @@ namespace detail {
 inline fabric_binding require_fabric(const system& s, std::size_t ranks) {
   auto f = fabric_for(s, ranks);
   trinity::detail::require(f.has_value(), "system",
-                           s.name + " names no simulated fabric. Fix: add \"fabric\": one of the fabric presets "
-                                    "(trinity fabric --help lists them), and \"fabric_memory_tier\" if its memory "
-                                    "nodes stand for one of your tiers");
+                           s.name +
+                               " names no simulated fabric. Fix: add \"fabric\": one of the fabric presets "
+                               "(trinity fabric --help lists them), and \"fabric_memory_tier\" if its memory "
+                               "nodes stand for one of your tiers");
   return std::move(*f);
 }
 }  // namespace detail
@@ -125,19 +126,20 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
                    model::ring_all_gather_time(n, all, link), sim.time, sim.events});
   } else if (p.stage == 0) {
     const auto sim = fabric::ring_all_reduce(f.topology, f.ranks, grads);
-    out.push_back({"gradient all-reduce (" + to_string(grads) + ")", model::ring_all_reduce_time(n, grads, link), sim.time,
-                   sim.events});
+    out.push_back({"gradient all-reduce (" + to_string(grads) + ")", model::ring_all_reduce_time(n, grads, link),
+                   sim.time, sim.events});
   } else {
     const auto rs = fabric::ring_reduce_scatter(f.topology, f.ranks, grads);
-    out.push_back({"gradient reduce-scatter (" + to_string(grads) + ")", model::ring_reduce_scatter_time(n, grads, link),
-                   rs.time, rs.events});
+    out.push_back({"gradient reduce-scatter (" + to_string(grads) + ")",
+                   model::ring_reduce_scatter_time(n, grads, link), rs.time, rs.events});
   }
   if (p.stage > 0) {
     const auto ag = fabric::ring_reduce_scatter(f.topology, f.ranks, params);  // an all-gather moves the same bytes
     const int gathers = p.stage == 3 ? 2 : 1;
-    out.push_back({std::to_string(gathers) + " parameter all-gather" + (gathers > 1 ? "s" : "") + " (" + to_string(params) + ")",
-                   static_cast<double>(gathers) * model::ring_all_gather_time(n, params, link),
-                   static_cast<double>(gathers) * ag.time, static_cast<std::uint64_t>(gathers) * ag.events});
+    out.push_back(
+        {std::to_string(gathers) + " parameter all-gather" + (gathers > 1 ? "s" : "") + " (" + to_string(params) + ")",
+         static_cast<double>(gathers) * model::ring_all_gather_time(n, params, link),
+         static_cast<double>(gathers) * ag.time, static_cast<std::uint64_t>(gathers) * ag.events});
   }
   return out;
 }
@@ -178,8 +180,8 @@ inline std::vector<simulated_pair> simulate(const system& s, const edge_workload
   fabric::topology t;
   const auto device = t.add_host(s.device.name), server = t.add_host(s.server->name);
   t.connect(device, server,
-            link_descriptor{s.interconnect.name, link_family::ethernet, s.interconnect.bandwidth, s.interconnect.latency,
-                            bytes{1}, 2, false, s.interconnect.energy, s.interconnect.source});
+            link_descriptor{s.interconnect.name, link_family::ethernet, s.interconnect.bandwidth,
+                            s.interconnect.latency, bytes{1}, 2, false, s.interconnect.energy, s.interconnect.source});
   fabric::simulator sim(t);
   const auto frames = static_cast<std::size_t>(std::max(1.0, std::floor(w.frames_per_second)));
   std::vector<std::size_t> flows;
@@ -189,7 +191,8 @@ inline std::vector<simulated_pair> simulate(const system& s, const edge_workload
   seconds worst{};
   for (std::size_t i = 0; i < frames; ++i)
     worst = std::max(worst, sim.finish(flows[i]) - static_cast<double>(i) * w.frame_interval());
-  return {{"slowest of " + std::to_string(frames) + " frames over " + s.interconnect.name + " (" + to_string(c.sent) + " each)",
+  return {{"slowest of " + std::to_string(frames) + " frames over " + s.interconnect.name + " (" + to_string(c.sent) +
+               " each)",
            c.uplink_time, worst, sim.events()}};
 }
 

@@ -76,8 +76,9 @@ inline fabric_binding hierarchy_fabric(const system& s, std::size_t gpus) {
 
 //! The layout's transfers on a fabric binding with one place per GPU (hierarchy_fabric, or your own), simulated
 //! and as the step model predicts them; the layout's gradient codec priced from `codecs`.
-inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const model::parallel_layout& l,
-                                            const fabric_binding& f, const std::vector<model::compressor_cost>& codecs) {
+inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w,
+                                            const model::parallel_layout& l, const fabric_binding& f,
+                                            const std::vector<model::compressor_cost>& codecs) {
   const std::size_t n = l.gpus();
   trinity::detail::require(f.ranks.size() == n, "fabric",
                            "places " + std::to_string(f.ranks.size()) + " ranks; the layout runs " + std::to_string(n));
@@ -100,7 +101,9 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
     add(g.pp, pp);
     add(g.weights, weights);
   }
-  const auto count = [](std::size_t k, const char* what) { return std::to_string(k) + " " + what + (k == 1 ? "" : "s"); };
+  const auto count = [](std::size_t k, const char* what) {
+    return std::to_string(k) + " " + what + (k == 1 ? "" : "s");
+  };
   std::vector<simulated_pair> pairs;
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(job.sequence) / static_cast<double>(l.cp);
   const bytes activation{T * static_cast<double>(job.shape.hidden) * 2.0};
@@ -115,8 +118,8 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
     const auto& g = cp;
     const auto& link = model::detail::level(c, l.tp * l.cp);
     const auto sim = fabric::ring_steps(f.topology, g, x.kv_chunk, 1);
-    pairs.push_back({"one hop of the context ring's K/V chunk (" + to_string(x.kv_chunk) + "), " + count(g.size(), "ring") +
-                         " of " + std::to_string(l.cp) + " at once",
+    pairs.push_back({"one hop of the context ring's K/V chunk (" + to_string(x.kv_chunk) + "), " +
+                         count(g.size(), "ring") + " of " + std::to_string(l.cp) + " at once",
                      link.latency + x.kv_chunk / link.bandwidth, sim.time, sim.events});
   }
   if (l.pp > 1) {
@@ -152,8 +155,10 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
         const double gathers = l.zero_stage == 3 ? 2.0 * r.micro_batches : 1.0;
         const auto ag = fabric::ring_steps(f.topology, weights, params / chunks, m - 1);
         sim = {sim.time + gathers * ag.time, sim.events + static_cast<std::uint64_t>(gathers) * ag.events};
-        what += " and " + (gathers > 1 ? units::detail::format_number(gathers) + " parameter all-gathers" : "parameter all-gather") +
-                " (" + to_string(params) + ")";
+        what +=
+            " and " +
+            (gathers > 1 ? units::detail::format_number(gathers) + " parameter all-gathers" : "parameter all-gather") +
+            " (" + to_string(params) + ")";
       }
     } else if (l.zero_stage == 0) {
       sim = fabric::ring_steps(f.topology, weights, grads / chunks, 2 * (m - 1));
@@ -163,7 +168,8 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
       const auto rs = fabric::ring_steps(f.topology, weights, grads / chunks, m - 1);
       const auto ag = fabric::ring_steps(f.topology, weights, params / chunks, m - 1);
       sim = {rs.time + gathers * ag.time, rs.events + static_cast<std::uint64_t>(gathers) * ag.events};
-      what = "ZeRO-" + std::to_string(l.zero_stage) + " gradient reduce-scatter (" + to_string(grads) + coded + ") and " +
+      what = "ZeRO-" + std::to_string(l.zero_stage) + " gradient reduce-scatter (" + to_string(grads) + coded +
+             ") and " +
              (gathers > 1 ? units::detail::format_number(gathers) + " parameter all-gathers" : "parameter all-gather") +
              " (" + to_string(params) + ")";
     }
@@ -174,11 +180,12 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
 }
 
 //! The same on the system's own link hierarchy.
-inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const model::parallel_layout& l,
-                                            const fabric_binding& f) {
+inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w,
+                                            const model::parallel_layout& l, const fabric_binding& f) {
   return simulate(s, w, l, f, default_codecs_for(s));
 }
-inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w, const model::parallel_layout& l) {
+inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w,
+                                            const model::parallel_layout& l) {
   return simulate(s, w, l, hierarchy_fabric(s, l.gpus()));
 }
 

@@ -37,8 +37,9 @@ inline std::vector<simulated_pair> simulate(const system& s, const serving_workl
                                             const std::vector<prefix_load>& loads, const fabric_binding& f) {
   const auto& p = e.plan;
   const std::size_t t = p.tensor_parallel;
-  trinity::detail::require(f.ranks.size() >= t, "fabric",
-                           "places " + std::to_string(f.ranks.size()) + " ranks; the replica spans " + std::to_string(t));
+  trinity::detail::require(
+      f.ranks.size() >= t, "fabric",
+      "places " + std::to_string(f.ranks.size()) + " ranks; the replica spans " + std::to_string(t));
   // The system's replicas, t consecutive ranks each; requests go to them in turn, as a load balancer would.
   const std::size_t replicas = f.ranks.size() / t;
   const auto replica = [&](std::size_t k) {
@@ -47,9 +48,10 @@ inline std::vector<simulated_pair> simulate(const system& s, const serving_workl
   };
   std::vector<simulated_pair> out;
   if (!loads.empty()) {
-    trinity::detail::require(p.cache > bytes{} && p.cache_tier != 0 && f.memory && s.tiers[p.cache_tier].name == f.memory_tier,
-                             "plan", "keeps its prefix cache off the fabric's memory nodes (" + f.memory_tier +
-                                         "): its loads do not cross the fabric");
+    trinity::detail::require(
+        p.cache > bytes{} && p.cache_tier != 0 && f.memory && s.tiers[p.cache_tier].name == f.memory_tier, "plan",
+        "keeps its prefix cache off the fabric's memory nodes (" + f.memory_tier +
+            "): its loads do not cross the fabric");
     const auto& tier = s.tiers[p.cache_tier];
     fabric::simulator sim(f.topology);
     std::vector<std::vector<std::size_t>> flows(loads.size());
@@ -58,7 +60,8 @@ inline std::vector<simulated_pair> simulate(const system& s, const serving_workl
     const double pieces = static_cast<double>(t * trays.size());
     for (std::size_t i = 0; i < loads.size(); ++i)
       for (const auto m : trays)
-        for (const auto r : replica(i % replicas)) flows[i].push_back(sim.transfer(m, r, loads[i].size / pieces, loads[i].at));
+        for (const auto r : replica(i % replicas))
+          flows[i].push_back(sim.transfer(m, r, loads[i].size / pieces, loads[i].at));
     sim.run();
     seconds predicted_sum{}, simulated_sum{}, worst{}, worst_predicted{};
     double worst_ratio = -1;
@@ -73,8 +76,8 @@ inline std::vector<simulated_pair> simulate(const system& s, const serving_workl
     const double n = static_cast<double>(loads.size());
     bytes total{};
     for (const auto& l : loads) total += l.size;
-    out.push_back({"mean cached-prefix load of " + std::to_string(loads.size()) + " requests from " + tier.name +
-                       " (" + to_string(total / n) + " each on average, over " + std::to_string(t) + " links; " +
+    out.push_back({"mean cached-prefix load of " + std::to_string(loads.size()) + " requests from " + tier.name + " (" +
+                       to_string(total / n) + " each on average, over " + std::to_string(t) + " links; " +
                        std::to_string(replicas) + " replicas in turn)",
                    predicted_sum / n, simulated_sum / n, sim.events()});
     out.push_back({"the load furthest from its prediction", worst_predicted, worst, 0});

@@ -18,13 +18,15 @@ namespace trinity::plan {
 template <int... S>
 struct zero_stages {
   static_assert(sizeof...(S) > 0, "trinity::plan::zero_stages: name at least one stage. Fix: zero_stages<0, 1, 2, 3>.");
-  static_assert(((S >= 0 && S <= 3) && ...), "trinity::plan::zero_stages: ZeRO has stages 0 (DDP) to 3. Fix: use 0, 1, 2 or 3.");
+  static_assert(((S >= 0 && S <= 3) && ...),
+                "trinity::plan::zero_stages: ZeRO has stages 0 (DDP) to 3. Fix: use 0, 1, 2 or 3.");
   static constexpr std::array<int, sizeof...(S)> values{S...};
 };
 
 template <bool... O>
 struct offload_choices {
-  static_assert(sizeof...(O) > 0, "trinity::plan::offload_choices: name at least one. Fix: offload_choices<false, true>.");
+  static_assert(sizeof...(O) > 0,
+                "trinity::plan::offload_choices: name at least one. Fix: offload_choices<false, true>.");
   static constexpr std::array<bool, sizeof...(O)> values{O...};
 };
 

@@ -45,7 +45,7 @@ struct device_spec {
   std::size_t count = 1;       //!< devices in the data-parallel group
   double price_per_hour = 0;   //!< dollars per device-hour (rent, or amortised purchase); 0: not priced
   std::string source;
-  bool gpu = false;            //!< its gradient codecs run as GPU kernels (plan::gpu_codecs)
+  bool gpu = false;  //!< its gradient codecs run as GPU kernels (plan::gpu_codecs)
   //! Dense rates at other precisions ("fp32", "int8", ...), where they differ from `compute`.
   std::vector<std::pair<std::string, flops_per_second>> compute_by_precision = {};
   //! Board power while it waits (on the network, a tier, the other end of a link): what a step's idle
@@ -86,8 +86,8 @@ struct system {
   std::vector<priced_tier> tiers;  //!< [0] the device's own memory, then slower tiers offloaded state may use
   priced_link interconnect;
   std::optional<device_spec> server;  //!< where a device may send work over the interconnect (edge systems)
-  std::string fabric;              //!< the fabric preset `simulate` lays it on (empty: the preset systems' own)
-  std::string fabric_memory_tier;  //!< the tier the fabric's memory nodes stand for (empty: none of them)
+  std::string fabric;                 //!< the fabric preset `simulate` lays it on (empty: the preset systems' own)
+  std::string fabric_memory_tier;     //!< the tier the fabric's memory nodes stand for (empty: none of them)
   //! Devices that share `interconnect` as one scale-up domain (an NVLink node, an NVL72 rack); 0: all of them.
   std::size_t scale_up_domain = 0;
   //! The fabric between scale-up domains, per device and direction (its NIC); none: one domain.
@@ -100,13 +100,17 @@ namespace detail {
 // "-1 GB must be positive": the value as the user would write it, then the rule.
 template <class Q>
 std::string shown(Q v) {
-  if constexpr (std::is_arithmetic_v<Q>) return units::detail::format_number(static_cast<double>(v));
-  else return to_string(v);
+  if constexpr (std::is_arithmetic_v<Q>)
+    return units::detail::format_number(static_cast<double>(v));
+  else
+    return to_string(v);
 }
 template <class Q>
 double raw(Q v) {
-  if constexpr (std::is_arithmetic_v<Q>) return static_cast<double>(v);
-  else return v.value();
+  if constexpr (std::is_arithmetic_v<Q>)
+    return static_cast<double>(v);
+  else
+    return v.value();
 }
 template <class Q>
 void require_positive(Q v, const std::string& field) {
@@ -116,7 +120,8 @@ void require_positive(Q v, const std::string& field) {
 template <class Q>
 void require_non_negative(Q v, const std::string& field) {
   const double x = raw(v);
-  trinity::detail::require(x >= 0 && trinity::detail::is_finite(x), field, shown(v) + " must be finite and not negative");
+  trinity::detail::require(x >= 0 && trinity::detail::is_finite(x), field,
+                           shown(v) + " must be finite and not negative");
 }
 //! A precision name, refused with the nearest known one.
 inline void require_precision(std::string_view name, const std::string& field) {
@@ -199,15 +204,14 @@ inline double dollars(const system& s, seconds busy, const std::vector<bytes>& h
 
 //! Whether anything of the system has a price; the cost objective needs one.
 inline bool priced(const system& s) {
-  bool any = s.device.price_per_hour > 0 || s.interconnect.price_per_gb > 0 || (s.server && s.server->price_per_hour > 0);
+  bool any =
+      s.device.price_per_hour > 0 || s.interconnect.price_per_gb > 0 || (s.server && s.server->price_per_hour > 0);
   for (const auto& t : s.tiers) any |= t.price_per_gb_hour > 0;
   return any;
 }
 
 //! "$0.0123": enough digits to tell plans apart.
-inline std::string format_dollars(double d) {
-  return "$" + units::detail::format_number(d);
-}
+inline std::string format_dollars(double d) { return "$" + units::detail::format_number(d); }
 
 namespace presets {
 
@@ -227,10 +231,16 @@ inline system gb200_nvl72_cxl() {
           // Idle: NVIDIA publishes no idle figure for the GB200. 150 W per GPU is an assumption, scaled from the
           // H100 SXM's (below) by the boards' maximum power; measure yours with nvidia-smi (power.draw) while a
           // rank waits on a collective, and put it in a JSON system.
-          {"gb200-gpu", flops_per_second{2.5e15}, watts{1200}, 72, 10.50,
+          {"gb200-gpu",
+           flops_per_second{2.5e15},
+           watts{1200},
+           72,
+           10.50,
            "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2); CoreWeave list price; idle power "
-           "an assumption", true,
-           {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{5e15}}}, watts{150},
+           "an assumption",
+           true,
+           {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{5e15}}},
+           watts{150},
            // An assumption: the H100's measured GEMM curve (no Blackwell was lent to sweep).
            detail::measured_h100_gemm},
           {tier_of(tiers::gb200_hbm3e::descriptor), grace, tier_of(tiers::cxl_capacity::descriptor)},
@@ -249,9 +259,15 @@ inline system h100_infiniband() {
           // FP32 67 TFLOP/s; INT8 3,958 TOPS with sparsity, 1,979 dense (the same data sheet).
           // Idle: the data sheet gives none. 90 W is an assumption: an H100 SXM reads 60-75 W in nvidia-smi with
           // no context, a little more with clocks held up while it waits inside a collective. Measure yours.
-          {"h100-sxm", flops_per_second{989e12}, watts{700}, 64, 6.16,
-           "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price; idle power an assumption", true,
-           {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}}, watts{90},
+          {"h100-sxm",
+           flops_per_second{989e12},
+           watts{700},
+           64,
+           6.16,
+           "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price; idle power an assumption",
+           true,
+           {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}},
+           watts{90},
            detail::measured_h100_gemm},  // fitted to cuBLAS on an H100 (plan/detail/measured_gemm.hpp)
           {tier_of(tiers::h100_hbm3::descriptor), tier_of(tiers::host_ddr::descriptor)},
           link_of(links::infiniband_400g::descriptor),
@@ -271,8 +287,10 @@ inline system dgx_h100() {
   auto host = tier_of(tiers::host_ddr::descriptor);
   host.capacity = bytes{2e12 / 8};
   host.bandwidth = bytes_per_second{64e9};
-  host.source = "NVIDIA DGX H100 data sheet: 2 TB of system memory for 8 GPUs; H100 data sheet (SXM5): PCIe Gen5 "
-                "128 GB/s, both directions, so 64 GB/s each way; latency and energy: " + host.source;
+  host.source =
+      "NVIDIA DGX H100 data sheet: 2 TB of system memory for 8 GPUs; H100 data sheet (SXM5): PCIe Gen5 "
+      "128 GB/s, both directions, so 64 GB/s each way; latency and energy: " +
+      host.source;
   // Between nodes: eight ConnectX-7 400 Gb/s InfiniBand ports per node, one per GPU (NVIDIA DGX H100 data sheet).
   auto ib = link_of(links::infiniband_400g::descriptor);
   ib.source = "NVIDIA DGX H100 data sheet: 8 x 400 Gb/s ConnectX-7 per node, one per GPU; " + ib.source;
@@ -286,9 +304,15 @@ inline system dgx_a100() {
   // 312 TFLOP/s dense BF16, 19.5 TFLOP/s FP32, 624 TOPS dense INT8, 400 W (NVIDIA A100 Tensor Core GPU data
   // sheet, SXM 80GB). Not priced (0): give your rate in a JSON system for the cost objective. Idle: no data
   // sheet figure; 60 W is an assumption, scaled from the H100's by board power. Measure yours.
-  device_spec a100{"a100-sxm-80gb", flops_per_second{312e12}, watts{400}, 8, 0.0,
-                   "NVIDIA A100 data sheet (SXM 80GB, dense BF16); idle power an assumption", true,
-                   {{"fp32", flops_per_second{19.5e12}}, {"int8", flops_per_second{624e12}}}, watts{60},
+  device_spec a100{"a100-sxm-80gb",
+                   flops_per_second{312e12},
+                   watts{400},
+                   8,
+                   0.0,
+                   "NVIDIA A100 data sheet (SXM 80GB, dense BF16); idle power an assumption",
+                   true,
+                   {{"fp32", flops_per_second{19.5e12}}, {"int8", flops_per_second{624e12}}},
+                   watts{60},
                    // No A100 was lent to sweep: fitted to published A100 runs (plan/detail/measured_gemm.hpp).
                    detail::fitted_a100_gemm};
   auto hbm = tier_of(tiers::a100_hbm2e::descriptor);
@@ -296,8 +320,10 @@ inline system dgx_a100() {
   auto host = tier_of(tiers::host_ddr4::descriptor);
   host.capacity = bytes{2e12 / 8};
   host.bandwidth = bytes_per_second{32e9};
-  host.source = "NVIDIA DGX A100 data sheet: 2 TB of system memory for 8 GPUs (the 640 GB system); A100 data "
-                "sheet: PCIe Gen4 64 GB/s, both directions, so 32 GB/s each way; " + host.source;
+  host.source =
+      "NVIDIA DGX A100 data sheet: 2 TB of system memory for 8 GPUs (the 640 GB system); A100 data "
+      "sheet: PCIe Gen4 64 GB/s, both directions, so 32 GB/s each way; " +
+      host.source;
   auto nvlink = link_of(links::nvlink3_x12::descriptor);
   auto hdr = link_of(links::infiniband_hdr200::descriptor);
   return {"dgx-a100", a100, {hbm, host}, nvlink, std::nullopt, "", "", 8, hdr};
@@ -313,17 +339,29 @@ inline system edge_5g_cloud() {
           // FP16 FLOPs a clock each, 10 TFLOP/s). Owned, not rented: no price per hour.
           // Idle: 5 W is an assumption for the module awake and waiting on its uplink (its data sheet gives the
           // 7 W and 15 W power modes, not an idle draw); tegrastats reports your board's.
-          {"jetson-orin-nano", flops_per_second{10e12}, watts{15}, 1, 0.0,
-           "NVIDIA Jetson Orin Nano 8GB data sheet (15 W mode); idle power an assumption", false,
-           {{"int8", flops_per_second{20e12}}}, watts{5}},
+          {"jetson-orin-nano",
+           flops_per_second{10e12},
+           watts{15},
+           1,
+           0.0,
+           "NVIDIA Jetson Orin Nano 8GB data sheet (15 W mode); idle power an assumption",
+           false,
+           {{"int8", flops_per_second{20e12}}},
+           watts{5}},
           {tier_of(tiers::orin_lpddr5::descriptor)},
           // Price: $2 per GB, an assumed IoT data plan; put your own contract's figure in a JSON system.
           link_of(links::uplink_5g::descriptor, 2.0),
           // One H100 SXM in the cloud (as h100-ib-cluster: data sheet, CoreWeave list price per GPU-hour).
-          device_spec{"cloud-h100", flops_per_second{989e12}, watts{700}, 1, 6.16,
+          device_spec{"cloud-h100",
+                      flops_per_second{989e12},
+                      watts{700},
+                      1,
+                      6.16,
                       "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price; idle power an assumption",
-                      true, {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}}, watts{90}},
-          "",   // the device, the uplink and the server are its fabric (plan/simulate.hpp)
+                      true,
+                      {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}},
+                      watts{90}},
+          "",  // the device, the uplink and the server are its fabric (plan/simulate.hpp)
           ""};
 }
 

@@ -49,14 +49,14 @@ struct training_plan {
 };
 
 struct training_cost {
-  resource_vector total;              //!< compute, interconnect bytes, device bytes, energy, step time
-  std::vector<bytes> tier_bytes;      //!< bytes each tier holds per device (peak)
-  bytes link_bytes{};                 //!< bytes each rank sends over the interconnect per step
-  bytes offload_bytes{};              //!< bytes each rank moves to and from its offload tier per step
+  resource_vector total;          //!< compute, interconnect bytes, device bytes, energy, step time
+  std::vector<bytes> tier_bytes;  //!< bytes each tier holds per device (peak)
+  bytes link_bytes{};             //!< bytes each rank sends over the interconnect per step
+  bytes offload_bytes{};          //!< bytes each rank moves to and from its offload tier per step
   seconds compute_time{}, comm_time{}, codec_time{}, offload_time{};
   bytes activations{};
-  double error = 0;                   //!< the codec's relative error
-  double dollars = 0;                 //!< rent of the device and its tiers for the step, and metered bytes
+  double error = 0;    //!< the codec's relative error
+  double dollars = 0;  //!< rent of the device and its tiers for the step, and metered bytes
 };
 
 namespace detail {

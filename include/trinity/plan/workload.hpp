@@ -38,7 +38,8 @@ struct training_workload {
   std::size_t batch = 1;          //!< sequences per rank per step, b
   std::size_t data_parallel = 0;  //!< N; 0 takes every device of the system
   model::state_bytes precision = model::mixed_precision_adam;
-  double error_budget = model::default_error_budget;  //!< largest relative error a gradient codec may add, ||x - y|| / ||x||
+  double error_budget =
+      model::default_error_budget;         //!< largest relative error a gradient codec may add, ||x - y|| / ||x||
   std::string compute_precision = "bf16";  //!< the precision the step's matrix multiplies run at (device.rate)
   //! The transformer's shape, where known: what the parallel step model (tensor, pipeline, context
   //! parallelism) needs beyond Ψ, L and h.
@@ -54,7 +55,9 @@ struct training_workload {
   [[nodiscard]] double tokens_per_rank() const noexcept {
     return static_cast<double>(sequence) * static_cast<double>(batch);
   }
-  [[nodiscard]] std::size_t ranks(const system& s) const noexcept { return data_parallel ? data_parallel : s.device.count; }
+  [[nodiscard]] std::size_t ranks(const system& s) const noexcept {
+    return data_parallel ? data_parallel : s.device.count;
+  }
 };
 
 //! Throws invalid_input naming the field; checks the ranks against the system.
@@ -65,9 +68,9 @@ inline void validate(const training_workload& w, const system& s) {
   trinity::detail::require(w.hidden >= 1, "workload.hidden", "must be at least 1");
   trinity::detail::require(w.sequence >= 1, "workload.sequence", "must be at least 1 token");
   trinity::detail::require(w.batch >= 1, "workload.batch", "must be at least 1 sequence per rank");
-  trinity::detail::require(w.data_parallel <= s.device.count, "workload.data_parallel",
-                           std::to_string(w.data_parallel) + " ranks exceed the system's " +
-                               std::to_string(s.device.count) + " devices");
+  trinity::detail::require(
+      w.data_parallel <= s.device.count, "workload.data_parallel",
+      std::to_string(w.data_parallel) + " ranks exceed the system's " + std::to_string(s.device.count) + " devices");
   detail::require_positive(w.precision.parameter, "workload.precision.parameter");
   detail::require_positive(w.precision.gradient, "workload.precision.gradient");
   detail::require_non_negative(w.precision.optimizer, "workload.precision.optimizer");
@@ -92,13 +95,15 @@ inline training_workload with_defaults_noted(training_workload w) {
 //! al. 2023, Table 1: 4M tokens per batch).
 inline training_workload llm_7b() {
   return with_defaults_noted({"llm-7b-train", model::parameters(model::shapes::llama2_7b), 32, 4096, 4096, 4, 0,
-                              model::mixed_precision_adam, model::default_error_budget, "bf16", model::shapes::llama2_7b, 1024});
+                              model::mixed_precision_adam, model::default_error_budget, "bf16",
+                              model::shapes::llama2_7b, 1024});
 }
 //! Llama-2-70B (config.json: 80 layers, hidden 8192, FFN 28672, 64 heads, 8 KV heads, vocabulary 32000,
 //! SwiGLU), 1 sequence of 4,096 tokens per rank; 1,024 sequences a step for the parallel model (as above).
 inline training_workload llm_70b() {
   return with_defaults_noted({"llm-70b-train", model::parameters(model::shapes::llama2_70b), 80, 8192, 4096, 1, 0,
-                              model::mixed_precision_adam, model::default_error_budget, "bf16", model::shapes::llama2_70b, 1024});
+                              model::mixed_precision_adam, model::default_error_budget, "bf16",
+                              model::shapes::llama2_70b, 1024});
 }
 
 inline std::vector<std::string_view> workload_names() { return {"llm-7b-train", "llm-70b-train"}; }

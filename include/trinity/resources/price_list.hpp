@@ -15,10 +15,10 @@
 namespace trinity {
 
 struct price_list {
-  flops_per_second compute_rate;  //!< sustained rate of the device doing the work
-  joules_per_flop compute_energy; //!< energy per FLOP on that device
-  bytes_per_second link_rate;     //!< rate of the link the traffic crosses
-  joules_per_byte link_energy;    //!< energy per byte sent over it
+  flops_per_second compute_rate;   //!< sustained rate of the device doing the work
+  joules_per_flop compute_energy;  //!< energy per FLOP on that device
+  bytes_per_second link_rate;      //!< rate of the link the traffic crosses
+  joules_per_byte link_energy;     //!< energy per byte sent over it
   //! Whether compute and transfers overlap (time is the larger of the two) or
   //! run one after the other (time is their sum, an upper bound).
   bool overlap = false;

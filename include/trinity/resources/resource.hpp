@@ -11,13 +11,13 @@
 
 namespace trinity::resources {
 
-#define TRINITY_DETAIL_RESOURCE(id, member_type)                                               \
-  struct id {                                                                                  \
-    using resource_concept = ::trinity::resource_tag;                                          \
-    using quantity = member_type;                                                              \
-    static constexpr std::string_view name = #id;                                              \
-    static constexpr quantity of(const resource_vector& v) noexcept { return v.id; }           \
-    static constexpr quantity& of(resource_vector& v) noexcept { return v.id; }                \
+#define TRINITY_DETAIL_RESOURCE(id, member_type)                                     \
+  struct id {                                                                        \
+    using resource_concept = ::trinity::resource_tag;                                \
+    using quantity = member_type;                                                    \
+    static constexpr std::string_view name = #id;                                    \
+    static constexpr quantity of(const resource_vector& v) noexcept { return v.id; } \
+    static constexpr quantity& of(resource_vector& v) noexcept { return v.id; }      \
   };
 
 TRINITY_DETAIL_RESOURCE(compute, flops)

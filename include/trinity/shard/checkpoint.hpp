@@ -109,8 +109,8 @@ struct checkpoint_file_data {
 
 //! A checkpoint file's bytes, checked as hostile (header, sizes, checksum) against the rank it should be;
 //! `name` names it in a refusal (tests/fuzz/fuzz_reader_checkpoint.cpp feeds it any bytes).
-inline checkpoint_file_data parse_checkpoint(std::vector<char> bytes, const std::string& name, std::uint32_t expect_ranks,
-                                             std::uint32_t expect_rank) {
+inline checkpoint_file_data parse_checkpoint(std::vector<char> bytes, const std::string& name,
+                                             std::uint32_t expect_ranks, std::uint32_t expect_rank) {
   checkpoint_file_data d;
   d.bytes = std::move(bytes);
   const auto& b = d.bytes;
@@ -148,24 +148,30 @@ inline checkpoint_file_data parse_checkpoint(std::vector<char> bytes, const std:
                                                std::to_string(expect_rank) + " of " + std::to_string(expect_ranks));
   d.header.steps = get64("steps");
   d.header.states_per = get32("states_per_parameter");
-  if (d.header.states_per > 16) throw invalid_input("checkpoint.states_per_parameter", name + " names an impossible optimizer");
+  if (d.header.states_per > 16)
+    throw invalid_input("checkpoint.states_per_parameter", name + " names an impossible optimizer");
   const std::uint32_t layers = get32("layers");
-  if (layers > (b.size() - at) / 8) throw invalid_input("checkpoint.layers", name + " claims more layers than it holds");
+  if (layers > (b.size() - at) / 8)
+    throw invalid_input("checkpoint.layers", name + " claims more layers than it holds");
   for (std::uint32_t l = 0; l < layers; ++l) d.header.layer_sizes.push_back(get64("layer_sizes"));
   // Payload: per layer, chunk floats times (1 + states_per); then the checksum. Bounded by the bytes at every
   // layer, so no sum of hostile sizes can wrap around.
   std::uint64_t floats = 0;
   for (std::uint32_t l = 0; l < layers; ++l) {
     const std::uint64_t size = d.header.layer_sizes[l];
-    if (size > (std::uint64_t{1} << 40)) throw invalid_input("checkpoint.layer_sizes", name + " names an impossible layer");
-    const comm::partition part(static_cast<std::size_t>(size), static_cast<int>(std::max<std::uint32_t>(1, d.header.ranks)));
+    if (size > (std::uint64_t{1} << 40))
+      throw invalid_input("checkpoint.layer_sizes", name + " names an impossible layer");
+    const comm::partition part(static_cast<std::size_t>(size),
+                               static_cast<int>(std::max<std::uint32_t>(1, d.header.ranks)));
     floats += part.size(static_cast<int>(d.header.rank)) * (1ull + d.header.states_per);
     if (floats > b.size())
-      throw invalid_input("checkpoint.size", name + " is smaller than the layers its header names: it is truncated or corrupt");
+      throw invalid_input("checkpoint.size",
+                          name + " is smaller than the layers its header names: it is truncated or corrupt");
   }
   if (b.size() != at + floats * sizeof(float) + 8)
-    throw invalid_input("checkpoint.size", name + " holds " + std::to_string(b.size()) + " bytes where its header implies " +
-                                               std::to_string(at + floats * sizeof(float) + 8) + ": it is truncated or corrupt");
+    throw invalid_input("checkpoint.size",
+                        name + " holds " + std::to_string(b.size()) + " bytes where its header implies " +
+                            std::to_string(at + floats * sizeof(float) + 8) + ": it is truncated or corrupt");
   fnv1a sum;
   sum.add(b.data(), b.size() - 8);
   std::uint64_t stored;
@@ -240,7 +246,8 @@ long load_checkpoint(const std::filesystem::path& dir, DataParallel& dp, const C
       const std::size_t qlo = old_part.begin(q), qhi = old_part.end(q), qn = qhi - qlo;
       const std::size_t a = std::max(lo, qlo), z = std::min(hi, qhi);
       if (a >= z) continue;
-      const char* base = files[static_cast<std::size_t>(q)].bytes.data() + offset[static_cast<std::size_t>(q)][l] * sizeof(float);
+      const char* base =
+          files[static_cast<std::size_t>(q)].bytes.data() + offset[static_cast<std::size_t>(q)][l] * sizeof(float);
       std::memcpy(params.data() + (a - lo), base + (a - qlo) * sizeof(float), (z - a) * sizeof(float));
       for (std::size_t k = 0; k < sp; ++k)
         std::memcpy(states.data() + k * n + (a - lo), base + (qn + k * qn + (a - qlo)) * sizeof(float),

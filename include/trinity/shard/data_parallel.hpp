@@ -90,8 +90,10 @@ namespace detail {
 //! Whether a reduction policy codes its gradients (and so takes fp32 ones): comm::compressed_reduction says so.
 template <class R>
 constexpr bool codes_gradients() {
-  if constexpr (requires { R::compresses; }) return R::compresses;
-  else return false;
+  if constexpr (requires { R::compresses; })
+    return R::compresses;
+  else
+    return false;
 }
 template <class R>
 inline constexpr bool compresses = codes_gradients<R>();
@@ -156,7 +158,8 @@ class data_parallel {
       params_.emplace_back(held.size(), Working{}, alloc<Working>(state_kind::parameters));
       for (std::size_t i = 0; i < held.size(); ++i) params_.back()[i] = Working(held[i]);
       const std::size_t owned = shards.optimizer_states ? mine.size() : full.size();
-      grads_.emplace_back(shards.gradients ? mine.size() : full.size(), Working{}, alloc<Working>(state_kind::gradients));
+      grads_.emplace_back(shards.gradients ? mine.size() : full.size(), Working{},
+                          alloc<Working>(state_kind::gradients));
       const placement opt_place = offload ? placement::offload : placement::device;
       opt_.emplace_back(owned * states_per_, 0.0f, alloc<float>(state_kind::optimizer_states, opt_place));
       if constexpr (has_master) {
@@ -171,7 +174,8 @@ class data_parallel {
     }
     ready_.assign(sizes_.size(), false);
     prefetched_.resize(sizes_.size());
-    if constexpr (stage == 1) reduced_.resize(sizes_.size(), tracked_vector<Working>(alloc<Working>(state_kind::gradients)));
+    if constexpr (stage == 1)
+      reduced_.resize(sizes_.size(), tracked_vector<Working>(alloc<Working>(state_kind::gradients)));
     if (when.overlap) engine_ = std::make_unique<comm::progress_engine<Comm>>(c);
   }
   // The engine's tasks hold `this`: a data_parallel stays where it was built.
@@ -202,7 +206,8 @@ class data_parallel {
       auto& g = gathered_[l];
       g.resize(sizes_[l]);
       collective([&](Comm& c) {
-        comm::all_gather(c, std::span<const Working>(params_[l]), std::span<Working>(g), comm::algorithm::native_or_ring);
+        comm::all_gather(c, std::span<const Working>(params_[l]), std::span<Working>(g),
+                         comm::algorithm::native_or_ring);
       });
     }
   }
@@ -257,12 +262,14 @@ class data_parallel {
   void gradient_ready(std::size_t l) {
     check_layer(l);
     if (ready_[l])
-      throw invalid_input("layer", "gradient_ready(" + std::to_string(l) + ") was called twice in one step; the "
-                                   "second call would overwrite the reduced gradient. Fix: call it once per layer "
-                                   "and step, after the layer's whole gradient is in gradient(l)");
+      throw invalid_input("layer", "gradient_ready(" + std::to_string(l) +
+                                       ") was called twice in one step; the "
+                                       "second call would overwrite the reduced gradient. Fix: call it once per layer "
+                                       "and step, after the layer's whole gradient is in gradient(l)");
     ready_[l] = true;
     const auto g = gradient(l);
-    nonfinite_ = nonfinite_ || std::any_of(g.begin(), g.end(), [](Working x) { return !std::isfinite(static_cast<float>(x)); });
+    nonfinite_ =
+        nonfinite_ || std::any_of(g.begin(), g.end(), [](Working x) { return !std::isfinite(static_cast<float>(x)); });
     if (engine_) {
       if constexpr (stage == 1) reduced_[l].resize(parts_[l].size(comm_->rank()));  // booked here, filled there
       bucket_.push_back(l);
@@ -341,8 +348,8 @@ class data_parallel {
         if constexpr (offload)
           report.offload_bytes += grad.size() * sizeof(Working) + master_[l].size() * sizeof(Working);
       } else {
-        const std::span<float> target = stage == 0 || stage == 3 ? std::span<float>(params_[l])
-                                                                  : part.chunk(std::span<float>(params_[l]), r);
+        const std::span<float> target =
+            stage == 0 || stage == 3 ? std::span<float>(params_[l]) : part.chunk(std::span<float>(params_[l]), r);
         opt.update(target, grad32, std::span<float>(opt_[l]), steps_);
         if constexpr (stage == 1 || stage == 2)
           collective([&](Comm& c) {
@@ -402,19 +409,25 @@ class data_parallel {
       });
     };
     if constexpr (has_master) {
-      if constexpr (shards.optimizer_states) std::copy(parameters.begin(), parameters.end(), master_[l].begin());
-      else put_whole(master_[l], parameters);
+      if constexpr (shards.optimizer_states)
+        std::copy(parameters.begin(), parameters.end(), master_[l].begin());
+      else
+        put_whole(master_[l], parameters);
       publish(l);
     } else {
-      if constexpr (shards.parameters) std::copy(parameters.begin(), parameters.end(), params_[l].begin());
-      else put_whole(params_[l], parameters);
+      if constexpr (shards.parameters)
+        std::copy(parameters.begin(), parameters.end(), params_[l].begin());
+      else
+        put_whole(params_[l], parameters);
     }
     const std::size_t owned = owned_states(l);
     for (std::size_t k = 0; k < states_per_; ++k) {
       const auto plane = std::span<float>(opt_[l]).subspan(k * owned, owned);
       const auto mine = states.subspan(k * n, n);
-      if constexpr (shards.optimizer_states) std::copy(mine.begin(), mine.end(), plane.begin());
-      else put_whole(plane, mine);
+      if constexpr (shards.optimizer_states)
+        std::copy(mine.begin(), mine.end(), plane.begin());
+      else
+        put_whole(plane, mine);
     }
   }
   void set_steps_taken(long steps) {
@@ -452,21 +465,27 @@ class data_parallel {
     const std::span<Working> mine = shards.optimizer_states && !shards.parameters ? part.chunk(whole, r) : whole;
     for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = Working(master_[l][i]);
     if constexpr (shards.optimizer_states && !shards.parameters)
-      collective([&](Comm& c) { comm::all_gather(c, std::span<const Working>(mine), whole, comm::algorithm::native_or_ring); });
+      collective([&](Comm& c) {
+        comm::all_gather(c, std::span<const Working>(mine), whole, comm::algorithm::native_or_ring);
+      });
   }
   // A collective in its turn: on the engine's thread when there is one (it owns the communicator), else here.
   template <class F>
   void collective(F f) {
-    if (engine_) engine_->run(std::move(f));
-    else f(*comm_);
+    if (engine_)
+      engine_->run(std::move(f));
+    else
+      f(*comm_);
   }
   // Layer l's gradient reduction, on whichever thread runs it: into its shard (stages 2-3 from the staging
   // buffer, stage 1 into reduced_) or in place (stage 0).
   void reduce_layer(Comm& c, std::size_t l) {
-    if constexpr (stage == 0) reduction_.all_reduce(c, l, std::span<Working>(grads_[l]));
+    if constexpr (stage == 0)
+      reduction_.all_reduce(c, l, std::span<Working>(grads_[l]));
     else if constexpr (stage == 1)
       reduction_.reduce_scatter(c, l, std::span<const Working>(grads_[l]), std::span<Working>(reduced_[l]));
-    else reduction_.reduce_scatter(c, l, std::span<const Working>(staging_[l]), std::span<Working>(grads_[l]));
+    else
+      reduction_.reduce_scatter(c, l, std::span<const Working>(staging_[l]), std::span<Working>(grads_[l]));
   }
   void start_bucket() {
     if (bucket_.empty()) return;
@@ -518,7 +537,8 @@ class data_parallel {
   }
   void check_layer(std::size_t l) const {
     if (l >= sizes_.size())
-      throw invalid_input("layer", std::to_string(l) + " is not a layer of a model with " + std::to_string(sizes_.size()));
+      throw invalid_input("layer",
+                          std::to_string(l) + " is not a layer of a model with " + std::to_string(sizes_.size()));
   }
   void zero_gradients() {
     std::fill(ready_.begin(), ready_.end(), false);
@@ -547,15 +567,15 @@ class data_parallel {
   bool nonfinite_ = false;
   long steps_ = 0;
   schedule schedule_;
-  std::vector<tracked_vector<Working>> reduced_;       //!< stage 1 with overlap: each layer's reduced shard
+  std::vector<tracked_vector<Working>> reduced_;          //!< stage 1 with overlap: each layer's reduced shard
   std::vector<std::optional<comm::pending>> prefetched_;  //!< stage 3: gathers started by prefetch
-  std::vector<std::size_t> bucket_;                   //!< ready layers not yet handed to the engine
+  std::vector<std::size_t> bucket_;                       //!< ready layers not yet handed to the engine
   std::size_t bucket_fill_ = 0;
   struct bucket {
     comm::pending done;
     std::vector<std::size_t> layers;
   };
-  std::vector<bucket> in_flight_;                     //!< buckets on the engine
+  std::vector<bucket> in_flight_;                        //!< buckets on the engine
   std::unique_ptr<comm::progress_engine<Comm>> engine_;  //!< last: destroyed first, draining onto live buffers
 };
 

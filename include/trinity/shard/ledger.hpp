@@ -26,11 +26,16 @@ enum class placement : std::uint8_t { device, offload };
 
 constexpr std::string_view to_string(state_kind k) noexcept {
   switch (k) {
-    case state_kind::parameters: return "parameters";
-    case state_kind::gradients: return "gradients";
-    case state_kind::optimizer_states: return "optimizer_states";
-    case state_kind::activations: return "activations";
-    case state_kind::buffers: return "buffers";
+    case state_kind::parameters:
+      return "parameters";
+    case state_kind::gradients:
+      return "gradients";
+    case state_kind::optimizer_states:
+      return "optimizer_states";
+    case state_kind::activations:
+      return "activations";
+    case state_kind::buffers:
+      return "buffers";
   }
   return "unknown";
 }
@@ -50,7 +55,9 @@ class memory_ledger {
     at(k, p).now -= bytes;
     totals_[static_cast<std::size_t>(p)].now -= bytes;
   }
-  [[nodiscard]] std::size_t resident(state_kind k, placement p = placement::device) const noexcept { return at(k, p).now; }
+  [[nodiscard]] std::size_t resident(state_kind k, placement p = placement::device) const noexcept {
+    return at(k, p).now;
+  }
   [[nodiscard]] std::size_t peak(state_kind k, placement p = placement::device) const noexcept { return at(k, p).peak; }
   //! All kinds together, now and at their highest.
   [[nodiscard]] std::size_t resident(placement p = placement::device) const noexcept {
@@ -70,7 +77,9 @@ class memory_ledger {
   struct entry {
     std::size_t now = 0, peak = 0;
   };
-  entry& at(state_kind k, placement p) noexcept { return entries_[static_cast<std::size_t>(p)][static_cast<std::size_t>(k)]; }
+  entry& at(state_kind k, placement p) noexcept {
+    return entries_[static_cast<std::size_t>(p)][static_cast<std::size_t>(k)];
+  }
   const entry& at(state_kind k, placement p) const noexcept {
     return entries_[static_cast<std::size_t>(p)][static_cast<std::size_t>(k)];
   }

@@ -180,8 +180,8 @@ class ack_journal {
     }
     if (std::memcmp(b.data(), head_magic, 4) != 0) detail::journal_fail(path, "not an ack journal (bad head)");
     if (detail::load_u32(b.data() + 4) != 1)
-      detail::journal_fail(path, "version " + std::to_string(detail::load_u32(b.data() + 4)) +
-                                     " is not one this trinity reads (1)");
+      detail::journal_fail(
+          path, "version " + std::to_string(detail::load_u32(b.data() + 4)) + " is not one this trinity reads (1)");
     const std::size_t body = b.size() - detail::journal_head_bytes;
     const std::size_t whole = body / detail::journal_record_bytes;
     torn = body % detail::journal_record_bytes == 0 ? 0 : 1;
@@ -222,8 +222,8 @@ class ack_journal {
       detail::journal_fail(path_, std::string("seek failed: ") + std::strerror(errno));
     if (valid == 0) {
       const std::byte head[detail::journal_head_bytes] = {std::byte{'T'}, std::byte{'R'}, std::byte{'N'},
-                                                          std::byte{'J'}, std::byte{1}, std::byte{0},
-                                                          std::byte{0}, std::byte{0}};
+                                                          std::byte{'J'}, std::byte{1},   std::byte{0},
+                                                          std::byte{0},   std::byte{0}};
       pending_.assign(head, head + sizeof head);
       flush();
     }

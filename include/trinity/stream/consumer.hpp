@@ -56,14 +56,14 @@
 namespace trinity::stream {
 
 struct consumer_options {
-  std::size_t window = 1024;                      //!< most samples of one producer in hand past its ack
-  std::optional<std::filesystem::path> journal{}; //!< where acknowledgements are kept (none: in memory)
-  bool journal_sync = false;                      //!< fdatasync each batch (survive a power cut too)
-  std::size_t ack_every = 64;                     //!< acknowledgements batched before the producers hear...
-  bytes ack_bytes{1024.0 * 1024};                 //!< ...or these many bytes of samples acknowledged
-  int high_water_mark = 1000;                     //!< ZeroMQ's RCVHWM/SNDHWM
-  bytes_per_second link_cap{0};                   //!< the link this stands for (0: as fast as it goes)
-  std::size_t max_producers = 4096;               //!< distinct producer ids accepted
+  std::size_t window = 1024;                       //!< most samples of one producer in hand past its ack
+  std::optional<std::filesystem::path> journal{};  //!< where acknowledgements are kept (none: in memory)
+  bool journal_sync = false;                       //!< fdatasync each batch (survive a power cut too)
+  std::size_t ack_every = 64;                      //!< acknowledgements batched before the producers hear...
+  bytes ack_bytes{1024.0 * 1024};                  //!< ...or these many bytes of samples acknowledged
+  int high_water_mark = 1000;                      //!< ZeroMQ's RCVHWM/SNDHWM
+  bytes_per_second link_cap{0};                    //!< the link this stands for (0: as fast as it goes)
+  std::size_t max_producers = 4096;                //!< distinct producer ids accepted
 };
 
 inline void validate(const consumer_options& o) {
@@ -202,11 +202,10 @@ class consumer {
   //! Says s is done with; each producer's samples in the order next() gave them.
   void ack(const sample& s, std::uint64_t tag = 0) {
     auto it = peers_.find(s.producer());
-    trinity::detail::require(it != peers_.end() && s.offset() == it->second.acked &&
-                                 it->second.acked < it->second.delivered,
-                             "sample", "acknowledged out of order: producer " + std::to_string(s.producer()) +
-                                           " offset " + std::to_string(s.offset()) +
-                                           "; acknowledge each producer's samples in the order next() gave them");
+    trinity::detail::require(
+        it != peers_.end() && s.offset() == it->second.acked && it->second.acked < it->second.delivered, "sample",
+        "acknowledged out of order: producer " + std::to_string(s.producer()) + " offset " +
+            std::to_string(s.offset()) + "; acknowledge each producer's samples in the order next() gave them");
     if (journal_) journal_->append(s.producer(), s.offset(), tag);
     ++it->second.acked;
     it->second.dirty = true;
@@ -239,12 +238,12 @@ class consumer {
 
  private:
   struct peer {
-    std::uint64_t acked = 0;      // acknowledged: [0, acked)
-    std::uint64_t delivered = 0;  // handed out by next(): [0, delivered)
-    std::uint64_t received = 0;   // arrived without a gap: [0, received)
+    std::uint64_t acked = 0;                             // acknowledged: [0, acked)
+    std::uint64_t delivered = 0;                         // handed out by next(): [0, delivered)
+    std::uint64_t received = 0;                          // arrived without a gap: [0, received)
     std::map<std::uint64_t, detail::payload_ref> early;  // arrived past a gap (over another stream)
-    zmq::message_t identity;      // the stream that spoke last: where states go
-    bool dirty = false;           // acknowledged more since its last state
+    zmq::message_t identity;                             // the stream that spoke last: where states go
+    bool dirty = false;                                  // acknowledged more since its last state
   };
 
   void receive_some() {
@@ -259,7 +258,7 @@ class consumer {
         continue;
       }
       (void)socket_.recv(frame, zmq::recv_flags::none);  // the rest of a message is already here
-      if (frame.more()) {  // a multipart message: not ours; take its parts off the socket
+      if (frame.more()) {                                // a multipart message: not ours; take its parts off the socket
         zmq::message_t rest;
         do (void)socket_.recv(rest, zmq::recv_flags::none);
         while (rest.more());
@@ -315,7 +314,8 @@ class consumer {
       return;
     }
     const std::size_t size = frame.size() - detail::header_bytes;
-    take(h->producer, pr, h->field[0], {std::make_shared<const zmq::message_t>(std::move(frame)), detail::header_bytes, size});
+    take(h->producer, pr, h->field[0],
+         {std::make_shared<const zmq::message_t>(std::move(frame)), detail::header_bytes, size});
   }
 
   // One sample off the wire, alone or from a batch: a duplicate or past the window is counted and dropped.
@@ -337,8 +337,8 @@ class consumer {
       ++pr.received;
       drain_early(id, pr);
     }
-    stats_.max_in_hand = std::max(stats_.max_in_hand, static_cast<std::size_t>(pr.received - pr.delivered) +
-                                                          pr.early.size());
+    stats_.max_in_hand =
+        std::max(stats_.max_in_hand, static_cast<std::size_t>(pr.received - pr.delivered) + pr.early.size());
   }
 
   // Moves the samples that now follow without a gap to the ready queue.
@@ -357,8 +357,8 @@ class consumer {
     h.flags = reply ? detail::flag_reply_to_hello : 0;
     h.producer = id;
     h.field = {pr.acked, pr.received, epoch_, options_.window};
-    detail::encode(h, std::span<std::byte, detail::header_bytes>(static_cast<std::byte*>(m.data()),
-                                                                  detail::header_bytes));
+    detail::encode(h,
+                   std::span<std::byte, detail::header_bytes>(static_cast<std::byte*>(m.data()), detail::header_bytes));
     zmq::message_t to;
     to.copy(pr.identity);
     // A full or vanished peer loses the state; it asks again after its probe interval.

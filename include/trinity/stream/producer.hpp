@@ -65,14 +65,14 @@
 namespace trinity::stream {
 
 struct producer_options {
-  std::uint32_t id = 0;                             //!< this producer's id: the same across its restarts
-  std::size_t streams = 1;                          //!< parallel streams, each a socket and a thread
-  bytes_per_second stream_cap{0};                   //!< each stream's most (0: uncapped)
-  bytes burst{0};                                   //!< a stream's bucket (0: rate_cap's default)
-  std::size_t window = 1024;                        //!< most unacknowledged samples
-  bytes window_bytes{16.0 * 1024 * 1024};           //!< most unacknowledged bytes (one sample always goes)
-  int high_water_mark = 1000;                       //!< ZeroMQ's SNDHWM/RCVHWM per socket
-  std::chrono::milliseconds probe_after{250};       //!< silence, with samples unacknowledged, before asking
+  std::uint32_t id = 0;                        //!< this producer's id: the same across its restarts
+  std::size_t streams = 1;                     //!< parallel streams, each a socket and a thread
+  bytes_per_second stream_cap{0};              //!< each stream's most (0: uncapped)
+  bytes burst{0};                              //!< a stream's bucket (0: rate_cap's default)
+  std::size_t window = 1024;                   //!< most unacknowledged samples
+  bytes window_bytes{16.0 * 1024 * 1024};      //!< most unacknowledged bytes (one sample always goes)
+  int high_water_mark = 1000;                  //!< ZeroMQ's SNDHWM/RCVHWM per socket
+  std::chrono::milliseconds probe_after{250};  //!< silence, with samples unacknowledged, before asking
 };
 
 inline void validate(const producer_options& o) {
@@ -85,14 +85,14 @@ inline void validate(const producer_options& o) {
 }
 
 struct producer_stats {
-  std::uint64_t sent = 0;                    //!< samples sent, again-sent ones included
-  std::uint64_t messages = 0;                //!< messages they went in: a batch frame carries many small samples
-  std::uint64_t resent = 0;                  //!< samples sent again (after a probe or a consumer restart)
-  std::uint64_t acked = 0;                   //!< the consumer's acknowledged offset as last heard
-  std::uint64_t consumer_restarts = 0;       //!< new consumer epochs seen after the first
-  std::uint64_t malformed = 0;               //!< frames from the consumer that were not a state of ours
-  std::size_t max_unacked = 0;               //!< most samples held for sending again at once (≤ window)
-  std::vector<std::uint64_t> stream_bytes;   //!< bytes each stream sent
+  std::uint64_t sent = 0;                   //!< samples sent, again-sent ones included
+  std::uint64_t messages = 0;               //!< messages they went in: a batch frame carries many small samples
+  std::uint64_t resent = 0;                 //!< samples sent again (after a probe or a consumer restart)
+  std::uint64_t acked = 0;                  //!< the consumer's acknowledged offset as last heard
+  std::uint64_t consumer_restarts = 0;      //!< new consumer epochs seen after the first
+  std::uint64_t malformed = 0;              //!< frames from the consumer that were not a state of ours
+  std::size_t max_unacked = 0;              //!< most samples held for sending again at once (≤ window)
+  std::vector<std::uint64_t> stream_bytes;  //!< bytes each stream sent
 };
 
 class producer {
@@ -144,9 +144,8 @@ class producer {
     const bool answered = cv_app_.wait_for(lk, timeout, [&] { return have_state_ || stop_; });
     rethrow_failure();
     if (!answered)
-      throw stream_error("producer " + std::to_string(options_.id) + ": no answer from the consumer at " +
-                         endpoint_ + " within " + std::to_string(timeout.count()) +
-                         " ms; is it running and bound there?");
+      throw stream_error("producer " + std::to_string(options_.id) + ": no answer from the consumer at " + endpoint_ +
+                         " within " + std::to_string(timeout.count()) + " ms; is it running and bound there?");
     return acked_ + retained_.size();
   }
 
@@ -167,11 +166,11 @@ class producer {
     {
       std::unique_lock lk(mutex_);
       const auto fits = [&] {
-        return retained_.empty() || (retained_.size() < window_ &&
-                                     static_cast<double>(retained_bytes_ + frame.size()) <= options_.window_bytes.value());
+        return retained_.empty() ||
+               (retained_.size() < window_ &&
+                static_cast<double>(retained_bytes_ + frame.size()) <= options_.window_bytes.value());
       };
-      if (!cv_app_.wait_for(lk, timeout, [&] { return stop_ || (have_state_ && fits()); }))
-        return std::nullopt;
+      if (!cv_app_.wait_for(lk, timeout, [&] { return stop_ || (have_state_ && fits()); })) return std::nullopt;
       rethrow_failure();
       if (stop_) return std::nullopt;
       offset = acked_ + retained_.size();
@@ -179,8 +178,8 @@ class producer {
       h.kind = detail::frame_kind::data;
       h.producer = options_.id;
       h.field = {offset, 0, 0, 0};
-      detail::encode(h, std::span<std::byte, detail::header_bytes>(static_cast<std::byte*>(frame.data()),
-                                                                    detail::header_bytes));
+      detail::encode(
+          h, std::span<std::byte, detail::header_bytes>(static_cast<std::byte*>(frame.data()), detail::header_bytes));
       retained_bytes_ += frame.size();
       retained_.push_back(std::move(frame));
       stats_.max_unacked = std::max(stats_.max_unacked, retained_.size());
@@ -268,8 +267,8 @@ class producer {
     h.kind = detail::frame_kind::hello;
     h.producer = producer;
     h.field = {acked, 0, 0, 0};
-    detail::encode(h, std::span<std::byte, detail::header_bytes>(static_cast<std::byte*>(m.data()),
-                                                                  detail::header_bytes));
+    detail::encode(h,
+                   std::span<std::byte, detail::header_bytes>(static_cast<std::byte*>(m.data()), detail::header_bytes));
     return m;
   }
 
@@ -341,34 +340,12 @@ class producer {
         if (stop_) return;
         stats_.messages += std::exchange(packed, 0);
         // Stream 0 asks where the consumer stands: until it first answers, and after a silence.
-        if (index == 0) {
-          const auto hello_every = have_state_ ? options_.probe_after : std::chrono::milliseconds(100);
-          const bool waiting = !have_state_ || !retained_.empty();
-          const bool silent = !have_state_ || now - last_heard_ >= options_.probe_after;
-          if (need_hello_ || (waiting && silent && now - last_hello >= hello_every)) {
-            ask = true;
-            ask_acked = acked_;
-            need_hello_ = false;
-            last_hello = now;
-          }
+        if (index == 0 && hello_due(now, last_hello)) {
+          ask = true;
+          ask_acked = acked_;
         }
-        // The bucket is charged at the claim: what a stream sends by any time is at most what it claimed.
-        // A claim shares the retained frame's buffer (ZeroMQ counts references), so it stays readable after
-        // the lock, whatever an acknowledgement drops meanwhile.
         first_claimed = next_send_;
-        while (claimed.size() < claims_per_round && pending.size() < most_pending && have_state_ &&
-               next_send_ < acked_ + retained_.size()) {
-          delay = bucket.wait(now);
-          if (delay > clock::duration::zero()) break;
-          auto& m = claimed.emplace_back();
-          m.copy(retained_[next_send_ - acked_]);
-          bucket.take(m.size(), now);
-          if (next_send_ < sent_high) ++stats_.resent;
-          ++next_send_;
-          sent_high = std::max(sent_high, next_send_);
-          ++stats_.sent;
-          stats_.stream_bytes[index] += m.size();
-        }
+        if (pending.size() < most_pending) delay = claim(index, claims_per_round, bucket, now, sent_high, claimed);
         if (!pending.empty() || !claimed.empty()) {
           idle_rounds = 0;
         } else if (delay == clock::duration::zero()) {
@@ -392,27 +369,67 @@ class producer {
       }
       while (!pending.empty() && socket.send(pending.front(), zmq::send_flags::dontwait)) pending.pop_front();
       if (pending.empty() && !sleeping && delay == clock::duration::zero()) continue;
-      // Wait: for the socket (a state, or room under the high-water mark), a wake-up, or a timer.
-      auto timeout = std::chrono::milliseconds(sleeping ? 50 : 10);
-      if (delay > clock::duration::zero())
-        timeout = std::max(std::chrono::milliseconds(1),
-                           std::min(timeout, std::chrono::ceil<std::chrono::milliseconds>(delay)));
-      if (index == 0) timeout = std::min(timeout, std::chrono::milliseconds(20));
-      zmq::pollitem_t items[2] = {
-          {static_cast<void*>(socket), 0, static_cast<short>(ZMQ_POLLIN | (pending.empty() ? 0 : ZMQ_POLLOUT)), 0},
-          {nullptr, wakes_[index].read_fd(), ZMQ_POLLIN, 0}};
-      try {
-        zmq::poll(items, 2, timeout);
-      } catch (const zmq::error_t& e) {
-        if (e.num() != EINTR) throw;
-      }
-      woke_on_socket = (items[0].revents & ZMQ_POLLIN) != 0;
-      wakes_[index].clear();
+      woke_on_socket = wait_for_work(index, !pending.empty(), sleeping, delay);
       if (sleeping) {
         std::lock_guard lk(mutex_);
         asleep_[index] = false;
       }
     }
+  }
+
+  // Whether stream 0 should ask where the consumer stands now: until it first answers, after a restart, and
+  // after a silence with samples unacknowledged (mutex held).
+  bool hello_due(std::chrono::steady_clock::time_point now, std::chrono::steady_clock::time_point& last_hello) {
+    const auto hello_every = have_state_ ? options_.probe_after : std::chrono::milliseconds(100);
+    const bool waiting = !have_state_ || !retained_.empty();
+    const bool silent = !have_state_ || now - last_heard_ >= options_.probe_after;
+    if (!need_hello_ && !(waiting && silent && now - last_hello >= hello_every)) return false;
+    need_hello_ = false;
+    last_hello = now;
+    return true;
+  }
+
+  // Claims up to `most` samples from next_send_ on into `claimed`, as the rate cap allows; returns how long the
+  // cap asks to wait (zero when it did not stop the claims). The bucket is charged at the claim: what a stream
+  // sends by any time is at most what it claimed. A claim shares the retained frame's buffer (ZeroMQ counts
+  // references), so it stays readable after the lock, whatever an acknowledgement drops meanwhile (mutex held).
+  std::chrono::steady_clock::duration claim(std::size_t index, std::size_t most, rate_cap& bucket,
+                                            std::chrono::steady_clock::time_point now, std::uint64_t& sent_high,
+                                            std::vector<zmq::message_t>& claimed) {
+    while (claimed.size() < most && have_state_ && next_send_ < acked_ + retained_.size()) {
+      const auto delay = bucket.wait(now);
+      if (delay > std::chrono::steady_clock::duration::zero()) return delay;
+      auto& m = claimed.emplace_back();
+      m.copy(retained_[next_send_ - acked_]);
+      bucket.take(m.size(), now);
+      if (next_send_ < sent_high) ++stats_.resent;
+      ++next_send_;
+      sent_high = std::max(sent_high, next_send_);
+      ++stats_.sent;
+      stats_.stream_bytes[index] += m.size();
+    }
+    return std::chrono::steady_clock::duration::zero();
+  }
+
+  // Waits for the socket (a state, or room under the high-water mark when `sending`), a wake-up, or a timer:
+  // the cap's `delay`, 50 ms asleep, 10 ms otherwise (stream 0, which probes, at most 20 ms). True when the
+  // socket has something to read.
+  bool wait_for_work(std::size_t index, bool sending, bool sleeping, std::chrono::steady_clock::duration delay) {
+    auto timeout = std::chrono::milliseconds(sleeping ? 50 : 10);
+    if (delay > std::chrono::steady_clock::duration::zero())
+      timeout = std::max(std::chrono::milliseconds(1),
+                         std::min(timeout, std::chrono::ceil<std::chrono::milliseconds>(delay)));
+    if (index == 0) timeout = std::min(timeout, std::chrono::milliseconds(20));
+    zmq::pollitem_t items[2] = {
+        {static_cast<void*>(sockets_[index]), 0, static_cast<short>(ZMQ_POLLIN | (sending ? ZMQ_POLLOUT : 0)), 0},
+        {nullptr, wakes_[index].read_fd(), ZMQ_POLLIN, 0}};
+    try {
+      zmq::poll(items, 2, timeout);
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;
+    }
+    wakes_[index].clear();
+    return (items[0].revents & ZMQ_POLLIN) != 0;
   }
 
   // The claimed frames (offsets first, first + 1, ...) as messages: runs of small samples as batch frames of up
@@ -474,7 +491,7 @@ class producer {
   std::deque<zmq::message_t> retained_;  // offsets [acked_, acked_ + size): unacknowledged, kept to send again
   std::size_t retained_bytes_ = 0;
   std::uint64_t acked_ = 0;
-  std::uint64_t next_send_ = 0;          // the next offset a stream takes
+  std::uint64_t next_send_ = 0;  // the next offset a stream takes
   std::size_t window_ = 0;
   bool have_state_ = false;
   std::uint64_t epoch_ = 0;

@@ -91,7 +91,6 @@ inline constexpr joules_per_byte remote_storage_energy_per_byte =
 
 }  // namespace trinity::tiers::parameters
 
-
 namespace trinity::tiers {
 
 inline constexpr std::array<documented_parameter, 13> documented_parameters{{

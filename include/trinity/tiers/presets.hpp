@@ -18,13 +18,14 @@ namespace trinity::tiers {
 //! 8 TB/s per GPU" (L772).
 struct gb200_hbm3e {
   using tier_concept = tier_tag;
-  static constexpr tier_descriptor descriptor{
-      "gb200-hbm3e", tier_level::accelerator_local,
-      192_GB,                              // L772
-      8_TBps,                              // L772
-      parameters::hbm_load_latency,        // not in the report; see parameters.hpp
-      parameters::hbm_energy_per_byte,     // not in the report; see parameters.hpp
-      true, "CXL report L772; latency and energy: tiers/parameters.hpp"};
+  static constexpr tier_descriptor descriptor{"gb200-hbm3e",
+                                              tier_level::accelerator_local,
+                                              192_GB,                           // L772
+                                              8_TBps,                           // L772
+                                              parameters::hbm_load_latency,     // not in the report; see parameters.hpp
+                                              parameters::hbm_energy_per_byte,  // not in the report; see parameters.hpp
+                                              true,
+                                              "CXL report L772; latency and energy: tiers/parameters.hpp"};
 };
 
 //! H100 SXM HBM3: 80 GB at 3.35 TB/s (NVIDIA H100 Tensor Core GPU data sheet).
@@ -32,25 +33,27 @@ struct gb200_hbm3e {
 //! trinity's CUDA backend is tested on.
 struct h100_hbm3 {
   using tier_concept = tier_tag;
-  static constexpr tier_descriptor descriptor{
-      "h100-hbm3", tier_level::accelerator_local,
-      80_GB,                                // NVIDIA H100 data sheet (SXM)
-      3.35_TBps,                            // NVIDIA H100 data sheet (SXM)
-      parameters::hbm_load_latency,
-      parameters::hbm_energy_per_byte,
-      true, "NVIDIA H100 data sheet (SXM); latency and energy: tiers/parameters.hpp"};
+  static constexpr tier_descriptor descriptor{"h100-hbm3",
+                                              tier_level::accelerator_local,
+                                              80_GB,      // NVIDIA H100 data sheet (SXM)
+                                              3.35_TBps,  // NVIDIA H100 data sheet (SXM)
+                                              parameters::hbm_load_latency,
+                                              parameters::hbm_energy_per_byte,
+                                              true,
+                                              "NVIDIA H100 data sheet (SXM); latency and energy: tiers/parameters.hpp"};
 };
 
 //! H200 HBM3e: 141 GB at 4.8 TB/s (NVIDIA H200 Tensor Core GPU data sheet).
 struct h200_hbm3e {
   using tier_concept = tier_tag;
-  static constexpr tier_descriptor descriptor{
-      "h200-hbm3e", tier_level::accelerator_local,
-      141_GB,                               // NVIDIA H200 data sheet
-      4.8_TBps,                             // NVIDIA H200 data sheet
-      parameters::hbm_load_latency,
-      parameters::hbm_energy_per_byte,
-      true, "NVIDIA H200 data sheet; latency and energy: tiers/parameters.hpp"};
+  static constexpr tier_descriptor descriptor{"h200-hbm3e",
+                                              tier_level::accelerator_local,
+                                              141_GB,    // NVIDIA H200 data sheet
+                                              4.8_TBps,  // NVIDIA H200 data sheet
+                                              parameters::hbm_load_latency,
+                                              parameters::hbm_energy_per_byte,
+                                              true,
+                                              "NVIDIA H200 data sheet; latency and energy: tiers/parameters.hpp"};
 };
 
 //! A100 SXM 80GB HBM2e: 80 GB at 2,039 GB/s (NVIDIA A100 Tensor Core GPU data sheet). Latency and energy are
@@ -58,13 +61,15 @@ struct h200_hbm3e {
 struct a100_hbm2e {
   using tier_concept = tier_tag;
   static constexpr tier_descriptor descriptor{
-      "a100-hbm2e", tier_level::accelerator_local,
-      80_GB,                                // NVIDIA A100 data sheet (SXM 80GB)
-      2039_GBps,                            // NVIDIA A100 data sheet (SXM 80GB)
+      "a100-hbm2e",
+      tier_level::accelerator_local,
+      80_GB,      // NVIDIA A100 data sheet (SXM 80GB)
+      2039_GBps,  // NVIDIA A100 data sheet (SXM 80GB)
       parameters::hbm_load_latency,
       parameters::hbm_energy_per_byte,
-      true, "NVIDIA A100 data sheet (SXM 80GB: 80 GB HBM2e at 2,039 GB/s); latency and energy taken as the "
-            "H100's HBM: tiers/parameters.hpp"};
+      true,
+      "NVIDIA A100 data sheet (SXM 80GB: 80 GB HBM2e at 2,039 GB/s); latency and energy taken as the "
+      "H100's HBM: tiers/parameters.hpp"};
 };
 
 //! Jetson Orin Nano 8GB's LPDDR5, shared by its CPU and GPU: 8 GB at 68 GB/s (NVIDIA Jetson Orin Nano 8GB
@@ -72,13 +77,14 @@ struct a100_hbm2e {
 //! the edge preset's energy is the module's power. The device of edge-5g-cloud.
 struct orin_lpddr5 {
   using tier_concept = tier_tag;
-  static constexpr tier_descriptor descriptor{
-      "orin-lpddr5", tier_level::accelerator_local,
-      8_GB,                                 // NVIDIA Jetson Orin Nano 8GB data sheet
-      68_GBps,                              // NVIDIA Jetson Orin Nano 8GB data sheet
-      seconds{100e-9},                      // typical of LPDDR5: an assumption
-      joules_per_byte{0},                   // not priced: the module's power covers it
-      true, "NVIDIA Jetson Orin Nano 8GB data sheet; latency an assumption"};
+  static constexpr tier_descriptor descriptor{"orin-lpddr5",
+                                              tier_level::accelerator_local,
+                                              8_GB,                // NVIDIA Jetson Orin Nano 8GB data sheet
+                                              68_GBps,             // NVIDIA Jetson Orin Nano 8GB data sheet
+                                              seconds{100e-9},     // typical of LPDDR5: an assumption
+                                              joules_per_byte{0},  // not priced: the module's power covers it
+                                              true,
+                                              "NVIDIA Jetson Orin Nano 8GB data sheet; latency an assumption"};
 };
 
 //! Grace CPU LPDDR5X in a GB200: "up to 480 GB of LPDDR5X DRAM ... via NVLink
@@ -86,13 +92,14 @@ struct orin_lpddr5 {
 //! bandwidth is the one the GPU sees through NVLink-C2C.
 struct grace_lpddr5x {
   using tier_concept = tier_tag;
-  static constexpr tier_descriptor descriptor{
-      "grace-lpddr5x", tier_level::coherent_fabric,
-      480_GB,                               // L773-774
-      900_GBps,                             // L775
-      parameters::dram_load_latency + parameters::c2c_latency,
-      parameters::lpddr_energy_per_byte,
-      true, "CXL report L773-775; latency and energy: tiers/parameters.hpp"};
+  static constexpr tier_descriptor descriptor{"grace-lpddr5x",
+                                              tier_level::coherent_fabric,
+                                              480_GB,    // L773-774
+                                              900_GBps,  // L775
+                                              parameters::dram_load_latency + parameters::c2c_latency,
+                                              parameters::lpddr_energy_per_byte,
+                                              true,
+                                              "CXL report L773-775; latency and energy: tiers/parameters.hpp"};
 };
 
 //! Host DDR5 behind a PCIe-attached accelerator (an x86 server of the H100
@@ -100,13 +107,14 @@ struct grace_lpddr5x {
 //! 38.4 GB/s each (JEDEC JESD79-5) = 307.2 GB/s; 1 TB (16 x 64 GB DIMMs).
 struct host_ddr {
   using tier_concept = tier_tag;
-  static constexpr tier_descriptor descriptor{
-      "host-ddr5", tier_level::host,
-      1_TB,                                 // 16 x 64 GB RDIMMs, a common 2-socket build
-      307.2_GBps,                           // 8 x DDR5-4800 channels, JESD79-5
-      parameters::dram_load_latency,
-      parameters::ddr_energy_per_byte,
-      true, "JEDEC JESD79-5 (DDR5-4800); latency and energy: tiers/parameters.hpp"};
+  static constexpr tier_descriptor descriptor{"host-ddr5",
+                                              tier_level::host,
+                                              1_TB,        // 16 x 64 GB RDIMMs, a common 2-socket build
+                                              307.2_GBps,  // 8 x DDR5-4800 channels, JESD79-5
+                                              parameters::dram_load_latency,
+                                              parameters::ddr_energy_per_byte,
+                                              true,
+                                              "JEDEC JESD79-5 (DDR5-4800); latency and energy: tiers/parameters.hpp"};
 };
 
 //! Host DDR4 of an AMD EPYC 7742 socket (the CPUs of a DGX A100): 8 channels of DDR4-3200 at 25.6 GB/s each
@@ -115,13 +123,15 @@ struct host_ddr {
 struct host_ddr4 {
   using tier_concept = tier_tag;
   static constexpr tier_descriptor descriptor{
-      "host-ddr4", tier_level::host,
-      1_TB,                                 // DGX A100 640GB: 2 TB, two sockets
-      204.8_GBps,                           // 8 x DDR4-3200 channels, AMD EPYC 7742
+      "host-ddr4",
+      tier_level::host,
+      1_TB,        // DGX A100 640GB: 2 TB, two sockets
+      204.8_GBps,  // 8 x DDR4-3200 channels, AMD EPYC 7742
       parameters::dram_load_latency,
       parameters::ddr_energy_per_byte,
-      true, "AMD EPYC 7742 specifications (8 x DDR4-3200); NVIDIA DGX A100 data sheet (2 TB); latency and "
-            "energy taken as DDR5's: tiers/parameters.hpp"};
+      true,
+      "AMD EPYC 7742 specifications (8 x DDR4-3200); NVIDIA DGX A100 data sheet (2 TB); latency and "
+      "energy taken as DDR5's: tiers/parameters.hpp"};
 };
 
 //! Tier-1 coherent CXL memory: accelerator-local memory exposed over CXL.cache
@@ -131,13 +141,14 @@ struct host_ddr4 {
 //! (L1140–1141).
 struct cxl_coherent {
   using tier_concept = tier_tag;
-  static constexpr tier_descriptor descriptor{
-      "cxl-coherent", tier_level::coherent_fabric,
-      2_TB,                                 // L1140-1141, upper end
-      128_GBps,                             // L1788
-      parameters::cxl_port_latency,         // inside L1789's 100-250 ns
-      parameters::ddr_energy_per_byte + parameters::cxl_link_energy_per_byte,
-      true, "CXL report L1140-1141, L1788, L1789; energy: tiers/parameters.hpp"};
+  static constexpr tier_descriptor descriptor{"cxl-coherent",
+                                              tier_level::coherent_fabric,
+                                              2_TB,                          // L1140-1141, upper end
+                                              128_GBps,                      // L1788
+                                              parameters::cxl_port_latency,  // inside L1789's 100-250 ns
+                                              parameters::ddr_energy_per_byte + parameters::cxl_link_energy_per_byte,
+                                              true,
+                                              "CXL report L1140-1141, L1788, L1789; energy: tiers/parameters.hpp"};
 };
 
 //! Tier-2 capacity pool: a memory tray behind one CXL switch (report §6.3,
@@ -148,24 +159,27 @@ struct cxl_coherent {
 struct cxl_capacity {
   using tier_concept = tier_tag;
   static constexpr tier_descriptor descriptor{
-      "cxl-capacity", tier_level::capacity_pool,
-      32_TB,                                // "tens of TBs" (L1163-1164, Table 2 L1348)
-      128_GBps,                             // L1788
+      "cxl-capacity",
+      tier_level::capacity_pool,
+      32_TB,     // "tens of TBs" (L1163-1164, Table 2 L1348)
+      128_GBps,  // L1788
       parameters::cxl_port_latency + parameters::cxl_switch_hop_latency,
       parameters::ddr_energy_per_byte + 2 * parameters::cxl_link_energy_per_byte,
-      true, "CXL report L1163-1164, L1348, L1788, L2121-2122; hop latency and energy: tiers/parameters.hpp"};
+      true,
+      "CXL report L1163-1164, L1348, L1788, L2121-2122; hop latency and energy: tiers/parameters.hpp"};
 };
 
 //! A PCIe 5.0 x4 NVMe SSD. Not in the report; see parameters.hpp.
 struct nvme {
   using tier_concept = tier_tag;
-  static constexpr tier_descriptor descriptor{
-      "nvme", tier_level::storage,
-      15.36_TB,                             // a common enterprise U.2/E3.S capacity point
-      parameters::nvme_read_bandwidth,
-      parameters::nvme_read_latency,
-      parameters::nvme_energy_per_byte,
-      false, "tiers/parameters.hpp (NVMe figures)"};
+  static constexpr tier_descriptor descriptor{"nvme",
+                                              tier_level::storage,
+                                              15.36_TB,  // a common enterprise U.2/E3.S capacity point
+                                              parameters::nvme_read_bandwidth,
+                                              parameters::nvme_read_latency,
+                                              parameters::nvme_energy_per_byte,
+                                              false,
+                                              "tiers/parameters.hpp (NVMe figures)"};
 };
 
 //! Remote storage or a distributed file system: "access latencies ranging from
@@ -174,12 +188,14 @@ struct nvme {
 struct remote_storage {
   using tier_concept = tier_tag;
   static constexpr tier_descriptor descriptor{
-      "remote-storage", tier_level::storage,
-      1_PB,                                 // a parameter: a shared file system is effectively unbounded
-      400_Gbps,                             // L786, L811
-      1_ms,                                 // L2119-2120, lower end
+      "remote-storage",
+      tier_level::storage,
+      1_PB,      // a parameter: a shared file system is effectively unbounded
+      400_Gbps,  // L786, L811
+      1_ms,      // L2119-2120, lower end
       parameters::remote_storage_energy_per_byte,
-      false, "CXL report L786, L811, L2119-2120; capacity and energy: tiers/parameters.hpp"};
+      false,
+      "CXL report L786, L811, L2119-2120; capacity and energy: tiers/parameters.hpp"};
 };
 
 }  // namespace trinity::tiers

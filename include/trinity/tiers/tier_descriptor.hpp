@@ -27,11 +27,16 @@ enum class tier_level {
 
 constexpr std::string_view to_string(tier_level l) noexcept {
   switch (l) {
-    case tier_level::accelerator_local: return "accelerator-local";
-    case tier_level::coherent_fabric: return "coherent-fabric";
-    case tier_level::host: return "host";
-    case tier_level::capacity_pool: return "capacity-pool";
-    case tier_level::storage: return "storage";
+    case tier_level::accelerator_local:
+      return "accelerator-local";
+    case tier_level::coherent_fabric:
+      return "coherent-fabric";
+    case tier_level::host:
+      return "host";
+    case tier_level::capacity_pool:
+      return "capacity-pool";
+    case tier_level::storage:
+      return "storage";
   }
   return "unknown";
 }
@@ -41,12 +46,12 @@ template <class Text>
 struct basic_tier_descriptor {
   Text name;
   tier_level level;
-  bytes capacity;               //!< per device (per GPU, per CPU, per pool)
-  bytes_per_second bandwidth;   //!< peak, per device
-  seconds latency;              //!< idle load-to-use (or request) latency
-  joules_per_byte energy;       //!< access energy per byte moved
-  bool byte_addressable;        //!< load/store (true) or block I/O (false)
-  Text source;                  //!< where the figures come from
+  bytes capacity;              //!< per device (per GPU, per CPU, per pool)
+  bytes_per_second bandwidth;  //!< peak, per device
+  seconds latency;             //!< idle load-to-use (or request) latency
+  joules_per_byte energy;      //!< access energy per byte moved
+  bool byte_addressable;       //!< load/store (true) or block I/O (false)
+  Text source;                 //!< where the figures come from
 
   //! Time to stream n bytes out of the tier: latency + n / bandwidth.
   [[nodiscard]] constexpr seconds access_time(bytes n) const noexcept { return latency + n / bandwidth; }
@@ -59,8 +64,8 @@ using tier_descriptor = basic_tier_descriptor<std::string_view>;
 //! The same figures with text of its own: what a run-time system holds.
 template <class Text>
 basic_tier_descriptor<std::string> owned(const basic_tier_descriptor<Text>& d) {
-  return {std::string(d.name), d.level,    d.capacity,         d.bandwidth,
-          d.latency,           d.energy,   d.byte_addressable, std::string(d.source)};
+  return {std::string(d.name), d.level,  d.capacity,         d.bandwidth,
+          d.latency,           d.energy, d.byte_addressable, std::string(d.source)};
 }
 
 //! Checks a descriptor built at run time; throws invalid_input naming the field.

@@ -30,14 +30,12 @@ template <class T>
 concept Dimension = detail::is_dimension<T>;
 
 template <Dimension A, Dimension B>
-using dimension_product =
-    dimension<A::bytes + B::bytes, A::seconds + B::seconds, A::flops + B::flops,
-              A::joules + B::joules, A::pixels + B::pixels>;
+using dimension_product = dimension<A::bytes + B::bytes, A::seconds + B::seconds, A::flops + B::flops,
+                                    A::joules + B::joules, A::pixels + B::pixels>;
 
 template <Dimension A, Dimension B>
-using dimension_quotient =
-    dimension<A::bytes - B::bytes, A::seconds - B::seconds, A::flops - B::flops,
-              A::joules - B::joules, A::pixels - B::pixels>;
+using dimension_quotient = dimension<A::bytes - B::bytes, A::seconds - B::seconds, A::flops - B::flops,
+                                     A::joules - B::joules, A::pixels - B::pixels>;
 
 using dimensionless = dimension<0, 0, 0, 0, 0>;
 

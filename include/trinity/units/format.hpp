@@ -31,18 +31,18 @@ struct prefix {
 
 // SI prefixes from pico to exa; the unit decides how far down it may go.
 inline constexpr std::array<prefix, 13> si_prefixes{{{1e-12, "p"},
-                                                      {1e-9, "n"},
-                                                      {1e-6, "u"},
-                                                      {1e-3, "m"},
-                                                      {1.0, ""},
-                                                      {1e3, "k"},
-                                                      {1e6, "M"},
-                                                      {1e9, "G"},
-                                                      {1e12, "T"},
-                                                      {1e15, "P"},
-                                                      {1e18, "E"},
-                                                      {1e21, "Z"},
-                                                      {1e24, "Y"}}};
+                                                     {1e-9, "n"},
+                                                     {1e-6, "u"},
+                                                     {1e-3, "m"},
+                                                     {1.0, ""},
+                                                     {1e3, "k"},
+                                                     {1e6, "M"},
+                                                     {1e9, "G"},
+                                                     {1e12, "T"},
+                                                     {1e15, "P"},
+                                                     {1e18, "E"},
+                                                     {1e21, "Z"},
+                                                     {1e24, "Y"}}};
 
 // Picks the largest prefix not above |v|, but never below `smallest` (bytes
 // have no millibytes): 1.5e-7 s -> "150 ns", 2e11 B -> "200 GB".
@@ -73,17 +73,28 @@ template <Dimension D>
 std::string to_string(quantity<D> q) {
   using namespace std::string_view_literals;
   const double v = q.value();
-  if constexpr (std::is_same_v<D, dimension<1, 0, 0, 0>>) return detail::with_si_prefix(v, "B", 1.0);
-  else if constexpr (std::is_same_v<D, dimension<0, 1, 0, 0>>) return detail::with_si_prefix(v, "s");
-  else if constexpr (std::is_same_v<D, dimension<0, 0, 1, 0>>) return detail::with_si_prefix(v, "FLOP", 1.0);
-  else if constexpr (std::is_same_v<D, dimension<0, 0, 0, 1>>) return detail::with_si_prefix(v, "J");
-  else if constexpr (std::is_same_v<D, dimension<1, -1, 0, 0>>) return detail::with_si_prefix(v, "B/s", 1.0);
-  else if constexpr (std::is_same_v<D, dimension<0, -1, 1, 0>>) return detail::with_si_prefix(v, "FLOP/s", 1.0);
-  else if constexpr (std::is_same_v<D, dimension<0, -1, 0, 1>>) return detail::with_si_prefix(v, "W");
-  else if constexpr (std::is_same_v<D, dimension<-1, 0, 0, 1>>) return detail::with_si_prefix(v, "J/B");
-  else if constexpr (std::is_same_v<D, dimension<-1, 0, 1, 0>>) return detail::with_si_prefix(v, "FLOP/B", 1.0);
-  else if constexpr (std::is_same_v<D, dimension<1, 0, 0, 0, -1>>) return detail::format_number(v * 8) + " bpp";
-  else if constexpr (std::is_same_v<D, dimension<0, 0, 0, 0, 1>>) return detail::format_number(v) + " px";
+  if constexpr (std::is_same_v<D, dimension<1, 0, 0, 0>>)
+    return detail::with_si_prefix(v, "B", 1.0);
+  else if constexpr (std::is_same_v<D, dimension<0, 1, 0, 0>>)
+    return detail::with_si_prefix(v, "s");
+  else if constexpr (std::is_same_v<D, dimension<0, 0, 1, 0>>)
+    return detail::with_si_prefix(v, "FLOP", 1.0);
+  else if constexpr (std::is_same_v<D, dimension<0, 0, 0, 1>>)
+    return detail::with_si_prefix(v, "J");
+  else if constexpr (std::is_same_v<D, dimension<1, -1, 0, 0>>)
+    return detail::with_si_prefix(v, "B/s", 1.0);
+  else if constexpr (std::is_same_v<D, dimension<0, -1, 1, 0>>)
+    return detail::with_si_prefix(v, "FLOP/s", 1.0);
+  else if constexpr (std::is_same_v<D, dimension<0, -1, 0, 1>>)
+    return detail::with_si_prefix(v, "W");
+  else if constexpr (std::is_same_v<D, dimension<-1, 0, 0, 1>>)
+    return detail::with_si_prefix(v, "J/B");
+  else if constexpr (std::is_same_v<D, dimension<-1, 0, 1, 0>>)
+    return detail::with_si_prefix(v, "FLOP/B", 1.0);
+  else if constexpr (std::is_same_v<D, dimension<1, 0, 0, 0, -1>>)
+    return detail::format_number(v * 8) + " bpp";
+  else if constexpr (std::is_same_v<D, dimension<0, 0, 0, 0, 1>>)
+    return detail::format_number(v) + " px";
   else {
     // Anything else prints in base units with its exponents: "3 B s^-2".
     std::string unit;

@@ -13,13 +13,9 @@
 
 namespace trinity::inline literals {
 
-#define TRINITY_DETAIL_LITERAL(type, suffix, factor)                                              \
-  constexpr type operator""_##suffix(long double v) noexcept {                                    \
-    return type{static_cast<double>(v) * (factor)};                                               \
-  }                                                                                               \
-  constexpr type operator""_##suffix(unsigned long long v) noexcept {                             \
-    return type{static_cast<double>(v) * (factor)};                                               \
-  }
+#define TRINITY_DETAIL_LITERAL(type, suffix, factor)                                                             \
+  constexpr type operator""_##suffix(long double v) noexcept { return type{static_cast<double>(v) * (factor)}; } \
+  constexpr type operator""_##suffix(unsigned long long v) noexcept { return type{static_cast<double>(v) * (factor)}; }
 
 // sizes
 TRINITY_DETAIL_LITERAL(bytes, B, 1.0)
@@ -86,4 +82,7 @@ TRINITY_DETAIL_LITERAL(pixels, px, 1.0)
 
 #undef TRINITY_DETAIL_LITERAL
 
+// clang-format 14 flags its own comment on an inline nested namespace as unformatted.
+// clang-format off
 }  // namespace trinity::inline literals
+// clang-format on

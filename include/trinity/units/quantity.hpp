@@ -86,9 +86,8 @@ concept Quantity = detail::is_quantity<std::remove_cvref_t<T>>;
 
 //! Two quantity types that can be added, subtracted and compared.
 template <class A, class B>
-concept same_dimension = Quantity<A> && Quantity<B> &&
-                         std::same_as<typename std::remove_cvref_t<A>::dimension,
-                                      typename std::remove_cvref_t<B>::dimension>;
+concept same_dimension = Quantity<A> && Quantity<B> && std::same_as < typename std::remove_cvref_t<A>::dimension,
+typename std::remove_cvref_t<B>::dimension > ;
 
 template <Dimension A, Dimension B>
 constexpr auto operator*(quantity<A> a, quantity<B> b) noexcept {
@@ -109,8 +108,7 @@ constexpr auto operator/(double a, quantity<A> b) noexcept {
 // The overloads below exist only to replace "no match for operator+" with a
 // message that says what to do instead.
 template <Dimension A, Dimension B>
-  requires(!std::same_as<A, B>)
-constexpr void operator+(quantity<A>, quantity<B>) {
+requires(!std::same_as<A, B>) constexpr void operator+(quantity<A>, quantity<B>) {
   static_assert(trinity::detail::always_false<A, B>,
                 "trinity::units: cannot add quantities of different dimensions (for example bytes + seconds). "
                 "Fix: convert one side first; bytes / bytes_per_second gives seconds, "
@@ -118,8 +116,7 @@ constexpr void operator+(quantity<A>, quantity<B>) {
 }
 
 template <Dimension A, Dimension B>
-  requires(!std::same_as<A, B>)
-constexpr void operator-(quantity<A>, quantity<B>) {
+requires(!std::same_as<A, B>) constexpr void operator-(quantity<A>, quantity<B>) {
   static_assert(trinity::detail::always_false<A, B>,
                 "trinity::units: cannot subtract quantities of different dimensions (for example bytes - seconds). "
                 "Fix: convert one side first; bytes / bytes_per_second gives seconds, "

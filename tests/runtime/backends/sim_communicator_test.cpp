@@ -32,7 +32,8 @@ timed_result run_sim(int ranks, std::size_t count, sim::fabric_link link, Collec
   comm::run_ranks(world, [&](comm::thread_communicator& t) {
     sim::communicator c(world, t.rank(), link);
     std::vector<float> g(count);
-    for (std::size_t i = 0; i < count; ++i) g[i] = static_cast<float>((i * 31 + static_cast<std::size_t>(t.rank()) * 17) % 101) * 0.25f;
+    for (std::size_t i = 0; i < count; ++i)
+      g[i] = static_cast<float>((i * 31 + static_cast<std::size_t>(t.rank()) * 17) % 101) * 0.25f;
     collective(c, g);
     out.clocks[static_cast<std::size_t>(t.rank())] = c.now();
     out.data[static_cast<std::size_t>(t.rank())] = std::move(g);
@@ -51,7 +52,8 @@ TEST_CASE("the simulated ring all-reduce takes 2(n-1)·α + 2(n-1)/n·S/B, withi
       });
       const bytes size{static_cast<double>(count * sizeof(float))};
       const double predicted =
-          model::ring_all_reduce_time(static_cast<std::size_t>(ranks), size, {link.latency, link.bandwidth, {}}).value();
+          model::ring_all_reduce_time(static_cast<std::size_t>(ranks), size, {link.latency, link.bandwidth, {}})
+              .value();
       const double textbook = 2.0 * (ranks - 1) * 2e-6 + 2.0 * (ranks - 1) / ranks * size.value() / 25e9;
       REQUIRE(predicted == Approx(textbook).epsilon(1e-12));
       INFO("ranks " << ranks << ", count " << count);
@@ -67,7 +69,8 @@ TEST_CASE("the simulated fabric charges the reduction's compute at the reduce ra
     comm::all_reduce(c, std::span<float>(g), comm::reduce_op::sum, comm::algorithm::ring);
   });
   const bytes size{static_cast<double>(count * sizeof(float))};
-  const double predicted = model::ring_all_reduce_time(ranks, size, {link.latency, link.bandwidth, link.reduce_rate}).value();
+  const double predicted =
+      model::ring_all_reduce_time(ranks, size, {link.latency, link.bandwidth, link.reduce_rate}).value();
   CHECK(predicted == Approx(2.0 * 3 * 1e-6 + 1.5 * size.value() / 50e9 + 0.75 * size.value() / 10e9));
   for (const auto& t : r.clocks) REQUIRE(t.value() == Approx(predicted).epsilon(1e-9));
 }
@@ -88,7 +91,8 @@ TEST_CASE("halving-doubling beats the ring on the simulated fabric for small mes
   // Same inputs, same sum, to fp32 rounding.
   for (std::size_t i = 0; i < 256; ++i) REQUIRE(hd.data[0][i] == Approx(ring.data[0][i]).epsilon(1e-6));
   // At 64 MiB the ring wins or ties: it sends the same bytes in more, smaller steps.
-  CHECK(model::ring_all_reduce_time(ranks, 64_MiB, ml) <= model::halving_doubling_all_reduce_time(ranks, 64_MiB, ml) * 1.01);
+  CHECK(model::ring_all_reduce_time(ranks, 64_MiB, ml) <=
+        model::halving_doubling_all_reduce_time(ranks, 64_MiB, ml) * 1.01);
 }
 
 TEST_CASE("the simulated fabric gives the same bits as the threads backend", "[comm][sim]") {
@@ -100,7 +104,8 @@ TEST_CASE("the simulated fabric gives the same bits as the threads backend", "[c
   std::vector<float> ref;
   comm::run_ranks(world, [&](comm::thread_communicator& c) {
     std::vector<float> g(10'007);
-    for (std::size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>((i * 31 + static_cast<std::size_t>(c.rank()) * 17) % 101) * 0.25f;
+    for (std::size_t i = 0; i < g.size(); ++i)
+      g[i] = static_cast<float>((i * 31 + static_cast<std::size_t>(c.rank()) * 17) % 101) * 0.25f;
     comm::all_reduce(c, std::span<float>(g), comm::reduce_op::sum, comm::algorithm::ring);
     if (c.rank() == 0) ref = g;
   });
@@ -170,7 +175,8 @@ TEST_CASE("a simulated communicator on a topology costs each message its route: 
   CHECK(far[0].value() > near[0].value() * 2);
   // Places must be nodes of the topology, one per rank.
   comm::thread_world world(2);
-  CHECK_THROWS_WITH(sim::communicator(world, 0, t, std::vector<std::uint32_t>{a}), Catch::StartsWith("places: 1 nodes for 2 ranks"));
+  CHECK_THROWS_WITH(sim::communicator(world, 0, t, std::vector<std::uint32_t>{a}),
+                    Catch::StartsWith("places: 1 nodes for 2 ranks"));
   CHECK_THROWS_WITH(sim::communicator(world, 0, t, std::vector<std::uint32_t>{a, 9}),
                     Catch::StartsWith("places: 9 is not a node"));
 }

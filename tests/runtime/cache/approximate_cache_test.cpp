@@ -55,11 +55,13 @@ TEST_CASE("a run-time reuse table is checked rule by rule, by name", "[cache]") 
   t.rules[0] = {0.9, 10};
   t.rules[1] = {0.95, 5};
   t.count = 2;
-  CHECK_THROWS_WITH(cache::runtime_reuse(t), Catch::StartsWith("reuse_table.rules[1].above") && Catch::Contains("fall"));
+  CHECK_THROWS_WITH(cache::runtime_reuse(t),
+                    Catch::StartsWith("reuse_table.rules[1].above") && Catch::Contains("fall"));
   t.rules[1] = {0.8, 10};
   CHECK_THROWS_WITH(cache::runtime_reuse(t), Catch::StartsWith("reuse_table.rules[1].depth"));
   t.rules[1] = {1.5, 1};
-  CHECK_THROWS_WITH(cache::runtime_reuse(t), Catch::StartsWith("reuse_table.rules[1].above") && Catch::Contains("[-1, 1)"));
+  CHECK_THROWS_WITH(cache::runtime_reuse(t),
+                    Catch::StartsWith("reuse_table.rules[1].above") && Catch::Contains("[-1, 1)"));
   t.count = 0;
   CHECK_THROWS_WITH(cache::runtime_reuse(t), Catch::Contains("from 1 to 16 rules"));
 }
@@ -93,7 +95,8 @@ TEST_CASE("a hit reuses the deepest stored latent the table allows and saves dep
 }
 
 TEST_CASE("LRU evicts the least recently inserted or hit entry", "[cache]") {
-  cache::approximate_cache<cache::flat_index, cache::lru> c(cache::flat_index(8), {.capacity = 3_MB, .step_cost = 1_FLOP});
+  cache::approximate_cache<cache::flat_index, cache::lru> c(cache::flat_index(8),
+                                                            {.capacity = 3_MB, .step_cost = 1_FLOP});
   for (std::size_t i = 0; i < 3; ++i) REQUIRE(c.insert(basis(i, 8), {{25, 1_MB}}) == i);
   CHECK(c.lookup(basis(0, 8)).hit);  // 0 is now the most recent; 1 is the least
   c.insert(basis(3, 8), {{25, 1_MB}});
@@ -105,7 +108,8 @@ TEST_CASE("LRU evicts the least recently inserted or hit entry", "[cache]") {
 }
 
 TEST_CASE("LFU evicts the entry with fewest hits, the least recent among equals", "[cache]") {
-  cache::approximate_cache<cache::flat_index, cache::lfu> c(cache::flat_index(8), {.capacity = 3_MB, .step_cost = 1_FLOP});
+  cache::approximate_cache<cache::flat_index, cache::lfu> c(cache::flat_index(8),
+                                                            {.capacity = 3_MB, .step_cost = 1_FLOP});
   for (std::size_t i = 0; i < 3; ++i) c.insert(basis(i, 8), {{25, 1_MB}});
   c.lookup(basis(0, 8));
   c.lookup(basis(0, 8));
@@ -137,7 +141,8 @@ TEST_CASE("benefit-aware eviction keeps what saves the most compute per byte", "
 
 TEMPLATE_TEST_CASE("capacity is never exceeded over random inserts and lookups, on every policy", "[cache]", cache::lru,
                    cache::lfu, cache::benefit_aware) {
-  cache::approximate_cache<cache::flat_index, TestType> c(cache::flat_index(16), {.capacity = 50_MB, .step_cost = 1_FLOP});
+  cache::approximate_cache<cache::flat_index, TestType> c(cache::flat_index(16),
+                                                          {.capacity = 50_MB, .step_cost = 1_FLOP});
   std::mt19937_64 gen(5);
   std::normal_distribution<float> normal(0, 1);
   std::uniform_int_distribution<int> mb(1, 12);

@@ -22,21 +22,22 @@ TEST_CASE("a block trace replays by hand under LRU: longest cached prefix, oldes
   //  r3 [1,2,4,5] hit 3, min(1536, 1800); 3 (stamp 3) goes
   //  r4 [6]       hit 0; 1,2,4,5 all stamped 4: the deepest, 5, goes
   //  r5 [1,2,4,5] hit 3, min(1536, 2048); 5 comes back and 6 (stamp 5) goes
-  const std::vector<block_request> trace{req(1500, {1, 2, 3}), req(2000, {1, 2, 4, 5}), req(1400, {1, 2, 3}),
-                                         req(1800, {1, 2, 4, 5}), req(100, {6}),          req(2048, {1, 2, 4, 5})};
+  const std::vector<block_request> trace{req(1500, {1, 2, 3}),    req(2000, {1, 2, 4, 5}), req(1400, {1, 2, 3}),
+                                         req(1800, {1, 2, 4, 5}), req(100, {6}),           req(2048, {1, 2, 4, 5})};
   const auto r = cache::replay_blocks(trace, {.capacity_blocks = 4});
   CHECK(r.requests == 6);
   CHECK(r.blocks == 19);
   CHECK(r.hit_blocks == 10);
   CHECK(r.tokens == 8848);
   CHECK(r.hit_tokens == 5120);
-  CHECK(r.evicted_blocks == 5);    // 3, 5, 3, 5, 6
-  CHECK(r.inserted_blocks == 9);   // 1, 2, 3, 4, 5, then 3, 5, 6, 5
+  CHECK(r.evicted_blocks == 5);   // 3, 5, 3, 5, 6
+  CHECK(r.inserted_blocks == 9);  // 1, 2, 3, 4, 5, then 3, 5, 6, 5
   CHECK(r.block_hit_rate() == Approx(10.0 / 19));
   CHECK(r.token_hit_rate() == Approx(5120.0 / 8848));
 }
 
-TEST_CASE("a chain longer than the cache keeps its first blocks, and capacity 0 hits nothing", "[cache][prefix][replay]") {
+TEST_CASE("a chain longer than the cache keeps its first blocks, and capacity 0 hits nothing",
+          "[cache][prefix][replay]") {
   const std::vector<block_request> trace{req(1536, {1, 2, 3}), req(1536, {1, 2, 3})};
   const auto r = cache::replay_blocks(trace, {.capacity_blocks = 2});
   CHECK(r.hit_blocks == 2);

@@ -50,7 +50,8 @@ TEST_CASE("the edge table finds exactly what was inserted and not erased, whatev
       wrong += index.size() != model.size();
     }
     for (const auto& [key, n] : model)
-      wrong += index.find(&parents[key.first], std::span<const std::uint32_t>(key.second), hash_of(key.first, key.second)) != n;
+      wrong += index.find(&parents[key.first], std::span<const std::uint32_t>(key.second),
+                          hash_of(key.first, key.second)) != n;
     INFO(homes << " homes");
     CHECK(wrong == 0);
     CHECK(model.size() > 100);

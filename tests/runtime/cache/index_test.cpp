@@ -57,9 +57,13 @@ std::vector<std::uint64_t> brute_force(const std::vector<float>& keys, std::size
 template <class Index>
 Index make(std::size_t d);
 template <>
-cache::flat_index make<cache::flat_index>(std::size_t d) { return cache::flat_index(d); }
+cache::flat_index make<cache::flat_index>(std::size_t d) {
+  return cache::flat_index(d);
+}
 template <>
-cache::hnsw_index make<cache::hnsw_index>(std::size_t d) { return cache::hnsw_index(d, {.initial_capacity = 16}); }
+cache::hnsw_index make<cache::hnsw_index>(std::size_t d) {
+  return cache::hnsw_index(d, {.initial_capacity = 16});
+}
 
 }  // namespace
 
@@ -156,7 +160,8 @@ TEST_CASE("the inner-product metric scores raw products, the cosine metric unit 
   CHECK(cos.search(q, 1)[0].similarity == Approx(0.6));
 }
 
-TEST_CASE("HNSW recall@1 against brute force is measured, and churn reuses graph slots instead of growing", "[cache][index]") {
+TEST_CASE("HNSW recall@1 against brute force is measured, and churn reuses graph slots instead of growing",
+          "[cache][index]") {
   constexpr std::size_t n = 3000, d = 64, nq = 200;
   const auto keys = clustered(n, d, 20, 11), queries = clustered(nq, d, 20, 12);
   cache::hnsw_index index(d, {.ef_search = 200, .initial_capacity = 256});
@@ -185,8 +190,7 @@ TEST_CASE("HNSW recall@1 against brute force is measured, and churn reuses graph
   for (std::size_t i = 0; i < n; i += 10)
     found += index.search(std::span<const float>(&keys[((i + 14) % n) * d], d), 1)[0].id == 2 * n + i;
   std::vector<float> moved(keys.size());
-  for (std::size_t i = 0; i < n; ++i)
-    std::copy_n(&keys[((i + 14) % n) * d], d, &moved[i * d]);
+  for (std::size_t i = 0; i < n; ++i) std::copy_n(&keys[((i + 14) % n) * d], d, &moved[i * d]);
   for (std::size_t q = 0; q < nq; ++q)
     again += index.search(std::span<const float>(&queries[q * d], d), 1)[0].id ==
              2 * n + brute_force(moved, n, &queries[q * d], d, 1)[0];

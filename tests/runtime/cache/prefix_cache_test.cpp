@@ -40,11 +40,11 @@ TEST_CASE("a match covers the longest cached prefix of whole blocks", "[cache][p
   }
   CHECK(kv.blocks() == 2);
   CHECK(kv.match(7, prompt).tokens() == 8);
-  CHECK(kv.match(7, range(0, 7)).tokens() == 4);                      // the second block is incomplete
+  CHECK(kv.match(7, range(0, 7)).tokens() == 4);                          // the second block is incomplete
   CHECK(kv.match(7, cat(range(0, 4), seq({9, 9, 9, 9}))).tokens() == 4);  // diverges in block 2
-  CHECK(kv.match(7, cat(seq({1}), range(1, 9))).tokens() == 0);          // diverges in block 1
-  CHECK(kv.match(8, prompt).tokens() == 0);                           // another tenant's salt
-  auto extended = kv.insert(7, cat(range(0, 8), range(100, 8)));       // shares two blocks, adds two
+  CHECK(kv.match(7, cat(seq({1}), range(1, 9))).tokens() == 0);           // diverges in block 1
+  CHECK(kv.match(8, prompt).tokens() == 0);                               // another tenant's salt
+  auto extended = kv.insert(7, cat(range(0, 8), range(100, 8)));          // shares two blocks, adds two
   CHECK(extended.blocks() == 4);
   CHECK(kv.blocks() == 4);
   CHECK(kv.stats().inserted_blocks == 4);
@@ -64,13 +64,13 @@ TEST_CASE("tenants with different salts never share a block", "[cache][prefix]")
 
 TEST_CASE("blocks held by a lease are never evicted; idle leaves go least recently used first", "[cache][prefix]") {
   cache::prefix_cache kv({.block_tokens = 2, .block_size = 1_MB, .capacity = 4_MB});  // four blocks
-  auto a = kv.insert(0, range(0, 4));                             // blocks a1 a2, held
-  { auto b = kv.insert(0, range(10, 4)); }                        // b1 b2, idle
+  auto a = kv.insert(0, range(0, 4));                                                 // blocks a1 a2, held
+  { auto b = kv.insert(0, range(10, 4)); }                                            // b1 b2, idle
   CHECK(kv.blocks() == 4);
-  CHECK(kv.evictable_blocks() == 1);                              // only the leaf b2 (b1 has a child)
-  { auto c = kv.insert(0, range(20, 2)); }                        // needs one block: b2 goes, then b1 is a leaf
+  CHECK(kv.evictable_blocks() == 1);        // only the leaf b2 (b1 has a child)
+  { auto c = kv.insert(0, range(20, 2)); }  // needs one block: b2 goes, then b1 is a leaf
   CHECK(kv.stats().evicted_blocks == 1);
-  { auto d = kv.insert(0, range(30, 2)); }                        // b1 is older than c1: b1 goes
+  { auto d = kv.insert(0, range(30, 2)); }  // b1 is older than c1: b1 goes
   CHECK(kv.stats().evicted_blocks == 2);
   CHECK(kv.match(0, range(10, 2)).tokens() == 0);
   CHECK(kv.match(0, range(20, 2)).tokens() == 2);

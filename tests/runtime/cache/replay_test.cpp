@@ -53,7 +53,8 @@ TEST_CASE(".fvecs round-trips, and every malformed file is refused with the vect
                     Catch::Contains("vector 1 (byte 12) declares dimension 3"));
   CHECK_THROWS_WITH(cache::parse_fvecs(fvecs_bytes({{2, {1, 2}}, {2, {NAN, 4}}})),
                     Catch::Contains("vector 1 value 0 (byte 16) is NaN"));
-  CHECK_THROWS_WITH(cache::read_fvecs("/nonexistent/x.fvecs"), Catch::Contains("/nonexistent/x.fvecs: cannot be read: no such file"));
+  CHECK_THROWS_WITH(cache::read_fvecs("/nonexistent/x.fvecs"),
+                    Catch::Contains("/nonexistent/x.fvecs: cannot be read: no such file"));
 }
 
 TEST_CASE("a trace CSV is read in timestamp order, and a bad line is named with its number", "[cache][trace]") {
@@ -64,7 +65,8 @@ TEST_CASE("a trace CSV is read in timestamp order, and a bad line is named with 
   CHECK(t[2].row == 1);
   CHECK_THROWS_WITH(cache::parse_trace("1,0\n2,3\n", 3, "t.csv"),
                     Catch::StartsWith("t.csv:2") && Catch::Contains("row 3 is past the 3 vectors"));
-  CHECK_THROWS_WITH(cache::parse_trace("1,0\nx,1\n", 3, "t.csv"), Catch::StartsWith("t.csv:2") && Catch::Contains("timestamp 'x'"));
+  CHECK_THROWS_WITH(cache::parse_trace("1,0\nx,1\n", 3, "t.csv"),
+                    Catch::StartsWith("t.csv:2") && Catch::Contains("timestamp 'x'"));
   CHECK_THROWS_WITH(cache::parse_trace("1,-1\n", 3, "t.csv"), Catch::Contains("row '-1' is not a whole number"));
   CHECK_THROWS_WITH(cache::parse_trace("1,0,2\n", 3, "t.csv"), Catch::Contains("two columns"));
   CHECK_THROWS_WITH(cache::parse_trace("inf,0\n", 3, "t.csv"), Catch::Contains("finite"));
@@ -75,16 +77,16 @@ TEST_CASE("replay follows the documented semantics on a trace worked by hand", "
   // 2-d unit vectors, so every similarity is a known cosine. Entry = 5 latents × 1 MB; capacity two entries.
   const double c92 = 0.92, s92 = std::sqrt(1 - c92 * c92);
   cache::embedding_matrix e{2,
-                            {1, 0,                                   // row 0: A
+                            {1, 0,                                      // row 0: A
                              0.96f, float(std::sqrt(1 - 0.96 * 0.96)),  // row 1: cos 0.96 to A → depth 25
-                             0, 1,                                   // row 2: B, orthogonal to A
-                             float(s92), float(c92),                 // row 3: cos 0.92 to B → depth 20
-                             1, 0}};                                 // row 4: A again, after A was evicted
+                             0, 1,                                      // row 2: B, orthogonal to A
+                             float(s92), float(c92),                    // row 3: cos 0.92 to B → depth 20
+                             1, 0}};                                    // row 4: A again, after A was evicted
   // Timestamps out of file order: replay runs them sorted.
   const auto trace = cache::parse_trace("0,0\n4,4\n1,1\n3,3\n2,2\n", e.rows());
   cache::approximate_cache<> c(cache::flat_index(2), {.capacity = 10_MB, .step_cost = 1e9_FLOP});
-  const auto r = cache::replay(c, e, trace, {.capacity = 10_MB, .latent_size = 1_MB, .step_cost = 1e9_FLOP,
-                                             .steps = 50, .warmup = 0.2});
+  const auto r = cache::replay(
+      c, e, trace, {.capacity = 10_MB, .latent_size = 1_MB, .step_cost = 1e9_FLOP, .steps = 50, .warmup = 0.2});
   // Request 0 (warm-up) misses and inserts A. Counted from request 1: hit at 25 (deepest: no insert); B misses
   // and goes in; the 0.92 request hits B at 20 and inserts C, evicting A (least recent); A's row misses (nearest
   // is C at cos 0.39) and inserts D, evicting B.
@@ -113,8 +115,8 @@ TEST_CASE("the synthetic trace is deterministic, skewed, and spans the reuse tab
   CHECK(norm == Approx(1.0).margin(1e-5));
   // Replayed at growing capacities the hit rate rises, every depth of Table 1 is reached, and both families fit.
   const std::vector<bytes> caps{10_MB, 40_MB, 160_MB, 640_MB};
-  const auto curve = cache::replay_curve([] { return cache::flat_index(64); }, a.embeddings, a.requests, caps,
-                                         {.latent_size = 1_MB});
+  const auto curve =
+      cache::replay_curve([] { return cache::flat_index(64); }, a.embeddings, a.requests, caps, {.latent_size = 1_MB});
   for (std::size_t i = 1; i < curve.size(); ++i) CHECK(curve[i].hit_rate >= curve[i - 1].hit_rate);
   CHECK(curve.back().hit_rate > 0.3);
   CHECK(curve.front().hit_rate < curve.back().hit_rate);

@@ -49,7 +49,8 @@ std::vector<request> trace(std::size_t n) {
   std::mt19937_64 gen(7);
   std::vector<request> out;
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t family = static_cast<std::uint32_t>(gen() % 9), length = 1 + static_cast<std::uint32_t>(gen() % longest);
+    const std::uint32_t family = static_cast<std::uint32_t>(gen() % 9),
+                        length = 1 + static_cast<std::uint32_t>(gen() % longest);
     request q{gen() % 3, {}};
     for (std::uint32_t d = 0; d < length; ++d)
       q.chain.push_back(d < 4 ? family * 100 + d : 1000 + static_cast<std::uint32_t>(i) * 16 + d);
@@ -68,8 +69,7 @@ TEST_CASE("under injected faults the KV store loses and corrupts nothing and nev
   std::mt19937_64 gen(11);
   std::bernoulli_distribution fault(0.05);
   std::uint64_t refusals = 0, interruptions = 0;
-  for (auto* t : {&hbm, &host, &nvme})
-    t->set_fault_hook([&](std::size_t) { return fault(gen) && ++refusals; });
+  for (auto* t : {&hbm, &host, &nvme}) t->set_fault_hook([&](std::size_t) { return fault(gen) && ++refusals; });
   kv.store().set_copy_fault_hook([&](const auto&, std::size_t, std::size_t) { return fault(gen) && ++interruptions; });
 
   std::size_t wrong = 0, strays = 0, overfull = 0, served_wrong = 0;
@@ -126,17 +126,21 @@ TEST_CASE("without faults the KV store is the bookkeeping cache, hit for hit", "
 
 TEST_CASE("a KV store needs a resource per tier and keeps the move hook its own", "[cache][prefix][tiered][store]") {
   place::tier_resource a("a", bytes{1e6}), b("b", bytes{1e6});
-  CHECK_THROWS_WITH(cache::tiered_kv_store(config(), {&a, &b}, fill), Catch::Contains("tiers: give one tier resource per cache tier (3)"));
+  CHECK_THROWS_WITH(cache::tiered_kv_store(config(), {&a, &b}, fill),
+                    Catch::Contains("tiers: give one tier resource per cache tier (3)"));
   auto hooked = config();
   hooked.move = [](std::uint64_t, std::uint32_t, std::size_t, std::size_t) { return true; };
   place::tier_resource c("c", bytes{1e6});
-  CHECK_THROWS_WITH(cache::tiered_kv_store(hooked, {&a, &b, &c}, fill), Catch::Contains("move: is the store's own hook"));
+  CHECK_THROWS_WITH(cache::tiered_kv_store(hooked, {&a, &b, &c}, fill),
+                    Catch::Contains("move: is the store's own hook"));
 }
 
-TEST_CASE("a device resource without room for the chain says so in the request's outcome", "[cache][prefix][tiered][store]") {
+TEST_CASE("a device resource without room for the chain says so in the request's outcome",
+          "[cache][prefix][tiered][store]") {
   // Room for the cache's 8 blocks and no chain above them (the contract asks for capacity + the longest chain):
   // a 12-block request cannot be held whole, and its outcome counts the blocks the device refused.
-  place::tier_resource small("hbm", bytes{8.0 * block}), host("host", bytes{20.0 * block}), nvme("nvme", bytes{40.0 * block});
+  place::tier_resource small("hbm", bytes{8.0 * block}), host("host", bytes{20.0 * block}),
+      nvme("nvme", bytes{40.0 * block});
   cache::tiered_kv_store kv(config(), {&small, &host, &nvme}, fill);
   std::vector<std::uint32_t> chain(longest);
   for (std::uint32_t d = 0; d < longest; ++d) chain[d] = d;

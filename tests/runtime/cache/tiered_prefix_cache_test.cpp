@@ -29,12 +29,12 @@ TEST_CASE("a tiered prefix cache demotes instead of dropping and serves hits fro
   CHECK(kv.request(0, chain({1, 2})).hit_blocks == 0);  // HBM 1,2
   CHECK(kv.request(0, chain({3, 4})).hit_blocks == 0);  // HBM 3,4; 2 then 1 down to host
   CHECK(kv.tier_of(0, 1) == 1u);
-  const auto r3 = kv.request(0, chain({1, 2}));         // both from host; 4 then 3 down
+  const auto r3 = kv.request(0, chain({1, 2}));  // both from host; 4 then 3 down
   CHECK(r3.hit_blocks == 2);
   CHECK(r3.served_blocks == 2);
   CHECK(r3.saved.value() == 2e9);
   CHECK(r3.load_time.value() == Approx(2e-4));
-  CHECK(kv.request(0, chain({5})).hit_blocks == 0);     // 2 down to host; host drops 4 (older than 2, deeper than 3)
+  CHECK(kv.request(0, chain({5})).hit_blocks == 0);  // 2 down to host; host drops 4 (older than 2, deeper than 3)
   CHECK(kv.tier_of(0, 4) == std::nullopt);
   CHECK(kv.request(0, chain({3, 4})).hit_blocks == 1);  // 3 from host, 4 gone; then 1, 5 down and host drops 2
   CHECK(kv.request(0, chain({1, 2})).hit_blocks == 1);  // 1 from host, 2 gone; then 4, 3 down and host drops 5
@@ -55,12 +55,13 @@ TEST_CASE("a block is loaded only when the link beats recomputing it at its dept
   (void)kv.request(0, chain({1, 2, 3}));
   const auto r = kv.request(0, chain({1, 2, 3}));
   CHECK(r.hit_blocks == 3);
-  CHECK(r.served_blocks == 2);          // depths 1 and 2 loaded
-  CHECK(r.saved.value() == 5e9);        // 2 + 3 GFLOP
+  CHECK(r.served_blocks == 2);            // depths 1 and 2 loaded
+  CHECK(r.saved.value() == 5e9);          // 2 + 3 GFLOP
   CHECK(kv.counts()[1].recomputed == 1);  // depth 0 recomputed
 }
 
-TEST_CASE("tenants never share a tiered block, and no tier ever holds more than its capacity", "[cache][prefix][tiered]") {
+TEST_CASE("tenants never share a tiered block, and no tier ever holds more than its capacity",
+          "[cache][prefix][tiered]") {
   cache::tiered_prefix_cache kv(config(3, 5, 0.1));
   (void)kv.request(7, chain({1, 2}));
   CHECK(kv.request(8, chain({1, 2})).hit_blocks == 0);
@@ -81,7 +82,8 @@ TEST_CASE("with one tier the tiered cache hits exactly what the prefix cache's r
           "[cache][prefix][tiered]") {
   const auto trace = io::read_block_trace(TRINITY_SOURCE_DIR "/docs/examples/mooncake_conversation_excerpt.jsonl");
   for (const std::uint64_t capacity : {100u, 1000u, 3000u}) {
-    cache::tiered_prefix_cache kv({.tiers = {{"HBM", capacity, {}, {}}}, .block_bytes = bytes{1e6},
+    cache::tiered_prefix_cache kv({.tiers = {{"HBM", capacity, {}, {}}},
+                                   .block_bytes = bytes{1e6},
                                    .prefill = [](std::size_t) { return flops{1e9}; },
                                    .device_rate = flops_per_second{1e12}});
     std::uint64_t hits = 0;

@@ -21,7 +21,8 @@ namespace {
 
 std::vector<float> inputs(int rank, std::size_t n) {
   std::vector<float> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 7919 + static_cast<std::size_t>(rank) * 104729) % 1009) * 0.013f - 6.5f;
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = static_cast<float>((i * 7919 + static_cast<std::size_t>(rank) * 104729) % 1009) * 0.013f - 6.5f;
   return v;
 }
 
@@ -83,7 +84,8 @@ TEST_CASE("collectives on a progress engine give the bits of the same collective
       const auto p1 = engine.all_reduce(std::span<float>(b), comm::reduce_op::sum, comm::algorithm::ring);
       const auto p2 = engine.reduce_scatter(std::span<const float>(b), std::span<float>(shard2), comm::reduce_op::sum,
                                             comm::algorithm::ring);
-      const auto p3 = engine.all_gather(std::span<const float>(shard2), std::span<float>(whole2), comm::algorithm::ring);
+      const auto p3 =
+          engine.all_gather(std::span<const float>(shard2), std::span<float>(whole2), comm::algorithm::ring);
       p3.wait();
       CHECK(p1.ready());  // run in the order started: the first finished before the last
       CHECK(p2.ready());
@@ -126,8 +128,9 @@ TEST_CASE("a progress engine rethrows a collective's error at wait and goes on s
     CHECK(comm::pending{}.ready());
   });
   single_threaded s;
-  CHECK_THROWS_WITH(comm::progress_engine<single_threaded>(s),
-                    Catch::StartsWith("communicator: may not be called from a second thread") && Catch::Contains("Fix"));
+  CHECK_THROWS_WITH(
+      comm::progress_engine<single_threaded>(s),
+      Catch::StartsWith("communicator: may not be called from a second thread") && Catch::Contains("Fix"));
 }
 
 TEST_CASE("a rank's thread and its progress engine send through two groups at once and every byte is counted",

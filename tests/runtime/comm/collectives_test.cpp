@@ -119,8 +119,7 @@ TEST_CASE("all-reduce of fp32 matches a double-precision reference and gives eve
             worst = std::max(worst, std::abs(out[0][i] - ref));
           }
           CHECK(worst <= (op == reduce_op::sum ? ranks * ranks * 0x1p-24 : 0.0));
-          for (const auto& rank_out : out)
-            REQUIRE(same_bytes(rank_out.data(), out[0].data(), count * sizeof(float)));
+          for (const auto& rank_out : out) REQUIRE(same_bytes(rank_out.data(), out[0].data(), count * sizeof(float)));
         }
 }
 
@@ -166,7 +165,7 @@ TEST_CASE("reduce-scatter leaves rank r holding chunk r of the partition, the sa
       });
       for (int r = 0; r < ranks; ++r)
         REQUIRE(same_bytes(shards[static_cast<std::size_t>(r)].data(), full[0].data() + part.begin(r),
-                            part.size(r) * sizeof(float)));
+                           part.size(r) * sizeof(float)));
     }
 }
 
@@ -180,7 +179,8 @@ TEST_CASE("all-gather assembles every rank's chunk in rank order", "[comm][threa
         std::vector<std::int32_t> mine(part.size(c.rank())), all(count, -1);
         for (std::size_t k = 0; k < mine.size(); ++k) mine[k] = static_cast<std::int32_t>(part.begin(c.rank()) + k);
         comm::all_gather(c, std::span<const std::int32_t>(mine), std::span<std::int32_t>(all));
-        for (std::size_t i = 0; i < count; ++i) wrong[static_cast<std::size_t>(c.rank())] += all[i] != static_cast<int>(i);
+        for (std::size_t i = 0; i < count; ++i)
+          wrong[static_cast<std::size_t>(c.rank())] += all[i] != static_cast<int>(i);
       });
       REQUIRE(std::count(wrong.begin(), wrong.end(), 0) == ranks);
     }
@@ -216,7 +216,8 @@ TEST_CASE("a 256 MiB all-reduce is exact on 2 ranks", "[comm][threads][large]") 
 }
 
 TEST_CASE("a collective whose peer never arrives ends with a timeout that names both ranks", "[comm][threads]") {
-  comm::thread_world world(3, std::chrono::milliseconds(1000));  // long enough that a loaded (or TSan) rank 1 still arrives
+  comm::thread_world world(
+      3, std::chrono::milliseconds(1000));  // long enough that a loaded (or TSan) rank 1 still arrives
   const auto started = std::chrono::steady_clock::now();
   try {
     comm::run_ranks(world, [](comm::thread_communicator& c) {
@@ -237,8 +238,7 @@ TEST_CASE("ranks that disagree on the count fail with an error naming it, not a 
   REQUIRE_THROWS_WITH(comm::run_ranks(world,
                                       [](comm::thread_communicator& c) {
                                         std::vector<float> g(c.rank() == 0 ? 100 : 101, 1.0f);
-                                        comm::all_reduce(c, std::span<float>(g), reduce_op::sum,
-                                                         comm::algorithm::ring);
+                                        comm::all_reduce(c, std::span<float>(g), reduce_op::sum, comm::algorithm::ring);
                                       }),
                       Catch::Contains("count") && Catch::Contains("same count"));
 }
@@ -298,6 +298,7 @@ TEST_CASE("a ring all-reduce sends 2(n-1)/n of the buffer per rank", "[comm][thr
       comm::all_reduce(c, std::span<float>(g), reduce_op::sum, comm::algorithm::ring);
       sent[static_cast<std::size_t>(c.rank())] = c.bytes_sent();
     });
-    for (auto s : sent) REQUIRE(s == 2 * static_cast<std::size_t>(ranks - 1) * count * sizeof(float) / static_cast<std::size_t>(ranks));
+    for (auto s : sent)
+      REQUIRE(s == 2 * static_cast<std::size_t>(ranks - 1) * count * sizeof(float) / static_cast<std::size_t>(ranks));
   }
 }

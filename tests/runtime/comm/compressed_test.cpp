@@ -152,9 +152,10 @@ TEST_CASE("a top-k gather gives every rank the same bits and sends about n-1 fra
   CHECK(nonzero >= count / 100);
 }
 
-TEST_CASE("a compressed reduce-scatter leaves chunk r on rank r: the exact ring's bits with the identity codec, "
-          "and with int8 the outputs plus what is carried equal the inputs",
-          "[comm][compressed]") {
+TEST_CASE(
+    "a compressed reduce-scatter leaves chunk r on rank r: the exact ring's bits with the identity codec, "
+    "and with int8 the outputs plus what is carried equal the inputs",
+    "[comm][compressed]") {
   const int ranks = 3, steps = 30;
   const std::size_t count = 5003;
   const comm::partition part(count, ranks);

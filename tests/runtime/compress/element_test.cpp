@@ -38,8 +38,8 @@ TEST_CASE("fp16 conversion agrees with the compiler's _Float16 on every half and
 
 TEST_CASE("bf16 conversion rounds to nearest even", "[compress]") {
   REQUIRE(to_bf16(1.0f) == 0x3f80);
-  REQUIRE(from_bf16(to_bf16(1.0f + 0x1p-8f)) == 1.0f);                 // a tie goes to even
-  REQUIRE(from_bf16(to_bf16(1.0f + 3 * 0x1p-8f)) == 1.0f + 0x1p-6f);   // a tie goes to even, upward
+  REQUIRE(from_bf16(to_bf16(1.0f + 0x1p-8f)) == 1.0f);                // a tie goes to even
+  REQUIRE(from_bf16(to_bf16(1.0f + 3 * 0x1p-8f)) == 1.0f + 0x1p-6f);  // a tie goes to even, upward
   REQUIRE(from_bf16(to_bf16(1.0f + 0x1p-8f + 0x1p-20f)) == 1.0f + 0x1p-7f);
   REQUIRE(std::isnan(from_bf16(to_bf16(std::nanf("")))));
   REQUIRE(std::isinf(from_bf16(to_bf16(3.4e38f))));  // beyond bf16's largest finite: infinity

@@ -36,7 +36,8 @@ std::vector<std::vector<float>> inputs() {
   std::vector<std::vector<float>> all;
   for (auto& c : test::input_classes()) all.push_back(c.values);
   // Sizes around the vector widths (8, 16), the quantizer's block (128), sign's (256) and QSGD's (512).
-  for (const std::size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 127u, 128u, 129u, 255u, 257u, 511u, 513u, 1000u, 4099u})
+  for (const std::size_t n :
+       {1u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 127u, 128u, 129u, 255u, 257u, 511u, 513u, 1000u, 4099u})
     all.push_back(test::normal_floats(n, static_cast<unsigned>(n)));
   // Ties at the rounding boundary, negative zeros, magnitudes near fp32's bottom (the double path) and top.
   std::vector<float> edge(512);
@@ -138,9 +139,9 @@ std::pair<std::vector<std::byte>, std::vector<float>> feedback_by_hand() {
 }  // namespace
 
 TEMPLATE_TEST_CASE("every instruction set writes the portable code's bytes and residual", "[compress][isa]", int8, int4,
-                   (quantize<8, 32>), (quantize<4, 256>), sign<>, sign<8>, sign<24>,
-                   sampled_topk<>, (sampled_topk<std::ratio<1, 1000>>), (sampled_topk<std::ratio<1, 2>>), dgc<>, bf16,
-                   fp16, qsgd<>, qsgd<127>, (qsgd<3, 24>)) {
+                   (quantize<8, 32>), (quantize<4, 256>), sign<>, sign<8>, sign<24>, sampled_topk<>,
+                   (sampled_topk<std::ratio<1, 1000>>), (sampled_topk<std::ratio<1, 2>>), dgc<>, bf16, fp16, qsgd<>,
+                   qsgd<127>, (qsgd<3, 24>)) {
   const auto reference = run_on<TestType>(isa::portable, true);
   const auto plain = run_on<TestType>(isa::portable, false);
   CHECK(plain.first == reference.first);  // asking for the residual changes no byte

@@ -90,8 +90,10 @@ TEST_CASE("bf16 and fp16 stay within half an ulp", "[compress]") {
       const bool in_range =
           std::all_of(in.values.begin(), in.values.end(), [](float v) { return std::fabs(v) < 65504.0f; });
       std::vector<float> yh;
-      if (in_range) yh = round_trip(h, in.values);
-      else REQUIRE_THROWS_AS(round_trip(h, in.values), invalid_input);  // beyond fp16: refused, not infinity
+      if (in_range)
+        yh = round_trip(h, in.values);
+      else
+        REQUIRE_THROWS_AS(round_trip(h, in.values), invalid_input);  // beyond fp16: refused, not infinity
       for (std::size_t i = 0; i < in.values.size(); ++i) {
         const double x = in.values[i];
         // bf16 keeps binary32's exponent range, so the bound is relative everywhere but in
@@ -129,13 +131,15 @@ TEST_CASE("a wrong block bound would be caught", "[compress]") {
   REQUIRE(worst > int8::traits.error.bound * 2.0);
 }
 
-TEMPLATE_TEST_CASE("sparsifiers keep at most k and never drop a larger element than one they keep", "[compress]",
-                   top1, top33, sampled1, sampled01) {
+TEMPLATE_TEST_CASE("sparsifiers keep at most k and never drop a larger element than one they keep", "[compress]", top1,
+                   top33, sampled1, sampled01) {
   for (const auto& in : test::input_classes()) {
     SECTION(in.name) {
       TestType s;
       const auto y = round_trip(s, in.values);
-      check_dropped_below(in.values, y, std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(in.values.size() * TestType::density))));
+      check_dropped_below(
+          in.values, y,
+          std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(in.values.size() * TestType::density))));
     }
   }
   SECTION("on a large tensor, exact top-k keeps exactly k and sampled keeps nearly k") {
@@ -144,8 +148,10 @@ TEMPLATE_TEST_CASE("sparsifiers keep at most k and never drop a larger element t
     const auto y = round_trip(s, x);
     const auto kept = static_cast<std::size_t>(std::count_if(y.begin(), y.end(), [](float v) { return v != 0.0f; }));
     const auto k = static_cast<std::size_t>(std::ceil(x.size() * TestType::density));
-    if (TestType::traits.name == std::string_view("topk")) REQUIRE(kept == k);
-    else REQUIRE(kept >= k * 9 / 10);
+    if (TestType::traits.name == std::string_view("topk"))
+      REQUIRE(kept == k);
+    else
+      REQUIRE(kept >= k * 9 / 10);
     REQUIRE(kept <= k);
     check_dropped_below(x, y, k);
   }
@@ -201,7 +207,8 @@ TEMPLATE_TEST_CASE("qsgd is unbiased: the mean of many decodes converges to the 
   // Values that sit between levels, where deterministic rounding would be biased by
   // up to half a step; the test would catch that at 5 sigma with N draws.
   std::vector<float> x(64);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = (i % 2 ? -1.0f : 1.0f) * (0.05f + 0.9f * static_cast<float>(i) / 64.0f);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] = (i % 2 ? -1.0f : 1.0f) * (0.05f + 0.9f * static_cast<float>(i) / 64.0f);
   double sq = 0;
   for (float v : x) sq += static_cast<double>(v) * v;
   // The largest step of any bucket: the whole vector's norm over s bounds every bucket's.
@@ -258,10 +265,11 @@ TEST_CASE("NaN and infinity: lossless codecs carry them, lossy ones refuse them 
       REQUIRE(std::isnan(y[417]));
       REQUIRE(y[600] == -INFINITY);
     } else {
-      REQUIRE_THROWS_MATCHES(c.encode(x, f), invalid_input,
-                             Catch::Matchers::Predicate<invalid_input>([](const invalid_input& e) {
-                               return e.field() == "input[417]" || e.field() == "input[600]";
-                             }, "names the first non-finite element"));
+      REQUIRE_THROWS_MATCHES(
+          c.encode(x, f), invalid_input,
+          Catch::Matchers::Predicate<invalid_input>(
+              [](const invalid_input& e) { return e.field() == "input[417]" || e.field() == "input[600]"; },
+              "names the first non-finite element"));
     }
   }
 }
@@ -269,7 +277,8 @@ TEST_CASE("NaN and infinity: lossless codecs carry them, lossy ones refuse them 
 TEST_CASE("fp16 refuses finite values beyond its range instead of turning them into infinity", "[compress]") {
   fp16 h;
   frame_buffer f;
-  REQUIRE_THROWS_WITH(h.encode(std::vector<float>{1.0f, 70000.0f}, f), Catch::Contains("input[1]") && Catch::Contains("bf16"));
+  REQUIRE_THROWS_WITH(h.encode(std::vector<float>{1.0f, 70000.0f}, f),
+                      Catch::Contains("input[1]") && Catch::Contains("bf16"));
 }
 
 TEST_CASE("qsgd on a bucket whose norm is subnormal sends zeros, not undefined behaviour", "[compress]") {

@@ -44,22 +44,25 @@ double feedback_leak(C& c, Carried carried, int steps) {
 }
 }  // namespace
 
-TEMPLATE_TEST_CASE("error feedback delivers everything: sent = received + carried", "[compress]",
-                   error_feedback<int4>, error_feedback<sign<>>, ef_topk, ef_chain, error_feedback<qsgd<7>>) {
+TEMPLATE_TEST_CASE("error feedback delivers everything: sent = received + carried", "[compress]", error_feedback<int4>,
+                   error_feedback<sign<>>, ef_topk, ef_chain, error_feedback<qsgd<7>>) {
   TestType c;
-  REQUIRE(feedback_leak(c, [](auto& x) { return x.carried_error(); }, 20) < 1e-5);
+  REQUIRE(feedback_leak(
+              c, [](auto& x) { return x.carried_error(); }, 20) < 1e-5);
 }
 
 TEST_CASE("without error feedback the same sums would not balance", "[compress]") {
   // The control for the test above: a plain top-k drops 99% every step.
   topk<std::ratio<1, 100>> t;
   std::vector<float> none(4096, 0.0f);
-  REQUIRE(feedback_leak(t, [&](auto&) { return std::span<const float>(none); }, 5) > 0.5);
+  REQUIRE(feedback_leak(
+              t, [&](auto&) { return std::span<const float>(none); }, 5) > 0.5);
 }
 
 TEST_CASE("dgc with zero momentum loses nothing: sent = received + accumulated", "[compress]") {
   dgc<std::ratio<1, 100>> d(0.0);
-  REQUIRE(feedback_leak(d, [](auto& x) { return x.accumulated(); }, 20) < 1e-5);
+  REQUIRE(feedback_leak(
+              d, [](auto& x) { return x.accumulated(); }, 20) < 1e-5);
 }
 
 TEST_CASE("dgc applies momentum correction and masks what it sent", "[compress]") {
@@ -77,7 +80,8 @@ TEST_CASE("dgc applies momentum correction and masks what it sent", "[compress]"
 
 TEST_CASE("powersgd feeds back what rank r misses: sent = received + carried", "[compress]") {
   powersgd<2> p;
-  REQUIRE(feedback_leak(p, [](auto& x) { return x.carried_error(); }, 10) < 1e-4);
+  REQUIRE(feedback_leak(
+              p, [](auto& x) { return x.carried_error(); }, 10) < 1e-4);
 }
 
 TEST_CASE("powersgd's warm start improves a fixed matrix step by step", "[compress]") {
@@ -111,16 +115,14 @@ TEST_CASE("a delta stream decodes bit-exactly in order and refuses a gap", "[com
     REQUIRE(std::memcmp(rx.decode(f.bytes()).data(), frame.data(), frame.size() * 4) == 0);
     sent.push_back(std::move(f));
   }
-  SECTION("small changes compress well against the previous frame") {
-    REQUIRE(sent[1].size() * 3 < sent[0].size());
-  }
+  SECTION("small changes compress well against the previous frame") { REQUIRE(sent[1].size() * 3 < sent[0].size()); }
   SECTION("a delta frame needs the frame before it") {
     decoder late;
     REQUIRE_THROWS_WITH(late.decode(sent[1].bytes()), Catch::Contains("no key frame yet"));
     REQUIRE_THROWS_WITH(decode(sent[1].bytes()), Catch::Contains("compress::decoder"));
     (void)late.decode(sent[0].bytes());
     REQUIRE_THROWS_WITH(late.decode(sent[2].bytes()), Catch::Contains("delta.frame: frame 2 does not follow frame 0"));
-    REQUIRE_NOTHROW(late.decode(sent[1].bytes()));  // the failed frame left the stream as it was
+    REQUIRE_NOTHROW(late.decode(sent[1].bytes()));                 // the failed frame left the stream as it was
     REQUIRE(late.decode(sent[4].bytes()).size() == frame.size());  // frame 4 is a key frame (every 4)
   }
 }

@@ -126,7 +126,8 @@ TEST_CASE("header fields are checked one by one, each error naming its field", "
   SECTION("count beyond the caller's allocation limit") {
     const std::uint64_t huge = std::uint64_t{1} << 60;
     patch(f, 8, &huge, 8);
-    REQUIRE_THROWS_WITH(decode(f.bytes()), Catch::Contains("header.count") && Catch::Contains("decode_limits.max_bytes"));
+    REQUIRE_THROWS_WITH(decode(f.bytes()),
+                        Catch::Contains("header.count") && Catch::Contains("decode_limits.max_bytes"));
   }
   SECTION("count inconsistent with the body") {
     const std::uint64_t n = 17;

@@ -13,12 +13,13 @@
 using namespace trinity;
 using namespace trinity::literals;
 
-using all_tiers = std::tuple<tiers::gb200_hbm3e, tiers::h100_hbm3, tiers::h200_hbm3e, tiers::grace_lpddr5x, tiers::host_ddr, tiers::cxl_coherent,
-                             tiers::cxl_capacity, tiers::nvme, tiers::remote_storage>;
-using all_links = std::tuple<links::nvlink5, links::nvlink5_x18, links::nvlink_c2c, links::ualink1, links::cxl2_x16,
-                             links::cxl3_x16, links::pcie5_x16, links::pcie5_x4, links::pcie6_x16,
-                             links::infiniband_400g, links::infiniband_800g, links::ethernet_400g,
-                             links::ethernet_800g, links::rdma>;
+using all_tiers =
+    std::tuple<tiers::gb200_hbm3e, tiers::h100_hbm3, tiers::h200_hbm3e, tiers::grace_lpddr5x, tiers::host_ddr,
+               tiers::cxl_coherent, tiers::cxl_capacity, tiers::nvme, tiers::remote_storage>;
+using all_links =
+    std::tuple<links::nvlink5, links::nvlink5_x18, links::nvlink_c2c, links::ualink1, links::cxl2_x16, links::cxl3_x16,
+               links::pcie5_x16, links::pcie5_x4, links::pcie6_x16, links::infiniband_400g, links::infiniband_800g,
+               links::ethernet_400g, links::ethernet_800g, links::rdma>;
 
 TEMPLATE_LIST_TEST_CASE("tier law: reading n bytes takes at least latency and n / bandwidth", "[laws][tiers]",
                         all_tiers) {
@@ -36,8 +37,7 @@ TEMPLATE_LIST_TEST_CASE("tier law: reading n bytes takes at least latency and n 
   CHECK_FALSE(d.source.empty());
 }
 
-TEMPLATE_LIST_TEST_CASE("link law: a message costs its latency plus size over bandwidth", "[laws][links]",
-                        all_links) {
+TEMPLATE_LIST_TEST_CASE("link law: a message costs its latency plus size over bandwidth", "[laws][links]", all_links) {
   STATIC_REQUIRE(Link<TestType>);
   constexpr const link_descriptor& d = TestType::descriptor;
   CHECK(d.transfer_time(0_B) == d.latency);

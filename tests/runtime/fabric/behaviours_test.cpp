@@ -88,7 +88,7 @@ TEST_CASE("4. a bulk transfer takes its wire bytes over the link's bandwidth plu
 TEST_CASE("5. messages travel as whole flits and packets", "[fabric]") {
   using fabric::packetize;
   using fabric::wire_format;
-  CHECK(packetize(wire_format::nvlink, 1).bytes == 48);    // a 1-byte NVLink message still costs a 48 B packet
+  CHECK(packetize(wire_format::nvlink, 1).bytes == 48);     // a 1-byte NVLink message still costs a 48 B packet
   CHECK(packetize(wire_format::nvlink, 256).bytes == 272);  // the largest packet
   CHECK(packetize(wire_format::nvlink, 257).units == 2);
   CHECK(packetize(wire_format::cxl_hbr, 64).bytes == 68);
@@ -121,9 +121,12 @@ TEST_CASE("6. CXL version gates refuse what a version cannot do, naming the rule
     fabric::topology t({.cxl_version = version});
     const auto h = t.add_host("h"), s = t.add_switch("s");
     t.connect(h, s, links::cxl2_x16::descriptor);
-    for (int m = 0; m < 257; ++m) t.connect(s, t.add_memory("m" + std::to_string(m), 1_TB), links::cxl2_x16::descriptor);
-    if (version == 2) CHECK_THROWS_WITH(t.validate(), Catch::Contains("cxl2.memory_devices_per_root_port"));
-    else CHECK_NOTHROW(t.validate());
+    for (int m = 0; m < 257; ++m)
+      t.connect(s, t.add_memory("m" + std::to_string(m), 1_TB), links::cxl2_x16::descriptor);
+    if (version == 2)
+      CHECK_THROWS_WITH(t.validate(), Catch::Contains("cxl2.memory_devices_per_root_port"));
+    else
+      CHECK_NOTHROW(t.validate());
   }
   // Memory shared by two hosts needs 3.0.
   const auto pool = fabric::presets::cxl_single_switch(2, 1, 2);
@@ -240,7 +243,8 @@ TEST_CASE("15. coherent shared loads cut a halo exchange's communication time se
   const auto rdma = fabric::presets::rdma_cluster(neighbours + 1, 0);
   fabric::simulator net(rdma);
   std::vector<std::size_t> copies;
-  for (int k = 1; k <= neighbours; ++k) copies.push_back(net.transfer(rdma.find("host0"), rdma.find("host" + std::to_string(k)), halo));
+  for (int k = 1; k <= neighbours; ++k)
+    copies.push_back(net.transfer(rdma.find("host0"), rdma.find("host" + std::to_string(k)), halo));
   net.run();
   double rdma_time = 0;
   for (auto f : copies) rdma_time = std::max(rdma_time, net.finish(f).value());
@@ -251,7 +255,8 @@ TEST_CASE("15. coherent shared loads cut a halo exchange's communication time se
   const auto put = pool.transfer(cxl.find("host0"), tray, halo * static_cast<double>(neighbours));
   pool.run();
   std::vector<std::size_t> loads;
-  for (int k = 1; k <= neighbours; ++k) loads.push_back(pool.transfer(cxl.find("host" + std::to_string(k)), tray, halo));
+  for (int k = 1; k <= neighbours; ++k)
+    loads.push_back(pool.transfer(cxl.find("host" + std::to_string(k)), tray, halo));
   pool.run();
   double cxl_time = pool.finish(put).value();
   double load_end = 0;
@@ -265,7 +270,8 @@ TEST_CASE("links are shared max-min fairly", "[fabric]") {
   // Two flows share link A (10 GB/s); one of them also crosses link B (2 GB/s): it gets 2, the other 8.
   fabric::topology t;
   const auto h1 = t.add_host("h1"), h2 = t.add_host("h2"), s = t.add_switch("s", link_family::ethernet),
-             s2 = t.add_switch("s2", link_family::ethernet), m1 = t.add_memory("m1", 1_TB), m2 = t.add_memory("m2", 1_TB);
+             s2 = t.add_switch("s2", link_family::ethernet), m1 = t.add_memory("m1", 1_TB),
+             m2 = t.add_memory("m2", 1_TB);
   link_descriptor wide = links::ethernet_400g::descriptor, narrow = wide;
   wide.bandwidth = 10_GBps;
   wide.latency = seconds{};
@@ -302,7 +308,8 @@ TEST_CASE("a loaded link raises a small access's latency; idle it costs the idle
 // How fast it simulates (target: under 2 s, at least 5 million events per second) is measured by
 // trinity-bench-place (fabric/ring_allreduce/1024), not asserted here: a wall-clock bound fails on a loaded
 // or sanitized build without the simulator being wrong.
-TEST_CASE("a ring all-reduce over 1,024 UALink accelerators takes the time and the events the ring implies", "[fabric]") {
+TEST_CASE("a ring all-reduce over 1,024 UALink accelerators takes the time and the events the ring implies",
+          "[fabric]") {
   const auto t = fabric::presets::ualink_pod(1024);
   const auto ranks = t.of_kind(node_kind::accelerator);
   const auto r = fabric::ring_all_reduce(t, ranks, 1_GB);

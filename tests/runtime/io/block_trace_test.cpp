@@ -27,7 +27,8 @@ void refused(const std::string& text, const std::string& field_part, const std::
     CHECK_THAT(e.problem(), Catch::Contains(problem_part));
   }
 }
-const std::string good = R"({"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]})" "\n";
+const std::string good = R"({"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]})"
+                         "\n";
 }  // namespace
 
 TEST_CASE("the shipped Mooncake excerpt reads whole", "[io][trace]") {
@@ -47,14 +48,19 @@ TEST_CASE("a malformed block trace is refused by line and field", "[io][trace]")
   refused(good + R"({"timestamp": 0, "input_length": 1000, "output_lenght": 5, "hash_ids": [0, 1]})",
           ":2: output_lenght", "did you mean \"output_length\"");
   refused(R"({"timestamp": 0, "input_length": 1000, "hash_ids": [0, 1]})", ":1: output_length", "missing");
-  refused(R"({"timestamp": -1, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]})", ":1: timestamp", "whole number");
-  refused(R"({"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 4294967296]})", "hash_ids[1]", "more than");
-  refused(R"({"timestamp": 0, "input_length": 1500, "output_length": 5, "hash_ids": [0, 1]})", "hash_ids", "3 expected");
+  refused(R"({"timestamp": -1, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]})", ":1: timestamp",
+          "whole number");
+  refused(R"({"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 4294967296]})", "hash_ids[1]",
+          "more than");
+  refused(R"({"timestamp": 0, "input_length": 1500, "output_length": 5, "hash_ids": [0, 1]})", "hash_ids",
+          "3 expected");
   refused(R"({"timestamp": 0, "input_length": 0, "output_length": 5, "hash_ids": []})", "hash_ids", "0 blocks");
   refused(good + R"({"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [2, 1]})", ":2: hash_ids[1]",
           "follows 2 here but 0 earlier");
-  refused(R"({"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 0]})", "hash_ids[1]", "one parent");
-  refused(R"({"timestamp": 0, "input_length": 1000, "timestamp": 1, "output_length": 5, "hash_ids": [0, 1]})", "timestamp", "twice");
+  refused(R"({"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 0]})", "hash_ids[1]",
+          "one parent");
+  refused(R"({"timestamp": 0, "input_length": 1000, "timestamp": 1, "output_length": 5, "hash_ids": [0, 1]})",
+          "timestamp", "twice");
   refused("{\"timestamp\": 0, \"input_length\": 10", ":1", "not JSON");
   refused("[1, 2]", ":1", "a JSON object");
   refused("\n\n", "", "no request");

@@ -87,25 +87,31 @@ TEST_CASE("every object of a system refuses an unknown key by its path, with the
       "interconnect": "infiniband-400g", "server": {"compute": 1e15, "power": 700, "count": 2}})")
             .starts_with("server.count: unknown key"));
   CHECK(system_error(R"({"name": "x", "device": {"compute": {"bf61": 1e15}, "power": 700, "count": 1},
-      "tiers": ["h100-hbm3"], "interconnect": "infiniband-400g"})") == "device.compute.bf61: unknown precision; did you mean \"bf16\"?");
+      "tiers": ["h100-hbm3"], "interconnect": "infiniband-400g"})") ==
+        "device.compute.bf61: unknown precision; did you mean \"bf16\"?");
   // Far from every key: the valid ones are listed.
   CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1}, "tiers": ["h100-hbm3"],
       "interconnect": "rdma"})") == "interconnect: \"rdma\" is not a link preset; did you mean \"rdma-400g\"?");
-  CHECK(system_error(R"({"name": "x", "zzzzzzzzzz": 1, "device": {}, "tiers": [], "interconnect": "infiniband-400g"})") ==
-        "zzzzzzzzzz: unknown key; expected one of name, device, tiers, interconnect, server, fabric, fabric_memory_tier, scale_up_domain, scale_out");
+  CHECK(
+      system_error(R"({"name": "x", "zzzzzzzzzz": 1, "device": {}, "tiers": [], "interconnect": "infiniband-400g"})") ==
+      "zzzzzzzzzz: unknown key; expected one of name, device, tiers, interconnect, server, fabric, fabric_memory_tier, "
+      "scale_up_domain, scale_out");
 }
 
 TEST_CASE("a system names a missing, mistyped or out-of-range field", "[io]") {
   CHECK(system_error(R"({"name": "x", "tiers": ["h100-hbm3"], "interconnect": "infiniband-400g"})") ==
         "device: missing; a system needs it");
   CHECK(system_error(R"({"name": "x", "device": {"compute": "fast", "power": 700, "count": 1}, "tiers": ["h100-hbm3"],
-      "interconnect": "infiniband-400g"})").starts_with("device.compute: 'fast' is not a number with a unit"));
+      "interconnect": "infiniband-400g"})")
+            .starts_with("device.compute: 'fast' is not a number with a unit"));
   CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": -1}, "tiers": ["h100-hbm3"],
       "interconnect": "infiniband-400g"})") == "device.count: expected a whole number, 0 or more, not the number -1");
   CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1, "gpu": "yes"},
-      "tiers": ["h100-hbm3"], "interconnect": "infiniband-400g"})") == "device.gpu: expected true or false, not the string \"yes\"");
+      "tiers": ["h100-hbm3"], "interconnect": "infiniband-400g"})") ==
+        "device.gpu: expected true or false, not the string \"yes\"");
   CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1}, "tiers": ["h100-hbn3"],
-      "interconnect": "infiniband-400g"})") == "tiers[0]: \"h100-hbn3\" is not a tier preset; did you mean \"h100-hbm3\"?");
+      "interconnect": "infiniband-400g"})") ==
+        "tiers[0]: \"h100-hbn3\" is not a tier preset; did you mean \"h100-hbm3\"?");
   CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1}, "tiers": ["h100-hbm3",
       {"name": "t", "capacity": "-1GB", "bandwidth": "1GB/s"}], "interconnect": "infiniband-400g"})") ==
         "tiers[1].capacity: -1 GB must be positive and finite");
@@ -128,7 +134,8 @@ TEST_CASE("JSON text with a key given twice, too deep, or broken is refused, nev
 
 TEST_CASE("a training workload refuses a misspelt key instead of training with the default", "[io]") {
   // The issue's example: "bacth" silently trained with batch 1.
-  CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024, "bacth": 2})") ==
+  CHECK(workload_error(
+            R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024, "bacth": 2})") ==
         "bacth: unknown key; did you mean \"batch\"?");
   CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024, "gpus": 3})")
             .starts_with("gpus: unknown key; expected one of name, type,"));
@@ -137,13 +144,14 @@ TEST_CASE("a training workload refuses a misspelt key instead of training with t
         "precision.optimiser: unknown key; did you mean \"optimizer\"?");
   CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024,
       "precision": "mixd"})") == "precision: \"mixd\" is not allowed; did you mean \"mixed\"?");
-  CHECK(workload_error(R"({"name": "w", "type": "trainig"})") == "type: \"trainig\" is not allowed; did you mean \"training\"?");
+  CHECK(workload_error(R"({"name": "w", "type": "trainig"})") ==
+        "type: \"trainig\" is not allowed; did you mean \"training\"?");
   CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024,
       "data_parallel": 65})") == "data_parallel: 65 ranks exceed the system's 64 devices");
   const auto f = workloads::read_workload(io::parse(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024,
       "sequence": 1024, "batch": 2, "precision": {"parameter": 2, "gradient": 2, "optimizer": 12, "compute": "fp8"}})",
-                                             "w.json"),
-                                   plan::presets::h100_infiniband());
+                                                    "w.json"),
+                                          plan::presets::h100_infiniband());
   const auto& w = f.as<plan::training_workload>();
   CHECK(w.batch == 2);
   CHECK(w.compute_precision == "fp8");
@@ -169,7 +177,9 @@ TEST_CASE("diffusion and edge workloads check their nested objects too", "[io]")
             .starts_with("reuse_depth: missing"));
   const auto traced = workloads::diffusion::read_file(io::parse(R"({"name": "d", "type": "diffusion", "steps": 50,
       "step_flops": "98TFLOP", "latent_size": "0.016GB", "trace": {"requests": "r.csv", "embeddings": "/abs/e.fvecs",
-      "capacities": ["1GB", 2e9]}})", "d.json"), plan::presets::h100_infiniband(), "/data");
+      "capacities": ["1GB", 2e9]}})",
+                                                                "d.json"),
+                                                      plan::presets::h100_infiniband(), "/data");
   REQUIRE(traced.trace);
   CHECK(traced.trace->requests == "/data/r.csv");
   CHECK(traced.trace->embeddings == "/abs/e.fvecs");
@@ -229,7 +239,8 @@ TEST_CASE("a topology refuses an unknown key in itself, a node or a link", "[io]
   const std::string nodes = R"("nodes": [{"name": "h0", "kind": "host"}, {"name": "sw", "kind": "switch"},
       {"name": "m0", "kind": "memory", "capacity": "1TB"}])";
   CHECK(topology_error("{" + nodes + R"(, "links": [{"a": "h0", "b": "sw", "link": "cxl3-x16"},
-      {"a": "sw", "b": "m0", "link": "cxl3-x16"}]})").empty());
+      {"a": "sw", "b": "m0", "link": "cxl3-x16"}]})")
+            .empty());
   CHECK(topology_error("{\"cxl_verison\": 3, " + nodes + R"(, "links": []})") ==
         "cxl_verison: unknown key; did you mean \"cxl_version\"?");
   CHECK(topology_error(R"({"nodes": [{"name": "h0", "kind": "host", "capacity": "1TB"}], "links": []})")
@@ -283,9 +294,15 @@ TEST_CASE("hostile bytes give the readers an error to name, never a crash or ano
     for (int k = 0; k < 1 + round % 4; ++k) {
       const std::size_t at = rng() % text.size();
       switch (rng() % 3) {
-        case 0: text[at] = static_cast<char>(rng() % 256); break;
-        case 1: text.erase(at, 1 + rng() % 3); break;
-        default: text.insert(at, text.substr(at, 1 + rng() % 8)); break;
+        case 0:
+          text[at] = static_cast<char>(rng() % 256);
+          break;
+        case 1:
+          text.erase(at, 1 + rng() % 3);
+          break;
+        default:
+          text.insert(at, text.substr(at, 1 + rng() % 8));
+          break;
       }
       if (text.empty()) text = "{";
     }
@@ -309,8 +326,10 @@ TEST_CASE("hostile bytes give the readers an error to name, never a crash or ano
   CHECK(refused > 0);
 }
 
-TEST_CASE("a system's scale-out link, domain and GEMM curve are read, and what cannot work is refused by path", "[io]") {
-  const auto s = io::read_system(nlohmann::json::parse(R"({"name": "c", "device": {"compute": "989TFLOPs", "power": "700W",
+TEST_CASE("a system's scale-out link, domain and GEMM curve are read, and what cannot work is refused by path",
+          "[io]") {
+  const auto s =
+      io::read_system(nlohmann::json::parse(R"({"name": "c", "device": {"compute": "989TFLOPs", "power": "700W",
       "count": 16, "gemm": {"peak_fraction": 0.5, "half_size": 100}}, "tiers": ["h100-hbm3"],
       "interconnect": "nvlink5-x18", "scale_up_domain": 4, "scale_out": {"preset": "infiniband-400g", "bandwidth": "25GB/s"}})"));
   CHECK(s.scale_up_domain == 4);
@@ -333,15 +352,21 @@ TEST_CASE("a system's scale-out link, domain and GEMM curve are read, and what c
     return std::string("accepted");
   };
   CHECK(refused(R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8}, "tiers": ["h100-hbm3"],
-      "interconnect": "nvlink5-x18", "scale_up_domain": 4})").find("scale_up_domain: domains need a link") == 0);
+      "interconnect": "nvlink5-x18", "scale_up_domain": 4})")
+            .find("scale_up_domain: domains need a link") == 0);
   CHECK(refused(R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8}, "tiers": ["h100-hbm3"],
       "interconnect": "nvlink5-x18", "scale_up_domain": 16, "scale_out": "infiniband-400g"})")
             .find("scale_up_domain: 16 devices per domain, more than the 8") == 0);
   CHECK(refused(R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8}, "tiers": ["h100-hbm3"],
       "interconnect": "nvlink5-x18", "scale_out": {"preset": "infiniband-400g", "bandwidth": "-1GB/s"}})")
             .find("scale_out.bandwidth") == 0);
-  CHECK(refused(R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8, "gemm": {"peak_fraction": 0.5}},
-      "tiers": ["h100-hbm3"], "interconnect": "nvlink5-x18"})").find("device.gemm.half_size") == 0);
-  CHECK(refused(R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8, "gemm": {"peak_fraction": 0.5,
-      "half_size": 1, "knee": 2}}, "tiers": ["h100-hbm3"], "interconnect": "nvlink5-x18"})").find("device.gemm.knee: unknown key") == 0);
+  CHECK(
+      refused(
+          R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8, "gemm": {"peak_fraction": 0.5}},
+      "tiers": ["h100-hbm3"], "interconnect": "nvlink5-x18"})")
+          .find("device.gemm.half_size") == 0);
+  CHECK(refused(
+            R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8, "gemm": {"peak_fraction": 0.5,
+      "half_size": 1, "knee": 2}}, "tiers": ["h100-hbm3"], "interconnect": "nvlink5-x18"})")
+            .find("device.gemm.knee: unknown key") == 0);
 }

@@ -22,9 +22,7 @@ namespace {
 workloads::any_workload read(const std::string& text, const plan::system& s = plan::presets::dgx_h100()) {
   return workloads::read_workload(io::parse(text, "w.json"), s);
 }
-plan::training_workload training(const std::string& text) {
-  return read(text).as<plan::training_workload>();
-}
+plan::training_workload training(const std::string& text) { return read(text).as<plan::training_workload>(); }
 std::string error_of(const std::string& text) {
   try {
     read(text);
@@ -139,26 +137,30 @@ TEST_CASE("a named model is its spelt-out shape, and refuses a shape field besid
 TEST_CASE("every field a workload reader defaults is listed as assumed, for every kind", "[io][plan]") {
   SECTION("training") {
     const auto j = io::parse(R"({"name": "a", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
-        "vocabulary": 1000, "sequence": 1024})", "w.json");
+        "vocabulary": 1000, "sequence": 1024})",
+                             "w.json");
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
     // type names the kind, model the alternative to a shape, parameters follows from it, and sequence_mix is
     // a choice with no default length.
-    check_every_default_listed(io::detail::training_keys, j, w.assumed, {"type", "model", "parameters", "sequence_mix"});
-    CHECK(plan::describe(w.assumed).find("data_parallel 8") != std::string::npos);   // every device of the DGX
-    CHECK(plan::describe(w.assumed).find("global_batch 8") != std::string::npos);    // batch 1 × 8 ranks
+    check_every_default_listed(io::detail::training_keys, j, w.assumed,
+                               {"type", "model", "parameters", "sequence_mix"});
+    CHECK(plan::describe(w.assumed).find("data_parallel 8") != std::string::npos);  // every device of the DGX
+    CHECK(plan::describe(w.assumed).find("global_batch 8") != std::string::npos);   // batch 1 × 8 ranks
     CHECK(plan::describe(w.assumed).find("gated_mlp true") != std::string::npos);
     CHECK(plan::describe(w.assumed).find("precision \"mixed\"") != std::string::npos);
   }
   SECTION("diffusion") {
     const auto j = io::parse(R"({"name": "d", "type": "diffusion", "steps": 50, "step_flops": 1e14, "reuse_depth": 10,
-        "latent_size": "16MB", "hit_rate": {"kappa_per_gb": 0.05, "gamma": 0.7}})", "w.json");
+        "latent_size": "16MB", "hit_rate": {"kappa_per_gb": 0.05, "gamma": 0.7}})",
+                             "w.json");
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::diffusion_workload>();
     // A trace is the alternative to the curve given.
     check_every_default_listed(io::detail::diffusion_keys, j, w.assumed, {"type", "trace"});
   }
   SECTION("edge") {
     const auto j = io::parse(R"({"name": "e", "type": "edge", "frames_per_second": 30, "analysis_flops": 7.9e10,
-        "feature_size": "3MB"})", "w.json");
+        "feature_size": "3MB"})",
+                             "w.json");
     const auto w = workloads::read_workload(j, plan::presets::edge_5g_cloud()).as<plan::edge_workload>();
     // bitrate sets the first encoding's bits per pixel only when given; there is nothing to default.
     check_every_default_listed(io::detail::edge_keys, j, w.assumed, {"type", "bitrate"});
@@ -166,14 +168,16 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
   SECTION("llm-serve, spelt out") {
     const auto j = io::parse(R"({"name": "s", "type": "llm-serve", "layers": 32, "hidden": 4096, "ffn_hidden": 14336,
         "heads": 32, "vocabulary": 128256, "prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "1s",
-        "tpot_slo": "50ms", "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}})", "w.json");
+        "tpot_slo": "50ms", "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}})",
+                             "w.json");
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::serving_workload>();
     check_every_default_listed(io::detail::serving_keys, j, w.assumed, {"type", "model"});
   }
   SECTION("hetero-train") {
     const auto j = io::parse(R"({"name": "h", "type": "hetero-train", "producer": {"name": "L40S"}, "link": "1GB/s",
         "encode_high": 4, "encode_low": 1,
-        "phases": [{"sample": "50MB", "produce_per_second": 1, "consume_per_second": 2}]})", "w.json");
+        "phases": [{"sample": "50MB", "produce_per_second": 1, "consume_per_second": 2}]})",
+                             "w.json");
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::hetero_train_workload>();
     check_every_default_listed(io::detail::hetero_train_keys, j, w.assumed, {"type"},
                                {"producer.power", "producer.price_per_hour", "phases[0].samples"});
@@ -181,7 +185,8 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
   SECTION("data-curation") {
     const auto j = io::parse(R"({"name": "c", "type": "data-curation", "cpu_workers": 16, "operators": [
         {"name": "split", "on": "cpu", "seconds": 0.4},
-        {"name": "caption", "on": "device", "flops": 6.5e13, "memory": "32GB"}]})", "w.json");
+        {"name": "caption", "on": "device", "flops": 6.5e13, "memory": "32GB"}]})",
+                             "w.json");
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::data_curation_workload>();
     check_every_default_listed(io::detail::data_curation_keys, j, w.assumed, {"type"},
                                {"operators[0].share", "operators[1].share", "operators[1].efficiency"});
@@ -199,7 +204,8 @@ TEST_CASE("a system lists the device and tier fields it defaulted, and none a pr
   const auto s = io::read_system(io::parse(R"({"name": "box",
       "device": {"compute": "989TFLOPs", "power": "700W", "count": 8},
       "tiers": ["h100-hbm3", {"name": "pool", "capacity": "1TB", "bandwidth": "64GB/s"}],
-      "interconnect": {"preset": "nvlink5"}})", "box.json"));
+      "interconnect": {"preset": "nvlink5"}})",
+                                           "box.json"));
   std::set<std::string> listed;
   for (const auto& a : s.assumed) listed.insert(a.field);
   CHECK(listed == std::set<std::string>{"device.idle_power", "device.gemm.peak_fraction", "device.gemm.half_size",
@@ -216,5 +222,6 @@ TEST_CASE("a layout lists the keys it left out with the values priced", "[io]") 
   std::set<std::string> listed;
   for (const auto& x : a) listed.insert(x.field);
   CHECK(listed == std::set<std::string>{"vpp", "cp", "mbs", "recompute", "sp", "zero", "offload", "codec"});
-  CHECK(plan::describe(a) == "vpp 1, cp 1, mbs 1, recompute \"none\", sp \"off\", zero 0, offload \"off\", codec \"none\"");
+  CHECK(plan::describe(a) ==
+        "vpp 1, cp 1, mbs 1, recompute \"none\", sp \"off\", zero 0, offload \"off\", codec \"none\"");
 }

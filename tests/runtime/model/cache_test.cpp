@@ -30,7 +30,7 @@ TEST_CASE("the paper's cache: 10 GB holds 5 entries and saves 1.2e10 FLOPs a req
 
 TEST_CASE("every ~1.7 GB of cache yields ~2e9 FLOPs, as the paper says", "[model][cache]") {
   const flops_per_byte rate = paper.average_benefit(10_GB, 0.6);
-  CHECK(rate.value() == Approx(1.2));       // 1.2 GFLOP per GB
+  CHECK(rate.value() == Approx(1.2));                           // 1.2 GFLOP per GB
   CHECK((2e9_FLOP / rate).value() == Approx(1.0 / 0.6 * 1e9));  // 1.667 GB per 2e9 FLOPs
 }
 

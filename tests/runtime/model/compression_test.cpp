@@ -41,8 +41,8 @@ TEST_CASE("the baseline is the raw bytes: latency + bytes / bandwidth, no codec'
 }
 
 TEST_CASE("the chooser moves from heavy compression to none as the link gets faster", "[model][compress]") {
-  const model::link_model slow{125_MBps, 2_us};    // 1 Gbps
-  const model::link_model fast{50_GBps, 2_us};     // 400 Gbps
+  const model::link_model slow{125_MBps, 2_us};  // 1 Gbps
+  const model::link_model fast{50_GBps, 2_us};   // 400 Gbps
   REQUIRE(costs[*model::choose(costs, 100_MB, slow, {.error = 1.0}).index].name == "topk");
   REQUIRE_FALSE(model::choose(costs, 100_MB, fast, {.error = 1.0}).index);
   const auto c = model::choose(costs, 100_MB, fast);
@@ -59,7 +59,8 @@ TEST_CASE("the switch happens at the closed-form break-even bandwidth", "[model]
   REQUIRE_FALSE(model::choose(one, 1_GB, {bytes_per_second{b_star * 1.01}, 0_s}).index);
 }
 
-TEST_CASE("budgets exclude candidates and say which budget did; the default is the planner's 0.01", "[model][compress]") {
+TEST_CASE("budgets exclude candidates and say which budget did; the default is the planner's 0.01",
+          "[model][compress]") {
   const model::link_model slow{125_MBps, 2_us};
   STATIC_REQUIRE(model::exchange_budget{}.error == 0.01);
   const auto by_default = model::choose(costs, 100_MB, slow);

@@ -23,10 +23,10 @@ TEST_CASE("streams carry the least of the link and their caps", "[model][hetero]
 
 TEST_CASE("the consumers wait on the slowest of producers, streams and link", "[model][hetero]") {
   const model::stream_link l{bytes_per_second{1e9}, 4, bytes_per_second{100e6}};  // carries 400 MB/s
-  const model::sample_phase p{1, bytes{10e6}, 5, 2};                               // 40 samples/s over the link
-  CHECK(model::supply(4, p, l) == 20);   // four producers make 20 samples/s
-  CHECK(model::supply(10, p, l) == 40);  // ten would make 50: the streams carry 40
-  CHECK(model::consumer_utilization(4, 5, p, l) == 1.0);         // 5 consumers take 10 samples/s
+  const model::sample_phase p{1, bytes{10e6}, 5, 2};                              // 40 samples/s over the link
+  CHECK(model::supply(4, p, l) == 20);                                            // four producers make 20 samples/s
+  CHECK(model::supply(10, p, l) == 40);                            // ten would make 50: the streams carry 40
+  CHECK(model::consumer_utilization(4, 5, p, l) == 1.0);           // 5 consumers take 10 samples/s
   CHECK(model::consumer_utilization(4, 20, p, l) == Approx(0.5));  // 20 take 40
   // Two phases: 100 small samples, then 100 large ones the streams carry at half the rate.
   model::sample_phase big = p;

@@ -61,13 +61,17 @@ TEST_CASE("parallel training: the stored activations of every stack the H100 pro
   const auto probe = nlohmann::json::parse(in);
   REQUIRE(probe.at("layers").size() == 36);
   for (const auto& r : probe.at("layers")) {
-    const std::size_t h = r.at("hidden"), a = r.at("heads"), L = r.at("layers"), s = r.at("sequence"), b = r.at("micro_batch");
+    const std::size_t h = r.at("hidden"), a = r.at("heads"), L = r.at("layers"), s = r.at("sequence"),
+                      b = r.at("micro_batch");
     const auto j = gpt(L, h, a, s, b);
     const std::string rc = r.at("recompute");
-    const auto rec = rc == "none" ? recomputation::none : rc == "selective" ? recomputation::selective : recomputation::full;
+    const auto rec = rc == "none"        ? recomputation::none
+                     : rc == "selective" ? recomputation::selective
+                                         : recomputation::full;
     // The probe allocated the first layer's input before it measured.
-    const double model = static_cast<double>(L) * layer_activation_bytes(j, double(s), double(s), double(b), 1, false, rec) -
-                         2.0 * double(s * b * h);
+    const double model =
+        static_cast<double>(L) * layer_activation_bytes(j, double(s), double(s), double(b), 1, false, rec) -
+        2.0 * double(s * b * h);
     INFO(h << " " << s << " " << b << " " << rc);
     CHECK(model == r.at("stored_bytes").get<double>());
   }
@@ -84,15 +88,16 @@ TEST_CASE("parallel training: on an ideal device one GPU's step is the FLOP coun
     const double optimizer = psi * (2.0 * 12 + 2 + 2) / 2e12;
     CHECK(cost.step.value() == Approx(training_flops(j.shape, 4, 1024, r).value() / 1e15 + optimizer).epsilon(1e-9));
     CHECK(cost.micro_batches == 4);
-    CHECK(cost.mfu == Approx(training_flops(j.shape, 4, 1024, recomputation::none).value() / (cost.step.value() * 1e15)));
+    CHECK(cost.mfu ==
+          Approx(training_flops(j.shape, 4, 1024, recomputation::none).value() / (cost.step.value() * 1e15)));
     // Weights, gradients and Adam's states: 16 bytes a parameter; one micro-batch's activations and fp32 logits.
-    const double act = 8 * layer_activation_bytes(j, 1024, 1024, 1, 1, false, r) + 4.0 * 1024 * 51200 +
-                       (r == recomputation::full ? layer_activation_bytes(j, 1024, 1024, 1, 1, false, recomputation::none) -
-                                                       layer_activation_bytes(j, 1024, 1024, 1, 1, false, r)
-                        : r == recomputation::selective
-                            ? layer_activation_bytes(j, 1024, 1024, 1, 1, false, recomputation::none) -
-                                  layer_activation_bytes(j, 1024, 1024, 1, 1, false, r)
-                            : 0.0);
+    const double act =
+        8 * layer_activation_bytes(j, 1024, 1024, 1, 1, false, r) + 4.0 * 1024 * 51200 +
+        (r == recomputation::full ? layer_activation_bytes(j, 1024, 1024, 1, 1, false, recomputation::none) -
+                                        layer_activation_bytes(j, 1024, 1024, 1, 1, false, r)
+         : r == recomputation::selective ? layer_activation_bytes(j, 1024, 1024, 1, 1, false, recomputation::none) -
+                                               layer_activation_bytes(j, 1024, 1024, 1, 1, false, r)
+                                         : 0.0);
     CHECK(cost.device_bytes.value() == Approx(16.0 * psi + act).epsilon(1e-12));
   }
 }

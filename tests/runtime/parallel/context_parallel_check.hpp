@@ -102,8 +102,8 @@ std::vector<std::string> run(C& world, std::size_t c) {
         const std::size_t at = (h * tokens + li) * dim + e;
         const auto check = [&](const char* what, double got, double want, double m) {
           if (std::abs(got - want) > 1e-5 * (1 + m))
-            bad.push_back(std::string(what) + "[" + std::to_string(h) + "][" + std::to_string(i) + "][" + std::to_string(e) +
-                          "] " + std::to_string(got) + " vs " + std::to_string(want));
+            bad.push_back(std::string(what) + "[" + std::to_string(h) + "][" + std::to_string(i) + "][" +
+                          std::to_string(e) + "] " + std::to_string(got) + " vs " + std::to_string(want));
         };
         check("o", o[at], O[i][e], Oa[i][e] * 4);
         check("dq", dq[at], gq, mag * 4);

@@ -19,8 +19,10 @@ using test_backends::sim_backend;
 using test_backends::threads_backend;
 using namespace trinity::literals;
 
-TEMPLATE_TEST_CASE("context parallelism: ring attention equals full attention, forward and backward, and sends what the "
-                   "model says", "[parallel][context]", threads_backend, sim_backend) {
+TEMPLATE_TEST_CASE(
+    "context parallelism: ring attention equals full attention, forward and backward, and sends what the "
+    "model says",
+    "[parallel][context]", threads_backend, sim_backend) {
   for (const std::size_t c : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{6}}) {
     std::vector<std::vector<std::string>> bad(6);
     TestType::run(6, [&](auto& w) { bad[static_cast<std::size_t>(w.rank())] = cp_check::run(w, c); });

@@ -38,7 +38,9 @@ inline float value(std::uint64_t seed, std::size_t i) {
 // Layer l's W (width × width) then b; micro-batch mb's input and output gradient, per replica.
 inline float weight(std::size_t l, std::size_t i) { return value(100 + l, i) * 0.6f; }
 inline float input(std::size_t replica, std::size_t mb, std::size_t i) { return value(1000 + replica * 100 + mb, i); }
-inline float seed_grad(std::size_t replica, std::size_t mb, std::size_t i) { return value(5000 + replica * 100 + mb, i); }
+inline float seed_grad(std::size_t replica, std::size_t mb, std::size_t i) {
+  return value(5000 + replica * 100 + mb, i);
+}
 inline bool activated(std::size_t l) { return l + 1 < layers; }  // tanh on all but the last
 
 // The whole MLP in double over every micro-batch of every replica: each layer's summed dW, db.
@@ -205,10 +207,13 @@ std::vector<std::string> run(C& world, std::size_t p, std::size_t m, std::size_t
   if (stats.bytes_sent != want)
     bad.push_back("sent " + std::to_string(stats.bytes_sent) + " bytes, expected " + std::to_string(want));
   // Rank 0's peak is the step model's count of micro-batches in flight, in chunks of 1/v of them.
-  const std::size_t peak = pr == 0 ? static_cast<std::size_t>(std::llround(model::pipeline_in_flight(p, m, v) * double(v)))
-                                   : v == 1 ? std::min(p - pr, m) : 0;
+  const std::size_t peak = pr == 0
+                               ? static_cast<std::size_t>(std::llround(model::pipeline_in_flight(p, m, v) * double(v)))
+                           : v == 1 ? std::min(p - pr, m)
+                                    : 0;
   if (peak && stats.peak_stashed != peak)
-    bad.push_back("kept " + std::to_string(stats.peak_stashed) + " chunks' activations at most, expected " + std::to_string(peak));
+    bad.push_back("kept " + std::to_string(stats.peak_stashed) + " chunks' activations at most, expected " +
+                  std::to_string(peak));
   return bad;
 }
 

@@ -23,17 +23,32 @@ using parallel::pipeline_pass;
 
 TEST_CASE("pipeline schedules: 1F1B and the interleaved order, written out", "[parallel][pipeline]") {
   // p = 2, m = 3: rank 0 warms up with one forward, rank 1 with none.
-  CHECK(parallel::one_f_one_b(2, 0, 3) == std::vector<pipeline_pass>{{true, 0, 0}, {true, 0, 1}, {false, 0, 0}, {true, 0, 2},
-                                                                      {false, 0, 1}, {false, 0, 2}});
-  CHECK(parallel::one_f_one_b(2, 1, 3) == std::vector<pipeline_pass>{{true, 0, 0}, {false, 0, 0}, {true, 0, 1}, {false, 0, 1},
-                                                                      {true, 0, 2}, {false, 0, 2}});
+  CHECK(parallel::one_f_one_b(2, 0, 3) ==
+        std::vector<pipeline_pass>{
+            {true, 0, 0}, {true, 0, 1}, {false, 0, 0}, {true, 0, 2}, {false, 0, 1}, {false, 0, 2}});
+  CHECK(parallel::one_f_one_b(2, 1, 3) ==
+        std::vector<pipeline_pass>{
+            {true, 0, 0}, {false, 0, 0}, {true, 0, 1}, {false, 0, 1}, {true, 0, 2}, {false, 0, 2}});
   // p = 2, v = 2, m = 4 on rank 1: warm-up (v − 1)·p = 2 forwards (micro-batches 0, 1 of chunk 0), then in turn;
   // backwards start at the last chunk.
-  CHECK(parallel::interleaved(2, 1, 4, 2) ==
-        std::vector<pipeline_pass>{{true, 0, 0}, {true, 0, 1}, {true, 1, 0}, {false, 1, 0}, {true, 1, 1}, {false, 1, 1},
-                                   {true, 0, 2}, {false, 0, 0}, {true, 0, 3}, {false, 0, 1}, {true, 1, 2}, {false, 1, 2},
-                                   {true, 1, 3}, {false, 1, 3}, {false, 0, 2}, {false, 0, 3}});
-  CHECK_THROWS_WITH(parallel::interleaved(4, 0, 6, 2), Catch::Contains("micro_batches") && Catch::Contains("multiple of the 4"));
+  CHECK(parallel::interleaved(2, 1, 4, 2) == std::vector<pipeline_pass>{{true, 0, 0},
+                                                                        {true, 0, 1},
+                                                                        {true, 1, 0},
+                                                                        {false, 1, 0},
+                                                                        {true, 1, 1},
+                                                                        {false, 1, 1},
+                                                                        {true, 0, 2},
+                                                                        {false, 0, 0},
+                                                                        {true, 0, 3},
+                                                                        {false, 0, 1},
+                                                                        {true, 1, 2},
+                                                                        {false, 1, 2},
+                                                                        {true, 1, 3},
+                                                                        {false, 1, 3},
+                                                                        {false, 0, 2},
+                                                                        {false, 0, 3}});
+  CHECK_THROWS_WITH(parallel::interleaved(4, 0, 6, 2),
+                    Catch::Contains("micro_batches") && Catch::Contains("multiple of the 4"));
 }
 
 TEST_CASE("pipeline schedules: every rank's passes run, in its own order, for every shape", "[parallel][pipeline]") {
@@ -51,11 +66,13 @@ TEST_CASE("pipeline schedules: every rank's passes run, in its own order, for ev
       }
 }
 
-TEMPLATE_TEST_CASE("pipeline parallelism trains what DDP trains, sends and keeps what the model says", "[parallel][pipeline]",
-                   threads_backend, sim_backend) {
-  struct shape { std::size_t p, m, v; };
-  for (const auto& [p, m, v] : {shape{4, 4, 1}, shape{4, 8, 1}, shape{4, 2, 1}, shape{4, 4, 2}, shape{4, 8, 2}, shape{2, 6, 4},
-                                shape{8, 8, 1}, shape{2, 4, 2}}) {
+TEMPLATE_TEST_CASE("pipeline parallelism trains what DDP trains, sends and keeps what the model says",
+                   "[parallel][pipeline]", threads_backend, sim_backend) {
+  struct shape {
+    std::size_t p, m, v;
+  };
+  for (const auto& [p, m, v] : {shape{4, 4, 1}, shape{4, 8, 1}, shape{4, 2, 1}, shape{4, 4, 2}, shape{4, 8, 2},
+                                shape{2, 6, 4}, shape{8, 8, 1}, shape{2, 4, 2}}) {
     const int world = 8;
     std::vector<std::vector<std::string>> bad(world);
     TestType::run(world, [&](auto& c) { bad[static_cast<std::size_t>(c.rank())] = pp_check::run(c, p, m, v); });
@@ -66,8 +83,10 @@ TEMPLATE_TEST_CASE("pipeline parallelism trains what DDP trains, sends and keeps
   }
 }
 
-TEST_CASE("pipeline parallelism: a middle rank sends the step model's pipeline bytes, and rank 0 keeps its in-flight "
-          "count", "[parallel][pipeline]") {
+TEST_CASE(
+    "pipeline parallelism: a middle rank sends the step model's pipeline bytes, and rank 0 keeps its in-flight "
+    "count",
+    "[parallel][pipeline]") {
   // model::price counts pp_bytes = m·2·v·(the activation / t) for the binding stage, and rank 0's activations in
   // flight as model::pipeline_in_flight: min(p, m) stages, or interleaved min(m, p + (p − 1)/v), the counts
   // pipeline_check asserts against the mechanism.

@@ -31,7 +31,8 @@ constexpr std::size_t steps = 2;
 std::vector<float> initial_weights() {
   std::vector<float> w;
   for (std::size_t l = 0; l < pp_check::layers; ++l)
-    for (std::size_t i = 0; i < pp_check::width * pp_check::width + pp_check::width; ++i) w.push_back(pp_check::weight(l, i));
+    for (std::size_t i = 0; i < pp_check::width * pp_check::width + pp_check::width; ++i)
+      w.push_back(pp_check::weight(l, i));
   return w;
 }
 
@@ -44,7 +45,8 @@ std::vector<float> ddp_reference(std::size_t replicas, std::size_t m) {
   shard::data_parallel<shard::replicate, comm::thread_communicator> dp(c, ledger, sizes, initial_weights(), optimizer);
   for (std::size_t step = 0; step < steps; ++step) {
     for (std::size_t d = 0; d < replicas; ++d) {
-      pp_check::mlp_stage<decltype(dp)> whole{1, pp_check::layers, 0, d, step, &dp, {}};  // one rank, one chunk per layer
+      pp_check::mlp_stage<decltype(dp)> whole{1, pp_check::layers, 0, d, step, &dp,
+                                              {}};  // one rank, one chunk per layer
       parallel::run_pipeline(c, m, pp_check::layers, whole);
     }
     dp.step(optimizer);
@@ -78,8 +80,8 @@ std::vector<std::string> train(C& world, std::size_t p, std::size_t v, std::size
     initial.insert(initial.end(), all.begin() + static_cast<std::ptrdiff_t>(global * layer_size),
                    all.begin() + static_cast<std::ptrdiff_t>((global + 1) * layer_size));
   shard::memory_ledger ledger;
-  shard::data_parallel<Shard, comm::group<C>> states(
-      dp, ledger, std::vector<std::size_t>(layers.size(), layer_size), initial, optimizer);
+  shard::data_parallel<Shard, comm::group<C>> states(dp, ledger, std::vector<std::size_t>(layers.size(), layer_size),
+                                                     initial, optimizer);
   for (std::size_t step = 0; step < steps; ++step) {
     pp_check::mlp_stage<decltype(states)> stage{p, v, rank, replica, step, &states, {}};
     parallel::run_pipeline(pp, m, v, stage);
@@ -106,8 +108,8 @@ namespace context {
 constexpr std::size_t hidden = 8, tokens = 24, sequences_per_replica = 2;
 
 inline float value(std::size_t what, std::size_t seq, std::size_t tok, std::size_t i) {
-  return 0.5f * std::sin(0.37f * static_cast<float>(seq) + 0.11f * static_cast<float>(tok) + 0.53f * static_cast<float>(i) +
-                         1.7f * static_cast<float>(what));
+  return 0.5f * std::sin(0.37f * static_cast<float>(seq) + 0.11f * static_cast<float>(tok) +
+                         0.53f * static_cast<float>(i) + 1.7f * static_cast<float>(what));
 }
 inline std::vector<float> initial_weights() {
   std::vector<float> w(3 * hidden * hidden);
@@ -154,7 +156,8 @@ inline std::vector<float> reference(std::size_t replicas) {
   comm::thread_world world(1);
   comm::thread_communicator c(world, 0);
   shard::memory_ledger ledger;
-  shard::data_parallel<shard::replicate, comm::thread_communicator> dp(c, ledger, {3 * hidden * hidden}, initial_weights(), optimizer);
+  shard::data_parallel<shard::replicate, comm::thread_communicator> dp(c, ledger, {3 * hidden * hidden},
+                                                                       initial_weights(), optimizer);
   const std::size_t all = replicas * sequences_per_replica;
   for (std::size_t step = 0; step < steps; ++step) {
     for (std::size_t seq = 0; seq < all; ++seq)
@@ -176,12 +179,14 @@ std::vector<std::string> train(C& world, std::size_t cp_degree, const std::vecto
   const std::size_t replica = static_cast<std::size_t>(world.rank()) / cp_degree, n = tokens / cp_degree;
   const std::size_t first = static_cast<std::size_t>(cp.rank()) * n;
   shard::memory_ledger ledger;
-  shard::data_parallel<Shard, comm::group<C>> states(weights, ledger, {3 * hidden * hidden}, initial_weights(), optimizer);
+  shard::data_parallel<Shard, comm::group<C>> states(weights, ledger, {3 * hidden * hidden}, initial_weights(),
+                                                     optimizer);
   const double all = static_cast<double>(l.dp * sequences_per_replica * tokens);
   for (std::size_t step = 0; step < steps; ++step) {
     for (std::size_t k = 0; k < sequences_per_replica; ++k) {
       states.acquire(0);
-      accumulate(cp, states.parameters(0), states.gradient(0), step * 1000 + replica * sequences_per_replica + k, first, n, all);
+      accumulate(cp, states.parameters(0), states.gradient(0), step * 1000 + replica * sequences_per_replica + k, first,
+                 n, all);
       states.release(0);
     }
     states.step(optimizer);

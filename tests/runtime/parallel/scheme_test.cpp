@@ -17,8 +17,10 @@
 
 using namespace trinity;
 
-TEST_CASE("a parallel scheme lays ranks out tensor-innermost, and every group partitions the world", "[parallel][scheme]") {
-  using s = parallel::scheme<parallel::tensor_parallel<2>, parallel::pipeline<2, 2>, parallel::context_parallel<2>, shard::zero<1>>;
+TEST_CASE("a parallel scheme lays ranks out tensor-innermost, and every group partitions the world",
+          "[parallel][scheme]") {
+  using s = parallel::scheme<parallel::tensor_parallel<2>, parallel::pipeline<2, 2>, parallel::context_parallel<2>,
+                             shard::zero<1>>;
   static_assert(s::model_parallel == 8);
   const auto l = s::layout(16);
   CHECK(model::to_string(l) == "tp=2,pp=2,vpp=2,cp=2,dp=2,mbs=1,recompute=none,sp=off,zero=1");
@@ -44,16 +46,19 @@ TEST_CASE("a parallel scheme lays ranks out tensor-innermost, and every group pa
   CHECK_THROWS_WITH(s::layout(12), Catch::Contains("world") && Catch::Contains("multiple of 8"));
 }
 
-
 TEMPLATE_TEST_CASE("a pipeline composed with a ZeRO stage over the data-parallel group trains what DDP trains",
                    "[parallel][scheme]", shard::replicate, shard::zero<1>, shard::zero<2>) {
-  struct shape { std::size_t p, v, m; };
+  struct shape {
+    std::size_t p, v, m;
+  };
   for (const auto& [p, v, m] : {shape{2, 1, 4}, shape{4, 1, 4}, shape{2, 2, 4}, shape{4, 2, 8}}) {
     const std::size_t world = 8, replicas = world / p;
     const auto reference = scheme_check::ddp_reference(replicas, m);
     std::vector<std::vector<std::string>> bad(world);
     comm::thread_world w(static_cast<int>(world), std::chrono::seconds(30));
-    comm::run_ranks(w, [&](comm::thread_communicator& c) { bad[static_cast<std::size_t>(c.rank())] = scheme_check::train<TestType>(c, p, v, m, reference); });
+    comm::run_ranks(w, [&](comm::thread_communicator& c) {
+      bad[static_cast<std::size_t>(c.rank())] = scheme_check::train<TestType>(c, p, v, m, reference);
+    });
     for (std::size_t r = 0; r < world; ++r) {
       INFO(TestType::name << ", p=" << p << ", v=" << v << ", m=" << m << ", rank " << r);
       CHECK(bad[r] == std::vector<std::string>{});
@@ -65,12 +70,15 @@ TEST_CASE("ZeRO-3 without a pipeline, over the data-parallel group, trains what 
   const auto reference = scheme_check::ddp_reference(8, 2);
   std::vector<std::vector<std::string>> bad(8);
   comm::thread_world w(8, std::chrono::seconds(30));
-  comm::run_ranks(w, [&](comm::thread_communicator& c) { bad[static_cast<std::size_t>(c.rank())] = scheme_check::train<shard::zero<3>>(c, 1, 1, 2, reference); });
+  comm::run_ranks(w, [&](comm::thread_communicator& c) {
+    bad[static_cast<std::size_t>(c.rank())] = scheme_check::train<shard::zero<3>>(c, 1, 1, 2, reference);
+  });
   for (std::size_t r = 0; r < 8; ++r) CHECK(bad[r] == std::vector<std::string>{});
 }
 
-TEMPLATE_TEST_CASE("context parallelism composed with a ZeRO stage over the data and context ranks trains what DDP trains",
-                   "[parallel][scheme]", shard::replicate, shard::zero<1>, shard::zero<2>, shard::zero<3>) {
+TEMPLATE_TEST_CASE(
+    "context parallelism composed with a ZeRO stage over the data and context ranks trains what DDP trains",
+    "[parallel][scheme]", shard::replicate, shard::zero<1>, shard::zero<2>, shard::zero<3>) {
   for (const std::size_t cp : {std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
     const std::size_t world = 8;
     const auto reference = scheme_check::context::reference(world / cp);

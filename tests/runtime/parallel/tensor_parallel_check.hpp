@@ -46,18 +46,30 @@ struct reference {
     const std::size_t R = rows * static_cast<std::size_t>(replicas);
     const auto x = values(5, R * in), dy = values(6, R * out);
     std::vector<double> h(R * hidden), h_abs(R * hidden);
-    y.assign(R * out, 0); y_abs.assign(R * out, 0); dx.assign(R * in, 0); dx_abs.assign(R * in, 0);
-    dw1.assign(hidden * in, 0); db1.assign(hidden, 0); dw2.assign(out * hidden, 0); db2.assign(out, 0);
+    y.assign(R * out, 0);
+    y_abs.assign(R * out, 0);
+    dx.assign(R * in, 0);
+    dx_abs.assign(R * in, 0);
+    dw1.assign(hidden * in, 0);
+    db1.assign(hidden, 0);
+    dw2.assign(out * hidden, 0);
+    db2.assign(out, 0);
     for (std::size_t r = 0; r < R; ++r) {
       for (std::size_t o = 0; o < hidden; ++o) {
         double z = b1[o], za = std::abs(b1[o]);
-        for (std::size_t j = 0; j < in; ++j) { z += double(x[r * in + j]) * w1[o * in + j]; za += std::abs(double(x[r * in + j]) * w1[o * in + j]); }
+        for (std::size_t j = 0; j < in; ++j) {
+          z += double(x[r * in + j]) * w1[o * in + j];
+          za += std::abs(double(x[r * in + j]) * w1[o * in + j]);
+        }
         h[r * hidden + o] = std::tanh(z);
         h_abs[r * hidden + o] = za;
       }
       for (std::size_t o = 0; o < out; ++o) {
         double z = b2[o], za = std::abs(b2[o]);
-        for (std::size_t j = 0; j < hidden; ++j) { z += h[r * hidden + j] * w2[o * hidden + j]; za += std::abs(h[r * hidden + j] * w2[o * hidden + j]) + h_abs[r * hidden + j]; }
+        for (std::size_t j = 0; j < hidden; ++j) {
+          z += h[r * hidden + j] * w2[o * hidden + j];
+          za += std::abs(h[r * hidden + j] * w2[o * hidden + j]) + h_abs[r * hidden + j];
+        }
         y[r * out + o] = z;
         y_abs[r * out + o] = za;
       }
@@ -104,12 +116,14 @@ std::vector<std::string> run(C& world, int t, trinity::parallel::tokens held) {
   down.load(values(3, out * hidden), values(4, out));
 
   const bool sp = held == parallel::tokens::sequence_parallel;
-  const std::size_t mine = sp ? rows / static_cast<std::size_t>(t) : rows;    // tokens this rank holds outside the pair
+  const std::size_t mine = sp ? rows / static_cast<std::size_t>(t) : rows;  // tokens this rank holds outside the pair
   const std::size_t first = static_cast<std::size_t>(replica) * rows + (sp ? static_cast<std::size_t>(tr) * mine : 0);
   const auto x_all = values(5, rows * static_cast<std::size_t>(replicas) * in);
   const auto dy_all = values(6, rows * static_cast<std::size_t>(replicas) * out);
-  const std::vector<float> x(x_all.begin() + static_cast<std::ptrdiff_t>(first * in), x_all.begin() + static_cast<std::ptrdiff_t>((first + mine) * in));
-  const std::vector<float> dy(dy_all.begin() + static_cast<std::ptrdiff_t>(first * out), dy_all.begin() + static_cast<std::ptrdiff_t>((first + mine) * out));
+  const std::vector<float> x(x_all.begin() + static_cast<std::ptrdiff_t>(first * in),
+                             x_all.begin() + static_cast<std::ptrdiff_t>((first + mine) * in));
+  const std::vector<float> dy(dy_all.begin() + static_cast<std::ptrdiff_t>(first * out),
+                              dy_all.begin() + static_cast<std::ptrdiff_t>((first + mine) * out));
 
   std::vector<float> h(rows * up.local_out()), y(mine * out), dh(rows * up.local_out()), dx(mine * in);
   up.forward(tp, x, h, rows, held);
@@ -135,7 +149,8 @@ std::vector<std::string> run(C& world, int t, trinity::parallel::tokens held) {
     comm::all_reduce(dp, g, comm::reduce_op::sum, comm::algorithm::ring);
   const std::size_t h0 = static_cast<std::size_t>(tr) * up.local_out();
   for (std::size_t o = 0; o < up.local_out(); ++o) {
-    if (!near(up.bias_grad()[o], ref.db1[h0 + o], 64.0 * replicas)) bad.push_back("db1[" + std::to_string(h0 + o) + "]");
+    if (!near(up.bias_grad()[o], ref.db1[h0 + o], 64.0 * replicas))
+      bad.push_back("db1[" + std::to_string(h0 + o) + "]");
     for (std::size_t j = 0; j < in; ++j)
       if (!near(up.weight_grad()[o * in + j], ref.dw1[(h0 + o) * in + j], 64.0 * replicas))
         bad.push_back("dw1[" + std::to_string(h0 + o) + "][" + std::to_string(j) + "]");
@@ -148,8 +163,10 @@ std::vector<std::string> run(C& world, int t, trinity::parallel::tokens held) {
   }
 
   // Two activations' all-reduce (y's rows × out and dx's rows × in, 4 bytes each), as 2·(t − 1)/t of them.
-  const std::uint64_t want = t == 1 ? 0 : 2 * static_cast<std::uint64_t>(t - 1) * (rows * out + rows * in) * 4 / static_cast<std::uint64_t>(t);
-  if (tp_bytes != want) bad.push_back("tensor-parallel bytes " + std::to_string(tp_bytes) + ", expected " + std::to_string(want));
+  const std::uint64_t want =
+      t == 1 ? 0 : 2 * static_cast<std::uint64_t>(t - 1) * (rows * out + rows * in) * 4 / static_cast<std::uint64_t>(t);
+  if (tp_bytes != want)
+    bad.push_back("tensor-parallel bytes " + std::to_string(tp_bytes) + ", expected " + std::to_string(want));
   return bad;
 }
 

@@ -20,8 +20,10 @@ using test_backends::sim_backend;
 using test_backends::threads_backend;
 using namespace trinity::literals;
 
-TEMPLATE_TEST_CASE("tensor parallelism: the column/row pair on t-way groups trains what DDP trains, and sends what the "
-                   "model says", "[parallel][tensor]", threads_backend, sim_backend) {
+TEMPLATE_TEST_CASE(
+    "tensor parallelism: the column/row pair on t-way groups trains what DDP trains, and sends what the "
+    "model says",
+    "[parallel][tensor]", threads_backend, sim_backend) {
   for (const int t : {1, 2, 4})
     for (const auto held : {parallel::tokens::all, parallel::tokens::sequence_parallel}) {
       std::vector<std::vector<std::string>> bad(4);
@@ -50,10 +52,12 @@ TEST_CASE("tensor parallelism: the bytes the pair sends are the step model's all
     l.tp = static_cast<std::size_t>(t);
     const auto x = model::layer(j, c, l);
     std::vector<std::vector<std::string>> bad(4);
-    threads_backend::run(4, [&](auto& w) { bad[static_cast<std::size_t>(w.rank())] = tp_check::run(w, t, parallel::tokens::all); });
+    threads_backend::run(
+        4, [&](auto& w) { bad[static_cast<std::size_t>(w.rank())] = tp_check::run(w, t, parallel::tokens::all); });
     CHECK(bad[0].empty());
     // The check asserted 2·(t−1)/t·(rows·out + rows·in)·4 bytes; the model's two all-reduces at 4-byte words:
-    CHECK(2.0 * x.all_reduce_bytes.value() * 2.0 == Approx(2.0 * (t - 1.0) / t * (tp_check::rows * (tp_check::out + tp_check::in)) * 4.0));
+    CHECK(2.0 * x.all_reduce_bytes.value() * 2.0 ==
+          Approx(2.0 * (t - 1.0) / t * (tp_check::rows * (tp_check::out + tp_check::in)) * 4.0));
   }
 }
 
@@ -68,7 +72,8 @@ TEST_CASE("a group of ranks is a Communicator over its members, counting only wh
     comm::all_reduce(g, std::span<int>(v), comm::reduce_op::sum, comm::algorithm::ring);
     const int want = r < 3 ? 0 + 1 + 2 : 3 + 4 + 5;
     auto& b = bad[static_cast<std::size_t>(r)];
-    for (const int x : v) if (x != want) b = "sum " + std::to_string(x);
+    for (const int x : v)
+      if (x != want) b = "sum " + std::to_string(x);
     if (g.rank() != (r < 3 ? 2 - r : 5 - r)) b += " rank";
     if (g.world_rank(0) != (r < 3 ? 2 : 5)) b += " world_rank";
     if (g.bytes_sent() != 2 * 2 * 3 * sizeof(int)) b += " bytes " + std::to_string(g.bytes_sent());
@@ -83,8 +88,10 @@ TEST_CASE("a group of ranks is a Communicator over its members, counting only wh
 }
 
 TEST_CASE("tensor parallelism refuses a degree that does not divide the layer, naming it", "[parallel][tensor]") {
-  CHECK_THROWS_WITH(parallel::column_parallel_linear(12, 10, 4, 0), Catch::Contains("out") && Catch::Contains("10 does not split into 4"));
+  CHECK_THROWS_WITH(parallel::column_parallel_linear(12, 10, 4, 0),
+                    Catch::Contains("out") && Catch::Contains("10 does not split into 4"));
   CHECK_THROWS_WITH(parallel::row_parallel_linear(10, 12, 4, 0), Catch::Contains("in") && Catch::Contains("Fix"));
   parallel::column_parallel_linear up(4, 8, 2, 1);
-  CHECK_THROWS_WITH(up.load(std::vector<float>(31), std::vector<float>(8)), Catch::Contains("w") && Catch::Contains("needs 32"));
+  CHECK_THROWS_WITH(up.load(std::vector<float>(31), std::vector<float>(8)),
+                    Catch::Contains("w") && Catch::Contains("needs 32"));
 }

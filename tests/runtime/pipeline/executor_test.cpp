@@ -18,7 +18,8 @@ struct counting_copy final : pipeline::resident_model {
   std::shared_ptr<std::atomic<std::size_t>> seen;
   std::size_t drop_every;
   bytes held;
-  counting_copy(std::shared_ptr<std::atomic<std::size_t>> s, std::size_t d, bytes h) : seen(std::move(s)), drop_every(d), held(h) {}
+  counting_copy(std::shared_ptr<std::atomic<std::size_t>> s, std::size_t d, bytes h)
+      : seen(std::move(s)), drop_every(d), held(h) {}
   [[nodiscard]] bytes memory() const override { return held; }
   bool step(pipeline::sample& s, std::size_t) override {
     ++*seen;
@@ -27,8 +28,8 @@ struct counting_copy final : pipeline::resident_model {
   }
 };
 
-pipeline::model_operator counting(std::string name, std::shared_ptr<std::atomic<std::size_t>> seen, std::size_t drop_every,
-                                  bytes footprint, bytes holds = bytes{0}) {
+pipeline::model_operator counting(std::string name, std::shared_ptr<std::atomic<std::size_t>> seen,
+                                  std::size_t drop_every, bytes footprint, bytes holds = bytes{0}) {
   return {std::move(name), footprint, [=] {
             return std::unique_ptr<pipeline::resident_model>(
                 new counting_copy(seen, drop_every, holds.value() ? holds : footprint));
@@ -46,7 +47,8 @@ TEST_CASE("every sample leaves once; each model sees what the one before it pass
   // Model a drops multiples of 3, b multiples of 5 (of those left); c keeps all.
   executor x({{"decode", [&](pipeline::sample&) { ++decoded; }}},
              {counting("a", a, 3, bytes{10}), counting("b", b, 5, bytes{10}), counting("c", c, 0, bytes{10})},
-             {{"d0", bytes{30}, 0b111}, {"d1", bytes{20}, 0b011}, {"d2", bytes{10}, 0b100}}, {.cpu_workers = 2, .queue_capacity = 3});
+             {{"d0", bytes{30}, 0b111}, {"d1", bytes{20}, 0b011}, {"d2", bytes{10}, 0b100}},
+             {.cpu_workers = 2, .queue_capacity = 3});
   const std::size_t n = 3000;
   const auto r = x.run(n, plain);
   std::size_t not3 = 0, not3not5 = 0;
@@ -100,10 +102,12 @@ TEST_CASE("a device never holds more than its budget", "[pipeline]") {
   }
   SECTION("a copy that holds more than its model stated is refused") {
     const std::vector<pipeline::model_operator> liar{counting("ocr", seen, 0, bytes{1e9}, bytes{2e9})};
-    CHECK_THROWS_WITH(executor({}, liar, {{"gpu0", bytes{80e9}, 0b1}}), Catch::Contains("states 1 GB but a loaded copy holds 2 GB"));
+    CHECK_THROWS_WITH(executor({}, liar, {{"gpu0", bytes{80e9}, 0b1}}),
+                      Catch::Contains("states 1 GB but a loaded copy holds 2 GB"));
   }
   SECTION("a model no device holds is refused") {
-    CHECK_THROWS_WITH(executor({}, models, {{"gpu0", bytes{80e9}, 0b01}}), Catch::Contains("caption is held by no device"));
+    CHECK_THROWS_WITH(executor({}, models, {{"gpu0", bytes{80e9}, 0b01}}),
+                      Catch::Contains("caption is held by no device"));
   }
   SECTION("a holding past the pipeline's models is refused") {
     CHECK_THROWS_WITH(executor({}, models, {{"gpu0", bytes{80e9}, 0b111}}), Catch::Contains("names a model past"));

@@ -14,7 +14,7 @@ using namespace trinity;
 
 namespace {
 
-constexpr double fast_ns = 100, slow_ns = 1000;        // CXL-coherent vs capacity-class latencies, 10x apart
+constexpr double fast_ns = 100, slow_ns = 1000;                   // CXL-coherent vs capacity-class latencies, 10x apart
 constexpr double object_bytes = 4096, migrate_ns_per_byte = 0.1;  // 10 GB/s of migration bandwidth
 
 struct trace {
@@ -45,10 +45,9 @@ trace phased_trace(std::size_t objects, std::size_t hot, std::size_t phases, std
 TEST_CASE("dynamic tiering stays within 10% of the offline optimum on a phase-changing trace", "[place][tiering]") {
   const std::size_t objects = 1000, fast_slots = 100;
   const auto t = phased_trace(objects, fast_slots, 10, 200'000, 9);
-  place::dynamic_tiering policy(std::vector<double>(objects, object_bytes),
-                                {fast_slots * object_bytes, objects * object_bytes},
-                                {.epoch = 1000, .sample_period = 1, .decay = 0.3, .hysteresis = 1.5,
-                                 .migration_budget = 200 * object_bytes});
+  place::dynamic_tiering policy(
+      std::vector<double>(objects, object_bytes), {fast_slots * object_bytes, objects * object_bytes},
+      {.epoch = 1000, .sample_period = 1, .decay = 0.3, .hysteresis = 1.5, .migration_budget = 200 * object_bytes});
   double dynamic = 0;
   for (const auto id : t.accesses) {
     dynamic += policy.tier_of(id) == 0 ? fast_ns : slow_ns;
@@ -66,7 +65,8 @@ TEST_CASE("dynamic tiering stays within 10% of the offline optimum on a phase-ch
     for (std::size_t a = p * t.phase_length; a < (p + 1) * t.phase_length; ++a) ++count[t.accesses[a]];
     std::vector<std::uint32_t> ids(objects);
     std::iota(ids.begin(), ids.end(), 0u);
-    std::partial_sort(ids.begin(), ids.begin() + fast_slots, ids.end(), [&](auto a, auto b) { return count[a] > count[b]; });
+    std::partial_sort(ids.begin(), ids.begin() + fast_slots, ids.end(),
+                      [&](auto a, auto b) { return count[a] > count[b]; });
     std::vector<char> next(objects, 0);
     for (std::size_t k = 0; k < fast_slots; ++k) next[ids[k]] = 1;
     for (std::size_t i = 0; i < objects; ++i) {
@@ -85,21 +85,23 @@ TEST_CASE("dynamic tiering stays within 10% of the offline optimum on a phase-ch
 TEST_CASE("hysteresis stops a thrashing pattern from migrating on every access", "[place][tiering]") {
   // Two objects of equal heat that cannot both be fast: A, B, A, B, ...
   const auto run = [](double hysteresis, std::size_t epoch) {
-    place::dynamic_tiering policy({1.0, 1.0}, {1.0, 2.0}, {.epoch = epoch, .sample_period = 1, .decay = 0.5, .hysteresis = hysteresis});
+    place::dynamic_tiering policy({1.0, 1.0}, {1.0, 2.0},
+                                  {.epoch = epoch, .sample_period = 1, .decay = 0.5, .hysteresis = hysteresis});
     for (int a = 0; a < 100'000; ++a) policy.access(static_cast<std::uint32_t>(a % 2));
     return policy.migrations();
   };
-  CHECK(run(1.5, 100) == 0);       // never: over an epoch neither is 1.5x hotter than the other
+  CHECK(run(1.5, 100) == 0);  // never: over an epoch neither is 1.5x hotter than the other
   CHECK(run(1.5, 1000) == 0);
-  CHECK(run(1.0, 1) > 10'000);     // deciding after every access, the last one touched looks hottest: it
-                                   // moves all the time, which is what epochs and hysteresis prevent
+  CHECK(run(1.0, 1) > 10'000);  // deciding after every access, the last one touched looks hottest: it
+                                // moves all the time, which is what epochs and hysteresis prevent
 }
 
 TEST_CASE("an epoch never migrates more than its budget", "[place][tiering]") {
   const auto t = phased_trace(500, 50, 4, 50'000, 3);
   const double budget = 10 * object_bytes;
-  place::dynamic_tiering policy(std::vector<double>(500, object_bytes), {50 * object_bytes, 500 * object_bytes},
-                                {.epoch = 500, .sample_period = 1, .decay = 0.3, .hysteresis = 1.2, .migration_budget = budget});
+  place::dynamic_tiering policy(
+      std::vector<double>(500, object_bytes), {50 * object_bytes, 500 * object_bytes},
+      {.epoch = 500, .sample_period = 1, .decay = 0.3, .hysteresis = 1.2, .migration_budget = budget});
   double worst = 0;
   for (std::size_t a = 0; a < t.accesses.size(); ++a) {
     policy.access(t.accesses[a]);

@@ -27,7 +27,8 @@ double glpk_optimum(const place::placement_problem& p) {
   glp_add_rows(lp, n + k);
   for (int i = 0; i < n; ++i) glp_set_row_bnds(lp, i + 1, GLP_FX, 1.0, 1.0);
   const double gib = 1024.0 * 1024.0 * 1024.0;  // sizes in GiB keep GLPK's tolerances meaningful
-  for (int j = 0; j < k; ++j) glp_set_row_bnds(lp, n + j + 1, GLP_UP, 0.0, p.capacity(static_cast<std::size_t>(j)) / gib);
+  for (int j = 0; j < k; ++j)
+    glp_set_row_bnds(lp, n + j + 1, GLP_UP, 0.0, p.capacity(static_cast<std::size_t>(j)) / gib);
   glp_add_cols(lp, n * k);
   std::vector<int> ia{0}, ja{0};
   std::vector<double> ar{0.0};
@@ -104,7 +105,8 @@ TEST_CASE("the exact placement equals GLPK's optimum on random instances", "[pla
 
 TEST_CASE("past its node budget the exact solver says it is not proven, and its gap is still true", "[place]") {
   std::mt19937 gen(2026);
-  for (int trial = 0; trial < 35; ++trial) random_instance(gen, 4 + static_cast<std::size_t>(trial % 9) * 4, 2 + static_cast<std::size_t>(trial % 3));
+  for (int trial = 0; trial < 35; ++trial)
+    random_instance(gen, 4 + static_cast<std::size_t>(trial % 9) * 4, 2 + static_cast<std::size_t>(trial % 3));
   const auto p = random_instance(gen, 36, 4);  // a tight instance the search cannot finish in 100,000 nodes
   const auto e = place::exact(p, {.node_limit = 100'000});
   const double reference = glpk_optimum(p);
@@ -124,8 +126,7 @@ TEST_CASE("the greedy's gap stays small on large instances and its bound is real
 
 TEST_CASE("the spill rule fills tier-1 before it uses tier-2, hottest objects first", "[place]") {
   std::vector<place::object_profile> objects;
-  for (int i = 0; i < 10; ++i)
-    objects.push_back({"o" + std::to_string(i), 1_GB, 1000.0 * (i + 1), 64_B, 0.0, 1.0});
+  for (int i = 0; i < 10; ++i) objects.push_back({"o" + std::to_string(i), 1_GB, 1000.0 * (i + 1), 64_B, 0.0, 1.0});
   std::vector<place::tier_slot> tiers{{"hbm", 4_GB, 300_ns, 300_ns, 8_TBps}, {"cxl", 100_GB, 600_ns, 600_ns, 64_GBps}};
   const auto s = place::spill({objects, tiers});
   // The four hottest (o6..o9) in tier-1, the rest in tier-2, and tier-1 exactly full.
@@ -137,12 +138,15 @@ TEST_CASE("the spill rule fills tier-1 before it uses tier-2, hottest objects fi
 
 TEST_CASE("placement input is checked by name", "[place]") {
   std::vector<place::tier_slot> tiers{{"hbm", 4_GB, 300_ns, 300_ns, 8_TBps}};
-  CHECK_THROWS_WITH(place::placement_problem({{"big", 5_GB}}, tiers), Catch::Contains("objects") && Catch::Contains("add capacity"));
+  CHECK_THROWS_WITH(place::placement_problem({{"big", 5_GB}}, tiers),
+                    Catch::Contains("objects") && Catch::Contains("add capacity"));
   CHECK_THROWS_WITH(place::placement_problem({{"neg", bytes{-1.0}}}, tiers), Catch::Contains("objects[0].size"));
-  CHECK_THROWS_WITH(place::placement_problem({{"w", 1_GB, 1.0, 64_B, 1.5}}, tiers), Catch::Contains("objects[0].write_fraction"));
+  CHECK_THROWS_WITH(place::placement_problem({{"w", 1_GB, 1.0, 64_B, 1.5}}, tiers),
+                    Catch::Contains("objects[0].write_fraction"));
   tiers[0].bandwidth = bytes_per_second{};
   CHECK_THROWS_WITH(place::placement_problem({{"x", 1_GB}}, tiers), Catch::Contains("tiers[0].bandwidth"));
-  const place::placement_problem ok({{"a", 3_GB}, {"b", 3_GB}}, {{"hbm", 4_GB, 300_ns, 300_ns, 8_TBps}, {"cxl", 4_GB, 600_ns, 600_ns, 64_GBps}});
+  const place::placement_problem ok({{"a", 3_GB}, {"b", 3_GB}},
+                                    {{"hbm", 4_GB, 300_ns, 300_ns, 8_TBps}, {"cxl", 4_GB, 600_ns, 600_ns, 64_GBps}});
   CHECK_THROWS_WITH(ok.evaluate({0, 0}), Catch::Contains("tiers[0].capacity"));
 }
 

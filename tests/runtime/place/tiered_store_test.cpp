@@ -27,8 +27,7 @@ namespace {
 
 std::vector<std::byte> value_for(std::uint64_t key, std::uint64_t version, std::size_t size) {
   std::vector<std::byte> v(size);
-  for (std::size_t i = 0; i < size; ++i)
-    v[i] = static_cast<std::byte>((key * 131 + version * 31 + i * 7) & 0xff);
+  for (std::size_t i = 0; i < size; ++i) v[i] = static_cast<std::byte>((key * 131 + version * 31 + i * 7) & 0xff);
   return v;
 }
 
@@ -40,7 +39,8 @@ bool same(std::optional<std::span<const std::byte>> got, const std::vector<std::
 
 TEST_CASE("a million random operations with injected faults lose and corrupt nothing and never overfill a tier",
           "[place][store]") {
-  place::tier_resource hbm("hbm", bytes{64.0 * 1024}), cxl("cxl", bytes{256.0 * 1024}), pool("pool", bytes{1024.0 * 1024});
+  place::tier_resource hbm("hbm", bytes{64.0 * 1024}), cxl("cxl", bytes{256.0 * 1024}),
+      pool("pool", bytes{1024.0 * 1024});
   place::tiered_store<std::uint64_t> store({&hbm, &cxl, &pool});
   std::mt19937_64 gen(42);
   std::uniform_int_distribution<std::uint64_t> key_of(0, 999);
@@ -62,8 +62,10 @@ TEST_CASE("a million random operations with injected faults lose and corrupt not
     if (what < 30) {  // put, sometimes into a named tier
       auto v = value_for(key, ++version, size_of(gen));
       try {
-        if (what < 5) store.put(key, v, tier_of(gen));
-        else store.put(key, v);
+        if (what < 5)
+          store.put(key, v, tier_of(gen));
+        else
+          store.put(key, v);
         model[key] = std::move(v);
       } catch (const place::capacity_exceeded&) {
         (refuse ? refused : full) += 1;  // the old value, if any, must still be there: checked below
@@ -94,7 +96,8 @@ TEST_CASE("a million random operations with injected faults lose and corrupt not
       mismatches += store.size() != model.size();
       for (const auto& [k, v] : model) mismatches += !same(store.get(k), v);
       std::size_t by_tier[3] = {0, 0, 0};
-      store.for_each([&](std::uint64_t, std::span<const std::byte>, const auto& info) { by_tier[info.tier] += info.size; });
+      store.for_each(
+          [&](std::uint64_t, std::span<const std::byte>, const auto& info) { by_tier[info.tier] += info.size; });
       overfills += by_tier[0] > hbm.capacity() || by_tier[1] > cxl.capacity() || by_tier[2] > pool.capacity();
       mismatches += by_tier[0] != hbm.used() || by_tier[1] != cxl.used() || by_tier[2] != pool.used();
     }
@@ -156,7 +159,7 @@ TEST_CASE("a std::vector with tier_allocator lives in a tier, and its copies sta
   CHECK(cxl.used() == 0);
   CHECK(hbm.used() == 3072);
   CHECK_THROWS_AS(c.resize(1024), place::capacity_exceeded);  // 4 KiB more would pass hbm's 4 KiB
-  CHECK(c == a);                                               // the failed growth changed nothing
+  CHECK(c == a);                                              // the failed growth changed nothing
   CHECK(place::tier_allocator<std::uint32_t>(hbm) == place::tier_allocator<char>(hbm));
   CHECK_FALSE(place::tier_allocator<std::uint32_t>(hbm) == place::tier_allocator<std::uint32_t>(cxl));
   CHECK_THROWS_AS(place::tier_allocator<std::uint64_t>(cxl).allocate(std::numeric_limits<std::size_t>::max() / 4),
@@ -166,7 +169,8 @@ TEST_CASE("a std::vector with tier_allocator lives in a tier, and its copies sta
   CHECK(hbm.used() == 0);
 }
 
-TEST_CASE("host memory with huge pages: 2 MiB-aligned mappings for large blocks, plain new for small", "[place][store]") {
+TEST_CASE("host memory with huge pages: 2 MiB-aligned mappings for large blocks, plain new for small",
+          "[place][store]") {
   place::host_resource host({.huge_pages = true});
   place::tier_resource ddr("ddr", 64_MiB, &host);
   std::pmr::vector<std::byte> big(std::size_t{5} << 20, std::byte{1}, &ddr), small(100, std::byte{2}, &ddr);

@@ -44,8 +44,10 @@ best_placement brute_force(const std::vector<double>& w, const std::vector<doubl
       most = std::max(most, m);
     }
     const double x = std::min(cpu_bound, model::detail::gpu_bound(w, holds, sharing).bound);
-    if (x > best.rate * (1 + 1e-9)) best = {x, most};
-    else if (x >= best.rate * (1 - 1e-9)) best.memory = std::min(best.memory, most);
+    if (x > best.rate * (1 + 1e-9))
+      best = {x, most};
+    else if (x >= best.rate * (1 - 1e-9))
+      best.memory = std::min(best.memory, most);
     std::size_t d = devices;
     while (d > 0 && pick[d - 1] + 1 == sets.size()) --d;
     if (d == 0) break;

@@ -23,8 +23,10 @@ plan::training_workload video() {
 
 }  // namespace
 
-TEST_CASE("dynamic parallelism: each bucket runs the fastest choice its frame allows, and the plan beats the best "
-          "static layout", "[plan][parallel][dynamic]") {
+TEST_CASE(
+    "dynamic parallelism: each bucket runs the fastest choice its frame allows, and the plan beats the best "
+    "static layout",
+    "[plan][parallel][dynamic]") {
   const auto s = plan::presets::dgx_h100();
   const auto w = video();
   REQUIRE(w.sequence_mix.size() == 3);
@@ -122,7 +124,8 @@ TEST_CASE("dynamic parallelism prices the frame's codec and offload once a step,
 TEST_CASE("dynamic parallelism refuses what it cannot plan, naming the field", "[plan][parallel][dynamic]") {
   const auto s = plan::presets::dgx_h100();
   auto w = plan::presets::llm_7b();
-  CHECK_THROWS_WITH(plan::plan_dynamic(s, w, {.gpus = 8}), Catch::Contains("workload.sequence_mix") && Catch::Contains("Fix"));
+  CHECK_THROWS_WITH(plan::plan_dynamic(s, w, {.gpus = 8}),
+                    Catch::Contains("workload.sequence_mix") && Catch::Contains("Fix"));
   w.sequence_mix = {{"a", 4096, 0.3}, {"b", 2048, 0.7}};  // 0.3 of 1,024 is not whole
   CHECK_THROWS_WITH(plan::plan_dynamic(s, w, {.gpus = 8}), Catch::Contains("not a whole number"));
   const auto bad = [&](const char* mix) {

@@ -58,7 +58,8 @@ TEST_CASE("an edge frame costs what the closed forms say", "[plan][edge]") {
   const double feature = 512.0 * 40 * 40 * 4;
   CHECK(sp.sent.value() == Approx(feature / codecs[int8].ratio));
   CHECK(sp.device_flops.value() == Approx(0.4 * 78.9e9));
-  CHECK(sp.device_time.value() == Approx(0.4 * 78.9e9 / device + feature / codecs[int8].encode_rate.value()).epsilon(1e-12));
+  CHECK(sp.device_time.value() ==
+        Approx(0.4 * 78.9e9 / device + feature / codecs[int8].encode_rate.value()).epsilon(1e-12));
   CHECK(sp.error == codecs[int8].relative_error);
 }
 
@@ -170,7 +171,8 @@ TEST_CASE("edge input is refused by name", "[plan][edge]") {
                     Catch::Contains("server") && Catch::Contains("Fix"));
   auto bad = w;
   bad.head_fraction = 1;
-  CHECK_THROWS_WITH(run(plan::presets::edge_5g_cloud(), bad, plan::objective::time), Catch::Contains("workload.head_fraction"));
+  CHECK_THROWS_WITH(run(plan::presets::edge_5g_cloud(), bad, plan::objective::time),
+                    Catch::Contains("workload.head_fraction"));
   bad = w;
   bad.encodings[1].bits_per_pixel = -1;
   CHECK_THROWS_WITH(run(plan::presets::edge_5g_cloud(), bad, plan::objective::time),

@@ -45,14 +45,17 @@ struct replicas_problem {
     return r > most ? "memory: " + std::to_string(r) + " replicas need " + std::to_string(r) + " GB" : "";
   }
   [[nodiscard]] bool is_baseline(int r) const { return r == 1; }
-  [[nodiscard]] bool better(const plan::candidate<int, replicas_cost>& a, const plan::candidate<int, replicas_cost>& b) const {
+  [[nodiscard]] bool better(const plan::candidate<int, replicas_cost>& a,
+                            const plan::candidate<int, replicas_cost>& b) const {
     return plan::detail::score(a.cost, o) < plan::detail::score(b.cost, o);
   }
   [[nodiscard]] std::array<double, 2> pareto_keys(const replicas_cost& c) const {
     return {c.total.time.value(), c.total.energy.value()};
   }
   [[nodiscard]] std::string describe(int r) const { return std::to_string(r) + " replicas"; }
-  [[nodiscard]] std::string binding(const plan::candidate<int, replicas_cost>& e) const { return "time " + to_string(e.cost.total.time); }
+  [[nodiscard]] std::string binding(const plan::candidate<int, replicas_cost>& e) const {
+    return "time " + to_string(e.cost.total.time);
+  }
   [[nodiscard]] std::vector<std::string> trades(const plan::result<int, replicas_cost>& r) const {
     return {"memory for time: " + std::to_string(r.chosen().plan) + " replicas"};
   }
@@ -82,18 +85,22 @@ TEST_CASE("the engine plans a workload it has never seen: front, choice, baselin
   CHECK(r.explanation.binding_before == "time 12 s");
   CHECK(r.explanation.binding_after == "time 3 s");
   CHECK(r.explanation.trades == std::vector<std::string>{"memory for time: 4 replicas"});
-  CHECK(r.explanation.rejected ==
-        std::vector<std::string>{"3 replicas: request time 4 s vs 3 s", "5 replicas: breaks the memory: 5 replicas need 5 GB"});
+  CHECK(r.explanation.rejected == std::vector<std::string>{"3 replicas: request time 4 s vs 3 s",
+                                                           "5 replicas: breaks the memory: 5 replicas need 5 GB"});
 }
 
-TEST_CASE("the engine's choice follows the objective, and a plan nothing fits is refused by the workload", "[plan][engine]") {
-  const auto r = plan::solve(replicas_problem{.most = 4, .o = plan::objective::energy}, {.objective = plan::objective::energy});
+TEST_CASE("the engine's choice follows the objective, and a plan nothing fits is refused by the workload",
+          "[plan][engine]") {
+  const auto r =
+      plan::solve(replicas_problem{.most = 4, .o = plan::objective::energy}, {.objective = plan::objective::energy});
   CHECK(r.chosen().plan == 1);
   CHECK(r.explanation.rejected == std::vector<std::string>{"2 replicas: energy 14 J vs 12 J"});
-  CHECK_THROWS_WITH(plan::solve(replicas_problem{.most = 0}, {}), Catch::Contains("workload.replicas") && Catch::Contains("more memory"));
+  CHECK_THROWS_WITH(plan::solve(replicas_problem{.most = 0}, {}),
+                    Catch::Contains("workload.replicas") && Catch::Contains("more memory"));
 }
 
-TEST_CASE("the engine's Pareto front is exactly the feasible plans no other feasible plan dominates", "[plan][engine]") {
+TEST_CASE("the engine's Pareto front is exactly the feasible plans no other feasible plan dominates",
+          "[plan][engine]") {
   // Random keys on a coarse grid (ties and duplicates included), some infeasible; the front found by sorting
   // must equal the definition checked pair by pair.
   struct cand {
@@ -115,7 +122,8 @@ TEST_CASE("the engine's Pareto front is exactly the feasible plans no other feas
       if (!c[i].ok) continue;
       if (!lowest || c[i].k < c[*lowest].k) lowest = i;
       bool dominated = false;
-      for (std::size_t j = 0; j < c.size(); ++j) dominated |= j != i && c[j].ok && plan::detail::dominates_on(c[j].k, c[i].k);
+      for (std::size_t j = 0; j < c.size(); ++j)
+        dominated |= j != i && c[j].ok && plan::detail::dominates_on(c[j].k, c[i].k);
       if (!dominated) expected.push_back(i);
     }
     CHECK(front == expected);

@@ -9,8 +9,7 @@
 
 using namespace trinity;
 
-TEST_CASE("the preset's plan is the fewest producers and streams that keep every consumer training",
-          "[plan][hetero]") {
+TEST_CASE("the preset's plan is the fewest producers and streams that keep every consumer training", "[plan][hetero]") {
   const auto s = *plan::presets::find("dgx-h100");
   const auto w = plan::presets::wan22_t2v_hetero();
   const auto r = plan::plan_hetero_train(s, w);
@@ -84,7 +83,9 @@ TEST_CASE("a hetero-train workload reads from JSON, every key checked", "[plan][
   const auto f = workloads::read_workload(io::parse(R"({"name": "h", "type": "hetero-train", "consumers": 16,
       "producer": {"name": "L4", "power": "72W"}, "max_producers": 40, "link": "25Gbps", "stream_cap": "100MB/s",
       "encode_high": 4, "encode_low": 1,
-      "phases": [{"samples": 3, "sample": "4MB", "produce_per_second": 0.5, "consume_per_second": 2}]})", "test.json"), s);
+      "phases": [{"samples": 3, "sample": "4MB", "produce_per_second": 0.5, "consume_per_second": 2}]})",
+                                                    "test.json"),
+                                          s);
   const auto& w = f.as<plan::hetero_train_workload>();
   CHECK(w.consumers == 16);
   CHECK(w.producer.power.value() == 72);

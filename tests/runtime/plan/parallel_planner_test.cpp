@@ -30,8 +30,17 @@ plan::training_workload small() {
 using key = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, int, int, int, int,
                        std::string>;
 key key_of(const model::parallel_layout& l) {
-  return {l.tp, l.pp, l.vpp, l.cp, l.dp, l.micro_batch, static_cast<int>(l.recompute), l.sequence_parallel ? 1 : 0,
-          l.zero_stage, l.offload ? 1 : 0, l.codec};
+  return {l.tp,
+          l.pp,
+          l.vpp,
+          l.cp,
+          l.dp,
+          l.micro_batch,
+          static_cast<int>(l.recompute),
+          l.sequence_parallel ? 1 : 0,
+          l.zero_stage,
+          l.offload ? 1 : 0,
+          l.codec};
 }
 
 }  // namespace
@@ -64,29 +73,31 @@ TEST_CASE("layout search: the space is every layout the step model runs, with th
           for (l.cp = 1; l.cp <= 16; ++l.cp)
             for (l.dp = 1; l.dp <= 16; ++l.dp)
               for (l.micro_batch = 1; l.micro_batch <= 8; l.micro_batch *= 2)
-                for (const auto rc : {model::recomputation::none, model::recomputation::selective, model::recomputation::full})
+                for (const auto rc :
+                     {model::recomputation::none, model::recomputation::selective, model::recomputation::full})
                   for (const bool sp : {false, true})
                     for (int z = 0; z <= 3; ++z)
-                    for (const bool off : {false, true})  // dgx-h100 has a host tier to offload to
-                    for (const auto& codec : codecs) {
-                      l.codec = codec;
-                      l.recompute = rc;
-                      l.sequence_parallel = sp;
-                      l.zero_stage = z;
-                      l.offload = off;
-                      if (l.gpus() != 16 || !model::layout_problem(job, l).empty()) continue;
-                      if (l.vpp > 1 && w.shape->layers % (l.pp * l.vpp) != 0) continue;
-                      if (z > 0 && l.dp * l.cp == 1) continue;
-                      if (flash && rc == model::recomputation::selective) continue;
-                      if (!codec.empty() && l.dp * l.cp == 1) continue;
-                      expected.insert(key_of(l));
-                    }
+                      for (const bool off : {false, true})  // dgx-h100 has a host tier to offload to
+                        for (const auto& codec : codecs) {
+                          l.codec = codec;
+                          l.recompute = rc;
+                          l.sequence_parallel = sp;
+                          l.zero_stage = z;
+                          l.offload = off;
+                          if (l.gpus() != 16 || !model::layout_problem(job, l).empty()) continue;
+                          if (l.vpp > 1 && w.shape->layers % (l.pp * l.vpp) != 0) continue;
+                          if (z > 0 && l.dp * l.cp == 1) continue;
+                          if (flash && rc == model::recomputation::selective) continue;
+                          if (!codec.empty() && l.dp * l.cp == 1) continue;
+                          expected.insert(key_of(l));
+                        }
     CHECK(searched == expected);
     CHECK(searched.size() > 500);
   }
 }
 
-TEST_CASE("layout search: the choice is the fastest layout that fits, as the step model prices it", "[plan][parallel]") {
+TEST_CASE("layout search: the choice is the fastest layout that fits, as the step model prices it",
+          "[plan][parallel]") {
   const auto s = plan::presets::dgx_a100();
   const auto w = plan::presets::llm_70b();
   const auto r = plan::plan_parallel(s, w, {.gpus = 64});
@@ -138,7 +149,8 @@ TEST_CASE("layout search: a 70B model on 64 H100s or A100s takes model paralleli
       inside.dp *= 2;
       const auto job = plan::job_of(plan::presets::llm_70b(), 64);
       if (!model::layout_problem(job, inside).empty()) continue;
-      CHECK(plan::price(job, plan::cluster_of(s, plan::presets::llm_70b()), inside, r.codecs).tp_comm < e.cost.step.tp_comm);
+      CHECK(plan::price(job, plan::cluster_of(s, plan::presets::llm_70b()), inside, r.codecs).tp_comm <
+            e.cost.step.tp_comm);
     }
   }
 }
@@ -202,7 +214,8 @@ TEST_CASE("layout search: memory headroom keeps a share of device memory free, a
   // The same layouts fit or not by the one rule: within the usable bytes.
   std::size_t both = 0;
   for (std::size_t i = 0; i < roomy.candidates.size(); ++i) {
-    CHECK(roomy.candidates[i].fits() == (tight.candidates[i].fits() && tight.candidates[i].cost.total.memory <= usable));
+    CHECK(roomy.candidates[i].fits() ==
+          (tight.candidates[i].fits() && tight.candidates[i].cost.total.memory <= usable));
     both += roomy.candidates[i].fits();
   }
   CHECK(both > 0);
@@ -252,7 +265,8 @@ TEST_CASE("layout search: the gradient codec is a slot, held to the workload's e
   CHECK(l.codec == "int8-ef");
   auto uncoded = l;
   uncoded.codec.clear();
-  const auto it = std::find_if(r.candidates.begin(), r.candidates.end(), [&](const auto& e) { return e.plan.layout == uncoded; });
+  const auto it =
+      std::find_if(r.candidates.begin(), r.candidates.end(), [&](const auto& e) { return e.plan.layout == uncoded; });
   REQUIRE(it != r.candidates.end());
   CHECK(r.chosen().cost.total.time < it->cost.total.time);
   CHECK(r.chosen().cost.total.bandwidth < it->cost.total.bandwidth);
@@ -267,7 +281,8 @@ TEST_CASE("layout search: the gradient codec is a slot, held to the workload's e
     if (!e.plan.layout.codec.empty()) CHECK(e.violation.find("error budget: ") == 0);
 
   // The codecs are the options' when given: a slow one is priced and loses.
-  const model::compressor_cost crawl{"int8-ef", 3.9, bytes_per_second{1e8}, bytes_per_second{1e8}, 0.0065, false, false};
+  const model::compressor_cost crawl{"int8-ef", 3.9,  bytes_per_second{1e8}, bytes_per_second{1e8}, 0.0065,
+                                     false,     false};
   w.error_budget = 0.01;
   const auto slow = plan::plan_parallel(s, w, {.gpus = 64, .codecs = {model::uncoded_gradient(), crawl}});
   CHECK(slow.codecs.size() == 2);

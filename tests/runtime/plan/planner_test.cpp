@@ -39,7 +39,8 @@ TEST_CASE("every chosen plan fits its constraints, on every preset and objective
         for (const auto& e : r.candidates)
           if (e.fits()) CHECK(plan::detail::score(e.cost, o) >= plan::detail::score(c.cost, o) * (1 - 1e-12));
         for (const auto i : r.pareto)
-          for (const auto j : r.pareto) CHECK_FALSE(plan::detail::pareto_dominates(r.candidates[i].cost, r.candidates[j].cost));
+          for (const auto j : r.pareto)
+            CHECK_FALSE(plan::detail::pareto_dominates(r.candidates[i].cost, r.candidates[j].cost));
         CHECK(!r.explanation.binding_before.empty());
         CHECK(!r.explanation.rejected.empty());
       }
@@ -141,7 +142,8 @@ TEST_CASE("a top-k plan is priced as the all-gather of whole frames that the com
   std::vector<std::uint64_t> sent(ranks), frame(ranks);
   comm::run_ranks(world, [&](comm::thread_communicator& c) {
     std::vector<float> g(count);
-    for (std::size_t i = 0; i < count; ++i) g[i] = std::sin(static_cast<float>(i * 7 + static_cast<std::size_t>(c.rank())));
+    for (std::size_t i = 0; i < count; ++i)
+      g[i] = std::sin(static_cast<float>(i * 7 + static_cast<std::size_t>(c.rank())));
     comm::compressed_all_reduce<compress::topk<std::ratio<1, 100>>, comm::compressed_gather> ar;
     ar(c, std::span<float>(g));
     sent[static_cast<std::size_t>(c.rank())] = c.bytes_sent();
@@ -150,8 +152,13 @@ TEST_CASE("a top-k plan is priced as the all-gather of whole frames that the com
   auto s = plan::presets::h100_infiniband();
   s.device.count = ranks;
   plan::training_workload w{"small", static_cast<double>(count), 1, 1, 1, 1, ranks, model::fp32_adam, 1.0};
-  const model::compressor_cost topk{"topk-1%-ef", static_cast<double>(count) * 4 / static_cast<double>(frame[0]),
-                                    bytes_per_second{1e9}, bytes_per_second{1e9}, 0.5, false, true};
+  const model::compressor_cost topk{"topk-1%-ef",
+                                    static_cast<double>(count) * 4 / static_cast<double>(frame[0]),
+                                    bytes_per_second{1e9},
+                                    bytes_per_second{1e9},
+                                    0.5,
+                                    false,
+                                    true};
   const auto priced = plan::price(s, w, topk, {0, 0, 0, false});
   CHECK(priced.link_bytes.value() == Approx((ranks - 1) * static_cast<double>(frame[0])));
   // Measured: the frames (padded to the largest) and one size word per peer; within 1% of the price.
@@ -183,7 +190,8 @@ TEST_CASE("the explanation names the binding resource, the trades and what beat 
 TEST_CASE("systems and workloads are checked by path, and an impossible one says what to change", "[plan]") {
   auto s = plan::presets::gb200_nvl72_cxl();
   s.tiers[2].capacity = bytes{-1.0};
-  CHECK_THROWS_WITH(plan::validate(s), Catch::StartsWith("tiers[2].capacity: -1") && Catch::Contains("must be positive"));
+  CHECK_THROWS_WITH(plan::validate(s),
+                    Catch::StartsWith("tiers[2].capacity: -1") && Catch::Contains("must be positive"));
   s = plan::presets::gb200_nvl72_cxl();
   s.interconnect.bandwidth = bytes_per_second{0.0};
   CHECK_THROWS_WITH(plan::validate(s), Catch::StartsWith("interconnect.bandwidth"));
@@ -202,8 +210,10 @@ TEST_CASE("systems and workloads are checked by path, and an impossible one says
 }
 
 TEST_CASE("a narrower space, fixed at compile time, plans within it", "[plan]") {
-  using ddp_only = plan::training_space<plan::zero_stages<0>, plan::offload_choices<false>, plan::recompute_choices<false, true>>;
-  const auto r = plan::plan_training<ddp_only>(plan::presets::gb200_nvl72_cxl(), plan::presets::llm_7b(), plan::default_codecs());
+  using ddp_only =
+      plan::training_space<plan::zero_stages<0>, plan::offload_choices<false>, plan::recompute_choices<false, true>>;
+  const auto r =
+      plan::plan_training<ddp_only>(plan::presets::gb200_nvl72_cxl(), plan::presets::llm_7b(), plan::default_codecs());
   CHECK(r.chosen().plan.stage == 0);
   CHECK(r.candidates.size() == 6 * 1 * 1 * 2);
 }
@@ -255,8 +265,7 @@ TEST_CASE("work runs at its precision's rate: fp32 training on an H100 at 67 TFL
   CHECK_THROWS_WITH(plan::validate(bad), Catch::Contains("device.compute.int4"));
 }
 
-TEST_CASE("a step's energy counts the device's idle power while it waits on the link and the offload tier",
-          "[plan]") {
+TEST_CASE("a step's energy counts the device's idle power while it waits on the link and the offload tier", "[plan]") {
   // The H100 cluster's 70B step waits on InfiniBand for most of its time: that wait is not free.
   const auto s = plan::presets::h100_infiniband();
   const auto w = plan::presets::llm_70b();

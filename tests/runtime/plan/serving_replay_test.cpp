@@ -82,7 +82,8 @@ TEST_CASE("the replayed cache serves what the single-tier prefix cache hits at i
   const bytes block = plan::kv_block_bytes(w, {1, 1, 1, {}, 0}, codecs, 512);
   for (const std::uint64_t blocks : {1ul, 5ul, 20ul, 60ul, 1000ul})
     for (const std::size_t tier : {std::size_t{0}, std::size_t{1}}) {
-      const auto m = plan::replay_serving(s, w, {2, 8, 1, (static_cast<double>(blocks) + 0.5) * block, tier}, codecs, trace);
+      const auto m =
+          plan::replay_serving(s, w, {2, 8, 1, (static_cast<double>(blocks) + 0.5) * block, tier}, codecs, trace);
       const auto lru = cache::replay_blocks(trace, {.capacity_blocks = blocks});
       INFO(blocks << " blocks in " << s.tiers[tier].name);
       CHECK(m.capacity_blocks == blocks);
@@ -110,7 +111,9 @@ TEST_CASE("the predicted figures are the planner's price, capped at the replayed
   CHECK(capped.hit_rate == 0.05);
   CHECK(capped.prefill_saved < open.prefill_saved);
   // In device memory nothing is loaded.
-  CHECK(plan::predicted_replay(w, evaluated(s, w, {4, 64, 1, bytes{64e9}, 0}, codecs), codecs).loaded_per_token.value() == 0);
+  CHECK(
+      plan::predicted_replay(w, evaluated(s, w, {4, 64, 1, bytes{64e9}, 0}, codecs), codecs).loaded_per_token.value() ==
+      0);
 }
 
 TEST_CASE("KV loads on a fabric take the tier's time alone and twice it when two share the pool's link",
@@ -119,8 +122,9 @@ TEST_CASE("KV loads on a fabric take the tier's time alone and twice it when two
   const auto w = plan::presets::llama3_70b_serve();
   const auto codecs = plan::kv_codecs(s);
   // A pool behind one link as fast as each device's own: alone, a load runs at the tier's bandwidth.
-  const link_descriptor link{"test-link", link_family::pcie, s.tiers[1].bandwidth, seconds{1e-6}, bytes{256}, 0, false,
-                             joules_per_byte{}, "test"};
+  const link_descriptor link{"test-link",   link_family::pcie, s.tiers[1].bandwidth,
+                             seconds{1e-6}, bytes{256},        0,
+                             false,         joules_per_byte{}, "test"};
   fabric::topology t;
   const auto sw = t.add_switch("sw", link_family::pcie);
   t.connect(t.add_memory("pool", bytes{1e13}), sw, link);
@@ -141,7 +145,7 @@ TEST_CASE("KV loads on a fabric take the tier's time alone and twice it when two
   CHECK(together[0].ratio() < 2.1);
 
   // A plan whose cache is off the fabric's memory nodes has no loads to run there.
-  CHECK_THROWS_WITH(plan::simulate(s, w, evaluated(s, w, {1, 8, 0, bytes{64e9}, 0}, codecs), codecs,
-                                   {{seconds{0}, size}}, f),
-                    Catch::Contains("off the fabric's memory nodes"));
+  CHECK_THROWS_WITH(
+      plan::simulate(s, w, evaluated(s, w, {1, 8, 0, bytes{64e9}, 0}, codecs), codecs, {{seconds{0}, size}}, f),
+      Catch::Contains("off the fabric's memory nodes"));
 }

@@ -27,7 +27,8 @@ TEST_CASE("a serving plan is priced by the serving model", "[plan][serving]") {
   const double h = std::min(w.hit_rate(bytes{1024e9}), w.hit_rate_bound);
   CHECK(c.hit_rate == h);
   CHECK(c.prefill.value() == model::prefill_time(r, 12035, h * 12035).value());
-  CHECK(c.load.value() == Approx((s.tiers[1].latency + model::kv_bytes_per_device(r, h * 12035) / s.tiers[1].bandwidth).value()));
+  CHECK(c.load.value() ==
+        Approx((s.tiers[1].latency + model::kv_bytes_per_device(r, h * 12035) / s.tiers[1].bandwidth).value()));
   CHECK(c.tpot.value() == model::time_per_output_token(r, 16, 12035, 343).value());
   CHECK(c.tier_bytes[0].value() ==
         Approx(model::weight_bytes_per_device(r).value() + model::kv_bytes_per_device(r, 16 * (12035 + 343)).value()));

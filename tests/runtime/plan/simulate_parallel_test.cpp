@@ -12,8 +12,8 @@ using namespace trinity;
 
 namespace {
 
-model::parallel_layout layout(std::size_t tp, std::size_t pp, std::size_t vpp, std::size_t cp, std::size_t dp,
-                              int zero, bool sp = true) {
+model::parallel_layout layout(std::size_t tp, std::size_t pp, std::size_t vpp, std::size_t cp, std::size_t dp, int zero,
+                              bool sp = true) {
   model::parallel_layout l;
   l.tp = tp;
   l.pp = pp;
@@ -27,7 +27,8 @@ model::parallel_layout layout(std::size_t tp, std::size_t pp, std::size_t vpp, s
 
 }  // namespace
 
-TEST_CASE("a hybrid layout's transfers on the DGX H100's links land on the step model's figures", "[plan][fabric][parallel]") {
+TEST_CASE("a hybrid layout's transfers on the DGX H100's links land on the step model's figures",
+          "[plan][fabric][parallel]") {
   const auto s = plan::presets::dgx_h100();
   const auto w = plan::presets::llm_70b();
   const auto l = layout(2, 4, 20, 2, 4, 2);  // 64 GPUs: a tensor pair, four stages and a context pair per 16
@@ -52,7 +53,8 @@ TEST_CASE("a hybrid layout's transfers on the DGX H100's links land on the step 
   for (const auto& x : sim) CHECK(x.events > 0);
 }
 
-TEST_CASE("one layout on the hierarchy: a group inside the domain never pays the scale-out link", "[plan][fabric][parallel]") {
+TEST_CASE("one layout on the hierarchy: a group inside the domain never pays the scale-out link",
+          "[plan][fabric][parallel]") {
   const auto s = plan::presets::dgx_h100();
   const auto w = plan::presets::llm_70b();
   // tp=8 fills a node: its all-reduce stays on NVLink; pp=2 crosses nodes; dp is 1, so no weights group.
@@ -95,15 +97,17 @@ TEST_CASE("on a fabric whose nodes share one uplink the data-parallel rings cont
   CHECK(dp_shared.ratio() == Approx(8.0).epsilon(0.05));
 }
 
-TEST_CASE("simulate of a layout refuses a fabric of the wrong size and a system that cannot reach it", "[plan][fabric][parallel]") {
+TEST_CASE("simulate of a layout refuses a fabric of the wrong size and a system that cannot reach it",
+          "[plan][fabric][parallel]") {
   const auto s = plan::presets::dgx_h100();
   const auto w = plan::presets::llm_70b();
   const auto l = layout(2, 4, 20, 1, 8, 2);
   CHECK_THROWS_WITH(plan::simulate(s, w, l, plan::hierarchy_fabric(s, 32)),
                     Catch::StartsWith("fabric: places 32 ranks; the layout runs 64"));
   auto one = plan::presets::gb200_nvl72_cxl();
-  CHECK_THROWS_WITH(plan::hierarchy_fabric(one, 80),
-                    Catch::StartsWith("gpus: 80 GPUs, and gb200-nvl72-cxl has 72 in one domain with no scale-out link"));
+  CHECK_THROWS_WITH(
+      plan::hierarchy_fabric(one, 80),
+      Catch::StartsWith("gpus: 80 GPUs, and gb200-nvl72-cxl has 72 in one domain with no scale-out link"));
   // Within its domain the whole rack is one switch: a 72-GPU pipeline's hops are all NVLink.
   const auto rack = plan::simulate(one, w, layout(1, 9, 1, 1, 8, 2, false));
   REQUIRE(rack.size() == 2);

@@ -25,8 +25,10 @@ TEST_CASE("every tier and link of a preset system is a library preset's descript
       CHECK(t.energy == preset->energy);
       const bool same = t.capacity == preset->capacity && t.bandwidth == preset->bandwidth;
       // A departure names the preset's own source after its reason.
-      if (same) CHECK(t.source == preset->source);
-      else CHECK(t.source.find(std::string(preset->source)) != std::string::npos);
+      if (same)
+        CHECK(t.source == preset->source);
+      else
+        CHECK(t.source.find(std::string(preset->source)) != std::string::npos);
     }
     std::vector<const plan::priced_link*> links{&s.interconnect};
     if (s.scale_out) links.push_back(&*s.scale_out);
@@ -49,5 +51,6 @@ TEST_CASE("a system's tier and link figures are the library's own: time and ener
   // The descriptor's methods work on the system's copy: what the cost models call.
   CHECK(s.tiers[0].access_time(bytes{3.35e9}) == tiers::h100_hbm3::descriptor.access_time(bytes{3.35e9}));
   CHECK(s.interconnect.transfer_time(bytes{450e9}) == links::nvlink4_x18::descriptor.transfer_time(bytes{450e9}));
-  CHECK(s.interconnect.transfer_time(bytes{450e9}).value() == Approx(1.0 + links::nvlink4_x18::descriptor.latency.value()));
+  CHECK(s.interconnect.transfer_time(bytes{450e9}).value() ==
+        Approx(1.0 + links::nvlink4_x18::descriptor.latency.value()));
 }

@@ -65,9 +65,8 @@ struct sgd {
 };
 
 template <class Scheme, class Optimizer = shard::adam>
-run_result train(int ranks, int steps, int nan_rank = -1, int nan_step = -1,
-                 const std::filesystem::path& save = {}, const std::filesystem::path& load = {},
-                 bool mark_ready = true, shard::schedule when = {}) {
+run_result train(int ranks, int steps, int nan_rank = -1, int nan_step = -1, const std::filesystem::path& save = {},
+                 const std::filesystem::path& load = {}, bool mark_ready = true, shard::schedule when = {}) {
   comm::thread_world world(ranks);
   run_result out;
   out.ledgers.resize(static_cast<std::size_t>(ranks));
@@ -161,7 +160,8 @@ TEST_CASE("gradient_ready twice in one step is refused: it would reduce an empty
   comm::run_ranks(world, [&](comm::thread_communicator& c) {
     shard::memory_ledger ledger;
     shard::adam opt{.learning_rate = 0.01f};
-    shard::data_parallel<shard::zero<2>, comm::thread_communicator> dp(c, ledger, {8}, std::vector<float>(8, 1.0f), opt);
+    shard::data_parallel<shard::zero<2>, comm::thread_communicator> dp(c, ledger, {8}, std::vector<float>(8, 1.0f),
+                                                                       opt);
     dp.gradient(0)[0] = 1.0f;
     dp.gradient_ready(0);
     try {
@@ -215,8 +215,9 @@ TEMPLATE_TEST_CASE("bytes sent per step match 2Ψ and 3Ψ, times (n-1)/n, within
   for (int ranks : {2, 4, 5}) {
     const auto r = train<TestType>(ranks, 2);
     const double psi = static_cast<double>(std::accumulate(layer_sizes.begin(), layer_sizes.end(), std::size_t{0}));
-    const double predicted =
-        model::zero_traffic_per_step(psi, static_cast<std::size_t>(ranks), TestType::shards.zero_stage(), model::fp32_adam).value();
+    const double predicted = model::zero_traffic_per_step(psi, static_cast<std::size_t>(ranks),
+                                                          TestType::shards.zero_stage(), model::fp32_adam)
+                                 .value();
     INFO(ranks << " ranks: sent " << r.sent_per_step.back() << ", predicted " << predicted);
     CHECK(static_cast<double>(r.sent_per_step.back()) == Approx(predicted).epsilon(0.01));
   }
@@ -341,12 +342,12 @@ TEST_CASE("data_parallel runs every collective through the communicator's own, w
   const auto ddp = collectives_called<shard::replicate>(3);
   CHECK(ddp[0] == 3 * 3);  // per rank: two layers' gradients and the NaN flags
   const auto z1 = collectives_called<shard::zero<1>>(3);
-  CHECK(z1[1] == 3 * 2);   // the gradients reduce-scattered
-  CHECK(z1[2] == 3 * 2);   // the updated shards gathered
+  CHECK(z1[1] == 3 * 2);  // the gradients reduce-scattered
+  CHECK(z1[2] == 3 * 2);  // the updated shards gathered
   const auto z3 = collectives_called<shard::zero<3>>(3);
   CHECK(z3[1] == 3 * 2);
-  CHECK(z3[2] == 3 * 2);   // acquire gathers each layer
-  CHECK(z3[0] == 3);       // the NaN flags
+  CHECK(z3[2] == 3 * 2);  // acquire gathers each layer
+  CHECK(z3[0] == 3);      // the NaN flags
 }
 
 namespace {
@@ -476,8 +477,8 @@ TEST_CASE("data_parallel's states live in the memory resources it is given: offl
     shard::memory_ledger ledger;
     shard::adam opt{};
     try {
-      shard::data_parallel<shard::zero<1>, comm::thread_communicator> dp(
-          c, ledger, layer_sizes, initial_parameters(), opt, {}, shard::storage{&tiny, &tiny});
+      shard::data_parallel<shard::zero<1>, comm::thread_communicator> dp(c, ledger, layer_sizes, initial_parameters(),
+                                                                         opt, {}, shard::storage{&tiny, &tiny});
     } catch (const place::capacity_exceeded& e) {
       refusal = e.what();
     }
@@ -486,7 +487,8 @@ TEST_CASE("data_parallel's states live in the memory resources it is given: offl
   CHECK_THAT(refusal, Catch::Contains("tier hbm has"));
 }
 
-TEST_CASE("with overlap every stage trains the same bits and holds the same bytes, whatever the bucket", "[shard][async]") {
+TEST_CASE("with overlap every stage trains the same bits and holds the same bytes, whatever the bucket",
+          "[shard][async]") {
   for (int ranks : {1, 3, 4}) {
     for (std::size_t bucket : {std::size_t{1}, std::size_t{8000}, std::size_t{25} << 20}) {
       INFO(ranks << " ranks, buckets of " << bucket << " bytes");
@@ -548,7 +550,7 @@ TEST_CASE("with overlap a layer's gradient is reduced while the next layer's bac
     shard::memory_ledger ledger;
     shard::adam opt{.learning_rate = 0.01f};
     shard::data_parallel<shard::zero<2>, holds_first_reduction> dp(c, ledger, {64, 30}, std::vector<float>(94, 0.5f),
-                                                                    opt, {}, {}, {.overlap = true, .bucket_bytes = 1});
+                                                                   opt, {}, {}, {.overlap = true, .bucket_bytes = 1});
     for (auto& g : dp.gradient(1)) g = 0.25f;
     dp.gradient_ready(1);  // layer 1's bucket starts and is held until layer 0's backward begins
     next_started = true;

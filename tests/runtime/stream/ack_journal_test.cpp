@@ -102,8 +102,9 @@ TEST_CASE("corruption before the last record, a wrong head or a gap is refused n
     stream::detail::store_u64(r + 24, stream::detail::journal_check(5, offset, 0));
     bytes.insert(bytes.end(), r, r + 32);
   }
-  std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                           static_cast<std::streamsize>(bytes.size()));
-  CHECK_THROWS_WITH(stream::ack_journal(p), Catch::Contains("record 1 acknowledges producer 5 offset 2 where 1 was next"));
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  CHECK_THROWS_WITH(stream::ack_journal(p),
+                    Catch::Contains("record 1 acknowledges producer 5 offset 2 where 1 was next"));
   fs::remove(p);
 }

@@ -72,7 +72,8 @@ TEST_CASE("three producers over three streams each: every sample once, in order,
   }
 }
 
-TEST_CASE("small samples travel batched, many to a message, and arrive once, in order, intact", "[stream][concurrent]") {
+TEST_CASE("small samples travel batched, many to a message, and arrive once, in order, intact",
+          "[stream][concurrent]") {
   zmq::context_t context(1);
   stream::consumer in(context, "tcp://127.0.0.1:*", {});
   constexpr std::uint64_t samples = 4000;
@@ -129,8 +130,7 @@ TEST_CASE("a producer blocks at the consumer's window until it acknowledges", "[
   CHECK(out.stats().max_unacked == 8);
 }
 
-TEST_CASE("a consumer restarted on its journal resumes every producer without loss or repeat",
-          "[stream][concurrent]") {
+TEST_CASE("a consumer restarted on its journal resumes every producer without loss or repeat", "[stream][concurrent]") {
   const auto journal = scratch("restart.journal");
   zmq::context_t context(1);
   constexpr std::uint64_t total = 3000;
@@ -223,7 +223,7 @@ TEST_CASE("hostile frames are dropped and counted; the link goes on", "[stream][
     h.producer = id;
     h.field = {offset, 0, 0, 0};
     stream::detail::encode(h, std::span<std::byte, stream::detail::header_bytes>(static_cast<std::byte*>(m.data()),
-                                                                                  stream::detail::header_bytes));
+                                                                                 stream::detail::header_bytes));
     return m;
   };
   raw.send(zmq::str_buffer("short"));

@@ -11,9 +11,9 @@ using namespace trinity;
 using namespace trinity::literals;
 
 TEST_CASE("tier presets carry the report's figures", "[tiers]") {
-  CHECK(tiers::gb200_hbm3e::descriptor.capacity == 192_GB);     // L772
-  CHECK(tiers::gb200_hbm3e::descriptor.bandwidth == 8_TBps);    // L772
-  CHECK(tiers::grace_lpddr5x::descriptor.capacity == 480_GB);   // L773-774
+  CHECK(tiers::gb200_hbm3e::descriptor.capacity == 192_GB);       // L772
+  CHECK(tiers::gb200_hbm3e::descriptor.bandwidth == 8_TBps);      // L772
+  CHECK(tiers::grace_lpddr5x::descriptor.capacity == 480_GB);     // L773-774
   CHECK(tiers::grace_lpddr5x::descriptor.bandwidth == 900_GBps);  // L775
   CHECK(tiers::cxl_coherent::descriptor.bandwidth == 128_GBps);   // L1788
   CHECK(tiers::cxl_capacity::descriptor.capacity >= 10_TB);       // "tens of TBs", L1163-1164
@@ -66,13 +66,13 @@ TEST_CASE("link latencies keep the report's order: CXL, NVLink, UALink, RDMA (be
 }
 
 TEST_CASE("link bandwidth presets match the report (behaviour 4)", "[links]") {
-  CHECK(links::cxl3_x16::descriptor.bandwidth == 128_GBps);   // L1788
-  CHECK(links::cxl2_x16::descriptor.bandwidth == 64_GBps);    // L1161-1163
-  CHECK(links::ualink1::descriptor.bandwidth == 100_GBps);    // L1773
-  CHECK(links::nvlink5::descriptor.bandwidth == 50_GBps);     // L1830
-  CHECK(links::nvlink_c2c::descriptor.bandwidth == 900_GBps);  // L775
-  CHECK(links::infiniband_400g::descriptor.bandwidth == 50_GBps);   // 400 Gb/s, L786
-  CHECK(links::ethernet_800g::descriptor.bandwidth == 100_GBps);    // 800 Gb/s, L811
+  CHECK(links::cxl3_x16::descriptor.bandwidth == 128_GBps);        // L1788
+  CHECK(links::cxl2_x16::descriptor.bandwidth == 64_GBps);         // L1161-1163
+  CHECK(links::ualink1::descriptor.bandwidth == 100_GBps);         // L1773
+  CHECK(links::nvlink5::descriptor.bandwidth == 50_GBps);          // L1830
+  CHECK(links::nvlink_c2c::descriptor.bandwidth == 900_GBps);      // L775
+  CHECK(links::infiniband_400g::descriptor.bandwidth == 50_GBps);  // 400 Gb/s, L786
+  CHECK(links::ethernet_800g::descriptor.bandwidth == 100_GBps);   // 800 Gb/s, L811
   CHECK(links::pcie6_x16::descriptor.bandwidth == 2.0 * links::pcie5_x16::descriptor.bandwidth);
   // Flits and scale limits: L1222, L1812, L1845-1847, L1777, L1799.
   CHECK(links::cxl2_x16::descriptor.flit == 68_B);

@@ -24,10 +24,10 @@ class backend {
   static constexpr std::string_view name = "cpu";
 
   [[nodiscard]] void* allocate(bytes n, std::size_t alignment = alignof(std::max_align_t)) {
-    return ::operator new(trinity::detail::byte_count(n), std::align_val_t{alignment});
+    return ::operator new (trinity::detail::byte_count(n), std::align_val_t{alignment});
   }
   void deallocate(void* p, bytes, std::size_t alignment = alignof(std::max_align_t)) noexcept {
-    ::operator delete(p, std::align_val_t{alignment});
+    ::operator delete (p, std::align_val_t{alignment});
   }
   void copy(void* dst, const void* src, bytes n) {
     if (const std::size_t count = trinity::detail::byte_count(n)) std::memcpy(dst, src, count);

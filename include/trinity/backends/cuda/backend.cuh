@@ -32,8 +32,8 @@ namespace trinity::cuda {
 class error : public std::runtime_error {
  public:
   error(std::string_view call, cudaError_t code)
-      : std::runtime_error(std::string(call) + " failed: " + cudaGetErrorName(code) + " (" +
-                           cudaGetErrorString(code) + ")"),
+      : std::runtime_error(std::string(call) + " failed: " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) +
+                           ")"),
         code_(code) {}
   [[nodiscard]] cudaError_t code() const noexcept { return code_; }
 
@@ -108,7 +108,9 @@ class backend {
     transfer(host_dst, src, n, cudaMemcpyDeviceToHost, "download");
   }
 
-  [[nodiscard]] seconds now() const noexcept { return from_chrono(std::chrono::steady_clock::now().time_since_epoch()); }
+  [[nodiscard]] seconds now() const noexcept {
+    return from_chrono(std::chrono::steady_clock::now().time_since_epoch());
+  }
 
   [[nodiscard]] int device() const noexcept { return device_; }
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }

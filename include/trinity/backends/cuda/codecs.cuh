@@ -161,7 +161,7 @@ inline void bf16_encode(const float* in, std::size_t n, std::byte* out, cudaStre
   const std::size_t groups = detail::aligned(in, 16) && detail::aligned(out, 8) ? n / 4 : 0;
   if (groups)
     kernels::bf16_encode4<<<detail::grid_for(groups, 256), 256, 0, s>>>(reinterpret_cast<const float4*>(in),
-                                                                         reinterpret_cast<uint2*>(out), groups);
+                                                                        reinterpret_cast<uint2*>(out), groups);
   if (n > 4 * groups)
     kernels::bf16_encode<<<detail::grid_for(n - 4 * groups, 256), 256, 0, s>>>(
         in + 4 * groups, reinterpret_cast<std::uint16_t*>(out) + 4 * groups, n - 4 * groups);
@@ -172,7 +172,7 @@ inline void bf16_decode(const std::byte* in, std::size_t n, float* out, cudaStre
   const std::size_t groups = detail::aligned(in, 8) && detail::aligned(out, 16) ? n / 4 : 0;
   if (groups)
     kernels::bf16_decode4<<<detail::grid_for(groups, 256), 256, 0, s>>>(reinterpret_cast<const uint2*>(in),
-                                                                         reinterpret_cast<float4*>(out), groups);
+                                                                        reinterpret_cast<float4*>(out), groups);
   if (n > 4 * groups)
     kernels::bf16_decode<<<detail::grid_for(n - 4 * groups, 256), 256, 0, s>>>(
         reinterpret_cast<const std::uint16_t*>(in) + 4 * groups, out + 4 * groups, n - 4 * groups);
@@ -196,8 +196,8 @@ inline void int8_decode(const std::byte* in, std::size_t n, float* out, cudaStre
   const auto* values = reinterpret_cast<const std::int8_t*>(in + blocks * 4);
   const std::size_t groups = detail::aligned(values, 4) && detail::aligned(out, 16) ? n / 4 : 0;
   if (groups)
-    kernels::int8_decode4<<<detail::grid_for(groups, 256), 256, 0, s>>>(
-        scales, reinterpret_cast<const char4*>(values), groups, reinterpret_cast<float4*>(out));
+    kernels::int8_decode4<<<detail::grid_for(groups, 256), 256, 0, s>>>(scales, reinterpret_cast<const char4*>(values),
+                                                                        groups, reinterpret_cast<float4*>(out));
   if (n > 4 * groups)  // fewer than 4 left, or all of them when the pointers do not suit the vector kernel
     kernels::int8_decode<<<detail::grid_for(n - 4 * groups, 256), 256, 0, s>>>(scales, values, 4 * groups, n, out);
   detail::check(cudaGetLastError(), "int8_decode");

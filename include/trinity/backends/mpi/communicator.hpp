@@ -135,7 +135,8 @@ class communicator {
       char text[MPI_MAX_ERROR_STRING];
       int len = 0;
       MPI_Error_string(rc, text, &len);
-      throw std::runtime_error(std::string("trinity::mpi: ") + what + " failed: " + std::string(text, static_cast<std::size_t>(len)));
+      throw std::runtime_error(std::string("trinity::mpi: ") + what +
+                               " failed: " + std::string(text, static_cast<std::size_t>(len)));
     }
   }
 
@@ -170,7 +171,8 @@ class communicator {
   }
 
   std::atomic_ref<std::uint64_t> word(int q, std::size_t at) const {
-    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(segments_[static_cast<std::size_t>(q)] + at));
+    return std::atomic_ref<std::uint64_t>(
+        *reinterpret_cast<std::uint64_t*>(segments_[static_cast<std::size_t>(q)] + at));
   }
   std::byte* slot(int q, std::uint64_t seq) const {
     return segments_[static_cast<std::size_t>(q)] + control_bytes + (seq % 2) * opts_.block_bytes;
@@ -208,7 +210,8 @@ class communicator {
         if ((spins & 255) == 0 && clock::now() > deadline)
           fail_timeout("rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " waited " +
                        std::to_string(opts_.timeout.count()) + " ms for rank " + std::to_string(q) + " to " + stage +
-                       " (shared-memory block " + std::to_string(seq) + "), and it never did. Fix: every rank must "
+                       " (shared-memory block " + std::to_string(seq) +
+                       "), and it never did. Fix: every rank must "
                        "call the same collectives in the same order; raise options::timeout if a rank is merely slow");
       }
     }

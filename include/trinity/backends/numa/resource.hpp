@@ -56,8 +56,9 @@ class node_resource : public std::pmr::memory_resource {
  public:
   explicit node_resource(int node) : node_(node) {
     trinity::detail::require(available(), "node", "this kernel or machine has no NUMA support (numa_available() < 0)");
-    trinity::detail::require(node >= 0 && node < nodes(), "node",
-                             std::to_string(node) + " is not a node of this machine (0 to " + std::to_string(nodes() - 1) + ")");
+    trinity::detail::require(
+        node >= 0 && node < nodes(), "node",
+        std::to_string(node) + " is not a node of this machine (0 to " + std::to_string(nodes() - 1) + ")");
   }
   [[nodiscard]] int node() const noexcept { return node_; }
 

@@ -40,12 +40,12 @@ class backend {
 
   [[nodiscard]] void* allocate(bytes n, std::size_t alignment = alignof(std::max_align_t)) {
     if (resident_ + n > MemoryTier::descriptor.capacity) throw capacity_exceeded{};
-    void* p = ::operator new(trinity::detail::byte_count(n), std::align_val_t{alignment});
+    void* p = ::operator new (trinity::detail::byte_count(n), std::align_val_t{alignment});
     resident_ += n;
     return p;
   }
   void deallocate(void* p, bytes n, std::size_t alignment = alignof(std::max_align_t)) noexcept {
-    ::operator delete(p, std::align_val_t{alignment});
+    ::operator delete (p, std::align_val_t{alignment});
     resident_ -= n;
   }
   //! Copies for real and charges the tier's cost of reading and writing n bytes.

@@ -89,9 +89,11 @@ class communicator {
     const double start = clock_;
     const double sent_at = inner_.exchange(out, dest, in, source, start);
     double done = start;
-    if (dest >= 0) done = start + message_time(out.size(), to_.empty() ? link_ : to_.at(static_cast<std::size_t>(dest)));
+    if (dest >= 0)
+      done = start + message_time(out.size(), to_.empty() ? link_ : to_.at(static_cast<std::size_t>(dest)));
     if (source >= 0)
-      done = std::max(done, sent_at + message_time(in.size(), from_.empty() ? link_ : from_.at(static_cast<std::size_t>(source))));
+      done = std::max(
+          done, sent_at + message_time(in.size(), from_.empty() ? link_ : from_.at(static_cast<std::size_t>(source))));
     clock_ = done;
   }
   //! Called by the generic algorithms for each reduction they perform.

@@ -2,11 +2,10 @@
 //! \file
 //! The approximate index: hnswlib's HNSW graph (Malkov & Yashunin), inner
 //! product space, behind the SimilarityIndex concept. Target trinity::hnsw
-//! (Debian: libhnswlib-dev, header-only; see detail/hnsw_graph.hpp for how it is included). Removal marks a graph node deleted
-//! and keeps it for reuse: the next add takes the slot back (hnswlib 0.6
-//! re-links an updated node), so a cache that churns never grows the graph
-//! past its high-water mark, and never rebuilds it. The graph doubles its
-//! room (hnswlib's resize, no rebuild) only when every slot is live.
+//! (Debian: libhnswlib-dev, header-only; see detail/hnsw_graph.hpp for how it is included). Removal marks a graph node
+//! deleted and keeps it for reuse: the next add takes the slot back (hnswlib 0.6 re-links an updated node), so a cache
+//! that churns never grows the graph past its high-water mark, and never rebuilds it. The graph doubles its room
+//! (hnswlib's resize, no rebuild) only when every slot is live.
 //!
 //!   cache::hnsw_index index(768, {.ef_search = 64});
 //!   index.add(42, embedding);
@@ -47,9 +46,9 @@ class hnsw_index {
   using similarity_index_concept = similarity_index_tag;
   static constexpr std::string_view name = "hnsw";
 
-  explicit hnsw_index(std::size_t dimension, hnsw_options opts = {})
-      : dimension_(dimension), opts_(opts) {
-    trinity::detail::require(dimension > 0 && dimension <= (std::size_t{1} << 16), "dimension", "must be from 1 to 65536");
+  explicit hnsw_index(std::size_t dimension, hnsw_options opts = {}) : dimension_(dimension), opts_(opts) {
+    trinity::detail::require(dimension > 0 && dimension <= (std::size_t{1} << 16), "dimension",
+                             "must be from 1 to 65536");
     trinity::detail::require(opts.m >= 2 && opts.m <= 256, "m", "must be from 2 to 256");
     trinity::detail::require(opts.ef_construction >= 1, "ef_construction", "must be at least 1");
     trinity::detail::require(opts.ef_search >= 1, "ef_search", "must be at least 1");
@@ -72,7 +71,8 @@ class hnsw_index {
   }
 
   void add(std::uint64_t id, std::span<const float> key) {
-    trinity::detail::require(!slot_of_.contains(id), "id", std::to_string(id) + " is already in the index; remove it first");
+    trinity::detail::require(!slot_of_.contains(id), "id",
+                             std::to_string(id) + " is already in the index; remove it first");
     const auto v = detail::prepare(key, dimension_, opts_.measure, "key");
     std::size_t slot = 0;
     if (!free_slots_.empty()) {

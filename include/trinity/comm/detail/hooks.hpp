@@ -19,10 +19,8 @@ std::span<const std::byte> bytes_of(std::span<T> s) noexcept {
   return std::as_bytes(s);
 }
 template <class T>
-  requires(!std::is_const_v<T>)
-std::span<std::byte> writable_bytes_of(std::span<T> s) noexcept {
-  return std::as_writable_bytes(s);
-}
+requires(!std::is_const_v<T>) std::span<std::byte> writable_bytes_of(std::span<T> s)
+noexcept { return std::as_writable_bytes(s); }
 
 inline int wrap(int i, int n) noexcept { return ((i % n) + n) % n; }
 

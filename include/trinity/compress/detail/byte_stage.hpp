@@ -36,8 +36,8 @@ inline byte_stage_plan plan_byte_stage(const frame_view& f, std::span<float> out
   require_count(f.header, out.size(), "header.count");
   if (f.header.element == element::frame) {
     if (raw < header_size)
-      fail(std::string(name) + ".raw_size", std::to_string(raw) + " bytes cannot hold a nested frame's " +
-                                                std::to_string(header_size) + "-byte header");
+      fail(std::string(name) + ".raw_size",
+           std::to_string(raw) + " bytes cannot hold a nested frame's " + std::to_string(header_size) + "-byte header");
     ctx.charge(raw, 1, "header.params.raw_size");
     return {raw, true};
   }
@@ -45,8 +45,8 @@ inline byte_stage_plan plan_byte_stage(const frame_view& f, std::span<float> out
     fail("header.element", std::string(to_string(f.header.element)) + " where " + std::string(to_string(want)) +
                                " or a nested frame was expected");
   if (raw != checked_mul(out.size(), 4, "header.count"))
-    fail(std::string(name) + ".raw_size", std::to_string(raw) + " bytes for " + std::to_string(out.size()) +
-                                              " four-byte elements");
+    fail(std::string(name) + ".raw_size",
+         std::to_string(raw) + " bytes for " + std::to_string(out.size()) + " four-byte elements");
   return {raw, false};
 }
 

@@ -29,7 +29,8 @@ namespace trinity::compress::detail {
 inline std::size_t narrow_portable(bool bf16, const float* x, std::size_t n, std::byte* out, float* residual) {
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint16_t h = bf16 ? to_bf16(x[i]) : to_f16(x[i]);
-    if (!bf16 && (h & 0x7fffu) == 0x7c00u && (std::bit_cast<std::uint32_t>(x[i]) & 0x7fffffffu) != 0x7f800000u) return i;
+    if (!bf16 && (h & 0x7fffu) == 0x7c00u && (std::bit_cast<std::uint32_t>(x[i]) & 0x7fffffffu) != 0x7f800000u)
+      return i;
     std::memcpy(out + 2 * i, &h, 2);
     if (residual) residual[i] = x[i] - (bf16 ? from_bf16(h) : from_f16(h));
   }
@@ -59,8 +60,8 @@ TRINITY_TARGET_AVX512 inline __m512i f32_of_f16(__m512i h) {
   const __m512i sign = _mm512_slli_epi32(_mm512_and_si512(h, _mm512_set1_epi32(0x8000)), 16);
   const __m512i e = _mm512_and_si512(_mm512_srli_epi32(h, 10), _mm512_set1_epi32(0x1f));
   const __m512i m = _mm512_and_si512(h, _mm512_set1_epi32(0x3ff));
-  const __m512i normal = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(112)), 23),
-                                         _mm512_slli_epi32(m, 13));
+  const __m512i normal =
+      _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(112)), 23), _mm512_slli_epi32(m, 13));
   const __m512i special = _mm512_or_si512(_mm512_set1_epi32(0x7f800000), _mm512_slli_epi32(m, 13));
   // A subnormal (or zero) half is m · 2^-24, exact in binary32.
   const __m512i small = _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(0x1p-24f)));
@@ -70,7 +71,7 @@ TRINITY_TARGET_AVX512 inline __m512i f32_of_f16(__m512i h) {
 }
 
 TRINITY_TARGET_AVX512 inline std::size_t narrow_avx512(bool bf16, const float* x, std::size_t n, std::byte* out,
-                                                        float* residual) {
+                                                       float* residual) {
   std::size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m512 v = _mm512_loadu_ps(x + i);
@@ -84,15 +85,17 @@ TRINITY_TARGET_AVX512 inline std::size_t narrow_avx512(bool bf16, const float* x
       h = _mm512_maskz_cvtps_ph(static_cast<__mmask16>(0xffff), v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       // A finite value beyond fp16's range became infinity: the scalar path finds it and refuses.
       const __m512i wide = _mm512_cvtepu16_epi32(h);
-      const __mmask16 inf = _mm512_cmpeq_epi32_mask(_mm512_and_si512(wide, _mm512_set1_epi32(0x7fff)), _mm512_set1_epi32(0x7c00));
-      const __mmask16 was_inf = _mm512_cmpeq_epi32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)),
-                                                         _mm512_set1_epi32(0x7f800000));
+      const __mmask16 inf =
+          _mm512_cmpeq_epi32_mask(_mm512_and_si512(wide, _mm512_set1_epi32(0x7fff)), _mm512_set1_epi32(0x7c00));
+      const __mmask16 was_inf =
+          _mm512_cmpeq_epi32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
       if (inf & ~was_inf) return i + narrow_portable(false, x + i, 16, out + 2 * i, nullptr);
     }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2 * i), h);
     if (residual) {
       const __m512i wide = _mm512_cvtepu16_epi32(h);
-      const __m512 back = bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16)) : _mm512_castsi512_ps(f32_of_f16(wide));
+      const __m512 back =
+          bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16)) : _mm512_castsi512_ps(f32_of_f16(wide));
       _mm512_storeu_ps(residual + i, _mm512_sub_ps(v, back));
     }
   }
@@ -123,8 +126,8 @@ TRINITY_TARGET_AVX2 inline __m256i f32_of_f16(__m256i h) {
   const __m256i sign = _mm256_slli_epi32(_mm256_and_si256(h, _mm256_set1_epi32(0x8000)), 16);
   const __m256i e = _mm256_and_si256(_mm256_srli_epi32(h, 10), _mm256_set1_epi32(0x1f));
   const __m256i m = _mm256_and_si256(h, _mm256_set1_epi32(0x3ff));
-  const __m256i normal = _mm256_or_si256(_mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(112)), 23),
-                                         _mm256_slli_epi32(m, 13));
+  const __m256i normal =
+      _mm256_or_si256(_mm256_slli_epi32(_mm256_add_epi32(e, _mm256_set1_epi32(112)), 23), _mm256_slli_epi32(m, 13));
   const __m256i special = _mm256_or_si256(_mm256_set1_epi32(0x7f800000), _mm256_slli_epi32(m, 13));
   const __m256i small = _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(m), _mm256_set1_ps(0x1p-24f)));
   __m256i v = _mm256_blendv_epi8(normal, special, _mm256_cmpeq_epi32(e, _mm256_set1_epi32(0x1f)));
@@ -139,7 +142,7 @@ TRINITY_TARGET_AVX2 inline __m128i low_words(__m256i v) {
 }
 
 TRINITY_TARGET_AVX2 inline std::size_t narrow_avx2(bool bf16, const float* x, std::size_t n, std::byte* out,
-                                                    float* residual) {
+                                                   float* residual) {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
@@ -150,15 +153,17 @@ TRINITY_TARGET_AVX2 inline std::size_t narrow_avx2(bool bf16, const float* x, st
     } else {
       h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       const __m256i wide = _mm256_cvtepu16_epi32(h);
-      const __m256i inf = _mm256_cmpeq_epi32(_mm256_and_si256(wide, _mm256_set1_epi32(0x7fff)), _mm256_set1_epi32(0x7c00));
-      const __m256i was_inf = _mm256_cmpeq_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff)),
-                                                 _mm256_set1_epi32(0x7f800000));
+      const __m256i inf =
+          _mm256_cmpeq_epi32(_mm256_and_si256(wide, _mm256_set1_epi32(0x7fff)), _mm256_set1_epi32(0x7c00));
+      const __m256i was_inf =
+          _mm256_cmpeq_epi32(_mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
       if (!_mm256_testc_si256(was_inf, inf)) return i + narrow_portable(false, x + i, 8, out + 2 * i, nullptr);
     }
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i), h);
     if (residual) {
       const __m256i wide = _mm256_cvtepu16_epi32(h);
-      const __m256 back = bf16 ? _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16)) : _mm256_castsi256_ps(f32_of_f16(wide));
+      const __m256 back =
+          bf16 ? _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16)) : _mm256_castsi256_ps(f32_of_f16(wide));
       _mm256_storeu_ps(residual + i, _mm256_sub_ps(v, back));
     }
   }
@@ -178,9 +183,12 @@ TRINITY_TARGET_AVX2 inline void widen_avx2(bool bf16, const std::byte* in, std::
 inline std::size_t narrow(bool bf16, const float* x, std::size_t n, std::byte* out, float* residual) {
 #if TRINITY_X86
   switch (trinity::detail::best_isa()) {
-    case trinity::detail::isa::avx512: return narrow_avx512(bf16, x, n, out, residual);
-    case trinity::detail::isa::avx2: return narrow_avx2(bf16, x, n, out, residual);
-    default: break;
+    case trinity::detail::isa::avx512:
+      return narrow_avx512(bf16, x, n, out, residual);
+    case trinity::detail::isa::avx2:
+      return narrow_avx2(bf16, x, n, out, residual);
+    default:
+      break;
   }
 #endif
   return narrow_portable(bf16, x, n, out, residual);
@@ -189,9 +197,12 @@ inline std::size_t narrow(bool bf16, const float* x, std::size_t n, std::byte* o
 inline void widen(bool bf16, const std::byte* in, std::size_t n, float* out) {
 #if TRINITY_X86
   switch (trinity::detail::best_isa()) {
-    case trinity::detail::isa::avx512: return widen_avx512(bf16, in, n, out);
-    case trinity::detail::isa::avx2: return widen_avx2(bf16, in, n, out);
-    default: break;
+    case trinity::detail::isa::avx512:
+      return widen_avx512(bf16, in, n, out);
+    case trinity::detail::isa::avx2:
+      return widen_avx2(bf16, in, n, out);
+    default:
+      break;
   }
 #endif
   widen_portable(bf16, in, n, out);

@@ -33,8 +33,10 @@ inline void require_count(const frame_header& h, std::size_t expected, const cha
 //! body_size == expected, compared without overflow.
 inline void require_body_size(const frame_view& f, std::uint64_t expected, const char* codec_name) {
   if (f.header.body_size != expected)
-    fail(std::string(codec_name) + ".body", std::to_string(f.header.body_size) + " bytes where the header's count and "
-                                                "parameters imply " + std::to_string(expected));
+    fail(std::string(codec_name) + ".body", std::to_string(f.header.body_size) +
+                                                " bytes where the header's count and "
+                                                "parameters imply " +
+                                                std::to_string(expected));
 }
 
 //! a * b, or fail naming `field` when it overflows 64 bits.

@@ -17,11 +17,14 @@
 namespace trinity::compress::detail {
 
 //! True for the bits of an infinity or a NaN: exponent all ones.
-[[nodiscard]] constexpr bool non_finite_bits(std::uint32_t bits) noexcept { return (bits & 0x7f800000u) == 0x7f800000u; }
+[[nodiscard]] constexpr bool non_finite_bits(std::uint32_t bits) noexcept {
+  return (bits & 0x7f800000u) == 0x7f800000u;
+}
 
 [[noreturn]] inline void refuse_non_finite(std::string_view codec_name, std::size_t index, float value) {
   throw invalid_input("input[" + std::to_string(index) + "]",
-                      std::string(value != value ? "NaN" : "infinity") + ": the lossy codec " + std::string(codec_name) +
+                      std::string(value != value ? "NaN" : "infinity") + ": the lossy codec " +
+                          std::string(codec_name) +
                           " needs finite input (its error bound is undefined otherwise); find the overflow upstream, "
                           "skip the step, or send it with a lossless codec (identity, zstd, lz4)");
 }

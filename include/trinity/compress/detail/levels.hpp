@@ -19,7 +19,8 @@ inline void store_levels(std::byte* values, std::size_t lo, const std::int8_t* q
     return;
   }
   std::byte* v = values + lo / 2;
-  for (std::size_t j = 0; j + 1 < len; j += 2) v[j / 2] = static_cast<std::byte>((q[j] & 0x0f) | ((q[j + 1] & 0x0f) << 4));
+  for (std::size_t j = 0; j + 1 < len; j += 2)
+    v[j / 2] = static_cast<std::byte>((q[j] & 0x0f) | ((q[j + 1] & 0x0f) << 4));
   if (len % 2) v[len / 2] = static_cast<std::byte>(q[len - 1] & 0x0f);
 }
 

@@ -169,12 +169,13 @@ TRINITY_TARGET_AVX512 inline quant_stop qsgd_avx512(const qsgd_job& job, std::in
       const std::size_t w = std::min<std::size_t>(16, len - k);
       const auto m = static_cast<__mmask16>(w == 16 ? 0xffffu : (1u << w) - 1u);
       const __m512 v = _mm512_maskz_loadu_ps(m, x + k);
-      const __m512 r = _mm512_min_ps(_mm512_mul_ps(_mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), abs_mask)),
-                                                   s_over_norm),
-                                     top_level);
+      const __m512 r = _mm512_min_ps(
+          _mm512_mul_ps(_mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), abs_mask)), s_over_norm),
+          top_level);
       const __m512i whole = _mm512_cvttps_epi32(r);
       const __m512 fl = _mm512_cvtepi32_ps(whole);
-      const __m512i index = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(lo + k))), lanes);
+      const __m512i index =
+          _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(static_cast<std::uint32_t>(lo + k))), lanes);
       const __m512i h = mix32_x16(_mm512_add_epi32(call, _mm512_mullo_epi32(index, golden)));
       const __m512 u = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(h, 8)), _mm512_set1_ps(0x1p-24f));
       const __mmask16 up = _mm512_cmplt_ps_mask(u, _mm512_sub_ps(r, fl));

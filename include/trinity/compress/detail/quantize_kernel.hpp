@@ -38,7 +38,7 @@ struct quant_job {
   float* residual = nullptr;   //!< x (+ add) − decoded, or null; may be `add`
   std::size_t n = 0;
   std::size_t block = 128;
-  unsigned bits = 8;  //!< 8 or 4
+  unsigned bits = 8;            //!< 8 or 4
   std::byte* scales = nullptr;  //!< ceil(n / block) little-endian floats
   std::byte* values = nullptr;  //!< the packed levels
 };
@@ -56,8 +56,8 @@ inline std::size_t quant_scratch_floats(std::size_t n, std::size_t block) {
 }
 
 //! levels/amax overflows float below 1e-30: such a block rounds in double (rare, so scalar everywhere).
-inline void quantize_tiny_block(const float* c, std::size_t len, int levels, float amax, float scale,
-                                std::int8_t* q, float* residual) {
+inline void quantize_tiny_block(const float* c, std::size_t len, int levels, float amax, float scale, std::int8_t* q,
+                                float* residual) {
   const double inv = static_cast<double>(levels) / static_cast<double>(amax);
   for (std::size_t j = 0; j < len; ++j)
     q[j] = static_cast<std::int8_t>(std::clamp(static_cast<int>(std::lround(c[j] * inv)), -levels, levels));
@@ -106,7 +106,8 @@ inline quant_stop quantize_portable(const quant_job& job, float* scratch, std::i
     // Integer max over |x|'s bit pattern: for non-NaN floats it orders exactly like the values, and a NaN
     // or infinity shows up as a pattern >= 0x7f800000.
     std::uint32_t amax_bits = 0;
-    for (std::size_t j = 0; j < len; ++j) amax_bits = std::max(amax_bits, std::bit_cast<std::uint32_t>(c[j]) & 0x7fffffffu);
+    for (std::size_t j = 0; j < len; ++j)
+      amax_bits = std::max(amax_bits, std::bit_cast<std::uint32_t>(c[j]) & 0x7fffffffu);
     float amax = 0, scale = 0;
     quant_stop::kind why{};
     if (!block_scale(amax_bits, levels, amax, scale, why)) return {why, b};
@@ -157,7 +158,8 @@ TRINITY_TARGET_AVX2 inline quant_stop quantize_avx2(const quant_job& job, float*
       c = scratch;
     } else {
       for (; j + 8 <= len; j += 8)
-        vmax = _mm256_max_epu32(vmax, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + j)), abs_mask));
+        vmax = _mm256_max_epu32(
+            vmax, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + j)), abs_mask));
     }
     alignas(32) std::uint32_t lanes[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), vmax);
@@ -232,7 +234,8 @@ TRINITY_TARGET_AVX512 inline quant_stop quantize_avx512(const quant_job& job, fl
         }
         if (j < len) {
           const auto m = static_cast<__mmask16>((1u << (len - j)) - 1u);
-          const __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, job.x + lo + j), _mm512_maskz_loadu_ps(m, job.add + lo + j));
+          const __m512 v =
+              _mm512_add_ps(_mm512_maskz_loadu_ps(m, job.x + lo + j), _mm512_maskz_loadu_ps(m, job.add + lo + j));
           _mm512_mask_storeu_ps(c + j, m, v);
           vmax = _mm512_max_epu32(vmax, _mm512_and_si512(_mm512_castps_si512(v), abs_mask));
         }
@@ -273,7 +276,8 @@ TRINITY_TARGET_AVX512 inline quant_stop quantize_avx512(const quant_job& job, fl
           const auto m = static_cast<__mmask16>(k == 16 ? 0xffffu : (1u << k) - 1u);
           const __m512 v = _mm512_maskz_loadu_ps(m, c + j);
           const __m512 r = _mm512_mul_ps(v, inv);
-          const __m512 h = _mm512_castsi512_ps(_mm512_or_si512(half, _mm512_and_si512(_mm512_castps_si512(r), sign_mask)));
+          const __m512 h =
+              _mm512_castsi512_ps(_mm512_or_si512(half, _mm512_and_si512(_mm512_castps_si512(r), sign_mask)));
           const __m512i l = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvttps_epi32(_mm512_add_ps(r, h)), hi), lo_level);
           if (job.bits == 8) {
             _mm_mask_storeu_epi8(out + j, m, _mm512_cvtepi32_epi8(l));
@@ -302,9 +306,12 @@ TRINITY_TARGET_AVX512 inline quant_stop quantize_avx512(const quant_job& job, fl
 inline quant_stop quantize(const quant_job& job, float* scratch, std::int8_t* q) {
 #if TRINITY_X86
   switch (trinity::detail::best_isa()) {
-    case trinity::detail::isa::avx512: return quantize_avx512(job, scratch, q);
-    case trinity::detail::isa::avx2: return quantize_avx2(job, scratch, q);
-    default: break;
+    case trinity::detail::isa::avx512:
+      return quantize_avx512(job, scratch, q);
+    case trinity::detail::isa::avx2:
+      return quantize_avx2(job, scratch, q);
+    default:
+      break;
   }
 #endif
   return quantize_portable(job, scratch, q);

@@ -119,9 +119,12 @@ TRINITY_TARGET_AVX512 inline std::size_t select_avx512(const select_job& job) {
 inline std::size_t select_at_least(const select_job& job) {
 #if TRINITY_X86
   switch (trinity::detail::best_isa()) {
-    case trinity::detail::isa::avx512: return select_avx512(job);
-    case trinity::detail::isa::avx2: return select_avx2(job);
-    default: break;
+    case trinity::detail::isa::avx512:
+      return select_avx512(job);
+    case trinity::detail::isa::avx2:
+      return select_avx2(job);
+    default:
+      break;
   }
 #endif
   return select_portable(job);

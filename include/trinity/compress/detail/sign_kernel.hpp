@@ -33,7 +33,7 @@ struct sign_job {
   float* residual = nullptr;   //!< may be `add`
   std::size_t n = 0;
   std::size_t block = 256;
-  std::byte* scales = nullptr;  //!< ceil(n / block) floats
+  std::byte* scales = nullptr;   //!< ceil(n / block) floats
   std::uint8_t* bits = nullptr;  //!< ceil(n / 8) bytes
 };
 
@@ -168,7 +168,8 @@ TRINITY_TARGET_AVX512 inline quant_stop sign_avx512(const sign_job& job, float* 
       std::memcpy(job.bits + (lo + j) / 8, &negative, 2);
       // Eight lanes, the first eight elements then the next eight: the portable order.
       vacc = _mm256_add_ps(vacc, _mm256_and_ps(_mm512_castps512_ps256(v), abs_mask));
-      vacc = _mm256_add_ps(vacc, _mm256_and_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)), abs_mask));
+      vacc = _mm256_add_ps(vacc,
+                           _mm256_and_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)), abs_mask));
       bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(v), exp_mask), exp_mask);
     }
     if (j + 8 <= len) {  // one more group of eight
@@ -215,9 +216,12 @@ inline std::size_t sign_scratch_floats(std::size_t n, std::size_t block) { retur
 inline quant_stop sign_encode(const sign_job& job, float* scratch) {
 #if TRINITY_X86
   switch (trinity::detail::best_isa()) {
-    case trinity::detail::isa::avx512: return sign_avx512(job, scratch);
-    case trinity::detail::isa::avx2: return sign_avx2(job, scratch);
-    default: break;
+    case trinity::detail::isa::avx512:
+      return sign_avx512(job, scratch);
+    case trinity::detail::isa::avx2:
+      return sign_avx2(job, scratch);
+    default:
+      break;
   }
 #endif
   return sign_portable(job, scratch);

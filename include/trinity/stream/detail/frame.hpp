@@ -37,7 +37,7 @@ enum class frame_kind : std::uint8_t { data = 1, hello = 2, state = 3, batch = 4
 
 inline constexpr std::uint8_t wire_version = 2;
 inline constexpr std::size_t header_bytes = 40;
-inline constexpr std::size_t length_bytes = 4;        //!< a batched sample's length prefix
+inline constexpr std::size_t length_bytes = 4;           //!< a batched sample's length prefix
 inline constexpr std::uint64_t max_batch_count = 65536;  //!< most samples one batch may carry
 inline constexpr std::uint8_t flag_reply_to_hello = 1;
 
@@ -104,7 +104,7 @@ inline std::optional<frame_header> decode(std::span<const std::byte> bytes) noex
 //! Where each sample of a batch frame lies in it: (start, size) pairs, in offset order; nothing when the
 //! lengths do not fill the body exactly. `h` is the frame's decoded header.
 inline std::optional<std::vector<std::pair<std::size_t, std::size_t>>> batch_samples(std::span<const std::byte> frame,
-                                                                                      const frame_header& h) {
+                                                                                     const frame_header& h) {
   if (h.kind != frame_kind::batch || frame.size() < header_bytes) return std::nullopt;
   std::vector<std::pair<std::size_t, std::size_t>> at;
   at.reserve(static_cast<std::size_t>(h.field[1]));

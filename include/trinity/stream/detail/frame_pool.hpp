@@ -51,7 +51,7 @@ class frame_pool : public std::enable_shared_from_this<frame_pool> {
       }
     }
     if (!h) {
-      auto* raw = static_cast<std::byte*>(::operator new(header_space + capacity, std::align_val_t{64}));
+      auto* raw = static_cast<std::byte*>(::operator new (header_space + capacity, std::align_val_t{64}));
       h = new (raw) header{{}, capacity};
       // Published under the lock that release() takes first: ZeroMQ's own hand-over between threads orders
       // the two already, but through atomics of an uninstrumented library; this is an order TSan sees too.
@@ -87,7 +87,7 @@ class frame_pool : public std::enable_shared_from_this<frame_pool> {
 
   static void destroy(header* h) noexcept {
     h->~header();
-    ::operator delete(static_cast<void*>(h), std::align_val_t{64});
+    ::operator delete (static_cast<void*>(h), std::align_val_t{64});
   }
 
   // ZeroMQ's free function: back to the free list, or freed when the list is full.

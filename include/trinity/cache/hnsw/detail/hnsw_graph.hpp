@@ -83,7 +83,8 @@ namespace {
 
 class hnswlib_graph final : public hnsw_graph {
  public:
-  hnswlib_graph(std::size_t dimension, std::size_t capacity, std::size_t m, std::size_t ef_construction, std::size_t seed)
+  hnswlib_graph(std::size_t dimension, std::size_t capacity, std::size_t m, std::size_t ef_construction,
+                std::size_t seed)
       : space_(dimension), graph_(&space_, capacity, m, ef_construction, seed) {}
   void add(const float* v, std::size_t slot) override { graph_.addPoint(v, slot); }
   std::vector<float> vector(std::size_t slot) const override { return graph_.template getDataByLabel<float>(slot); }
