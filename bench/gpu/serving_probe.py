@@ -30,12 +30,13 @@ Needs PyTorch and a CUDA device; CI has neither, so the tests read the recorded 
 import argparse
 import datetime
 import json
-import statistics
 import sys
 import traceback
 
 import torch
 import torch.nn.functional as F
+
+import gpu_timing
 
 # Llama 2 (Touvron et al. 2023, Table 1 and the released config.json files): hidden, layers, heads, KV heads,
 # MLP width, vocabulary.
@@ -52,20 +53,17 @@ FP8_PREFILL_TOKENS = (128, 512, 2048)
 BF16 = torch.bfloat16
 
 
-def timed(fn, warmup=5, reps=15):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / 1e3)
-    return statistics.median(times)
+def timed(fn):
+    return gpu_timing.median_seconds(fn, warmup=5, reps=15)
+
+
+def time_both(row, fn):
+    """fn's time run eagerly and replayed as a CUDA graph, into row; a capture failure is a finding, not a crash."""
+    row["eager_seconds"] = timed(fn)
+    try:
+        row["graph_seconds"] = timed(graphed(fn))
+    except Exception as e:
+        row["graph_error"] = repr(e)[:300]
 
 
 def graphed(fn):
@@ -202,14 +200,7 @@ def decode_rows(name, m, model, fp8, batches, contexts):
                 caches = model.caches(batch, context)
                 x = torch.randn(batch, 1, m["hidden"], device="cuda", dtype=BF16)
 
-                def one():
-                    return model.logits(model.step(x, caches, context - 1, False))
-
-                row["eager_seconds"] = timed(one)
-                try:
-                    row["graph_seconds"] = timed(graphed(one))
-                except Exception as e:  # a capture failure is a finding, not a crash
-                    row["graph_error"] = repr(e)[:300]
+                time_both(row, lambda: model.logits(model.step(x, caches, context - 1, False)))
                 del caches, x
             except Exception as e:
                 row["error"] = repr(e)[:300]
@@ -235,15 +226,7 @@ def prefill_rows(name, m, model, fp8, prompts):
         try:
             caches = model.caches(1, p)
             x = torch.randn(1, p, m["hidden"], device="cuda", dtype=BF16)
-
-            def one():
-                return model.logits(model.step(x, caches, 0, True))
-
-            row["eager_seconds"] = timed(one)
-            try:
-                row["graph_seconds"] = timed(graphed(one))
-            except Exception as e:
-                row["graph_error"] = repr(e)[:300]
+            time_both(row, lambda: model.logits(model.step(x, caches, 0, True)))
             del caches, x
         except Exception as e:
             row["error"] = repr(e)[:300]

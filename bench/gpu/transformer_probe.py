@@ -19,28 +19,17 @@ import argparse
 import datetime
 import json
 import math
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
+import gpu_timing
+
 
 def timed(fn, warmup=3, reps=10):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / 1e3)
-    return statistics.median(times)
+    return gpu_timing.median_seconds(fn, warmup, reps)
 
 
 def gemm_sweep():
