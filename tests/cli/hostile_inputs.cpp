@@ -124,6 +124,24 @@ std::string mutate(std::string text, std::mt19937& g) {
     }                           \
   } while (false)
 
+// The command line of a target: "@" is the file under test, the trace files are the shipped excerpt's, PROBE the
+// recorded H100 probe; every other argument as written.
+std::vector<std::string> command(const std::string& trinity, const std::vector<std::string>& args, const fs::path& file,
+                                 const fs::path& samples, const fs::path& traces) {
+  std::vector<std::string> out{trinity};
+  for (const auto& a : args) {
+    if (a == "@")
+      out.push_back(file.string());
+    else if (a == "prompts.fvecs" || a == "requests.csv")
+      out.push_back((traces / a).string());
+    else if (a == "PROBE")
+      out.push_back((samples / "../../../bench/results/transformer-probe-h100.json").string());
+    else
+      out.push_back(a);
+  }
+  return out;
+}
+
 int main(int argc, char** argv) {
   if (argc != 5) {
     std::cerr << "usage: trinity-cli-hostile TRINITY SAMPLES_DIR TRACE_DIR WORK_DIR\n";
@@ -163,15 +181,7 @@ int main(int argc, char** argv) {
     for (int k = 0; k < 40; ++k) {
       const fs::path file = work / ("mutated-" + std::to_string(runs) + fs::path(t.sample).extension().string());
       write(file, mutate(original, g));
-      std::vector<std::string> argv_{trinity};
-      for (const auto& a : t.args) {
-        if (a == "@")
-          argv_.push_back(file.string());
-        else if (a == "prompts.fvecs" || a == "requests.csv")
-          argv_.push_back((traces / a).string());
-        else
-          argv_.push_back(a);
-      }
+      const auto argv_ = command(trinity, t.args, file, samples, traces);
       const auto o = run(argv_, work / "stderr.txt", 30);
       ++runs;
       refused += o.code == 2;
@@ -202,17 +212,7 @@ int main(int argc, char** argv) {
   int special = 0;
   for (const auto& t : file_arguments)
     for (const fs::path& file : {dir, fifo, fs::path("/dev/zero"), gone}) {
-      std::vector<std::string> argv_{trinity};
-      for (const auto& a : t.args) {
-        if (a == "@")
-          argv_.push_back(file.string());
-        else if (a == "prompts.fvecs" || a == "requests.csv")
-          argv_.push_back((traces / a).string());
-        else if (a == "PROBE")
-          argv_.push_back((samples / "../../../bench/results/transformer-probe-h100.json").string());
-        else
-          argv_.push_back(a);
-      }
+      const auto argv_ = command(trinity, t.args, file, samples, traces);
       const auto o = run(argv_, work / "stderr.txt", 10);
       ++special;
       const bool kept = o.code == 2 && o.stderr_text.rfind("trinity: ", 0) == 0 &&

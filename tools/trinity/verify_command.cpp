@@ -104,14 +104,7 @@ struct curation_report {
 void print_curation_report(const verify_args& a, const curation_report& r) {
   const auto& [x, plan_text, baseline_text, samples, cores, rows, from_run, exact, names] = r;
   if (a.json) {
-    json jr = json::array();
-    for (const auto& y : rows)
-      jr.push_back({{"mechanism", y.mechanism},
-                    {"predicted", y.predicted},
-                    {"measured", y.measured},
-                    {"measured_over_predicted", y.ratio()},
-                    {"within_20_percent", y.within(0.2)},
-                    {"timed", y.timing}});
+    json jr = workloads::rows_json(rows, 0.2, true);
     for (std::size_t i = 0; i < from_run.size(); ++i) jr[i]["predicted_from_run_costs"] = from_run[i];
     json models = json::array();
     for (std::size_t j = 0; j < x.models.size(); ++j)
@@ -399,13 +392,7 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
   std::vector<std::string> not_run{"step time"};
   if (l.recompute != model::recomputation::none) not_run.push_back("activation recomputation");
   if (a.json) {
-    json jr = json::array();
-    for (const auto& x : rows_out)
-      jr.push_back({{"mechanism", x.mechanism},
-                    {"predicted", x.predicted},
-                    {"measured", x.measured},
-                    {"measured_over_predicted", x.ratio()},
-                    {"within_1_percent", x.within(0.01)}});
+    const json jr = workloads::rows_json(rows_out, 0.01);
     std::cout << json{{"parallelism", model::to_string(l)},
                       {"run", command},
                       {"ranks", ranks},
@@ -565,14 +552,7 @@ void verify_plan(const verify_args& a, const plan::system& s, const plan::traini
   for (const auto& x : rows) all &= x.timing || x.within(0.2);
 
   if (a.json) {
-    json jr = json::array();
-    for (const auto& x : rows)
-      jr.push_back({{"mechanism", x.mechanism},
-                    {"predicted", x.predicted},
-                    {"measured", x.measured},
-                    {"measured_over_predicted", x.ratio()},
-                    {"within_20_percent", x.within(0.2)},
-                    {"timed", x.timing}});
+    const json jr = workloads::rows_json(rows, 0.2, true);
     std::cout << json{{"plan", plan::describe(r, s)},
                       {"run", command},
                       {"parameters", psi},

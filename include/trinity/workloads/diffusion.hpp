@@ -197,13 +197,7 @@ inline void verify_diffusion(const verify_request& a, const plan::system& s, con
   for (const auto& x : rows) all &= x.within(0.2);
   const bytes held = static_cast<double>(m.entries_at_end) * m.entry_size;
   if (a.json) {
-    json jr = json::array();
-    for (const auto& x : rows)
-      jr.push_back({{"mechanism", x.mechanism},
-                    {"predicted", x.predicted},
-                    {"measured", x.measured},
-                    {"measured_over_predicted", x.ratio()},
-                    {"within_20_percent", x.within(0.2)}});
+    const json jr = rows_json(rows, 0.2);
     out << json{{"plan", plan::describe(c.plan, s, r.codecs)},
                 {"trace", source},
                 {"requests", trace.size()},

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include <trinity/units/format.hpp>
 #include <trinity/workloads/request.hpp>
 
@@ -40,6 +42,22 @@ struct verified_row {
 };
 
 inline std::string ratio_text(const verified_row& x) { return units::detail::format_number(x.ratio()); }
+
+//! The rows as every verify's JSON gives them: mechanism, predicted, measured, their ratio, and whether it is
+//! within `tolerance` (the key names it: within_20_percent); with `timed`, which rows are timings.
+inline nlohmann::json rows_json(const std::vector<verified_row>& rows, double tolerance, bool timed = false) {
+  const std::string within = "within_" + std::to_string(std::lround(tolerance * 100)) + "_percent";
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& x : rows) {
+    out.push_back({{"mechanism", x.mechanism},
+                   {"predicted", x.predicted},
+                   {"measured", x.measured},
+                   {"measured_over_predicted", x.ratio()},
+                   {within, x.within(tolerance)}});
+    if (timed) out.back()["timed"] = x.timing;
+  }
+  return out;
+}
 
 //! A workload whose plan the library itself can run here.
 template <class W>
