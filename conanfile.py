@@ -27,10 +27,10 @@ class TrinityConan(ConanFile):
     def requirements(self):
         self.requires("range-v3/0.12.0")
         self.requires("boost/1.83.0", options={"header_only": True})
+        self.requires("xxhash/0.8.2")  # the frames' hashes, in trinity::trinity
         if self.options.with_compress:
             self.requires("zstd/1.5.5")
             self.requires("lz4/1.9.4")
-            self.requires("xxhash/0.8.2")
         if self.options.with_io:
             self.requires("nlohmann_json/3.11.3")
         if self.options.with_mpi:
@@ -82,7 +82,7 @@ class TrinityConan(ConanFile):
         core = self.cpp_info.components["trinity"]
         core.set_property("cmake_target_name", "trinity::trinity")
         core.bindirs, core.libdirs = [], []
-        core.requires = ["range-v3::range-v3", "boost::headers"]
+        core.requires = ["range-v3::range-v3", "boost::headers", "xxhash::xxhash"]
 
         def component(name, requires, system_libs=()):
             c = self.cpp_info.components[name]
@@ -92,7 +92,7 @@ class TrinityConan(ConanFile):
             c.system_libs = list(system_libs)
 
         if self.options.with_compress:
-            component("compress", ["zstd::zstd", "lz4::lz4", "xxhash::xxhash"])
+            component("compress", ["zstd::zstd", "lz4::lz4"])
         if self.options.with_io:
             component("io", ["nlohmann_json::nlohmann_json"])
         if self.options.with_mpi:

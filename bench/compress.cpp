@@ -15,7 +15,7 @@
 #include "bench_support.hpp"
 
 #include <trinity/compress/calibrate.hpp>
-#include <trinity/compress/catalog.hpp>
+#include <trinity/compress/lossless/catalog.hpp>
 
 #include <chrono>
 #include <cmath>

@@ -15,7 +15,7 @@
 // .png (time against link speed per compressor). Exits 1 if a pick misses.
 
 #include <trinity/compress/calibrate.hpp>
-#include <trinity/compress/catalog.hpp>
+#include <trinity/compress/lossless/catalog.hpp>
 #include <trinity/detail/host.hpp>
 #include <trinity/links/parameters.hpp>
 #include <trinity/model/compression.hpp>

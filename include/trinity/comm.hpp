@@ -1,11 +1,12 @@
 #pragma once
 //! \file
-//! Umbrella for trinity/comm/: collectives over any Communicator and the
-//! in-process backend. MPI lives in <trinity/backends/mpi.hpp> (trinity::mpi),
-//! compressed collectives in <trinity/comm/compressed.hpp> (trinity::compress).
+//! Umbrella for trinity/comm/: collectives over any Communicator, compressed
+//! ones included, and the in-process backend. MPI lives in
+//! <trinity/backends/mpi.hpp> (trinity::mpi).
 #include <trinity/comm/async.hpp>
 #include <trinity/comm/broadcast.hpp>
 #include <trinity/comm/collectives.hpp>
+#include <trinity/comm/compressed.hpp>
 #include <trinity/comm/errors.hpp>
 #include <trinity/comm/group.hpp>
 #include <trinity/comm/halving_doubling.hpp>

@@ -1,7 +1,7 @@
 #pragma once
 //! \file
-#include <trinity/concepts/tier.hpp>
 #include <trinity/tiers/hierarchy.hpp>
 #include <trinity/tiers/parameters.hpp>
 #include <trinity/tiers/presets.hpp>
+#include <trinity/tiers/tier.hpp>
 #include <trinity/tiers/tier_descriptor.hpp>

@@ -1,19 +1,22 @@
 #pragma once
 //! \file
-//! Everything in trinity that needs no dependency beyond the standard library and Boost's headers: the
-//! target trinity::trinity. What it includes, and why each is here:
-//!   units, resources, concepts, error   the vocabulary every other part speaks (dimensions, prices, concepts)
+//! Everything in trinity that needs no dependency beyond the standard library, Boost's headers and xxHash's
+//! header: the target trinity::trinity. What it includes, and why each is here:
+//!   units, resources, concepts, error   the vocabulary every other part speaks (dimensions, prices, every concept)
 //!   tiers, links, presets               where bytes live and how they move, with sourced figures
 //!   model                               the analytic models, apart from the mechanisms they price
-//!   comm, shard, parallel               collectives, ZeRO data parallelism, tensor/pipeline/context parallelism
+//!   comm, shard, parallel               collectives (compressed ones included), ZeRO data parallelism,
+//!                                       tensor/pipeline/context parallelism
 //!   cache, place, fabric, pipeline      caches and replay, placement across tiers, the simulated fabric, the
 //!                                       curation executor
-//!   plan                                the planners
+//!   plan                                the planners, and a user's own codec and tier in their search
 //!   backends/cpu, backends/sim          the two backends with no dependency of their own
+//!   compress (through comm and plan)   the codecs that need no library, their frames and open decoding: what
+//!                                       the compressed collectives send and a user's codec is calibrated with
 //! Each component with a dependency of its own has its own target and umbrella header, included by the user who
-//! links it: compress.hpp and pipeline/kernels.hpp (zstd, lz4), io.hpp and workloads.hpp (nlohmann/json),
-//! stream.hpp (ZeroMQ), cache/hnsw/hnsw_index.hpp (hnswlib), backends/mpi.hpp, backends/numa.hpp (libnuma) and the
-//! CUDA backend.
+//! links it: compress.hpp (the lossless codecs: zstd, lz4), io.hpp and workloads.hpp (nlohmann/json), stream.hpp
+//! (ZeroMQ), cache/hnsw/hnsw_index.hpp (hnswlib), backends/mpi.hpp, backends/numa.hpp (libnuma) and the CUDA
+//! backend.
 #include <trinity/backends/cpu.hpp>
 #include <trinity/backends/sim.hpp>
 #include <trinity/cache.hpp>

@@ -1,6 +1,6 @@
 // A backend must keep time; the diagnostic names the member to add.
 // expect: a Backend keeps time\. Fix: add `trinity::seconds now\(\) const`
-#include <trinity/concepts/backend.hpp>
+#include <trinity/backends/backend.hpp>
 #include <trinity/tiers/presets.hpp>
 
 struct clockless {

@@ -2,7 +2,7 @@
 // expect: a values stage cannot follow a lossless byte stage
 #include <trinity/compress/chain.hpp>
 #include <trinity/compress/quantize.hpp>
-#include <trinity/compress/zstd.hpp>
+#include <trinity/compress/lossless/zstd.hpp>
 
 static_assert(trinity::Compressor<trinity::compress::chain<trinity::compress::int8, trinity::compress::zstd<>>>,
               "positive control failed");

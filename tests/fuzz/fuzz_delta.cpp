@@ -3,7 +3,7 @@
 // frame, frame order, size checks) is reached too.
 #include "fuzz_target.hpp"
 
-#include <trinity/compress/delta.hpp>
+#include <trinity/compress/lossless/delta.hpp>
 
 #include <vector>
 

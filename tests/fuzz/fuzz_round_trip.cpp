@@ -4,7 +4,7 @@
 // either carried bit-exactly (lossless, casts) or refused by name (lossy).
 #include "fuzz_target.hpp"
 
-#include <trinity/compress/catalog.hpp>
+#include <trinity/compress/lossless/catalog.hpp>
 
 #include <cmath>
 #include <string_view>

@@ -6,7 +6,7 @@
 #include "fuzz_require.hpp"
 #include "reader_seeds.hpp"
 
-#include <trinity/compress/catalog.hpp>
+#include <trinity/compress/lossless/catalog.hpp>
 #include <trinity/compress/chain.hpp>
 #include <trinity/compress/decode.hpp>
 

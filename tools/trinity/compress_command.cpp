@@ -6,7 +6,7 @@
 #include "machine_profile.hpp"
 
 #include <trinity/compress/calibrate.hpp>
-#include <trinity/compress/catalog.hpp>
+#include <trinity/compress/lossless/catalog.hpp>
 #include <trinity/model/compression.hpp>
 #include <trinity/units/format.hpp>
 

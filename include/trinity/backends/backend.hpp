@@ -11,7 +11,7 @@
 
 #include <trinity/concepts/opt_in.hpp>
 #include <trinity/concepts/resource.hpp>
-#include <trinity/concepts/tier.hpp>
+#include <trinity/tiers/tier.hpp>
 #include <trinity/units/quantity.hpp>
 
 namespace trinity {

@@ -11,7 +11,7 @@
 
 #include <trinity/compress/frame_buffer.hpp>
 #include <trinity/compress/traits.hpp>
-#include <trinity/concepts/compressor.hpp>
+#include <trinity/compress/compressor.hpp>
 
 namespace trinity::compress {
 

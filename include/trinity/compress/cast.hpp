@@ -70,4 +70,10 @@ inline void decode_cast_body(const frame_view& f, std::span<float> out, element 
 using bf16 = cast<element::bf16>;
 using fp16 = cast<element::f16>;
 
+namespace detail {
+//! cast frames decode wherever this header is included (compress/frame_decoders.hpp).
+inline constexpr frame_decoder cast_frames{"cast", &decode_with<&decode_cast_body>};
+inline const bool cast_frames_registered = register_frame_decoder(codec::cast, cast_frames);
+}  // namespace detail
+
 }  // namespace trinity::compress

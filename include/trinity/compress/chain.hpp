@@ -20,7 +20,7 @@
 #include <trinity/compress/identity.hpp>
 #include <trinity/compress/sparse.hpp>
 #include <trinity/compress/traits.hpp>
-#include <trinity/concepts/compressor.hpp>
+#include <trinity/compress/compressor.hpp>
 
 namespace trinity::compress {
 

@@ -2,7 +2,10 @@
 //! \file
 //! Decoding: one entry point for every codec and every chain, since a frame
 //! says what it is. `decode(bytes)` is stateless; `decoder` keeps the previous
-//! frame of a delta-coded stream.
+//! frame of a delta-coded stream. Each frame goes to the decoder its codec
+//! registered (compress/frame_decoders.hpp): this header brings the codecs
+//! that need no library; zstd, lz4 and delta frames decode where
+//! <trinity/compress/lossless/*.hpp> is included too.
 //!
 //!   compress::decoder rx{{.max_bytes = 256 << 20}};
 //!   std::vector<float> g = rx.decode(frame);   // throws compress::decode_error
@@ -16,17 +19,15 @@
 #include <vector>
 
 #include <trinity/compress/cast.hpp>
-#include <trinity/compress/delta.hpp>
 #include <trinity/compress/detail/decode_fwd.hpp>
+#include <trinity/compress/frame_decoders.hpp>
 #include <trinity/compress/identity.hpp>
-#include <trinity/compress/lz4.hpp>
 #include <trinity/compress/powersgd.hpp>
 #include <trinity/compress/qsgd.hpp>
 #include <trinity/compress/quantize.hpp>
 #include <trinity/compress/sign.hpp>
 #include <trinity/compress/sparse.hpp>
 #include <trinity/compress/wire.hpp>
-#include <trinity/compress/zstd.hpp>
 
 namespace trinity::compress {
 
@@ -42,29 +43,8 @@ inline void decode_frame(std::span<const std::byte> bytes, std::span<float> out,
                       " bytes follow the frame's body where none belong");
   require_count(f.header, out.size(), "header.count");
   const nested_decoder nested{&ctx, depth, &decode_frame};
-  switch (f.header.codec) {
-    case codec::identity:
-      return identity::decode_body(f, out, want);
-    case codec::cast:
-      return decode_cast_body(f, out, want);
-    case codec::zstd:
-      return decode_zstd_body(f, out, want, ctx, nested);
-    case codec::lz4:
-      return decode_lz4_body(f, out, want, ctx, nested);
-    case codec::sparse:
-      return decode_sparse_body(f, out, want, ctx, nested);
-    case codec::block_quant:
-      return decode_block_quant_body(f, out, want);
-    case codec::qsgd:
-      return decode_qsgd_body(f, out, want);
-    case codec::sign:
-      return decode_sign_body(f, out, want);
-    case codec::low_rank:
-      return decode_low_rank_body(f, out, want, ctx);
-    case codec::delta:
-      return decode_delta_body(f, out, want, ctx, nested);
-  }
-  fail("header.codec", "is not a codec this decoder knows");
+  // parse_frame refused a codec with no registered decoder.
+  registered_frame_decoder(f.header.codec)->decode(f, out, want, ctx, nested);
 }
 
 inline std::vector<float> decode_top(std::span<const std::byte> bytes, const decode_limits& limits,

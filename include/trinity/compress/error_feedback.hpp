@@ -14,7 +14,7 @@
 #include <vector>
 
 #include <trinity/compress/traits.hpp>
-#include <trinity/concepts/compressor.hpp>
+#include <trinity/compress/compressor.hpp>
 #include <trinity/error.hpp>
 
 namespace trinity::compress {

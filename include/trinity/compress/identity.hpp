@@ -42,4 +42,10 @@ struct identity {
   }
 };
 
+namespace detail {
+//! identity frames decode wherever this header is included (compress/frame_decoders.hpp).
+inline constexpr frame_decoder identity_frames{"identity", &decode_with<&identity::decode_body>};
+inline const bool identity_frames_registered = register_frame_decoder(codec::identity, identity_frames);
+}  // namespace detail
+
 }  // namespace trinity::compress

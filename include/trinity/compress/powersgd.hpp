@@ -224,4 +224,10 @@ inline void decode_low_rank_body(const frame_view& f, std::span<float> out, elem
 }
 }  // namespace detail
 
+namespace detail {
+//! low_rank frames decode wherever this header is included (compress/frame_decoders.hpp).
+inline constexpr frame_decoder low_rank_frames{"low_rank", &decode_with<&decode_low_rank_body>};
+inline const bool low_rank_frames_registered = register_frame_decoder(codec::low_rank, low_rank_frames);
+}  // namespace detail
+
 }  // namespace trinity::compress

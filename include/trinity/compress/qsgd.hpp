@@ -123,4 +123,10 @@ inline void decode_qsgd_body(const frame_view& f, std::span<float> out, element 
 }
 }  // namespace detail
 
+namespace detail {
+//! qsgd frames decode wherever this header is included (compress/frame_decoders.hpp).
+inline constexpr frame_decoder qsgd_frames{"qsgd", &decode_with<&decode_qsgd_body>};
+inline const bool qsgd_frames_registered = register_frame_decoder(codec::qsgd, qsgd_frames);
+}  // namespace detail
+
 }  // namespace trinity::compress

@@ -132,4 +132,10 @@ inline void decode_block_quant_body(const frame_view& f, std::span<float> out, e
 using int8 = quantize<8>;
 using int4 = quantize<4>;
 
+namespace detail {
+//! block_quant frames decode wherever this header is included (compress/frame_decoders.hpp).
+inline constexpr frame_decoder block_quant_frames{"block_quant", &decode_with<&decode_block_quant_body>};
+inline const bool block_quant_frames_registered = register_frame_decoder(codec::block_quant, block_quant_frames);
+}  // namespace detail
+
 }  // namespace trinity::compress

@@ -110,4 +110,10 @@ inline void decode_sign_body(const frame_view& f, std::span<float> out, element 
 }
 }  // namespace detail
 
+namespace detail {
+//! sign frames decode wherever this header is included (compress/frame_decoders.hpp).
+inline constexpr frame_decoder sign_frames{"sign", &decode_with<&decode_sign_body>};
+inline const bool sign_frames_registered = register_frame_decoder(codec::sign, sign_frames);
+}  // namespace detail
+
 }  // namespace trinity::compress

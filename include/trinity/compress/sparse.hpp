@@ -170,4 +170,8 @@ inline void decode_sparse_body(const frame_view& f, std::span<float> out, elemen
   for (std::uint64_t i = 0; i < k; ++i) out[load<std::uint32_t>(p + 4 * i)] = values[i];
 }
 
+//! Sparse frames decode wherever this header is included (compress/frame_decoders.hpp).
+inline constexpr frame_decoder sparse_frames{"sparse", &decode_with<&decode_sparse_body>};
+inline const bool sparse_frames_registered = register_frame_decoder(codec::sparse, sparse_frames);
+
 }  // namespace trinity::compress::detail

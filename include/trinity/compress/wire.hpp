@@ -35,6 +35,7 @@
 #include <trinity/compress/detail/bytes.hpp>
 #include <trinity/compress/element.hpp>
 #include <trinity/compress/frame_buffer.hpp>
+#include <trinity/compress/frame_decoders.hpp>
 #include <trinity/compress/traits.hpp>
 #include <trinity/error.hpp>
 
@@ -111,6 +112,12 @@ inline void set_param(frame_buffer& out, std::size_t at, std::size_t i, std::uin
 }
 }  // namespace detail
 
+//! What a codec writes its frames with, a user's own included (it registers their decoder under its id,
+//! compress/frame_decoders.hpp): begin_frame writes the header and returns its offset, the codec appends the
+//! body, and finish_frame writes the body's size and the hashes.
+using detail::begin_frame;
+using detail::finish_frame;
+
 //! Splits the first frame off `bytes` and checks its header. Trailing bytes
 //! are left to the caller (a stream holds frames back to back).
 [[nodiscard]] inline frame_view parse_frame(std::span<const std::byte> bytes, const decode_limits& limits) {
@@ -129,8 +136,8 @@ inline void set_param(frame_buffer& out, std::size_t at, std::size_t i, std::uin
     fail("header.header_hash", "does not match the header: the header is corrupted");
   frame_header fh;
   fh.codec = static_cast<codec>(std::to_integer<std::uint8_t>(h[5]));
-  if (to_string(fh.codec) == "unknown")
-    fail("header.codec", std::to_string(std::to_integer<unsigned>(h[5])) + " is not a codec this decoder knows");
+  if (registered_frame_decoder(fh.codec) == nullptr)
+    fail("header.codec", unregistered_codec_problem(std::to_integer<std::uint8_t>(h[5])));
   fh.element = static_cast<element>(std::to_integer<std::uint8_t>(h[6]));
   if (!is_known(fh.element))
     fail("header.element", std::to_string(std::to_integer<unsigned>(h[6])) + " is not an element type (1-5)");

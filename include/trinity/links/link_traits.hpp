@@ -11,8 +11,8 @@
 
 #include <type_traits>
 
-#include <trinity/concepts/link.hpp>
-#include <trinity/concepts/tier.hpp>
+#include <trinity/links/link.hpp>
+#include <trinity/tiers/tier.hpp>
 #include <trinity/links/presets.hpp>
 #include <trinity/tiers/presets.hpp>
 #include <trinity/units/quantity.hpp>

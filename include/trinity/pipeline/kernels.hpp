@@ -13,7 +13,6 @@
 //!    captioner makes many passes over its weights, a scorer one). It keeps a
 //!    fixed share of the samples, chosen by a hash of their id, so a run's
 //!    filter rates are the workload's.
-//! Part of trinity::compress (it decodes with the codecs).
 
 #include <cstddef>
 #include <cstdint>

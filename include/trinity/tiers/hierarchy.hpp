@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <type_traits>
 
-#include <trinity/concepts/tier.hpp>
+#include <trinity/tiers/tier.hpp>
 #include <trinity/tiers/tier_descriptor.hpp>
 #include <trinity/units/quantity.hpp>
 

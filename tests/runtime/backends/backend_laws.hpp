@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <trinity/concepts/backend.hpp>
+#include <trinity/backends/backend.hpp>
 #include <trinity/error.hpp>
 #include <trinity/tiers/presets.hpp>
 

@@ -6,7 +6,7 @@
 
 #include <trinity/backends/cpu.hpp>
 #include <trinity/backends/sim.hpp>
-#include <trinity/concepts/backend.hpp>
+#include <trinity/backends/backend.hpp>
 #include <trinity/units/literals.hpp>
 
 #include <algorithm>

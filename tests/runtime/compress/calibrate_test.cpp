@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <trinity/compress/calibrate.hpp>
-#include <trinity/compress/catalog.hpp>
+#include <trinity/compress/lossless/catalog.hpp>
 
 using namespace trinity;
 using namespace trinity::compress;

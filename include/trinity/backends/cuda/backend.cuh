@@ -20,7 +20,7 @@
 
 #include <trinity/concepts/opt_in.hpp>
 #include <trinity/detail/byte_count.hpp>
-#include <trinity/concepts/tier.hpp>
+#include <trinity/tiers/tier.hpp>
 #include <trinity/error.hpp>
 #include <trinity/tiers/presets.hpp>
 #include <trinity/units/chrono.hpp>

@@ -12,7 +12,7 @@
 
 #include <trinity/concepts/opt_in.hpp>
 #include <trinity/detail/byte_count.hpp>
-#include <trinity/concepts/tier.hpp>
+#include <trinity/tiers/tier.hpp>
 #include <trinity/links/link_traits.hpp>
 #include <trinity/tiers/presets.hpp>
 #include <trinity/units/quantity.hpp>

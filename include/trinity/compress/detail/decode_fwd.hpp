@@ -1,13 +1,18 @@
 #pragma once
 //! \file
-//! The recursive step every nesting codec calls: decode a frame that sits
-//! inside another frame's body into `out`, one level deeper. Declared here so
-//! that a codec header needs no other codec; defined in compress/decode.hpp.
+//! What every codec's decoder shares, so that a codec header needs no other codec: the recursive step a nesting
+//! codec calls (decode a frame that sits inside another frame's body into `out`, one level deeper; defined in
+//! compress/decode.hpp), the state a delta stream's decoder keeps, and decode_with, which makes any codec's body
+//! decoder the one signature the frame registry holds (compress/frame_decoders.hpp).
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
+#include <type_traits>
+#include <vector>
 
 #include <trinity/compress/element.hpp>
+#include <trinity/compress/frame_decoders.hpp>
 #include <trinity/compress/wire.hpp>
 
 namespace trinity::compress::detail {
@@ -23,6 +28,28 @@ struct nested_decoder {
     fn(frame, out, want, *ctx, depth + 1);
   }
 };
+
+//! The previous frame a delta stream's decoder holds (compress/lossless/delta.hpp writes such streams).
+struct delta_state {
+  std::vector<std::uint32_t> previous;
+  std::uint64_t next_frame = 0;
+  bool started = false;
+};
+
+//! A body decoder that takes (frame, out, want), (..., decode_context&) or (..., decode_context&, nested_decoder)
+//! as a frame_body_decoder.
+template <auto Body>
+void decode_with(const frame_view& f, std::span<float> out, element want, decode_context& ctx,
+                 const nested_decoder& nested) {
+  using body = decltype(Body);
+  if constexpr (std::is_invocable_v<body, const frame_view&, std::span<float>, element, decode_context&,
+                                    const nested_decoder&>)
+    Body(f, out, want, ctx, nested);
+  else if constexpr (std::is_invocable_v<body, const frame_view&, std::span<float>, element, decode_context&>)
+    Body(f, out, want, ctx);
+  else
+    Body(f, out, want);
+}
 
 //! The element count in header.count as a size the caller's output must match.
 inline void require_count(const frame_header& h, std::size_t expected, const char* field) {

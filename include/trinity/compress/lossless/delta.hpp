@@ -29,19 +29,12 @@
 #include <trinity/compress/detail/finite.hpp>
 #include <trinity/compress/traits.hpp>
 #include <trinity/compress/wire.hpp>
-#include <trinity/compress/zstd.hpp>
+#include <trinity/compress/lossless/zstd.hpp>
 #include <trinity/concepts/opt_in.hpp>
 
 namespace trinity::compress {
 
 namespace detail {
-//! The previous frame a delta stream's decoder holds.
-struct delta_state {
-  std::vector<std::uint32_t> previous;
-  std::uint64_t next_frame = 0;
-  bool started = false;
-};
-
 //! Byte b of word i goes to plane b, position i.
 inline void shuffle_words(const std::uint32_t* w, std::size_t n, std::byte* planes) noexcept {
   for (std::size_t i = 0; i < n; ++i) {
@@ -147,6 +140,12 @@ inline void decode_delta_body(const frame_view& f, std::span<float> out, element
     state->started = true;
   }
 }
+}  // namespace detail
+
+namespace detail {
+//! delta frames decode wherever this header is included (compress/frame_decoders.hpp).
+inline constexpr frame_decoder delta_frames{"delta", &decode_with<&decode_delta_body>};
+inline const bool delta_frames_registered = register_frame_decoder(codec::delta, delta_frames);
 }  // namespace detail
 
 }  // namespace trinity::compress

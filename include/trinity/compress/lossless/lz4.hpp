@@ -13,6 +13,7 @@
 #include <string>
 
 #include <trinity/compress/detail/byte_stage.hpp>
+#include <trinity/compress/detail/decode_fwd.hpp>
 #include <trinity/compress/detail/finite.hpp>
 #include <trinity/compress/traits.hpp>
 #include <trinity/compress/wire.hpp>
@@ -70,6 +71,12 @@ inline void decode_lz4_body(const frame_view& f, std::span<float> out, element w
       fail("lz4.body", "decompresses to " + std::to_string(n) + " bytes where the header says " + std::to_string(size));
   });
 }
+}  // namespace detail
+
+namespace detail {
+//! lz4 frames decode wherever this header is included (compress/frame_decoders.hpp).
+inline constexpr frame_decoder lz4_frames{"lz4", &decode_with<&decode_lz4_body>};
+inline const bool lz4_frames_registered = register_frame_decoder(codec::lz4, lz4_frames);
 }  // namespace detail
 
 }  // namespace trinity::compress

@@ -13,6 +13,7 @@
 #include <string>
 
 #include <trinity/compress/detail/byte_stage.hpp>
+#include <trinity/compress/detail/decode_fwd.hpp>
 #include <trinity/compress/detail/finite.hpp>
 #include <trinity/compress/traits.hpp>
 #include <trinity/compress/wire.hpp>
@@ -79,6 +80,12 @@ inline void decode_zstd_body(const frame_view& f, std::span<float> out, element 
            "decompresses to " + std::to_string(n) + " bytes where the header says " + std::to_string(size));
   });
 }
+}  // namespace detail
+
+namespace detail {
+//! zstd frames decode wherever this header is included (compress/frame_decoders.hpp).
+inline constexpr frame_decoder zstd_frames{"zstd", &decode_with<&decode_zstd_body>};
+inline const bool zstd_frames_registered = register_frame_decoder(codec::zstd, zstd_frames);
 }  // namespace detail
 
 }  // namespace trinity::compress
