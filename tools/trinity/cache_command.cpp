@@ -2,7 +2,8 @@
 // through the approximate cache at several capacities (and latent sizes),
 // prints the hit-rate curve, fits both hit-rate families of the paper
 // (§5.1.2) and draws the curve; `gen-trace` writes a synthetic trace.
-// Semantics: include/trinity/cache/replay.hpp and docs/cache.md.
+// Semantics: include/trinity/cache/replay.hpp and docs/cache.md; what is
+// printed: reports/cache_replay.hpp and reports/block_replay.hpp.
 
 #include "cli.hpp"
 
@@ -10,19 +11,17 @@
 #include <trinity/cache/block_replay.hpp>
 #include <trinity/cache/hnsw/hnsw_index.hpp>
 #include <trinity/cache/replay.hpp>
-#include <trinity/cache/tiered_prefix_cache.hpp>
 #include <trinity/cache/trace.hpp>
 #include <trinity/io/block_trace.hpp>
 #include <trinity/model/fit.hpp>
 #include <trinity/model/transformer.hpp>
+#include <trinity/reports/block_replay.hpp>
+#include <trinity/reports/cache_replay.hpp>
 #include <trinity/units/format.hpp>
 
 #include <cstdint>
-#include <cstdio>
 #include <initializer_list>
 #include <optional>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -30,13 +29,7 @@
 namespace trinity::cli {
 namespace {
 
-using json = nlohmann::json;
-
-std::string fixed(double v, int digits = 3) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+using reports::fixed;
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -72,13 +65,6 @@ struct replay_args {
   CLI::App* command = nullptr;  // to ask which flags were given
 };
 
-struct curve {
-  bytes latent_size{};
-  std::vector<cache::replay_result> points;
-  std::optional<model::fit_result<model::exponential_saturation>> exponential;
-  std::optional<model::fit_result<model::power_law>> power;
-};
-
 template <class Eviction>
 std::vector<cache::replay_result> run_curve(const replay_args& a, const cache::embedding_matrix& e,
                                             const std::vector<cache::request>& trace, const std::vector<bytes>& caps,
@@ -98,161 +84,10 @@ std::vector<cache::replay_result> run_curve(const replay_args& a, const cache::e
   return out;
 }
 
-// A gnuplot script beside the picture, begun with the axes every hit-rate plot shares; empty when gnuplot is
-// not installed (said on stderr).
-std::optional<std::ofstream> begin_plot(const std::string& path, const std::string& xlabel, const std::string& ylabel,
-                                        const std::string& title) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
-    std::cerr << "trinity cache replay: gnuplot is not installed (Debian: gnuplot-nox); no picture drawn\n";
-    return std::nullopt;
-  }
-  std::optional<std::ofstream> gp(std::in_place, path + ".gp");
-  *gp << "set terminal pngcairo size 1000,650 noenhanced\nset output '" << path << "'\n"
-      << "set logscale x\nset key bottom right\nset grid\nset yrange [0:1]\n"
-      << "set xlabel '" << xlabel << "'\nset ylabel '" << ylabel << "'\nset title '" << title << "'\nplot ";
-  return gp;
-}
-
-// Runs the script begun by begin_plot; keeps it when gnuplot fails, to be looked at.
-void finish_plot(const std::string& path, std::ofstream& gp) {
-  gp.close();
-  const std::string script = path + ".gp";
-  if (std::system(("gnuplot '" + script + "' 2>/dev/null").c_str()) != 0)
-    std::cerr << "trinity cache replay: gnuplot failed; its script is " << script << '\n';
-  else
-    std::filesystem::remove(script);
-}
-
-void draw(const std::string& path, const std::vector<curve>& curves) {
-  auto plot = begin_plot(path, "cache capacity (GB)", "hit rate (after warm-up)",
-                         "Approximate cache: hit rate against capacity per latent size (cf. paper Figure 9)");
-  if (!plot) return;
-  auto& gp = *plot;
-  for (std::size_t i = 0; i < curves.size(); ++i) {
-    gp << (i ? ", " : "") << "'-' using 1:2 with linespoints lw 2 lc " << i + 1 << " title 'latent "
-       << to_string(curves[i].latent_size) << " (measured)'";
-    if (curves[i].power)
-      gp << ", (x > 0 ? 1 - (1 + " << curves[i].power->model.kappa.value() * 1e9 << " * x) ** (-"
-         << curves[i].power->model.gamma << ") : 0) with lines dt 2 lc " << i + 1 << " title 'power-law fit'";
-  }
-  gp << '\n';
-  for (const auto& c : curves) {
-    for (const auto& p : c.points) gp << p.capacity.value() / 1e9 << ' ' << p.hit_rate << '\n';
-    gp << "e\n";
-  }
-  finish_plot(path, gp);
-}
-
 // Flags of the other format are refused, not ignored.
 void refuse_flags(const replay_args& a, std::initializer_list<const char*> flags, const char* format) {
   for (const char* f : flags)
     if (a.command->count(f)) throw usage_error(std::string(f) + " does not apply to --format " + format + "; drop it");
-}
-
-// Both hit-rate families as the JSON writes them.
-template <class Fits>
-void add_fits_json(json& out, const Fits& c) {
-  if (c.exponential)
-    out["exponential_saturation"] = {{"beta", c.exponential->model.beta},
-                                     {"rmse", c.exponential->rmse},
-                                     {"max_abs_error", c.exponential->max_abs_error}};
-  if (c.power)
-    out["power_law"] = {{"kappa_per_gb", c.power->model.kappa.value() * 1e9},
-                        {"gamma", c.power->model.gamma},
-                        {"rmse", c.power->rmse},
-                        {"max_abs_error", c.power->max_abs_error}};
-}
-// A replay's curves and what they were measured over, for printing.
-struct replay_report {
-  std::size_t requests, dimension;
-  double warmup;
-  int steps;
-  double step_flops;
-  std::vector<curve> curves;
-};
-
-void print_replay_json(const replay_args& a, const replay_report& r) {
-  const auto& [requests, dimension, warmup, steps, step_flops, curves] = r;
-  const auto depths = cache::runtime_reuse{}.depths();
-  json out{{"trace", a.trace},         {"embeddings", a.embeddings}, {"requests", requests},   {"dimension", dimension},
-           {"warmup", warmup},         {"index", a.index},           {"eviction", a.eviction}, {"steps", steps},
-           {"step_flops", step_flops}, {"curves", json::array()}};
-  for (const auto& c : curves) {
-    json jc{{"latent_size_bytes", c.latent_size.value()},
-            {"entry_size_bytes", c.points.front().entry_size.value()},
-            {"points", json::array()}};
-    for (const auto& p : c.points) {
-      json per_depth = json::object();
-      for (const int d : depths)
-        per_depth[std::to_string(d)] = p.hits_per_depth.contains(d) ? p.hits_per_depth.at(d) : 0;
-      jc["points"].push_back({{"capacity_bytes", p.capacity.value()},
-                              {"requests", p.requests},
-                              {"hits", p.hits},
-                              {"hit_rate", p.hit_rate},
-                              {"hits_per_depth", per_depth},
-                              {"saved_flops", p.saved.value()},
-                              {"saved_share", p.saved_share},
-                              {"insertions", p.insertions},
-                              {"evictions", p.evictions},
-                              {"entries_at_end", p.entries_at_end}});
-    }
-    add_fits_json(jc, c);
-    out["curves"].push_back(jc);
-  }
-  if (!a.plot.empty()) out["plot"] = a.plot;
-  std::cout << out.dump(2) << '\n';
-}
-
-void print_replay_text(const replay_args& a, const replay_report& r) {
-  const auto& [requests, dimension, warmup, steps, step_flops, curves] = r;
-  const auto depths = cache::runtime_reuse{}.depths();
-  std::cout << "Replayed " << requests << " requests (" << dimension << "-d embeddings) through the " << a.index
-            << " index with " << a.eviction << " eviction; Table 1 reuse; counted after the first "
-            << fixed(warmup * 100, 0) << "%.\nA full request runs " << steps << " steps of "
-            << to_string(flops{step_flops}) << "; an entry stores latents at steps";
-  for (const int d : depths) std::cout << ' ' << d;
-  std::cout << ".\n";
-  for (const auto& c : curves) {
-    std::cout << "\nLatent " << to_string(c.latent_size) << " (entry " << to_string(c.points.front().entry_size)
-              << "):\n";
-    std::vector<std::string> header{"capacity", "entries", "hit rate"};
-    for (const int d : depths) header.push_back("@" + std::to_string(d));
-    header.insert(header.end(), {"saved compute", "saved share"});
-    table t(header);
-    for (const auto& p : c.points) {
-      std::vector<std::string> row{to_string(p.capacity), std::to_string(p.entries_at_end), fixed(p.hit_rate)};
-      for (const int d : depths)
-        row.push_back(std::to_string(p.hits_per_depth.contains(d) ? p.hits_per_depth.at(d) : 0));
-      row.push_back(to_string(p.saved));
-      row.push_back(fixed(p.saved_share * 100, 1) + "%");
-      t.add(row);
-    }
-    t.print(std::cout);
-    std::uint64_t hits = 0;
-    double depth_sum = 0;
-    for (const auto& p : c.points)
-      for (const auto& [d, n] : p.hits_per_depth)
-        hits += n, depth_sum += static_cast<double>(d) * static_cast<double>(n);
-    if (hits)
-      std::cout << "mean reuse depth of a hit: " << fixed(depth_sum / static_cast<double>(hits), 1) << " steps\n";
-    if (c.exponential || c.power) {
-      table f({"fit", "parameters", "rmse", "max |error|"});
-      if (c.exponential)
-        f.add({"exponential saturation", "beta = " + fixed(c.exponential->model.beta, 4), fixed(c.exponential->rmse, 4),
-               fixed(c.exponential->max_abs_error, 4)});
-      if (c.power)
-        f.add({"power law",
-               "kappa = " + fixed(c.power->model.kappa.value() * 1e9, 4) +
-                   "/GB, gamma = " + fixed(c.power->model.gamma, 4),
-               fixed(c.power->rmse, 4), fixed(c.power->max_abs_error, 4)});
-      std::cout << '\n';
-      f.print(std::cout);
-      if (c.exponential && c.power)
-        std::cout << "better fit: " << (c.power->rmse < c.exponential->rmse ? "power law" : "exponential saturation")
-                  << '\n';
-    }
-  }
-  if (!a.plot.empty() && std::filesystem::exists(a.plot)) std::cout << "\nwrote " << a.plot << '\n';
 }
 
 void run_replay(const replay_args& a) {
@@ -289,11 +124,12 @@ void run_replay(const replay_args& a) {
         "--steps", a.steps,
         "a request must run at least the table's deepest reuse (" + std::to_string(reuse.deepest()) + " steps)");
 
-  std::vector<curve> curves;
+  reports::cache_replay_report r{a.trace,     a.embeddings, a.index, a.eviction, a.plot, trace.size(),
+                                 e.dimension, warmup,       steps,   step_flops, {}};
   for (const bytes latent : latents) {
     const cache::replay_options o{
         .latent_size = latent, .step_cost = flops{step_flops}, .steps = steps, .warmup = warmup};
-    curve c{latent, {}, {}, {}};
+    reports::replay_curve c{latent, {}, {}};
     if (a.eviction == "lfu")
       c.points = run_curve<cache::lfu>(a, e, trace, caps, o, ef);
     else if (a.eviction == "benefit-aware")
@@ -303,33 +139,24 @@ void run_replay(const replay_args& a) {
     std::vector<model::capacity_point> pts;
     for (const auto& p : c.points)
       if (p.hit_rate < 1.0) pts.push_back({p.capacity, p.hit_rate});
-    if (!pts.empty()) c.exponential = model::fit_exponential_saturation(pts, c.points.front().entry_size);
-    if (pts.size() >= 2) c.power = model::fit_power_law(pts);
-    curves.push_back(std::move(c));
+    c.fits = reports::hit_rate_fits::of(pts, c.points.front().entry_size);
+    r.curves.push_back(std::move(c));
   }
-  if (!a.plot.empty()) draw(a.plot, curves);
+  if (!a.plot.empty()) reports::draw(r);
   if (!a.points_out.empty()) {
     // The measured curve in the format `trinity model cache --points` reads, to size a cache from it.
     std::ofstream pts(a.points_out);
     if (!pts) throw bad_flag("--points-out", a.points_out, "cannot be opened for writing");
-    for (const auto& p : curves.front().points) pts << p.capacity.value() << "B," << p.hit_rate << '\n';
+    for (const auto& p : r.curves.front().points) pts << p.capacity.value() << "B," << p.hit_rate << '\n';
   }
 
-  const replay_report r{trace.size(), e.dimension, warmup, steps, step_flops, std::move(curves)};
   if (a.json)
-    print_replay_json(a, r);
+    std::cout << reports::to_json(r).dump(2) << '\n';
   else
-    print_replay_text(a, r);
+    reports::print(std::cout, r);
 }
 
 // ---- --format mooncake: block-hashed requests through the exact prefix cache ------------------------------
-
-struct block_curve {
-  std::string eviction;
-  std::vector<cache::block_replay_result> rows;
-  std::optional<model::fit_result<model::exponential_saturation>> exponential;
-  std::optional<model::fit_result<model::power_law>> power;
-};
 
 cache::prefix_eviction eviction_named(const std::string& name, std::uint64_t horizon) {
   if (name == "lru") return {cache::prefix_eviction_policy::lru, horizon};
@@ -338,197 +165,12 @@ cache::prefix_eviction eviction_named(const std::string& name, std::uint64_t hor
   throw bad_flag("--eviction", name, "expected lru, lfu or shared-prefix (comma-separated for several)");
 }
 
-void draw_blocks(const std::string& path, const std::vector<block_curve>& curves, bytes block, double bound) {
-  auto plot = begin_plot(path, "prefix cache capacity (GB of KV)", "block hit rate",
-                         "Prefix cache on the trace: block hit rate against capacity");
-  if (!plot) return;
-  auto& gp = *plot;
-  gp << bound << " with lines dt 3 lc rgb 'gray' title 'infinite capacity'";
-  for (std::size_t i = 0; i < curves.size(); ++i) {
-    gp << ", '-' using 1:2 with linespoints lw 2 lc " << i + 1 << " title '" << curves[i].eviction << " (measured)'";
-    if (curves[i].power)
-      gp << ", (x > 0 ? 1 - (1 + " << curves[i].power->model.kappa.value() * 1e9 << " * x) ** (-"
-         << curves[i].power->model.gamma << ") : 0) with lines dt 2 lc " << i + 1 << " title '" << curves[i].eviction
-         << " power-law fit'";
-  }
-  gp << '\n';
-  for (const auto& c : curves) {
-    for (const auto& r : c.rows)
-      gp << static_cast<double>(r.capacity_blocks) * block.value() / 1e9 << ' ' << r.block_hit_rate() << '\n';
-    gp << "e\n";
-  }
-  finish_plot(path, gp);
-}
-
 // Llama-3-70B's prefill FLOPs of the block at each depth, after the blocks before it: the trace's longest chain's
 // worth, computed once for every tiered replay.
 std::vector<flops> prefill_by_depth(const std::vector<cache::block_request>& trace, std::size_t block_tokens) {
   std::size_t deepest = 0;
   for (const auto& q : trace) deepest = std::max(deepest, q.hash_ids.size());
   return model::prefill_by_block_depth(model::shapes::llama3_70b, deepest, block_tokens);
-}
-
-// One tiered replay: device memory of `capacity_blocks` blocks, then the system's lower tiers.
-struct tiered_run {
-  std::uint64_t capacity_blocks = 0;
-  std::vector<cache::prefix_tier> tiers;
-  std::vector<cache::tier_counts> counts;
-  flops saved{};
-  seconds loading{};
-};
-
-tiered_run tiered_replay(const std::vector<cache::block_request>& trace, const plan::system& s, std::uint64_t hbm,
-                         const std::vector<std::uint64_t>& lower, bytes block, const std::vector<flops>& prefill) {
-  tiered_run run{hbm, {{s.tiers[0].name, hbm, {}, {}}}, {}, {}, {}};
-  for (std::size_t t = 0; t < lower.size(); ++t)
-    run.tiers.push_back({s.tiers[t + 1].name, lower[t], s.tiers[t + 1].bandwidth, s.tiers[t + 1].latency});
-  cache::tiered_prefix_cache kv({.tiers = run.tiers,
-                                 .block_bytes = block,
-                                 .prefill = [&](std::size_t d) { return prefill[d]; },
-                                 .device_rate = s.device.rate("bf16")});
-  for (const auto& q : trace) {
-    const auto r = kv.request(0, q.hash_ids);
-    run.saved += r.saved;
-    run.loading += r.load_time;
-  }
-  run.counts = kv.counts();
-  return run;
-}
-
-// A block replay's curves, its infinite-capacity bound and its tiered runs, for printing.
-struct block_report {
-  std::size_t requests;
-  std::uint64_t blocks_total, distinct;
-  std::size_t block_tokens, horizon;
-  bytes per_token, block;
-  cache::block_replay_result bound;
-  std::vector<std::uint64_t> caps;
-  std::vector<block_curve> curves;
-  std::optional<plan::system> sys;
-  std::vector<tiered_run> tiered;
-  flops prefill_total;
-};
-
-void print_block_json(const replay_args& a, const block_report& report) {
-  const auto& [requests, blocks_total, distinct, block_tokens, horizon, per_token, block, bound, caps, curves, sys,
-               tiered, prefill_total] = report;
-  json out{{"trace", a.trace},
-           {"format", "mooncake"},
-           {"requests", requests},
-           {"blocks", blocks_total},
-           {"distinct_blocks", distinct},
-           {"block_tokens", block_tokens},
-           {"kv_bytes_per_token", per_token.value()},
-           {"kv_bytes_per_block", block.value()},
-           {"infinite",
-            {{"capacity_blocks", distinct},
-             {"block_hit_rate", bound.block_hit_rate()},
-             {"token_hit_rate", bound.token_hit_rate()}}},
-           {"rows", json::array()},
-           {"fits", json::array()}};
-  for (const auto& c : curves) {
-    for (const auto& r : c.rows)
-      out["rows"].push_back({{"eviction", c.eviction},
-                             {"capacity_blocks", r.capacity_blocks},
-                             {"capacity_bytes", static_cast<double>(r.capacity_blocks) * block.value()},
-                             {"block_hit_rate", r.block_hit_rate()},
-                             {"token_hit_rate", r.token_hit_rate()},
-                             {"hit_blocks", r.hit_blocks},
-                             {"hit_tokens", r.hit_tokens},
-                             {"evicted_blocks", r.evicted_blocks}});
-    json f{{"eviction", c.eviction}};
-    if (c.eviction == "shared-prefix") f["shared_horizon"] = horizon;
-    add_fits_json(f, c);
-    out["fits"].push_back(f);
-  }
-  if (sys) {
-    out["tiered"] = json::array();
-    for (const auto& r : tiered) {
-      json jr{{"capacity_blocks", r.capacity_blocks},
-              {"prefill_flops", prefill_total.value()},
-              {"prefill_flops_saved", r.saved.value()},
-              {"load_seconds", r.loading.value()},
-              {"tiers", json::array()}};
-      for (std::size_t t = 0; t < r.tiers.size(); ++t) {
-        const auto& c = r.counts[t];
-        jr["tiers"].push_back({{"name", r.tiers[t].name},
-                               {"capacity_blocks", r.tiers[t].capacity_blocks},
-                               {"hits", c.hits},
-                               {"recomputed", c.recomputed},
-                               {"loaded_bytes", c.loaded.value()},
-                               {"demoted_bytes", c.demoted.value()},
-                               {"dropped_blocks", c.dropped}});
-      }
-      out["tiered"].push_back(jr);
-    }
-  }
-  if (!a.plot.empty()) out["plot"] = a.plot;
-  std::cout << out.dump(2) << '\n';
-}
-
-void print_block_text(const replay_args& a, const block_report& report) {
-  const auto& [requests, blocks_total, distinct, block_tokens, horizon, per_token, block, bound, caps, curves, sys,
-               tiered, prefill_total] = report;
-  std::cout << "Replayed " << requests << " requests (" << blocks_total << " blocks of " << block_tokens << " tokens, "
-            << distinct << " distinct) through the prefix cache in file order.\nKV per block " << to_string(block)
-            << " (" << to_string(per_token) << " per token).\nInfinite capacity (" << distinct << " blocks, "
-            << to_string(static_cast<double>(distinct) * block) << "): block hit rate " << fixed(bound.block_hit_rate())
-            << ", token hit rate " << fixed(bound.token_hit_rate()) << "\n\n";
-  std::vector<std::string> header{"capacity (blocks)", "KV bytes"};
-  for (const auto& c : curves) {
-    header.push_back(c.eviction + " block hit");
-    header.push_back(c.eviction + " token hit");
-  }
-  table t(header);
-  for (std::size_t i = 0; i < caps.size(); ++i) {
-    std::vector<std::string> row{std::to_string(caps[i]), to_string(static_cast<double>(caps[i]) * block)};
-    for (const auto& c : curves) {
-      row.push_back(fixed(c.rows[i].block_hit_rate()));
-      row.push_back(fixed(c.rows[i].token_hit_rate()));
-    }
-    t.add(row);
-  }
-  t.print(std::cout);
-  // Each policy against the first named, capacity by capacity, in block hit rate.
-  for (std::size_t k = 1; k < curves.size(); ++k) {
-    double mean = 0, best = -1, worst = 1;
-    for (std::size_t i = 0; i < caps.size(); ++i) {
-      const double d = curves[k].rows[i].block_hit_rate() - curves[0].rows[i].block_hit_rate();
-      mean += d / static_cast<double>(caps.size());
-      best = std::max(best, d);
-      worst = std::min(worst, d);
-    }
-    std::cout << curves[k].eviction << " vs " << curves[0].eviction << ": block hit rate " << (mean >= 0 ? "+" : "")
-              << fixed(mean, 4) << " on average over the capacities (from " << fixed(worst, 4) << " to "
-              << fixed(best, 4) << ")\n";
-  }
-  table f({"eviction", "fit", "parameters", "rmse", "max |error|"});
-  for (const auto& c : curves) {
-    if (c.exponential)
-      f.add({c.eviction, "exponential saturation", "beta = " + units::detail::format_number(c.exponential->model.beta),
-             fixed(c.exponential->rmse, 4), fixed(c.exponential->max_abs_error, 4)});
-    if (c.power)
-      f.add(
-          {c.eviction, "power law",
-           "kappa = " + fixed(c.power->model.kappa.value() * 1e9, 4) + "/GB, gamma = " + fixed(c.power->model.gamma, 4),
-           fixed(c.power->rmse, 4), fixed(c.power->max_abs_error, 4)});
-  }
-  std::cout << "\nHit rate against capacity in bytes, fitted:\n";
-  f.print(std::cout);
-  for (const auto& r : tiered) {
-    std::cout << "\nTiered (lru, Llama-3-70B prefill on " << sys->device.name << "): " << r.capacity_blocks
-              << " blocks in " << sys->tiers[0].name << ", demoted below instead of dropped; prefill saved "
-              << fixed(100.0 * (r.saved / prefill_total), 1) << "% of " << to_string(prefill_total) << ", loads "
-              << to_string(r.loading) << "\n";
-    table tt({"tier", "blocks", "hits served", "recomputed instead", "loaded", "demoted into", "dropped"});
-    for (std::size_t k = 0; k < r.tiers.size(); ++k) {
-      const auto& c = r.counts[k];
-      tt.add({r.tiers[k].name, std::to_string(r.tiers[k].capacity_blocks), std::to_string(c.hits),
-              std::to_string(c.recomputed), to_string(c.loaded), to_string(c.demoted), std::to_string(c.dropped)});
-    }
-    tt.print(std::cout);
-  }
-  if (!a.plot.empty() && std::filesystem::exists(a.plot)) std::cout << "\nwrote " << a.plot << '\n';
 }
 
 void run_block_replay(const replay_args& a) {
@@ -577,38 +219,32 @@ void run_block_replay(const replay_args& a) {
   const std::uint64_t distinct = cache::distinct_blocks(trace);
   const auto bound = cache::replay_blocks(trace, {.capacity_blocks = distinct, .block_tokens = block_tokens});
 
-  std::vector<block_curve> curves;
+  reports::block_replay_report r{a.trace,      a.plot,  trace.size(), bound.blocks, distinct,
+                                 block_tokens, horizon, per_token,    block,        bound,
+                                 caps,         {},      sys,          {},           {}};
   for (const auto& p : policies) {
-    block_curve c{p, {}, {}, {}};
+    reports::block_curve c{p, {}, {}};
     for (const auto cap : caps)
       c.rows.push_back(cache::replay_blocks(
           trace, {.capacity_blocks = cap, .block_tokens = block_tokens, .eviction = eviction_named(p, horizon)}));
     std::vector<model::capacity_point> pts;
-    for (const auto& r : c.rows)
-      if (r.capacity_blocks > 0 && r.block_hit_rate() < 1.0)
-        pts.push_back({static_cast<double>(r.capacity_blocks) * block, r.block_hit_rate()});
-    if (!pts.empty()) c.exponential = model::fit_exponential_saturation(pts, block);
-    if (pts.size() >= 2) c.power = model::fit_power_law(pts);
-    curves.push_back(std::move(c));
+    for (const auto& row : c.rows)
+      if (row.capacity_blocks > 0 && row.block_hit_rate() < 1.0)
+        pts.push_back({static_cast<double>(row.capacity_blocks) * block, row.block_hit_rate()});
+    c.fits = reports::hit_rate_fits::of(pts, block);
+    r.curves.push_back(std::move(c));
   }
-  if (!a.plot.empty()) draw_blocks(a.plot, curves, block, bound.block_hit_rate());
-
-  const auto blocks_total = bound.blocks;
-  std::vector<tiered_run> tiered;
-  flops prefill_total{};  // the trace's whole prefill, what a tiered replay's savings are a share of
+  if (!a.plot.empty()) reports::draw(r);
   if (sys) {
     const auto prefill = prefill_by_depth(trace, block_tokens);
     for (const auto& q : trace)
-      for (std::size_t d = 0; d < q.hash_ids.size(); ++d) prefill_total += prefill[d];
-    for (const auto cap : caps) tiered.push_back(tiered_replay(trace, *sys, cap, lower, block, prefill));
+      for (std::size_t d = 0; d < q.hash_ids.size(); ++d) r.prefill_total += prefill[d];
+    for (const auto cap : caps) r.tiered.push_back(reports::tiered_replay(trace, *sys, cap, lower, block, prefill));
   }
-  const block_report r{trace.size(), blocks_total, distinct, block_tokens,      horizon, per_token,
-                       block,        bound,        caps,     std::move(curves), sys,     std::move(tiered),
-                       prefill_total};
   if (a.json)
-    print_block_json(a, r);
+    std::cout << reports::to_json(r).dump(2) << '\n';
   else
-    print_block_text(a, r);
+    reports::print(std::cout, r);
 }
 
 struct gen_args {

@@ -1,13 +1,18 @@
-// trinity model frontier|deficit|cache|hetero: the paper's trade-off models
-// evaluated from flags, with the explanation a reader needs to trust them.
+// trinity model frontier|deficit|cache|hetero: the paper's trade-off models evaluated from flags, with the
+// explanation a reader needs to trust them. The flags become a question of reports/ (frontier.hpp, deficit.hpp,
+// hetero.hpp, cache_sizing.hpp), which prints its answer as text or JSON.
 
 #include "cli.hpp"
 
 #include <trinity/model.hpp>
+#include <trinity/reports/cache_sizing.hpp>
+#include <trinity/reports/deficit.hpp>
+#include <trinity/reports/frontier.hpp>
+#include <trinity/reports/hetero.hpp>
 #include <trinity/units/format.hpp>
 #include <trinity/units/literals.hpp>
 
-#include <fstream>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -16,12 +21,13 @@ namespace trinity::cli {
 
 namespace {
 
-using json = nlohmann::json;
-
-std::string fixed(double v, int digits = 4) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
+// The answer to a question of reports/, as JSON or as text.
+template <class Question>
+void answer(const Question& q, bool as_json) {
+  if (as_json)
+    std::cout << reports::to_json(q).dump(2) << '\n';
+  else
+    reports::print(std::cout, q);
 }
 
 // ---- frontier ------------------------------------------------------------------
@@ -69,50 +75,7 @@ void run_frontier(const frontier_args& a) {
     for (const auto& p : f.points()) at.push_back(p.compute);
   const flops from = a.from.empty() ? f.min_compute() : in_range(a.from, "--from");
   const flops to = a.to.empty() ? f.max_compute() : in_range(a.to, "--to");
-
-  const model::compute_for_bandwidth<> policy{f, pixels{px}};
-  const auto trade = policy.price({from, to});
-  const double compute_ratio = to / from;
-  const double gain = f.compression_gain(from, to);
-  const double mean_elasticity = compute_ratio == 1.0 ? 0.0 : -std::log(gain) / std::log(compute_ratio);
-
-  if (a.json) {
-    json out{{"model", "frontier"}, {"points", json::array()}, {"evaluations", json::array()}};
-    for (const auto& p : f.points())
-      out["points"].push_back({{"compute_flops", p.compute.value()}, {"bandwidth_bpp", p.bandwidth.value() * 8}});
-    for (const auto c : at)
-      out["evaluations"].push_back({{"compute_flops", c.value()},
-                                    {"bandwidth_bpp", f.bandwidth_at(c).value() * 8},
-                                    {"elasticity", f.elasticity(c)}});
-    out["trade"] = {{"spends", "compute"},
-                    {"saves", "bandwidth"},
-                    {"from_flops", from.value()},
-                    {"to_flops", to.value()},
-                    {"compute_ratio", compute_ratio},
-                    {"compression_gain", gain},
-                    {"mean_elasticity", mean_elasticity},
-                    {"pixels_per_frame", px},
-                    {"bytes_per_frame_before", trade.before.bandwidth.value()},
-                    {"bytes_per_frame_after", trade.after.bandwidth.value()},
-                    {"spent_flops", trade.spent().value()},
-                    {"saved_bytes_per_frame", trade.saved().value()}};
-    std::cout << out.dump(2) << '\n';
-    return;
-  }
-  std::cout << "Compute -> bandwidth: the frontier B*(Q0, C) for one quality target (paper §3.1.2)\n"
-            << "  " << f.points().size() << " measured points, interpolated linearly in log-log, not extrapolated\n\n";
-  table t({"decoder compute", "B*(Q0, C)", "elasticity d log B / d log C"});
-  for (const auto c : at) t.add({to_string(c), to_string(f.bandwidth_at(c)), fixed(f.elasticity(c), 3)});
-  t.print(std::cout);
-  std::cout << "\nTrade: " << fixed(compute_ratio) << "x more decoder compute (" << to_string(from) << " -> "
-            << to_string(to) << ") needs " << fixed(gain) << "x less bandwidth (" << to_string(f.bandwidth_at(from))
-            << " -> " << to_string(f.bandwidth_at(to)) << ").\n"
-            << "  per frame of " << fixed(px, 7) << " px: " << to_string(trade.before.bandwidth) << " -> "
-            << to_string(trade.after.bandwidth) << "; spends " << to_string(trade.spent()) << ", saves "
-            << to_string(trade.saved()) << " (" << to_string(flops{trade.spent().value() / trade.saved().value()})
-            << " per byte saved)\n"
-            << "  mean elasticity " << fixed(mean_elasticity, 3) << ": each 10x of compute divides bandwidth by "
-            << fixed(std::pow(10.0, -mean_elasticity), 3) << "\n";
+  answer(reports::frontier_question{f, at, from, to, px}, a.json);
 }
 
 // ---- deficit -------------------------------------------------------------------
@@ -140,58 +103,7 @@ void run_deficit(const deficit_args& a) {
     if (*link <= bytes_per_second{}) throw bad_flag("--link-bandwidth", a.link, "must be positive");
   }
 
-  const bytes deficit = model::memory_deficit(total, avail, n);
-  const bytes base = model::communication_cost(sync, factor, k, bytes{});
-  const bytes comm = model::communication_cost(sync, factor, k, deficit);
-  const auto trade = model::bandwidth_for_memory{k, sync, factor}.price({total, avail, n});
-  const std::size_t needed = model::devices_to_fit(total, avail);
-
-  if (a.json) {
-    json out{{"model", "deficit"},
-             {"total_bytes", total.value()},
-             {"available_per_device_bytes", avail.value()},
-             {"devices", n},
-             {"k", k},
-             {"allreduce_factor", factor},
-             {"synchronized_state_bytes", sync.value()},
-             {"deficit_bytes", deficit.value()},
-             {"extra_traffic_bytes", (comm - base).value()},
-             {"synchronization_traffic_bytes", base.value()},
-             {"communication_bytes", comm.value()},
-             {"devices_to_fit", needed},
-             {"trade",
-              {{"spends", "bandwidth"},
-               {"saves", "memory"},
-               {"spent_bytes", trade.spent().value()},
-               {"saved_bytes", trade.saved().value()},
-               {"memory_per_byte_sent", deficit > bytes{} && k > 0 ? json(trade.rate()) : json(nullptr)}}}};
-    if (link) {
-      out["link_bandwidth_bytes_per_second"] = link->value();
-      out["extra_transfer_seconds"] = ((comm - base) / *link).value();
-      out["communication_seconds"] = (comm / *link).value();
-    }
-    std::cout << out.dump(2) << '\n';
-    return;
-  }
-  std::cout << "Bandwidth -> memory: the memory deficit and the traffic that replaces it (paper §4.1.2)\n"
-            << "  the run needs M_total = " << to_string(total) << "; " << n << " device(s) x " << to_string(avail)
-            << " hold " << to_string(avail * static_cast<double>(n)) << "\n"
-            << "  deficit M_miss = max(0, M_total - N·M_avail) = " << to_string(deficit) << "\n"
-            << "  extra traffic k·M_miss = " << fixed(k) << " x " << to_string(deficit) << " = "
-            << to_string(comm - base) << " per iteration\n"
-            << "  C_comm = T_allreduce·(P+G+O) + k·M_miss = " << fixed(factor, 3) << " x " << to_string(sync) << " + "
-            << to_string(comm - base) << " = " << to_string(comm) << " per iteration\n";
-  if (deficit > bytes{}) {
-    std::cout << "Trade: " << to_string(trade.spent()) << " of traffic per iteration stands in for "
-              << to_string(trade.saved()) << " of memory";
-    if (k > 0) std::cout << " (" << fixed(trade.rate()) << " bytes of memory per byte sent)";
-    std::cout << ".\n  Without it, " << needed << " devices of " << to_string(avail) << " would be needed.\n";
-  } else {
-    std::cout << "No trade needed: the devices hold everything (" << needed << " would suffice).\n";
-  }
-  if (link)
-    std::cout << "  over " << to_string(*link) << ": " << to_string((comm - base) / *link)
-              << " of extra transfer per iteration, " << to_string(comm / *link) << " in all\n";
+  answer(reports::deficit_question{total, avail, n, k, sync, factor, link}, a.json);
 }
 
 // ---- hetero --------------------------------------------------------------------
@@ -220,59 +132,14 @@ void run_hetero(const hetero_args& a) {
   h.encode_low = rate(a.encode_low, "--encode-low", h.encode_low);
   if (!a.node_devices.empty()) h.devices_per_node = count_flag(a.node_devices, "--devices-per-node", 1, 1u << 16);
 
-  const auto carried = model::carried(h.link);
-  const auto fill = model::streams_to_fill(h.link.bandwidth, h.link.stream_cap);
-  const double node_rate = static_cast<double>(h.devices_per_node) * h.phase.consume_per_second;
-  const bytes_per_second node_bytes{node_rate * h.phase.sample.value()};
-  const auto nodes = model::nodes_supported(h.link, node_rate, h.phase.sample);
-  auto filled = h.link;
-  filled.streams = std::max(filled.streams, fill);
-  const auto nodes_filled = model::nodes_supported(filled, node_rate, h.phase.sample);
-  const double ratio = model::producers_per_consumer_freed(h.encode_high, h.encode_low);
-  const std::size_t whole = model::whole_producers_per_consumer_freed(h.encode_high, h.encode_low);
-  std::optional<double> utilization;
-  std::size_t producers = 0, consumers = 0;
+  reports::hetero_question q{h, 0, 0};
   if (a.producers.empty() != a.consumers.empty())
     throw usage_error("give --producers and --consumers together, for the consumers' utilization");
   if (!a.producers.empty()) {
-    producers = count_flag(a.producers, "--producers", 1, 1u << 24);
-    consumers = count_flag(a.consumers, "--consumers", 1, 1u << 24);
-    utilization = model::consumer_utilization(producers, consumers, h.phase, h.link);
+    q.producers = count_flag(a.producers, "--producers", 1, 1u << 24);
+    q.consumers = count_flag(a.consumers, "--consumers", 1, 1u << 24);
   }
-  if (a.json) {
-    json out{{"model", "hetero"},
-             {"link_bytes_per_second", h.link.bandwidth.value()},
-             {"streams", h.link.streams},
-             {"stream_cap_bytes_per_second", h.link.stream_cap.value()},
-             {"carried_bytes_per_second", carried.value()},
-             {"streams_to_fill_link", fill},
-             {"sample_bytes", h.phase.sample.value()},
-             {"node_bytes_per_second", node_bytes.value()},
-             {"nodes_supported", nodes},
-             {"nodes_supported_with_streams_to_fill", nodes_filled},
-             {"producers_per_consumer_freed", ratio},
-             {"producers_per_consumer_freed_whole", whole}};
-    if (utilization) {
-      out["producers"] = producers;
-      out["consumers"] = consumers;
-      out["consumer_utilization"] = *utilization;
-      out["bubble_fraction"] = 1 - *utilization;
-    }
-    std::cout << out.dump(2) << '\n';
-    return;
-  }
-  std::cout << "Heterogeneous training over a message queue (paper §4.2): producers encode, consumers train\n"
-            << "  the streams carry min(link, N x cap) = min(" << to_string(h.link.bandwidth) << ", " << h.link.streams
-            << " x " << to_string(h.link.stream_cap) << ") = " << to_string(carried) << "; " << fill
-            << " streams fill the link\n"
-            << "  a consumer node takes " << h.devices_per_node << " x " << fixed(h.phase.consume_per_second)
-            << " samples/s x " << to_string(h.phase.sample) << " = " << to_string(node_bytes) << ": these streams feed "
-            << nodes << " node(s), " << fill << " streams feed " << nodes_filled << "\n"
-            << "  encoding moved off the consumers: e_high / e_low = " << fixed(ratio, 3) << ", so " << whole
-            << " producer devices stand in for each consumer device freed\n";
-  if (utilization)
-    std::cout << "  " << producers << " producers, " << consumers << " consumers: utilization "
-              << fixed(*utilization, 3) << ", bubble " << fixed(1 - *utilization, 3) << "\n";
+  answer(q, a.json);
 }
 
 // ---- cache ---------------------------------------------------------------------
@@ -309,50 +176,7 @@ std::vector<model::capacity_point> read_points(const std::string& path) {
   return pts;
 }
 
-// Both families fitted to one file of points; text and JSON are both drawn from it.
-struct fitted {
-  model::fit_result<model::exponential_saturation> exponential;
-  model::fit_result<model::power_law> power;
-
-  [[nodiscard]] bool power_law_better() const { return power.rmse < exponential.rmse; }
-  [[nodiscard]] std::string better() const { return power_law_better() ? "power-law" : "exponential-saturation"; }
-  [[nodiscard]] json to_json() const {
-    return {
-        {"points", exponential.points},
-        {"exponential_saturation",
-         {{"beta", exponential.model.beta}, {"rmse", exponential.rmse}, {"max_abs_error", exponential.max_abs_error}}},
-        {"power_law",
-         {{"kappa_per_gb", power.model.kappa.value() * 1e9},
-          {"gamma", power.model.gamma},
-          {"rmse", power.rmse},
-          {"max_abs_error", power.max_abs_error}}},
-        {"better", better()}};
-  }
-};
-
-json curve_json(const model::diffusion_cache& c, const auto& h, bytes capacity) {
-  return {{"hit_rate_at_capacity", h(capacity)},
-          {"expected_cost_flops", model::expected_cost(c, h, capacity).value()},
-          {"marginal_flops_per_byte", model::marginal_cost(c, h, capacity).value()}};
-}
-
-// What `trinity model cache` was asked, checked: the cache, its capacity, the hit-rate curves given or fitted, the
-// hit rate at the capacity and where it came from, and the saving to size for.
-struct cache_question {
-  std::size_t steps, depth;
-  flops step;
-  bytes entry, capacity;
-  model::diffusion_cache cache;
-  std::optional<model::exponential_saturation> exp_curve;
-  std::optional<model::power_law> pow_curve;
-  std::string exp_origin, pow_origin;
-  std::optional<fitted> fits;
-  double h;
-  std::string h_origin;
-  std::optional<flops> target;
-};
-
-cache_question read_cache_question(const cache_args& a) {
+reports::cache_question read_cache_question(const cache_args& a) {
   const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000000);
   const flops step = quantity_flag<flops>(a.step_flops, "--step-flops");
   if (step <= flops{}) throw bad_flag("--step-flops", a.step_flops, "must be positive; expected FLOPs such as 1e9");
@@ -375,7 +199,7 @@ cache_question read_cache_question(const cache_args& a) {
   std::optional<model::exponential_saturation> exp_curve;
   std::optional<model::power_law> pow_curve;
   std::string exp_origin, pow_origin;
-  std::optional<fitted> fits;
+  std::optional<reports::cache_fits> fits;
   if (!a.beta.empty()) {
     exp_curve = model::exponential_saturation{number_flag(a.beta, "--beta", 1e-12, 1e12, "a number > 0"), entry};
     exp_origin = "given";
@@ -389,7 +213,7 @@ cache_question read_cache_question(const cache_args& a) {
   }
   if (!a.points_file.empty()) {
     const auto pts = read_points(a.points_file);
-    fits = fitted{model::fit_exponential_saturation(pts, entry), model::fit_power_law(pts)};
+    fits = reports::cache_fits{model::fit_exponential_saturation(pts, entry), model::fit_power_law(pts)};
     if (!exp_curve) {
       exp_curve = fits->exponential.model;
       exp_origin = "fit";
@@ -431,113 +255,10 @@ cache_question read_cache_question(const cache_args& a) {
                      "expected FLOPs in [0, " + to_string(cache.saved_per_hit()) +
                          "): below the saving of a certain hit, r·c_step");
   }
-  return {steps,     depth,      step,       entry, capacity, cache,    exp_curve,
-          pow_curve, exp_origin, pow_origin, fits,  h,        h_origin, target};
+  return {cache, capacity, exp_curve, pow_curve, exp_origin, pow_origin, fits, h, h_origin, target};
 }
 
-void print_cache_json(const cache_question& q) {
-  const auto& [steps, depth, step, entry, capacity, cache, exp_curve, pow_curve, exp_origin, pow_origin, fits, h,
-               h_origin, target] = q;
-  const flops saved = cache.saved_per_request(h);
-  const flops_per_byte rate = cache.average_benefit(capacity, h);
-  const auto trade = model::memory_for_compute{cache}.price({capacity, h});
-
-  json out{{"model", "cache"},
-           {"steps", steps},
-           {"step_flops", step.value()},
-           {"reuse_depth", depth},
-           {"entry_size_bytes", entry.value()},
-           {"capacity_bytes", capacity.value()},
-           {"full_cost_flops", cache.full_cost().value()},
-           {"saved_per_hit_flops", cache.saved_per_hit().value()},
-           {"entries", cache.entries(capacity)},
-           {"hit_rate", h},
-           {"hit_rate_from", h_origin},
-           {"saved_flops_per_request", saved.value()},
-           {"expected_cost_flops", cache.expected_cost(h).value()},
-           {"average_flops_saved_per_byte", rate.value()},
-           {"trade",
-            {{"spends", "memory"},
-             {"saves", "compute"},
-             {"spent_bytes", trade.spent().value()},
-             {"saved_flops", trade.saved().value()}}}};
-  if (exp_curve) {
-    out["exponential_saturation"] = curve_json(cache, *exp_curve, capacity);
-    out["exponential_saturation"]["beta"] = exp_curve->beta;
-    out["exponential_saturation"]["from"] = exp_origin;
-    if (target)
-      out["exponential_saturation"]["capacity_for_target_bytes"] =
-          model::memory_for_saving(cache, *exp_curve, *target).value();
-  }
-  if (pow_curve) {
-    out["power_law"] = curve_json(cache, *pow_curve, capacity);
-    out["power_law"]["kappa_per_gb"] = pow_curve->kappa.value() * 1e9;
-    out["power_law"]["gamma"] = pow_curve->gamma;
-    out["power_law"]["from"] = pow_origin;
-    if (target)
-      out["power_law"]["capacity_for_target_bytes"] = model::memory_for_saving(cache, *pow_curve, *target).value();
-  }
-  if (fits) out["fits"] = fits->to_json();
-  if (target) out["target_saving_flops"] = target->value();
-  std::cout << out.dump(2) << '\n';
-}
-
-void print_cache_text(const cache_question& q) {
-  const auto& [steps, depth, step, entry, capacity, cache, exp_curve, pow_curve, exp_origin, pow_origin, fits, h,
-               h_origin, target] = q;
-  const flops saved = cache.saved_per_request(h);
-  const flops_per_byte rate = cache.average_benefit(capacity, h);
-  const auto trade = model::memory_for_compute{cache}.price({capacity, h});
-
-  std::cout << "Memory -> compute: an approximate cache of diffusion latents (paper §5.1.2)\n"
-            << "  a full generation costs C_full = " << steps << " steps x " << to_string(step) << " = "
-            << to_string(cache.full_cost()) << "\n"
-            << "  a hit at reuse depth r = " << depth << " skips c_saved(r) = " << to_string(cache.saved_per_hit())
-            << "\n"
-            << "  capacity M = " << to_string(capacity) << " holds N(M) = floor(M / s_e) = " << cache.entries(capacity)
-            << " entries of " << to_string(entry) << "\n"
-            << "  hit rate h = " << fixed(h) << " (" << h_origin << ")\n"
-            << "  saved per request h·c_saved = " << to_string(saved)
-            << "; E[C] = " << to_string(cache.expected_cost(h)) << " (" << fixed(100.0 * (saved / cache.full_cost()), 3)
-            << "% less)\n"
-            << "Trade: " << to_string(trade.spent()) << " of memory saves " << to_string(trade.saved())
-            << " per request: " << to_string(flops{rate.value() * 1e9}) << " per GB";
-  if (rate > flops_per_byte{})
-    std::cout << ", i.e. every " << to_string(bytes{2e9 / rate.value()}) << " of memory yields 2 GFLOP";
-  std::cout << ".\n";
-  auto describe = [&](std::string_view name, const auto& curve, const std::string& origin, const std::string& params) {
-    std::cout << "  " << name << " (" << origin << ", " << params << "): h(M) = " << fixed(curve(capacity))
-              << ", marginal dE/dM = " << to_string(flops{model::marginal_cost(cache, curve, capacity).value() * 1e9})
-              << " per GB";
-    if (target)
-      std::cout << "; saving " << to_string(*target) << " per request needs "
-                << to_string(model::memory_for_saving(cache, curve, *target));
-    std::cout << "\n";
-  };
-  if (exp_curve) describe("exponential saturation", *exp_curve, exp_origin, "beta = " + fixed(exp_curve->beta));
-  if (pow_curve)
-    describe("power law", *pow_curve, pow_origin,
-             "kappa = " + fixed(pow_curve->kappa.value() * 1e9) + "/GB, gamma = " + fixed(pow_curve->gamma));
-  if (fits) {
-    const auto& e = fits->exponential;
-    const auto& p = fits->power;
-    std::cout << "\nFits to " << e.points << " measured points:\n";
-    table t({"family", "parameters", "rmse", "max |error|"});
-    t.add({"exponential saturation", "beta = " + fixed(e.model.beta), fixed(e.rmse), fixed(e.max_abs_error)});
-    t.add({"power law", "kappa = " + fixed(p.model.kappa.value() * 1e9) + "/GB, gamma = " + fixed(p.model.gamma),
-           fixed(p.rmse), fixed(p.max_abs_error)});
-    t.print(std::cout);
-    std::cout << "better fit: " << fits->better() << "\n";
-  }
-}
-
-void run_cache(const cache_args& a) {
-  const auto q = read_cache_question(a);
-  if (a.json)
-    print_cache_json(q);
-  else
-    print_cache_text(q);
-}
+void run_cache(const cache_args& a) { answer(read_cache_question(a), a.json); }
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 #include <trinity/plan/assumed.hpp>
 #include <trinity/plan/simulate.hpp>
 #include <trinity/plan/system.hpp>
+#include <trinity/reports/text.hpp>
 #include <trinity/units/format.hpp>
 #include <trinity/workloads/request.hpp>
 
@@ -23,36 +24,7 @@ namespace trinity::workloads {
 
 using json = nlohmann::json;
 
-//! Left-aligned columns for terminal output.
-class table {
- public:
-  explicit table(std::vector<std::string> header) { rows_.push_back(std::move(header)); }
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print(std::ostream& os) const {
-    std::vector<std::size_t> width;
-    for (const auto& r : rows_)
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        if (width.size() <= i) width.push_back(0);
-        width[i] = std::max(width[i], r[i].size());
-      }
-    for (std::size_t k = 0; k < rows_.size(); ++k) {
-      const auto& r = rows_[k];
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        os << r[i];
-        if (i + 1 < r.size()) os << std::string(width[i] - r[i].size() + 2, ' ');
-      }
-      os << '\n';
-      if (k == 0) {
-        std::size_t total = 0;
-        for (std::size_t i = 0; i < width.size(); ++i) total += width[i] + (i + 1 < width.size() ? 2 : 0);
-        os << std::string(total, '-') << '\n';
-      }
-    }
-  }
-
- private:
-  std::vector<std::vector<std::string>> rows_;
-};
+using reports::table;
 
 //! What the plan took by default (plan/assumed.hpp): {"workload": {field: value}, "system": {...}} and, for a
 //! parallel layout, the layout keys and flags it defaulted.
