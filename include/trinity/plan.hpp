@@ -9,6 +9,7 @@
 #include <trinity/plan/dynamic_parallel.hpp>
 #include <trinity/plan/edge.hpp>
 #include <trinity/plan/engine.hpp>
+#include <trinity/plan/extend.hpp>
 #include <trinity/plan/hetero_train.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
 #include <trinity/plan/parallel_planner.hpp>
@@ -20,4 +21,5 @@
 #include <trinity/plan/space.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/training.hpp>
+#include <trinity/plan/training_trades.hpp>
 #include <trinity/plan/workload.hpp>

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <trinity/error.hpp>
@@ -29,6 +30,7 @@
 #include <trinity/plan/space.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/training.hpp>
+#include <trinity/plan/training_trades.hpp>
 #include <trinity/plan/workload.hpp>
 #include <trinity/units/format.hpp>
 
@@ -118,31 +120,38 @@ struct training_problem : codec_workload<training_workload> {
   [[nodiscard]] std::string describe(const training_plan& p) const { return detail::describe(p, s, ks); }
   [[nodiscard]] std::string binding(const evaluated& e) const { return detail::binding(s, e); }
 
-  // One step per slot the choice moved, from the baseline, in the order a reader would take them.
+  // One step per slot the choice moved, from the baseline, in the order a reader would take them: each a trade
+  // priced by its slot's TradeoffPolicy (plan/training_trades.hpp).
   [[nodiscard]] std::vector<std::string> trades(const plan_result& r) const {
     std::vector<std::string> out;
     const auto& p = r.chosen().plan;
-    const auto delta = [&](const training_cost& from, const training_cost& to) {
-      return "device memory " + to_string(from.tier_bytes[0]) + " -> " + to_string(to.tier_bytes[0]) + ", sent " +
-             to_string(from.link_bytes) + " -> " + to_string(to.link_bytes) + " per step, step time " +
-             to_string(from.total.time) + " -> " + to_string(to.total.time);
-    };
     if (p == base) out.push_back("none: the untraded plan is already the best that fits");
     auto step = base;
-    const auto move = [&](auto&& change, std::string what) {
-      const auto from = price(step);
-      change(step);
-      out.push_back(what + ": " + delta(from, price(step)));
+    const auto move = [&]<class Trade>(std::type_identity<Trade>, auto&& change, std::string what) {
+      auto to = step;
+      change(to);
+      const auto t = Trade{s, w, ks}.price({step, to});
+      out.push_back(what + ": device memory " + to_string(t.before.memory) + " -> " + to_string(t.after.memory) +
+                    ", sent " + to_string(t.before.bandwidth) + " -> " + to_string(t.after.bandwidth) +
+                    " per step, step time " + to_string(t.before.time) + " -> " + to_string(t.after.time));
+      step = to;
     };
     if (p.stage != base.stage)
-      move([&](training_plan& q) { q.stage = p.stage; },
-           "ZeRO stage " + std::to_string(p.stage) + " (bandwidth for memory)");
+      move(
+          std::type_identity<zero_stage_trade>{}, [&](training_plan& q) { q.stage = p.stage; },
+          "ZeRO stage " + std::to_string(p.stage) + " (bandwidth for memory)");
     if (p.offload_tier)
-      move([&](training_plan& q) { q.offload_tier = p.offload_tier; },
-           "optimizer states to " + s.tiers[p.offload_tier].name + " (bandwidth for memory)");
-    if (p.recompute) move([&](training_plan& q) { q.recompute = true; }, "recompute activations (compute for memory)");
+      move(
+          std::type_identity<offload_trade>{}, [&](training_plan& q) { q.offload_tier = p.offload_tier; },
+          "optimizer states to " + s.tiers[p.offload_tier].name + " (bandwidth for memory)");
+    if (p.recompute)
+      move(
+          std::type_identity<recompute_trade>{}, [&](training_plan& q) { q.recompute = true; },
+          "recompute activations (compute for memory)");
     if (p.codec != base.codec)
-      move([&](training_plan& q) { q.codec = p.codec; }, ks[p.codec].name + " gradients (compute for bandwidth)");
+      move(
+          std::type_identity<codec_trade>{}, [&](training_plan& q) { q.codec = p.codec; },
+          ks[p.codec].name + " gradients (compute for bandwidth)");
     return out;
   }
   // The plans one slot away from the choice.

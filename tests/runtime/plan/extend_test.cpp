@@ -1,0 +1,153 @@
+// The training planner with types of a user's own: a codec the library does not ship, calibrated here, and a
+// tier it does not ship, both searched beside the built-in ones; and its slots as TradeoffPolicy models whose
+// priced trades are the explanation's.
+
+#include <catch2/catch.hpp>
+
+#include <trinity/compress/wire.hpp>
+#include <trinity/plan/codecs.hpp>
+#include <trinity/plan/extend.hpp>
+#include <trinity/plan/planner.hpp>
+#include <trinity/plan/training_trades.hpp>
+#include <trinity/units/literals.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+using namespace trinity;
+using namespace trinity::literals;
+
+namespace {
+
+// A user's codec: each float's upper 16 bits (bfloat16 by truncation, not rounding), under frame id 221. Its
+// ratio is 2 against fp32 and its relative error at most 2^-7.
+constexpr compress::codec truncated_id{221};
+
+void decode_truncated(const compress::frame_view& f, std::span<float> out, compress::element) {
+  if (f.body.size() != out.size() * 2) throw compress::decode_error("truncated.body", "2 bytes per element");
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::uint16_t hi = 0;
+    std::memcpy(&hi, f.body.data() + 2 * i, 2);
+    const std::uint32_t word = std::uint32_t{hi} << 16;
+    std::memcpy(&out[i], &word, 4);
+  }
+}
+inline constexpr compress::frame_decoder truncated_frames{"truncated",
+                                                          &compress::detail::decode_with<&decode_truncated>};
+inline const bool truncated_registered = compress::register_frame_decoder(truncated_id, truncated_frames);
+
+struct truncated_bf16 {
+  using compressor_concept = compressor_tag;
+  static constexpr compress::compressor_traits traits{.name = "truncated-bf16",
+                                                      .wire_codec = truncated_id,
+                                                      .role = compress::role::values,
+                                                      .error = {compress::error_kind::relative, 1.0 / 128},
+                                                      .summable = true,
+                                                      .expected_ratio = 2.0};
+  void encode(std::span<const float> in, compress::frame_buffer& out, std::span<float> residual = {}) const {
+    const std::size_t at = compress::begin_frame(out, truncated_id, compress::element::f32, in.size());
+    std::byte* body = out.grow(in.size() * 2);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      std::uint32_t word = 0;
+      std::memcpy(&word, &in[i], 4);
+      const auto hi = static_cast<std::uint16_t>(word >> 16);
+      std::memcpy(body + 2 * i, &hi, 2);
+      if (!residual.empty()) {
+        const std::uint32_t kept = std::uint32_t{hi} << 16;
+        float y = 0;
+        std::memcpy(&y, &kept, 4);
+        residual[i] = in[i] - y;
+      }
+    }
+    compress::finish_frame(out, at);
+  }
+};
+
+// A user's tier: a CXL memory pool of 512 GB at 64 GB/s, 600 ns away (figures of this test, not a product).
+struct test_cxl_pool {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{
+      "test-cxl-pool", tier_level::capacity_pool, 512_GB, 64_GBps,
+      600_ns,          joules_per_byte{20e-12},   true,   "a tier of this test's own"};
+};
+
+}  // namespace
+
+TEST_CASE("a codec and a tier the library does not ship are searched beside the built-in ones", "[plan]") {
+  REQUIRE(truncated_registered);
+  auto codecs = plan::default_codecs();
+  const std::size_t built_in = codecs.size();
+  codecs.push_back(plan::calibrated_codec<truncated_bf16>("truncated-bf16", {}, std::size_t{1} << 16));
+  const auto& mine = codecs.back();
+  CHECK(mine.name == "truncated-bf16");
+  CHECK(mine.ratio == 2.0);  // 2 bytes per float in the frame's body, measured here
+  CHECK(mine.relative_error > 0);
+  CHECK(mine.relative_error < 1.0 / 128);
+  CHECK(mine.encode_rate > bytes_per_second{});
+  CHECK_FALSE(mine.lossless);
+
+  const auto s = plan::with_tier<test_cxl_pool>(plan::presets::h100_infiniband());
+  REQUIRE(s.tiers.size() == 3);
+  CHECK(s.tiers[2].name == "test-cxl-pool");
+  CHECK(s.tiers[2].level == tier_level::capacity_pool);
+
+  const auto w = plan::presets::llm_70b();
+  const auto r = plan::plan_training(s, w, codecs);
+  REQUIRE(r.codecs.size() == built_in + 1);
+  std::size_t with_codec = 0, with_tier = 0;
+  for (const auto& c : r.candidates) {
+    // Each priced exactly as the built-in choices are.
+    const auto again = plan::price(s, w, r.codecs[c.plan.codec], c.plan);
+    CHECK(again.total.time == c.cost.total.time);
+    with_codec += c.plan.codec == built_in;
+    if (c.plan.offload_tier == 2) {
+      ++with_tier;
+      CHECK(c.cost.offload_time == 600_ns + c.cost.offload_bytes / 64_GBps);
+      CHECK(c.cost.tier_bytes[2] > bytes{});
+    }
+  }
+  // Every ZeRO stage, offload choice and recomputation with the user's codec; every codec, stage and
+  // recomputation with the user's tier.
+  CHECK(with_codec == 4 * 3 * 2);
+  CHECK(with_tier == r.codecs.size() * 4 * 2);
+}
+
+TEST_CASE(
+    "the training slots are TradeoffPolicy models: their priced trades are closed formulas and the "
+    "explanation's steps",
+    "[plan]") {
+  const auto s = plan::presets::h100_infiniband();
+  const auto w = plan::presets::llm_70b();
+  const auto codecs = plan::default_codecs_for(s);
+  const plan::training_plan base{0, 0, 0, false};
+  REQUIRE(codecs[0].name == "identity");
+
+  auto recomputed = base;
+  recomputed.recompute = true;
+  const auto t = plan::recompute_trade{s, w, codecs}.price({base, recomputed});
+  const double sbh = 4096.0 * 1 * 8192;
+  // Korthikanti et al.'s 34sbh per layer stored, against 2sbh per layer and one layer's 34sbh recomputed.
+  CHECK(t.saved().value() == Approx(sbh * (34.0 * 80 - 2.0 * 80 - 34.0)).epsilon(1e-12));
+  CHECK(t.spent().value() == Approx(2.0 * w.parameters * 4096).epsilon(1e-12));  // one more forward: 8ΨT, not 6ΨT
+
+  auto staged = base;
+  staged.stage = 3;
+  const auto z = plan::zero_stage_trade{s, w, codecs}.price({base, staged});
+  CHECK(z.saved() > bytes{});
+  CHECK(z.spent() > bytes{});  // ZeRO-3 gathers parameters twice a step
+
+  const auto r = plan::plan_training(s, w, codecs);
+  const auto& p = r.chosen().plan;
+  REQUIRE(p.stage != base.stage);
+  auto step = r.candidates[r.baseline].plan;
+  auto to = step;
+  to.stage = p.stage;
+  const auto first = plan::zero_stage_trade{s, w, r.codecs}.price({step, to});
+  REQUIRE_FALSE(r.explanation.trades.empty());
+  CHECK(r.explanation.trades.front() ==
+        "ZeRO stage " + std::to_string(p.stage) + " (bandwidth for memory): device memory " +
+            to_string(first.before.memory) + " -> " + to_string(first.after.memory) + ", sent " +
+            to_string(first.before.bandwidth) + " -> " + to_string(first.after.bandwidth) + " per step, step time " +
+            to_string(first.before.time) + " -> " + to_string(first.after.time));
+}
