@@ -6,6 +6,7 @@
 
 #include <trinity/compress/wire.hpp>
 #include <trinity/plan/codecs.hpp>
+#include <trinity/plan/diffusion.hpp>
 #include <trinity/plan/extend.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/training_trades.hpp>
@@ -150,4 +151,27 @@ TEST_CASE(
             to_string(first.before.memory) + " -> " + to_string(first.after.memory) + ", sent " +
             to_string(first.before.bandwidth) + " -> " + to_string(first.after.bandwidth) + " per step, step time " +
             to_string(first.before.time) + " -> " + to_string(first.after.time));
+}
+
+TEST_CASE(
+    "the same codec and tier are searched by the diffusion cache's planner: the pool as a cache tier, the "
+    "codec as the latents' storage",
+    "[plan]") {
+  const auto s = plan::with_tier<test_cxl_pool>(plan::presets::h100_infiniband());
+  const auto w = plan::presets::diffusion_dit_12b();
+  auto codecs = plan::latent_codecs(s);
+  codecs.push_back(plan::calibrated_codec<truncated_bf16>("truncated-bf16", {}, std::size_t{1} << 16));
+  const auto r = plan::plan_diffusion(s, w, {}, codecs);
+  std::size_t in_pool = 0, coded = 0;
+  for (const auto& c : r.candidates) {
+    in_pool += c.plan.tier == 2;
+    coded += c.plan.codec == codecs.size() - 1;
+  }
+  // A cache of every power-of-two GB up to the pool's 512 GB, for each codec that stores latents smaller.
+  std::size_t storing = 0;
+  for (const auto& k : r.codecs) storing += k.name == "identity" || plan::storage_ratio(w, k) > 1.0;
+  CHECK(in_pool == 10 * storing);
+  REQUIRE(r.codecs.back().name == "truncated-bf16");
+  // Searched where it stores latents smaller, and skipped exactly where it would not.
+  CHECK((coded > 0) == (plan::storage_ratio(w, r.codecs.back()) > 1.0));
 }
