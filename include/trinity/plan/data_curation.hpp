@@ -250,6 +250,14 @@ inline std::string curation_binding(const data_curation_workload& w, const data_
 }
 
 struct data_curation_problem {
+  // Which models each device holds, one per device or co-resident within a budget: one slot.
+  struct coresidency {
+    using spends = resources::memory;
+    using saves = resources::time;
+    static constexpr std::string_view name = "co-residency";
+    static data_curation_plan& of(data_curation_plan& p) { return p; }
+  };
+  using slots = slot_list<coresidency>;
   using plan_type = data_curation_plan;
   using cost_type = data_curation_cost;
   static constexpr const char* time_word = "time per sample";

@@ -162,6 +162,25 @@ namespace detail {
 
 //! The cache as the engine sees it: no cache, or a capacity x tier x codec.
 struct diffusion_problem : codec_workload<diffusion_workload> {
+  struct capacity {
+    using spends = resources::memory;
+    using saves = resources::compute;
+    static constexpr std::string_view name = "cache capacity";
+    static auto& of(cache_plan& p) { return p.capacity; }
+  };
+  struct tier {
+    using spends = resources::time;
+    using saves = resources::memory;
+    static constexpr std::string_view name = "cache tier";
+    static auto& of(cache_plan& p) { return p.tier; }
+  };
+  struct latent_codec {
+    using spends = resources::compute;
+    using saves = resources::memory;
+    static constexpr std::string_view name = "latent codec";
+    static auto& of(cache_plan& p) { return p.codec; }
+  };
+  using slots = slot_list<capacity, tier, latent_codec>;
   using plan_type = cache_plan;
   using cost_type = cache_cost;
   static constexpr const char* time_word = "request time";

@@ -247,6 +247,14 @@ inline std::string binding(const system& s, const edge_workload& w, const edge_e
 //! The stream as the engine sees it: each encoding's video to the server, each codec's feature from a split,
 //! or all on the device.
 struct edge_problem {
+  // Where the stream is analysed, and with which codec or encoding: one slot.
+  struct placement {
+    using spends = resources::compute;
+    using saves = resources::bandwidth;
+    static constexpr std::string_view name = "where the stream is analysed";
+    static edge_plan& of(edge_plan& p) { return p; }
+  };
+  using slots = slot_list<placement>;
   using plan_type = edge_plan;
   using cost_type = edge_cost;
   static constexpr const char* time_word = "latency";

@@ -31,6 +31,7 @@
 
 #include <trinity/error.hpp>
 #include <trinity/model/compression.hpp>
+#include <trinity/plan/slots.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/units/format.hpp>
 
@@ -52,6 +53,7 @@ struct explanation {
   std::string binding_before, binding_after;
   std::vector<std::string> trades;    //!< what the choice changed against the baseline, and what each cost and saved
   std::vector<std::string> rejected;  //!< neighbours of the choice, and what beat them
+  std::vector<priced_step> priced;    //!< the same steps as TradeoffPolicy trades, slot by slot (plan/slots.hpp)
 };
 
 //! One plan, its price and the first constraint it breaks (empty when it fits).
@@ -209,6 +211,7 @@ concept planning_problem = requires(const P& p, const typename P::plan_type& pla
   { p.trades(r) } -> std::convertible_to<std::vector<std::string>>;
   { p.neighbour(r, i) } -> std::convertible_to<bool>;  // worth a line of "rejected"
   p.none_fits(r);                                      // throws: why nothing fits, and the fix
+  typename P::slots;  // the slots it varies, each a TradeoffPolicy (plan/slots.hpp), in the order a reader takes them
 };
 
 //! Prices every plan of `p`, picks the best that fits for `o.objective` and explains it.
@@ -218,7 +221,8 @@ result<typename P::plan_type, typename P::cost_type> solve(const P& p, const pla
                 "trinity::plan::solve: this workload does not give the engine what it needs. Fix: define "
                 "plan_type, cost_type, time_word, codecs(), for_each_plan(f), price(plan), check(plan, cost), "
                 "is_baseline(plan), better(a, b), pareto_keys(cost), describe(plan), binding(candidate), "
-                "trades(result), neighbour(result, i) and none_fits(result) (plan/engine.hpp, planning_problem)");
+                "trades(result), neighbour(result, i), none_fits(result) and slots (plan/engine.hpp, "
+                "planning_problem)");
   using plan_t = typename P::plan_type;
   result<plan_t, typename P::cost_type> r;
   r.codecs = p.codecs();
@@ -245,6 +249,7 @@ result<typename P::plan_type, typename P::cost_type> solve(const P& p, const pla
   x.binding_before = p.binding(r.candidates[r.baseline]);
   x.binding_after = p.binding(chosen);
   x.trades = p.trades(r);
+  x.priced = priced_steps(p, r.candidates[r.baseline].plan, chosen.plan, typename P::slots{});
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     if (i == r.choice || !p.neighbour(r, i)) continue;
     const auto& e = r.candidates[i];

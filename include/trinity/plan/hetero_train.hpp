@@ -203,6 +203,14 @@ inline std::string hetero_binding(const system& s, const hetero_train_workload& 
 }
 
 struct hetero_train_problem {
+  // Encoding on producers over streams, or on the consumers: one slot.
+  struct disaggregation {
+    using spends = resources::bandwidth;
+    using saves = resources::time;
+    static constexpr std::string_view name = "disaggregation";
+    static hetero_train_plan& of(hetero_train_plan& p) { return p; }
+  };
+  using slots = slot_list<disaggregation>;
   using plan_type = hetero_train_plan;
   using cost_type = hetero_train_cost;
   static constexpr const char* time_word = "time per sample";

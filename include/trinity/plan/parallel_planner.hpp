@@ -198,6 +198,14 @@ void for_each_policy(model::parallel_layout l, bool flash_attention, F&& f) {
 
 //! The layout search as the engine sees it.
 struct parallel_problem {
+  // The layout's degrees move together (a degree alone may not divide the GPUs): one slot.
+  struct layout {
+    using spends = resources::bandwidth;
+    using saves = resources::memory;
+    static constexpr std::string_view name = "parallel layout";
+    static auto& of(parallel_plan& p) { return p.layout; }
+  };
+  using slots = slot_list<layout>;
   using plan_type = parallel_plan;
   using cost_type = parallel_cost;
   static constexpr const char* time_word = "step time";

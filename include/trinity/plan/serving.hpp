@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <string_view>
 #include <vector>
 
@@ -181,6 +182,32 @@ inline std::string describe(const serving_plan& p, const system& s, const std::v
 namespace detail {
 
 struct serving_problem : codec_workload<serving_workload> {
+  struct tensor_parallel {
+    using spends = resources::bandwidth;
+    using saves = resources::memory;
+    static constexpr std::string_view name = "tensor-parallel degree";
+    static auto& of(serving_plan& p) { return p.tensor_parallel; }
+  };
+  struct batch {
+    using spends = resources::memory;
+    using saves = resources::time;
+    static constexpr std::string_view name = "batch";
+    static auto& of(serving_plan& p) { return p.batch; }
+  };
+  struct kv_precision {
+    using spends = resources::compute;
+    using saves = resources::memory;
+    static constexpr std::string_view name = "KV precision";
+    static auto& of(serving_plan& p) { return p.codec; }
+  };
+  // The prefix cache's size and tier: one slot.
+  struct prefix_cache {
+    using spends = resources::memory;
+    using saves = resources::compute;
+    static constexpr std::string_view name = "prefix cache";
+    static auto of(serving_plan& p) { return std::tie(p.cache, p.cache_tier); }
+  };
+  using slots = slot_list<tensor_parallel, batch, kv_precision, prefix_cache>;
   using plan_type = serving_plan;
   using cost_type = serving_cost;
   static constexpr const char* time_word = "device-time per token";

@@ -4,12 +4,14 @@
 #include <catch2/catch.hpp>
 
 #include <trinity/plan/engine.hpp>
+#include <trinity/resources/resource.hpp>
 #include <trinity/resources/resource_vector.hpp>
 
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace trinity;
@@ -66,6 +68,13 @@ struct replicas_problem {
   [[noreturn]] void none_fits(const plan::result<int, replicas_cost>&) const {
     throw invalid_input("workload.replicas", "none fits. Fix: more memory");
   }
+  struct replicas {
+    using spends = resources::memory;
+    using saves = resources::time;
+    static constexpr std::string_view name = "replicas";
+    static int& of(int& r) { return r; }
+  };
+  using slots = plan::slot_list<replicas>;
 };
 
 static_assert(plan::planning_problem<replicas_problem>);
@@ -87,6 +96,16 @@ TEST_CASE("the engine plans a workload it has never seen: front, choice, baselin
   CHECK(r.explanation.trades == std::vector<std::string>{"memory for time: 4 replicas"});
   CHECK(r.explanation.rejected == std::vector<std::string>{"3 replicas: request time 4 s vs 3 s",
                                                            "5 replicas: breaks the memory: 5 replicas need 5 GB"});
+  // The one slot, moved from 1 replica to 4, as its TradeoffPolicy prices it: 3 GB more for 9 s less.
+  REQUIRE(r.explanation.priced.size() == 1);
+  const auto& step = r.explanation.priced[0];
+  CHECK(step.slot == "replicas");
+  CHECK(step.spends == "memory");
+  CHECK(step.saves == "time");
+  CHECK(step.before.memory == bytes{1e9});
+  CHECK(step.after.memory == bytes{4e9});
+  CHECK(step.before.time == seconds{12.0});
+  CHECK(step.after.time == seconds{3.0});
 }
 
 TEST_CASE("the engine's choice follows the objective, and a plan nothing fits is refused by the workload",
