@@ -151,28 +151,33 @@ inline curation_rates rates(const std::vector<curation_operator>& ops, const cur
   return r;
 }
 
-//! A placement whose devices each hold models within `budget` bytes (see the file comment).
-inline device_models placement_for(const std::vector<curation_operator>& ops, const curation_cluster& c, bytes budget) {
-  validate(ops, c);
-  const auto w = detail::model_work(ops);
-  std::vector<bytes> mem;
-  for (const auto& o : ops)
-    if (o.gpu) mem.push_back(o.memory);
-  const std::size_t k = w.size();
-  device_models holds(c.devices, 0);
-  if (k == 0) return holds;
-  for (std::size_t j = 0; j < k; ++j)
-    trinity::detail::require(mem[j] <= budget, "budget", "is smaller than a model: every model needs a device");
-  const auto fits = [&](std::uint32_t set) {
+namespace detail {
+//! The models' memory, and whether a set of them (bit j: model j) fits a device's budget.
+struct model_sets {
+  std::vector<bytes> memory;
+  bytes budget;
+  [[nodiscard]] bool fits(std::uint32_t set) const {
     bytes used{};
-    for (std::size_t j = 0; j < k; ++j)
-      if ((set >> j) & 1u) used += mem[j];
+    for (std::size_t j = 0; j < memory.size(); ++j)
+      if ((set >> j) & 1u) used += memory[j];
     return used <= budget;
-  };
-  if (c.devices >= k) {
-    // One model per device, in whole numbers: each further device to the model with the least per its work.
+  }
+};
+
+inline int models_held(const device_models& h) {
+  int n = 0;
+  for (auto x : h) n += std::popcount(x);
+  return n;
+}
+
+//! A first placement: with a device per model or more, one model per device in whole numbers (each further
+//! device to the model with the least per its work); with fewer, each model packed onto the first device it fits.
+inline device_models first_placement(const std::vector<double>& w, const model_sets& m, std::size_t devices) {
+  const std::size_t k = w.size();
+  device_models holds(devices, 0);
+  if (devices >= k) {
     std::vector<std::size_t> n(k, 1);
-    for (std::size_t d = k; d < c.devices; ++d) {
+    for (std::size_t d = k; d < devices; ++d) {
       std::size_t best = 0;
       for (std::size_t j = 1; j < k; ++j)
         if (static_cast<double>(n[j]) / w[j] < static_cast<double>(n[best]) / w[best]) best = j;
@@ -181,73 +186,69 @@ inline device_models placement_for(const std::vector<curation_operator>& ops, co
     std::size_t d = 0;
     for (std::size_t j = 0; j < k; ++j)
       for (std::size_t i = 0; i < n[j]; ++i) holds[d++] = std::uint32_t{1} << j;
-  } else {
-    // Fewer devices than models: pack them, each model onto the first device it fits beside the others.
-    for (std::size_t j = 0; j < k; ++j) {
-      std::size_t d = 0;
-      while (d < c.devices && !fits(holds[d] | (std::uint32_t{1} << j))) ++d;
-      trinity::detail::require(d < c.devices, "budget",
-                               "fewer devices than models, and the models do not fit "
-                               "together within the budget");
-      holds[d] |= std::uint32_t{1} << j;
-    }
-  }
-  // Devices are alike, so a placement is a multiset of the sets of models that fit. Where there are few
-  // enough of those, try them all: the best bound, then the fewest models held (memory spent only where it
-  // buys throughput).
-  std::vector<std::uint32_t> sets;
-  for (std::uint32_t set = 1; set < (std::uint32_t{1} << k); ++set)
-    if (fits(set)) sets.push_back(set);
-  double multisets = 1;  // C(|sets| + D - 1, D)
-  for (std::size_t i = 1; i <= c.devices; ++i)
-    multisets = multisets * static_cast<double>(sets.size() + i - 1) / static_cast<double>(i);
-  const auto held = [](const device_models& h) {
-    int n = 0;
-    for (auto x : h) n += std::popcount(x);
-    return n;
-  };
-  double now = detail::gpu_bound(w, holds, c.sharing_efficiency).bound;
-  if (multisets <= 200000) {
-    std::vector<std::size_t> pick(c.devices, 0);  // nondecreasing indices into sets
-    device_models trial(c.devices);
-    for (;;) {
-      for (std::size_t d = 0; d < c.devices; ++d) trial[d] = sets[pick[d]];
-      const double x = detail::gpu_bound(w, trial, c.sharing_efficiency).bound;
-      if (x > now * (1 + 1e-12) || (x >= now * (1 - 1e-12) && held(trial) < held(holds))) holds = trial, now = x;
-      std::size_t d = c.devices;
-      while (d > 0 && pick[d - 1] + 1 == sets.size()) --d;
-      if (d == 0) break;
-      ++pick[d - 1];
-      for (std::size_t e = d; e < c.devices; ++e) pick[e] = pick[d - 1];
-    }
     return holds;
   }
-  // Otherwise local search over how many devices hold each set (devices are alike), while the bound rises:
-  // move one device to another set; then merge two devices' sets onto one and give the other any set (how
-  // light models pack together, freeing a device for a heavy one); then, where it is cheap enough, move
-  // any two devices at once.
+  for (std::size_t j = 0; j < k; ++j) {
+    std::size_t d = 0;
+    while (d < devices && !m.fits(holds[d] | (std::uint32_t{1} << j))) ++d;
+    trinity::detail::require(d < devices, "budget",
+                             "fewer devices than models, and the models do not fit "
+                             "together within the budget");
+    holds[d] |= std::uint32_t{1} << j;
+  }
+  return holds;
+}
+
+//! Every multiset of `devices` sets tried (devices are alike): the best bound, then the fewest models held
+//! (memory spent only where it buys throughput).
+inline device_models best_of_every_placement(const std::vector<double>& w, const std::vector<std::uint32_t>& sets,
+                                             const curation_cluster& c, device_models holds) {
+  double now = gpu_bound(w, holds, c.sharing_efficiency).bound;
+  std::vector<std::size_t> pick(c.devices, 0);  // nondecreasing indices into sets
+  device_models trial(c.devices);
+  for (;;) {
+    for (std::size_t d = 0; d < c.devices; ++d) trial[d] = sets[pick[d]];
+    const double x = gpu_bound(w, trial, c.sharing_efficiency).bound;
+    if (x > now * (1 + 1e-12) || (x >= now * (1 - 1e-12) && models_held(trial) < models_held(holds)))
+      holds = trial, now = x;
+    std::size_t d = c.devices;
+    while (d > 0 && pick[d - 1] + 1 == sets.size()) --d;
+    if (d == 0) break;
+    ++pick[d - 1];
+    for (std::size_t e = d; e < c.devices; ++e) pick[e] = pick[d - 1];
+  }
+  return holds;
+}
+
+//! Local search over how many devices hold each set (devices are alike), while the bound rises: move one device
+//! to another set; then merge two devices' sets onto one and give the other any set (how light models pack
+//! together, freeing a device for a heavy one); then, where it is cheap enough, move any two devices at once.
+inline device_models improved_placement(const std::vector<double>& w, const model_sets& m,
+                                        const std::vector<std::uint32_t>& sets, const curation_cluster& c,
+                                        const device_models& start) {
+  const std::size_t k = w.size();
   const std::size_t T = sets.size();
-  std::vector<std::size_t> n(T, 0);
-  for (const auto h : holds) ++n[static_cast<std::size_t>(std::find(sets.begin(), sets.end(), h) - sets.begin())];
   const auto index_of = [&](std::uint32_t set) {
     return static_cast<std::size_t>(std::find(sets.begin(), sets.end(), set) - sets.begin());
   };
+  std::vector<std::size_t> n(T, 0);
+  for (const auto h : start) ++n[index_of(h)];
   std::vector<double> work(std::size_t{1} << k, 0.0);
   for (std::uint32_t J = 1; J < (std::uint32_t{1} << k); ++J)
     for (std::size_t j = 0; j < k; ++j)
       if ((J >> j) & 1u) work[J] += w[j];
-  const auto bound = [&](const std::vector<std::size_t>& m) {
+  const auto bound = [&](const std::vector<std::size_t>& count) {
     double x = std::numeric_limits<double>::infinity();
     for (std::uint32_t J = 1; J < (std::uint32_t{1} << k); ++J) {
       double compute = 0;
       for (std::size_t t = 0; t < T; ++t)
-        if (m[t] && (sets[t] & J))
-          compute += static_cast<double>(m[t]) * (std::popcount(sets[t]) > 1 ? c.sharing_efficiency : 1.0);
+        if (count[t] && (sets[t] & J))
+          compute += static_cast<double>(count[t]) * (std::popcount(sets[t]) > 1 ? c.sharing_efficiency : 1.0);
       x = std::min(x, compute / work[J]);
     }
     return x;
   };
-  now = bound(n);
+  double now = bound(n);
   // Applies `change` (removals, then additions) when the bound rises; otherwise leaves n as it was.
   const auto attempt = [&](std::initializer_list<std::size_t> out, std::initializer_list<std::size_t> in) {
     std::size_t taken = 0;
@@ -277,7 +278,7 @@ inline device_models placement_for(const std::vector<curation_operator>& ops, co
     if (improved) continue;
     for (std::size_t a = 0; a < T && !improved; ++a)
       for (std::size_t b = a; b < T && !improved; ++b) {
-        if (!fits(sets[a] | sets[b])) continue;
+        if (!m.fits(sets[a] | sets[b])) continue;
         const std::size_t u = index_of(sets[a] | sets[b]);
         for (std::size_t d = 0; d < T && !improved; ++d) improved = attempt({a, b}, {u, d});
       }
@@ -287,9 +288,34 @@ inline device_models placement_for(const std::vector<curation_operator>& ops, co
         for (std::size_t x = 0; x < T && !improved; ++x)
           for (std::size_t y = x; y < T && !improved; ++y) improved = attempt({a, b}, {x, y});
   }
-  holds.clear();
+  device_models holds;
   for (std::size_t t = 0; t < T; ++t) holds.insert(holds.end(), n[t], sets[t]);
   return holds;
+}
+}  // namespace detail
+
+//! A placement whose devices each hold models within `budget` bytes (see the file comment).
+inline device_models placement_for(const std::vector<curation_operator>& ops, const curation_cluster& c, bytes budget) {
+  validate(ops, c);
+  const auto w = detail::model_work(ops);
+  detail::model_sets m{{}, budget};
+  for (const auto& o : ops)
+    if (o.gpu) m.memory.push_back(o.memory);
+  const std::size_t k = w.size();
+  if (k == 0) return device_models(c.devices, 0);
+  for (std::size_t j = 0; j < k; ++j)
+    trinity::detail::require(m.memory[j] <= budget, "budget", "is smaller than a model: every model needs a device");
+  const auto first = detail::first_placement(w, m, c.devices);
+  // Devices are alike, so a placement is a multiset of the sets of models that fit. Where there are few
+  // enough of those, try them all; otherwise search locally from the first placement.
+  std::vector<std::uint32_t> sets;
+  for (std::uint32_t set = 1; set < (std::uint32_t{1} << k); ++set)
+    if (m.fits(set)) sets.push_back(set);
+  double multisets = 1;  // C(|sets| + D - 1, D)
+  for (std::size_t i = 1; i <= c.devices; ++i)
+    multisets = multisets * static_cast<double>(sets.size() + i - 1) / static_cast<double>(i);
+  if (multisets <= 200000) return detail::best_of_every_placement(w, sets, c, first);
+  return detail::improved_placement(w, m, sets, c, first);
 }
 
 //! One point of the sweep: a budget, the placement it allows and what it gives.

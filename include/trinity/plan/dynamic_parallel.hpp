@@ -86,6 +86,107 @@ inline std::optional<model::parallel_step_cost> price_bucket(const model::traini
 //! the optimizer step, and offloaded, the round trip to the offload tier.
 inline seconds frame_time(const model::parallel_step_cost& c) { return c.dp_comm + c.codec + c.optimizer + c.offload; }
 
+//! Whole sequences per bucket: each bucket's share of global_batch must be a whole number of sequences.
+inline std::vector<std::size_t> whole_sequences(const training_workload& w, std::size_t global_batch) {
+  std::vector<std::size_t> sequences;
+  std::size_t all = 0;
+  for (const auto& b : w.sequence_mix) {
+    const double n = b.share * static_cast<double>(global_batch);
+    trinity::detail::require(
+        std::abs(n - std::round(n)) < 1e-6 && n >= 1, "workload.sequence_mix",
+        b.name + "'s share " + std::to_string(b.share) + " of " + std::to_string(global_batch) +
+            " sequences is not a whole number of them. Fix: shares that split global_batch exactly");
+    sequences.push_back(static_cast<std::size_t>(std::llround(n)));
+    all += sequences.back();
+  }
+  trinity::detail::require(all == global_batch, "workload.sequence_mix",
+                           "the buckets' sequences do not add up to global_batch");
+  return sequences;
+}
+
+//! Every per-bucket choice within frame `l` of `weights` weight replicas: context-parallel degree, micro-batch
+//! and recomputation policy.
+inline std::vector<model::parallel_layout> bucket_choices(model::parallel_layout l, std::size_t weights,
+                                                          bool flash_attention) {
+  std::vector<model::parallel_layout> choices;
+  for (l.cp = 1; l.cp <= weights; ++l.cp) {
+    if (weights % l.cp != 0) continue;
+    l.dp = weights / l.cp;
+    for (const auto mbs : searched_micro_batches) {
+      l.micro_batch = mbs;
+      for_each_policy(l, flash_attention, [&](const model::parallel_layout& x) { choices.push_back(x); });
+    }
+  }
+  return choices;
+}
+
+//! The search's best so far: the dynamic plan and the static one in `r`, and their step times.
+struct dynamic_search {
+  dynamic_result& r;
+  double best_dynamic = std::numeric_limits<double>::infinity();
+  double best_static = std::numeric_limits<double>::infinity();
+};
+
+//! Prices one frame's `choices` (codec `k`) for every bucket; keeps the frame's best choice per bucket as the
+//! dynamic plan, and a choice that runs every bucket as the static plan, where each beats the best so far.
+inline void price_frame(const training_workload& w, const model::training_job& base,
+                        const std::vector<std::size_t>& sequences, const model::training_cluster& cluster,
+                        const std::vector<model::parallel_layout>& choices, const model::compressor_cost& k,
+                        dynamic_search& best) {
+  auto& r = best.r;
+  std::vector<std::optional<dynamic_bucket>> pick(w.sequence_mix.size());
+  seconds shared{};
+  bool have_shared = false;
+  for (const auto& c : choices) {
+    std::vector<dynamic_bucket> each;
+    bool all_fit = true;
+    for (std::size_t b = 0; b < w.sequence_mix.size(); ++b) {
+      const auto cost = price_bucket(base, w.sequence_mix[b], sequences[b], cluster, c, k);
+      ++r.layouts_priced;
+      if (!cost || cost->device_bytes > cluster.memory || cost->offloaded > cluster.host_memory) {
+        all_fit = false;
+        continue;
+      }
+      const seconds own = cost->step - frame_time(*cost);
+      if (!have_shared) {  // the frame's reduction, coding, update and offload: the same for every choice
+        shared = frame_time(*cost);
+        have_shared = true;
+      }
+      dynamic_bucket d{w.sequence_mix[b], sequences[b], c, *cost, own};
+      if (!pick[b] || own < pick[b]->time) pick[b] = d;
+      each.push_back(std::move(d));
+    }
+    if (!all_fit) continue;
+    seconds total = shared;
+    bytes peak{};
+    for (const auto& d : each) {
+      total += d.time;
+      peak = std::max(peak, d.cost.device_bytes);
+    }
+    if (total.value() < best.best_static) {
+      best.best_static = total.value();
+      r.static_layout = c;
+      r.static_buckets = each;
+      r.static_step = total;
+      r.static_device_bytes = peak;
+    }
+  }
+  if (std::any_of(pick.begin(), pick.end(), [](const auto& x) { return !x.has_value(); })) return;
+  seconds total = shared;
+  for (const auto& x : pick) total += x->time;
+  if (total.value() >= best.best_dynamic) return;
+  best.best_dynamic = total.value();
+  r.frame = pick.front()->layout;
+  r.buckets.clear();
+  r.device_bytes = bytes{};
+  for (const auto& x : pick) {
+    r.buckets.push_back(*x);
+    r.device_bytes = std::max(r.device_bytes, x->cost.device_bytes);
+  }
+  r.step = total;
+  r.shared = shared;
+}
+
 }  // namespace detail
 
 //! Plans every frame of `o.gpus` GPUs (default: the workload's ranks) for the workload's sequence_mix, and the
@@ -111,24 +212,11 @@ inline dynamic_result plan_dynamic(const system& s, const training_workload& w, 
   const auto& m = base.shape;
   const auto codecs = codecs_of(s, o);
 
-  // Whole sequences per bucket.
-  std::vector<std::size_t> sequences;
-  std::size_t all = 0;
-  for (const auto& b : w.sequence_mix) {
-    const double n = b.share * static_cast<double>(base.global_batch);
-    trinity::detail::require(
-        std::abs(n - std::round(n)) < 1e-6 && n >= 1, "workload.sequence_mix",
-        b.name + "'s share " + std::to_string(b.share) + " of " + std::to_string(base.global_batch) +
-            " sequences is not a whole number of them. Fix: shares that split global_batch exactly");
-    sequences.push_back(static_cast<std::size_t>(std::llround(n)));
-    all += sequences.back();
-  }
-  trinity::detail::require(all == base.global_batch, "workload.sequence_mix",
-                           "the buckets' sequences do not add up to global_batch");
+  const auto sequences = detail::whole_sequences(w, base.global_batch);
 
   dynamic_result r;
   r.gpus = g;
-  double best_dynamic = std::numeric_limits<double>::infinity(), best_static = best_dynamic;
+  detail::dynamic_search best{r};
   detail::for_each_frame(m, g, [&](model::parallel_layout f) {
     const std::size_t weights = g / (f.tp * f.pp);
     for (f.zero_stage = 0; f.zero_stage <= (weights == 1 ? 0 : 2); ++f.zero_stage)
@@ -139,80 +227,17 @@ inline dynamic_result plan_dynamic(const system& s, const training_workload& w, 
           f.offload = off == 1;
           f.codec = model::is_uncoded(k) ? std::string() : k.name;
           ++r.frames;
-          // Every per-bucket choice within the frame, priced for every bucket.
-          std::vector<model::parallel_layout> choices;
-          model::parallel_layout l = f;
-          for (l.cp = 1; l.cp <= weights; ++l.cp) {
-            if (weights % l.cp != 0) continue;
-            l.dp = weights / l.cp;
-            for (const auto mbs : detail::searched_micro_batches) {
-              l.micro_batch = mbs;
-              detail::for_each_policy(l, base.flash_attention,
-                                      [&](const model::parallel_layout& x) { choices.push_back(x); });
-            }
-          }
-          std::vector<std::optional<dynamic_bucket>> pick(w.sequence_mix.size());
-          seconds shared{};
-          bool have_shared = false;
-          for (const auto& c : choices) {
-            std::vector<dynamic_bucket> each;
-            bool all_fit = true;
-            for (std::size_t b = 0; b < w.sequence_mix.size(); ++b) {
-              const auto cost = detail::price_bucket(base, w.sequence_mix[b], sequences[b], cluster, c, k);
-              ++r.layouts_priced;
-              if (!cost || cost->device_bytes > cluster.memory || cost->offloaded > cluster.host_memory) {
-                all_fit = false;
-                continue;
-              }
-              const seconds own = cost->step - detail::frame_time(*cost);
-              if (!have_shared) {  // the frame's reduction, coding, update and offload: the same for every choice
-                shared = detail::frame_time(*cost);
-                have_shared = true;
-              }
-              dynamic_bucket d{w.sequence_mix[b], sequences[b], c, *cost, own};
-              if (!pick[b] || own < pick[b]->time) pick[b] = d;
-              each.push_back(std::move(d));
-            }
-            if (all_fit) {
-              seconds total = shared;
-              bytes peak{};
-              for (const auto& d : each) {
-                total += d.time;
-                peak = std::max(peak, d.cost.device_bytes);
-              }
-              if (total.value() < best_static) {
-                best_static = total.value();
-                r.static_layout = c;
-                r.static_buckets = each;
-                r.static_step = total;
-                r.static_device_bytes = peak;
-              }
-            }
-          }
-          if (std::any_of(pick.begin(), pick.end(), [](const auto& x) { return !x.has_value(); })) continue;
-          seconds total = shared;
-          for (const auto& x : pick) total += x->time;
-          if (total.value() < best_dynamic) {
-            best_dynamic = total.value();
-            r.frame = pick.front()->layout;
-            r.buckets.clear();
-            r.device_bytes = bytes{};
-            for (const auto& x : pick) {
-              r.buckets.push_back(*x);
-              r.device_bytes = std::max(r.device_bytes, x->cost.device_bytes);
-            }
-            r.step = total;
-            r.shared = shared;
-          }
+          detail::price_frame(w, base, sequences, cluster, detail::bucket_choices(f, weights, base.flash_attention), k,
+                              best);
         }
   });
-  trinity::detail::require(std::isfinite(best_dynamic), "workload",
+  trinity::detail::require(std::isfinite(best.best_dynamic), "workload",
                            "no layout of " + std::to_string(g) + " GPUs runs every bucket of " + w.name + " within " +
                                to_string(cluster.memory) +
                                " per GPU. Fix: more GPUs (--gpus), shorter sequences or a smaller batch");
   // The static plan is one of the dynamic plan's choices, so the dynamic plan is never slower; where no single
   // layout fits every bucket there is no static plan to compare with.
-  if (!std::isfinite(best_static)) r.static_step = seconds{std::numeric_limits<double>::infinity()};
+  if (!std::isfinite(best.best_static)) r.static_step = seconds{std::numeric_limits<double>::infinity()};
   return r;
 }
 
