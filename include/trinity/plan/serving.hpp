@@ -63,10 +63,40 @@ struct serving_workload {
   double hit_rate_bound = 1;
   double prefill_efficiency = 0.5;  //!< sustained share of the peak in prefill (model::serving_replica)
   double error_budget = model::default_error_budget;  //!< what a KV codec may add, relative
-  std::string precision = "bf16";                     //!< weights and matrix multiplies
+  std::string precision =
+      "bf16";  //!< weights and matrix multiplies (serving_precision_of: bf16, fp16, fp8, int8, int4)
   //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
   assumptions assumed = {};
 };
+
+//! What a serving workload's precision means: the bytes a weight is read at, and the precision its matrix
+//! multiplies run at. fp8 is weights and activations in fp8 (the device's fp8 tensor-core rate); int8 and int4 are
+//! weight-only, as serving engines run them (weights read at their width, dequantised, multiplied in 16 bits).
+struct serving_precision {
+  double weight_bytes;
+  std::string_view compute;
+};
+
+//! The precisions a replica may serve at, or a refusal naming workload.precision and the fix. fp8 needs a device
+//! that lists an fp8 rate: without one (an A100 has no fp8 tensor cores) it would silently run at 16 bits.
+inline serving_precision serving_precision_of(const serving_workload& w, const system& s) {
+  const std::string_view p = w.precision;
+  if (p == "bf16" || p == "fp16") return {2.0, p};
+  if (p == "int8") return {1.0, "bf16"};
+  if (p == "int4") return {0.5, "bf16"};
+  if (p == "fp8") {
+    const bool listed = std::any_of(s.device.compute_by_precision.begin(), s.device.compute_by_precision.end(),
+                                    [](const auto& r) { return r.first == "fp8"; });
+    trinity::detail::require(listed, "workload.precision",
+                             "fp8 needs fp8 tensor cores, and " + s.name + "'s " + s.device.name +
+                                 " lists no fp8 rate. Fix: bf16 or fp16, weight-only int8 or int4, or a system whose "
+                                 "device.compute lists one ({\"bf16\": ..., \"fp8\": ...})");
+    return {1.0, "fp8"};
+  }
+  throw invalid_input("workload.precision", "\"" + w.precision +
+                                                "\" is not a precision a replica serves at. Fix: bf16, fp16, fp8, "
+                                                "or weight-only int8 or int4");
+}
 
 inline void validate(const serving_workload& w, const system& s) {
   trinity::detail::require(!w.name.empty(), "workload.name", "a workload needs a name");
@@ -83,6 +113,7 @@ inline void validate(const serving_workload& w, const system& s) {
                            "is a share of the peak, above 0 and at most 1");
   detail::require_non_negative(w.error_budget, "workload.error_budget");
   detail::require_precision(w.precision, "workload.precision");
+  (void)serving_precision_of(w, s);
   detail::require_positive(s.tiers.front().bandwidth, "tiers[0].bandwidth");
 }
 
@@ -121,11 +152,12 @@ inline double kv_value_bytes(const model::compressor_cost& k) { return k.name ==
 
 inline model::serving_replica replica_of(const system& s, const serving_workload& w, const serving_plan& p,
                                          const model::compressor_cost& k) {
+  const auto precision = serving_precision_of(w, s);
   return {w.shape,
           p.tensor_parallel,
-          2.0,
+          precision.weight_bytes,
           kv_value_bytes(k),
-          s.device.rate(w.precision),
+          s.device.rate(precision.compute),
           w.prefill_efficiency,
           s.tiers.front().bandwidth,
           model::collective_link{s.interconnect.latency, s.interconnect.bandwidth, {}}};

@@ -226,8 +226,8 @@ inline system gb200_nvl72_cxl() {
           // 2:4 sparsity), so 2.5 PFLOP/s each; about 1.2 kW per GPU (NVIDIA lists the GB200 superchip,
           // two GPUs and a Grace, at up to 2.7 kW).
           // $10.50 per GPU-hour: CoreWeave's on-demand list price of a 4-GPU GB200 NVL72 instance, $42.00/h (2025).
-          // FP32 5,760 TFLOP/s and INT8 720 POPS with sparsity for 72 GPUs (the same table): 80 TFLOP/s and
-          // 5 POPS dense each.
+          // FP32 5,760 TFLOP/s, and INT8 720 POPS and FP8 720 PFLOP/s with sparsity, for 72 GPUs (the same
+          // table): 80 TFLOP/s, and 5 POPS and 5 PFLOP/s dense, each.
           // Idle: NVIDIA publishes no idle figure for the GB200. 150 W per GPU is an assumption, scaled from the
           // H100 SXM's (below) by the boards' maximum power; measure yours with nvidia-smi (power.draw) while a
           // rank waits on a collective, and put it in a JSON system.
@@ -239,7 +239,7 @@ inline system gb200_nvl72_cxl() {
            "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2); CoreWeave list price; idle power "
            "an assumption",
            true,
-           {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{5e15}}},
+           {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{5e15}}, {"fp8", flops_per_second{5e15}}},
            watts{150},
            // An assumption: the H100's measured GEMM curve (no Blackwell was lent to sweep).
            detail::measured_h100_gemm},
@@ -256,7 +256,8 @@ inline system h100_infiniband() {
   return {"h100-ib-cluster",
           // 989 TFLOP/s dense BF16 and 700 W (NVIDIA H100 Tensor Core GPU data sheet, SXM5).
           // $6.16 per GPU-hour: CoreWeave's on-demand list price of an 8-GPU HGX H100 node, $49.24/h (2025).
-          // FP32 67 TFLOP/s; INT8 3,958 TOPS with sparsity, 1,979 dense (the same data sheet).
+          // FP32 67 TFLOP/s; INT8 3,958 TOPS and FP8 3,958 TFLOP/s with sparsity, 1,979 dense each (the same
+          // data sheet).
           // Idle: the data sheet gives none. 90 W is an assumption: an H100 SXM reads 60-75 W in nvidia-smi with
           // no context, a little more with clocks held up while it waits inside a collective. Measure yours.
           {"h100-sxm",
@@ -266,7 +267,7 @@ inline system h100_infiniband() {
            6.16,
            "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price; idle power an assumption",
            true,
-           {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}},
+           {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}, {"fp8", flops_per_second{1979e12}}},
            watts{90},
            detail::measured_h100_gemm},  // fitted to cuBLAS on an H100 (plan/detail/measured_gemm.hpp)
           {tier_of(tiers::h100_hbm3::descriptor), tier_of(tiers::host_ddr::descriptor)},

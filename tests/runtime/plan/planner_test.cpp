@@ -249,7 +249,8 @@ TEST_CASE("on GPUs the planner prices the codec kernels: int8 pays on InfiniBand
   CHECK(plan::default_codecs_for(edge).size() == plan::default_codecs().size());
 }
 
-TEST_CASE("work runs at its precision's rate: fp32 training on an H100 at 67 TFLOP/s, bf16 at 989", "[plan]") {
+TEST_CASE("work runs at its precision's rate: fp32 training on an H100 at 67 TFLOP/s, bf16 at 989, fp8 at 1,979",
+          "[plan]") {
   const auto s = plan::presets::h100_infiniband();
   auto w = plan::presets::llm_7b();
   const auto codecs = plan::default_codecs_for(s);
@@ -258,7 +259,9 @@ TEST_CASE("work runs at its precision's rate: fp32 training on an H100 at 67 TFL
   CHECK(plan::price(s, w, codecs[0], p).compute_time.value() == Approx(flop / 989e12));
   w.compute_precision = "fp32";
   CHECK(plan::price(s, w, codecs[0], p).compute_time.value() == Approx(flop / 67e12));
-  w.compute_precision = "fp8";  // not listed: the device's default rate
+  w.compute_precision = "fp8";  // the data sheet's dense fp8 rate
+  CHECK(plan::price(s, w, codecs[0], p).compute_time.value() == Approx(flop / 1979e12));
+  w.compute_precision = "fp4";  // not listed: the device's default rate
   CHECK(plan::price(s, w, codecs[0], p).compute_time.value() == Approx(flop / 989e12));
   auto bad = s;
   bad.device.compute_by_precision.emplace_back("int4", flops_per_second{-1});

@@ -146,3 +146,52 @@ TEST_CASE("the serving planner lays replicas that tile the devices: no TP leaves
   for (const auto& e : eight.candidates) widest = std::max(widest, e.plan.tensor_parallel);
   CHECK(widest == 8);
 }
+
+TEST_CASE(
+    "a replica's precision: fp8 weights and matrix multiplies, int8 and int4 weight-only, fp8 refused on a "
+    "device without fp8 tensor cores",
+    "[plan][serving]") {
+  const auto s = plan::presets::dgx_h100();
+  auto w = plan::presets::llama3_70b_serve();
+  const auto codecs = plan::kv_codecs(s);
+  const plan::serving_plan p{4, 16, 0, bytes{}, 0};
+  const auto replica = [&](const char* precision) {
+    w.precision = precision;
+    return plan::replica_of(s, w, p, codecs[0]);
+  };
+  const auto bf16 = replica("bf16"), fp8 = replica("fp8"), int8 = replica("int8"), int4 = replica("int4");
+  // Weights read at their width: 2, 1, 1 and half a byte each, a quarter of the 70B model's on each of 4 devices.
+  const double params = model::parameters(w.shape);
+  CHECK(model::weight_bytes_per_device(bf16) == bytes{params * 2.0 / 4});
+  CHECK(model::weight_bytes_per_device(fp8) == bytes{params * 1.0 / 4});
+  CHECK(model::weight_bytes_per_device(int8) == bytes{params * 1.0 / 4});
+  CHECK(model::weight_bytes_per_device(int4) == bytes{params * 0.5 / 4});
+  // fp8 multiplies at the H100's fp8 rate (1,979 TFLOP/s dense); weight-only int8 and int4 in 16 bits.
+  CHECK(fp8.device_rate == flops_per_second{1979e12});
+  CHECK(bf16.device_rate == flops_per_second{989e12});
+  CHECK(int8.device_rate == bf16.device_rate);
+  CHECK(int4.device_rate == bf16.device_rate);
+  // So a decode step, which streams the weights, is faster at every narrower width, and prefill only with fp8.
+  CHECK(model::decode_step_time(int4, 16, 2048) < model::decode_step_time(int8, 16, 2048));
+  CHECK(model::decode_step_time(int8, 16, 2048) < model::decode_step_time(bf16, 16, 2048));
+  CHECK(model::prefill_time(int8, 2048, 0) == model::prefill_time(bf16, 2048, 0));
+  CHECK(model::prefill_time(fp8, 2048, 0) < model::prefill_time(bf16, 2048, 0));
+  // The search prices the precision too: fp8 weights leave room for a larger batch, or a lower degree.
+  w.precision = "fp8";
+  const auto r = plan::plan_serving(s, w);
+  w.precision = "bf16";
+  const auto b = plan::plan_serving(s, w);
+  CHECK(r.chosen().cost.tokens_per_second > b.chosen().cost.tokens_per_second);
+
+  // An A100 lists no fp8 rate: fp8 would run at 16 bits unnoticed, so it is refused, as fp32 is.
+  const auto a100 = plan::presets::dgx_a100();
+  w.precision = "fp8";
+  CHECK_THROWS_WITH(
+      plan::plan_serving(a100, w),
+      "workload.precision: fp8 needs fp8 tensor cores, and dgx-a100's a100-sxm-80gb lists no fp8 rate. Fix: "
+      "bf16 or fp16, weight-only int8 or int4, or a system whose device.compute lists one "
+      "({\"bf16\": ..., \"fp8\": ...})");
+  w.precision = "fp32";
+  CHECK_THROWS_WITH(plan::plan_serving(s, w), Catch::Contains("workload.precision: \"fp32\" is not a precision a "
+                                                              "replica serves at. Fix: bf16, fp16, fp8"));
+}
