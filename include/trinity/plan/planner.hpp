@@ -102,32 +102,8 @@ struct training_problem : codec_workload<training_workload> {
 
   training_plan base;  //!< no codec, the space's lowest stage, no offload, no recomputation
 
-  // The slots, as plan/training_trades.hpp names their trades.
-  struct zero_stage {
-    using spends = resources::bandwidth;
-    using saves = resources::memory;
-    static constexpr std::string_view name = "ZeRO stage";
-    static auto& of(training_plan& p) { return p.stage; }
-  };
-  struct offload {
-    using spends = resources::time;
-    using saves = resources::memory;
-    static constexpr std::string_view name = "offload tier";
-    static auto& of(training_plan& p) { return p.offload_tier; }
-  };
-  struct recompute {
-    using spends = resources::compute;
-    using saves = resources::memory;
-    static constexpr std::string_view name = "recomputation";
-    static auto& of(training_plan& p) { return p.recompute; }
-  };
-  struct codec {
-    using spends = resources::time;
-    using saves = resources::bandwidth;
-    static constexpr std::string_view name = "gradient codec";
-    static auto& of(training_plan& p) { return p.codec; }
-  };
-  using slots = slot_list<zero_stage, offload, recompute, codec>;
+  using slots =
+      slot_list<training_slots::zero_stage, training_slots::offload, training_slots::recompute, training_slots::codec>;
 
   template <class F>
   void for_each_plan(F&& f) const {

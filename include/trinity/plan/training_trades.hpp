@@ -14,6 +14,7 @@
 //!   const auto trade = t.price({.from = base, .to = with_recomputation});   // trade.saved(): device bytes
 
 #include <span>
+#include <string_view>
 
 #include <trinity/concepts/tradeoff_policy.hpp>
 #include <trinity/model/compression.hpp>
@@ -25,12 +26,41 @@
 
 namespace trinity::plan {
 
+//! The slots of a training plan, as plan/slots.hpp describes a slot: what moving it spends and saves, and where a
+//! plan keeps it. The training planner lists them (plan/planner.hpp) in this order.
+namespace training_slots {
+struct zero_stage {
+  using spends = resources::bandwidth;
+  using saves = resources::memory;
+  static constexpr std::string_view name = "ZeRO stage";
+  static auto& of(training_plan& p) { return p.stage; }
+};
+struct offload {
+  using spends = resources::time;
+  using saves = resources::memory;
+  static constexpr std::string_view name = "offload tier";
+  static auto& of(training_plan& p) { return p.offload_tier; }
+};
+struct recompute {
+  using spends = resources::compute;
+  using saves = resources::memory;
+  static constexpr std::string_view name = "recomputation";
+  static auto& of(training_plan& p) { return p.recompute; }
+};
+struct codec {
+  using spends = resources::time;
+  using saves = resources::bandwidth;
+  static constexpr std::string_view name = "gradient codec";
+  static auto& of(training_plan& p) { return p.codec; }
+};
+}  // namespace training_slots
+
 //! One slot of a training plan, moved: what the step costs each rank at `from` and at `to`.
-template <class Spends, class Saves>
+template <class Slot>
 struct training_slot_trade {
   using policy_concept = tradeoff_policy_tag;
-  using spends = Spends;
-  using saves = Saves;
+  using spends = typename Slot::spends;
+  using saves = typename Slot::saves;
   struct input {
     training_plan from, to;
   };
@@ -39,16 +69,16 @@ struct training_slot_trade {
   const training_workload& w;
   std::span<const model::compressor_cost> codecs;  //!< what the plans' codec indices name
 
-  [[nodiscard]] priced_trade<Spends, Saves> price(const input& in) const {
+  [[nodiscard]] priced_trade<spends, saves> price(const input& in) const {
     return {plan::price(s, w, codecs[in.from.codec], in.from).total,
             plan::price(s, w, codecs[in.to.codec], in.to).total};
   }
 };
 
-using zero_stage_trade = training_slot_trade<resources::bandwidth, resources::memory>;
-using offload_trade = training_slot_trade<resources::time, resources::memory>;
-using recompute_trade = training_slot_trade<resources::compute, resources::memory>;
-using codec_trade = training_slot_trade<resources::time, resources::bandwidth>;
+using zero_stage_trade = training_slot_trade<training_slots::zero_stage>;
+using offload_trade = training_slot_trade<training_slots::offload>;
+using recompute_trade = training_slot_trade<training_slots::recompute>;
+using codec_trade = training_slot_trade<training_slots::codec>;
 
 static_assert(diagnose_tradeoff_policy<zero_stage_trade>() && diagnose_tradeoff_policy<offload_trade>() &&
               diagnose_tradeoff_policy<recompute_trade>() && diagnose_tradeoff_policy<codec_trade>());
