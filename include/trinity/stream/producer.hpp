@@ -337,6 +337,10 @@ class producer {
       auto delay = clock::duration::zero();
       {
         std::unique_lock lk(mutex_);
+        // Last round's claims are let go here, under the lock an acknowledgement drops the retained frames
+        // under: whichever reference goes last, pack()'s reads come before the buffer's reuse in an order
+        // TSan sees (ZeroMQ's reference count is atomics of an uninstrumented library).
+        claimed.clear();
         if (stop_) return;
         stats_.messages += std::exchange(packed, 0);
         // Stream 0 asks where the consumer stands: until it first answers, and after a silence.
@@ -434,7 +438,7 @@ class producer {
 
   // The claimed frames (offsets first, first + 1, ...) as messages: runs of small samples as batch frames of up
   // to batch_limit bytes, a sample of its own (a large one, or a run of one) as the data frame it is, sent
-  // without a copy. `claimed` is left empty.
+  // without a copy. The claims copied into a batch stay in `claimed`, for run_stream to let go under the lock.
   void pack(std::vector<zmq::message_t>& claimed, std::uint64_t first, std::deque<zmq::message_t>& out) const {
     constexpr std::size_t small = 16 * 1024, batch_limit = 64 * 1024;
     std::size_t i = 0;
@@ -469,7 +473,6 @@ class producer {
       out.push_back(std::move(m));
       i = j;
     }
-    claimed.clear();
   }
 
   // Wakes every stream (a state that gave them work, or stop).
