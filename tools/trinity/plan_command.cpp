@@ -89,7 +89,8 @@ void register_plan(CLI::App& app) {
   auto a = std::make_shared<workloads::request>();
   auto* p = app.add_subcommand("plan", "Pick the best trade-off for a system and a workload, and explain it");
   p->add_option("--system", a->system,
-                "A preset (gb200-nvl72-cxl, h100-ib-cluster, dgx-h100, dgx-a100, edge-5g-cloud) or a JSON file")
+                "A preset (gb200-nvl72-cxl, h100-ib-cluster, dgx-h100, dgx-h200, dgx-a100, edge-5g-cloud) or a JSON "
+                "file")
       ->type_name("PRESET|FILE");
   p->add_option("--workload", a->workload,
                 "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics, llama3-70b-serve, "
@@ -102,7 +103,9 @@ void register_plan(CLI::App& app) {
   p->add_option("--parallelism", a->parallelism,
                 "Price one parallel layout of a transformer training workload, no search: "
                 "tp=8,pp=8,vpp=1,cp=1,dp=1,mbs=1,recompute=none|selective|full,sp=on|off,zero=0..3 (a missing key is "
-                "1, none, off, 0); `search` (the default for a workload with a transformer shape): every layout, the "
+                "1, none, off, 0); or one llm-serve configuration: tp=4,batch=64,weights=bf16|fp16|fp8|int8|int4,"
+                "kv=bf16|fp16|fp8|int8[,prefix=TIER:SIZE]; `search` (the default for a workload with a transformer "
+                "shape): every layout, the "
                 "best and why; `dynamic`: a layout per sequence_mix bucket; `data` (the default without a shape): the "
                 "data-parallel planner (DDP, ZeRO 1-3, codecs, offload and placement across the system's tiers)")
       ->type_name("LAYOUT|search|dynamic|data")

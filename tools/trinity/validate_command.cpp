@@ -1,4 +1,5 @@
 // trinity validate --runs FILE --probe FILE [--json]: the parallel training model against measured runs.
+// trinity validate --serving --runs FILE [--json]: the serving model against published serving runs.
 //
 // Two kinds of measurement, and what each is used for:
 //  - the probe (bench/gpu/transformer_probe.py on one H100): its GEMM sweep fits the H100's GEMM curve; its
@@ -11,6 +12,8 @@
 #include "cli.hpp"
 
 #include <trinity/io/parallel_calibration.hpp>
+#include <trinity/io/serving_runs.hpp>
+#include <trinity/reports/serving_validation.hpp>
 #include <trinity/model/parallel_fit.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
 #include <trinity/units/format.hpp>
@@ -181,19 +184,47 @@ void run_validate(const std::string& runs_path, const std::string& probe_path, b
     print_validation_text(v);
 }
 
+// trinity validate --serving --runs FILE: the serving model against measured serving runs
+// (reports/serving_validation.hpp).
+void run_validate_serving(const std::string& runs_path, bool as_json) {
+  const auto file =
+      from_file(runs_path, "--runs", {}, [](const nlohmann::json& j) { return io::read_serving_runs(j); });
+  const auto v = reports::validate_serving(file);
+  if (as_json)
+    std::cout << reports::to_json(v).dump(2) << '\n';
+  else
+    reports::print(std::cout, v);
+}
+
 }  // namespace
 
 void register_validate(CLI::App& app) {
   auto* cmd = app.add_subcommand("validate",
-                                 "the parallel training model against measured runs: published A100 and "
-                                 "H100 training runs, and a probe of one H100");
+                                 "the parallel training model against measured runs (published A100 and "
+                                 "H100 training runs, a probe of one H100); --serving: the serving model against "
+                                 "published and probed serving runs");
   static std::string runs, probe_file;
   static bool as_json = false;
-  cmd->add_option("--runs", runs, "published runs (bench/published/training-runs.json)")->required();
-  cmd->add_option("--probe", probe_file, "a transformer_probe.py result (bench/results/transformer-probe-h100.json)")
+  static bool serving = false;
+  cmd->add_option("--runs", runs,
+                  "published runs (bench/published/training-runs.json; with --serving, "
+                  "bench/published/serving-runs.json)")
       ->required();
+  cmd->add_option("--probe", probe_file,
+                  "a transformer_probe.py result (bench/results/transformer-probe-h100.json); training only");
+  cmd->add_flag("--serving", serving,
+                "the serving model instead: each run priced as `trinity plan --parallelism` prices a configuration");
   cmd->add_flag("--json", as_json, "print JSON");
-  cmd->callback([] { run_validate(runs, probe_file, as_json); });
+  cmd->callback([] {
+    if (serving) {
+      if (!probe_file.empty())
+        throw bad_flag("--probe", probe_file, "is the training model's probe; --serving takes the runs alone");
+      return run_validate_serving(runs, as_json);
+    }
+    if (probe_file.empty())
+      throw usage_error("--probe is required: the training model's probe (bench/results/transformer-probe-h100.json)");
+    run_validate(runs, probe_file, as_json);
+  });
 }
 
 }  // namespace trinity::cli

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include <trinity/detail/nearest_name.hpp>
+#include <trinity/detail/key_value_list.hpp>
 #include <trinity/error.hpp>
 #include <trinity/model/parallel_training.hpp>
 #include <trinity/plan/assumed.hpp>
@@ -21,68 +21,55 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
   static constexpr std::string_view keys[] = {"tp",        "pp", "vpp",  "cp",      "dp",   "mbs",
                                               "recompute", "sp", "zero", "offload", "codec"};
   model::parallel_layout l;
-  bool seen[std::size(keys)] = {};
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    const std::size_t end = std::min(text.find(',', at), text.size());
-    const std::string_view item = text.substr(at, end - at);
-    at = end + 1;
-    if (item.empty()) fail("an empty item; write key=value pairs separated by commas, e.g. tp=8,pp=4,dp=2");
-    const auto eq = item.find('=');
-    if (eq == std::string_view::npos) fail("\"" + std::string(item) + "\" has no '='; write key=value, e.g. tp=8");
-    const std::string key(item.substr(0, eq)), value(item.substr(eq + 1));
-    std::size_t k = 0;
-    while (k < std::size(keys) && keys[k] != key) ++k;
-    if (k == std::size(keys)) fail("\"" + key + "\" is not a key" + trinity::detail::suggestion(key, keys));
-    if (seen[k]) fail("\"" + key + "\" is given twice");
-    seen[k] = true;
-    if (key == "recompute") {
-      if (value == "none")
-        l.recompute = model::recomputation::none;
-      else if (value == "selective")
-        l.recompute = model::recomputation::selective;
-      else if (value == "full")
-        l.recompute = model::recomputation::full;
-      else
-        fail("recompute=" + value + ": use none, selective or full");
-      continue;
-    }
-    if (key == "codec") {
-      if (value.empty()) fail("codec=: name a gradient codec (e.g. int8-ef), or none");
-      l.codec = value == "none" || value == "identity" ? "" : value;
-      continue;
-    }
-    if (key == "sp" || key == "offload") {
-      if (value != "on" && value != "off") fail(key + "=" + value + ": use on or off");
-      (key == "sp" ? l.sequence_parallel : l.offload) = value == "on";
-      continue;
-    }
-    std::size_t n = 0, used = 0;
-    for (const char ch : value) {
-      if (ch < '0' || ch > '9' || n > 1'000'000) break;
-      n = n * 10 + static_cast<std::size_t>(ch - '0');
-      ++used;
-    }
-    if (value.empty() || used != value.size() || (n == 0 && key != "zero") || n > 1'000'000)
-      fail(key + "=" + value + ": must be a whole number from " + (key == "zero" ? "0 to 3" : "1 to 1000000"));
-    if (key == "tp")
-      l.tp = n;
-    else if (key == "pp")
-      l.pp = n;
-    else if (key == "vpp")
-      l.vpp = n;
-    else if (key == "cp")
-      l.cp = n;
-    else if (key == "dp")
-      l.dp = n;
-    else if (key == "mbs")
-      l.micro_batch = n;
-    else {
-      if (n > 3) fail("zero=" + value + ": ZeRO has stages 0 to 3");
-      l.zero_stage = static_cast<int>(n);
-    }
-  }
+  trinity::detail::for_each_key_value(
+      text, field, keys, {"tp=8,pp=4,dp=2", "tp=8", ""}, [&](const std::string& key, const std::string& value) {
+        if (key == "recompute") {
+          if (value == "none")
+            l.recompute = model::recomputation::none;
+          else if (value == "selective")
+            l.recompute = model::recomputation::selective;
+          else if (value == "full")
+            l.recompute = model::recomputation::full;
+          else
+            fail("recompute=" + value + ": use none, selective or full");
+          return;
+        }
+        if (key == "codec") {
+          if (value.empty()) fail("codec=: name a gradient codec (e.g. int8-ef), or none");
+          l.codec = value == "none" || value == "identity" ? "" : value;
+          return;
+        }
+        if (key == "sp" || key == "offload") {
+          if (value != "on" && value != "off") fail(key + "=" + value + ": use on or off");
+          (key == "sp" ? l.sequence_parallel : l.offload) = value == "on";
+          return;
+        }
+        std::size_t n = 0, used = 0;
+        for (const char ch : value) {
+          if (ch < '0' || ch > '9' || n > 1'000'000) break;
+          n = n * 10 + static_cast<std::size_t>(ch - '0');
+          ++used;
+        }
+        if (value.empty() || used != value.size() || (n == 0 && key != "zero") || n > 1'000'000)
+          fail(key + "=" + value + ": must be a whole number from " + (key == "zero" ? "0 to 3" : "1 to 1000000"));
+        if (key == "tp")
+          l.tp = n;
+        else if (key == "pp")
+          l.pp = n;
+        else if (key == "vpp")
+          l.vpp = n;
+        else if (key == "cp")
+          l.cp = n;
+        else if (key == "dp")
+          l.dp = n;
+        else if (key == "mbs")
+          l.micro_batch = n;
+        else {
+          if (n > 3) fail("zero=" + value + ": ZeRO has stages 0 to 3");
+          l.zero_stage = static_cast<int>(n);
+        }
+      });
   return l;
 }
 

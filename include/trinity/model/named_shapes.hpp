@@ -31,6 +31,7 @@ inline constexpr transformer_shape llama2_7b{32, 4096, 11008, 32, 32, 32000, tru
 inline constexpr transformer_shape llama2_13b{40, 5120, 13824, 40, 40, 32000, true, false};
 inline constexpr transformer_shape llama2_70b{80, 8192, 28672, 64, 8, 32000, true, false};
 inline constexpr transformer_shape llama3_405b{126, 16384, 53248, 128, 8, 128256, true, false};
+inline constexpr transformer_shape gptj_6b{28, 4096, 16384, 16, 16, 50400, false, false};
 }  // namespace shapes
 
 namespace detail {
@@ -46,6 +47,10 @@ inline constexpr named_shape named_shapes[] = {
      "Llama Team, \"The Llama 3 Herd of Models\" 2024, Table 3 (126 layers, 16,384 wide, FFN 53,248, 128 heads, "
      "8 KV heads, 128K vocabulary; 405B)",
      405e9},
+    {"gptj-6b", shapes::gptj_6b,
+     "EleutherAI's gpt-j-6b config.json (28 layers, n_embd 4,096, 16 heads, FFN 4 x 4,096, vocabulary 50,400, "
+     "untied head; 6,053,381,344 parameters on the model card)",
+     6.053e9},
     {"gpt3-175b", shapes::gpt3_175b, "Brown et al. 2020, Table 2.1 (96 layers, d_model 12,288, 96 heads; 175B)", 175e9},
 };
 }  // namespace detail

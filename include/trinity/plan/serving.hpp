@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <optional>
@@ -61,7 +62,9 @@ struct serving_workload {
   //! The most any capacity hits: the trace's infinite-capacity bound (every repeated block). A fitted curve
   //! tends to 1, and past the capacities it was fitted on only the bound holds.
   double hit_rate_bound = 1;
-  double prefill_efficiency = 0.5;  //!< sustained share of the peak in prefill (model::serving_replica)
+  //! 0 (the default): prefill at the device's calibrated GEMM curve; otherwise a flat share of the peak
+  //! (model::serving_replica::prefill_efficiency).
+  double prefill_efficiency = 0;
   double error_budget = model::default_error_budget;  //!< what a KV codec may add, relative
   std::string precision =
       "bf16";  //!< weights and matrix multiplies (serving_precision_of: bf16, fp16, fp8, int8, int4)
@@ -109,8 +112,9 @@ inline void validate(const serving_workload& w, const system& s) {
   detail::require_positive(w.hit_rate.gamma, "workload.hit_rate.gamma");
   trinity::detail::require(w.hit_rate_bound >= 0 && w.hit_rate_bound <= 1, "workload.hit_rate_bound",
                            "is a share, from 0 to 1");
-  trinity::detail::require(w.prefill_efficiency > 0 && w.prefill_efficiency <= 1, "workload.prefill_efficiency",
-                           "is a share of the peak, above 0 and at most 1");
+  trinity::detail::require(w.prefill_efficiency >= 0 && w.prefill_efficiency <= 1, "workload.prefill_efficiency",
+                           "is a share of the peak, above 0 and at most 1 (leave it out for the device's calibrated "
+                           "GEMM curve)");
   detail::require_non_negative(w.error_budget, "workload.error_budget");
   detail::require_precision(w.precision, "workload.precision");
   (void)serving_precision_of(w, s);
@@ -129,20 +133,31 @@ struct serving_plan {
 struct serving_cost {
   double hit_rate = 0;  //!< share of a prompt found cached
   seconds ttft{}, tpot{}, prefill{}, load{};
-  double tokens_per_second = 0;   //!< output tokens per device-second
-  std::vector<bytes> tier_bytes;  //!< per device
+  double tokens_per_second = 0;          //!< output tokens per device-second
+  double replica_tokens_per_second = 0;  //!< output tokens per second of one replica (static batches)
+  std::vector<bytes> tier_bytes;         //!< per device
   double error = 0;
   resource_vector
       total;  //!< per output token: FLOPs, bytes loaded from the cache's tier, device bytes, energy, device-seconds
   double dollars = 0;  //!< per output token
 };
 
-//! KV codecs: 16-bit as it is, or a value codec the device runs (int8 or fp8-like, half the bytes).
+//! The relative error fp8 (e4m3) KV may add: its rounding bound, 2^-4 for 3 mantissa bits rounded to nearest. A
+//! bound, not a measurement: no fp8 codec runs here to measure one.
+inline constexpr double fp8_kv_error_bound = 0.0625;
+
+//! KV codecs: 16-bit as it is, or a value codec the device runs (int8, or fp8: half the bytes). fp8 costs what
+//! int8 does to encode (a scale and a cast per value) and adds its rounding bound.
 inline std::vector<model::compressor_cost> kv_codecs(const system& s) {
   std::vector<model::compressor_cost> out;
   for (auto c : default_codecs_for(s)) {
     if (c.name == "int8-ef") c.name = "int8";  // the KV is quantised once: nothing to feed back
     if (c.name == "identity" || c.name == "int8") out.push_back(c);
+    if (c.name == "int8") {
+      c.name = "fp8";
+      c.relative_error = fp8_kv_error_bound;
+      out.push_back(c);
+    }
   }
   return out;
 }
@@ -160,7 +175,21 @@ inline model::serving_replica replica_of(const system& s, const serving_workload
           s.device.rate(precision.compute),
           w.prefill_efficiency,
           s.tiers.front().bandwidth,
-          model::collective_link{s.interconnect.latency, s.interconnect.bandwidth, {}}};
+          model::collective_link{s.interconnect.latency, s.interconnect.bandwidth, {}},
+          s.device.gemm,
+          s.device.rate("bf16"),
+          s.device.serving,
+          precision.compute == "fp8"};
+}
+
+//! The share of the peak a prefill runs its FLOPs at on a replica of this plan: the workload's flat share where
+//! it gives one, else the device's GEMM curve at the layer's widths (what a replay, which prices prefill per FLOP,
+//! needs).
+inline double prefill_share(const system& s, const serving_workload& w, const serving_plan& p) {
+  if (w.prefill_efficiency > 0) return w.prefill_efficiency;
+  const double n = static_cast<double>(w.shape.ffn_hidden) / static_cast<double>(p.tensor_parallel);
+  const double rows = std::max(w.prompt_tokens, model::detail::curve_rows);  // as model::serving's GEMM rate
+  return s.device.gemm(rows, n, static_cast<double>(w.shape.hidden));
 }
 
 inline serving_cost price(const system& s, const serving_workload& w, const serving_plan& p,
@@ -175,6 +204,8 @@ inline serving_cost price(const system& s, const serving_workload& w, const serv
   c.hit_rate = p.cache > bytes{} ? std::min(w.hit_rate(denser * p.cache), w.hit_rate_bound) : 0.0;
   const double cached = c.hit_rate * w.prompt_tokens;
   c.prefill = model::prefill_time(r, w.prompt_tokens, cached);
+  // A stream of such requests in static batches of b: prefilled together, then decoded together.
+  const seconds batch_time = model::static_batch_time(r, b, w.prompt_tokens, cached, w.output_tokens);
   if (p.cache > bytes{} && p.cache_tier != 0) {
     // The replica's t devices load their shares of the cached KV at once, each over its own link to the tier.
     const auto& tier = s.tiers[p.cache_tier];
@@ -187,9 +218,10 @@ inline serving_cost price(const system& s, const serving_workload& w, const serv
       model::weight_bytes_per_device(r) + model::kv_bytes_per_device(r, b * (w.prompt_tokens + w.output_tokens));
   if (p.cache > bytes{}) c.tier_bytes[p.cache_tier] += p.cache / devices;
   c.error = k.name == "identity" ? 0.0 : k.relative_error;
-  // Device-seconds per output token: the batch shares each decode step; a request's prefill is its own.
-  const seconds per_token = t * (c.tpot / b + c.prefill / w.output_tokens);
+  // Device-seconds per output token: the batch shares its prefill pass and each decode step.
+  const seconds per_token = t * batch_time / (b * w.output_tokens);
   c.tokens_per_second = 1.0 / per_token.value();
+  c.replica_tokens_per_second = c.tokens_per_second * t;
   c.total.time = per_token;
   c.total.compute = model::forward_flops(w.shape, w.prompt_tokens - cached, cached) / w.output_tokens +
                     model::forward_flops(w.shape, 1, w.prompt_tokens + w.output_tokens / 2.0);
@@ -244,20 +276,52 @@ struct serving_problem : codec_workload<serving_workload> {
   using cost_type = serving_cost;
   static constexpr const char* time_word = "device-time per token";
 
+  // Beyond the powers of two, the two whole batches that bound a replica: the most whose KV fits device memory
+  // beside the weights (and the prefix cache's share where it lives there), and the most of those within the
+  // TPOT objective (the step time grows with the batch, so a bisection finds it). 0 where none fits.
+  [[nodiscard]] std::array<std::size_t, 2> bounding_batches(const serving_plan& shape) const {
+    const auto r = replica_of(s, w, shape, ks[shape.codec]);
+    const double devices = static_cast<double>(s.device.count);
+    const bytes free = s.tiers[0].capacity - model::weight_bytes_per_device(r) -
+                       (shape.cache_tier == 0 ? shape.cache / devices : bytes{});
+    const bytes per_sequence = model::kv_bytes_per_device(r, w.prompt_tokens + w.output_tokens);
+    if (free <= bytes{} || per_sequence <= bytes{}) return {0, 0};
+    const auto most = static_cast<std::size_t>(std::min(std::floor(free / per_sequence), 1e6));
+    if (most == 0) return {0, 0};
+    const auto within = [&](std::size_t b) {
+      return model::time_per_output_token(r, static_cast<double>(b), w.prompt_tokens, w.output_tokens) <= w.tpot_slo;
+    };
+    std::size_t lo = 0, hi = most;  // the answer lies in [lo, hi]; lo is 0 or within
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo + 1) / 2;
+      if (within(mid))
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    return {most, lo};
+  }
+
   template <class F>
   void for_each_plan(F&& f) const {
     const double devices = static_cast<double>(s.device.count);
+    const auto batches = [&](serving_plan p, auto&& g) {
+      for (std::size_t b = 1; b <= 1024; b *= 2) p.batch = b, g(p);
+      const auto [most, within] = bounding_batches(p);
+      const auto listed = [](std::size_t b) { return b == 0 || (b <= 1024 && std::has_single_bit(b)); };
+      if (!listed(most)) p.batch = most, g(p);
+      if (!listed(within) && within != most) p.batch = within, g(p);
+    };
     for (std::size_t t = 1; t <= s.device.count; t *= 2) {
       // Replicas of t devices must tile the system: a t that leaves devices idle would price their share of
       // the throughput and the prefix cache's host memory as if they worked.
       if (w.shape.heads % t || w.shape.kv_heads % t || s.device.count % t) continue;
-      for (std::size_t b = 1; b <= 1024; b *= 2)
-        for (std::size_t k = 0; k < ks.size(); ++k) {
-          f(serving_plan{t, b, k, bytes{}, 0});
-          for (std::size_t tier = 0; tier < s.tiers.size(); ++tier)
-            for (double gb = 64; gb * 1e9 <= s.tiers[tier].capacity.value() * devices; gb *= 4)
-              f(serving_plan{t, b, k, bytes{gb * 1e9}, tier});
-        }
+      for (std::size_t k = 0; k < ks.size(); ++k) {
+        batches(serving_plan{t, 1, k, bytes{}, 0}, f);
+        for (std::size_t tier = 0; tier < s.tiers.size(); ++tier)
+          for (double gb = 64; gb * 1e9 <= s.tiers[tier].capacity.value() * devices; gb *= 4)
+            batches(serving_plan{t, 1, k, bytes{gb * 1e9}, tier}, f);
+      }
     }
   }
   [[nodiscard]] serving_cost price(const serving_plan& p) const { return plan::price(s, w, p, ks); }
@@ -385,8 +449,7 @@ namespace presets {
 //! (../shared/traces/README.md, the trace's own summary; a test recomputes them from the trace where it is),
 //! the prefix cache's hit rate the power law fitted to the trace's LRU replay, capped at its infinite-capacity
 //! bound (plan/detail/measured_curves.hpp, generated from bench/results/prefix-curve-mooncake.json). Assumptions to
-//! replace with yours: TTFT within 10 s and TPOT within 100 ms (objectives, not measurements), and prefill at half the
-//! peak.
+//! replace with yours: TTFT within 10 s and TPOT within 100 ms (objectives, not measurements).
 inline serving_workload llama3_70b_serve() {
   serving_workload w;
   w.name = "llama3-70b-serve";
@@ -397,8 +460,6 @@ inline serving_workload llama3_70b_serve() {
   w.tpot_slo = seconds{0.1};
   w.hit_rate = model::power_law{per_byte{detail::mooncake_curve_kappa_per_gb * 1e-9}, detail::mooncake_curve_gamma};
   w.hit_rate_bound = detail::mooncake_curve_bound;
-  w.prefill_efficiency = 0.5;
-  assume(w.assumed, "prefill_efficiency", w.prefill_efficiency);  // an assumption, as said above
   assume(w.assumed, "error_budget", w.error_budget);
   assume(w.assumed, "precision", w.precision);
   return w;

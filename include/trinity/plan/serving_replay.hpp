@@ -91,10 +91,11 @@ inline serving_replay_result replay_serving(const system& s, const serving_workl
   for (const auto& q : trace) deepest = std::max(deepest, q.hash_ids.size());
   const double bt = static_cast<double>(block_tokens);
   const auto by_depth = model::prefill_by_block_depth(w.shape, deepest, block_tokens);
-  cache::tiered_prefix_cache kv({.tiers = std::move(tiers),
-                                 .block_bytes = out.block_bytes,
-                                 .prefill = [&](std::size_t d) { return by_depth[d]; },
-                                 .device_rate = t * w.prefill_efficiency * s.device.rate(w.precision)});
+  cache::tiered_prefix_cache kv(
+      {.tiers = std::move(tiers),
+       .block_bytes = out.block_bytes,
+       .prefill = [&](std::size_t d) { return by_depth[d]; },
+       .device_rate = t * prefill_share(s, w, p) * s.device.rate(serving_precision_of(w, s).compute)});
   bytes before{};
   for (const auto& q : trace) {
     const auto r = kv.request(0, q.hash_ids);

@@ -20,8 +20,10 @@
 #include <trinity/error.hpp>
 #include <trinity/links/presets.hpp>
 #include <trinity/model/gemm.hpp>
+#include <trinity/model/serving.hpp>
 #include <trinity/plan/assumed.hpp>
 #include <trinity/plan/detail/measured_gemm.hpp>
+#include <trinity/plan/detail/measured_serving.hpp>
 #include <trinity/tiers/presets.hpp>
 #include <trinity/units/format.hpp>
 #include <trinity/units/literals.hpp>
@@ -54,6 +56,9 @@ struct device_spec {
   //! The share of `compute` a matrix multiply gets by its shape (model/gemm.hpp): what the parallel step
   //! model prices GEMMs at. The default, the full peak at every shape, is an upper bound.
   model::gemm_efficiency gemm{};
+  //! What a serving engine on this device costs beyond its bytes and FLOPs (model/serving.hpp). The default, the
+  //! data sheet's ideal, is an upper bound on speed.
+  model::serving_calibration serving{};
 
   //! The rate at which work of this precision runs.
   [[nodiscard]] flops_per_second rate(std::string_view precision) const {
@@ -269,7 +274,9 @@ inline system h100_infiniband() {
            true,
            {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}, {"fp8", flops_per_second{1979e12}}},
            watts{90},
-           detail::measured_h100_gemm},  // fitted to cuBLAS on an H100 (plan/detail/measured_gemm.hpp)
+           detail::measured_h100_gemm,  // fitted to cuBLAS on an H100 (plan/detail/measured_gemm.hpp)
+           // fitted to published TensorRT-LLM runs (plan/detail/measured_serving.hpp)
+           detail::fitted_h100_serving},
           {tier_of(tiers::h100_hbm3::descriptor), tier_of(tiers::host_ddr::descriptor)},
           link_of(links::infiniband_400g::descriptor),
           std::nullopt,
@@ -298,6 +305,23 @@ inline system dgx_h100() {
   return {"dgx-h100", device, {tier_of(tiers::h100_hbm3::descriptor), host}, nvlink, std::nullopt, "", "", 8, ib};
 }
 
+//! One DGX H200: 8 H200 SXM GPUs on NVLink 4 through NVSwitch. The H100's compute (the H200 data sheet gives the
+//! same 989 TFLOP/s dense BF16 and 1,979 dense FP8), 141 GB of HBM3e at 4.8 TB/s (tiers::h200_hbm3e), up to 700 W.
+//! The GEMM curve is the H100's (the same SMs and clocks); its serving calibration is its own where a fit run
+//! was on an H200, else the H100's (plan/detail/measured_serving.hpp says which).
+inline system dgx_h200() {
+  auto s = dgx_h100();
+  s.name = "dgx-h200";
+  s.device.name = "h200-sxm";
+  s.device.source =
+      "NVIDIA H200 data sheet (SXM: dense BF16 and FP8 as the H100's, 700 W); list price and idle power "
+      "as dgx-h100's (" +
+      s.device.source + ")";
+  s.tiers.front() = tier_of(tiers::h200_hbm3e::descriptor);
+  s.device.serving = detail::fitted_h200_serving;  // plan/detail/measured_serving.hpp
+  return s;
+}
+
 //! One DGX A100 (640 GB): 8 A100 SXM 80GB GPUs on NVLink 3 through NVSwitch, host DDR4 below. As dgx-h100,
 //! its interconnect is the scale-up domain; the node's eight HDR 200 Gb/s InfiniBand ports (DGX A100 data
 //! sheet) join nodes: its scale-out link.
@@ -315,7 +339,9 @@ inline system dgx_a100() {
                    {{"fp32", flops_per_second{19.5e12}}, {"int8", flops_per_second{624e12}}},
                    watts{60},
                    // No A100 was lent to sweep: fitted to published A100 runs (plan/detail/measured_gemm.hpp).
-                   detail::fitted_a100_gemm};
+                   detail::fitted_a100_gemm,
+                   // Fitted to published TensorRT-LLM runs (plan/detail/measured_serving.hpp).
+                   detail::fitted_a100_serving};
   auto hbm = tier_of(tiers::a100_hbm2e::descriptor);
   // Host memory as a GPU sees it: its share of the node's DDR4, reached over the GPU's PCIe link.
   auto host = tier_of(tiers::host_ddr4::descriptor);
@@ -367,7 +393,7 @@ inline system edge_5g_cloud() {
 }
 
 inline std::vector<std::string_view> names() {
-  return {"gb200-nvl72-cxl", "h100-ib-cluster", "dgx-h100", "dgx-a100", "edge-5g-cloud"};
+  return {"gb200-nvl72-cxl", "h100-ib-cluster", "dgx-h100", "dgx-h200", "dgx-a100", "edge-5g-cloud"};
 }
 
 //! A preset's own figures carry their sources; what it leaves at the defaults (no idle power, the full peak
@@ -386,6 +412,7 @@ inline std::optional<system> find(std::string_view name) {
   if (name == "gb200-nvl72-cxl") return with_defaults_noted(gb200_nvl72_cxl());
   if (name == "h100-ib-cluster") return with_defaults_noted(h100_infiniband());
   if (name == "dgx-h100") return with_defaults_noted(dgx_h100());
+  if (name == "dgx-h200") return with_defaults_noted(dgx_h200());
   if (name == "dgx-a100") return with_defaults_noted(dgx_a100());
   if (name == "edge-5g-cloud") return with_defaults_noted(edge_5g_cloud());
   return std::nullopt;

@@ -18,6 +18,7 @@
 #include <trinity/io/json_object.hpp>
 #include <trinity/io/workload.hpp>
 #include <trinity/plan/serving.hpp>
+#include <trinity/plan/serving_configuration.hpp>
 #include <trinity/plan/serving_replay.hpp>
 #include <trinity/plan/simulate_serving.hpp>
 #include <trinity/plan/system.hpp>
@@ -61,7 +62,8 @@ inline plan::serving_workload read_serving(const json& j, const plan::system& s)
                               "the prefix cache's power-law hit rate against bytes of 16-bit KV (trinity cache "
                               "replay --format mooncake fits it)");
   o.get("hit_rate_bound", w.hit_rate_bound, w.assumed);
-  o.get("prefill_efficiency", w.prefill_efficiency, w.assumed);
+  // Left out, prefill runs at the device's calibrated GEMM curve: a measurement, not an assumption.
+  if (o.has("prefill_efficiency")) w.prefill_efficiency = o.number("prefill_efficiency");
   o.get("error_budget", w.error_budget, w.assumed);
   if (o.has("precision"))
     w.precision = precision_name(o, "precision");
@@ -74,6 +76,15 @@ inline plan::serving_workload read_serving(const json& j, const plan::system& s)
 
 namespace trinity::workloads {
 namespace detail {
+
+// The system as a serving plan states it: a device with no serving calibration (the data sheet's ideal) is an
+// assumption of the plan's, listed with the system's.
+inline plan::system as_serving_states(plan::system s) {
+  const model::serving_calibration ideal{};
+  if (s.device.serving.hbm_share == ideal.hbm_share && s.device.serving.layer_overhead == ideal.layer_overhead)
+    plan::assume(s.assumed, "device.serving", "uncalibrated (the full HBM bandwidth, no overheads)");
+  return s;
+}
 
 inline json serving_json(const plan::serving_evaluated& e, const plan::serving_plan_result& r, const plan::system& s) {
   const auto& c = e.cost;
@@ -106,7 +117,7 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
     for (std::size_t t = 0; t < s.tiers.size(); ++t)
       tiers[s.tiers[t].name] =
           by_tier.by_tier[t] ? serving_json(r.candidates[*by_tier.by_tier[t]], r, s) : json(nullptr);
-    print_result_json(out, a, s, w, "serving",
+    print_result_json(out, a, as_serving_states(s), w, "serving",
                       {{"best_with_cache_in", tiers},
                        {"best_without_cache",
                         by_tier.no_cache ? serving_json(r.candidates[*by_tier.no_cache], r, s) : json(nullptr)}},
@@ -134,7 +145,7 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
   for (std::size_t i = 0; i < s.tiers.size(); ++i)
     t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity) + " per device"});
   t.print(out);
-  print_assumed(out, s, w.assumed);
+  print_assumed(out, as_serving_states(s), w.assumed);
   out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, s, r.codecs) << "): " << x.binding_before
       << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
@@ -153,6 +164,71 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
   for (const auto& rj : x.rejected) out << "  " << rj << '\n';
   out << "\nPareto front (device-time per token, energy, device memory, TTFT, dollars): " << r.pareto.size()
       << " plans\n";
+}
+
+// `trinity plan --parallelism tp=..,batch=..,weights=..,kv=..[,prefix=TIER:SIZE]`: one configuration priced.
+inline void price_serving_configuration(const request& a, const plan::system& s, plan::serving_workload& w,
+                                        std::ostream& out) {
+  if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), "goes with a training workload's layout search");
+  if (!a.planning.profile.empty())
+    throw bad_flag("--profile", a.planning.profile, "is for a training workload's gradient codecs, not llm-serve");
+  if (!a.planning.link_budget.empty())
+    throw bad_flag("--link-budget", a.planning.link_budget, "is for training and edge workloads, not llm-serve");
+  if (!a.plot.empty())
+    throw bad_flag("--plot", a.plot, "draws a search's plans; --parallelism prices one configuration");
+  refuse_memory_headroom(a);
+  if (!a.planning.error_budget.empty())
+    w.error_budget = number_flag(a.planning.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
+  plan::priced_configuration c;
+  try {
+    c = plan::price_configuration(s, w, a.parallelism, "--parallelism");
+  } catch (const invalid_input& e) {
+    if (e.field() != "--parallelism") throw;
+    throw bad_flag("--parallelism", a.parallelism, e.problem());
+  }
+  const auto& p = c.configuration.plan;
+  const auto& k = c.cost;
+  const double replicas = static_cast<double>(s.device.count / p.tensor_parallel);
+  if (a.json) {
+    json j{{"workload", w.name},
+           {"system", s.name},
+           {"parallelism", a.parallelism},
+           {"configuration",
+            {{"tp", p.tensor_parallel},
+             {"batch", p.batch},
+             {"weights", c.configuration.weights},
+             {"kv", c.configuration.kv},
+             {"prefix_cache_bytes", p.cache.value()},
+             {"prefix_cache_tier", p.cache > bytes{} ? json(s.tiers[p.cache_tier].name) : json(nullptr)}}},
+           {"batching", "static: a batch's prompts prefilled together, then decoded together"},
+           {"predicted",
+            {{"ttft_s", k.ttft.value()},
+             {"tpot_s", k.tpot.value()},
+             {"output_tokens_per_device_second", k.tokens_per_second},
+             {"output_tokens_per_second", k.replica_tokens_per_second},
+             {"device_bytes", k.tier_bytes[0].value()},
+             {"hit_rate", k.hit_rate},
+             {"bytes_per_tier", tier_bytes_json(s, k.tier_bytes)}}},
+           {"fits", c.violation.empty()},
+           {"violation", c.violation.empty() ? json(nullptr) : json(c.violation)},
+           {"assumed", assumed_json(as_serving_states(s), c.workload.assumed)}};
+    out << j.dump(2) << '\n';
+    return;
+  }
+  out << "Serving " << w.name << " on " << s.name << " (" << s.device.count << " x " << s.device.name
+      << "), priced as given: " << a.parallelism << "\n\n";
+  table t({"figure", "predicted"});
+  t.add({"time to first token", to_string(k.ttft) + " (a request of " + std::to_string(std::lround(w.prompt_tokens)) +
+                                    " tokens on an idle replica)"});
+  t.add({"time per output token", to_string(k.tpot) + " at batch " + std::to_string(p.batch)});
+  t.add({"throughput", units::detail::format_number(k.tokens_per_second) + " output tokens per device-second; " +
+                           units::detail::format_number(k.replica_tokens_per_second) + " per replica of " +
+                           std::to_string(p.tensor_parallel) + " (" + units::detail::format_number(replicas) +
+                           (replicas == 1 ? " replica" : " replicas") + "); static batches"});
+  t.add({s.tiers[0].name, to_string(k.tier_bytes[0]) + " of " + to_string(s.tiers[0].capacity) + " per device"});
+  t.print(out);
+  out << (c.violation.empty() ? "\nFits every constraint.\n" : "\nDoes not fit: " + c.violation + "\n");
+  print_assumed(out, as_serving_states(s), c.workload.assumed);
 }
 
 // An llm-serve plan on the fabric: the trace's KV loads from the fabric's memory tier (the chosen plan's, or the
@@ -317,6 +393,7 @@ struct serving {
     return plan::presets::find_serving(name);
   }
   static void plan(const request& a, const plan::system& s, description& w, std::ostream& out) {
+    if (!a.parallelism.empty()) return detail::price_serving_configuration(a, s, w, out);
     refuse_layout_flags(a, "plan");
     detail::plan_serving(a, s, w, out);
   }

@@ -6,6 +6,7 @@
 #include <trinity/plan/serving.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 using namespace trinity;
@@ -33,7 +34,42 @@ TEST_CASE("a serving plan is priced by the serving model", "[plan][serving]") {
   CHECK(c.tier_bytes[0].value() ==
         Approx(model::weight_bytes_per_device(r).value() + model::kv_bytes_per_device(r, 16 * (12035 + 343)).value()));
   CHECK(c.tier_bytes[1].value() == Approx(1024e9 / 8));
-  CHECK(c.total.time.value() == Approx(8 * (c.tpot.value() / 16 + c.prefill.value() / 343)));
+  // Static batches of 16: their prompts prefilled together in one pass, then 342 decode steps.
+  const double batch = (model::prefill_time(r, 12035, h * 12035, 16) + 342.0 * c.tpot).value();
+  CHECK(c.total.time.value() == Approx(8 * batch / (16 * 343)));
+  CHECK(c.replica_tokens_per_second == Approx(16 * 343 / batch));
+  CHECK(c.tokens_per_second == Approx(c.replica_tokens_per_second / 8));
+}
+
+TEST_CASE("the serving search prices whole batches beyond the powers of two: the most that fit, the most within TPOT",
+          "[plan][serving]") {
+  const auto s = plan::presets::dgx_h100();
+  auto w = plan::presets::llama3_70b_serve();
+  w.tpot_slo = seconds{0.05};
+  const auto r = plan::plan_serving(s, w);
+  // For TP 8, 16-bit KV and no prefix cache: the largest batch whose KV fits beside the weights, and the
+  // largest of those within 50 ms a token, are both candidates, and one more would break each bound.
+  const auto codecs = plan::kv_codecs(s);
+  const auto replica = plan::replica_of(s, w, {8, 1, 0, bytes{}, 0}, codecs[0]);
+  const bytes free = s.tiers[0].capacity - model::weight_bytes_per_device(replica);
+  const bytes per_sequence = model::kv_bytes_per_device(replica, 12035 + 343);
+  const auto most = static_cast<std::size_t>(free / per_sequence);
+  const auto within = [&](std::size_t b) {
+    return model::time_per_output_token(replica, static_cast<double>(b), 12035, 343) <= w.tpot_slo;
+  };
+  std::size_t fastest = 0;
+  while (fastest < most && within(fastest + 1)) ++fastest;
+  REQUIRE(!std::has_single_bit(most));
+  const auto priced = [&](std::size_t b) {
+    return std::any_of(r.candidates.begin(), r.candidates.end(), [&](const auto& e) {
+      return e.plan == plan::serving_plan{8, b, 0, bytes{}, 0};
+    });
+  };
+  CHECK(priced(most));
+  CHECK(priced(fastest));
+  CHECK(!priced(most + 1));
+  for (const auto& e : r.candidates)
+    if (e.plan == plan::serving_plan{8, most, 0, bytes{}, 0}) CHECK(e.cost.tier_bytes[0] <= s.tiers[0].capacity);
 }
 
 TEST_CASE("every chosen serving plan fits, meets its objectives and is the best that does", "[plan][serving]") {

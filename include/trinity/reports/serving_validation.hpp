@@ -1,0 +1,152 @@
+#pragma once
+//! \file
+//! `trinity validate --serving`: the serving model against measured serving runs. Each engine family is calibrated
+//! on its runs marked fit (io/serving_runs.hpp) and every run is priced as `trinity plan --parallelism` prices its
+//! configuration; the constants, the runs beside their predictions, and the mean and worst error of each family's
+//! fit and held-out runs, as JSON and as text.
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <trinity/io/serving_runs.hpp>
+#include <trinity/reports/text.hpp>
+
+namespace trinity::reports {
+
+struct serving_validation {
+  io::serving_calibrations fits;
+  struct row {
+    const io::serving_run* run;
+    double predicted, error;  //!< error: predicted over measured, less one
+  };
+  std::vector<row> rows;
+  struct summary {
+    std::size_t runs = 0;
+    double mean_abs_error = 0, max_abs_error = 0;
+  };
+  //! One engine family's runs of one role ("fit" or "held-out").
+  [[nodiscard]] summary of(const std::string& family, const std::string& role) const {
+    summary s;
+    double sum = 0;
+    for (const auto& x : rows)
+      if (x.run->role == role && x.run->engine_family == family)
+        sum += std::abs(x.error), s.max_abs_error = std::max(s.max_abs_error, std::abs(x.error)), ++s.runs;
+    s.mean_abs_error = s.runs ? sum / static_cast<double>(s.runs) : 0.0;
+    return s;
+  }
+};
+
+//! Calibrates each engine family and prices every run of `file` (which must outlive the result).
+[[nodiscard]] inline serving_validation validate_serving(const io::serving_runs& file) {
+  serving_validation v{io::calibrate_serving(file), {}};
+  for (const auto& r : file.runs) {
+    const double p = io::predict(r, io::serving_system(r, v.fits));
+    v.rows.push_back({&r, p, p / r.value - 1.0});
+  }
+  return v;
+}
+
+namespace detail {
+inline nlohmann::json constants_json(const model::serving_calibration& c) {
+  return {{"hbm_share", c.hbm_share},
+          {"kv_read_share", c.kv_read_share},
+          {"layer_overhead_s", c.layer_overhead.value()},
+          {"sequence_overhead_s", c.sequence_overhead.value()},
+          {"all_reduce_latency_s", c.all_reduce_latency.value()},
+          {"fp8_gemm_share", c.fp8_gemm_share},
+          {"fused_attention_share", c.fused_attention_share}};
+}
+inline nlohmann::json summary_json(const serving_validation::summary& s) {
+  return {{"runs", s.runs}, {"mean_abs_error", s.mean_abs_error}, {"max_abs_error", s.max_abs_error}};
+}
+inline std::string signed_percent(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%+.1f%%", v * 100);
+  return b;
+}
+inline std::string summary_text(const serving_validation::summary& s) {
+  return fixed(s.mean_abs_error * 100, 1) + "% (" + std::to_string(s.runs) + " runs, worst " +
+         fixed(s.max_abs_error * 100, 1) + "%)";
+}
+}  // namespace detail
+
+[[nodiscard]] inline nlohmann::json to_json(const serving_validation& v) {
+  nlohmann::json out;
+  for (const auto& [family, f] : v.fits) {
+    out["calibration"][family] = {{"a100", detail::constants_json(f.a100)},
+                                  {"h100", detail::constants_json(f.h100)},
+                                  {"h200", detail::constants_json(f.h200)},
+                                  {"runs_fitted", f.runs},
+                                  {"unfitted", f.unfitted},
+                                  {"rms_log_error", f.rms_log_error}};
+    out["summary"][family] = {{"fit", detail::summary_json(v.of(family, "fit"))},
+                              {"held_out", detail::summary_json(v.of(family, "held-out"))}};
+  }
+  for (const auto& x : v.rows)
+    out["runs"].push_back({{"name", x.run->name},
+                           {"source", x.run->source},
+                           {"engine_family", x.run->engine_family},
+                           {"role", x.run->role},
+                           {"system", x.run->system},
+                           {"model", x.run->model},
+                           {"parallelism", x.run->configuration()},
+                           {"prompt_tokens", x.run->prompt_tokens},
+                           {"output_tokens", x.run->output_tokens},
+                           {"metric", x.run->metric},
+                           {"measured", x.run->value},
+                           {"predicted", x.predicted},
+                           {"error", x.error}});
+  return out;
+}
+
+namespace detail {
+inline void print_calibration(std::ostream& out, const std::string& family, const io::serving_calibration_fit& f) {
+  out << family << ": calibrated to its " << f.runs << " runs marked fit (root-mean-square log error "
+      << fixed(f.rms_log_error, 3) << ")\n";
+  for (const auto& [device, c] : {std::pair{"A100", f.a100}, std::pair{"H100", f.h100}, std::pair{"H200", f.h200}})
+    out << "  " << device << "  HBM share " << fixed(c.hbm_share, 3) << ", layer overhead "
+        << fixed(c.layer_overhead.value() * 1e6, 1) << " us\n";
+  const auto& c = f.h100;
+  out << "  all   KV read share " << fixed(c.kv_read_share, 3) << ", per sequence per step "
+      << fixed(c.sequence_overhead.value() * 1e6, 2) << " us, per all-reduce "
+      << fixed(c.all_reduce_latency.value() * 1e6, 1) << " us, fp8 GEMM share " << fixed(c.fp8_gemm_share, 3)
+      << ", fused attention " << fixed(c.fused_attention_share, 3) << " of the 16-bit peak\n";
+  if (f.unfitted.empty()) return;
+  out << "  not fitted (no run moves it):";
+  for (std::size_t i = 0; i < f.unfitted.size(); ++i) out << (i ? ", " : " ") << f.unfitted[i];
+  out << '\n';
+}
+
+inline std::string metric_name(const std::string& metric) {
+  if (metric == "ttft_s") return "TTFT";
+  if (metric == "tpot_s") return "TPOT";
+  return metric == "output_tokens_per_second" ? "tok/s" : "tok/s/GPU";
+}
+}  // namespace detail
+
+inline void print(std::ostream& out, const serving_validation& v) {
+  for (const auto& [family, f] : v.fits) detail::print_calibration(out, family, f);
+  out << '\n';
+  table t({"source", "role", "system", "model", "configuration", "in/out", "metric", "measured", "predicted", "error"});
+  for (const auto& x : v.rows) {
+    const auto& r = *x.run;
+    const bool time = r.metric == "ttft_s" || r.metric == "tpot_s";
+    const auto shown = [&](double value) { return time ? fixed(value * 1e3, 2) + " ms" : fixed(value, 0); };
+    t.add({r.source, r.role, r.system, r.model + (r.layers ? " (" + std::to_string(r.layers) + " layers)" : ""),
+           r.configuration(), fixed(r.prompt_tokens, 0) + "/" + fixed(r.output_tokens, 0),
+           detail::metric_name(r.metric), shown(r.value), shown(x.predicted), detail::signed_percent(x.error)});
+  }
+  t.print(out);
+  out << "\nMean |error|, by engine family:\n";
+  for (const auto& [family, f] : v.fits)
+    out << "  " << family << ": fit " << detail::summary_text(v.of(family, "fit")) << "; held out "
+        << detail::summary_text(v.of(family, "held-out")) << '\n';
+}
+
+}  // namespace trinity::reports
