@@ -9,6 +9,8 @@
 #include <trinity/backends/mpi.hpp>
 #include <trinity/comm.hpp>
 
+#include "../runtime/comm/all_to_all_check.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -235,4 +237,34 @@ TEST_CASE("mpi: ranks that disagree on the count fail with an error naming it", 
   CHECK_THROWS_WITH(comm::all_reduce(c, std::span<float>(g), reduce_op::sum),
                     Catch::Contains("count") && Catch::Contains("same count"));
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST_CASE("mpi: all_to_allv delivers every block and equals MPI_Alltoallv bit for bit", "[mpi]") {
+  mpi::communicator c;
+  REQUIRE(everywhere(a2a_check::run(c).empty()));
+  const int n = world_size(), r = world_rank();
+  const auto un = static_cast<std::size_t>(n);
+  for (int pattern = 0; pattern < 3; ++pattern) {
+    std::vector<int> sc(un), so(un), rc(un), ro(un);
+    std::vector<std::size_t> usc(un), uso(un), urc(un), uro(un);
+    int in_size = 0, out_size = 0;
+    for (int j = 0; j < n; ++j) {
+      const auto uj = static_cast<std::size_t>(j);
+      sc[uj] = static_cast<int>(a2a_check::count(pattern, r, j));
+      rc[uj] = static_cast<int>(a2a_check::count(pattern, j, r));
+      so[uj] = in_size, in_size += sc[uj];
+      ro[uj] = out_size, out_size += rc[uj];
+      usc[uj] = static_cast<std::size_t>(sc[uj]), uso[uj] = static_cast<std::size_t>(so[uj]);
+      urc[uj] = static_cast<std::size_t>(rc[uj]), uro[uj] = static_cast<std::size_t>(ro[uj]);
+    }
+    const auto in = inputs<std::int32_t>(static_cast<std::size_t>(in_size));
+    std::vector<std::int32_t> expected(static_cast<std::size_t>(out_size)), got(expected.size());
+    MPI_Alltoallv(in.data(), sc.data(), so.data(), MPI_INT32_T, expected.data(), rc.data(), ro.data(), MPI_INT32_T,
+                  MPI_COMM_WORLD);
+    comm::all_to_allv(c, std::span<const std::int32_t>(in), std::span<const std::size_t>(usc),
+                      std::span<const std::size_t>(uso), std::span<std::int32_t>(got),
+                      std::span<const std::size_t>(urc), std::span<const std::size_t>(uro));
+    INFO("pattern " << pattern);
+    REQUIRE(everywhere(got == expected));
+  }
 }

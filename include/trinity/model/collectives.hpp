@@ -64,6 +64,13 @@ constexpr seconds ring_all_reduce_time(std::size_t ranks, bytes size, const coll
   return ring_reduce_scatter_time(ranks, size, l) + ring_all_gather_time(ranks, size, l);
 }
 
+//! The pairwise all-to-all (comm/all_to_all.hpp) of `size` bytes per rank, size/n to each rank: n − 1 steps,
+//! each one block each way; nothing is reduced.
+constexpr seconds pairwise_all_to_all_time(std::size_t ranks, bytes size, const collective_link& l) {
+  detail::check(l, ranks, size);
+  return static_cast<double>(ranks - 1) * l.latency + detail::share(ranks) * (size / l.bandwidth);
+}
+
 //! For a power-of-two rank count; other counts add a fold and an unfold of the whole buffer.
 constexpr seconds halving_doubling_all_reduce_time(std::size_t ranks, bytes size, const collective_link& l) {
   detail::check(l, ranks, size);

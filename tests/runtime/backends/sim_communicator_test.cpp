@@ -180,3 +180,24 @@ TEST_CASE("a simulated communicator on a topology costs each message its route: 
   CHECK_THROWS_WITH(sim::communicator(world, 0, t, std::vector<std::uint32_t>{a, 9}),
                     Catch::StartsWith("places: 9 is not a node"));
 }
+
+TEST_CASE("the simulated pairwise all-to-all takes (n-1)·α + (n-1)/n·S/B, within 1%", "[comm][sim][all_to_all]") {
+  const sim::fabric_link link{2_us, 25_GBps, {}};
+  for (int ranks : {2, 3, 5, 8})
+    for (std::size_t per_rank : {std::size_t{1}, std::size_t{4096}, std::size_t{250'003}}) {
+      const std::size_t count = per_rank * static_cast<std::size_t>(ranks);
+      const auto r = run_sim(ranks, count, link, [](sim::communicator& c, std::vector<float>& g) {
+        std::vector<float> out(g.size());
+        comm::all_to_all(c, std::span<const float>(g), std::span<float>(out));
+        g = std::move(out);
+      });
+      const bytes size{static_cast<double>(count * sizeof(float))};
+      const double predicted =
+          model::pairwise_all_to_all_time(static_cast<std::size_t>(ranks), size, {link.latency, link.bandwidth, {}})
+              .value();
+      const double textbook = (ranks - 1) * 2e-6 + (ranks - 1.0) / ranks * size.value() / 25e9;
+      REQUIRE(predicted == Approx(textbook).epsilon(1e-12));
+      INFO("ranks " << ranks << ", " << per_rank << " floats to each");
+      for (const auto& t : r.clocks) REQUIRE(t.value() == Approx(textbook).epsilon(0.01));
+    }
+}
