@@ -1,0 +1,20 @@
+// Expert parallelism's MoE layer under mpirun: the body the threads backend runs in tests/runtime/parallel
+// (expert_parallel_check.hpp): each rank's tokens as the one-rank layer gives them, bit for bit, and each rank's
+// bytes what expert_dispatch_bytes counts.
+#include <catch2/catch.hpp>
+
+#include <trinity/backends/mpi.hpp>
+
+#include "../runtime/parallel/expert_parallel_check.hpp"
+
+#include <string>
+#include <vector>
+
+using namespace trinity;
+
+TEST_CASE("mpi: the expert-parallel layer gives each token the one-rank layer's output and sends the counted bytes",
+          "[mpi]") {
+  mpi::communicator c;
+  INFO("rank " << c.rank() << " of " << c.size());
+  CHECK(moe_check::run(c) == std::vector<std::string>{});
+}
