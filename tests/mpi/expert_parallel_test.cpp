@@ -18,3 +18,9 @@ TEST_CASE("mpi: the expert-parallel layer gives each token the one-rank layer's 
   INFO("rank " << c.rank() << " of " << c.size());
   CHECK(moe_check::run(c) == std::vector<std::string>{});
 }
+
+TEST_CASE("mpi: the expert-parallel layer's backward gives the one-rank layer's gradients", "[mpi]") {
+  mpi::communicator c;
+  INFO("rank " << c.rank() << " of " << c.size());
+  CHECK(moe_check::run_backward(c) == std::vector<std::string>{});
+}

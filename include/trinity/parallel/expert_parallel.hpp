@@ -1,7 +1,7 @@
 #pragma once
 //! \file
-//! Expert parallelism's mixture-of-experts layer, forward (issue 33, item 1, in part: no backward yet), over any
-//! Communicator that holds one expert-parallel group. Activations are fp32, row-major, one row per token.
+//! Expert parallelism's mixture-of-experts layer, forward and backward, over any Communicator that holds one
+//! expert-parallel group. Activations are fp32, row-major, one row per token.
 //!  - route_top_k: each token's k highest-scoring experts of the router's logits, their softmax weights
 //!    renormalised over the k (Mixtral's router), and the capacity an expert takes per rank's batch:
 //!    ceil(capacity_factor · tokens · k / experts) assignments, first come in token order; the rest are
@@ -15,7 +15,9 @@
 //! expert: expert_dispatch_bytes.
 //!
 //!   const auto r = parallel::route_top_k(logits, tokens, shape);
-//!   parallel::moe_forward(ep, shape, experts, x, tokens, r, y);   // experts: this rank's, experts_of(...)
+//!   parallel::moe_pass pass;
+//!   parallel::moe_forward(ep, shape, mine, x, r, y, pass);          // mine: this rank's experts
+//!   parallel::moe_backward(ep, shape, mine, pass, dy, dx, dmine, dlogits);
 
 #include <algorithm>
 #include <cmath>
@@ -126,11 +128,19 @@ inline std::size_t expert_dispatch_bytes(std::size_t sent_rows, std::size_t retu
   return experts / ranks * (ranks - 1) * sizeof(std::size_t) + (sent_rows + returned_rows) * hidden * sizeof(float);
 }
 
-//! This rank's tokens (x: tokens × h) through the layer into y (tokens × h); `local` holds this rank's
-//! experts/ranks experts, in order. Every rank of the group calls it, with its own tokens.
+//! What a forward keeps for its backward: the routing, the exchange's layout, the rows this rank's experts ran on
+//! (`in`) and the results its tokens got back (`back`).
+struct moe_pass {
+  routing r;
+  std::vector<std::size_t> send_counts, send_offsets, recv_counts, recv_offsets, counts_in;
+  std::vector<std::size_t> row_of;  //!< where each kept assignment's row sits in the dispatch
+  std::vector<float> in, back;
+};
+
+//! As moe_forward below, keeping in `pass` what moe_backward needs.
 template <Communicator C>
 void moe_forward(C& c, const moe_shape& s, std::span<const expert_weights> local, std::span<const float> x,
-                 const routing& r, std::span<float> y) {
+                 const routing& r, std::span<float> y, moe_pass& pass) {
   validate(s);
   const int n = c.size();
   const auto un = static_cast<std::size_t>(n);
@@ -187,6 +197,105 @@ void moe_forward(C& c, const moe_shape& s, std::span<const expert_weights> local
       if (!r.kept[a]) continue;
       for (std::size_t i = 0; i < h; ++i) y[t * h + i] += r.weight[a] * back[row_of[a] + i];
     }
+  pass = {r,
+          std::move(send_counts),
+          std::move(send_offsets),
+          std::move(recv_counts),
+          std::move(recv_offsets),
+          std::move(counts_in),
+          std::move(row_of),
+          std::move(in),
+          std::move(back)};
+}
+
+//! This rank's tokens (x: tokens × h) through the layer into y (tokens × h); `local` holds this rank's
+//! experts/ranks experts, in order. Every rank of the group calls it, with its own tokens.
+template <Communicator C>
+void moe_forward(C& c, const moe_shape& s, std::span<const expert_weights> local, std::span<const float> x,
+                 const routing& r, std::span<float> y) {
+  moe_pass pass;
+  moe_forward(c, s, local, x, r, y, pass);
+}
+
+//! One expert's backward for one row: x its input, g the gradient of its output; adds to the expert's gradients
+//! `dw` and writes the input's gradient into dx.
+inline void expert_ffn_backward(const moe_shape& s, const expert_weights& w, std::span<const float> x,
+                                std::span<const float> g, expert_weights& dw, std::span<float> dx) {
+  std::vector<float> mid(s.ffn_hidden), dmid(s.ffn_hidden, 0.0f);
+  for (std::size_t i = 0; i < s.ffn_hidden; ++i) {
+    float acc = 0;
+    for (std::size_t j = 0; j < s.hidden; ++j) acc += w.w1[i * s.hidden + j] * x[j];
+    mid[i] = acc;
+  }
+  for (std::size_t i = 0; i < s.hidden; ++i)
+    for (std::size_t j = 0; j < s.ffn_hidden; ++j) {
+      dw.w2[i * s.ffn_hidden + j] += g[i] * std::max(mid[j], 0.0f);
+      dmid[j] += w.w2[i * s.ffn_hidden + j] * g[i];
+    }
+  std::fill(dx.begin(), dx.end(), 0.0f);
+  for (std::size_t i = 0; i < s.ffn_hidden; ++i) {
+    if (mid[i] <= 0) continue;  // relu's gradient
+    for (std::size_t j = 0; j < s.hidden; ++j) {
+      dw.w1[i * s.hidden + j] += dmid[i] * x[j];
+      dx[j] += w.w1[i * s.hidden + j] * dmid[i];
+    }
+  }
+}
+
+//! The backward of the forward `pass` kept: dy (tokens × h) in; dx (tokens × h), the router logits' gradient
+//! (tokens × experts) and, added to `dlocal`, this rank's experts' gradients out. The gradient of each kept
+//! output, weighted, goes to its expert's rank as the row went (an all-to-all), the experts' input gradients come
+//! back (a second), and the router's softmax over each token's k takes the weights' gradients.
+template <Communicator C>
+void moe_backward(C& c, const moe_shape& s, std::span<const expert_weights> local, const moe_pass& pass,
+                  std::span<const float> dy, std::span<float> dx, std::span<expert_weights> dlocal,
+                  std::span<float> dlogits) {
+  const auto& r = pass.r;
+  const std::size_t h = s.hidden, un = static_cast<std::size_t>(c.size()), per_rank = s.experts / un;
+  trinity::detail::require(dy.size() == r.tokens * h && dx.size() == dy.size(), "dy",
+                           "dy and dx must be the forward's tokens x hidden");
+  trinity::detail::require(dlogits.size() == r.tokens * s.experts, "dlogits", "must be tokens x experts");
+  trinity::detail::require(dlocal.size() == local.size(), "dlocal", "needs one gradient per local expert");
+  // Token side: each kept output's gradient, weighted, where its row went; and each weight's gradient.
+  std::vector<float> gout(pass.back.size()), dweight(r.expert.size(), 0.0f);
+  for (std::size_t a = 0; a < r.expert.size(); ++a) {
+    if (!r.kept[a]) continue;
+    const std::size_t t = a / s.top_k, at = pass.row_of[a];
+    float dot = 0;
+    for (std::size_t i = 0; i < h; ++i) {
+      gout[at + i] = r.weight[a] * dy[t * h + i];
+      dot += dy[t * h + i] * pass.back[at + i];
+    }
+    dweight[a] = dot;
+  }
+  std::vector<float> gin(pass.in.size());
+  comm::all_to_allv(c, std::span<const float>(gout), std::span<const std::size_t>(pass.send_counts),
+                    std::span<const std::size_t>(pass.send_offsets), std::span<float>(gin),
+                    std::span<const std::size_t>(pass.recv_counts), std::span<const std::size_t>(pass.recv_offsets));
+  // Expert side: each row's input gradient, the experts' gradients summed over their rows in arrival order.
+  std::vector<float> dxin(pass.in.size()), dxback(pass.back.size());
+  for (std::size_t j = 0, at = 0; j < un; ++j)
+    for (std::size_t q = 0; q < per_rank; ++q)
+      for (std::size_t i = 0; i < pass.counts_in[j * per_rank + q]; ++i, at += h)
+        expert_ffn_backward(s, local[q], std::span<const float>(pass.in).subspan(at, h),
+                            std::span<const float>(gin).subspan(at, h), dlocal[q],
+                            std::span<float>(dxin).subspan(at, h));
+  comm::all_to_allv(c, std::span<const float>(dxin), std::span<const std::size_t>(pass.recv_counts),
+                    std::span<const std::size_t>(pass.recv_offsets), std::span<float>(dxback),
+                    std::span<const std::size_t>(pass.send_counts), std::span<const std::size_t>(pass.send_offsets));
+  // Each token's input gradient, over its kept experts in the order chosen; the router's softmax over its k.
+  std::fill(dx.begin(), dx.end(), 0.0f);
+  std::fill(dlogits.begin(), dlogits.end(), 0.0f);
+  for (std::size_t t = 0; t < r.tokens; ++t) {
+    float weighted = 0;
+    for (std::size_t j = 0; j < s.top_k; ++j) weighted += r.weight[t * s.top_k + j] * dweight[t * s.top_k + j];
+    for (std::size_t j = 0; j < s.top_k; ++j) {
+      const std::size_t a = t * s.top_k + j;
+      dlogits[t * s.experts + r.expert[a]] = r.weight[a] * (dweight[a] - weighted);
+      if (!r.kept[a]) continue;
+      for (std::size_t i = 0; i < h; ++i) dx[t * h + i] += dxback[pass.row_of[a] + i];
+    }
+  }
 }
 
 }  // namespace trinity::parallel

@@ -7,7 +7,10 @@
 #include <trinity/units/literals.hpp>
 
 #include <chrono>
+#include <cstddef>
+#include <string>
 #include <tuple>
+#include <vector>
 
 namespace test_backends {
 
@@ -32,5 +35,13 @@ struct sim_backend {
 };
 
 using all = std::tuple<threads_backend, sim_backend>;
+
+//! Runs a check on `ranks` ranks of Backend: `check(c)` returns what it found wrong on its rank; every rank's list.
+template <class Backend, class Check>
+std::vector<std::vector<std::string>> failures_on(int ranks, Check check) {
+  std::vector<std::vector<std::string>> bad(static_cast<std::size_t>(ranks));
+  Backend::run(ranks, [&](auto& c) { bad[static_cast<std::size_t>(c.rank())] = check(c); });
+  return bad;
+}
 
 }  // namespace test_backends

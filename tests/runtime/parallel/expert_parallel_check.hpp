@@ -36,6 +36,19 @@ inline std::vector<float> values(std::size_t count, int rank, double salt) {
   return v;
 }
 
+inline std::vector<trinity::parallel::expert_weights> all_experts() {
+  std::vector<trinity::parallel::expert_weights> all;
+  for (std::size_t e = 0; e < shape.experts; ++e) all.push_back(weights_of(e));
+  return all;
+}
+
+// The experts rank r of `ranks` holds: experts/ranks of them, contiguous.
+inline std::vector<trinity::parallel::expert_weights> experts_of(
+    const std::vector<trinity::parallel::expert_weights>& all, std::size_t r, std::size_t ranks) {
+  const std::size_t per = shape.experts / ranks;
+  return {all.begin() + static_cast<std::ptrdiff_t>(r * per), all.begin() + static_cast<std::ptrdiff_t>((r + 1) * per)};
+}
+
 inline trinity::parallel::routing routing_of(int rank) {
   return trinity::parallel::route_top_k(values(tokens * shape.experts, rank, 1.0), tokens, shape);
 }
@@ -47,11 +60,8 @@ std::vector<std::string> run(C& c) {
   const int n = c.size();
   const auto un = static_cast<std::size_t>(n), r = static_cast<std::size_t>(c.rank());
   std::vector<std::string> bad;
-  std::vector<par::expert_weights> all;
-  for (std::size_t e = 0; e < s.experts; ++e) all.push_back(weights_of(e));
-  const std::size_t per = s.experts / un;
-  const std::vector<par::expert_weights> local(all.begin() + static_cast<std::ptrdiff_t>(r * per),
-                                               all.begin() + static_cast<std::ptrdiff_t>((r + 1) * per));
+  const auto all = all_experts();
+  const auto local = experts_of(all, r, un);
   const auto x = values(tokens * s.hidden, c.rank(), 0.0);
   const auto route = routing_of(c.rank());
   std::vector<float> got(x.size());
@@ -84,6 +94,66 @@ std::vector<std::string> run(C& c) {
   if (sent != expected)
     bad.push_back("rank " + std::to_string(r) + ": sent " + std::to_string(sent) + " bytes, not " +
                   std::to_string(expected));
+  return bad;
+}
+
+// The backward: each rank's dx, its router's gradient and its experts' gradients against the one-rank layer's,
+// bit for bit (the experts' rows are summed in the same order: by source rank, then as routed).
+template <class C>
+std::vector<std::string> run_backward(C& c) {
+  namespace par = trinity::parallel;
+  const auto& s = shape;
+  const int n = c.size();
+  const auto un = static_cast<std::size_t>(n), me = static_cast<std::size_t>(c.rank());
+  const std::size_t h = s.hidden, per = s.experts / un;
+  const auto all = all_experts();
+  const auto local = experts_of(all, me, un);
+  const auto zero = [&](std::size_t e) {
+    return par::expert_weights{std::vector<float>(all[e].w1.size(), 0.0f), std::vector<float>(all[e].w2.size(), 0.0f)};
+  };
+  std::vector<par::expert_weights> dlocal;
+  for (std::size_t q = 0; q < per; ++q) dlocal.push_back(zero(me * per + q));
+  const auto x = values(tokens * h, c.rank(), 0.0), dy = values(tokens * h, c.rank(), 2.0);
+  std::vector<float> y(x.size()), dx(x.size()), dlogits(tokens * s.experts);
+  par::moe_pass pass;
+  par::moe_forward(c, s, std::span<const par::expert_weights>(local), std::span<const float>(x), routing_of(c.rank()),
+                   std::span<float>(y), pass);
+  par::moe_backward(c, s, std::span<const par::expert_weights>(local), pass, std::span<const float>(dy),
+                    std::span<float>(dx), std::span<par::expert_weights>(dlocal), std::span<float>(dlogits));
+  // The one-rank layer over every rank's tokens, in rank order.
+  std::vector<par::expert_weights> dall;
+  for (std::size_t e = 0; e < s.experts; ++e) dall.push_back(zero(e));
+  std::vector<float> want_dx(x.size(), 0.0f), want_dlogits(dlogits.size(), 0.0f);
+  for (int q = 0; q < n; ++q) {
+    const auto xq = values(tokens * h, q, 0.0), dyq = values(tokens * h, q, 2.0);
+    const auto rq = routing_of(q);
+    std::vector<float> out(h), g(h), dxa(h), dxq(xq.size(), 0.0f), dw(rq.expert.size(), 0.0f);
+    for (std::size_t a = 0; a < rq.expert.size(); ++a) {
+      if (!rq.kept[a]) continue;
+      const std::size_t t = a / s.top_k;
+      const auto xt = std::span<const float>(xq).subspan(t * h, h);
+      par::expert_ffn(s, all[rq.expert[a]], xt, out);
+      for (std::size_t i = 0; i < h; ++i) g[i] = rq.weight[a] * dyq[t * h + i], dw[a] += dyq[t * h + i] * out[i];
+      par::expert_ffn_backward(s, all[rq.expert[a]], xt, g, dall[rq.expert[a]], dxa);
+      for (std::size_t i = 0; i < h; ++i) dxq[t * h + i] += dxa[i];
+    }
+    if (static_cast<std::size_t>(q) != me) continue;
+    want_dx = dxq;
+    for (std::size_t t = 0; t < tokens; ++t) {
+      float weighted = 0;
+      for (std::size_t j = 0; j < s.top_k; ++j) weighted += rq.weight[t * s.top_k + j] * dw[t * s.top_k + j];
+      for (std::size_t j = 0; j < s.top_k; ++j) {
+        const std::size_t a = t * s.top_k + j;
+        want_dlogits[t * s.experts + rq.expert[a]] = rq.weight[a] * (dw[a] - weighted);
+      }
+    }
+  }
+  std::vector<std::string> bad;
+  if (dx != want_dx) bad.push_back("rank " + std::to_string(me) + ": dx differs from the one-rank layer's");
+  if (dlogits != want_dlogits) bad.push_back("rank " + std::to_string(me) + ": the router's gradient differs");
+  for (std::size_t q = 0; q < per; ++q)
+    if (dlocal[q].w1 != dall[me * per + q].w1 || dlocal[q].w2 != dall[me * per + q].w2)
+      bad.push_back("rank " + std::to_string(me) + ": expert " + std::to_string(me * per + q) + "'s gradient differs");
   return bad;
 }
 

@@ -1,6 +1,6 @@
-// Expert parallelism's MoE layer, forward: the top-k router against a worked example, and the layer over 1, 2 and
-// 4 ranks (threads and the simulated fabric) against the same layer computed on one rank, bit for bit, with each
-// rank's bytes the count expert_dispatch_bytes gives.
+// Expert parallelism's MoE layer: the top-k router against a worked example; the layer over 1 to 6 ranks (threads
+// and the simulated fabric), forward and backward, against the same layer computed on one rank, bit for bit, with
+// each rank's bytes the count expert_dispatch_bytes gives; and its gradients against central differences.
 #include <catch2/catch.hpp>
 
 #include "../comm/test_backends.hpp"
@@ -47,11 +47,10 @@ TEMPLATE_TEST_CASE(
     "expert_dispatch_bytes counts",
     "[parallel][moe]", threads_backend, sim_backend) {
   for (const int n : {1, 2, 3, 4, 5, 6}) {
-    std::vector<std::vector<std::string>> bad(static_cast<std::size_t>(n));
-    TestType::run(n, [&](auto& c) { bad[static_cast<std::size_t>(c.rank())] = moe_check::run(c); });
-    for (int r = 0; r < n; ++r) {
+    const auto bad = test_backends::failures_on<TestType>(n, [](auto& c) { return moe_check::run(c); });
+    for (std::size_t r = 0; r < bad.size(); ++r) {
       INFO(n << " ranks, rank " << r);
-      CHECK(bad[static_cast<std::size_t>(r)] == std::vector<std::string>{});
+      CHECK(bad[r] == std::vector<std::string>{});
     }
   }
 }
@@ -72,4 +71,75 @@ TEST_CASE("the expert-parallel layer refuses experts that do not split over its 
   });
   for (const auto& e : errors)
     CHECK(e == "experts: 6 do not split over 4 ranks; give an expert-parallel group that divides them");
+}
+
+TEMPLATE_TEST_CASE("the expert-parallel layer's backward gives the one-rank layer's gradients, bit for bit",
+                   "[parallel][moe]", threads_backend, sim_backend) {
+  for (const int n : {1, 2, 3, 4, 5, 6}) {
+    const auto bad = test_backends::failures_on<TestType>(n, [](auto& c) { return moe_check::run_backward(c); });
+    for (std::size_t r = 0; r < bad.size(); ++r) {
+      INFO(n << " ranks, rank " << r);
+      CHECK(bad[r] == std::vector<std::string>{});
+    }
+  }
+}
+
+TEST_CASE("the MoE layer's gradients are the loss's derivatives (central differences, one rank)", "[parallel][moe]") {
+  // Loss = sum(y · v): dy = v. Small enough to difference every input, logit and weight.
+  const parallel::moe_shape s{3, 4, 4, 2, 2.0};
+  const std::size_t tokens = 3;
+  std::vector<parallel::expert_weights> w;
+  for (std::size_t e = 0; e < s.experts; ++e) {
+    parallel::expert_weights x{std::vector<float>(12), std::vector<float>(12)};
+    for (std::size_t i = 0; i < 12; ++i)
+      x.w1[i] = static_cast<float>(std::sin(double(e * 12 + i) * 1.3) * 0.8),
+      x.w2[i] = static_cast<float>(std::cos(double(e * 12 + i) * 0.7) * 0.8);
+    w.push_back(x);
+  }
+  std::vector<float> x{0.3f, -0.7f, 0.9f, 0.5f, 0.1f, -0.4f, -0.2f, 0.8f, 0.6f};
+  std::vector<float> logits{0.9f, 0.1f, -0.6f, 0.4f, -0.3f, 0.7f, 0.2f, -0.9f, 0.5f, -0.1f, 0.8f, -0.5f};
+  const std::vector<float> v{1.0f, -0.5f, 0.25f, 0.75f, -1.0f, 0.5f, -0.25f, 0.6f, 0.3f};
+  const auto loss = [&](const std::vector<float>& xs, const std::vector<float>& ls,
+                        const std::vector<parallel::expert_weights>& ws) {
+    comm::thread_world world(1);
+    double out = 0;
+    comm::run_ranks(world, [&](comm::thread_communicator& c) {
+      std::vector<float> y(xs.size());
+      parallel::moe_forward(c, s, std::span<const parallel::expert_weights>(ws), std::span<const float>(xs),
+                            parallel::route_top_k(ls, tokens, s), std::span<float>(y));
+      for (std::size_t i = 0; i < y.size(); ++i) out += double(y[i]) * v[i];
+    });
+    return out;
+  };
+  std::vector<float> dx(x.size()), dlogits(logits.size());
+  std::vector<parallel::expert_weights> dw;
+  for (const auto& e : w) dw.push_back({std::vector<float>(e.w1.size(), 0.0f), std::vector<float>(e.w2.size(), 0.0f)});
+  comm::thread_world world(1);
+  comm::run_ranks(world, [&](comm::thread_communicator& c) {
+    std::vector<float> y(x.size());
+    parallel::moe_pass pass;
+    parallel::moe_forward(c, s, std::span<const parallel::expert_weights>(w), std::span<const float>(x),
+                          parallel::route_top_k(logits, tokens, s), std::span<float>(y), pass);
+    parallel::moe_backward(c, s, std::span<const parallel::expert_weights>(w), pass, std::span<const float>(v),
+                           std::span<float>(dx), std::span<parallel::expert_weights>(dw), std::span<float>(dlogits));
+  });
+  const float eps = 1e-3f;
+  const auto central = [&](float& p, auto&& f) {
+    const float keep = p;
+    p = keep + eps;
+    const double up = f();
+    p = keep - eps;
+    const double down = f();
+    p = keep;
+    return (up - down) / (2.0 * eps);
+  };
+  for (std::size_t i = 0; i < x.size(); ++i)
+    CHECK(dx[i] == Approx(central(x[i], [&] { return loss(x, logits, w); })).margin(2e-3));
+  for (std::size_t i = 0; i < logits.size(); ++i)
+    CHECK(dlogits[i] == Approx(central(logits[i], [&] { return loss(x, logits, w); })).margin(2e-3));
+  for (std::size_t e = 0; e < s.experts; ++e)
+    for (std::size_t i = 0; i < 12; ++i) {
+      CHECK(dw[e].w1[i] == Approx(central(w[e].w1[i], [&] { return loss(x, logits, w); })).margin(2e-3));
+      CHECK(dw[e].w2[i] == Approx(central(w[e].w2[i], [&] { return loss(x, logits, w); })).margin(2e-3));
+    }
 }
