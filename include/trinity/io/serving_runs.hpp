@@ -163,14 +163,21 @@ inline plan::serving_workload serving_run_workload(const serving_run& r) {
   return w;
 }
 
-//! What the model predicts for a run's metric on system `s` (its preset, calibrated as given).
-inline double predict(const serving_run& r, const plan::system& s) {
-  const auto c = plan::price_configuration(s, serving_run_workload(r), r.configuration(), "runs[" + r.name + "]");
-  if (r.metric == "ttft_s") return c.cost.ttft.value();
-  if (r.metric == "tpot_s") return c.cost.tpot.value();
-  if (r.metric == "output_tokens_per_second") return c.cost.replica_tokens_per_second;
-  return c.cost.tokens_per_second;
+//! The figure of a priced configuration that a run measured.
+inline double metric_of(const serving_run& r, const plan::serving_cost& c) {
+  if (r.metric == "ttft_s") return c.ttft.value();
+  if (r.metric == "tpot_s") return c.tpot.value();
+  if (r.metric == "output_tokens_per_second") return c.replica_tokens_per_second;
+  return c.tokens_per_second;
 }
+
+//! A run's configuration priced on system `s` (its preset, calibrated as given).
+inline plan::priced_configuration configuration_of(const serving_run& r, const plan::system& s) {
+  return plan::price_configuration(s, serving_run_workload(r), r.configuration(), "runs[" + r.name + "]");
+}
+
+//! What the model predicts for a run's metric on system `s`.
+inline double predict(const serving_run& r, const plan::system& s) { return metric_of(r, configuration_of(r, s).cost); }
 
 //! The run's error: predicted over measured, less one. A time and a rate are both judged this way.
 inline double serving_error(const serving_run& r, const plan::system& s) { return predict(r, s) / r.value - 1.0; }
@@ -229,15 +236,20 @@ inline std::size_t device_knob(const std::string& system) {
 
 }  // namespace detail
 
-//! The preset a run ran on, with its engine family's calibration in place of its own and its engine's KV reads.
+//! A family's calibration for the device a run ran on, with the run's engine's KV reads.
+inline model::serving_calibration calibration_of(const serving_run& r, const serving_calibration_fit& f) {
+  auto c = r.system == "dgx-a100" ? f.a100 : r.system == "dgx-h100" ? f.h100 : f.h200;
+  c.kv_read_per_query_head = r.kv_read_per_query_head;
+  return c;
+}
+
+//! The preset a run ran on, with its engine family's calibration in place of its own.
 inline plan::system serving_system(const serving_run& r, const serving_calibrations& fits) {
   auto s = *plan::presets::find(r.system);
   const auto it = fits.find(r.engine_family);
   trinity::detail::require(it != fits.end(), "runs[" + r.name + "].source",
                            "its engine family, " + r.engine_family + ", has no run marked fit to calibrate it");
-  const auto& f = it->second;
-  s.device.serving = r.system == "dgx-a100" ? f.a100 : r.system == "dgx-h100" ? f.h100 : f.h200;
-  s.device.serving.kv_read_per_query_head = r.kv_read_per_query_head;
+  s.device.serving = calibration_of(r, it->second);
   return s;
 }
 
@@ -255,11 +267,26 @@ inline serving_calibration_fit calibrate_serving_family(const serving_runs& file
       if (!seen[d]) x[d] = x[1];
     return x;
   };
+  // Each run's configuration parsed and checked once; a trial calibration only reprices it (plan::price, what
+  // price_configuration ends in).
+  struct prepared {
+    plan::system system;
+    plan::priced_configuration configuration;
+  };
+  std::vector<prepared> runs;
+  for (const auto* r : fit) {
+    auto s = *plan::presets::find(r->system);
+    auto c = configuration_of(*r, s);
+    runs.push_back({std::move(s), std::move(c)});
+  }
   const auto loss = [&](const detail::serving_point& x) {
-    const serving_calibrations fits{{family, detail::serving_fit_of(tied(x))}};
+    const auto f = detail::serving_fit_of(tied(x));
     double sum = 0;
-    for (const auto* r : fit) {
-      const double e = std::log(predict(*r, serving_system(*r, fits)) / r->value);
+    for (std::size_t i = 0; i < fit.size(); ++i) {
+      auto& [s, c] = runs[i];
+      s.device.serving = calibration_of(*fit[i], f);
+      const auto cost = plan::price(s, c.workload, c.configuration.plan, c.codecs);
+      const double e = std::log(metric_of(*fit[i], cost) / fit[i]->value);
       sum += e * e;
     }
     return sum;

@@ -138,6 +138,12 @@ inline seconds pass_overhead(const serving_replica& r) {
 
 }  // namespace detail
 
+//! The rate one device runs prefill's FLOPs at, for a pass of `rows` tokens: the flat share of the peak where the
+//! replica gives one, else the GEMM curve (what a replay, which prices prefill per FLOP, needs).
+inline flops_per_second prefill_rate(const serving_replica& r, double rows) {
+  return r.prefill_efficiency > 0 ? r.prefill_efficiency * r.device_rate : detail::gemm_rate(r, rows);
+}
+
 //! One all-reduce of `size` bytes over the replica's t devices as a serving engine runs it: one launch's latency,
 //! then the faster of a one-shot exchange (each device reads the t − 1 others' buffers) and a ring.
 inline seconds tensor_parallel_all_reduce_time(const serving_replica& r, bytes size) {

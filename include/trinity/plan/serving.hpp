@@ -182,16 +182,6 @@ inline model::serving_replica replica_of(const system& s, const serving_workload
           precision.compute == "fp8"};
 }
 
-//! The share of the peak a prefill runs its FLOPs at on a replica of this plan: the workload's flat share where
-//! it gives one, else the device's GEMM curve at the layer's widths (what a replay, which prices prefill per FLOP,
-//! needs).
-inline double prefill_share(const system& s, const serving_workload& w, const serving_plan& p) {
-  if (w.prefill_efficiency > 0) return w.prefill_efficiency;
-  const double n = static_cast<double>(w.shape.ffn_hidden) / static_cast<double>(p.tensor_parallel);
-  const double rows = std::max(w.prompt_tokens, model::detail::curve_rows);  // as model::serving's GEMM rate
-  return s.device.gemm(rows, n, static_cast<double>(w.shape.hidden));
-}
-
 inline serving_cost price(const system& s, const serving_workload& w, const serving_plan& p,
                           const std::vector<model::compressor_cost>& codecs) {
   const auto& k = codecs.at(p.codec);

@@ -95,7 +95,7 @@ inline serving_replay_result replay_serving(const system& s, const serving_workl
       {.tiers = std::move(tiers),
        .block_bytes = out.block_bytes,
        .prefill = [&](std::size_t d) { return by_depth[d]; },
-       .device_rate = t * prefill_share(s, w, p) * s.device.rate(serving_precision_of(w, s).compute)});
+       .device_rate = t * model::prefill_rate(replica_of(s, w, p, codecs.at(p.codec)), w.prompt_tokens)});
   bytes before{};
   for (const auto& q : trace) {
     const auto r = kv.request(0, q.hash_ids);

@@ -130,9 +130,8 @@ inline plan::plan_result plan_training_with(const plan::system& s, plan::trainin
   return planned([&] { return plan::plan_training(s, w, codecs, o); });
 }
 
-//! The serving plan for these flags: the error budget applied to w; the gradient-only flags refused.
-inline plan::serving_plan_result plan_serving_with(const plan::system& s, plan::serving_workload& w,
-                                                   const planning_flags& f) {
+//! The planning flags an llm-serve workload takes: the error budget applied to w; the gradient-only flags refused.
+inline void apply_serving_flags(plan::serving_workload& w, const planning_flags& f) {
   if (!f.profile.empty())
     throw bad_flag("--profile", f.profile,
                    "is for a training workload's gradient codecs; llm-serve's KV codecs are the system's");
@@ -140,6 +139,12 @@ inline plan::serving_plan_result plan_serving_with(const plan::system& s, plan::
     throw bad_flag("--link-budget", f.link_budget, "is for training and edge workloads, not llm-serve");
   if (!f.error_budget.empty())
     w.error_budget = number_flag(f.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
+}
+
+//! The serving plan for these flags.
+inline plan::serving_plan_result plan_serving_with(const plan::system& s, plan::serving_workload& w,
+                                                   const planning_flags& f) {
+  apply_serving_flags(w, f);
   return planned([&] { return plan::plan_serving(s, w, options_of(f)); });
 }
 

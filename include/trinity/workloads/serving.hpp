@@ -80,8 +80,7 @@ namespace detail {
 // The system as a serving plan states it: a device with no serving calibration (the data sheet's ideal) is an
 // assumption of the plan's, listed with the system's.
 inline plan::system as_serving_states(plan::system s) {
-  const model::serving_calibration ideal{};
-  if (s.device.serving.hbm_share == ideal.hbm_share && s.device.serving.layer_overhead == ideal.layer_overhead)
+  if (s.device.serving == model::serving_calibration{})
     plan::assume(s.assumed, "device.serving", "uncalibrated (the full HBM bandwidth, no overheads)");
   return s;
 }
@@ -170,15 +169,10 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
 inline void price_serving_configuration(const request& a, const plan::system& s, plan::serving_workload& w,
                                         std::ostream& out) {
   if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), "goes with a training workload's layout search");
-  if (!a.planning.profile.empty())
-    throw bad_flag("--profile", a.planning.profile, "is for a training workload's gradient codecs, not llm-serve");
-  if (!a.planning.link_budget.empty())
-    throw bad_flag("--link-budget", a.planning.link_budget, "is for training and edge workloads, not llm-serve");
   if (!a.plot.empty())
     throw bad_flag("--plot", a.plot, "draws a search's plans; --parallelism prices one configuration");
   refuse_memory_headroom(a);
-  if (!a.planning.error_budget.empty())
-    w.error_budget = number_flag(a.planning.error_budget, "--error-budget", 0, 10, "a relative error from 0 to 10");
+  apply_serving_flags(w, a.planning);
   plan::priced_configuration c;
   try {
     c = plan::price_configuration(s, w, a.parallelism, "--parallelism");

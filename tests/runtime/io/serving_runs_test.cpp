@@ -18,6 +18,11 @@ const io::serving_runs& runs() {
   static const auto file = io::read_serving_runs(from("bench/published/serving-runs.json"));
   return file;
 }
+// The calibration of the file's runs, fitted once for the cases that read it.
+const io::serving_calibrations& calibrated() {
+  static const auto fits = io::calibrate_serving(runs());
+  return fits;
+}
 }  // namespace
 
 TEST_CASE("serving runs: our own probe's rows are the result files' CUDA-graph times, as recorded", "[io][serving]") {
@@ -50,7 +55,7 @@ TEST_CASE("serving runs: our own probe's rows are the result files' CUDA-graph t
 }
 
 TEST_CASE("serving runs: each is priced through the configuration its source ran", "[io][serving]") {
-  const auto fits = io::calibrate_serving(runs());
+  const auto& fits = calibrated();
   for (const auto& r : runs().runs) {
     if (r.metric != "output_tokens_per_device_second" || r.layers) continue;
     INFO(r.name);
@@ -63,7 +68,7 @@ TEST_CASE("serving runs: each is priced through the configuration its source ran
 }
 
 TEST_CASE("serving runs: the presets carry the tensorrt-llm family's fit of the runs marked fit", "[io][serving]") {
-  const auto fits = io::calibrate_serving(runs());
+  const auto& fits = calibrated();
   REQUIRE(fits.contains("tensorrt-llm"));
   REQUIRE(fits.contains("torch-cuda-graphs"));
   const auto& f = fits.at("tensorrt-llm");
@@ -84,7 +89,7 @@ TEST_CASE("serving runs: the presets carry the tensorrt-llm family's fit of the 
 }
 
 TEST_CASE("serving runs: the held-out runs meet the issue's bounds", "[io][serving]") {
-  const auto fits = io::calibrate_serving(runs());
+  const auto& fits = calibrated();
   double sum[2] = {}, worst[2] = {};
   std::size_t n[2] = {};
   for (const auto& r : runs().runs) {
