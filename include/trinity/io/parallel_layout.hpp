@@ -1,8 +1,10 @@
 #pragma once
 //! \file
 //! A parallel layout written as the command line takes it:
-//!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,sp=on|off,zero=0..3,offload=on|off,codec=NAME|none
-//! Every key is optional (a missing degree is 1, recompute none, sp off, ZeRO 0, no offload, no gradient codec); an
+//!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,sp=on|off,zero=0..3,offload=on|off,codec=NAME|none,
+//!   overlap=on|off
+//! Every key is optional (a missing degree is 1, recompute none, sp off, ZeRO 0, no offload, no gradient codec,
+//! overlap as the workload says); an
 //! unknown key, a key given twice or a value that is not allowed is refused, naming it and what would be. A codec's
 //! name is checked where its cost is looked up (plan::gradient_codec).
 
@@ -18,8 +20,8 @@
 namespace trinity::io {
 
 inline model::parallel_layout parse_parallel_layout(std::string_view text, const std::string& field = "parallelism") {
-  static constexpr std::string_view keys[] = {"tp",        "pp", "vpp",  "cp",      "dp",   "mbs",
-                                              "recompute", "sp", "zero", "offload", "codec"};
+  static constexpr std::string_view keys[] = {"tp",        "pp", "vpp",  "cp",      "dp",    "mbs",
+                                              "recompute", "sp", "zero", "offload", "codec", "overlap"};
   model::parallel_layout l;
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
   trinity::detail::for_each_key_value(
@@ -40,9 +42,12 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
           l.codec = value == "none" || value == "identity" ? "" : value;
           return;
         }
-        if (key == "sp" || key == "offload") {
+        if (key == "sp" || key == "offload" || key == "overlap") {
           if (value != "on" && value != "off") fail(key + "=" + value + ": use on or off");
-          (key == "sp" ? l.sequence_parallel : l.offload) = value == "on";
+          if (key == "overlap")
+            l.overlap = value == "on";
+          else
+            (key == "sp" ? l.sequence_parallel : l.offload) = value == "on";
           return;
         }
         std::size_t n = 0, used = 0;
@@ -100,6 +105,7 @@ inline plan::assumptions parallel_layout_defaults(std::string_view text, const m
   note("zero", l.zero_stage);
   note("offload", l.offload ? "on" : "off");
   note("codec", l.codec.empty() ? "none" : l.codec);
+  // overlap left out is the workload's, which the workload's own assumptions list when it did not give it
   return out;
 }
 

@@ -10,7 +10,10 @@
 //!  - matrix multiplies at the device's GEMM efficiency for their shape
 //!    (model/gemm.hpp): forward, and backward's data and weight gradients;
 //!  - the attention core (QKᵀ and the weighted sum of V, full s² as
-//!    Narayanan et al. count it) at the efficiency of its batched shape;
+//!    Narayanan et al. count it) at the efficiency of its batched shape; with
+//!    flash_attention, one fused causal kernel (model/fused_attention.hpp):
+//!    half the s² work forward, 2.5 times that backward, at the device's
+//!    measured kernel curve by sequence and head dimension;
 //!  - memory-bound work (norms, softmax, dropout, activation functions,
 //!    residuals): κ bytes of device-memory traffic per byte of activations
 //!    the layer keeps, at the memory's bandwidth;
@@ -26,8 +29,9 @@
 //!  - full recomputation runs the forward (its all-reduces too) again;
 //!    selective recomputation runs the attention core again.
 //! A step is m micro-batches plus the bubble (p − 1)/(m·v) of them, then the
-//! data-parallel gradient reduction (exposed, or hidden behind the last
-//! micro-batch's backward where the mechanism overlaps it; through a gradient
+//! data-parallel gradient reduction and ZeRO's parameter all-gathers (exposed
+//! whole, or with overlap, bucket by bucket under the last micro-batch's
+//! backward and the first one's forward, model/overlap.hpp; through a gradient
 //! codec, model/gradient_reduction.hpp, whose coding is never hidden), then the
 //! optimizer step (memory-bound: Adam reads and writes its states once).
 //! Links: ranks are laid out tensor-innermost, then context, pipeline and
@@ -43,12 +47,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include <trinity/error.hpp>
 #include <trinity/model/collectives.hpp>
+#include <trinity/model/fused_attention.hpp>
 #include <trinity/model/gemm.hpp>
 #include <trinity/model/gradient_reduction.hpp>
+#include <trinity/model/overlap.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/model/transformer.hpp>
 #include <trinity/units/quantity.hpp>
@@ -66,6 +73,9 @@ struct parallel_layout {
   //! The gradient codec of the data-parallel reduction, by name (empty: the gradient as the trainer holds it).
   //! price() takes its cost: its ratio and its rates on the device.
   std::string codec = {};
+  //! The data-parallel collectives bucket by bucket under the backward and forward passes (Megatron's
+  //! --overlap-grad-reduce and --overlap-param-gather); unset: the job's default (training_job::overlap_dp).
+  std::optional<bool> overlap = {};
 
   [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
   friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
@@ -76,7 +86,8 @@ inline std::string to_string(const parallel_layout& l) {
          ",cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
          ",recompute=" + to_string(l.recompute) + ",sp=" + (l.sequence_parallel ? "on" : "off") +
          ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "") +
-         (l.codec.empty() ? "" : ",codec=" + l.codec);
+         (l.codec.empty() ? "" : ",codec=" + l.codec) +
+         (l.overlap ? std::string(",overlap=") + (*l.overlap ? "on" : "off") : std::string());
 }
 
 //! One level of the network, per GPU and direction.
@@ -94,6 +105,8 @@ struct training_cluster {
   std::size_t domain = 8;               //!< GPUs that share the fast link
   link_level fast{}, slow{};
   double elementwise_traffic = 3.0;  //!< κ: memory traffic per byte of activations kept
+  //! The fused attention kernel's measured curve (model/fused_attention.hpp); unmeasured: GEMMs price it.
+  fused_attention_efficiency attention{};
   //! The tier optimizer states offload to (host memory, per GPU), reached over `host.bandwidth`; capacity 0: none.
   link_level host{};
   bytes host_memory{};
@@ -107,7 +120,7 @@ struct training_job {
   state_bytes precision = mixed_precision_adam;
   bool flash_attention = false;  //!< the attention core never stores its s² scores
   bool dropout = true;           //!< GPT's three dropouts (and their 1-byte masks); Llama trains without
-  bool overlap_dp = false;       //!< the gradient reduction runs under the last micro-batch's backward
+  bool overlap_dp = false;       //!< the data-parallel collectives overlap the passes, where the layout does not say
 };
 
 //! Activation bytes one layer keeps for the backward pass, per micro-batch of b sequences whose s_local tokens
@@ -180,6 +193,8 @@ struct parallel_step_cost {
   std::size_t layers_per_stage = 0;
   double stage_parameters = 0;  //!< Ψ: the fuller stage's parameters on one GPU, before ZeRO shards them
   seconds dp_collectives{};     //!< the data-parallel collectives' whole time, before backward hides any of it
+  bool overlap = false;         //!< whether they ran bucket by bucket under the passes (model/overlap.hpp)
+  double buckets = 0;           //!< how many buckets, when they did
 };
 
 //! The first rule the layout breaks for this job and cluster, or empty.
@@ -263,6 +278,19 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   const double d_head = m.head_dim(), batches = b * static_cast<double>(m.heads) / t;
   x.attn_f = batches * (detail::gemm_time(c, s_local, s, d_head) + detail::gemm_time(c, s_local, d_head, s));
   x.attn_b = 2.0 * x.attn_f;
+  if (j.flash_attention) {
+    // One fused causal kernel: its s_local queries see s/2 keys on average (context parallelism's chunks are
+    // balanced so), and the backward pass does 2.5 times the forward's work.
+    if (c.attention.measured()) {
+      const double work = attention_core_flops(b, static_cast<double>(m.heads) / t, s_local, s, d_head, true);
+      x.attn_f = seconds{work / (c.peak.value() * c.attention.forward_share(s_local, d_head))};
+      x.attn_b =
+          seconds{attention_backward_ratio * work / (c.peak.value() * c.attention.backward_share(s_local, d_head))};
+    } else {
+      x.attn_f = 0.5 * x.attn_f;
+      x.attn_b = attention_backward_ratio * x.attn_f;
+    }
+  }
   x.kept = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::none);
   x.scores = x.kept - layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::selective);
   const double kappa = c.elementwise_traffic;
@@ -364,26 +392,39 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const double n = static_cast<double>(shard_ranks);
   const auto dp_link = detail::as_collective(detail::level(c, l.gpus()));
   const auto& pb = j.precision;
-  seconds dp{};
+  seconds reduce{}, gather{};  // the gradient's reduction; one all-gather of the parameters
+  double gathers = 0;          // parameter all-gathers a step
   bytes dp_bytes{};
   if (shard_ranks > 1) {
     // The gradient's reduction (through the codec: plan/training.hpp's count), then ZeRO's parameter all-gathers.
     const auto g = gradient_reduction(shard_ranks, psi, pb.gradient, l.zero_stage, codec, dp_link);
-    dp = g.comm;
+    reduce = g.comm;
     dp_bytes = g.sent;
     r.codec = g.coding;
     if (l.zero_stage >= 1) {
       const bytes params{psi * pb.parameter};
       // ZeRO-3 gathers the parameters again for each micro-batch's forward and backward.
-      const double gathers = l.zero_stage == 3 ? 2.0 * mb : 1.0;
-      dp += gathers * ring_all_gather_time(shard_ranks, params, dp_link);
+      gathers = l.zero_stage == 3 ? 2.0 * mb : 1.0;
+      gather = ring_all_gather_time(shard_ranks, params, dp_link);
       dp_bytes += gathers * (n - 1.0) / n * params;
     }
   }
   r.gradient_frame = bytes{psi * (is_uncoded(codec) ? pb.gradient : 4.0 / codec.ratio)};
-  const seconds last_backward = L * (x.backward() + x.recompute) + logits_b;
-  r.dp_comm = j.overlap_dp ? (dp > last_backward ? dp - last_backward : seconds{}) : dp;
-  r.dp_collectives = dp;
+  r.dp_collectives = reduce + gathers * gather;
+  r.dp_comm = r.dp_collectives;
+  r.overlap = l.overlap.value_or(j.overlap_dp);
+  if (r.overlap && shard_ranks > 1) {
+    // Bucket by bucket (model/overlap.hpp): the reduction under the last micro-batch's backward, the gather
+    // under the first micro-batch's forward (ZeRO-3: under each micro-batch's forward and backward).
+    r.buckets = bucket_count(psi, megatron_bucket_parameters(shard_ranks));
+    const seconds backward = L * (x.backward() + x.recompute) + logits_b, forward = L * x.forward();
+    r.dp_comm = exposed_after_overlap(reduce, backward, r.buckets);
+    if (l.zero_stage == 3)
+      r.dp_comm +=
+          mb * (exposed_after_overlap(gather, forward, r.buckets) + exposed_after_overlap(gather, backward, r.buckets));
+    else if (l.zero_stage >= 1)
+      r.dp_comm += exposed_after_overlap(gather, forward, r.buckets);
+  }
   r.stage_parameters = psi;
   r.dp_bytes = dp_bytes;
   const double local = psi / (l.zero_stage >= 1 ? n : 1.0);

@@ -18,6 +18,7 @@ inline model::training_cluster cluster_of(const system& s, model::gemm_efficienc
   model::training_cluster c;
   c.peak = s.device.rate(precision);
   c.gemm = gemm;
+  c.attention = s.device.attention;
   c.memory_bandwidth = s.tiers.at(0).bandwidth;
   c.memory = s.tiers.at(0).capacity;
   c.fast = {s.interconnect.latency, s.interconnect.bandwidth};

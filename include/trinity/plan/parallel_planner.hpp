@@ -100,6 +100,7 @@ inline model::training_job job_of(const training_workload& w, std::size_t ranks)
   j.precision = w.precision;
   j.flash_attention = w.flash_attention;
   j.dropout = w.dropout;
+  j.overlap_dp = w.overlap;
   return j;
 }
 

@@ -23,6 +23,7 @@
 #include <trinity/model/serving.hpp>
 #include <trinity/plan/assumed.hpp>
 #include <trinity/plan/detail/measured_gemm.hpp>
+#include <trinity/plan/detail/measured_attention.hpp>
 #include <trinity/plan/detail/measured_serving.hpp>
 #include <trinity/tiers/presets.hpp>
 #include <trinity/units/format.hpp>
@@ -59,6 +60,9 @@ struct device_spec {
   //! What a serving engine on this device costs beyond its bytes and FLOPs (model/serving.hpp). The default, the
   //! data sheet's ideal, is an upper bound on speed.
   model::serving_calibration serving{};
+  //! The fused attention kernel's curve (model/fused_attention.hpp): what flash_attention costs in the parallel
+  //! step model. The default, not measured, prices the attention core as the GEMM curve's batched GEMMs.
+  model::fused_attention_efficiency attention{};
 
   //! The rate at which work of this precision runs.
   [[nodiscard]] flops_per_second rate(std::string_view precision) const {
@@ -276,7 +280,9 @@ inline system h100_infiniband() {
            watts{90},
            detail::measured_h100_gemm,  // fitted to cuBLAS on an H100 (plan/detail/measured_gemm.hpp)
            // fitted to published TensorRT-LLM runs (plan/detail/measured_serving.hpp)
-           detail::fitted_h100_serving},
+           detail::fitted_h100_serving,
+           // cuDNN's fused attention, fitted to its published H100 speeds (plan/detail/measured_attention.hpp)
+           detail::measured_h100_attention},
           {tier_of(tiers::h100_hbm3::descriptor), tier_of(tiers::host_ddr::descriptor)},
           link_of(links::infiniband_400g::descriptor),
           std::nullopt,

@@ -47,6 +47,9 @@ struct training_workload {
   std::size_t global_batch = 0;  //!< sequences per step over every replica; 0: batch × the data-parallel ranks
   bool flash_attention = true;   //!< the attention core keeps no s² scores (FlashAttention)
   bool dropout = false;          //!< GPT's dropouts and their masks; Llama trains without
+  //! The data-parallel collectives bucket by bucket under the passes (model/overlap.hpp), where a layout
+  //! does not say (its overlap=on|off)
+  bool overlap = false;
   //! Lengths the sequences come in, with their shares; empty: every sequence is `sequence` tokens.
   std::vector<sequence_bucket> sequence_mix = {};
   //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
@@ -87,6 +90,7 @@ inline training_workload with_defaults_noted(training_workload w) {
   assume(w.assumed, "error_budget", w.error_budget);
   assume(w.assumed, "flash_attention", w.flash_attention);
   assume(w.assumed, "dropout", w.dropout);
+  assume(w.assumed, "overlap", w.overlap);
   return w;
 }
 

@@ -51,6 +51,7 @@ inline constexpr key training_keys[] = {{"name", required},
                                         {"global_batch"},
                                         {"flash_attention"},
                                         {"dropout"},
+                                        {"overlap"},
                                         {"sequence_mix"}};
 inline constexpr key bucket_keys[] = {{"name"}, {"sequence", required}, {"share", required}};
 inline constexpr key precision_keys[] = {
@@ -83,7 +84,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     w.hidden = w.shape->hidden;
     w.parameters = shape_parameters(o, *w.shape);
   } else {
-    for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "dropout", "sequence_mix"})
+    for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "dropout", "overlap", "sequence_mix"})
       if (o.has(k))
         fail(k,
              "describes a transformer's shape; give heads, ffn_hidden and vocabulary too, or name the "
@@ -105,6 +106,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
       plan::assume(assumed, "global_batch", w.batch * (w.data_parallel ? w.data_parallel : s.device.count));
     o.get("flash_attention", w.flash_attention, assumed);
     o.get("dropout", w.dropout, assumed);
+    o.get("overlap", w.overlap, assumed);
   }
   if (o.has("sequence_mix")) {
     // Shares of the global batch's sequences by length: each bucket a whole number of them, all of them in all.

@@ -1,0 +1,150 @@
+#include <catch2/catch.hpp>
+
+#include <trinity/io/attention_kernels.hpp>
+#include <trinity/model/fused_attention.hpp>
+#include <trinity/model/parallel_training.hpp>
+#include <trinity/plan/system.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace trinity;
+using namespace trinity::model;
+
+namespace {
+io::json from(const std::string& path) { return io::load(std::string(TRINITY_SOURCE_DIR) + "/" + path); }
+
+training_job llama_like(bool flash) {
+  training_job j;
+  j.shape = {4, 4096, 14336, 32, 8, 128256, true, false};  // head dimension 128
+  j.sequence = 8192;
+  j.global_batch = 8;
+  j.flash_attention = flash;
+  j.dropout = false;
+  return j;
+}
+
+training_cluster device(fused_attention_efficiency a) {
+  training_cluster c;
+  c.peak = flops_per_second{1e15};
+  c.gemm = {0.8, 300};
+  c.memory_bandwidth = bytes_per_second{3e12};
+  c.memory = bytes{80e9};
+  c.fast = {seconds{1e-6}, bytes_per_second{300e9}};
+  c.slow = {seconds{5e-6}, bytes_per_second{25e9}};
+  c.attention = a;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("the fused kernel's curve: its knee halves it, head dimension 128 is its reference", "[model]") {
+  const fused_attention_efficiency a{0.6, 400, 0.5, 700, 120};
+  CHECK(a.measured());
+  CHECK(a.head_dim_factor(128) == Approx(1.0).epsilon(1e-15));
+  CHECK(a.forward_share(400, 128) == Approx(0.3).epsilon(1e-15));
+  CHECK(a.backward_share(700, 128) == Approx(0.25).epsilon(1e-15));
+  // d/(d + d0) · (128 + d0)/128 at 64: 64/184 · 248/128.
+  CHECK(a.head_dim_factor(64) == Approx(64.0 / 184.0 * 248.0 / 128.0).epsilon(1e-15));
+  CHECK_FALSE(fused_attention_efficiency{}.measured());
+  // The kernels' own count: 4·s²·d a head forward, causal half.
+  CHECK(attention_core_flops(2, 16, 4096, 4096, 128, true) == 4.0 * 2 * 16 * 4096.0 * 4096 * 128 / 2);
+  CHECK(attention_core_flops(1, 1, 10, 20, 8, false) == 4.0 * 10 * 20 * 8);
+}
+
+TEST_CASE("the fit recovers a curve from points it generated", "[model]") {
+  const double peak = 1e15;
+  const fused_attention_efficiency truth{0.55, 390, 0.47, 650, 110};
+  std::vector<attention_point> points;
+  for (const double s : {512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0}) {
+    points.push_back({false, true, 128, s, peak * truth.forward_share(s, 128)});
+    points.push_back({true, true, 128, s, peak * truth.backward_share(s, 128)});
+    points.push_back({false, true, 64, s, peak * truth.forward_share(s, 64)});
+  }
+  const auto f = fit_fused_attention(points, peak);
+  CHECK(f.model.forward == Approx(truth.forward).epsilon(2e-3));
+  CHECK(f.model.forward_knee == Approx(truth.forward_knee).epsilon(1e-2));
+  CHECK(f.model.backward == Approx(truth.backward).epsilon(2e-3));
+  CHECK(f.model.backward_knee == Approx(truth.backward_knee).epsilon(1e-2));
+  CHECK(f.model.head_dim_knee == Approx(truth.head_dim_knee).margin(0.25));
+  CHECK(f.derived_backward == 0);
+  CHECK(f.rms_log_error < 1e-3);
+}
+
+TEST_CASE("a non-causal backward point becomes causal by the forward pass's mask ratio", "[model]") {
+  const double peak = 1e15;
+  std::vector<attention_point> points{{false, true, 128, 1024, 400e12},  {false, false, 128, 1024, 500e12},
+                                      {true, false, 128, 1024, 450e12},  {false, true, 128, 4096, 500e12},
+                                      {false, false, 128, 4096, 550e12}, {true, false, 128, 4096, 500e12}};
+  const auto f = fit_fused_attention(points, peak);
+  CHECK(f.derived_backward == 2);
+  // Two derived points, 450·400/500 = 360 and 500·500/550: the curve goes through both.
+  CHECK(f.model.backward_share(1024, 128) * peak == Approx(360e12).epsilon(1e-3));
+  CHECK(f.model.backward_share(4096, 128) * peak == Approx(500e12 * 500 / 550).epsilon(1e-3));
+  // Too few points is refused by name.
+  CHECK_THROWS_WITH(fit_fused_attention(std::vector<attention_point>(points.begin(), points.begin() + 3), peak),
+                    Catch::Contains("points"));
+}
+
+TEST_CASE("the H100 presets carry the fit of the published cuDNN speeds", "[model][io]") {
+  const auto kernels = io::read_attention_kernels(from("bench/published/attention-kernels.json"));
+  const auto& k = io::find_attention_kernel(kernels, "cudnn", "h100-sxm");
+  const auto s = *plan::presets::find("dgx-h100");
+  const auto f = fit_fused_attention(k.points, s.device.compute.value());
+  CHECK(s.device.attention == f.model);
+  CHECK(plan::presets::find("dgx-h200")->device.attention == f.model);
+  // No kernel was measured on an A100 or a GB200: their presets price the core as GEMMs.
+  CHECK_FALSE(plan::presets::find("dgx-a100")->device.attention.measured());
+  CHECK_FALSE(plan::presets::find("gb200-nvl72-cxl")->device.attention.measured());
+  // Every causal forward point at head dimension 128 within 5% of the curve.
+  for (const auto& p : k.points)
+    if (!p.backward && p.causal && p.head_dim == 128)
+      CHECK(std::abs(f.model.forward_share(p.sequence, 128) * s.device.compute.value() / p.flops_per_second - 1) <
+            0.05);
+}
+
+TEST_CASE("flash attention is priced as one fused causal kernel", "[model]") {
+  const fused_attention_efficiency a{0.6, 400, 0.5, 700, 120};
+  const auto c = device(a);
+  parallel_layout l;
+  l.tp = 2;
+  l.dp = 1;
+  const auto x = layer(llama_like(true), c, l);
+  const double work = attention_core_flops(1, 16, 8192, 8192, 128, true);
+  CHECK(x.attn_f.value() == Approx(work / (1e15 * a.forward_share(8192, 128))).epsilon(1e-12));
+  CHECK(x.attn_b.value() == Approx(2.5 * work / (1e15 * a.backward_share(8192, 128))).epsilon(1e-12));
+
+  // With context parallelism the kernel walks its s/c queries against the whole sequence.
+  l.cp = 2;
+  const auto y = layer(llama_like(true), c, l);
+  const double half = attention_core_flops(1, 16, 4096, 8192, 128, true);
+  CHECK(y.attn_f.value() == Approx(half / (1e15 * a.forward_share(4096, 128))).epsilon(1e-12));
+
+  // Without a measured kernel: the causal half of the unfused GEMMs forward, 2.5 times that backward.
+  l.cp = 1;
+  const auto unfused = layer(llama_like(false), device({}), l);
+  const auto fused = layer(llama_like(true), device({}), l);
+  CHECK(fused.attn_f.value() == Approx(0.5 * unfused.attn_f.value()).epsilon(1e-12));
+  CHECK(fused.attn_b.value() == Approx(2.5 * fused.attn_f.value()).epsilon(1e-12));
+}
+
+TEST_CASE("attention kernel files are read strictly", "[io]") {
+  const auto bad = [](const std::string& text) { return io::read_attention_kernels(io::parse(text, "k.json")); };
+  const std::string head = R"({"sources": {"s": "a paper"}, "kernels": [{"name": "k", "device": "d", "source": )";
+  CHECK_THROWS_WITH(bad(head + R"("s", "precision": "bf16", "points": [{"pass": "forwards", "causal": true,
+      "head_dim": 128, "sequence": 512, "tflops": 300}]}]})"),
+                    Catch::Contains("kernels[0].points[0].pass"));
+  CHECK_THROWS_WITH(bad(head + R"("s", "precision": "bf16", "points": [{"pass": "forward", "causal": true,
+      "head_dim": 128, "sequence": 512, "tflops": 300, "note": 1}]}]})"),
+                    Catch::Contains("unknown key"));
+  CHECK_THROWS_WITH(bad(head + R"("t", "precision": "bf16", "points": []}]})"), Catch::Contains("source"));
+  CHECK_THROWS_WITH(bad(head + R"("s", "precision": "bf16", "points": [{"pass": "forward", "causal": true,
+      "head_dim": 128, "sequence": 512, "tflops": -3}]}]})"),
+                    Catch::Contains("tflops"));
+  const std::string point = R"({"pass": "forward", "causal": true, "head_dim": 128, "sequence": 512, "tflops": 3})";
+  CHECK_THROWS_WITH(bad(head + R"("s", "precision": "bf16", "points": [)" + point + "," + point + "]}]}"),
+                    Catch::Contains("measured twice"));
+  CHECK_THROWS_WITH(io::find_attention_kernel(
+                        io::read_attention_kernels(from("bench/published/attention-kernels.json")), "cudnn", "a100"),
+                    Catch::Contains("no kernel \"cudnn\" measured on a100"));
+}
