@@ -414,6 +414,30 @@ std::string stream_speed(sources& s) {
              rows);
 }
 
+//! The overlap model against shard::data_parallel's overlapped buckets (bench/overlap.cpp).
+std::string overlap_table(sources& s) {
+  const auto& r = s.results("overlap-ci.json");
+  std::vector<std::pair<double, std::string>> by_window;  // rows from the shortest pass
+  for (const auto& [name, run] : r.runs) {
+    (void)run;
+    by_window.emplace_back(r.counter(name, "window_ms"), name);
+  }
+  std::sort(by_window.begin(), by_window.end());
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [window, name] : by_window) {
+    rows.push_back({fixed(r.counter(name, "window_ms"), 1) + " ms", fixed(r.counter(name, "reduce_ms"), 1) + " ms",
+                    fixed(r.counter(name, "buckets"), 0), fixed(r.counter(name, "exposed_measured_ms"), 1) + " ms",
+                    fixed(r.counter(name, "exposed_predicted_ms"), 1) + " ms",
+                    fixed(r.counter(name, "predicted_over_measured"), 2)});
+  }
+  return measured_on(r) +
+         "Two ranks as threads, DDP's all-reduce in buckets; medians over the steps in "
+         "`bench/results/overlap-ci.json`.\n\n" +
+         table({"backward pass", "reduction alone", "buckets", "exposed, measured", "exposed, predicted",
+                "predicted / measured"},
+               rows);
+}
+
 //! The curation executor against its kernels in a plain loop.
 std::string pipeline_speed(sources& s) {
   const auto& r = s.results("pipeline-ci.json");
@@ -472,7 +496,8 @@ const std::map<std::string, std::function<std::string(sources&)>>& tables() {
       {"prefix-curve-mooncake", prefix_curve_table},
       {"stream-speed", stream_speed},
       {"curation-verify", curation_verify},
-      {"pipeline-speed", pipeline_speed}};
+      {"pipeline-speed", pipeline_speed},
+      {"overlap", overlap_table}};
   return t;
 }
 

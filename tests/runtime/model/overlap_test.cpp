@@ -1,10 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <trinity/io/json_object.hpp>
 #include <trinity/io/parallel_layout.hpp>
 #include <trinity/model/overlap.hpp>
 #include <trinity/model/parallel_training.hpp>
 
 #include <algorithm>
+#include <string>
 
 using namespace trinity;
 using namespace trinity::model;
@@ -93,4 +95,32 @@ TEST_CASE("a layout takes overlap=on|off and says it back", "[model][io]") {
         io::parse_parallel_layout("tp=2,dp=4,overlap=off"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("overlap=yes"), Catch::Contains("overlap=yes: use on or off"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("overlapp=on"), Catch::Contains("overlap"));
+}
+
+TEST_CASE("the recorded run of shard::data_parallel's buckets meets the prediction where the pass is host-free",
+          "[model]") {
+  // bench/overlap.cpp, recorded: where the backward pass is mostly sleep (a device's compute) the prediction is
+  // within 40% of the measured exposed time; where it is mostly data_parallel's own host work, that work
+  // slows the collectives on the shared cores and the model, which leaves that out, predicts too little.
+  const auto j = io::load(std::string(TRINITY_SOURCE_DIR) + "/bench/results/overlap-ci.json");
+  int seen = 0;
+  for (const auto& b : j.at("benchmarks")) {
+    const std::string name = b.at("name");
+    const double ratio = b.at("predicted_over_measured").get<double>();
+    const double predicted = b.at("exposed_predicted_ms").get<double>();
+    // The prediction in the file is the model's own for the file's measured inputs.
+    CHECK(predicted == Approx(1e3 * exposed_after_overlap(seconds{1e-3 * b.at("reduce_ms").get<double>()},
+                                                          seconds{1e-3 * b.at("window_ms").get<double>()},
+                                                          b.at("buckets").get<double>())
+                                        .value())
+                           .epsilon(1e-9));
+    if (name.find("/25/") != std::string::npos) {
+      CHECK(ratio < 1.0);
+    } else {
+      CHECK(ratio > 0.7);
+      CHECK(ratio < 1.4);
+    }
+    ++seen;
+  }
+  CHECK(seen == 3);
 }
