@@ -107,6 +107,11 @@ struct training_cluster {
   double elementwise_traffic = 3.0;  //!< κ: memory traffic per byte of activations kept
   //! The fused attention kernel's measured curve (model/fused_attention.hpp); unmeasured: GEMMs price it.
   fused_attention_efficiency attention{};
+  //! The dense fp8 rate, for a job whose layers' GEMMs run in fp8 (0: the device has none), and the share of it
+  //! an fp8 GEMM gets against the share a 16-bit GEMM of its shape gets of `peak` (model/serving.hpp's
+  //! fp8_gemm_share, fitted to fp8 serving runs).
+  flops_per_second fp8_peak{};
+  double fp8_gemm_share = 1;
   //! The tier optimizer states offload to (host memory, per GPU), reached over `host.bandwidth`; capacity 0: none.
   link_level host{};
   bytes host_memory{};
@@ -121,6 +126,10 @@ struct training_job {
   bool flash_attention = false;  //!< the attention core never stores its s² scores
   bool dropout = true;           //!< GPT's three dropouts (and their 1-byte masks); Llama trains without
   bool overlap_dp = false;       //!< the data-parallel collectives overlap the passes, where the layout does not say
+  //! The layers' matrix multiplies in fp8, as Transformer Engine runs them: each GEMM's inputs cast to fp8 (and
+  //! kept for the backward pass at 1 byte), the weights cast once a step and kept with their transposes; the
+  //! attention core, the logits, norms and the optimizer's states stay as they were.
+  bool fp8 = false;
 };
 
 //! Activation bytes one layer keeps for the backward pass, per micro-batch of b sequences whose s_local tokens
@@ -136,10 +145,13 @@ inline double layer_activation_bytes(const training_job& j, double s_local, doub
   const double sb = s_local * b;
   const double split = sp ? t : 1.0;  // what sequence parallelism splits: the norms, dropouts and their inputs
   if (r == recomputation::full) return 2.0 * sb * h / split;
-  const double masks = j.dropout ? 2.0 * h : 0.0;       // after the projection and after the MLP
-  const double replicated = 4.0 * h + 4.0 * h + masks;  // the two norms' inputs, QKV's and fc1's inputs
+  const double masks = j.dropout ? 2.0 * h : 0.0;  // after the projection and after the MLP
+  const double linear_in = j.fp8 ? 1.0 : 2.0;      // a GEMM's input as kept: its fp8 cast under fp8
+  // The two norms' inputs, QKV's and fc1's inputs.
+  const double replicated = 2.0 * h + linear_in * h + 2.0 * h + linear_in * h + masks;
   const double act_in = (m.gated_mlp ? 2.0 : 1.0) * f;  // the activation function's input(s)
-  const double divided = 2.0 * (hq + 2.0 * kv) + 2.0 * hq + 2.0 * act_in + 2.0 * f;  // Q, K, V; proj in; fc2 in
+  // Q, K, V (the attention core's, 16-bit); the projection's input; the activation's; fc2's input.
+  const double divided = 2.0 * (hq + 2.0 * kv) + linear_in * hq + 2.0 * act_in + linear_in * f;
   const double norm_stats = 16.0;
   double bytes = sb * (replicated / split + divided / t + norm_stats / split);
   if (r == recomputation::none && !j.flash_attention) {
@@ -231,12 +243,13 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
 }
 
 namespace detail {
-inline seconds gemm_time(const training_cluster& c, double m, double n, double k) {
-  return seconds{2.0 * m * n * k / (c.peak.value() * c.gemm(m, n, k))};
+inline seconds gemm_time(const training_cluster& c, double m, double n, double k, bool fp8 = false) {
+  const double rate = fp8 ? c.fp8_peak.value() * c.fp8_gemm_share : c.peak.value();
+  return seconds{2.0 * m * n * k / (rate * c.gemm(m, n, k))};
 }
 //! Backward's data gradient (m×n by n×k) and weight gradient (n×m by m×k) of the forward GEMM m×k by k×n.
-inline seconds gemm_bwd(const training_cluster& c, double m, double n, double k) {
-  return gemm_time(c, m, k, n) + gemm_time(c, n, k, m);
+inline seconds gemm_bwd(const training_cluster& c, double m, double n, double k, bool fp8 = false) {
+  return gemm_time(c, m, k, n, fp8) + gemm_time(c, n, k, m, fp8);
 }
 inline const link_level& level(const training_cluster& c, std::size_t span) {
   return span <= c.domain ? c.fast : c.slow;
@@ -271,8 +284,8 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   const double kv_local = kv / std::min(t, static_cast<double>(m.kv_heads));  // KV heads are copied past tp = kv_heads
   const double shapes[4][3] = {{T, hq / t + 2 * kv_local, h}, {T, h, hq / t}, {T, up, h}, {T, h, f / t}};
   for (const auto& g : shapes) {
-    x.gemm_f += detail::gemm_time(c, g[0], g[1], g[2]);
-    x.gemm_b += detail::gemm_bwd(c, g[0], g[1], g[2]);
+    x.gemm_f += detail::gemm_time(c, g[0], g[1], g[2], j.fp8);
+    x.gemm_b += detail::gemm_bwd(c, g[0], g[1], g[2], j.fp8);
   }
   // The attention core as batched GEMMs of (s_local × d)·(d × s) and (s_local × s)·(s × d), heads/t · b of each.
   const double d_head = m.head_dim(), batches = b * static_cast<double>(m.heads) / t;
@@ -294,8 +307,20 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   x.kept = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::none);
   x.scores = x.kept - layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::selective);
   const double kappa = c.elementwise_traffic;
-  x.elem_f = seconds{kappa * x.kept / c.memory_bandwidth.value()};
+  // The memory-bound kernels' traffic follows the 16-bit activations whatever fp8 keeps of them.
+  training_job bf16 = j;
+  bf16.fp8 = false;
+  const double traffic =
+      j.fp8 ? layer_activation_bytes(bf16, s_local, s, b, t, l.sequence_parallel, recomputation::none) : x.kept;
+  x.elem_f = seconds{kappa * traffic / c.memory_bandwidth.value()};
   x.elem_b = 2.0 * x.elem_f;
+  if (j.fp8) {
+    // Casts to fp8, each reading 2 bytes and writing 1 an element: forward, the four GEMMs' inputs; backward,
+    // the gradients of their outputs.
+    const double in = 2.0 * h + hq / t + f / t, out = hq / t + 2.0 * kv_local + h + up + h;
+    x.elem_f += seconds{3.0 * T * in / c.memory_bandwidth.value()};
+    x.elem_b += seconds{3.0 * T * out / c.memory_bandwidth.value()};
+  }
 
   // Tensor-parallel collectives: the activation, 16-bit, four times a layer (two forward, two backward).
   const bytes activation{T * h * 2.0};
@@ -332,6 +357,10 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
     throw invalid_input("codec",
                         "the layout names " + (l.codec.empty() ? std::string("no codec") : "\"" + l.codec + "\"") +
                             " and is priced with \"" + codec.name + "\"'s cost. Fix: price it with its own codec's");
+  if (j.fp8 && !(c.fp8_peak > flops_per_second{}))
+    throw invalid_input("precision",
+                        "fp8: the device has no fp8 rate. Fix: train in 16 bits (\"precision\": \"mixed\"), or on "
+                        "a device with one (H100, H200, GB200)");
   if (const auto why = layout_problem(j, l); !why.empty()) {
     const auto colon = why.find(':');
     throw invalid_input(why.substr(0, colon), why.substr(colon + 2));
@@ -371,7 +400,11 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const seconds per_mb = L * (x.forward() + x.backward() + x.recompute) + logits_f + logits_b + pp_mb;
   r.gemm = mb * (L * (x.gemm_f + x.gemm_b) + logits_f + logits_b);
   r.attention = mb * L * (x.attn_f + x.attn_b);
-  r.elementwise = mb * L * (x.elem_f + x.elem_b);
+  // Under fp8 the stage's GEMM weights are cast once a step (2 bytes read, 1 written, 1 more for the transpose
+  // the backward pass multiplies by) and kept cast beside their 16-bit copies.
+  const double linear_weights = L * (layer_parameters(m) - 2.0 * h) / t;
+  const seconds weight_cast = j.fp8 ? seconds{4.0 * linear_weights / c.memory_bandwidth.value()} : seconds{};
+  r.elementwise = mb * L * (x.elem_f + x.elem_b) + weight_cast;
   r.recompute = mb * L * x.recompute;
   r.tp_comm = mb * L * x.all_reduces * x.all_reduce;
   r.cp_comm = mb * L * (x.cp_f + x.cp_b);
@@ -443,10 +476,10 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   }
 
   // Coding runs on the device between the last backward and the update, never under either.
-  r.step = mb * per_mb + r.bubble + r.dp_comm + r.codec + r.optimizer + r.offload;
+  r.step = mb * per_mb + weight_cast + r.bubble + r.dp_comm + r.codec + r.optimizer + r.offload;
 
   // --- memory ---
-  r.parameters = bytes{psi * pb.parameter / (l.zero_stage >= 3 ? n : 1.0)};
+  r.parameters = bytes{psi * pb.parameter / (l.zero_stage >= 3 ? n : 1.0) + (j.fp8 ? 2.0 * linear_weights : 0.0)};
   // Over several micro-batches each layer's whole gradient accumulates until the last (peak_gradient_bytes).
   r.gradients = peak_gradient_bytes(psi, shard_ranks, l.zero_stage, pb, static_cast<std::size_t>(mb));
   (l.offload ? r.offloaded : r.optimizer_states) = bytes{psi * pb.optimizer / (l.zero_stage >= 1 ? n : 1.0)};

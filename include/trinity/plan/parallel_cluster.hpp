@@ -16,7 +16,13 @@ namespace trinity::plan {
 inline model::training_cluster cluster_of(const system& s, model::gemm_efficiency gemm, double elementwise_traffic,
                                           std::string_view precision = "bf16") {
   model::training_cluster c;
-  c.peak = s.device.rate(precision);
+  // fp8 training runs its layers' GEMMs at the fp8 rate and the rest at the 16-bit one (model::training_job::fp8).
+  const bool fp8 = precision == "fp8";
+  c.peak = s.device.rate(fp8 ? "bf16" : precision);
+  if (fp8 && s.device.lists_rate("fp8")) {
+    c.fp8_peak = s.device.rate("fp8");
+    c.fp8_gemm_share = s.device.serving.fp8_gemm_share;  // fitted to fp8 serving runs (measured_serving.hpp)
+  }
   c.gemm = gemm;
   c.attention = s.device.attention;
   c.memory_bandwidth = s.tiers.at(0).bandwidth;

@@ -101,6 +101,7 @@ inline model::training_job job_of(const training_workload& w, std::size_t ranks)
   j.flash_attention = w.flash_attention;
   j.dropout = w.dropout;
   j.overlap_dp = w.overlap;
+  j.fp8 = w.compute_precision == "fp8";
   return j;
 }
 

@@ -64,6 +64,12 @@ struct device_spec {
   //! step model. The default, not measured, prices the attention core as the GEMM curve's batched GEMMs.
   model::fused_attention_efficiency attention{};
 
+  //! Whether the device has a rate of its own for this precision (else rate() gives `compute`).
+  [[nodiscard]] bool lists_rate(std::string_view precision) const {
+    for (const auto& entry : compute_by_precision)
+      if (entry.first == precision) return true;
+    return false;
+  }
   //! The rate at which work of this precision runs.
   [[nodiscard]] flops_per_second rate(std::string_view precision) const {
     for (const auto& [precision_name, r] : compute_by_precision)

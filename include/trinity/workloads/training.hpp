@@ -134,13 +134,15 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
   if (o.has("precision")) {
     const auto& p = o.at("precision");
     if (p.is_string()) {
-      static constexpr std::string_view named[] = {"mixed", "fp32"};
-      if (choice(p, "precision", named) == "mixed")
-        w.precision = model::mixed_precision_adam;
+      // fp8: Transformer Engine's recipe, the layers' GEMMs in fp8 over mixed precision's states.
+      static constexpr std::string_view named[] = {"mixed", "fp8", "fp32"};
+      const auto name = choice(p, "precision", named);
+      if (name == "mixed" || name == "fp8")
+        w.precision = model::mixed_precision_adam, w.compute_precision = name == "fp8" ? "fp8" : "bf16";
       else
         w.precision = model::fp32_adam, w.compute_precision = "fp32";
     } else {
-      const object q(p, "precision", precision_keys, "\"mixed\", \"fp32\" or a precision object");
+      const object q(p, "precision", precision_keys, "\"mixed\", \"fp8\", \"fp32\" or a precision object");
       w.precision = {q.number("parameter"), q.number("gradient"), q.number("optimizer")};
       if (q.has("compute")) w.compute_precision = precision_name(q, "compute");
     }

@@ -1,0 +1,87 @@
+#include <catch2/catch.hpp>
+
+#include <trinity/io/parallel_layout.hpp>
+#include <trinity/model/parallel_training.hpp>
+#include <trinity/plan/parallel_cluster.hpp>
+#include <trinity/plan/system.hpp>
+
+using namespace trinity;
+using namespace trinity::model;
+
+namespace {
+training_job llama(bool fp8) {
+  training_job j;
+  j.shape = {8, 4096, 14336, 32, 8, 128256, true, false};
+  j.sequence = 4096;
+  j.global_batch = 16;
+  j.flash_attention = true;
+  j.dropout = false;
+  j.fp8 = fp8;
+  return j;
+}
+
+training_cluster h100_like() {
+  training_cluster c;
+  c.peak = flops_per_second{1e15};
+  c.fp8_peak = flops_per_second{2e15};
+  c.fp8_gemm_share = 0.7;
+  c.gemm = {0.85, 400};
+  c.memory_bandwidth = bytes_per_second{3e12};
+  c.memory = bytes{80e9};
+  c.fast = {seconds{1e-6}, bytes_per_second{300e9}};
+  c.slow = {seconds{5e-6}, bytes_per_second{25e9}};
+  return c;
+}
+}  // namespace
+
+TEST_CASE("fp8 runs the layers' GEMMs at the fp8 rate and its share, and nothing else", "[model]") {
+  const auto c = h100_like();
+  const auto l = io::parse_parallel_layout("tp=2,dp=8");
+  const auto x16 = layer(llama(false), c, l), x8 = layer(llama(true), c, l);
+  // Every layer GEMM at 2 × 0.7 of the 16-bit rate for its shape: the time scales by 1/1.4 exactly.
+  CHECK(x8.gemm_f.value() == Approx(x16.gemm_f.value() / 1.4).epsilon(1e-12));
+  CHECK(x8.gemm_b.value() == Approx(x16.gemm_b.value() / 1.4).epsilon(1e-12));
+  // The attention core stays in 16 bits.
+  CHECK(x8.attn_f == x16.attn_f);
+  CHECK(x8.attn_b == x16.attn_b);
+  // The casts: forward the four GEMMs' inputs, backward their outputs' gradients, 3 bytes an element.
+  const double T = 4096, h = 4096, t = 2, hq = 4096, kv = 8 * 128, f = 14336;
+  const double in = 2 * h + hq / t + f / t, out = (hq + 2 * kv) / t + h + 2 * f / t + h;
+  CHECK((x8.elem_f - x16.elem_f).value() == Approx(3 * T * in / 3e12).epsilon(1e-9));
+  CHECK((x8.elem_b - x16.elem_b).value() == Approx(3 * T * out / 3e12).epsilon(1e-9));
+}
+
+TEST_CASE("fp8 keeps its GEMMs' inputs at a byte and caches the cast weights", "[model]") {
+  const auto j16 = llama(false), j8 = llama(true);
+  const double s = 4096, b = 1, t = 2, h = 4096, hq = 4096, f = 14336;
+  for (const bool sp : {false, true}) {
+    const double split = sp ? t : 1;
+    const double saved = layer_activation_bytes(j16, s, s, b, t, sp, recomputation::none) -
+                         layer_activation_bytes(j8, s, s, b, t, sp, recomputation::none);
+    CHECK(saved == Approx(s * b * (2 * h / split + (hq + f) / t)).epsilon(1e-12));
+  }
+  const auto c = h100_like();
+  const auto l = io::parse_parallel_layout("tp=2,dp=8");
+  const auto r16 = price(j16, c, l), r8 = price(j8, c, l);
+  const double linear = 8 * (layer_parameters(j16.shape) - 2 * h) / t;
+  CHECK((r8.parameters - r16.parameters).value() == Approx(2 * linear).epsilon(1e-12));
+  CHECK(r8.gradients == r16.gradients);
+  CHECK(r8.optimizer_states == r16.optimizer_states);
+  CHECK(r8.step < r16.step);
+}
+
+TEST_CASE("fp8 is refused where the device has no fp8 rate", "[model][plan]") {
+  auto c = h100_like();
+  c.fp8_peak = flops_per_second{};
+  CHECK_THROWS_WITH(price(llama(true), c, io::parse_parallel_layout("tp=2,dp=8")),
+                    Catch::Contains("precision: fp8: the device has no fp8 rate"));
+  // The presets: the A100 lists none, the H100 lists the data sheet's dense 1,979 TFLOP/s.
+  const auto a100 = plan::cluster_of(*plan::presets::find("dgx-a100"), {}, 1.0, "fp8");
+  CHECK(a100.fp8_peak.value() == 0);
+  CHECK(a100.peak.value() == 312e12);
+  const auto h100 = *plan::presets::find("dgx-h100");
+  const auto c8 = plan::cluster_of(h100, {}, 1.0, "fp8");
+  CHECK(c8.fp8_peak.value() == 1979e12);
+  CHECK(c8.peak.value() == 989e12);
+  CHECK(c8.fp8_gemm_share == h100.device.serving.fp8_gemm_share);
+}
