@@ -54,7 +54,7 @@ inline constexpr key run_keys[] = {{"name", required},
                                    {"assumed"}};
 inline constexpr key run_shape_keys[] = {{"layers", required}, {"hidden", required},   {"ffn_hidden", required},
                                          {"heads", required},  {"kv_heads", required}, {"vocabulary", required},
-                                         {"gated_mlp"},        {"tied_embeddings"}};
+                                         {"gated_mlp"},        {"tied_embeddings"},    {"head_dim"}};
 inline constexpr key published_keys[] = {{"tflops_per_gpu"}, {"flops"}, {"iteration_s"}};
 inline constexpr std::string_view roles[] = {"fit", "held-out"};
 inline constexpr std::string_view flop_counts[] = {"narayanan-eq3", "model"};

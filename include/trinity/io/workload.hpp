@@ -83,8 +83,8 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
   if (o.has("model")) {
     const auto names = model::named_shape_names();
     const auto m = choice(o.at("model"), "model", names);
-    if (o.has("gated_mlp"))
-      fail("gated_mlp", "is part of the named model's shape; leave it out or spell the shape out");
+    for (const char* k : {"gated_mlp", "head_dim"})
+      if (o.has(k)) fail(k, "is part of the named model's shape; leave it out or spell the shape out");
     return model::find_named_shape(m)->shape;
   }
   model::transformer_shape m;
@@ -94,9 +94,11 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
   m.heads = o.count("heads");
   m.kv_heads = o.has("kv_heads") ? o.count("kv_heads") : m.heads;
   m.vocabulary = o.count("vocabulary");
+  if (o.has("head_dim")) m.head_size = o.count("head_dim", 4096);
   if (assumed) {
     if (!o.has("kv_heads")) plan::assume(*assumed, o.path("kv_heads"), m.kv_heads);
     o.get("gated_mlp", m.gated_mlp, *assumed);
+    if (!o.has("head_dim") && m.heads > 0) plan::assume(*assumed, o.path("head_dim"), m.hidden / m.heads);
   } else {
     o.get("gated_mlp", m.gated_mlp);
   }

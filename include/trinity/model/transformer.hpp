@@ -3,10 +3,10 @@
 //! The analytic shape of a decoder-only transformer: what it holds, what a
 //! token costs, what its activations and KV cache take. The figures:
 //!  - parameters from the shape: per layer the attention projections
-//!    h·(h + 2·g·d) + h·h (queries, keys and values for g KV heads of width d,
-//!    the output), the MLP (3·h·f gated as SwiGLU, 2·h·f otherwise) and two
-//!    norms of h; the embedding V·h, and V·h more when the output layer is
-//!    untied; a final norm. Biases are left out (Llama has none).
+//!    h·(a·d + 2·g·d) + a·d·h (queries, keys and values for a query heads and
+//!    g KV heads of width d, the output; a·d = h unless head_dim says otherwise), the MLP (3·h·f gated as SwiGLU, 2·h·f
+//!    otherwise) and two norms of h; the embedding V·h, and V·h more when the output layer is untied; a final norm.
+//!    Biases are left out (Llama has none).
 //!  - forward FLOPs: 2 per weight per token for the matrix multiplies, plus
 //!    the attention term 4·h_q per layer per token per position it attends
 //!    to (QK^T and the weighted sum of V; h_q = heads·d).
@@ -43,8 +43,13 @@ struct transformer_shape {
   std::size_t vocabulary = 0;  //!< V
   bool gated_mlp = true;       //!< SwiGLU's three matrices (Llama) rather than two (GPT)
   bool tied_embeddings = false;
+  //! d, a head's width, where heads × d is not the hidden size (Qwen3's, Gemma's); 0: hidden / heads.
+  std::size_t head_size = 0;
 
-  [[nodiscard]] double head_dim() const noexcept { return static_cast<double>(hidden) / static_cast<double>(heads); }
+  [[nodiscard]] double head_dim() const noexcept {
+    return head_size ? static_cast<double>(head_size) : static_cast<double>(hidden) / static_cast<double>(heads);
+  }
+  friend bool operator==(const transformer_shape&, const transformer_shape&) = default;
 };
 
 //! Throws invalid_input naming the field.
@@ -52,8 +57,9 @@ inline void validate(const transformer_shape& m) {
   trinity::detail::require(m.layers >= 1, "layers", "must be at least 1");
   trinity::detail::require(m.hidden >= 1, "hidden", "must be at least 1");
   trinity::detail::require(m.ffn_hidden >= 1, "ffn_hidden", "must be at least 1");
-  trinity::detail::require(m.heads >= 1 && m.hidden % m.heads == 0, "heads",
-                           "must divide hidden (" + std::to_string(m.hidden) + ") into whole heads");
+  trinity::detail::require(
+      m.heads >= 1 && (m.head_size > 0 || m.hidden % m.heads == 0), "heads",
+      "must divide hidden (" + std::to_string(m.hidden) + ") into whole heads, or give head_dim (a head's width)");
   trinity::detail::require(
       m.kv_heads >= 1 && m.heads % m.kv_heads == 0, "kv_heads",
       "must divide heads (" + std::to_string(m.heads) + "): each KV head serves whole query heads");
@@ -63,8 +69,8 @@ inline void validate(const transformer_shape& m) {
 //! Weights of one layer (attention, MLP, its two norms).
 inline double layer_parameters(const transformer_shape& m) {
   const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
-  const double kv = static_cast<double>(m.kv_heads) * m.head_dim();
-  return h * (h + 2.0 * kv) + h * h + (m.gated_mlp ? 3.0 : 2.0) * h * f + 2.0 * h;
+  const double hq = static_cast<double>(m.heads) * m.head_dim(), kv = static_cast<double>(m.kv_heads) * m.head_dim();
+  return h * (hq + 2.0 * kv) + hq * h + (m.gated_mlp ? 3.0 : 2.0) * h * f + 2.0 * h;
 }
 
 //! Every weight: the layers, the embedding (twice when untied) and the final norm.

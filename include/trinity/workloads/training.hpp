@@ -48,6 +48,7 @@ inline constexpr key training_keys[] = {{"name", required},
                                         {"kv_heads"},
                                         {"vocabulary"},
                                         {"gated_mlp"},
+                                        {"head_dim"},
                                         {"global_batch"},
                                         {"flash_attention"},
                                         {"dropout"},
@@ -70,8 +71,8 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     plan::assume(assumed, "data_parallel", s.device.count);  // 0 in the workload: every device
   o.get("error_budget", w.error_budget, assumed);
   // The transformer's shape, for the parallel step model: named, or heads, ffn_hidden and vocabulary together.
-  const bool shaped =
-      o.has("model") || o.has("heads") || o.has("ffn_hidden") || o.has("vocabulary") || o.has("kv_heads");
+  const bool shaped = o.has("model") || o.has("heads") || o.has("ffn_hidden") || o.has("vocabulary") ||
+                      o.has("kv_heads") || o.has("head_dim");
   if (shaped) {
     if (!o.has("model"))
       for (const char* k : {"heads", "ffn_hidden", "vocabulary"})

@@ -370,3 +370,20 @@ TEST_CASE("a system's scale-out link, domain and GEMM curve are read, and what c
       "half_size": 1, "knee": 2}}, "tiers": ["h100-hbm3"], "interconnect": "nvlink5-x18"})")
             .find("device.gemm.knee: unknown key") == 0);
 }
+
+TEST_CASE("a spelt-out shape takes head_dim; a named model refuses it", "[io]") {
+  const auto s = plan::presets::dgx_h100();
+  const auto w = workloads::read_workload(io::parse(R"({"name": "q", "type": "training", "layers": 64,
+      "hidden": 5120, "ffn_hidden": 25600, "heads": 64, "kv_heads": 8, "head_dim": 128, "vocabulary": 151936,
+      "sequence": 4096})",
+                                                    "q.json"),
+                                          s)
+                     .as<plan::training_workload>();
+  CHECK(w.shape->head_size == 128);
+  CHECK(w.parameters == Approx(model::parameters(*w.shape)));
+  CHECK_THROWS_WITH(workloads::read_workload(io::parse(R"({"name": "q", "type": "training", "model": "llama3-8b",
+      "head_dim": 64, "sequence": 4096})",
+                                                       "q.json"),
+                                             s),
+                    Catch::Contains("head_dim: is part of the named model's shape"));
+}

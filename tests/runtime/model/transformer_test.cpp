@@ -78,3 +78,22 @@ TEST_CASE("the pipeline bubble is (p - 1)/(m·v), and a bad shape is refused by 
   CHECK_THROWS_WITH(model::validate(bad), Catch::Contains("heads") && Catch::Contains("whole heads"));
   CHECK_NOTHROW(model::validate(model::shapes::gpt3_175b));
 }
+
+TEST_CASE("a shape whose heads are not the hidden size counts its projections at heads x head_dim", "[model]") {
+  // Qwen3-32B (its config.json: 64 layers, hidden 5120, intermediate 25600, 64 heads and 8 KV heads of 128,
+  // vocabulary 151936, untied): 64 x 128 = 8192 query width against a hidden size of 5120. Its model card gives
+  // 32.8B parameters (the per-head q and k norms, 256 numbers a layer, are left out here).
+  model::transformer_shape q{64, 5120, 25600, 64, 8, 151936, true, false, 128};
+  model::validate(q);
+  CHECK(q.head_dim() == 128);
+  const double h = 5120, hq = 8192, kv = 1024, f = 25600;
+  CHECK(model::layer_parameters(q) == h * (hq + 2 * kv) + hq * h + 3 * h * f + 2 * h);
+  CHECK(model::parameters(q) == Approx(32.8e9).epsilon(0.005));
+  // Without head_dim the width is hidden / heads, as before, and heads must divide hidden.
+  model::transformer_shape plain = q;
+  plain.head_size = 0;
+  CHECK(plain.head_dim() == 80);
+  CHECK(model::layer_parameters(plain) == h * (h + 2 * 8 * 80) + h * h + 3 * h * f + 2 * h);
+  plain.heads = 48;
+  CHECK_THROWS_WITH(model::validate(plain), Catch::Contains("or give head_dim"));
+}
