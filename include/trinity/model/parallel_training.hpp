@@ -186,6 +186,24 @@ inline double pipeline_in_flight(std::size_t p, std::size_t m, std::size_t v) {
   return v > 1 ? std::min(mm, pp + (pp - 1.0) / vv) : std::min(pp, mm);
 }
 
+//! Layers a p-stage pipeline of v model chunks a stage places on its first, middle and last stages, as
+//! Megatron-LM places them when they do not divide evenly: every middle stage holds ⌈l/(p·v)⌉·v (whole
+//! chunks), and the first and last share what is left, the first the larger half (the last also computes the
+//! logits). Even splits give every stage l/p.
+struct stage_layers {
+  std::size_t first = 0, middle = 0, last = 0;
+};
+inline stage_layers pipeline_stage_layers(std::size_t layers, std::size_t p, std::size_t v = 1) {
+  if (p <= 1) return {layers, layers, layers};
+  const std::size_t middle = (layers + p * v - 1) / (p * v) * v;
+  // Whole chunks that leave the first stage nothing (80 layers on 32 stages): Megatron's split does not apply,
+  // and every stage is priced as holding the fullest's count, an upper bound.
+  if (p > 2 && middle * (p - 2) >= layers) return {middle, middle, middle};
+  const std::size_t ends = layers - middle * (p - 2);  // at most 2·middle, since middle·p ≥ layers
+  const std::size_t first = std::min(middle, (ends + 1) / 2);
+  return {first, p > 2 ? middle : first, ends - first};
+}
+
 //! The cost of one step, per GPU of the binding stage.
 struct parallel_step_cost {
   double micro_batches = 0;
@@ -372,18 +390,25 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const double h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocabulary);
   const double T = b * s_local;  // tokens per GPU per micro-batch
   const double mb = static_cast<double>(j.global_batch) / (d * b);
-  const std::size_t chunk_layers = (m.layers + l.pp * l.vpp - 1) / (l.pp * l.vpp);
-  const double L = static_cast<double>(chunk_layers * l.vpp);  // the fullest stage's layers
+  const auto stages = pipeline_stage_layers(m.layers, l.pp, l.vpp);
+  const double L_first = static_cast<double>(stages.first), L_mid = static_cast<double>(stages.middle),
+               L_last = static_cast<double>(stages.last);
 
   parallel_step_cost r;
   r.micro_batches = mb;
-  r.layers_per_stage = chunk_layers * l.vpp;
 
   const layer_cost x = layer(j, c, l);
   const bytes activation{T * h * 2.0};
 
-  // The last stage also computes the logits.
-  const seconds logits_f = detail::gemm_time(c, T, V / t, h), logits_b = detail::gemm_bwd(c, T, V / t, h);
+  // The last stage also computes the logits. The binding stage is the slowest: the last with them, or the
+  // fullest of the others.
+  const seconds full_logits_f = detail::gemm_time(c, T, V / t, h), full_logits_b = detail::gemm_bwd(c, T, V / t, h);
+  const seconds per_layer = x.forward() + x.backward() + x.recompute;
+  const bool last_binds =
+      l.pp == 1 || L_last * per_layer + full_logits_f + full_logits_b >= std::max(L_first, L_mid) * per_layer;
+  const double L = last_binds ? L_last : std::max(L_first, L_mid);  // the binding stage's layers
+  const seconds logits_f = last_binds ? full_logits_f : seconds{}, logits_b = last_binds ? full_logits_b : seconds{};
+  r.layers_per_stage = static_cast<std::size_t>(L);
 
   // Pipeline sends: the activation split t ways, forward and backward, once per model chunk boundary. Without
   // sequence parallelism each rank holds the whole activation: it sends its 1/t and the next stage all-gathers
@@ -402,7 +427,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.attention = mb * L * (x.attn_f + x.attn_b);
   // Under fp8 the stage's GEMM weights are cast once a step (2 bytes read, 1 written, 1 more for the transpose
   // the backward pass multiplies by) and kept cast beside their 16-bit copies.
-  const double linear_weights = L * (layer_parameters(m) - 2.0 * h) / t;
+  const double linear_weights = std::max(L_first, L_mid) * (layer_parameters(m) - 2.0 * h) / t;
   const seconds weight_cast = j.fp8 ? seconds{4.0 * linear_weights / c.memory_bandwidth.value()} : seconds{};
   r.elementwise = mb * L * (x.elem_f + x.elem_b) + weight_cast;
   r.recompute = mb * L * x.recompute;
@@ -419,8 +444,10 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const double layer_params = layer_parameters(m) / t;  // the norms are replicated; a rounding error here
   const double embed = V * h / t;
   // The first stage holds the embedding; the last the final norm and, untied, the output layer.
-  const double first = L * layer_params + embed, last = L * layer_params + (m.tied_embeddings ? 0.0 : embed) + h;
-  const double psi = l.pp == 1 ? L * layer_params + embed * (m.tied_embeddings ? 1.0 : 2.0) + h : std::max(first, last);
+  const double first = L_first * layer_params + embed, middle = L_mid * layer_params,
+               last = L_last * layer_params + (m.tied_embeddings ? 0.0 : embed) + h;
+  const double psi =
+      l.pp == 1 ? L * layer_params + embed * (m.tied_embeddings ? 1.0 : 2.0) + h : std::max({first, middle, last});
   const std::size_t shard_ranks = l.dp * l.cp;
   const double n = static_cast<double>(shard_ranks);
   const auto dp_link = detail::as_collective(detail::level(c, l.gpus()));
@@ -490,9 +517,10 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const double rebuilt = l.recompute == recomputation::full        ? kept - stored
                          : l.recompute == recomputation::selective ? scores
                                                                    : 0.0;
-  const double act_first = L * stored * in_flight + rebuilt;
+  // A middle stage keeps fewer micro-batches than the first; counted as many, an upper bound.
+  const double act_first = std::max(L_first, L_mid) * stored * in_flight + rebuilt;
   // The last stage holds one micro-batch and its fp32 logits (Korthikanti et al.'s 4·s·b·V/t).
-  const double act_last = L * stored + 4.0 * T * V / t + rebuilt;
+  const double act_last = L_last * stored + 4.0 * T * V / t + rebuilt;
   r.activations = bytes{l.pp == 1 ? act_first + 4.0 * T * V / t : std::max(act_first, act_last)};
   r.device_bytes = r.parameters + r.gradients + r.optimizer_states + r.activations;
 

@@ -310,3 +310,43 @@ TEST_CASE("parallel training: offload moves the optimizer states to the host tie
         Approx((off.offload + off.optimizer - on_device.optimizer).value()).epsilon(1e-9));
   CHECK(to_string(l) == "tp=2,pp=2,vpp=1,cp=1,dp=4,mbs=1,recompute=none,sp=on,zero=1,offload=on");
 }
+
+TEST_CASE("a pipeline that does not divide the layers gives its first and last stages fewer", "[model]") {
+  // Llama 3 405B's 126 layers over 16 stages of 4 chunks: middle stages 8, first and last 7 (Meta's report).
+  const auto l3 = pipeline_stage_layers(126, 16, 4);
+  CHECK(l3.first == 7);
+  CHECK(l3.middle == 8);
+  CHECK(l3.last == 7);
+  const auto even = pipeline_stage_layers(80, 4, 5);
+  CHECK((even.first == 20 && even.middle == 20 && even.last == 20));
+  const auto odd = pipeline_stage_layers(10, 4);
+  CHECK((odd.first == 2 && odd.middle == 3 && odd.last == 2));
+  const auto two = pipeline_stage_layers(9, 2);
+  CHECK((two.first == 5 && two.last == 4));
+  for (std::size_t layers = 4; layers <= 40; ++layers)
+    for (std::size_t p = 2; p <= 8; ++p) {
+      if (p > layers) continue;
+      const auto x = pipeline_stage_layers(layers, p);
+      if (p > 2 && x.middle * (p - 2) >= layers) {  // no Megatron split: every stage at the fullest's count
+        CHECK((x.first == x.middle && x.last == x.middle));
+        continue;
+      }
+      CHECK(x.first + x.middle * (p - 2) + x.last == layers);
+      CHECK(x.first <= x.middle);
+      CHECK(x.last <= x.first);
+    }
+  const auto crowded = pipeline_stage_layers(80, 32);
+  CHECK((crowded.first == 3 && crowded.middle == 3 && crowded.last == 3));
+  // The binding stage, with a small vocabulary: 10 layers over 4 stages bind on a middle stage of 3, 12 on the
+  // last, 3 layers and the logits.
+  auto small_vocabulary = [](std::size_t layers) {
+    auto j = gpt(layers, 1024, 16, 1024, 8);
+    j.shape.vocabulary = 1024;
+    return j;
+  };
+  const auto l10 = price(small_vocabulary(10), ideal(), io::parse_parallel_layout("pp=4,dp=1"));
+  CHECK(l10.layers_per_stage == 3);
+  const auto l12 = price(small_vocabulary(12), ideal(), io::parse_parallel_layout("pp=4,dp=1"));
+  CHECK(l12.layers_per_stage == 3);
+  CHECK(l10.step < l12.step);
+}
