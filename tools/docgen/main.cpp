@@ -418,14 +418,11 @@ std::string stream_speed(sources& s) {
 std::string overlap_table(sources& s) {
   const auto& r = s.results("overlap-ci.json");
   std::vector<std::pair<double, std::string>> by_window;  // rows from the shortest pass
-  for (const auto& [name, run] : r.runs) {
-    (void)run;
-    by_window.emplace_back(r.counter(name, "window_ms"), name);
-  }
+  for (const auto& entry : r.runs) by_window.emplace_back(r.counter(entry.first, "window_ms"), entry.first);
   std::sort(by_window.begin(), by_window.end());
   std::vector<std::vector<std::string>> rows;
   for (const auto& [window, name] : by_window) {
-    rows.push_back({fixed(r.counter(name, "window_ms"), 1) + " ms", fixed(r.counter(name, "reduce_ms"), 1) + " ms",
+    rows.push_back({fixed(window, 1) + " ms", fixed(r.counter(name, "reduce_ms"), 1) + " ms",
                     fixed(r.counter(name, "buckets"), 0), fixed(r.counter(name, "exposed_measured_ms"), 1) + " ms",
                     fixed(r.counter(name, "exposed_predicted_ms"), 1) + " ms",
                     fixed(r.counter(name, "predicted_over_measured"), 2)});

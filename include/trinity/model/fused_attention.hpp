@@ -46,12 +46,17 @@ struct fused_attention_efficiency {
   }
   //! The share of peak the forward pass runs at over `sequence` queries of head dimension `head_dim`.
   [[nodiscard]] double forward_share(double sequence, double head_dim) const noexcept {
-    return std::min(1.0, forward * sequence / (sequence + forward_knee) * head_dim_factor(head_dim));
+    return share(forward, forward_knee, sequence, head_dim);
   }
   [[nodiscard]] double backward_share(double sequence, double head_dim) const noexcept {
-    return std::min(1.0, backward * sequence / (sequence + backward_knee) * head_dim_factor(head_dim));
+    return share(backward, backward_knee, sequence, head_dim);
   }
   friend bool operator==(const fused_attention_efficiency&, const fused_attention_efficiency&) = default;
+
+ private:
+  [[nodiscard]] double share(double e, double knee, double sequence, double head_dim) const noexcept {
+    return std::min(1.0, e * sequence / (sequence + knee) * head_dim_factor(head_dim));
+  }
 };
 
 inline void validate(const fused_attention_efficiency& a, const std::string& at = "attention") {

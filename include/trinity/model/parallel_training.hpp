@@ -305,22 +305,20 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
     x.gemm_f += detail::gemm_time(c, g[0], g[1], g[2], j.fp8);
     x.gemm_b += detail::gemm_bwd(c, g[0], g[1], g[2], j.fp8);
   }
-  // The attention core as batched GEMMs of (s_local × d)·(d × s) and (s_local × s)·(s × d), heads/t · b of each.
   const double d_head = m.head_dim(), batches = b * static_cast<double>(m.heads) / t;
-  x.attn_f = batches * (detail::gemm_time(c, s_local, s, d_head) + detail::gemm_time(c, s_local, d_head, s));
-  x.attn_b = 2.0 * x.attn_f;
-  if (j.flash_attention) {
+  if (j.flash_attention && c.attention.measured()) {
     // One fused causal kernel: its s_local queries see s/2 keys on average (context parallelism's chunks are
     // balanced so), and the backward pass does 2.5 times the forward's work.
-    if (c.attention.measured()) {
-      const double work = attention_core_flops(b, static_cast<double>(m.heads) / t, s_local, s, d_head, true);
-      x.attn_f = seconds{work / (c.peak.value() * c.attention.forward_share(s_local, d_head))};
-      x.attn_b =
-          seconds{attention_backward_ratio * work / (c.peak.value() * c.attention.backward_share(s_local, d_head))};
-    } else {
-      x.attn_f = 0.5 * x.attn_f;
-      x.attn_b = attention_backward_ratio * x.attn_f;
-    }
+    const double work = attention_core_flops(b, static_cast<double>(m.heads) / t, s_local, s, d_head, true);
+    x.attn_f = seconds{work / (c.peak.value() * c.attention.forward_share(s_local, d_head))};
+    x.attn_b =
+        seconds{attention_backward_ratio * work / (c.peak.value() * c.attention.backward_share(s_local, d_head))};
+  } else {
+    // The attention core as batched GEMMs of (s_local × d)·(d × s) and (s_local × s)·(s × d), heads/t · b of
+    // each; a fused kernel with no measured curve does the causal half of them, backward 2.5 times forward.
+    x.attn_f = batches * (detail::gemm_time(c, s_local, s, d_head) + detail::gemm_time(c, s_local, d_head, s));
+    if (j.flash_attention) x.attn_f = 0.5 * x.attn_f;
+    x.attn_b = (j.flash_attention ? attention_backward_ratio : 2.0) * x.attn_f;
   }
   x.kept = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::none);
   x.scores = x.kept - layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::selective);
@@ -422,7 +420,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
                : seconds{};
   const seconds pp_mb = l.pp > 1 ? transfers * (pp_link.latency + p2p / pp_link.bandwidth) + gather_mb : seconds{};
 
-  const seconds per_mb = L * (x.forward() + x.backward() + x.recompute) + logits_f + logits_b + pp_mb;
+  const seconds per_mb = L * per_layer + logits_f + logits_b + pp_mb;
   r.gemm = mb * (L * (x.gemm_f + x.gemm_b) + logits_f + logits_b);
   r.attention = mb * L * (x.attn_f + x.attn_b);
   // Under fp8 the stage's GEMM weights are cast once a step (2 bytes read, 1 written, 1 more for the transpose

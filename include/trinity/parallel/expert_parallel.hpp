@@ -100,14 +100,23 @@ struct expert_weights {
   std::vector<float> w1, w2;
 };
 
-//! y[h] = W2·relu(W1·x), accumulated in order.
-inline void expert_ffn(const moe_shape& s, const expert_weights& w, std::span<const float> x, std::span<float> y) {
+namespace detail {
+//! W1·x, before the relu: the forward's first product, and what the backward recomputes.
+inline std::vector<float> expert_pre_activation(const moe_shape& s, const expert_weights& w, std::span<const float> x) {
   std::vector<float> mid(s.ffn_hidden);
   for (std::size_t i = 0; i < s.ffn_hidden; ++i) {
     float acc = 0;
     for (std::size_t j = 0; j < s.hidden; ++j) acc += w.w1[i * s.hidden + j] * x[j];
-    mid[i] = std::max(acc, 0.0f);
+    mid[i] = acc;
   }
+  return mid;
+}
+}  // namespace detail
+
+//! y[h] = W2·relu(W1·x), accumulated in order.
+inline void expert_ffn(const moe_shape& s, const expert_weights& w, std::span<const float> x, std::span<float> y) {
+  auto mid = detail::expert_pre_activation(s, w, x);
+  for (auto& v : mid) v = std::max(v, 0.0f);
   for (std::size_t i = 0; i < s.hidden; ++i) {
     float acc = 0;
     for (std::size_t j = 0; j < s.ffn_hidden; ++j) acc += w.w2[i * s.ffn_hidden + j] * mid[j];
@@ -221,12 +230,8 @@ void moe_forward(C& c, const moe_shape& s, std::span<const expert_weights> local
 //! `dw` and writes the input's gradient into dx.
 inline void expert_ffn_backward(const moe_shape& s, const expert_weights& w, std::span<const float> x,
                                 std::span<const float> g, expert_weights& dw, std::span<float> dx) {
-  std::vector<float> mid(s.ffn_hidden), dmid(s.ffn_hidden, 0.0f);
-  for (std::size_t i = 0; i < s.ffn_hidden; ++i) {
-    float acc = 0;
-    for (std::size_t j = 0; j < s.hidden; ++j) acc += w.w1[i * s.hidden + j] * x[j];
-    mid[i] = acc;
-  }
+  const auto mid = detail::expert_pre_activation(s, w, x);
+  std::vector<float> dmid(s.ffn_hidden, 0.0f);
   for (std::size_t i = 0; i < s.hidden; ++i)
     for (std::size_t j = 0; j < s.ffn_hidden; ++j) {
       dw.w2[i * s.ffn_hidden + j] += g[i] * std::max(mid[j], 0.0f);

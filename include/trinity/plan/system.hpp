@@ -64,17 +64,18 @@ struct device_spec {
   //! step model. The default, not measured, prices the attention core as the GEMM curve's batched GEMMs.
   model::fused_attention_efficiency attention{};
 
-  //! Whether the device has a rate of its own for this precision (else rate() gives `compute`).
-  [[nodiscard]] bool lists_rate(std::string_view precision) const {
-    for (const auto& entry : compute_by_precision)
-      if (entry.first == precision) return true;
-    return false;
+  //! The device's own rate for this precision, or null where it lists none.
+  [[nodiscard]] const flops_per_second* listed_rate(std::string_view precision) const {
+    for (const auto& [precision_name, r] : compute_by_precision)
+      if (precision_name == precision) return &r;
+    return nullptr;
   }
+  //! Whether the device has a rate of its own for this precision (else rate() gives `compute`).
+  [[nodiscard]] bool lists_rate(std::string_view precision) const { return listed_rate(precision) != nullptr; }
   //! The rate at which work of this precision runs.
   [[nodiscard]] flops_per_second rate(std::string_view precision) const {
-    for (const auto& [precision_name, r] : compute_by_precision)
-      if (precision_name == precision) return r;
-    return compute;
+    const auto* r = listed_rate(precision);
+    return r ? *r : compute;
   }
 };
 

@@ -46,13 +46,7 @@ TEMPLATE_TEST_CASE(
     "the expert-parallel layer gives each token the one-rank layer's output, and sends the bytes "
     "expert_dispatch_bytes counts",
     "[parallel][moe]", threads_backend, sim_backend) {
-  for (const int n : {1, 2, 3, 4, 5, 6}) {
-    const auto bad = test_backends::failures_on<TestType>(n, [](auto& c) { return moe_check::run(c); });
-    for (std::size_t r = 0; r < bad.size(); ++r) {
-      INFO(n << " ranks, rank " << r);
-      CHECK(bad[r] == std::vector<std::string>{});
-    }
-  }
+  test_backends::check_every_rank<TestType>({1, 2, 3, 4, 5, 6}, [](auto& c) { return moe_check::run(c); });
 }
 
 TEST_CASE("the expert-parallel layer refuses experts that do not split over its ranks", "[parallel][moe]") {
@@ -75,13 +69,7 @@ TEST_CASE("the expert-parallel layer refuses experts that do not split over its 
 
 TEMPLATE_TEST_CASE("the expert-parallel layer's backward gives the one-rank layer's gradients, bit for bit",
                    "[parallel][moe]", threads_backend, sim_backend) {
-  for (const int n : {1, 2, 3, 4, 5, 6}) {
-    const auto bad = test_backends::failures_on<TestType>(n, [](auto& c) { return moe_check::run_backward(c); });
-    for (std::size_t r = 0; r < bad.size(); ++r) {
-      INFO(n << " ranks, rank " << r);
-      CHECK(bad[r] == std::vector<std::string>{});
-    }
-  }
+  test_backends::check_every_rank<TestType>({1, 2, 3, 4, 5, 6}, [](auto& c) { return moe_check::run_backward(c); });
 }
 
 TEST_CASE("the MoE layer's gradients are the loss's derivatives (central differences, one rank)", "[parallel][moe]") {
