@@ -21,6 +21,8 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <tuple>
 
 namespace trinity::cli {
 
@@ -52,14 +54,23 @@ struct validation {
   std::vector<row> rows;
   std::size_t fit_n, held_runs, exact, held_n;
   double fit_mean, fit_worst, held_mean, held_max, worst_bytes, held_sum, held_worst;
+  // Held-out runs of the two kinds the 16-bit dense ones do not cover: fp8 dense, and mixtures of experts.
+  std::tuple<std::size_t, double, double> fp8, moe;
 };
+
+// What a run exercises: a mixture of experts, fp8 GEMMs on a dense model, or a 16-bit dense model.
+std::string kind_of(const io::published_run& r) { return r.job.shape.moe() ? "moe" : r.job.fp8 ? "fp8" : "dense"; }
 
 void print_validation_json(const validation& v, const std::string& probe_path) {
   const auto& [cal, pr, rows, fit_n, held_runs, exact, held_n, fit_mean, fit_worst, held_mean, held_max, worst_bytes,
-               held_sum, held_worst] = v;
+               held_sum, held_worst, fp8, moe] = v;
   const auto& gemm_h100 = cal.h100;
   const auto& gemm_a100 = cal.a100;
   const double kappa = cal.elementwise_traffic;
+  const auto summary_json = [](const std::tuple<std::size_t, double, double>& x) {
+    return nlohmann::json{
+        {"runs", std::get<0>(x)}, {"mean_abs_error", std::get<1>(x)}, {"max_abs_error", std::get<2>(x)}};
+  };
   nlohmann::json out;
   out["calibration"] = {
       {"h100_gemm",
@@ -81,6 +92,7 @@ void print_validation_json(const validation& v, const std::string& probe_path) {
          {"system", x.run->system},
          {"gpus", x.run->gpus},
          {"parallelism", model::to_string(x.run->layout)},
+         {"kind", kind_of(*x.run)},
          {"published", x.run->published},
          {"published_step_time_s", x.run->iteration_s},
          {"predicted",
@@ -89,6 +101,8 @@ void print_validation_json(const validation& v, const std::string& probe_path) {
          {"fits_device_memory", x.fits}});
   out["summary"] = {{"fit", {{"runs", fit_n}, {"mean_abs_error", fit_mean}, {"max_abs_error", fit_worst}}},
                     {"held_out", {{"runs", held_runs}, {"mean_abs_error", held_mean}, {"max_abs_error", held_max}}},
+                    {"held_out_fp8", summary_json(fp8)},
+                    {"held_out_moe", summary_json(moe)},
                     {"probe_memory", {{"stacks", pr.stacks.size()}, {"exact", exact}, {"max_abs_error", worst_bytes}}},
                     {"probe_time_held_out",
                      {{"stacks", held_n},
@@ -99,7 +113,7 @@ void print_validation_json(const validation& v, const std::string& probe_path) {
 
 void print_validation_text(const validation& v) {
   const auto& [cal, pr, rows, fit_n, held_runs, exact, held_n, fit_mean, fit_worst, held_mean, held_max, worst_bytes,
-               held_sum, held_worst] = v;
+               held_sum, held_worst, fp8, moe] = v;
   const auto& gemm_h100 = cal.h100;
   const auto& gemm_a100 = cal.a100;
   const double kappa = cal.elementwise_traffic;
@@ -117,8 +131,9 @@ void print_validation_text(const validation& v) {
     const auto& l = x.run->layout;
     const std::string layout = "t" + std::to_string(l.tp) + " p" + std::to_string(l.pp) +
                                (l.vpp > 1 ? "x" + std::to_string(l.vpp) : "") +
-                               (l.cp > 1 ? " c" + std::to_string(l.cp) : "") + " d" + std::to_string(l.dp) + " " +
-                               model::to_string(l.recompute) + (l.sequence_parallel ? "+sp" : "");
+                               (l.cp > 1 ? " c" + std::to_string(l.cp) : "") + " d" + std::to_string(l.dp) +
+                               (l.ep > 1 ? " e" + std::to_string(l.ep) : "") + " " + model::to_string(l.recompute) +
+                               (l.sequence_parallel ? "+sp" : "") + (x.run->job.fp8 ? " fp8" : "");
     t.add({x.run->name, x.run->source, x.run->role, layout, x.run->published, fixed(x.run->iteration_s, 3),
            fixed(x.cost.step.value(), 3), percent(x.error),
            fixed(x.cost.device_bytes.value() / 1e9, 1) + (x.fits ? "" : " (over 80)")});
@@ -127,6 +142,10 @@ void print_validation_text(const validation& v) {
   std::cout << "\nStep time, mean |error|: fit " << fixed(fit_mean * 100, 1) << "% (" << fit_n << " runs, worst "
             << fixed(fit_worst * 100, 1) << "%); held out " << fixed(held_mean * 100, 1) << "% (" << held_runs
             << " runs, worst " << fixed(held_max * 100, 1) << "%)\n"
+            << "Held out by kind: fp8 " << fixed(std::get<1>(fp8) * 100, 1) << "% (" << std::get<0>(fp8)
+            << " runs, worst " << fixed(std::get<2>(fp8) * 100, 1) << "%); mixtures of experts "
+            << fixed(std::get<1>(moe) * 100, 1) << "% (" << std::get<0>(moe) << " runs, worst "
+            << fixed(std::get<2>(moe) * 100, 1) << "%)\n"
             << "Probe, activation bytes kept: " << exact << " of " << pr.stacks.size()
             << " stacks exact to the byte (worst " << fixed(worst_bytes * 100, 3) << "%)\n"
             << "Probe, step time with recomputation (held out): mean |error| "
@@ -150,11 +169,14 @@ void run_validate(const std::string& runs_path, const std::string& probe_path, b
     const auto cost = model::price(r.job, c, r.layout);
     rows.push_back({&r, cost, cost.step.value() / r.iteration_s - 1.0, cost.device_bytes <= c.memory});
   }
-  const auto summary = [&](const std::string& role) {
+  // The runs of a role (and, held out, of a kind), their mean and worst |error|. "held-out" alone: the 16-bit
+  // dense runs, the set the step model was first judged on.
+  const auto summary = [&](const std::string& role, const std::string& kind) {
     double sum = 0, worst = 0;
     std::size_t n = 0;
     for (const auto& x : rows)
-      if (x.run->role == role) sum += std::abs(x.error), worst = std::max(worst, std::abs(x.error)), ++n;
+      if (x.run->role == role && (role == "fit" || kind_of(*x.run) == kind))
+        sum += std::abs(x.error), worst = std::max(worst, std::abs(x.error)), ++n;
     return std::tuple{n, n ? sum / static_cast<double>(n) : 0.0, worst};
   };
 
@@ -174,10 +196,11 @@ void run_validate(const std::string& runs_path, const std::string& probe_path, b
     held_sum += e, held_worst = std::max(held_worst, e), ++held_n;
   }
 
-  const auto [fit_n, fit_mean, fit_worst] = summary("fit");
-  const auto [held_runs, held_mean, held_max] = summary("held-out");
-  const validation v{cal,      pr,        std::move(rows), fit_n,    held_runs,   exact,    held_n,
-                     fit_mean, fit_worst, held_mean,       held_max, worst_bytes, held_sum, held_worst};
+  const auto [fit_n, fit_mean, fit_worst] = summary("fit", "");
+  const auto [held_runs, held_mean, held_max] = summary("held-out", "dense");
+  const auto fp8 = summary("held-out", "fp8"), moe = summary("held-out", "moe");
+  const validation v{cal,       pr,        std::move(rows), fit_n,       held_runs, exact,      held_n, fit_mean,
+                     fit_worst, held_mean, held_max,        worst_bytes, held_sum,  held_worst, fp8,    moe};
   if (as_json)
     print_validation_json(v, probe_path);
   else

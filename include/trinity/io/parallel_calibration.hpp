@@ -26,9 +26,11 @@ struct parallel_calibration {
 
   //! The cluster a published run ran on, as calibrated.
   [[nodiscard]] model::training_cluster cluster(const published_run& r) const {
-    if (r.system == "dgx-a100") return plan::cluster_of(*plan::presets::find("dgx-a100"), a100, elementwise_traffic);
+    const std::string_view precision = r.job.fp8 ? "fp8" : "bf16";
+    if (r.system == "dgx-a100")
+      return plan::cluster_of(*plan::presets::find("dgx-a100"), a100, elementwise_traffic, precision);
     if (r.system == "dgx-h100")
-      return plan::cluster_of(*plan::presets::find("dgx-h100"), h100.model, elementwise_traffic);
+      return plan::cluster_of(*plan::presets::find("dgx-h100"), h100.model, elementwise_traffic, precision);
     throw invalid_input("runs[" + r.name + "].system", "\"" + r.system + "\": the runs know dgx-a100 and dgx-h100");
   }
 };

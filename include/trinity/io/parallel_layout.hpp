@@ -2,7 +2,7 @@
 //! \file
 //! A parallel layout written as the command line takes it:
 //!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,sp=on|off,zero=0..3,offload=on|off,codec=NAME|none,
-//!   overlap=on|off
+//!   overlap=on|off,ep=8,etp=1
 //! Every key is optional (a missing degree is 1, recompute none, sp off, ZeRO 0, no offload, no gradient codec,
 //! overlap as the workload says); an
 //! unknown key, a key given twice or a value that is not allowed is refused, naming it and what would be. A codec's
@@ -20,8 +20,8 @@
 namespace trinity::io {
 
 inline model::parallel_layout parse_parallel_layout(std::string_view text, const std::string& field = "parallelism") {
-  static constexpr std::string_view keys[] = {"tp",        "pp", "vpp",  "cp",      "dp",    "mbs",
-                                              "recompute", "sp", "zero", "offload", "codec", "overlap"};
+  static constexpr std::string_view keys[] = {"tp", "pp",   "vpp",     "cp",    "dp",      "mbs", "recompute",
+                                              "sp", "zero", "offload", "codec", "overlap", "ep",  "etp"};
   model::parallel_layout l;
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
   trinity::detail::for_each_key_value(
@@ -70,6 +70,10 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
           l.dp = n;
         else if (key == "mbs")
           l.micro_batch = n;
+        else if (key == "ep")
+          l.ep = n;
+        else if (key == "etp")
+          l.etp = n;
         else {
           if (n > 3) fail("zero=" + value + ": ZeRO has stages 0 to 3");
           l.zero_stage = static_cast<int>(n);
@@ -79,8 +83,10 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
 }
 
 //! The keys `text` leaves out, with the values parse_parallel_layout gave them (`l`): what pricing the layout
-//! assumed (plan/assumed.hpp). `text` has been parsed already, so its items are well formed.
-inline plan::assumptions parallel_layout_defaults(std::string_view text, const model::parallel_layout& l) {
+//! assumed (plan/assumed.hpp). `text` has been parsed already, so its items are well formed. `experts`: the
+//! model is a mixture of experts, whose ep and etp the text may leave out too.
+inline plan::assumptions parallel_layout_defaults(std::string_view text, const model::parallel_layout& l,
+                                                  bool experts = false) {
   const auto given = [&](std::string_view key) {
     for (std::size_t at = 0; at <= text.size();) {
       const std::size_t end = std::min(text.find(',', at), text.size());
@@ -105,6 +111,10 @@ inline plan::assumptions parallel_layout_defaults(std::string_view text, const m
   note("zero", l.zero_stage);
   note("offload", l.offload ? "on" : "off");
   note("codec", l.codec.empty() ? "none" : l.codec);
+  if (experts) {
+    note("ep", l.ep);
+    note("etp", l.etp);
+  }
   // overlap left out is the workload's, which the workload's own assumptions list when it did not give it
   return out;
 }

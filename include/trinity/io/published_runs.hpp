@@ -50,12 +50,24 @@ inline constexpr key run_keys[] = {{"name", required},
                                    {"dropout"},
                                    {"overlap_dp"},
                                    {"zero"},
+                                   {"precision"},
                                    {"published", required},
                                    {"assumed"}};
-inline constexpr key run_shape_keys[] = {{"layers", required}, {"hidden", required},   {"ffn_hidden", required},
-                                         {"heads", required},  {"kv_heads", required}, {"vocabulary", required},
-                                         {"gated_mlp"},        {"tied_embeddings"},    {"head_dim"}};
-inline constexpr key published_keys[] = {{"tflops_per_gpu"}, {"flops"}, {"iteration_s"}};
+inline constexpr key run_shape_keys[] = {{"layers", required},
+                                         {"hidden", required},
+                                         {"ffn_hidden", required},
+                                         {"heads", required},
+                                         {"kv_heads", required},
+                                         {"vocabulary", required},
+                                         {"gated_mlp"},
+                                         {"tied_embeddings"},
+                                         {"head_dim"},
+                                         {"experts"},
+                                         {"top_k"},
+                                         {"moe_ffn_hidden"},
+                                         {"shared_experts"},
+                                         {"moe_layer_frequency"}};
+inline constexpr key published_keys[] = {{"tflops_per_gpu"}, {"flops"}, {"iteration_s"}, {"tokens_per_second_per_gpu"}};
 inline constexpr std::string_view roles[] = {"fit", "held-out"};
 inline constexpr std::string_view flop_counts[] = {"narayanan-eq3", "model"};
 
@@ -86,6 +98,11 @@ inline published_run read_run(const json& j, const std::string& path, const publ
   o.get("flash_attention", r.job.flash_attention);
   o.get("dropout", r.job.dropout);
   o.get("overlap_dp", r.job.overlap_dp);
+  if (o.has("precision")) {
+    // mixed: bf16 GEMMs over fp32 master weights; fp8: Transformer Engine's fp8 GEMMs over the same states.
+    static constexpr std::string_view precisions[] = {"mixed", "fp8"};
+    r.job.fp8 = choice(o.at("precision"), o.path("precision"), precisions) == "fp8";
+  }
   try {
     r.layout = parse_parallel_layout(o.text("parallelism"), o.path("parallelism"));
   } catch (const invalid_input& e) {
@@ -97,9 +114,18 @@ inline published_run read_run(const json& j, const std::string& path, const publ
          std::to_string(r.gpus) + " GPUs, but the layout uses tp·pp·cp·dp = " + std::to_string(r.layout.gpus()));
   if (const auto why = model::layout_problem(r.job, r.layout); !why.empty()) fail(o.path("parallelism"), why);
   const object p(o.at("published"), o.path("published"), published_keys, "what the source published");
-  if (p.has("iteration_s") == p.has("tflops_per_gpu"))
-    fail(p.path(), "give either iteration_s or tflops_per_gpu (with flops, the count it was measured in)");
-  if (p.has("iteration_s")) {
+  if (p.has("iteration_s") + p.has("tflops_per_gpu") + p.has("tokens_per_second_per_gpu") != 1)
+    fail(p.path(),
+         "give one of iteration_s, tokens_per_second_per_gpu or tflops_per_gpu (with flops, the count it "
+         "was measured in)");
+  if (p.has("tokens_per_second_per_gpu")) {
+    // The step time the throughput implies: the global batch's tokens over every GPU's rate.
+    const double rate = p.number("tokens_per_second_per_gpu");
+    if (!(rate > 0)) fail(p.path("tokens_per_second_per_gpu"), "must be positive");
+    r.iteration_s = static_cast<double>(r.job.global_batch) * static_cast<double>(r.job.sequence) /
+                    (rate * static_cast<double>(r.gpus));
+    r.published = units::detail::format_number(rate) + " tokens/s per GPU";
+  } else if (p.has("iteration_s")) {
     r.iteration_s = p.number("iteration_s");
     if (!(r.iteration_s > 0)) fail(p.path("iteration_s"), "must be positive");
     r.published = units::detail::format_number(r.iteration_s) + " s";

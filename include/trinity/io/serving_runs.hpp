@@ -102,6 +102,8 @@ inline serving_run read_serving_run(const json& j, const std::string& path, cons
     for (const auto n : model::named_shape_names()) names += (names.empty() ? "" : ", ") + std::string(n);
     fail(o.path("model"), "\"" + r.model + "\" is not a named model; one of " + names);
   }
+  if (model::find_named_shape(r.model)->shape.moe())
+    fail(o.path("model"), "\"" + r.model + "\" is a mixture of experts; the serving model prices dense models only");
   r.tp = o.count("tp", 1024);
   r.batch = o.count("batch", 1'000'000);
   r.prompt_tokens = static_cast<double>(o.count("prompt_tokens", 10'000'000));

@@ -62,6 +62,36 @@ inline model::power_law read_power_law(const object& o, const char* what) {
   return {per_byte{h.number("kappa_per_gb") / 1e9}, h.number("gamma")};
 }
 
+// A mixture of experts' keys, where the object has them (a reader whose keys leave them out refuses them as
+// unknown): experts, top_k (required with experts), moe_ffn_hidden, shared_experts, moe_layer_frequency.
+inline constexpr std::string_view expert_keys[] = {"experts", "top_k", "moe_ffn_hidden", "shared_experts",
+                                                   "moe_layer_frequency"};
+// Keys a named model fixes.
+inline constexpr std::string_view named_shape_extras[] = {
+    "gated_mlp", "head_dim", "experts", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency"};
+inline void read_experts(const object& o, model::transformer_shape& m, plan::assumptions* assumed) {
+  if (!o.has("experts")) {
+    for (const auto k : expert_keys)
+      if (o.has(k)) fail(o.path(k), "describes a mixture of experts; give experts (how many) too, or leave it out");
+    return;
+  }
+  m.experts = o.count("experts", 100'000);
+  if (!o.has("top_k")) fail(o.path("top_k"), "missing; a mixture of experts needs the experts a token runs");
+  m.top_k = o.count("top_k", 100'000);
+  if (o.has("moe_ffn_hidden"))
+    m.moe_ffn_hidden = o.count("moe_ffn_hidden", 1'000'000);
+  else if (assumed)
+    plan::assume(*assumed, o.path("moe_ffn_hidden"), m.ffn_hidden);  // each expert as wide as the dense MLP
+  if (o.has("shared_experts"))
+    m.shared_experts = o.count("shared_experts", 1'000);
+  else if (assumed)
+    plan::assume(*assumed, o.path("shared_experts"), 0);
+  if (o.has("moe_layer_frequency"))
+    m.moe_layer_frequency = o.count("moe_layer_frequency", 100'000);
+  else if (assumed)
+    plan::assume(*assumed, o.path("moe_layer_frequency"), 1);  // every layer a mixture
+}
+
 // "\"llama2-7b\", \"llama2-13b\", ... or \"gpt3-175b\"": the named shapes, for a refusal.
 inline std::string named_models() {
   std::string out;
@@ -83,8 +113,8 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
   if (o.has("model")) {
     const auto names = model::named_shape_names();
     const auto m = choice(o.at("model"), "model", names);
-    for (const char* k : {"gated_mlp", "head_dim"})
-      if (o.has(k)) fail(k, "is part of the named model's shape; leave it out or spell the shape out");
+    for (const auto k : named_shape_extras)
+      if (o.has(k)) fail(std::string(k), "is part of the named model's shape; leave it out or spell the shape out");
     return model::find_named_shape(m)->shape;
   }
   model::transformer_shape m;
@@ -95,6 +125,7 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
   m.kv_heads = o.has("kv_heads") ? o.count("kv_heads") : m.heads;
   m.vocabulary = o.count("vocabulary");
   if (o.has("head_dim")) m.head_size = o.count("head_dim", 4096);
+  read_experts(o, m, assumed);
   if (assumed) {
     if (!o.has("kv_heads")) plan::assume(*assumed, o.path("kv_heads"), m.kv_heads);
     o.get("gated_mlp", m.gated_mlp, *assumed);

@@ -6,8 +6,9 @@
 //!
 //!   if (const auto* m = model::find_named_shape("gpt3-175b")) price(m->shape);
 //!
-//! Dense decoder-only models only: a mixture-of-experts shape (Mixtral) needs
-//! the expert keys the step model does not price yet.
+//! Decoder-only models, dense and mixtures of experts (Mixtral, Qwen3's MoE): a
+//! mixture's shape carries its experts, which the training step model prices
+//! and the serving model refuses.
 
 #include <span>
 #include <string_view>
@@ -32,6 +33,11 @@ inline constexpr transformer_shape llama2_13b{40, 5120, 13824, 40, 40, 32000, tr
 inline constexpr transformer_shape llama2_70b{80, 8192, 28672, 64, 8, 32000, true, false};
 inline constexpr transformer_shape llama3_405b{126, 16384, 53248, 128, 8, 128256, true, false};
 inline constexpr transformer_shape gptj_6b{28, 4096, 16384, 16, 16, 50400, false, false};
+// Mixtures of experts, then: head_dim (0: hidden / heads), experts, top_k, moe_ffn_hidden (0: ffn_hidden).
+inline constexpr transformer_shape mixtral_8x7b{32, 4096, 14336, 32, 8, 32000, true, false, 0, 8, 2};
+inline constexpr transformer_shape mixtral_8x22b{56, 6144, 16384, 48, 8, 32768, true, false, 0, 8, 2};
+inline constexpr transformer_shape qwen3_30b_a3b{48, 2048, 6144, 32, 4, 151936, true, false, 128, 128, 8, 768};
+inline constexpr transformer_shape qwen3_235b_a22b{94, 4096, 12288, 64, 4, 151936, true, false, 128, 128, 8, 1536};
 }  // namespace shapes
 
 namespace detail {
@@ -52,6 +58,23 @@ inline constexpr named_shape named_shapes[] = {
      "untied head; 6,053,381,344 parameters on the model card)",
      6.053e9},
     {"gpt3-175b", shapes::gpt3_175b, "Brown et al. 2020, Table 2.1 (96 layers, d_model 12,288, 96 heads; 175B)", 175e9},
+    {"mixtral-8x7b", shapes::mixtral_8x7b,
+     "Mistral AI's Mixtral-8x7B-v0.1 config.json (32 layers, hidden 4,096, FFN 14,336, 32 heads, 8 KV heads, "
+     "vocabulary 32,000, 8 local experts, 2 per token); Jiang et al. 2024, \"Mixtral of Experts\" (46.7B, 12.9B "
+     "active)",
+     46.7e9},
+    {"mixtral-8x22b", shapes::mixtral_8x22b,
+     "Mistral AI's Mixtral-8x22B-v0.1 config.json (56 layers, hidden 6,144, FFN 16,384, 48 heads, 8 KV heads, "
+     "vocabulary 32,768, 8 experts, 2 per token); Mistral AI's announcement (141B, 39B active)",
+     141e9},
+    {"qwen3-30b-a3b", shapes::qwen3_30b_a3b,
+     "Qwen's Qwen3-30B-A3B config.json (48 layers, hidden 2,048, 32 heads of 128, 4 KV heads, vocabulary "
+     "151,936, 128 experts of width 768, 8 per token); Qwen3 Technical Report 2025, Table 2 (30.5B, 3.3B active)",
+     30.5e9},
+    {"qwen3-235b-a22b", shapes::qwen3_235b_a22b,
+     "Qwen's Qwen3-235B-A22B config.json (94 layers, hidden 4,096, 64 heads of 128, 4 KV heads, vocabulary "
+     "151,936, 128 experts of width 1,536, 8 per token); Qwen3 Technical Report 2025, Table 2 (235B, 22B active)",
+     235e9},
 };
 }  // namespace detail
 

@@ -26,6 +26,10 @@
 //!  - pipeline sends of the activation between stages, split t ways
 //!    (Narayanan et al.'s scatter/gather), forward and backward, v times with
 //!    interleaving;
+//!  - a mixture of experts' layers (every moe_layer_frequency-th) run the experts' block in place of the
+//!    MLP (model/moe_layer.hpp): the router, the grouped expert GEMMs at their small per-expert shapes, the
+//!    token all-to-alls over the ep ranks, four a layer, at the busiest rank's load; the routed experts'
+//!    weights shard over the expert-parallel ranks and reduce over the expert-data-parallel ones;
 //!  - full recomputation runs the forward (its all-reduces too) again;
 //!    selective recomputation runs the attention core again.
 //! A step is m micro-batches plus the bubble (p − 1)/(m·v) of them, then the
@@ -49,88 +53,23 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <trinity/error.hpp>
 #include <trinity/model/collectives.hpp>
 #include <trinity/model/fused_attention.hpp>
 #include <trinity/model/gemm.hpp>
 #include <trinity/model/gradient_reduction.hpp>
+#include <trinity/model/moe_layer.hpp>
 #include <trinity/model/overlap.hpp>
+#include <trinity/model/parallel_layout.hpp>
 #include <trinity/model/sharding.hpp>
+#include <trinity/model/training_cluster.hpp>
+#include <trinity/model/training_job.hpp>
 #include <trinity/model/transformer.hpp>
 #include <trinity/units/quantity.hpp>
 
 namespace trinity::model {
-
-//! How the ranks split the work. tp·pp·cp·dp ranks in all.
-struct parallel_layout {
-  std::size_t tp = 1, pp = 1, vpp = 1, cp = 1, dp = 1;
-  std::size_t micro_batch = 1;  //!< sequences per micro-batch
-  recomputation recompute = recomputation::none;
-  bool sequence_parallel = false;
-  int zero_stage = 0;    //!< over the dp·cp ranks that hold the same weights (1: Megatron's distributed optimizer)
-  bool offload = false;  //!< optimizer states (and their update) in the host tier: ZeRO-Offload
-  //! The gradient codec of the data-parallel reduction, by name (empty: the gradient as the trainer holds it).
-  //! price() takes its cost: its ratio and its rates on the device.
-  std::string codec = {};
-  //! The data-parallel collectives bucket by bucket under the backward and forward passes (Megatron's
-  //! --overlap-grad-reduce and --overlap-param-gather); unset: the job's default (training_job::overlap_dp).
-  std::optional<bool> overlap = {};
-
-  [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
-  friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
-};
-
-inline std::string to_string(const parallel_layout& l) {
-  return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
-         ",cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
-         ",recompute=" + to_string(l.recompute) + ",sp=" + (l.sequence_parallel ? "on" : "off") +
-         ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "") +
-         (l.codec.empty() ? "" : ",codec=" + l.codec) +
-         (l.overlap ? std::string(",overlap=") + (*l.overlap ? "on" : "off") : std::string());
-}
-
-//! One level of the network, per GPU and direction.
-struct link_level {
-  seconds latency{};
-  bytes_per_second bandwidth{};
-};
-
-//! The machine as the step model sees it.
-struct training_cluster {
-  flops_per_second peak{};  //!< dense rate at the training precision
-  gemm_efficiency gemm{};
-  bytes_per_second memory_bandwidth{};  //!< device memory (HBM)
-  bytes memory{};                       //!< device memory capacity
-  std::size_t domain = 8;               //!< GPUs that share the fast link
-  link_level fast{}, slow{};
-  double elementwise_traffic = 3.0;  //!< κ: memory traffic per byte of activations kept
-  //! The fused attention kernel's measured curve (model/fused_attention.hpp); unmeasured: GEMMs price it.
-  fused_attention_efficiency attention{};
-  //! The dense fp8 rate, for a job whose layers' GEMMs run in fp8 (0: the device has none), and the share of it
-  //! an fp8 GEMM gets against the share a 16-bit GEMM of its shape gets of `peak` (model/serving.hpp's
-  //! fp8_gemm_share, fitted to fp8 serving runs).
-  flops_per_second fp8_peak{};
-  double fp8_gemm_share = 1;
-  //! The tier optimizer states offload to (host memory, per GPU), reached over `host.bandwidth`; capacity 0: none.
-  link_level host{};
-  bytes host_memory{};
-};
-
-//! The model and the batch.
-struct training_job {
-  transformer_shape shape{};
-  std::size_t sequence = 0;      //!< tokens per sequence
-  std::size_t global_batch = 0;  //!< sequences per step
-  state_bytes precision = mixed_precision_adam;
-  bool flash_attention = false;  //!< the attention core never stores its s² scores
-  bool dropout = true;           //!< GPT's three dropouts (and their 1-byte masks); Llama trains without
-  bool overlap_dp = false;       //!< the data-parallel collectives overlap the passes, where the layout does not say
-  //! The layers' matrix multiplies in fp8, as Transformer Engine runs them: each GEMM's inputs cast to fp8 (and
-  //! kept for the backward pass at 1 byte), the weights cast once a step and kept with their transposes; the
-  //! attention core, the logits, norms and the optimizer's states stay as they were.
-  bool fp8 = false;
-};
 
 //! Activation bytes one layer keeps for the backward pass, per micro-batch of b sequences whose s_local tokens
 //! attend to s_full positions, under t-way tensor parallelism, counted tensor by tensor as Korthikanti et al.
@@ -209,11 +148,13 @@ struct parallel_step_cost {
   double micro_batches = 0;
   seconds gemm{}, attention{}, elementwise{}, recompute{};  //!< per step, summed over micro-batches
   seconds tp_comm{}, cp_comm{}, pp_comm{};                  //!< per step, on the critical path
+  seconds ep_comm{};  //!< a mixture's all-to-alls (and expert tensor-parallel collectives), on the critical path
   seconds bubble{}, dp_comm{}, optimizer{};
   seconds offload{};  //!< gradient shard down, parameter shard up, per step
   seconds codec{};    //!< encoding and decoding the gradient, per step
   seconds step{};
   bytes tp_bytes{}, cp_bytes{}, pp_bytes{}, dp_bytes{};                //!< sent per GPU per step
+  bytes ep_bytes{};                                                    //!< the all-to-alls', sent per GPU per step
   bytes parameters{}, gradients{}, optimizer_states{}, activations{};  //!< per GPU, the fuller stage
   bytes offloaded{}, offload_bytes{};  //!< optimizer states held in the host tier; bytes moved to and from it a step
   bytes gradient_frame{};  //!< the fuller stage's gradient as its reduction sends it: bf16, or the codec's frame
@@ -221,16 +162,41 @@ struct parallel_step_cost {
   flops model_flops{};  //!< per step, all GPUs: 3 passes, full s² (Narayanan et al.'s count without recomputation)
   double mfu = 0;       //!< model FLOPs over the step time and every GPU's peak
   std::size_t layers_per_stage = 0;
-  double stage_parameters = 0;  //!< Ψ: the fuller stage's parameters on one GPU, before ZeRO shards them
-  seconds dp_collectives{};     //!< the data-parallel collectives' whole time, before backward hides any of it
-  bool overlap = false;         //!< whether they ran bucket by bucket under the passes (model/overlap.hpp)
-  double buckets = 0;           //!< how many buckets, when they did
+  double stage_parameters = 0;   //!< Ψ: the fuller stage's parameters on one GPU, before ZeRO shards them
+  double expert_parameters = 0;  //!< of Ψ, the routed experts', sharded over the expert-data-parallel ranks
+  seconds dp_collectives{};      //!< the data-parallel collectives' whole time, before backward hides any of it
+  bool overlap = false;          //!< whether they ran bucket by bucket under the passes (model/overlap.hpp)
+  double buckets = 0;            //!< how many buckets, when they did
 };
+
+//! Ranks that hold the same routed experts' weights: a stage's tp·cp·dp ranks over the ep·etp that split them.
+inline std::size_t expert_data_parallel(const parallel_layout& l) { return l.tp * l.cp * l.dp / (l.ep * l.etp); }
+
+namespace detail {
+inline std::string expert_problem(const training_job& j, const parallel_layout& l) {
+  const auto& m = j.shape;
+  if (!m.moe())
+    return l.ep > 1 || l.etp > 1 ? "ep: the model has no experts; ep and etp split a mixture of experts' experts"
+                                 : std::string();
+  if (m.experts % l.ep != 0)
+    return "ep: " + std::to_string(l.ep) + " does not divide the " + std::to_string(m.experts) + " experts";
+  if (static_cast<std::size_t>(m.expert_ffn()) % l.etp != 0)
+    return "etp: " + std::to_string(l.etp) + " does not divide the experts' width, " +
+           std::to_string(static_cast<std::size_t>(m.expert_ffn()));
+  if ((l.tp * l.cp * l.dp) % (l.ep * l.etp) != 0)
+    return "ep: ep·etp = " + std::to_string(l.ep * l.etp) +
+           " must divide a pipeline stage's tp·cp·dp = " + std::to_string(l.tp * l.cp * l.dp) +
+           " ranks, which the expert groups regroup (Megatron-Core's folding)";
+  if (l.tp > 1 && !l.sequence_parallel)
+    return "sp: a mixture of experts with tp > 1 needs sequence parallelism (Megatron-Core requires it); add sp=on";
+  return {};
+}
+}  // namespace detail
 
 //! The first rule the layout breaks for this job and cluster, or empty.
 inline std::string layout_problem(const training_job& j, const parallel_layout& l) {
   const auto& m = j.shape;
-  if (l.tp == 0 || l.pp == 0 || l.vpp == 0 || l.cp == 0 || l.dp == 0 || l.micro_batch == 0)
+  if (l.tp == 0 || l.pp == 0 || l.vpp == 0 || l.cp == 0 || l.dp == 0 || l.micro_batch == 0 || l.ep == 0 || l.etp == 0)
     return "parallelism: every degree and the micro-batch must be at least 1";
   if (m.heads % l.tp != 0)
     return "tp: " + std::to_string(l.tp) + " does not divide the " + std::to_string(m.heads) + " heads";
@@ -257,40 +223,75 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
            "2";
   if (l.sequence_parallel && l.tp == 1)
     return "sp: sequence parallelism splits along tensor-parallel ranks; it needs tp > 1";
-  return {};
+  return detail::expert_problem(j, l);
 }
-
-namespace detail {
-inline seconds gemm_time(const training_cluster& c, double m, double n, double k, bool fp8 = false) {
-  const double rate = fp8 ? c.fp8_peak.value() * c.fp8_gemm_share : c.peak.value();
-  return seconds{2.0 * m * n * k / (rate * c.gemm(m, n, k))};
-}
-//! Backward's data gradient (m×n by n×k) and weight gradient (n×m by m×k) of the forward GEMM m×k by k×n.
-inline seconds gemm_bwd(const training_cluster& c, double m, double n, double k, bool fp8 = false) {
-  return gemm_time(c, m, k, n, fp8) + gemm_time(c, n, k, m, fp8);
-}
-inline const link_level& level(const training_cluster& c, std::size_t span) {
-  return span <= c.domain ? c.fast : c.slow;
-}
-inline collective_link as_collective(const link_level& l) { return {l.latency, l.bandwidth, {}}; }
-}  // namespace detail
 
 //! One layer's share of a micro-batch on one GPU: forward, backward and what recomputation adds.
 struct layer_cost {
   seconds gemm_f{}, gemm_b{}, attn_f{}, attn_b{}, elem_f{}, elem_b{};
-  seconds all_reduce{};      //!< one tensor-parallel all-reduce of the activation
-  bytes all_reduce_bytes{};  //!< what it sends per GPU
-  double all_reduces = 4;    //!< per layer: two forward, two backward, two more with full recomputation
-  seconds cp_f{}, cp_b{};    //!< the context ring's exposed time
-  bytes kv_chunk{};          //!< what one hop of the ring sends
+  seconds all_reduce{};         //!< one tensor-parallel all-reduce of the activation
+  bytes all_reduce_bytes{};     //!< what it sends per GPU
+  double pass_all_reduces = 2;  //!< per pass: attention's and the MLP's (an MoE block's shared experts' only)
+  double all_reduces = 4;       //!< per layer: both passes', and the forward's again with full recomputation
+  seconds exchange{};           //!< per pass, an MoE block's dispatch and combine (model/moe_layer.hpp)
+  bytes exchange_bytes{};       //!< what they send per GPU per pass
+  double exchanges = 2;         //!< passes that exchange: forward and backward, and forward again recomputed
+  seconds cp_f{}, cp_b{};       //!< the context ring's exposed time
+  bytes kv_chunk{};             //!< what one hop of the ring sends
   seconds recompute{};
   double kept = 0, scores = 0;  //!< activation bytes without recomputation, and the attention scores' share
-  [[nodiscard]] seconds forward() const { return gemm_f + attn_f + elem_f + 2.0 * all_reduce + cp_f; }
-  [[nodiscard]] seconds backward() const { return gemm_b + attn_b + elem_b + 2.0 * all_reduce + cp_b; }
+  double stored = 0;            //!< activation bytes kept under the layout's recomputation policy
+  [[nodiscard]] seconds forward() const {
+    return gemm_f + attn_f + elem_f + pass_all_reduces * all_reduce + cp_f + exchange;
+  }
+  [[nodiscard]] seconds backward() const {
+    return gemm_b + attn_b + elem_b + pass_all_reduces * all_reduce + cp_b + exchange;
+  }
 };
 
-//! The layer's cost for this layout (no check of the layout: price() checks).
-inline layer_cost layer(const training_job& j, const training_cluster& c, const parallel_layout& l) {
+namespace detail {
+//! What a dense MLP keeps of layer_activation_bytes: fc1's input, the activation's input(s) and fc2's input.
+inline double dense_mlp_activation_bytes(const training_job& j, double T, double t, bool sp) {
+  const auto& m = j.shape;
+  const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
+  const double linear_in = j.fp8 ? 1.0 : 2.0;
+  return T * (linear_in * h / (sp ? t : 1.0) + (2.0 * (m.gated_mlp ? 2.0 : 1.0) * f + linear_in * f) / t);
+}
+
+//! An MoE layer: its block in place of the dense MLP (model/moe_layer.hpp).
+inline void replace_mlp(layer_cost& x, const training_job& j, const training_cluster& c, const parallel_layout& l,
+                        double T, double& traffic) {
+  const auto& m = j.shape;
+  const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), etp = static_cast<double>(l.etp);
+  const auto e = moe_block(j, c, l, T);
+  x.gemm_f += e.gemm_f;
+  x.gemm_b += e.gemm_b;
+  x.pass_all_reduces = m.shared_experts > 0 ? 2.0 : 1.0;  // attention's, and the shared experts'
+  x.all_reduces = 2.0 * x.pass_all_reduces;
+  x.exchange = e.exchange();
+  x.exchange_bytes = 2.0 * (e.all_to_all_bytes + e.etp_bytes);
+  const double mlp = dense_mlp_activation_bytes(j, T, t, l.sequence_parallel);
+  x.kept += e.kept - mlp;
+  if (l.recompute != recomputation::full) x.stored += e.kept - mlp;
+  training_job bf16 = j;
+  bf16.fp8 = false;
+  traffic += j.fp8 ? moe_block(bf16, c, l, T).kept - dense_mlp_activation_bytes(bf16, T, t, l.sequence_parallel)
+                   : e.kept - mlp;
+  if (j.fp8) {
+    // The experts' casts instead of the dense MLP's: each row's input and fc2's input forward; the gradients
+    // of fc1's and fc2's outputs backward.
+    const double fe = m.expert_ffn(), up = (m.gated_mlp ? 2.0 : 1.0) * fe, f = static_cast<double>(m.ffn_hidden);
+    const double rows = j.expert_load() * e.rows;
+    x.elem_f += seconds{3.0 * (rows * (h + fe / etp) - T * (h + f / t)) / c.memory_bandwidth.value()};
+    x.elem_b += seconds{3.0 * (rows * (up / etp + h) - T * ((m.gated_mlp ? 2.0 : 1.0) * f / t + h)) /
+                        c.memory_bandwidth.value()};
+  }
+}
+}  // namespace detail
+
+//! The layer's cost for this layout (no check of the layout: price() checks); `moe`: a mixture-of-experts
+//! layer, whose MLP is the experts' block.
+inline layer_cost layer(const training_job& j, const training_cluster& c, const parallel_layout& l, bool moe = false) {
   const auto& m = j.shape;
   const double t = static_cast<double>(l.tp), cp = static_cast<double>(l.cp), b = static_cast<double>(l.micro_batch);
   const double s = static_cast<double>(j.sequence), s_local = s / cp;
@@ -300,10 +301,11 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   layer_cost x;
   const double up = (m.gated_mlp ? 2.0 : 1.0) * f / t;
   const double kv_local = kv / std::min(t, static_cast<double>(m.kv_heads));  // KV heads are copied past tp = kv_heads
+  // Attention's two GEMMs, then the dense MLP's two (an MoE layer's block replaces them below).
   const double shapes[4][3] = {{T, hq / t + 2 * kv_local, h}, {T, h, hq / t}, {T, up, h}, {T, h, f / t}};
-  for (const auto& g : shapes) {
-    x.gemm_f += detail::gemm_time(c, g[0], g[1], g[2], j.fp8);
-    x.gemm_b += detail::gemm_bwd(c, g[0], g[1], g[2], j.fp8);
+  for (std::size_t g = 0; g < (moe ? 2u : 4u); ++g) {
+    x.gemm_f += detail::gemm_time(c, shapes[g][0], shapes[g][1], shapes[g][2], j.fp8);
+    x.gemm_b += detail::gemm_bwd(c, shapes[g][0], shapes[g][1], shapes[g][2], j.fp8);
   }
   const double d_head = m.head_dim(), batches = b * static_cast<double>(m.heads) / t;
   if (j.flash_attention && c.attention.measured()) {
@@ -322,14 +324,13 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   }
   x.kept = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::none);
   x.scores = x.kept - layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::selective);
+  x.stored = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, l.recompute);
   const double kappa = c.elementwise_traffic;
   // The memory-bound kernels' traffic follows the 16-bit activations whatever fp8 keeps of them.
   training_job bf16 = j;
   bf16.fp8 = false;
-  const double traffic =
+  double traffic =
       j.fp8 ? layer_activation_bytes(bf16, s_local, s, b, t, l.sequence_parallel, recomputation::none) : x.kept;
-  x.elem_f = seconds{kappa * traffic / c.memory_bandwidth.value()};
-  x.elem_b = 2.0 * x.elem_f;
   if (j.fp8) {
     // Casts to fp8, each reading 2 bytes and writing 1 an element: forward, the four GEMMs' inputs; backward,
     // the gradients of their outputs.
@@ -337,8 +338,12 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
     x.elem_f += seconds{3.0 * T * in / c.memory_bandwidth.value()};
     x.elem_b += seconds{3.0 * T * out / c.memory_bandwidth.value()};
   }
+  if (moe) detail::replace_mlp(x, j, c, l, T, traffic);
+  const seconds elementwise{kappa * traffic / c.memory_bandwidth.value()};
+  x.elem_f += elementwise;
+  x.elem_b += 2.0 * elementwise;
 
-  // Tensor-parallel collectives: the activation, 16-bit, four times a layer (two forward, two backward).
+  // Tensor-parallel collectives: the activation, 16-bit, per pass attention's and the MLP's.
   const bytes activation{T * h * 2.0};
   const auto tp_link = detail::as_collective(detail::level(c, l.tp));
   x.all_reduce = l.tp > 1 ? ring_all_reduce_time(l.tp, activation, tp_link) : seconds{};
@@ -355,13 +360,94 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   x.cp_b = ring_b > x.attn_b ? ring_b - x.attn_b : seconds{};
   if (l.recompute == recomputation::full) {
     x.recompute = x.forward();
-    x.all_reduces += 2.0;
+    x.all_reduces += x.pass_all_reduces;
+    x.exchanges += 1.0;
   } else if (l.recompute == recomputation::selective && !j.flash_attention) {
     // FlashAttention keeps no scores, so there is nothing for selective recomputation to redo.
     x.recompute = x.attn_f + seconds{kappa * x.scores / c.memory_bandwidth.value()};
   }
   return x;
 }
+
+namespace detail {
+//! The fuller stage's weights on one GPU, before ZeRO shards them: the dense ones (attention, norms, shared
+//! experts, routers, dense MLPs, embeddings), shared by the dp·cp ranks, and the routed experts', shared by the
+//! expert-data-parallel ranks; and the GEMM weights of the fullest stage's layers (what fp8 casts).
+struct stage_weights {
+  double dense = 0, experts = 0, linear = 0;
+};
+inline stage_weights stage_weights_of(const training_job& j, const parallel_layout& l, const stage_layers& st) {
+  const auto& m = j.shape;
+  const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocabulary);
+  const double L_first = static_cast<double>(st.first), L_mid = static_cast<double>(st.middle),
+               L_last = static_cast<double>(st.last);
+  stage_weights w;
+  if (!m.moe()) {
+    const double layer_params = layer_parameters(m) / t;  // the norms are replicated; a rounding error here
+    const double embed = V * h / t;
+    // The first stage holds the embedding; the last the final norm and, untied, the output layer.
+    const double first = L_first * layer_params + embed, middle = L_mid * layer_params,
+                 last = L_last * layer_params + (m.tied_embeddings ? 0.0 : embed) + h;
+    w.dense = l.pp == 1 ? L_first * layer_params + embed * (m.tied_embeddings ? 1.0 : 2.0) + h
+                        : std::max({first, middle, last});
+    w.linear = std::max(L_first, L_mid) * (layer_parameters(m) - 2.0 * h) / t;
+    return w;
+  }
+  // Per layer, the stage's share of MoE layers taken as the model's.
+  const double phi = static_cast<double>(moe_layer_count(m)) / static_cast<double>(m.layers);
+  const double local = static_cast<double>(m.experts / l.ep), etp = static_cast<double>(l.etp);
+  const double dense = (1.0 - phi) * layer_parameters(m) / t + phi * moe_layer_parameters(m, 0) / t;
+  const double experts = phi * local * expert_parameters(m) / etp;
+  const double shared = static_cast<double>(m.shared_experts) * expert_parameters(m);
+  w.linear =
+      std::max(L_first, L_mid) * ((1.0 - phi) * (layer_parameters(m) - 2.0 * h) / t +
+                                  phi * ((attention_parameters(m) + shared) / t + local * expert_parameters(m) / etp));
+  const double embed = V * h / t;
+  if (l.pp == 1) {
+    w.dense = L_first * dense + embed * (m.tied_embeddings ? 1.0 : 2.0) + h;
+    w.experts = L_first * experts;
+    return w;
+  }
+  const std::pair<double, double> stages[] = {
+      {L_first * dense + embed, L_first * experts},
+      {L_mid * dense, L_mid * experts},
+      {L_last * dense + (m.tied_embeddings ? 0.0 : embed) + h, L_last * experts}};
+  const auto& fullest = *std::max_element(std::begin(stages), std::end(stages), [](const auto& a, const auto& b) {
+    return a.first + a.second < b.first + b.second;
+  });
+  w.dense = fullest.first;
+  w.experts = fullest.second;
+  return w;
+}
+
+//! The data-parallel collectives of one group of weights: the gradient's reduction over `ranks` (through the
+//! codec: plan/training.hpp's count), and one all-gather of the parameters under ZeRO.
+struct weight_sync {
+  seconds reduce{}, gather{}, coding{};
+  bytes reduce_bytes{};  //!< per GPU
+  bytes params{};        //!< what one gather assembles
+  double ranks = 1;
+  //! Bytes a GPU sends in `gathers` all-gathers.
+  [[nodiscard]] bytes gathered(double gathers) const {
+    return params > bytes{} ? gathers * (ranks - 1.0) / ranks * params : bytes{};
+  }
+};
+inline weight_sync sync_weights(double psi, std::size_t ranks, const training_job& j, const parallel_layout& l,
+                                const compressor_cost& codec, const collective_link& link) {
+  weight_sync w;
+  if (ranks <= 1 || psi <= 0) return w;
+  const auto g = gradient_reduction(ranks, psi, j.precision.gradient, l.zero_stage, codec, link);
+  w.reduce = g.comm;
+  w.reduce_bytes = g.sent;
+  w.coding = g.coding;
+  if (l.zero_stage >= 1) {
+    w.params = bytes{psi * j.precision.parameter};
+    w.ranks = static_cast<double>(ranks);
+    w.gather = ring_all_gather_time(ranks, w.params, link);
+  }
+  return w;
+}
+}  // namespace detail
 
 //! Throws invalid_input naming the field when the layout cannot run the job. `codec` is the cost of the
 //! gradient codec the layout names (l.codec), uncoded_gradient() when it names none.
@@ -395,13 +481,16 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   parallel_step_cost r;
   r.micro_batches = mb;
 
-  const layer_cost x = layer(j, c, l);
+  // A layer, averaged over the model's dense and mixture-of-experts layers.
+  const layer_cost xd = layer(j, c, l), xm = m.moe() ? layer(j, c, l, true) : xd;
+  const double phi = static_cast<double>(moe_layer_count(m)) / static_cast<double>(m.layers);
+  const auto each = [&](auto part) { return (1.0 - phi) * part(xd) + phi * part(xm); };
   const bytes activation{T * h * 2.0};
 
   // The last stage also computes the logits. The binding stage is the slowest: the last with them, or the
   // fullest of the others.
   const seconds full_logits_f = detail::gemm_time(c, T, V / t, h), full_logits_b = detail::gemm_bwd(c, T, V / t, h);
-  const seconds per_layer = x.forward() + x.backward() + x.recompute;
+  const seconds per_layer = each([](const layer_cost& x) { return x.forward() + x.backward() + x.recompute; });
   const bool last_binds =
       l.pp == 1 || L_last * per_layer + full_logits_f + full_logits_b >= std::max(L_first, L_mid) * per_layer;
   const double L = last_binds ? L_last : std::max(L_first, L_mid);  // the binding stage's layers
@@ -421,61 +510,47 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const seconds pp_mb = l.pp > 1 ? transfers * (pp_link.latency + p2p / pp_link.bandwidth) + gather_mb : seconds{};
 
   const seconds per_mb = L * per_layer + logits_f + logits_b + pp_mb;
-  r.gemm = mb * (L * (x.gemm_f + x.gemm_b) + logits_f + logits_b);
-  r.attention = mb * L * (x.attn_f + x.attn_b);
+  r.gemm = mb * (L * each([](const layer_cost& x) { return x.gemm_f + x.gemm_b; }) + logits_f + logits_b);
+  r.attention = mb * L * each([](const layer_cost& x) { return x.attn_f + x.attn_b; });
   // Under fp8 the stage's GEMM weights are cast once a step (2 bytes read, 1 written, 1 more for the transpose
   // the backward pass multiplies by) and kept cast beside their 16-bit copies.
-  const double linear_weights = std::max(L_first, L_mid) * (layer_parameters(m) - 2.0 * h) / t;
-  const seconds weight_cast = j.fp8 ? seconds{4.0 * linear_weights / c.memory_bandwidth.value()} : seconds{};
-  r.elementwise = mb * L * (x.elem_f + x.elem_b) + weight_cast;
-  r.recompute = mb * L * x.recompute;
-  r.tp_comm = mb * L * x.all_reduces * x.all_reduce;
-  r.cp_comm = mb * L * (x.cp_f + x.cp_b);
+  const auto weights = detail::stage_weights_of(j, l, stages);
+  const seconds weight_cast = j.fp8 ? seconds{4.0 * weights.linear / c.memory_bandwidth.value()} : seconds{};
+  r.elementwise = mb * L * each([](const layer_cost& x) { return x.elem_f + x.elem_b; }) + weight_cast;
+  r.recompute = mb * L * each([](const layer_cost& x) { return x.recompute; });
+  r.tp_comm = mb * L * each([](const layer_cost& x) { return x.all_reduces * x.all_reduce; });
+  r.ep_comm = mb * L * each([](const layer_cost& x) { return x.exchanges * x.exchange; });
+  r.cp_comm = mb * L * each([](const layer_cost& x) { return x.cp_f + x.cp_b; });
   r.pp_comm = mb * pp_mb;
   r.bubble = pipeline_bubble(l.pp, static_cast<std::size_t>(mb), l.vpp) * mb * per_mb;
-  r.tp_bytes =
-      mb * L * x.all_reduces * x.all_reduce_bytes + (regather ? mb * transfers * (t - 1.0) / t * activation : bytes{});
-  r.cp_bytes = mb * L * context_ring_blocks(l.cp) * x.kv_chunk;
+  r.tp_bytes = mb * L * each([](const layer_cost& x) { return x.all_reduces * x.all_reduce_bytes; }) +
+               (regather ? mb * transfers * (t - 1.0) / t * activation : bytes{});
+  r.ep_bytes = mb * L * each([](const layer_cost& x) { return x.exchanges * x.exchange_bytes; });
+  r.cp_bytes = mb * L * context_ring_blocks(l.cp) * xd.kv_chunk;
   r.pp_bytes = mb * transfers * p2p;
 
   // --- weights, data parallelism, optimizer ---
-  const double layer_params = layer_parameters(m) / t;  // the norms are replicated; a rounding error here
-  const double embed = V * h / t;
-  // The first stage holds the embedding; the last the final norm and, untied, the output layer.
-  const double first = L_first * layer_params + embed, middle = L_mid * layer_params,
-               last = L_last * layer_params + (m.tied_embeddings ? 0.0 : embed) + h;
-  const double psi =
-      l.pp == 1 ? L * layer_params + embed * (m.tied_embeddings ? 1.0 : 2.0) + h : std::max({first, middle, last});
-  const std::size_t shard_ranks = l.dp * l.cp;
-  const double n = static_cast<double>(shard_ranks);
+  const std::size_t shard_ranks = l.dp * l.cp, expert_ranks = expert_data_parallel(l);
+  const double n = static_cast<double>(shard_ranks), n_e = static_cast<double>(expert_ranks);
+  const double psi = weights.dense + weights.experts;
   const auto dp_link = detail::as_collective(detail::level(c, l.gpus()));
   const auto& pb = j.precision;
-  seconds reduce{}, gather{};  // the gradient's reduction; one all-gather of the parameters
-  double gathers = 0;          // parameter all-gathers a step
-  bytes dp_bytes{};
-  if (shard_ranks > 1) {
-    // The gradient's reduction (through the codec: plan/training.hpp's count), then ZeRO's parameter all-gathers.
-    const auto g = gradient_reduction(shard_ranks, psi, pb.gradient, l.zero_stage, codec, dp_link);
-    reduce = g.comm;
-    dp_bytes = g.sent;
-    r.codec = g.coding;
-    if (l.zero_stage >= 1) {
-      const bytes params{psi * pb.parameter};
-      // ZeRO-3 gathers the parameters again for each micro-batch's forward and backward.
-      gathers = l.zero_stage == 3 ? 2.0 * mb : 1.0;
-      gather = ring_all_gather_time(shard_ranks, params, dp_link);
-      dp_bytes += gathers * (n - 1.0) / n * params;
-    }
-  }
+  const auto dense = detail::sync_weights(weights.dense, shard_ranks, j, l, codec, dp_link);
+  const auto experts = detail::sync_weights(weights.experts, expert_ranks, j, l, codec, dp_link);
+  const seconds reduce = dense.reduce + experts.reduce, gather = dense.gather + experts.gather;
+  // ZeRO-3 gathers the parameters again for each micro-batch's forward and backward.
+  const double gathers = l.zero_stage == 3 ? 2.0 * mb : l.zero_stage >= 1 ? 1.0 : 0.0;
+  r.codec = dense.coding + experts.coding;
   r.gradient_frame = bytes{psi * (is_uncoded(codec) ? pb.gradient : 4.0 / codec.ratio)};
   r.dp_collectives = reduce + gathers * gather;
   r.dp_comm = r.dp_collectives;
   r.overlap = l.overlap.value_or(j.overlap_dp);
-  if (r.overlap && shard_ranks > 1) {
+  if (r.overlap && std::max(shard_ranks, weights.experts > 0 ? expert_ranks : 1) > 1) {
     // Bucket by bucket (model/overlap.hpp): the reduction under the last micro-batch's backward, the gather
     // under the first micro-batch's forward (ZeRO-3: under each micro-batch's forward and backward).
     r.buckets = bucket_count(psi, megatron_bucket_parameters(shard_ranks));
-    const seconds backward = L * (x.backward() + x.recompute) + logits_b, forward = L * x.forward();
+    const seconds backward = L * each([](const layer_cost&x) { return x.backward() + x.recompute; }) + logits_b,
+                  forward = L * each([](const layer_cost&x) { return x.forward(); });
     r.dp_comm = exposed_after_overlap(reduce, backward, r.buckets);
     if (l.zero_stage == 3)
       r.dp_comm +=
@@ -484,8 +559,11 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
       r.dp_comm += exposed_after_overlap(gather, forward, r.buckets);
   }
   r.stage_parameters = psi;
-  r.dp_bytes = dp_bytes;
-  const double local = psi / (l.zero_stage >= 1 ? n : 1.0);
+  r.expert_parameters = weights.experts;
+  r.dp_bytes = dense.reduce_bytes + dense.gathered(gathers) + experts.reduce_bytes + experts.gathered(gathers);
+  // The optimizer's share of the weights on this GPU: ZeRO shards each group over its own ranks.
+  const double local =
+      weights.dense / (l.zero_stage >= 1 ? n : 1.0) + weights.experts / (l.zero_stage >= 1 ? n_e : 1.0);
   // The update reads and writes the optimizer states and reads the parameter and gradient, where it runs: on
   // the device, or offloaded on the host at the host tier's rate, after the gradient shard comes down and
   // before the parameter shard goes back up (ZeRO-Offload; what trinity-train --offload moves).
@@ -496,7 +574,10 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const bytes_per_second update_rate = l.offload ? c.host.bandwidth : c.memory_bandwidth;
   r.optimizer = seconds{local * (2.0 * pb.optimizer + pb.parameter + pb.gradient) / update_rate.value()};
   if (l.offload) {
-    r.offload_bytes = model::offload_traffic_per_step(psi, shard_ranks, l.zero_stage, pb);
+    r.offload_bytes =
+        model::offload_traffic_per_step(weights.dense, shard_ranks, l.zero_stage, pb) +
+        (weights.experts > 0 ? model::offload_traffic_per_step(weights.experts, expert_ranks, l.zero_stage, pb)
+                             : bytes{});
     r.offload = c.host.latency + r.offload_bytes / c.host.bandwidth;
   }
 
@@ -504,17 +585,26 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.step = mb * per_mb + weight_cast + r.bubble + r.dp_comm + r.codec + r.optimizer + r.offload;
 
   // --- memory ---
-  r.parameters = bytes{psi * pb.parameter / (l.zero_stage >= 3 ? n : 1.0) + (j.fp8 ? 2.0 * linear_weights : 0.0)};
+  r.parameters =
+      bytes{weights.dense * pb.parameter / (l.zero_stage >= 3 ? n : 1.0) +
+            weights.experts * pb.parameter / (l.zero_stage >= 3 ? n_e : 1.0) + (j.fp8 ? 2.0 * weights.linear : 0.0)};
   // Over several micro-batches each layer's whole gradient accumulates until the last (peak_gradient_bytes).
-  r.gradients = peak_gradient_bytes(psi, shard_ranks, l.zero_stage, pb, static_cast<std::size_t>(mb));
-  (l.offload ? r.offloaded : r.optimizer_states) = bytes{psi * pb.optimizer / (l.zero_stage >= 1 ? n : 1.0)};
-  const double stored = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, l.recompute);
-  const double kept = x.kept, scores = x.scores;
+  r.gradients = peak_gradient_bytes(weights.dense, shard_ranks, l.zero_stage, pb, static_cast<std::size_t>(mb)) +
+                (weights.experts > 0 ? peak_gradient_bytes(weights.experts, expert_ranks, l.zero_stage, pb,
+                                                           static_cast<std::size_t>(mb))
+                                     : bytes{});
+  (l.offload ? r.offloaded : r.optimizer_states) =
+      bytes{weights.dense * pb.optimizer / (l.zero_stage >= 1 ? n : 1.0) +
+            weights.experts * pb.optimizer / (l.zero_stage >= 1 ? n_e : 1.0)};
+  const double stored = each([](const layer_cost& x) { return x.stored; });
   const double in_flight = pipeline_in_flight(l.pp, static_cast<std::size_t>(mb), l.vpp);
   // A recomputed layer's backward holds what recomputation rebuilt: the whole layer's set, or the scores.
-  const double rebuilt = l.recompute == recomputation::full        ? kept - stored
-                         : l.recompute == recomputation::selective ? scores
-                                                                   : 0.0;
+  const auto rebuilt_of = [&](const layer_cost& x) {
+    return l.recompute == recomputation::full        ? x.kept - x.stored
+           : l.recompute == recomputation::selective ? x.scores
+                                                     : 0.0;
+  };
+  const double rebuilt = std::max(rebuilt_of(xd), rebuilt_of(xm));
   // A middle stage keeps fewer micro-batches than the first; counted as many, an upper bound.
   const double act_first = std::max(L_first, L_mid) * stored * in_flight + rebuilt;
   // The last stage holds one micro-batch and its fp32 logits (Korthikanti et al.'s 4·s·b·V/t).

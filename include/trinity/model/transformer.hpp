@@ -6,7 +6,10 @@
 //!    h·(a·d + 2·g·d) + a·d·h (queries, keys and values for a query heads and
 //!    g KV heads of width d, the output; a·d = h unless head_dim says otherwise), the MLP (3·h·f gated as SwiGLU, 2·h·f
 //!    otherwise) and two norms of h; the embedding V·h, and V·h more when the output layer is untied; a final norm.
-//!    Biases are left out (Llama has none).
+//!    Biases are left out (Llama has none). A mixture of experts (Shazeer et al. 2017; Mixtral, Jiang et al. 2024)
+//!    replaces the MLP of every moe_layer_frequency-th layer (Megatron-LM's --moe-layer-freq) with a router of
+//!    h·E weights, E experts and any shared experts, each an MLP of width moe_ffn_hidden; a token runs top_k of
+//!    the experts and every shared one, so its FLOPs follow the active weights and the memory the total.
 //!  - forward FLOPs: 2 per weight per token for the matrix multiplies, plus
 //!    the attention term 4·h_q per layer per token per position it attends
 //!    to (QK^T and the weighted sum of V; h_q = heads·d).
@@ -27,6 +30,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <trinity/error.hpp>
@@ -45,6 +49,16 @@ struct transformer_shape {
   bool tied_embeddings = false;
   //! d, a head's width, where heads × d is not the hidden size (Qwen3's, Gemma's); 0: hidden / heads.
   std::size_t head_size = 0;
+  //! A mixture of experts: E routed experts (0: a dense model), top_k of them per token, each an MLP of width
+  //! moe_ffn_hidden (0: ffn_hidden), shared_experts more of that width that every token runs, in every
+  //! moe_layer_frequency-th layer counting from the first (the others keep the dense MLP of width ffn_hidden).
+  std::size_t experts = 0, top_k = 0, moe_ffn_hidden = 0, shared_experts = 0, moe_layer_frequency = 1;
+
+  [[nodiscard]] bool moe() const noexcept { return experts > 0; }
+  //! An expert's MLP width.
+  [[nodiscard]] double expert_ffn() const noexcept {
+    return static_cast<double>(moe_ffn_hidden ? moe_ffn_hidden : ffn_hidden);
+  }
 
   [[nodiscard]] double head_dim() const noexcept {
     return head_size ? static_cast<double>(head_size) : static_cast<double>(hidden) / static_cast<double>(heads);
@@ -64,19 +78,73 @@ inline void validate(const transformer_shape& m) {
       m.kv_heads >= 1 && m.heads % m.kv_heads == 0, "kv_heads",
       "must divide heads (" + std::to_string(m.heads) + "): each KV head serves whole query heads");
   trinity::detail::require(m.vocabulary >= 1, "vocabulary", "must be at least 1");
+  if (!m.moe()) {
+    for (const auto& [value, key] : {std::pair{m.top_k, "top_k"}, std::pair{m.moe_ffn_hidden, "moe_ffn_hidden"},
+                                     std::pair{m.shared_experts, "shared_experts"}})
+      trinity::detail::require(value == 0, key, "describes a mixture of experts; give experts too, or leave it out");
+    trinity::detail::require(m.moe_layer_frequency == 1, "moe_layer_frequency",
+                             "describes a mixture of experts; give experts too, or leave it out");
+    return;
+  }
+  trinity::detail::require(m.experts >= 2, "experts", "a mixture needs at least 2 experts (0: a dense model)");
+  trinity::detail::require(m.top_k >= 1 && m.top_k <= m.experts, "top_k",
+                           "must be from 1 to the " + std::to_string(m.experts) + " experts: the experts a token runs");
+  trinity::detail::require(m.moe_layer_frequency >= 1 && m.moe_layer_frequency <= m.layers, "moe_layer_frequency",
+                           "must be from 1 (every layer) to the " + std::to_string(m.layers) + " layers");
 }
 
-//! Weights of one layer (attention, MLP, its two norms).
-inline double layer_parameters(const transformer_shape& m) {
-  const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
+//! Layers whose MLP is a mixture of experts: every moe_layer_frequency-th, counting from the first.
+inline std::size_t moe_layer_count(const transformer_shape& m) {
+  return m.moe() ? (m.layers + m.moe_layer_frequency - 1) / m.moe_layer_frequency : 0;
+}
+
+//! Weights of one layer's attention: the query, key, value and output projections.
+inline double attention_parameters(const transformer_shape& m) {
+  const double h = static_cast<double>(m.hidden);
   const double hq = static_cast<double>(m.heads) * m.head_dim(), kv = static_cast<double>(m.kv_heads) * m.head_dim();
-  return h * (hq + 2.0 * kv) + hq * h + (m.gated_mlp ? 3.0 : 2.0) * h * f + 2.0 * h;
+  return h * (hq + 2.0 * kv) + hq * h;
+}
+
+//! Weights of one MLP of width f: SwiGLU's three matrices, or two.
+inline double mlp_parameters(const transformer_shape& m, double f) {
+  return (m.gated_mlp ? 3.0 : 2.0) * static_cast<double>(m.hidden) * f;
+}
+
+//! Weights of one routed expert.
+inline double expert_parameters(const transformer_shape& m) { return mlp_parameters(m, m.expert_ffn()); }
+
+//! Weights of one dense layer (attention, MLP, its two norms).
+inline double layer_parameters(const transformer_shape& m) {
+  const double h = static_cast<double>(m.hidden);
+  return attention_parameters(m) + mlp_parameters(m, static_cast<double>(m.ffn_hidden)) + 2.0 * h;
+}
+
+//! Weights of one mixture-of-experts layer: attention, the router, `experts` of the routed experts and every
+//! shared one, the norms. All of them with experts = m.experts; a token's share with experts = m.top_k.
+inline double moe_layer_parameters(const transformer_shape& m, std::size_t experts) {
+  const double h = static_cast<double>(m.hidden);
+  return attention_parameters(m) + h * static_cast<double>(m.experts) +
+         static_cast<double>(experts + m.shared_experts) * expert_parameters(m) + 2.0 * h;
+}
+inline double moe_layer_parameters(const transformer_shape& m) { return moe_layer_parameters(m, m.experts); }
+
+//! Weights of the layers, every expert counted (`active`: only the top_k experts a token runs).
+inline double layers_parameters(const transformer_shape& m, bool active = false) {
+  const double moe = static_cast<double>(moe_layer_count(m));
+  const double sparse = moe > 0 ? moe * moe_layer_parameters(m, active ? m.top_k : m.experts) : 0.0;
+  return (static_cast<double>(m.layers) - moe) * layer_parameters(m) + sparse;
 }
 
 //! Every weight: the layers, the embedding (twice when untied) and the final norm.
 inline double parameters(const transformer_shape& m) {
   const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary);
-  return static_cast<double>(m.layers) * layer_parameters(m) + (m.tied_embeddings ? 1.0 : 2.0) * v * h + h;
+  return layers_parameters(m) + (m.tied_embeddings ? 1.0 : 2.0) * v * h + h;
+}
+
+//! The weights one token runs through: a dense model's every weight; a mixture's top_k experts of each layer.
+inline double active_parameters(const transformer_shape& m) {
+  const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary);
+  return layers_parameters(m, true) + (m.tied_embeddings ? 1.0 : 2.0) * v * h + h;
 }
 
 //! Forward FLOPs of `tokens` new tokens after `past` cached ones, causal: token i attends to past + i positions.
@@ -85,7 +153,7 @@ inline double parameters(const transformer_shape& m) {
 inline flops forward_flops(const transformer_shape& m, double tokens, double past = 0) {
   const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary);
   const double hq = static_cast<double>(m.heads) * m.head_dim();
-  const double weights = static_cast<double>(m.layers) * (layer_parameters(m) - 2.0 * h) + v * h;  // matmul weights
+  const double weights = layers_parameters(m, true) - 2.0 * h * static_cast<double>(m.layers) + v * h;  // matmuls'
   const double attended = tokens * past + tokens * (tokens + 1.0) / 2.0;  // Σ_{i=1..tokens} (past + i)
   return flops{2.0 * weights * tokens + 4.0 * hq * static_cast<double>(m.layers) * attended};
 }
@@ -105,8 +173,8 @@ inline flops training_flops(const transformer_shape& m, double batch, double seq
                l = static_cast<double>(m.layers);
   const double hq = static_cast<double>(m.heads) * m.head_dim();
   const double tokens = batch * sequence;
-  const double matmul = 2.0 * l * (layer_parameters(m) - 2.0 * h) * tokens;  // one forward pass of the layers
-  const double attention = 4.0 * hq * l * sequence * tokens;                 // one forward pass, s² per sequence
+  const double matmul = 2.0 * (layers_parameters(m, true) - 2.0 * l * h) * tokens;  // one forward pass, active
+  const double attention = 4.0 * hq * l * sequence * tokens;  // one forward pass, s² per sequence
   const double logits = 2.0 * v * h * tokens;
   const double passes = r == recomputation::full ? 4.0 : 3.0;
   return flops{passes * (matmul + attention) + (r == recomputation::selective ? attention : 0.0) + 3.0 * logits};

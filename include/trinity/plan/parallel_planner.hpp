@@ -35,6 +35,8 @@
 //!    when no data or context ranks share the weights);
 //!  - optimizer states on the device, or offloaded to the system's second tier
 //!    (ZeRO-Offload), which must hold them;
+//!  - a mixture of experts' ep: each divisor of the experts that divides a stage's tp·cp·dp ranks, experts
+//!    whole on a rank (etp = 1), sequence parallel with tp > 1 (for_each_expert_split);
 //!  - the gradient codec of the data-parallel reduction (where data or context
 //!    ranks share weights): the codecs the system's devices run
 //!    (default_codecs_for), or a measured profile's, as the data-parallel
@@ -102,6 +104,8 @@ inline model::training_job job_of(const training_workload& w, std::size_t ranks)
   j.dropout = w.dropout;
   j.overlap_dp = w.overlap;
   j.fp8 = w.compute_precision == "fp8";
+  j.expert_imbalance = w.expert_imbalance;
+  j.capacity_factor = w.capacity_factor;
   return j;
 }
 
@@ -198,6 +202,18 @@ void for_each_policy(model::parallel_layout l, bool flash_attention, F&& f) {
   }
 }
 
+//! The expert splits of layout l worth pricing, as f(l): a dense model's l as it is; a mixture of experts'
+//! every ep dividing both its experts and a stage's tp·cp·dp ranks, each expert whole on its rank (etp = 1, the
+//! split Megatron-Core's folding favours), with sequence parallelism wherever tp > 1 (which it needs).
+template <class F>
+void for_each_expert_split(const model::transformer_shape& m, model::parallel_layout l, F&& f) {
+  if (!m.moe()) return f(l);
+  if (l.tp > 1 && !l.sequence_parallel) return;
+  const std::size_t ranks = l.tp * l.cp * l.dp;
+  for (l.ep = 1; l.ep <= std::min(m.experts, ranks); ++l.ep)
+    if (m.experts % l.ep == 0 && ranks % l.ep == 0) f(l);
+}
+
 //! The layout search as the engine sees it.
 struct parallel_problem {
   // The layout's degrees move together (a degree alone may not divide the GPUs): one slot.
@@ -238,17 +254,19 @@ struct parallel_problem {
           // Without data or context ranks there is nothing for ZeRO to shard: stage 0 only.
           const int most = l.dp * l.cp == 1 ? 0 : l.pp > 1 ? 2 : 3;
           for (l.zero_stage = 0; l.zero_stage <= most; ++l.zero_stage)
-            for_each_policy(l, job.flash_attention, [&](model::parallel_layout x) {
-              // Optimizer states on the device, and where the system has a tier below it, offloaded there.
-              for (int off = 0; off <= (cluster.host_memory > bytes{} ? 1 : 0); ++off) {
-                x.offload = off == 1;
-                // A gradient codec only where ranks share weights and so reduce a gradient.
-                for (const auto& k : ks) {
-                  if (!model::is_uncoded(k) && l.dp * l.cp == 1) continue;
-                  x.codec = model::is_uncoded(k) ? std::string() : k.name;
-                  f(parallel_plan{x});
+            for_each_policy(l, job.flash_attention, [&](model::parallel_layout y) {
+              for_each_expert_split(job.shape, y, [&](model::parallel_layout x) {
+                // Optimizer states on the device, and where the system has a tier below it, offloaded there.
+                for (int off = 0; off <= (cluster.host_memory > bytes{} ? 1 : 0); ++off) {
+                  x.offload = off == 1;
+                  // A gradient codec only where ranks share weights and so reduce a gradient.
+                  for (const auto& k : ks) {
+                    if (!model::is_uncoded(k) && l.dp * l.cp == 1) continue;
+                    x.codec = model::is_uncoded(k) ? std::string() : k.name;
+                    f(parallel_plan{x});
+                  }
                 }
-              }
+              });
             });
         }
       }
@@ -261,7 +279,7 @@ struct parallel_problem {
     const auto& r = c.step;
     const auto& l = p.layout;
     const double n = static_cast<double>(l.gpus());
-    const bytes sent = r.tp_bytes + r.cp_bytes + r.pp_bytes + r.dp_bytes;
+    const bytes sent = r.tp_bytes + r.cp_bytes + r.pp_bytes + r.dp_bytes + r.ep_bytes;
     const seconds busy =
         r.gemm + r.attention + r.elementwise + r.recompute + r.codec + (p.layout.offload ? seconds{} : r.optimizer);
     // Bytes cost the energy of the link their group uses (tensor innermost, then context, pipeline, data).
@@ -274,7 +292,8 @@ struct parallel_problem {
     c.total.time = r.step;
     c.total.energy = busy * s.device.power + (r.step - busy) * s.device.idle_power + r.tp_bytes * energy_of(l.tp) +
                      r.cp_bytes * energy_of(l.tp * l.cp) + r.pp_bytes * energy_of(l.tp * l.cp * l.pp) +
-                     r.dp_bytes * energy_of(l.gpus()) + (l.offload ? r.offload_bytes * s.tiers[1].energy : joules{});
+                     r.dp_bytes * energy_of(l.gpus()) + r.ep_bytes * energy_of(l.ep * l.etp) +
+                     (l.offload ? r.offload_bytes * s.tiers[1].energy : joules{});
     c.dollars = plan::dollars(s, r.step, {r.device_bytes}, sent);
     return c;
   }
@@ -325,6 +344,7 @@ struct parallel_problem {
                                                     {r.elementwise.value(), "memory-bound work"},
                                                     {r.recompute.value(), "recomputation"},
                                                     {r.tp_comm.value(), "tensor-parallel collectives"},
+                                                    {r.ep_comm.value(), "the experts' all-to-alls"},
                                                     {r.cp_comm.value(), "the context ring"},
                                                     {r.pp_comm.value(), "pipeline sends"},
                                                     {r.bubble.value(), "the pipeline bubble"},
@@ -396,6 +416,16 @@ struct parallel_problem {
             " over the data-parallel group (" +
             (want.codec.empty() ? "bandwidth for compute)" : "compute for bandwidth)"));
     move(
+        want.ep != at.ep || want.etp != at.etp,
+        [&](model::parallel_layout& l) {
+          l.ep = want.ep;
+          l.etp = want.etp;
+        },
+        "expert parallelism ep=" + std::to_string(want.ep) + (want.etp > 1 ? ",etp=" + std::to_string(want.etp) : "") +
+            " " + where(s, c, want.ep * want.etp) + " (bandwidth for memory: each GPU holds " +
+            std::to_string(job.shape.experts / want.ep) + " of the " + std::to_string(job.shape.experts) +
+            " experts, and every MoE layer sends its tokens to them and back)");
+    move(
         want.recompute != at.recompute, [&](model::parallel_layout& l) { l.recompute = want.recompute; },
         std::string(to_string(want.recompute)) + " recomputation (compute for memory)");
     move(
@@ -423,7 +453,8 @@ struct parallel_problem {
     const auto& p = r.chosen().plan.layout;
     return (q.tp != p.tp) + (q.pp != p.pp) + (q.vpp != p.vpp) + (q.cp != p.cp) + (q.micro_batch != p.micro_batch) +
                (q.recompute != p.recompute) + (q.sequence_parallel != p.sequence_parallel) +
-               (q.zero_stage != p.zero_stage) + (q.offload != p.offload) + (q.codec != p.codec) ==
+               (q.zero_stage != p.zero_stage) + (q.offload != p.offload) + (q.codec != p.codec) +
+               (q.ep != p.ep || q.etp != p.etp) ==
            1;
   }
 

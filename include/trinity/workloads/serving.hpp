@@ -55,6 +55,10 @@ inline plan::serving_workload read_serving(const json& j, const plan::system& s)
   plan::serving_workload w;
   w.name = o.text("name");
   w.shape = read_shape(o, &w.assumed);
+  if (w.shape.moe())
+    fail("model",
+         "is a mixture of experts; the serving model prices dense models only (its decode streams every "
+         "weight). Fix: a dense model");
   w.prompt_tokens = o.number("prompt_tokens");
   w.output_tokens = o.number("output_tokens");
   w.ttft_slo = o.quantity<seconds>("ttft_slo");

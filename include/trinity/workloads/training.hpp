@@ -53,6 +53,13 @@ inline constexpr key training_keys[] = {{"name", required},
                                         {"flash_attention"},
                                         {"dropout"},
                                         {"overlap"},
+                                        {"experts"},
+                                        {"top_k"},
+                                        {"moe_ffn_hidden"},
+                                        {"shared_experts"},
+                                        {"moe_layer_frequency"},
+                                        {"capacity_factor"},
+                                        {"expert_imbalance"},
                                         {"sequence_mix"}};
 inline constexpr key bucket_keys[] = {{"name"}, {"sequence", required}, {"share", required}};
 inline constexpr key precision_keys[] = {
@@ -72,7 +79,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
   o.get("error_budget", w.error_budget, assumed);
   // The transformer's shape, for the parallel step model: named, or heads, ffn_hidden and vocabulary together.
   const bool shaped = o.has("model") || o.has("heads") || o.has("ffn_hidden") || o.has("vocabulary") ||
-                      o.has("kv_heads") || o.has("head_dim");
+                      o.has("kv_heads") || o.has("head_dim") || o.has("experts");
   if (shaped) {
     if (!o.has("model"))
       for (const char* k : {"heads", "ffn_hidden", "vocabulary"})
@@ -85,7 +92,9 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     w.hidden = w.shape->hidden;
     w.parameters = shape_parameters(o, *w.shape);
   } else {
-    for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "dropout", "overlap", "sequence_mix"})
+    for (const char* k :
+         {"gated_mlp", "global_batch", "flash_attention", "dropout", "overlap", "sequence_mix", "top_k",
+          "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "capacity_factor", "expert_imbalance"})
       if (o.has(k))
         fail(k,
              "describes a transformer's shape; give heads, ffn_hidden and vocabulary too, or name the "
@@ -108,6 +117,25 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     o.get("flash_attention", w.flash_attention, assumed);
     o.get("dropout", w.dropout, assumed);
     o.get("overlap", w.overlap, assumed);
+    if (w.shape->moe()) {
+      // Routing: balanced unless said otherwise (benchmark runs force it); dropless unless capped.
+      o.get("expert_imbalance", w.expert_imbalance, assumed);
+      if (!(w.expert_imbalance >= 1 && w.expert_imbalance <= static_cast<double>(w.shape->experts)))
+        fail("expert_imbalance", "must be from 1 (balanced) to the " + std::to_string(w.shape->experts) +
+                                     " experts: the busiest expert-parallel rank's tokens over the mean");
+      if (o.has("capacity_factor")) {
+        w.capacity_factor = o.number("capacity_factor");
+        if (!(w.capacity_factor >= 1))
+          fail("capacity_factor",
+               "must be at least 1: an expert's tokens over its even share (leave it out for "
+               "dropless routing)");
+      } else {
+        plan::assume(assumed, "capacity_factor", "none (dropless)");
+      }
+    } else {
+      for (const char* k : {"capacity_factor", "expert_imbalance"})
+        if (o.has(k)) fail(k, "describes a mixture of experts' routing; the model has no experts");
+    }
   }
   if (o.has("sequence_mix")) {
     // Shares of the global batch's sequences by length: each bucket a whole number of them, all of them in all.
@@ -198,6 +226,10 @@ inline void simulate_layout(const request& a, const plan::system& s, const plan:
   if (a.parallelism == "dynamic")
     throw bad_flag("--parallelism", a.parallelism,
                    "picks a layout per length bucket; simulate one of them (a layout, or search)");
+  if (w.shape->moe())
+    throw bad_flag("--workload", a.workload,
+                   "is a mixture of experts; the fabric simulation lays no all-to-all yet (trinity plan prices "
+                   "them)");
   const auto l = a.parallelism == "search" ? search_layouts(a, s, w).chosen().plan.layout : layout_of(a, s);
   std::vector<plan::simulated_pair> sim;
   auto budgeted = w;
@@ -233,6 +265,7 @@ inline json parallel_predicted_json(const model::parallel_step_cost& r) {
             {"elementwise_s", r.elementwise.value()},
             {"recompute_s", r.recompute.value()},
             {"tensor_parallel_s", r.tp_comm.value()},
+            {"expert_parallel_s", r.ep_comm.value()},
             {"context_parallel_s", r.cp_comm.value()},
             {"pipeline_p2p_s", r.pp_comm.value()},
             {"bubble_s", r.bubble.value()},
@@ -245,10 +278,12 @@ inline json parallel_predicted_json(const model::parallel_step_cost& r) {
             {"gradients_bytes", r.gradients.value()},
             {"optimizer_states_bytes", r.optimizer_states.value()},
             {"activations_bytes", r.activations.value()},
-            {"offloaded_bytes", r.offloaded.value()}}},
+            {"offloaded_bytes", r.offloaded.value()},
+            {"expert_parameters", r.expert_parameters}}},
           {"offload_bytes_per_step", r.offload_bytes.value()},
           {"sent_per_gpu",
            {{"tensor_parallel_bytes", r.tp_bytes.value()},
+            {"expert_parallel_bytes", r.ep_bytes.value()},
             {"context_parallel_bytes", r.cp_bytes.value()},
             {"pipeline_bytes", r.pp_bytes.value()},
             {"data_parallel_bytes", r.dp_bytes.value()}}}};
@@ -264,6 +299,8 @@ inline void print_parallel_breakdown(std::ostream& out, const model::parallel_st
   t.add({"  memory-bound work", share(r.elementwise)});
   t.add({"  recomputation", share(r.recompute)});
   t.add({"  tensor-parallel collectives", share(r.tp_comm)});
+  const bool experts = r.expert_parameters > 0;
+  if (experts) t.add({"  expert all-to-alls", share(r.ep_comm)});
   t.add({"  context-parallel ring (exposed)", share(r.cp_comm)});
   t.add({"  pipeline sends", share(r.pp_comm)});
   t.add({"  pipeline bubble", share(r.bubble)});
@@ -275,6 +312,9 @@ inline void print_parallel_breakdown(std::ostream& out, const model::parallel_st
                                       (r.device_bytes <= capacity ? "" : ": does NOT fit")});
   t.add({"  weights, gradients, optimizer",
          to_string(r.parameters) + ", " + to_string(r.gradients) + ", " + to_string(r.optimizer_states)});
+  if (experts)
+    t.add({"  routed experts' parameters per GPU", units::detail::format_number(r.expert_parameters / 1e9) + "G of " +
+                                                       units::detail::format_number(r.stage_parameters / 1e9) + "G"});
   t.add({"  activations", to_string(r.activations)});
   if (r.offloaded > bytes{}) t.add({"optimizer states offloaded per GPU", to_string(r.offloaded)});
   t.print(out);
@@ -311,7 +351,7 @@ inline void plan_layout(const request& a, const plan::system& s, const plan::tra
   }
   const bool fits = r.device_bytes <= c.memory;
   const bool within_budget = codec.relative_error <= budgeted.error_budget;
-  const auto assumed = layout_assumed(a, io::parallel_layout_defaults(a.parallelism, l));
+  const auto assumed = layout_assumed(a, io::parallel_layout_defaults(a.parallelism, l, job.shape.moe()));
   if (a.json) {
     out << json{{"system", s.name},
                 {"workload", w.name},
@@ -599,6 +639,13 @@ struct training {
     if (w && !w->data_parallel) plan::assume(w->assumed, "data_parallel", s.device.count);
     return w;
   }
+  //! The data-parallel planner prices Ψ as every rank's compute and weights: a dense model's.
+  static void refuse_experts(const request& a, const description& w) {
+    if (w.shape && w.shape->moe())
+      throw bad_flag("--parallelism", a.parallelism.empty() ? "data" : a.parallelism,
+                     "prices a dense model over data-parallel ranks; " + w.name +
+                         " is a mixture of experts. Fix: --parallelism search, or a layout with ep=");
+  }
   //! `--parallelism`: a layout priced, the layout search, a layout per length bucket, or the data-parallel plan.
   static void plan(const request& a, const plan::system& s, description& w, std::ostream& out) {
     auto laid = a;
@@ -606,6 +653,7 @@ struct training {
     if (laid.parallelism == "search") return detail::plan_layout_search(laid, s, w, out);
     if (laid.parallelism == "dynamic") return detail::plan_dynamic(laid, s, w, out);
     if (laid.parallelism != "data") return detail::plan_layout(laid, s, w, out);
+    refuse_experts(a, w);
     if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), gpus_go_with);
     refuse_memory_headroom(a);
     detail::plan_data_parallel(a, s, w, out);
@@ -616,6 +664,7 @@ struct training {
     auto laid = a;
     laid.parallelism = training_parallelism(a.parallelism, w);
     if (laid.parallelism != "data") return detail::simulate_layout(laid, s, w, out);
+    refuse_experts(a, w);
     if (a.gpus) throw bad_flag("--gpus", std::to_string(a.gpus), gpus_go_with);
     const auto r = plan_training_with(s, w, a.planning);
     const auto sim = planned([&] { return plan::simulate(s, w, r); });

@@ -142,12 +142,26 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
     // type names the kind, model the alternative to a shape, parameters follows from it, and sequence_mix is
     // a choice with no default length.
+    // A dense model: experts are the alternative to it, and the other expert keys describe a mixture it is not.
     check_every_default_listed(io::detail::training_keys, j, w.assumed,
-                               {"type", "model", "parameters", "sequence_mix"});
+                               {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden",
+                                "shared_experts", "moe_layer_frequency", "capacity_factor", "expert_imbalance"});
     CHECK(plan::describe(w.assumed).find("data_parallel 8") != std::string::npos);  // every device of the DGX
     CHECK(plan::describe(w.assumed).find("global_batch 8") != std::string::npos);   // batch 1 × 8 ranks
     CHECK(plan::describe(w.assumed).find("gated_mlp true") != std::string::npos);
     CHECK(plan::describe(w.assumed).find("precision \"mixed\"") != std::string::npos);
+  }
+  SECTION("training, a mixture of experts") {
+    const auto j = io::parse(R"({"name": "a", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
+        "vocabulary": 1000, "sequence": 1024, "experts": 8, "top_k": 2})",
+                             "w.json");
+    const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
+    check_every_default_listed(io::detail::training_keys, j, w.assumed,
+                               {"type", "model", "parameters", "sequence_mix"});
+    CHECK(plan::describe(w.assumed).find("moe_ffn_hidden 4096") != std::string::npos);
+    CHECK(plan::describe(w.assumed).find("capacity_factor \"none (dropless)\"") != std::string::npos);
+    CHECK(w.shape->experts == 8);
+    CHECK(w.shape->top_k == 2);
   }
   SECTION("diffusion") {
     const auto j = io::parse(R"({"name": "d", "type": "diffusion", "steps": 50, "step_flops": 1e14, "reuse_depth": 10,
@@ -225,4 +239,32 @@ TEST_CASE("a layout lists the keys it left out with the values priced", "[io]") 
   CHECK(listed == std::set<std::string>{"vpp", "cp", "mbs", "recompute", "sp", "zero", "offload", "codec"});
   CHECK(plan::describe(a) ==
         "vpp 1, cp 1, mbs 1, recompute \"none\", sp \"off\", zero 0, offload \"off\", codec \"none\"");
+}
+
+TEST_CASE("a mixture of experts' keys are read, and refused by field where they cannot be", "[io][moe]") {
+  const std::string moe = R"("experts": 8, "top_k": 2, "moe_ffn_hidden": 2048, "shared_experts": 1,
+      "moe_layer_frequency": 2)";
+  const auto w = training(R"({"name": "a", )" + shape_13b + ", " + moe + ", " + rest + "}");
+  CHECK(w.shape->experts == 8);
+  CHECK(w.shape->moe_ffn_hidden == 2048);
+  CHECK(w.shape->shared_experts == 1);
+  CHECK(w.shape->moe_layer_frequency == 2);
+  CHECK(w.parameters == model::parameters(*w.shape));
+  CHECK(error_of(R"({"name": "a", "experts": 8, )" + shape_13b + ", " + rest + "}")
+            .starts_with("top_k: missing; a mixture of experts needs the experts a token runs"));
+  CHECK(error_of(R"({"name": "a", "shared_experts": 1, )" + shape_13b + ", " + rest + "}")
+            .starts_with("shared_experts: describes a mixture of experts; give experts"));
+  CHECK(error_of(R"({"name": "a", "capacity_factor": 0.5, )" + shape_13b + ", " + moe + ", " + rest + "}")
+            .starts_with("capacity_factor: must be at least 1"));
+  CHECK(error_of(R"({"name": "a", "expert_imbalance": 9, )" + shape_13b + ", " + moe + ", " + rest + "}")
+            .starts_with("expert_imbalance: must be from 1 (balanced) to the 8 experts"));
+  CHECK(error_of(R"({"name": "a", "capacity_factor": 1.25, )" + shape_13b + ", " + rest + "}")
+            .starts_with("capacity_factor: describes a mixture of experts' routing; the model has no experts"));
+  CHECK(error_of(R"({"name": "a", "model": "mixtral-8x7b", "top_k": 1, )" + rest + "}")
+            .starts_with("top_k: is part of the named model's shape"));
+  CHECK(error_of(R"({"name": "a", "experts": 8, "top_k": 9, )" + shape_13b + ", " + rest + "}")
+            .starts_with("top_k: must be from 1 to the 8 experts"));
+  const auto named = training(R"({"name": "a", "model": "mixtral-8x7b", "capacity_factor": 1.25, )" + rest + "}");
+  CHECK(named.shape->experts == 8);
+  CHECK(named.capacity_factor == 1.25);
 }

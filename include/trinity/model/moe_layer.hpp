@@ -1,0 +1,115 @@
+#pragma once
+//! \file
+//! What a mixture-of-experts block (the MLP of an MoE layer) costs one GPU per micro-batch, as Megatron-Core
+//! runs it with its all-to-all token dispatcher and grouped GEMMs:
+//!  - T_g tokens enter on each GPU: the micro-batch's b·s/cp, split t ways by sequence parallelism (which an
+//!    MoE layer with tp > 1 needs);
+//!  - the router, a T_g × E GEMM over h, picks each token's top_k experts;
+//!  - dispatch: each token's k rows go to the ranks of their experts, an all-to-all over the ep ranks of the
+//!    expert group ((ep − 1)/ep of them leave the GPU), then with etp > 1 an all-gather over the etp ranks that
+//!    split each expert; combine reverses both (a reduce-scatter, then the all-to-all). Backward sends the
+//!    gradients the same ways: four all-to-alls a layer;
+//!  - the experts: a GPU holds E/ep of them, each 1/etp of its width, and runs etp·T_g·k·ρ rows (ρ: the
+//!    busiest rank's load over the mean, training_job::expert_load) split over its experts, each expert's GEMMs
+//!    at the efficiency of its own small shape (grouped GEMMs are one launch of many small GEMMs);
+//!  - shared experts run on every token as a dense MLP split t ways (with their own tensor-parallel
+//!    collectives, counted by the caller);
+//!  - activations kept: the router's input and fp32 probabilities per token, and per dispatched row the
+//!    expert's input, its activation's inputs and its second GEMM's input.
+//! The all-to-all's group spans etp·ep consecutive ranks (Megatron-Core's order puts the expert group inside
+//! a pipeline stage's tp·cp·dp ranks): inside the scale-up domain where that fits; where it does not, the
+//! blocks for the members that share a GPU's domain go over the fast link while the rest cross the slow one at
+//! the same time (expert_all_to_all_time). Its time is the busiest rank's: ρ times the balanced bytes. Bytes
+//! sent are counted with balanced routing.
+
+#include <algorithm>
+#include <cstddef>
+
+#include <trinity/model/collectives.hpp>
+#include <trinity/model/parallel_layout.hpp>
+#include <trinity/model/training_cluster.hpp>
+#include <trinity/model/training_job.hpp>
+
+namespace trinity::model {
+
+//! One MoE block's share of a micro-batch on one GPU.
+struct moe_block_cost {
+  seconds gemm_f{}, gemm_b{};  //!< router, routed experts and shared experts
+  seconds all_to_all{};        //!< one dispatch or combine, the busiest rank's
+  bytes all_to_all_bytes{};    //!< what one of them sends per GPU
+  seconds etp_collective{};    //!< one all-gather (or reduce-scatter) over the etp ranks; 0 with etp = 1
+  bytes etp_bytes{};           //!< what one of them sends per GPU
+  double tokens = 0;           //!< T_g: tokens entering on this GPU
+  double rows = 0;             //!< token-expert rows this GPU's experts run, balanced
+  double kept = 0;             //!< activation bytes the block keeps for the backward pass
+  //! The exchanges one pass runs: dispatch and combine, each with its etp collective.
+  [[nodiscard]] seconds exchange() const { return 2.0 * (all_to_all + etp_collective); }
+};
+
+//! Rows a GPU's tokens send to other expert-parallel ranks in one all-to-all with balanced routing:
+//! T_g·k·(ep − 1)/ep, each `hidden` 16-bit values.
+inline bytes expert_all_to_all_bytes(const transformer_shape& m, double tokens, std::size_t ep) {
+  const double e = static_cast<double>(ep);
+  return bytes{tokens * static_cast<double>(m.top_k) * (e - 1.0) / e * static_cast<double>(m.hidden) * 2.0};
+}
+
+//! One all-to-all of `size` bytes per rank (size/ep to each member) over the ep ranks of an expert group whose
+//! members sit etp ranks apart. Within one scale-up domain, the pairwise exchange on its link. Across domains,
+//! a rank's i = domain/etp − 1 domain-mates take i/ep of its buffer over the fast link while the o = ep − 1 − i
+//! others take o/ep over the slow one, concurrently: the slower of the two.
+inline seconds expert_all_to_all_time(const training_cluster& c, const parallel_layout& l, bytes size) {
+  if (l.ep <= 1) return seconds{};
+  if (l.ep * l.etp <= c.domain) return pairwise_all_to_all_time(l.ep, size, detail::as_collective(c.fast));
+  const double ep = static_cast<double>(l.ep);
+  const double inside = static_cast<double>(std::max<std::size_t>(c.domain / l.etp, 1)) - 1.0,
+               outside = ep - 1.0 - inside;
+  const seconds near = inside * c.fast.latency + inside / ep * (size / c.fast.bandwidth);
+  const seconds far = outside * c.slow.latency + outside / ep * (size / c.slow.bandwidth);
+  return std::max(near, far);
+}
+
+//! The MoE block for `T` tokens per GPU per micro-batch (b·s/cp) under layout `l` (checked by the caller).
+inline moe_block_cost moe_block(const training_job& j, const training_cluster& c, const parallel_layout& l, double T) {
+  const auto& m = j.shape;
+  const double t = static_cast<double>(l.tp), ep = static_cast<double>(l.ep), etp = static_cast<double>(l.etp);
+  const double h = static_cast<double>(m.hidden), E = static_cast<double>(m.experts), k = static_cast<double>(m.top_k);
+  const double fe = m.expert_ffn(), up = (m.gated_mlp ? 2.0 : 1.0) * fe;
+  const double load = j.expert_load();
+  moe_block_cost x;
+  x.tokens = l.sequence_parallel ? T / t : T;
+  x.rows = etp * x.tokens * k;
+  // The router, in 16 bits whatever the layers' GEMMs run in.
+  x.gemm_f = detail::gemm_time(c, x.tokens, E, h);
+  x.gemm_b = detail::gemm_bwd(c, x.tokens, E, h);
+  // The busiest GPU's experts: E/ep of them, each with its share of the rows, at 1/etp of its width.
+  const double local = E / ep, per_expert = load * x.rows / local;
+  x.gemm_f += local * (detail::gemm_time(c, per_expert, up / etp, h, j.fp8) +
+                       detail::gemm_time(c, per_expert, h, fe / etp, j.fp8));
+  x.gemm_b += local * (detail::gemm_bwd(c, per_expert, up / etp, h, j.fp8) +
+                       detail::gemm_bwd(c, per_expert, h, fe / etp, j.fp8));
+  if (m.shared_experts > 0) {
+    // Every token through the shared experts, one dense MLP split t ways.
+    const double fs = static_cast<double>(m.shared_experts) * fe, up_s = (m.gated_mlp ? 2.0 : 1.0) * fs;
+    x.gemm_f += detail::gemm_time(c, T, up_s / t, h, j.fp8) + detail::gemm_time(c, T, h, fs / t, j.fp8);
+    x.gemm_b += detail::gemm_bwd(c, T, up_s / t, h, j.fp8) + detail::gemm_bwd(c, T, h, fs / t, j.fp8);
+  }
+  // The exchange: an all-to-all over the ep ranks, then an all-gather over the etp ranks of each expert.
+  x.all_to_all_bytes = expert_all_to_all_bytes(m, x.tokens, l.ep);
+  x.all_to_all = expert_all_to_all_time(c, l, bytes{load * x.tokens * k * h * 2.0});
+  if (l.etp > 1) {
+    const bytes gathered{etp * x.tokens * k * h * 2.0};
+    x.etp_collective = ring_all_gather_time(l.etp, load * gathered, detail::as_collective(detail::level(c, l.etp)));
+    x.etp_bytes = (etp - 1.0) / etp * gathered;
+  }
+  // Kept: the router's input (16-bit) and probabilities (fp32) per token; per row the expert's input, its
+  // activation's input(s) and its second GEMM's input (fp8 casts where the GEMMs run in fp8).
+  const double linear_in = j.fp8 ? 1.0 : 2.0;
+  x.kept = x.tokens * (2.0 * h + 4.0 * E) + load * x.rows * (linear_in * h + 2.0 * up / etp + linear_in * fe / etp);
+  if (m.shared_experts > 0) {
+    const double fs = static_cast<double>(m.shared_experts) * fe, up_s = (m.gated_mlp ? 2.0 : 1.0) * fs;
+    x.kept += T * (2.0 * up_s + linear_in * fs) / t;
+  }
+  return x;
+}
+
+}  // namespace trinity::model

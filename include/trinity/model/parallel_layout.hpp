@@ -1,0 +1,48 @@
+#pragma once
+//! \file
+//! A hybrid parallel layout as the step model (model/parallel_training.hpp) prices it: tensor, pipeline (and
+//! its interleaving), context, data and expert parallelism, the micro-batch, recomputation, sequence
+//! parallelism, the ZeRO stage, offload, the gradient codec and overlap, and its `tp=..,pp=..` spelling.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include <trinity/model/transformer.hpp>
+
+namespace trinity::model {
+
+//! How the ranks split the work. tp·pp·cp·dp ranks in all; a mixture of experts' layers regroup the tp·cp·dp
+//! ranks of a stage into ep-way expert parallelism of etp-way tensor-parallel experts over the rest
+//! (Megatron-Core's "MoE parallel folding").
+struct parallel_layout {
+  std::size_t tp = 1, pp = 1, vpp = 1, cp = 1, dp = 1;
+  std::size_t micro_batch = 1;  //!< sequences per micro-batch
+  recomputation recompute = recomputation::none;
+  bool sequence_parallel = false;
+  int zero_stage = 0;    //!< over the dp·cp ranks that hold the same weights (1: Megatron's distributed optimizer)
+  bool offload = false;  //!< optimizer states (and their update) in the host tier: ZeRO-Offload
+  //! The gradient codec of the data-parallel reduction, by name (empty: the gradient as the trainer holds it).
+  //! price() takes its cost: its ratio and its rates on the device.
+  std::string codec = {};
+  //! The data-parallel collectives bucket by bucket under the backward and forward passes (Megatron's
+  //! --overlap-grad-reduce and --overlap-param-gather); unset: the job's default (training_job::overlap_dp).
+  std::optional<bool> overlap = {};
+  //! Expert parallelism: the experts spread over ep ranks, each expert's MLP split etp ways (a dense model: 1).
+  std::size_t ep = 1, etp = 1;
+
+  [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
+  friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
+};
+
+inline std::string to_string(const parallel_layout& l) {
+  return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
+         ",cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
+         ",recompute=" + to_string(l.recompute) + ",sp=" + (l.sequence_parallel ? "on" : "off") +
+         ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "") +
+         (l.codec.empty() ? "" : ",codec=" + l.codec) +
+         (l.overlap ? std::string(",overlap=") + (*l.overlap ? "on" : "off") : std::string()) +
+         (l.ep > 1 || l.etp > 1 ? ",ep=" + std::to_string(l.ep) + ",etp=" + std::to_string(l.etp) : std::string());
+}
+
+}  // namespace trinity::model

@@ -1,0 +1,215 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include <trinity/io/parallel_layout.hpp>
+#include <trinity/model/gradient_reduction.hpp>
+#include <trinity/model/moe_layer.hpp>
+#include <trinity/model/named_shapes.hpp>
+#include <trinity/model/parallel_training.hpp>
+
+using namespace trinity;
+using namespace trinity::model;
+
+namespace {
+// Mixtral-8x7B's shape with 4 layers: what a layer costs does not depend on how many there are.
+training_job mixtral(std::size_t layers = 4) {
+  training_job j;
+  j.shape = shapes::mixtral_8x7b;
+  j.shape.layers = layers;
+  j.sequence = 4096;
+  j.global_batch = 32;
+  j.flash_attention = true;
+  j.dropout = false;
+  return j;
+}
+
+training_cluster h100_like() {
+  training_cluster c;
+  c.peak = flops_per_second{1e15};
+  c.fp8_peak = flops_per_second{2e15};
+  c.fp8_gemm_share = 0.7;
+  c.gemm = {0.85, 400};
+  c.memory_bandwidth = bytes_per_second{3e12};
+  c.memory = bytes{80e9};
+  c.fast = {seconds{1e-6}, bytes_per_second{300e9}};
+  c.slow = {seconds{5e-6}, bytes_per_second{25e9}};
+  return c;
+}
+}  // namespace
+
+TEST_CASE("a mixture's weights: every expert held, top_k of them run", "[model][moe]") {
+  const auto& m = shapes::mixtral_8x7b;
+  const double h = 4096, f = 14336, kv = 8 * 128, V = 32000, L = 32;
+  const double attention = h * (h + 2 * kv) + h * h, expert = 3 * h * f, router = h * 8;
+  CHECK(moe_layer_count(m) == 32);
+  CHECK(parameters(m) == L * (attention + router + 8 * expert + 2 * h) + 2 * V * h + h);
+  CHECK(active_parameters(m) == L * (attention + router + 2 * expert + 2 * h) + 2 * V * h + h);
+  // Every other layer a mixture (moe_layer_frequency 2): 16 of each kind.
+  auto half = m;
+  half.moe_layer_frequency = 2;
+  CHECK(moe_layer_count(half) == 16);
+  CHECK(parameters(half) == 16 * layer_parameters(m) + 16 * moe_layer_parameters(m) + 2 * V * h + h);
+  // Shared experts run on every token and count in both.
+  auto shared = m;
+  shared.shared_experts = 1;
+  CHECK(active_parameters(shared) - active_parameters(m) == Approx(L * expert).epsilon(1e-12));
+  // A step's FLOPs follow the active weights: 3 passes of 2 FLOPs per active matmul weight per token, the
+  // attention core and the logits.
+  const double B = 8, s = 4096, tokens = B * s;
+  const double matmul = 2 * L * (attention + router + 2 * expert) * tokens, attn = 4 * h * L * s * tokens;
+  CHECK(training_flops(m, B, s, recomputation::none).value() ==
+        Approx(3 * (matmul + attn) + 3 * 2 * V * h * tokens).epsilon(1e-12));
+}
+
+TEST_CASE("a mixture's shape is refused by field where it cannot be", "[model][moe]") {
+  auto m = shapes::mixtral_8x7b;
+  m.top_k = 9;
+  CHECK_THROWS_WITH(validate(m), Catch::Contains("top_k"));
+  m = shapes::llama3_8b;
+  m.top_k = 2;
+  CHECK_THROWS_WITH(validate(m), Catch::Contains("top_k") && Catch::Contains("give experts"));
+  m = shapes::mixtral_8x7b;
+  m.experts = 1;
+  CHECK_THROWS_WITH(validate(m), Catch::Contains("experts"));
+}
+
+TEST_CASE("the MoE block: router, the local experts' GEMMs at their own shape, all-to-alls at the busiest load",
+          "[model][moe]") {
+  const auto c = h100_like();
+  auto j = mixtral();
+  const auto l = io::parse_parallel_layout("tp=2,dp=8,sp=on,ep=4");
+  const double T = 4096, t = 2, h = 4096, f = 14336, k = 2, E = 8, ep = 4;
+  for (const double load : {1.0, 1.5}) {
+    j.expert_imbalance = load;
+    const auto x = moe_block(j, c, l, T);
+    const double tokens = T / t, rows = tokens * k, per_expert = load * rows / (E / ep);
+    CHECK(x.tokens == tokens);
+    CHECK(x.rows == rows);
+    const double router = model::detail::gemm_time(c, tokens, E, h).value();
+    const double experts =
+        (E / ep) *
+        (model::detail::gemm_time(c, per_expert, 2 * f, h) + model::detail::gemm_time(c, per_expert, h, f)).value();
+    CHECK(x.gemm_f.value() == Approx(router + experts).epsilon(1e-12));
+    // One all-to-all: the busiest rank's rows over 4 ranks inside the domain; balanced bytes leave each GPU.
+    CHECK(x.all_to_all == pairwise_all_to_all_time(4, bytes{load * rows * h * 2},
+                                                   model::detail::as_collective(model::detail::level(c, 4))));
+    CHECK(x.all_to_all_bytes.value() == rows * (ep - 1) / ep * h * 2);
+    CHECK(x.etp_collective == seconds{});
+    // Kept: router input and fp32 probabilities per token; per row the expert's input, SwiGLU's two inputs and
+    // fc2's input.
+    CHECK(x.kept == Approx(tokens * (2 * h + 4 * E) + load * rows * (2 * h + 2 * 2 * f + 2 * f)).epsilon(1e-12));
+  }
+  // Capacity caps the busiest rank's load at its factor.
+  j.expert_imbalance = 1.5;
+  j.capacity_factor = 1.25;
+  CHECK(j.expert_load() == 1.25);
+  j.capacity_factor = 2;
+  CHECK(j.expert_load() == 1.5);
+}
+
+TEST_CASE("an all-to-all past the scale-up domain: domain-mates over the fast link, the rest over the slow",
+          "[model][moe]") {
+  const auto c = h100_like();  // domain 8: 300 GB/s and 1 us inside, 25 GB/s and 5 us across
+  const bytes S{64e6};
+  // 32 ranks, experts whole: 7 domain-mates take 7/32 of the buffer, 24 others 24/32, at once.
+  const auto l = io::parse_parallel_layout("tp=2,dp=16,sp=on,ep=32");
+  const double near = 7 * 1e-6 + 7.0 / 32 * 64e6 / 300e9, far = 24 * 5e-6 + 24.0 / 32 * 64e6 / 25e9;
+  CHECK(expert_all_to_all_time(c, l, S).value() == Approx(std::max(near, far)).epsilon(1e-12));
+  // Split two ways, each rank's group has 8/2 - 1 = 3 domain-mates.
+  const auto split = io::parse_parallel_layout("tp=2,dp=16,sp=on,ep=16,etp=2");
+  CHECK(expert_all_to_all_time(c, split, S).value() ==
+        Approx(std::max(3 * 1e-6 + 3.0 / 16 * 64e6 / 300e9, 12 * 5e-6 + 12.0 / 16 * 64e6 / 25e9)).epsilon(1e-12));
+  // Inside the domain: the pairwise exchange on its link.
+  const auto inside = io::parse_parallel_layout("dp=8,ep=8");
+  CHECK(expert_all_to_all_time(c, inside, S) == pairwise_all_to_all_time(8, S, model::detail::as_collective(c.fast)));
+  CHECK(expert_all_to_all_time(c, io::parse_parallel_layout("dp=8"), S) == seconds{});
+}
+
+TEST_CASE("expert tensor parallelism gathers the rows over etp ranks and splits each expert's width", "[model][moe]") {
+  const auto c = h100_like();
+  const auto j = mixtral();
+  const auto l = io::parse_parallel_layout("tp=2,dp=8,sp=on,ep=4,etp=2");
+  const double T = 4096, h = 4096, f = 14336, k = 2, etp = 2;
+  const auto x = moe_block(j, c, l, T);
+  const double tokens = T / 2, rows = etp * tokens * k, per_expert = rows / 2;
+  CHECK(x.rows == rows);
+  const double experts = 2 * (model::detail::gemm_time(c, per_expert, 2 * f / etp, h) +
+                              model::detail::gemm_time(c, per_expert, h, f / etp))
+                                 .value();
+  CHECK(x.gemm_f.value() == Approx(model::detail::gemm_time(c, tokens, 8, h).value() + experts).epsilon(1e-12));
+  const bytes gathered{etp * tokens * k * h * 2};
+  CHECK(x.etp_collective == ring_all_gather_time(2, gathered, model::detail::as_collective(c.fast)));
+  CHECK(x.etp_bytes == gathered / 2.0);
+}
+
+TEST_CASE("a step of a mixture: four all-to-alls a layer, bytes counted exactly", "[model][moe]") {
+  const auto c = h100_like();
+  const auto j = mixtral();
+  const double T = 4096, h = 4096, k = 2;
+  for (const auto* text : {"dp=8,ep=8", "dp=8,ep=2", "tp=2,dp=4,sp=on,ep=4", "dp=8,ep=8,recompute=full"}) {
+    CAPTURE(text);
+    const auto l = io::parse_parallel_layout(text);
+    const auto r = price(j, c, l);
+    const double tokens = T / static_cast<double>(l.tp), ep = static_cast<double>(l.ep);
+    const double mb = 32.0 / static_cast<double>(l.dp);
+    const double passes = l.recompute == recomputation::full ? 3 : 2;
+    // Per micro-batch and layer: dispatch and combine in each pass that runs the forward or backward.
+    CHECK(r.ep_bytes.value() == Approx(mb * 4 * passes * 2 * tokens * k * (ep - 1) / ep * h * 2).epsilon(1e-12));
+    CHECK(r.ep_comm > seconds{});
+  }
+  // Without expert parallelism the tokens stay home.
+  CHECK(price(j, c, io::parse_parallel_layout("dp=8")).ep_bytes == bytes{});
+  // Every other layer a mixture: half the exchange.
+  auto half = j;
+  half.shape.moe_layer_frequency = 2;
+  const auto l = io::parse_parallel_layout("dp=8,ep=8");
+  CHECK(price(half, c, l).ep_bytes.value() == Approx(price(j, c, l).ep_bytes.value() / 2).epsilon(1e-12));
+}
+
+TEST_CASE("a mixture's experts shard over ep and reduce over the expert-data-parallel ranks", "[model][moe]") {
+  const auto c = h100_like();
+  const auto j = mixtral();
+  const auto& m = j.shape;
+  const auto l = io::parse_parallel_layout("dp=8,ep=4,zero=1");
+  const auto r = price(j, c, l);
+  const double expert = expert_parameters(m), L = 4;
+  CHECK(expert_data_parallel(l) == 2);
+  CHECK(r.expert_parameters == L * 2 * expert);  // 8/4 experts a GPU, each whole
+  const double dense = L * moe_layer_parameters(m, 0) + 2.0 * 32000 * 4096 + 4096;
+  CHECK(r.stage_parameters == Approx(dense + L * 2 * expert).epsilon(1e-12));
+  // The reduction: the dense weights over 8 ranks, the experts over 2, each a reduce-scatter under ZeRO 1 and
+  // one all-gather of the parameters.
+  const auto link = model::detail::as_collective(model::detail::level(c, 8));
+  const auto gd = gradient_reduction(8, r.stage_parameters - r.expert_parameters, 2, 1, uncoded_gradient(), link);
+  const auto ge = gradient_reduction(2, r.expert_parameters, 2, 1, uncoded_gradient(), link);
+  const double gathered = 7.0 / 8 * (r.stage_parameters - r.expert_parameters) * 2 + 1.0 / 2 * r.expert_parameters * 2;
+  CHECK(r.dp_bytes.value() == Approx((gd.sent + ge.sent).value() + gathered).epsilon(1e-12));
+  // Optimizer states: each group sharded over its own ranks.
+  CHECK(r.optimizer_states.value() ==
+        Approx((r.stage_parameters - r.expert_parameters) * 12 / 8 + r.expert_parameters * 12 / 2).epsilon(1e-12));
+}
+
+TEST_CASE("a mixture's layouts are refused by the rule they break", "[model][moe]") {
+  const auto j = mixtral();
+  const auto problem = [&](const char* text) { return layout_problem(j, io::parse_parallel_layout(text)); };
+  CHECK(problem("dp=8,ep=3").find("ep: 3 does not divide the 8 experts") == 0);
+  CHECK(problem("dp=4,ep=8").find("ep: ep·etp = 8 must divide") == 0);
+  CHECK(problem("tp=2,dp=4,ep=4").find("sp: a mixture of experts with tp > 1") == 0);
+  CHECK(problem("dp=8,ep=2,etp=5").find("etp: 5 does not divide") == 0);
+  CHECK(problem("tp=2,dp=4,sp=on,ep=4,etp=2").empty());
+  training_job dense = j;
+  dense.shape = shapes::llama3_8b;
+  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,ep=2")).find("ep: the model has no experts") == 0);
+}
+
+TEST_CASE("fp8 runs the experts' GEMMs at the fp8 rate, the router in 16 bits", "[model][moe]") {
+  const auto c = h100_like();
+  auto j16 = mixtral(), j8 = mixtral();
+  j8.fp8 = true;
+  const auto l = io::parse_parallel_layout("dp=8,ep=8");
+  const double T = 4096, h = 4096, E = 8;
+  const auto x16 = moe_block(j16, c, l, T), x8 = moe_block(j8, c, l, T);
+  const double router = model::detail::gemm_time(c, T, E, h).value();
+  CHECK((x8.gemm_f.value() - router) == Approx((x16.gemm_f.value() - router) / 1.4).epsilon(1e-12));
+}
