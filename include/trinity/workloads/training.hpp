@@ -65,6 +65,44 @@ inline constexpr key bucket_keys[] = {{"name"}, {"sequence", required}, {"share"
 inline constexpr key precision_keys[] = {
     {"parameter", required}, {"gradient", required}, {"optimizer", required}, {"compute"}};
 
+// A mixture's routing: balanced unless said otherwise (benchmark runs force it), dropless unless capped; a dense
+// model refuses both keys.
+inline void read_routing(const object& o, plan::training_workload& w) {
+  if (!w.shape->moe()) {
+    for (const char* k : {"capacity_factor", "expert_imbalance"})
+      if (o.has(k)) fail(k, "describes a mixture of experts' routing; the model has no experts");
+    return;
+  }
+  o.get("expert_imbalance", w.expert_imbalance, w.assumed);
+  if (!(w.expert_imbalance >= 1 && w.expert_imbalance <= static_cast<double>(w.shape->experts)))
+    fail("expert_imbalance", "must be from 1 (balanced) to the " + std::to_string(w.shape->experts) +
+                                 " experts: the busiest expert-parallel rank's tokens over the mean");
+  if (!o.has("capacity_factor")) return plan::assume(w.assumed, "capacity_factor", "none (dropless)");
+  w.capacity_factor = o.number("capacity_factor");
+  if (!(w.capacity_factor >= 1))
+    fail("capacity_factor",
+         "must be at least 1: an expert's tokens over its even share (leave it out for dropless routing)");
+}
+
+// "mixed", "fp8" (Transformer Engine's recipe: the layers' GEMMs in fp8 over mixed precision's states), "fp32",
+// or the bytes of each state spelt out.
+inline void read_training_precision(const object& o, plan::training_workload& w) {
+  if (!o.has("precision")) return plan::assume(w.assumed, "precision", "mixed");
+  const auto& p = o.at("precision");
+  if (p.is_string()) {
+    static constexpr std::string_view named[] = {"mixed", "fp8", "fp32"};
+    const auto name = choice(p, "precision", named);
+    if (name == "mixed" || name == "fp8")
+      w.precision = model::mixed_precision_adam, w.compute_precision = name == "fp8" ? "fp8" : "bf16";
+    else
+      w.precision = model::fp32_adam, w.compute_precision = "fp32";
+    return;
+  }
+  const object q(p, "precision", precision_keys, "\"mixed\", \"fp8\", \"fp32\" or a precision object");
+  w.precision = {q.number("parameter"), q.number("gradient"), q.number("optimizer")};
+  if (q.has("compute")) w.compute_precision = precision_name(q, "compute");
+}
+
 inline plan::training_workload read_training(const json& j, const plan::system& s) {
   const object o(j, "", training_keys, "a training workload");
   plan::training_workload w;
@@ -117,25 +155,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     o.get("flash_attention", w.flash_attention, assumed);
     o.get("dropout", w.dropout, assumed);
     o.get("overlap", w.overlap, assumed);
-    if (w.shape->moe()) {
-      // Routing: balanced unless said otherwise (benchmark runs force it); dropless unless capped.
-      o.get("expert_imbalance", w.expert_imbalance, assumed);
-      if (!(w.expert_imbalance >= 1 && w.expert_imbalance <= static_cast<double>(w.shape->experts)))
-        fail("expert_imbalance", "must be from 1 (balanced) to the " + std::to_string(w.shape->experts) +
-                                     " experts: the busiest expert-parallel rank's tokens over the mean");
-      if (o.has("capacity_factor")) {
-        w.capacity_factor = o.number("capacity_factor");
-        if (!(w.capacity_factor >= 1))
-          fail("capacity_factor",
-               "must be at least 1: an expert's tokens over its even share (leave it out for "
-               "dropless routing)");
-      } else {
-        plan::assume(assumed, "capacity_factor", "none (dropless)");
-      }
-    } else {
-      for (const char* k : {"capacity_factor", "expert_imbalance"})
-        if (o.has(k)) fail(k, "describes a mixture of experts' routing; the model has no experts");
-    }
+    read_routing(o, w);
   }
   if (o.has("sequence_mix")) {
     // Shares of the global batch's sequences by length: each bucket a whole number of them, all of them in all.
@@ -159,23 +179,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     if (std::abs(total - 1.0) > 1e-9)
       fail("sequence_mix", "the shares add up to " + std::to_string(total) + "; they must add up to 1");
   }
-  if (!o.has("precision")) plan::assume(assumed, "precision", "mixed");
-  if (o.has("precision")) {
-    const auto& p = o.at("precision");
-    if (p.is_string()) {
-      // fp8: Transformer Engine's recipe, the layers' GEMMs in fp8 over mixed precision's states.
-      static constexpr std::string_view named[] = {"mixed", "fp8", "fp32"};
-      const auto name = choice(p, "precision", named);
-      if (name == "mixed" || name == "fp8")
-        w.precision = model::mixed_precision_adam, w.compute_precision = name == "fp8" ? "fp8" : "bf16";
-      else
-        w.precision = model::fp32_adam, w.compute_precision = "fp32";
-    } else {
-      const object q(p, "precision", precision_keys, "\"mixed\", \"fp8\", \"fp32\" or a precision object");
-      w.precision = {q.number("parameter"), q.number("gradient"), q.number("optimizer")};
-      if (q.has("compute")) w.compute_precision = precision_name(q, "compute");
-    }
-  }
+  read_training_precision(o, w);
   return validated(std::move(w), s);
 }
 

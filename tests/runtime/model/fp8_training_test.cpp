@@ -5,7 +5,10 @@
 #include <trinity/plan/parallel_cluster.hpp>
 #include <trinity/plan/system.hpp>
 
+#include "test_cluster.hpp"
+
 using namespace trinity;
+using trinity::test::h100_like;
 using namespace trinity::model;
 
 namespace {
@@ -20,18 +23,6 @@ training_job llama(bool fp8) {
   return j;
 }
 
-training_cluster h100_like() {
-  training_cluster c;
-  c.peak = flops_per_second{1e15};
-  c.fp8_peak = flops_per_second{2e15};
-  c.fp8_gemm_share = 0.7;
-  c.gemm = {0.85, 400};
-  c.memory_bandwidth = bytes_per_second{3e12};
-  c.memory = bytes{80e9};
-  c.fast = {seconds{1e-6}, bytes_per_second{300e9}};
-  c.slow = {seconds{5e-6}, bytes_per_second{25e9}};
-  return c;
-}
 }  // namespace
 
 TEST_CASE("fp8 runs the layers' GEMMs at the fp8 rate and its share, and nothing else", "[model]") {

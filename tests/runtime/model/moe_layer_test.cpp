@@ -8,7 +8,10 @@
 #include <trinity/model/named_shapes.hpp>
 #include <trinity/model/parallel_training.hpp>
 
+#include "test_cluster.hpp"
+
 using namespace trinity;
+using trinity::test::h100_like;
 using namespace trinity::model;
 
 namespace {
@@ -24,18 +27,6 @@ training_job mixtral(std::size_t layers = 4) {
   return j;
 }
 
-training_cluster h100_like() {
-  training_cluster c;
-  c.peak = flops_per_second{1e15};
-  c.fp8_peak = flops_per_second{2e15};
-  c.fp8_gemm_share = 0.7;
-  c.gemm = {0.85, 400};
-  c.memory_bandwidth = bytes_per_second{3e12};
-  c.memory = bytes{80e9};
-  c.fast = {seconds{1e-6}, bytes_per_second{300e9}};
-  c.slow = {seconds{5e-6}, bytes_per_second{25e9}};
-  return c;
-}
 }  // namespace
 
 TEST_CASE("a mixture's weights: every expert held, top_k of them run", "[model][moe]") {
