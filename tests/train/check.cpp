@@ -108,6 +108,24 @@ int main(int argc, char** argv) {
       EXPECT(common > 0, o.args + ": no step in common with the baseline");
       EXPECT(worst <= tolerance,
              o.args + ": loss differs from the baseline by " + std::to_string(worst) + " (relative)");
+      if (o.summary.contains("experts")) {
+        // A mixture of experts: every rank's all-to-all bytes exactly as the exchange counts them, and under
+        // balanced routing exactly as the step model counts them.
+        const auto& experts = o.summary["experts"];
+        const auto ranks = o.summary["ranks"].get<std::size_t>();
+        for (std::size_t r = 0; r < ranks; ++r) {
+          EXPECT(last["expert_parallel_bytes"][r] == last["expert_parallel_counted"][r],
+                 o.args + ": rank " + std::to_string(r) + " sent " + last["expert_parallel_bytes"][r].dump() +
+                     " bytes over its expert group, the exchange's count " + last["expert_parallel_counted"][r].dump());
+          if (!experts["modelled_bytes_per_step"][r].is_null())
+            EXPECT(
+                last["expert_parallel_bytes"][r].get<double>() == experts["modelled_bytes_per_step"][r].get<double>(),
+                o.args + ": rank " + std::to_string(r) + " sent " + last["expert_parallel_bytes"][r].dump() +
+                    " bytes over its expert group, the step model " + experts["modelled_bytes_per_step"][r].dump());
+        }
+        if (experts["ep"].get<std::size_t>() > 1)
+          EXPECT(last["expert_parallel_bytes"][0].get<double>() > 0, o.args + ": rank 0 exchanged nothing");
+      }
       if (o.summary.contains("pipeline")) {
         // A model-parallel run: what each rank sent between stages exactly as the mechanism's count, rank 0's kept
         // activations exactly, and ZeRO's traffic over each data-parallel group within 1%.

@@ -15,6 +15,7 @@
 //   build/bin/trinity-train --ranks 8 --tp 2 --sp --pp 2 --stage 1
 //   build/bin/trinity-train --ranks 8 --tp 2 --pp 2 --stage 1 --offload --compress int8-ef
 //   build/bin/trinity-train --ranks 4 --sequence 8 --cp 2 --stage 2
+//   build/bin/trinity-train --ranks 4 --experts 8 --top-k 2 --ep 2 --stage 1
 
 #include <CLI/CLI.hpp>
 
@@ -148,9 +149,40 @@ void check_attention(const train::config& cfg) {
                                        " tensor-parallel ranks. Fix: a --heads that --tp divides");
 }
 
+// The mixture-of-experts block (--experts): its experts over expert groups of --ep ranks, on the data-parallel
+// loop only for now.
+template <class Comm>
+void check_experts(const Comm& c, const train::config& cfg) {
+  const auto& m = cfg.moe;
+  if (!cfg.experts()) {
+    if (m.ep > 1 || m.expert_width > 0 || m.capacity_factor > 0 || m.balanced)
+      throw invalid_input("--ep",
+                          "--ep, --expert-width, --capacity-factor and --balanced-routing shape a mixture of "
+                          "experts. Fix: --experts N");
+    return;
+  }
+  if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0 || cfg.tensor > 1 || cfg.sequence_parallel ||
+      cfg.context > 1 || cfg.attention())
+    throw invalid_input("--experts",
+                        "runs on the data-parallel loop; with --tp, --sp, --pp, --vpp, --micro-batches, "
+                        "--cp or --sequence it does not run yet. Fix: drop them");
+  if (!cfg.compress.empty() || !cfg.save_checkpoint.empty() || !cfg.load_checkpoint.empty() || cfg.inject_nan_step >= 0)
+    throw invalid_input("--experts", "does not run with --compress, checkpoints or --inject-nan yet. Fix: drop them");
+  if (m.top_k > m.experts)
+    throw invalid_input("--top-k", std::to_string(m.top_k) + " experts a token, of " + std::to_string(m.experts) +
+                                       ". Fix: --top-k at most --experts");
+  if (m.experts % m.ep != 0)
+    throw invalid_input("--ep", std::to_string(m.ep) + " ranks do not split the " + std::to_string(m.experts) +
+                                    " experts evenly. Fix: an --ep that divides --experts");
+  if (static_cast<std::size_t>(c.size()) % m.ep != 0)
+    throw invalid_input("--ep", std::to_string(m.ep) + " ranks an expert group do not divide the " +
+                                    std::to_string(c.size()) + " ranks. Fix: --ranks a multiple of --ep");
+}
+
 template <class Comm>
 int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
   check_attention(cfg);
+  check_experts(c, cfg);
   if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0 || cfg.tensor > 1 || cfg.sequence_parallel ||
       cfg.context > 1) {
     auto pcfg = cfg;
@@ -221,6 +253,20 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
                  "passed around a ring")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   app.add_option("--inject-nan", nan, "STEP[:RANK]: put a NaN in RANK's gradient at STEP (counted from 1)");
+  app.add_option("--experts", cfg.moe.experts,
+                 "a mixture-of-experts block of this many experts after the first layer (0: none)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1024}));
+  app.add_option("--top-k", cfg.moe.top_k, "experts a token runs")->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  app.add_option("--ep", cfg.moe.ep, "expert-parallel ranks: the experts spread over them, tokens sent to them")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{256}));
+  app.add_option("--expert-width", cfg.moe.expert_width, "an expert's FFN width (default --width)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
+  app.add_option("--capacity-factor", cfg.moe.capacity_factor,
+                 "an expert's capacity over its even share of a rank's assignments; the rest are dropped "
+                 "(default: dropless)")
+      ->check(CLI::Range(1.0, 1024.0));
+  app.add_flag("--balanced-routing", cfg.moe.balanced,
+               "route every rank's tokens evenly over the experts, each weighed 1/k, with no router");
 }
 
 }  // namespace

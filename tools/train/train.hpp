@@ -15,6 +15,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <trinity/comm/collectives.hpp>
@@ -26,6 +27,7 @@
 
 #include "attention.hpp"
 #include "mlp.hpp"
+#include "moe.hpp"
 #include "task.hpp"
 
 namespace trinity::train {
@@ -48,8 +50,10 @@ struct config {
   std::size_t context = 1;                                          // --cp: ranks that share each sequence's tokens
   std::size_t sequence = 1;  // --sequence: tokens a sample has; above 1 an attention block follows the first layer
   std::size_t heads = 4;     // --heads: the attention block's heads, over the first layer's outputs
+  moe_config moe;            // --experts, --top-k, --ep, ...: a mixture-of-experts block after the first layer
 
   [[nodiscard]] bool attention() const noexcept { return sequence > 1; }
+  [[nodiscard]] bool experts() const noexcept { return moe.experts > 0; }
   [[nodiscard]] std::size_t tokens() const noexcept { return batch * sequence; }
 
   [[nodiscard]] mlp_shape shape() const {
@@ -100,9 +104,10 @@ namespace detail {
 // One step's forward and backward through the MLP (and the attention block after its first layer), each
 // layer's gradient handed to dp as it is ready: the step's summed loss on this rank. The caller owns `pass`, whose
 // activations stay charged to the ledger until the optimizer step is done, as the recorded peaks count them.
-template <class DP, class Comm>
+template <class DP, class Comm, class Experts = std::nullptr_t>
 double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& cfg, const mlp_shape& shape,
-                        const teacher_task& task, mlp_pass& pass, const comm::partition& samples, long t) {
+                        const teacher_task& task, mlp_pass& pass, const comm::partition& samples, long t,
+                        Experts* moe = nullptr) {
   const std::size_t mine = samples.size(c.rank()), S = cfg.sequence, rows = mine * S;
   std::vector<float> targets(rows * cfg.outputs);
   for (std::size_t s = 0; s < rows;
@@ -117,6 +122,8 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
     pass.forward(l, dp.parameters(l));
     dp.release(l);
     if (l == 0 && block) block->forward(self, pass.output_of(0));
+    if constexpr (!std::is_null_pointer_v<Experts>)
+      if (l == 0 && moe) moe->forward(pass.output_of(0), samples.begin(c.rank()) * S);
   }
   // Loss and δ at the output: ½‖ŷ − y‖², averaged over the global batch's tokens.
   double loss = 0;
@@ -135,7 +142,10 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
         block->backward(self, d);
         return block->input();
       });
-    else
+    else if (l == 1 && moe) {
+      if constexpr (!std::is_null_pointer_v<Experts>)
+        pass.backward(l, dp.parameters(l), g, delta, [&](std::vector<float>& d) { return moe->backward(d); });
+    } else
       pass.backward(l, dp.parameters(l), g, delta);
     if (t == cfg.inject_nan_step && c.rank() == cfg.inject_nan_rank && l == 0)
       g[0] = std::numeric_limits<float>::quiet_NaN();
@@ -213,19 +223,30 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   std::size_t largest_layer = 0;
   for (auto s : shape.layer_sizes()) largest_layer = std::max(largest_layer, s);
 
+  // The mixture-of-experts block (--experts): its router over the world, its experts over the expert groups.
+  std::optional<moe_block<Scheme, Comm>> moe;
+  if (cfg.experts()) moe.emplace(c, ledger, cfg.moe, shape.out(0), cfg.seed + 1, opt);
+
   nlohmann::json last;
   std::vector<double> step_seconds;  // rank 0's list of the slowest rank's time per step
   for (long t = step0; t < step0 + cfg.steps; ++t) {
     const auto started = std::chrono::steady_clock::now();
     ledger.reset_peaks();
-    const std::uint64_t sent_before = c.bytes_sent();
+    const std::uint64_t sent_before = c.bytes_sent(), experts_before = moe ? moe->sent() : 0;
     mlp_pass pass(shape, samples.size(c.rank()) * cfg.sequence, ledger);
-    double loss = detail::forward_backward(dp, c, self, cfg, shape, task, pass, samples, t);
+    double loss = moe ? detail::forward_backward(dp, c, self, cfg, shape, task, pass, samples, t, &*moe)
+                      : detail::forward_backward(dp, c, self, cfg, shape, task, pass, samples, t);
     // What the formula counts is resident now: states, no gathered layer, no staging buffer.
     const std::uint64_t res_p = ledger.resident(state_kind::parameters), res_g = ledger.resident(state_kind::gradients),
                         res_o = ledger.resident(state_kind::optimizer_states),
                         res_off = ledger.resident(state_kind::optimizer_states, placement::offload);
-    const step_report report = dp.step(opt);
+    step_report report = dp.step(opt);
+    if (moe) {
+      const auto r = moe->step(opt);
+      report.skipped = report.skipped || r.skipped;
+      report.offload_bytes += r.offload_bytes;
+    }
+    const std::uint64_t experts_sent = moe ? moe->sent() - experts_before : 0;
     const auto elapsed_ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
     const std::uint64_t sent = c.bytes_sent() - sent_before;
@@ -237,6 +258,9 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
                act_all = detail::per_rank(c, ledger.peak(state_kind::activations)),
                peak_all = detail::per_rank(c, ledger.peak(placement::device)),
                moved_all = detail::per_rank(c, report.offload_bytes), ns_all = detail::per_rank(c, elapsed_ns);
+    const auto experts_all = detail::per_rank(c, experts_sent),
+               counted_all = detail::per_rank(c, moe ? moe->counted() : 0),
+               dropped_all = detail::per_rank(c, moe ? moe->dropped() : 0);
     if (c.rank() == 0) {
       step_seconds.push_back(static_cast<double>(*std::max_element(ns_all.begin(), ns_all.end())) * 1e-9);
       nlohmann::json line{
@@ -254,17 +278,33 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
           {"sent_bytes", sent_all},
           {"offload_bytes", moved_all},
           {"step_seconds", step_seconds.back()}};
+      if (moe) {
+        line["expert_parallel_bytes"] = experts_all;
+        line["expert_parallel_counted"] = counted_all;
+        line["dropped_assignments"] = dropped_all;
+      }
       out << line.dump() << '\n' << std::flush;
       last = std::move(line);
     }
   }
   if (!cfg.save_checkpoint.empty()) save_checkpoint(cfg.save_checkpoint, dp, c);
-  if (c.rank() == 0)
-    out << detail::summary_of(cfg, shape, c.size(), stage, sb, predicted_memory, predicted_traffic, largest_layer,
-                              step_seconds, last)
-               .dump()
-        << '\n'
-        << std::flush;
+  if (c.rank() == 0) {
+    auto summary = detail::summary_of(cfg, shape, c.size(), stage, sb, predicted_memory, predicted_traffic,
+                                      largest_layer, step_seconds, last);
+    if (moe) {
+      // Under balanced routing the step model's count of each rank's all-to-all bytes (its rows a step).
+      nlohmann::json modelled = nlohmann::json::array();
+      for (int r = 0; r < c.size(); ++r)
+        modelled.push_back(cfg.moe.balanced ? nlohmann::json(moe->modelled(samples.size(r))) : nlohmann::json());
+      summary["summary"]["experts"] = {{"experts", cfg.moe.experts},
+                                       {"top_k", cfg.moe.top_k},
+                                       {"ep", cfg.moe.ep},
+                                       {"balanced", cfg.moe.balanced},
+                                       {"parameters_per_rank", moe->parameters_per_rank()},
+                                       {"modelled_bytes_per_step", modelled}};
+    }
+    out << summary.dump() << '\n' << std::flush;
+  }
   return 0;
 }
 

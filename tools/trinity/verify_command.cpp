@@ -283,8 +283,8 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                    "(docs/parallelism.md) to verify a parallel layout");
   if (w.shape->moe())
     throw bad_flag("--workload", a.workload,
-                   "is a mixture of experts; trinity-train runs no experts yet, so its layouts cannot be verified "
-                   "here (trinity plan prices them)");
+                   "is a mixture of experts; trinity-train runs experts on its data-parallel loop only, not beside a "
+                   "layout's other groups, so its layouts cannot be verified here (trinity plan prices them)");
   const auto l = a.parallelism == "search" ? search_layouts(s, w, a.gpus, 0, a.planning).chosen().plan.layout
                                            : named_layout(s, a.parallelism, a.gpus);
   const auto run = layout_run_of(a, l);

@@ -47,10 +47,11 @@ struct moe_block_cost {
 };
 
 //! Rows a GPU's tokens send to other expert-parallel ranks in one all-to-all with balanced routing:
-//! T_g·k·(ep − 1)/ep, each `hidden` 16-bit values.
-inline bytes expert_all_to_all_bytes(const transformer_shape& m, double tokens, std::size_t ep) {
+//! T_g·k·(ep − 1)/ep, each `hidden` values of `value_bytes` (16-bit on a GPU; trinity-train's are fp32).
+inline bytes expert_all_to_all_bytes(const transformer_shape& m, double tokens, std::size_t ep,
+                                     double value_bytes = 2.0) {
   const double e = static_cast<double>(ep);
-  return bytes{tokens * static_cast<double>(m.top_k) * (e - 1.0) / e * static_cast<double>(m.hidden) * 2.0};
+  return bytes{tokens * static_cast<double>(m.top_k) * (e - 1.0) / e * static_cast<double>(m.hidden) * value_bytes};
 }
 
 //! One all-to-all of `size` bytes per rank (size/ep to each member) over the ep ranks of an expert group whose

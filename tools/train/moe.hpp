@@ -1,0 +1,250 @@
+#pragma once
+// The mixture-of-experts block trinity-train puts after its first layer (--experts): h ← h + Σ w_k·FFN_k(h) over
+// each token's top_k experts (parallel/expert_parallel.hpp's layer: y = W2·relu(W1·x) an expert), the router a
+// width × experts matrix whose softmax over the k picks and weighs them (Mixtral's). With --balanced-routing
+// the router is replaced by a fixed assignment that spreads every rank's tokens evenly over the experts, each
+// weighed 1/k (NeMo's benchmarks force the balance so): what the step model's all-to-all count assumes.
+//
+// The world's ranks are ep-way expert groups, expert parallelism innermost (rank r in group r / ep): each rank
+// holds experts/ep experts, and its tokens' rows go to the ranks of their experts and back, an all-to-all over
+// its expert group. The router's weights are dense, shared by every rank in a data_parallel over the world;
+// the experts' are shared by the ranks that hold the same experts (the expert-data-parallel group: r mod ep)
+// in a data_parallel over that group, each under the run's ZeRO stage, as Megatron-Core shards them.
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include <trinity/comm/group.hpp>
+#include <trinity/model/moe_layer.hpp>
+#include <trinity/parallel/expert_parallel.hpp>
+#include <trinity/shard.hpp>
+
+#include "task.hpp"
+
+namespace trinity::train {
+
+struct moe_config {
+  std::size_t experts = 0;       // --experts: 0, no block
+  std::size_t top_k = 2;         // --top-k
+  std::size_t ep = 1;            // --ep: ranks an expert group spreads the experts over
+  std::size_t expert_width = 0;  // --expert-width: an expert's FFN width (0: the MLP's --width)
+  double capacity_factor = 0;    // --capacity-factor: 0 dropless
+  bool balanced = false;         // --balanced-routing
+};
+
+namespace detail {
+// Expert e's W1 (f × h, bound √(3/h)) and W2 (h × f, bound √(3/f)), LeCun-uniform and a pure function of the
+// seed and e: the same weights whichever rank holds the expert.
+inline std::vector<float> initial_expert(std::size_t e, std::size_t h, std::size_t f, std::uint64_t seed) {
+  std::vector<float> w(2 * f * h);
+  const auto draw = [&](std::size_t i, std::size_t which, float bound) {
+    const double u = static_cast<double>(splitmix64(key(seed, 3000 + e, i, which)) >> 11) * 0x1p-53;
+    return static_cast<float>((2.0 * u - 1.0) * bound);
+  };
+  for (std::size_t i = 0; i < f * h; ++i) w[i] = draw(i, 0, std::sqrt(3.0f / static_cast<float>(h)));
+  for (std::size_t i = 0; i < h * f; ++i) w[f * h + i] = draw(i, 1, std::sqrt(3.0f / static_cast<float>(f)));
+  return w;
+}
+inline std::vector<float> initial_router(std::size_t experts, std::size_t h, std::uint64_t seed) {
+  std::vector<float> w(experts * h);
+  const float bound = std::sqrt(3.0f / static_cast<float>(h));
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const double u = static_cast<double>(splitmix64(key(seed, 2000, i, 0)) >> 11) * 0x1p-53;
+    w[i] = static_cast<float>((2.0 * u - 1.0) * bound);
+  }
+  return w;
+}
+}  // namespace detail
+
+//! The block and its states. Every rank of the world constructs it, with the same arguments.
+template <class Scheme, class Comm>
+class moe_block {
+ public:
+  using group = comm::group<Comm>;
+
+  moe_block(Comm& c, shard::memory_ledger& ledger, const moe_config& m, std::size_t width, std::uint64_t seed,
+            const shard::adam& opt)
+      : cfg_(m),
+        shape_{.hidden = width,
+               .ffn_hidden = m.expert_width ? m.expert_width : width,
+               .experts = m.experts,
+               .top_k = m.top_k,
+               .capacity_factor = m.capacity_factor > 0
+                                      ? m.capacity_factor
+                                      : static_cast<double>(m.experts) / static_cast<double>(m.top_k)},
+        local_(m.experts / m.ep),
+        ep_(c, members(c, true)),
+        edp_(c, members(c, false)),
+        experts_(edp_, ledger, std::vector<std::size_t>(local_, 2 * shape_.ffn_hidden * width), initial_local(seed),
+                 opt) {
+    if (!m.balanced)
+      router_.emplace(c, ledger, std::vector<std::size_t>{m.experts * width},
+                      detail::initial_router(m.experts, width, seed), opt);
+  }
+
+  //! h ← h + the experts' weighted outputs, in place; `first` is the global index of this rank's first row.
+  void forward(std::span<float> h, std::size_t first) {
+    const std::size_t rows = h.size() / shape_.hidden;
+    in_.assign(h.begin(), h.end());
+    logits_ = logits(rows, first);
+    const auto r = parallel::route_top_k(logits_, rows, shape_);
+    const auto local = acquire_experts();
+    std::vector<float> y(h.size());
+    parallel::moe_forward(ep_, shape_, std::span<const parallel::expert_weights>(local), std::span<const float>(in_), r,
+                          std::span<float>(y), pass_);
+    release_experts();
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] += y[i];
+    count_rows();
+  }
+
+  //! δ at the block's output ← δ at its input (the residual's, the experts' and the router's); gradients handed
+  //! to the two data_parallels as they are ready. Returns the block's input, where the layer before takes tanh'.
+  std::span<const float> backward(std::vector<float>& delta) {
+    const std::size_t rows = in_.size() / shape_.hidden, h = shape_.hidden, E = shape_.experts;
+    auto local = acquire_experts();
+    std::vector<parallel::expert_weights> dlocal(local_);
+    for (auto& d : dlocal) d = {std::vector<float>(local[0].w1.size()), std::vector<float>(local[0].w2.size())};
+    std::vector<float> dx(delta.size()), dlogits(rows * E);
+    parallel::moe_backward(ep_, shape_, std::span<const parallel::expert_weights>(local), pass_,
+                           std::span<const float>(delta), std::span<float>(dx),
+                           std::span<parallel::expert_weights>(dlocal), std::span<float>(dlogits));
+    for (std::size_t q = 0; q < local_; ++q) {
+      auto g = experts_.gradient(q);
+      const auto& d = dlocal[q];
+      for (std::size_t i = 0; i < d.w1.size(); ++i) g[i] += d.w1[i];
+      for (std::size_t i = 0; i < d.w2.size(); ++i) g[d.w1.size() + i] += d.w2[i];
+      experts_.gradient_ready(q);
+      experts_.release(q);
+    }
+    for (std::size_t i = 0; i < delta.size(); ++i) delta[i] += dx[i];
+    if (router_) {
+      // logits = h·Wrᵀ: dWr += dlogitsᵀ·h, and δ at h gains dlogits·Wr.
+      router_->acquire(0);
+      const auto w = router_->parameters(0);
+      auto g = router_->gradient(0);
+      for (std::size_t t = 0; t < rows; ++t)
+        for (std::size_t e = 0; e < E; ++e) {
+          const float d = dlogits[t * E + e];
+          for (std::size_t i = 0; i < h; ++i) {
+            g[e * h + i] += d * in_[t * h + i];
+            delta[t * h + i] += d * w[e * h + i];
+          }
+        }
+      router_->gradient_ready(0);
+      router_->release(0);
+    }
+    return in_;
+  }
+
+  //! The optimizer step of the experts' and the router's states; skipped where either skips.
+  shard::step_report step(const shard::adam& opt) {
+    auto r = experts_.step(opt);
+    if (router_) {
+      const auto q = router_->step(opt);
+      r.skipped = r.skipped || q.skipped;
+      r.offload_bytes += q.offload_bytes;
+    }
+    return r;
+  }
+
+  //! Bytes this rank sent over its expert group so far.
+  [[nodiscard]] std::uint64_t sent() const noexcept { return ep_.bytes_sent(); }
+  //! What the exchange's count says this rank sent in the forward and backward just run: the row counts ahead
+  //! of the dispatch, and every row to or from another rank twice (forward, then its gradient backward).
+  [[nodiscard]] std::uint64_t counted() const noexcept { return counted_; }
+  //! The step model's count for `rows` tokens a rank under balanced routing, in fp32 values
+  //! (model::expert_all_to_all_bytes, four of them a layer), and the counts ahead of the dispatch.
+  [[nodiscard]] double modelled(std::size_t rows) const {
+    model::transformer_shape m;
+    m.hidden = shape_.hidden;
+    m.top_k = shape_.top_k;
+    const double counts = static_cast<double>(local_ * (cfg_.ep - 1) * sizeof(std::size_t));
+    return 4.0 * model::expert_all_to_all_bytes(m, static_cast<double>(rows), cfg_.ep, 4.0).value() + counts;
+  }
+  [[nodiscard]] std::size_t dropped() const noexcept { return dropped_; }
+  [[nodiscard]] std::size_t parameters_per_rank() const noexcept {
+    return local_ * 2 * shape_.ffn_hidden * shape_.hidden + (router_ ? shape_.experts * shape_.hidden : 0);
+  }
+
+ private:
+  // This rank's expert group (r / ep) or expert-data-parallel group (r mod ep).
+  std::vector<int> members(Comm& c, bool expert_group) const {
+    const int ep = static_cast<int>(cfg_.ep), r = c.rank();
+    std::vector<int> out;
+    if (expert_group)
+      for (int i = 0; i < ep; ++i) out.push_back(r - r % ep + i);
+    else
+      for (int i = r % ep; i < c.size(); i += ep) out.push_back(i);
+    return out;
+  }
+  std::vector<float> initial_local(std::uint64_t seed) const {
+    std::vector<float> all;
+    const std::size_t first = static_cast<std::size_t>(ep_.rank()) * local_;
+    for (std::size_t q = 0; q < local_; ++q) {
+      const auto w = detail::initial_expert(first + q, shape_.hidden, shape_.ffn_hidden, seed);
+      all.insert(all.end(), w.begin(), w.end());
+    }
+    return all;
+  }
+  // The router's logits, or under balanced routing a 1 at each of row g's experts (g·k + j) mod E.
+  std::vector<float> logits(std::size_t rows, std::size_t first) {
+    const std::size_t h = shape_.hidden, E = shape_.experts, k = shape_.top_k;
+    std::vector<float> z(rows * E, 0.0f);
+    if (!router_) {
+      for (std::size_t t = 0; t < rows; ++t)
+        for (std::size_t j = 0; j < k; ++j) z[t * E + ((first + t) * k + j) % E] = 1.0f;
+      return z;
+    }
+    router_->acquire(0);
+    const auto w = router_->parameters(0);
+    for (std::size_t t = 0; t < rows; ++t)
+      for (std::size_t e = 0; e < E; ++e) {
+        float acc = 0;
+        for (std::size_t i = 0; i < h; ++i) acc += w[e * h + i] * in_[t * h + i];
+        z[t * E + e] = acc;
+      }
+    router_->release(0);
+    return z;
+  }
+  std::vector<parallel::expert_weights> acquire_experts() {
+    std::vector<parallel::expert_weights> local(local_);
+    const std::size_t half = shape_.ffn_hidden * shape_.hidden;
+    for (std::size_t q = 0; q < local_; ++q) {
+      experts_.acquire(q);
+      const auto p = experts_.parameters(q);
+      local[q].w1.assign(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(half));
+      local[q].w2.assign(p.begin() + static_cast<std::ptrdiff_t>(half), p.end());
+    }
+    return local;
+  }
+  void release_experts() {
+    for (std::size_t q = 0; q < local_; ++q) experts_.release(q);
+  }
+  // Rows to and from other ranks in the exchange just run (pass_'s counts, in floats), and the counts ahead.
+  void count_rows() {
+    const auto me = static_cast<std::size_t>(ep_.rank());
+    std::uint64_t rows = 0;
+    for (std::size_t j = 0; j < pass_.send_counts.size(); ++j)
+      if (j != me) rows += pass_.send_counts[j] / shape_.hidden + pass_.recv_counts[j] / shape_.hidden;
+    counted_ = local_ * (cfg_.ep - 1) * sizeof(std::size_t) + 2 * rows * shape_.hidden * sizeof(float);
+    dropped_ = 0;
+    for (const auto k : pass_.r.kept) dropped_ += k == 0;
+  }
+
+  moe_config cfg_;
+  parallel::moe_shape shape_;
+  std::size_t local_;
+  group ep_, edp_;
+  shard::data_parallel<Scheme, group> experts_;
+  std::optional<shard::data_parallel<Scheme, Comm>> router_;
+  parallel::moe_pass pass_;
+  std::vector<float> in_, logits_;
+  std::uint64_t counted_ = 0;
+  std::size_t dropped_ = 0;
+};
+
+}  // namespace trinity::train
