@@ -101,6 +101,43 @@ std::vector<std::uint64_t> per_rank(Comm& c, std::uint64_t mine) {
 
 namespace detail {
 
+// The optimizer step of the MLP's states and, with experts, of the router's and the experts': skipped where any
+// skips.
+template <class DP, class Moe>
+shard::step_report step_all(DP& dp, std::optional<Moe>& moe, const shard::adam& opt) {
+  auto report = dp.step(opt);
+  if (moe) {
+    const auto r = moe->step(opt);
+    report.skipped = report.skipped || r.skipped;
+    report.offload_bytes += r.offload_bytes;
+  }
+  return report;
+}
+
+// The experts' figures of a step, every rank's (a collective): bytes sent over the expert groups, the exchange's
+// count of them, and assignments dropped at an expert's capacity.
+template <class Comm, class Moe>
+nlohmann::json expert_step(Comm& c, const Moe& moe, std::uint64_t sent) {
+  return {{"expert_parallel_bytes", per_rank(c, sent)},
+          {"expert_parallel_counted", per_rank(c, moe.counted())},
+          {"dropped_assignments", per_rank(c, moe.dropped())}};
+}
+
+// The summary's experts: the block's shape and, under balanced routing, the step model's count of each rank's
+// all-to-all bytes a step (its rows).
+template <class Moe>
+nlohmann::json expert_summary(const config& cfg, const Moe& moe, const comm::partition& samples) {
+  nlohmann::json modelled = nlohmann::json::array();
+  for (int r = 0; r < samples.parts; ++r)
+    modelled.push_back(cfg.moe.balanced ? nlohmann::json(moe.modelled(samples.size(r))) : nlohmann::json());
+  return {{"experts", cfg.moe.experts},
+          {"top_k", cfg.moe.top_k},
+          {"ep", cfg.moe.ep},
+          {"balanced", cfg.moe.balanced},
+          {"parameters_per_rank", moe.parameters_per_rank()},
+          {"modelled_bytes_per_step", modelled}};
+}
+
 // One step's forward and backward through the MLP (and the attention block after its first layer), each
 // layer's gradient handed to dp as it is ready: the step's summed loss on this rank. The caller owns `pass`, whose
 // activations stay charged to the ledger until the optimizer step is done, as the recorded peaks count them.
@@ -240,12 +277,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     const std::uint64_t res_p = ledger.resident(state_kind::parameters), res_g = ledger.resident(state_kind::gradients),
                         res_o = ledger.resident(state_kind::optimizer_states),
                         res_off = ledger.resident(state_kind::optimizer_states, placement::offload);
-    step_report report = dp.step(opt);
-    if (moe) {
-      const auto r = moe->step(opt);
-      report.skipped = report.skipped || r.skipped;
-      report.offload_bytes += r.offload_bytes;
-    }
+    const step_report report = detail::step_all(dp, moe, opt);
     const std::uint64_t experts_sent = moe ? moe->sent() - experts_before : 0;
     const auto elapsed_ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
@@ -258,9 +290,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
                act_all = detail::per_rank(c, ledger.peak(state_kind::activations)),
                peak_all = detail::per_rank(c, ledger.peak(placement::device)),
                moved_all = detail::per_rank(c, report.offload_bytes), ns_all = detail::per_rank(c, elapsed_ns);
-    const auto experts_all = detail::per_rank(c, experts_sent),
-               counted_all = detail::per_rank(c, moe ? moe->counted() : 0),
-               dropped_all = detail::per_rank(c, moe ? moe->dropped() : 0);
+    const auto experts = moe ? detail::expert_step(c, *moe, experts_sent) : nlohmann::json();
     if (c.rank() == 0) {
       step_seconds.push_back(static_cast<double>(*std::max_element(ns_all.begin(), ns_all.end())) * 1e-9);
       nlohmann::json line{
@@ -278,11 +308,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
           {"sent_bytes", sent_all},
           {"offload_bytes", moved_all},
           {"step_seconds", step_seconds.back()}};
-      if (moe) {
-        line["expert_parallel_bytes"] = experts_all;
-        line["expert_parallel_counted"] = counted_all;
-        line["dropped_assignments"] = dropped_all;
-      }
+      if (moe) line.update(experts);
       out << line.dump() << '\n' << std::flush;
       last = std::move(line);
     }
@@ -291,18 +317,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   if (c.rank() == 0) {
     auto summary = detail::summary_of(cfg, shape, c.size(), stage, sb, predicted_memory, predicted_traffic,
                                       largest_layer, step_seconds, last);
-    if (moe) {
-      // Under balanced routing the step model's count of each rank's all-to-all bytes (its rows a step).
-      nlohmann::json modelled = nlohmann::json::array();
-      for (int r = 0; r < c.size(); ++r)
-        modelled.push_back(cfg.moe.balanced ? nlohmann::json(moe->modelled(samples.size(r))) : nlohmann::json());
-      summary["summary"]["experts"] = {{"experts", cfg.moe.experts},
-                                       {"top_k", cfg.moe.top_k},
-                                       {"ep", cfg.moe.ep},
-                                       {"balanced", cfg.moe.balanced},
-                                       {"parameters_per_rank", moe->parameters_per_rank()},
-                                       {"modelled_bytes_per_step", modelled}};
-    }
+    if (moe) summary["summary"]["experts"] = detail::expert_summary(cfg, *moe, samples);
     out << summary.dump() << '\n' << std::flush;
   }
   return 0;
