@@ -16,3 +16,4 @@
 #include <trinity/model/serving.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/model/transformer.hpp>
+#include <trinity/model/vector_index.hpp>

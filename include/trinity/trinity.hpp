@@ -9,6 +9,7 @@
 //!                                       tensor/pipeline/context parallelism
 //!   cache, place, fabric, pipeline      caches and replay, placement across tiers, the simulated fabric, the
 //!                                       curation executor
+//!   retrieval, embedding                a vector index and embedding tables with their data on tiers
 //!   plan                                the planners, and a user's own codec and tier in their search
 //!   backends/cpu, backends/sim          the two backends with no dependency of their own
 //!   compress (through comm and plan)   the codecs that need no library, their frames and open decoding: what
@@ -22,6 +23,7 @@
 #include <trinity/cache.hpp>
 #include <trinity/comm.hpp>
 #include <trinity/concepts.hpp>
+#include <trinity/embedding.hpp>
 #include <trinity/error.hpp>
 #include <trinity/fabric.hpp>
 #include <trinity/links.hpp>
@@ -32,6 +34,7 @@
 #include <trinity/place.hpp>
 #include <trinity/presets.hpp>
 #include <trinity/resources.hpp>
+#include <trinity/retrieval.hpp>
 #include <trinity/shard.hpp>
 #include <trinity/tiers.hpp>
 #include <trinity/units.hpp>
