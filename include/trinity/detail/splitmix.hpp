@@ -15,4 +15,11 @@ constexpr std::uint64_t splitmix64(std::uint64_t z) noexcept {
   return z ^ (z >> 31);
 }
 
+//! The next value of Vigna's splitmix64 generator whose state is `state`: the state steps by the golden ratio.
+constexpr std::uint64_t splitmix_next(std::uint64_t& state) noexcept {
+  const std::uint64_t z = splitmix64(state);
+  state += 0x9e3779b97f4a7c15ULL;
+  return z;
+}
+
 }  // namespace trinity::detail

@@ -7,18 +7,12 @@
 
 #include <trinity/embedding/embedding_bag.hpp>
 #include <trinity/embedding/tiered_table.hpp>
+#include <trinity/detail/splitmix.hpp>
 #include <trinity/place/tier_resource.hpp>
 
 using namespace trinity;
 
 namespace {
-std::uint64_t next(std::uint64_t& s) {
-  s += 0x9e3779b97f4a7c15ull;
-  std::uint64_t z = s;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 // A SYNTHETIC lookup trace: `batches` batches of `bags` bags, each of 1 to 2·pooling - 1 rows drawn Zipf(alpha)
 // over `rows` rows (rank r drawn with weight 1/(r + 1)^alpha, the ranks shuffled over the rows), from a seed.
@@ -39,9 +33,9 @@ trace zipf_trace(std::size_t rows, std::size_t batches, std::size_t bags, std::s
     std::vector<std::uint64_t> idx;
     std::vector<std::size_t> off{0};
     for (std::size_t g = 0; g < bags; ++g) {
-      const std::size_t n = 1 + next(s) % (2 * pooling - 1);
+      const std::size_t n = 1 + trinity::detail::splitmix_next(s) % (2 * pooling - 1);
       for (std::size_t k = 0; k < n; ++k) {
-        const double u = static_cast<double>(next(s) >> 11) * 0x1p-53 * total;
+        const double u = static_cast<double>(trinity::detail::splitmix_next(s) >> 11) * 0x1p-53 * total;
         idx.push_back(row_of[static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin())]);
       }
       off.push_back(idx.size());
@@ -86,7 +80,8 @@ std::uint64_t reference_hits(const trace& t, std::size_t capacity, embedding::ca
 std::vector<float> table_values(std::size_t rows, std::size_t dim) {
   std::vector<float> v(rows * dim);
   std::uint64_t s = 3;
-  for (auto& x : v) x = static_cast<float>(static_cast<double>(next(s) >> 40) * 0x1p-24 - 0.5);
+  for (auto& x : v)
+    x = static_cast<float>(static_cast<double>(trinity::detail::splitmix_next(s) >> 40) * 0x1p-24 - 0.5);
   return v;
 }
 }  // namespace

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <trinity/model/vector_index.hpp>
+#include <trinity/detail/splitmix.hpp>
 #include <trinity/place/tier_resource.hpp>
 #include <trinity/retrieval/ivf_index.hpp>
 #include <trinity/retrieval/tiered_ivf.hpp>
@@ -14,14 +15,9 @@ using namespace trinity;
 namespace {
 // SYNTHETIC data: `clusters` centres uniform in [-1, 1]^d, each point a centre plus uniform noise of ±0.35, its
 // centre drawn with a Zipf(1) skew when `skewed` (a few topics asked about most), from a fixed seed.
-std::uint64_t next(std::uint64_t& s) {
-  s += 0x9e3779b97f4a7c15ull;
-  std::uint64_t z = s;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
+float uniform(std::uint64_t& s) {
+  return static_cast<float>(trinity::detail::splitmix_next(s) >> 40) * 0x1p-24f * 2.0f - 1.0f;
 }
-float uniform(std::uint64_t& s) { return static_cast<float>(next(s) >> 40) * 0x1p-24f * 2.0f - 1.0f; }
 
 std::vector<float> points(std::size_t n, std::size_t d, std::size_t clusters, bool skewed, std::uint64_t seed) {
   std::uint64_t s = 7;
@@ -33,7 +29,7 @@ std::vector<float> points(std::size_t n, std::size_t d, std::size_t clusters, bo
   std::vector<float> out(n * d);
   s = seed;
   for (std::size_t r = 0; r < n; ++r) {
-    const double u = static_cast<double>(next(s) >> 11) * 0x1p-53 * total;
+    const double u = static_cast<double>(trinity::detail::splitmix_next(s) >> 11) * 0x1p-53 * total;
     std::size_t c = 0;
     while (c + 1 < clusters && cdf[c] < u) ++c;
     for (std::size_t i = 0; i < d; ++i) out[r * d + i] = centres[c * d + i] + 0.35f * uniform(s);
