@@ -13,7 +13,10 @@
 #include <trinity/detail/host.hpp>
 #include <trinity/detail/isa.hpp>
 
+#include <chrono>
+#include <cstddef>
 #include <cstdlib>
+#include <map>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -40,6 +43,27 @@ inline void record_context() {
   benchmark::AddCustomContext("cpu_model", trinity::detail::cpu_model());
   benchmark::AddCustomContext("trinity_isa", trinity::detail::to_string(trinity::detail::best_isa()));
   benchmark::AddCustomContext("trinity_quick", quick() ? "yes: small sizes, figures meaningless" : "no");
+}
+
+//! The rates this run has measured, by name: what a later benchmark's ratio against its peer divides by.
+inline std::map<std::string, double>& rates() {
+  static std::map<std::string, double> r;
+  return r;
+}
+
+//! Runs `f(i)` for iteration i, records its iterations a second under `name` and, where `peer` already ran,
+//! sets the counter x_<label> to the ratio of the two. Returns the rate.
+template <class F>
+double timed_against(benchmark::State& state, const std::string& name, const std::string& peer,
+                     const std::string& label, F&& f) {
+  std::size_t i = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) f(i++);
+  const double rate = static_cast<double>(state.iterations()) /
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  rates()[name] = rate;
+  if (const auto it = rates().find(peer); it != rates().end()) state.counters["x_" + label] = rate / it->second;
+  return rate;
 }
 
 //! Google Benchmark's main, with the context recorded and, in quick mode, a short minimum time.

@@ -74,22 +74,13 @@ const cache::flat_index& trinity_flat() {
   return index;
 }
 
-std::map<std::string, double>& rates() {
-  static std::map<std::string, double> r;
-  return r;
-}
+using bench::rates;
 
 // Runs f per iteration and records its rate; sets x_<peer> when the peer already ran.
 template <class F>
 void timed(benchmark::State& state, const std::string& name, const std::string& peer, std::size_t items, F f) {
-  const auto t0 = std::chrono::steady_clock::now();
-  for (auto _ : state) f();
-  const double rate = static_cast<double>(state.iterations()) /
-                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  rates()[name] = rate;
+  bench::timed_against(state, name, peer, peer.substr(peer.rfind('/') + 1), [&](std::size_t) { f(); });
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(items));
-  if (const auto it = rates().find(peer); it != rates().end())
-    state.counters["x_" + peer.substr(peer.rfind('/') + 1)] = rate / it->second;
 }
 
 void bm_memory_read(benchmark::State& state) {

@@ -2,7 +2,8 @@
 //! \file
 //! What one search of a tiered IVF index (retrieval/tiered_ivf.hpp) reads from each tier, and what that costs:
 //!  - the centroids, lists·d·4 bytes, from the fast tier, once a search;
-//!  - each inverted list l, its n_l·(8 + 4d) bytes, from the tier it lives in, with the probability p_l that a
+//!  - each inverted list l, its n_l·(12 + 4d) bytes (ids, squared norms, vectors), from the tier it lives in, with the
+//!  probability p_l that a
 //!    query's nprobe nearest centroids include it (measured on queries: retrieval::probe_frequency; or, with
 //!    nothing measured, nprobe/lists each);
 //!  - the time: each tier's reads at its latency (a list is one random access, then a sequential scan) plus its

@@ -1,9 +1,11 @@
 #pragma once
 //! \file
 //! An inverted-file index (IVF-Flat, as FAISS's IndexIVFFlat): k-means splits the vectors into `lists`, each
-//! list holds the ids and full vectors nearest its centroid, and a search scores the centroids, scans the
-//! `nprobe` nearest lists and keeps the k nearest vectors it met. Distance is squared L2; a hit's similarity is
-//! its negated distance, so more similar ranks first and ties go to the smaller id (cache::detail::top_k).
+//! list holds the ids, squared norms and full vectors nearest its centroid, and a search scores the centroids,
+//! scans the `nprobe` nearest lists and keeps the k nearest vectors it met. Distance is squared L2, computed as
+//! FAISS's IVF scan computes it, ‖x‖² − 2⟨q, x⟩ + ‖q‖², the inner product on the widest vector unit the CPU has
+//! (cache/detail/inner_product.hpp); a hit's similarity is its negated distance, so more similar ranks first
+//! and ties go to the smaller id (cache::detail::top_k).
 //! The knob nprobe trades compute and bytes read for recall: nprobe = lists is the exact search.
 //!
 //!   retrieval::ivf_index index(128, {.lists = 256});
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <trinity/cache/detail/inner_product.hpp>
 #include <trinity/cache/detail/top_k.hpp>
 #include <trinity/concepts/similarity_index.hpp>
 #include <trinity/error.hpp>
@@ -39,20 +42,31 @@ inline float squared_distance(const float* a, const float* b, std::size_t d) noe
   }
   return acc;
 }
+//! ‖x‖² − 2⟨q, x⟩ + ‖q‖², given ‖x‖² and ‖q‖²: a scan's distance, one inner product a row.
+inline float scan_distance(cache::detail::isa set, const float* q, const float* x, float x_norm, float q_norm,
+                           std::size_t d) {
+  return x_norm - 2.0f * cache::detail::dot(set, q, x, d) + q_norm;
+}
 }  // namespace detail
 
-//! The exact k nearest of `count` row-major vectors to `query`, ids first_id + row: recall's reference.
+//! The exact k nearest of the row-major vectors to `query`, ids first_id + row, by the distance an IVF scan
+//! computes: recall's reference, and the IVF search's answer with every list probed.
 inline std::vector<neighbour> exact_search(std::span<const float> vectors, std::size_t dimension,
                                            std::span<const float> query, std::size_t k, std::uint64_t first_id = 0) {
+  const auto set = cache::detail::best_isa();
+  const float q_norm = cache::detail::dot(set, query.data(), query.data(), dimension);
   cache::detail::top_k best(k);
-  for (std::size_t r = 0; r * dimension < vectors.size(); ++r)
-    best.offer(first_id + r, -detail::squared_distance(vectors.data() + r * dimension, query.data(), dimension));
+  for (std::size_t r = 0; r * dimension < vectors.size(); ++r) {
+    const float* x = vectors.data() + r * dimension;
+    const float x_norm = cache::detail::dot(set, x, x, dimension);
+    best.offer(first_id + r, -detail::scan_distance(set, query.data(), x, x_norm, q_norm, dimension));
+  }
   return std::move(best).sorted();
 }
 
 class ivf_index {
  public:
-  ivf_index(std::size_t dimension, ivf_options o) : d_(dimension), o_(o) {
+  ivf_index(std::size_t dimension, ivf_options o) : d_(dimension), o_(o), isa_(cache::detail::best_isa()) {
     trinity::detail::require(dimension >= 1 && dimension <= (std::size_t{1} << 16), "dimension",
                              "must be from 1 to 65536");
     trinity::detail::require(o.lists >= 1 && o.lists <= (std::size_t{1} << 20), "lists", "must be from 1 to 1048576");
@@ -84,6 +98,7 @@ class ivf_index {
             centroids_[l * d_ + i] = static_cast<float>(sum[l * d_ + i] / static_cast<double>(count[l]));
     }
     ids_.assign(L, {});
+    norms_.assign(L, {});
     vectors_.assign(L, {});
   }
 
@@ -94,6 +109,7 @@ class ivf_index {
     for (std::size_t r = 0; r < n; ++r) {
       const std::size_t l = nearest(vectors.data() + r * d_);
       ids_[l].push_back(first_id + r);
+      norms_[l].push_back(cache::detail::dot(isa_, vectors.data() + r * d_, vectors.data() + r * d_, d_));
       vectors_[l].insert(vectors_[l].end(), vectors.begin() + static_cast<std::ptrdiff_t>(r * d_),
                          vectors.begin() + static_cast<std::ptrdiff_t>((r + 1) * d_));
     }
@@ -112,17 +128,18 @@ class ivf_index {
     return out;
   }
 
-  //! Scores one list's rows (ids and row-major vectors, wherever they live) into `best`.
-  void scan(std::span<const std::uint64_t> ids, std::span<const float> vectors, std::span<const float> query,
-            cache::detail::top_k& best) const {
+  //! Scores one list's rows (ids, squared norms and row-major vectors, wherever they live) into `best`.
+  void scan(std::span<const std::uint64_t> ids, std::span<const float> norms, std::span<const float> vectors,
+            std::span<const float> query, cache::detail::top_k& best) const {
+    const float q_norm = cache::detail::dot(isa_, query.data(), query.data(), d_);
     for (std::size_t r = 0; r < ids.size(); ++r)
-      best.offer(ids[r], -detail::squared_distance(vectors.data() + r * d_, query.data(), d_));
+      best.offer(ids[r], -detail::scan_distance(isa_, query.data(), vectors.data() + r * d_, norms[r], q_norm, d_));
   }
 
   //! The k nearest vectors of the nprobe nearest lists, most similar first.
   [[nodiscard]] std::vector<neighbour> search(std::span<const float> query, std::size_t k, std::size_t nprobe) const {
     cache::detail::top_k best(k);
-    for (const auto l : probe(query, nprobe)) scan(ids_[l], vectors_[l], query, best);
+    for (const auto l : probe(query, nprobe)) scan(ids_[l], norms_[l], vectors_[l], query, best);
     return std::move(best).sorted();
   }
 
@@ -132,9 +149,10 @@ class ivf_index {
   [[nodiscard]] bool trained() const noexcept { return !centroids_.empty(); }
   [[nodiscard]] std::span<const float> centroids() const noexcept { return centroids_; }
   [[nodiscard]] std::span<const std::uint64_t> ids(std::size_t l) const { return ids_.at(l); }
+  [[nodiscard]] std::span<const float> norms(std::size_t l) const { return norms_.at(l); }
   [[nodiscard]] std::span<const float> vectors(std::size_t l) const { return vectors_.at(l); }
-  //! Bytes a scan of list l reads: its ids (8 bytes each) and vectors (4·dimension each).
-  [[nodiscard]] std::size_t list_bytes(std::size_t l) const { return ids_.at(l).size() * (8 + 4 * d_); }
+  //! Bytes a scan of list l reads: its ids (8 bytes each), squared norms (4 each) and vectors (4·dimension each).
+  [[nodiscard]] std::size_t list_bytes(std::size_t l) const { return ids_.at(l).size() * (12 + 4 * d_); }
   //! Bytes scoring the centroids reads, every search.
   [[nodiscard]] std::size_t centroid_bytes() const noexcept { return centroids_.size() * sizeof(float); }
 
@@ -166,8 +184,9 @@ class ivf_index {
   std::size_t d_;
   ivf_options o_;
   std::vector<float> centroids_;
+  cache::detail::isa isa_;
   std::vector<std::vector<std::uint64_t>> ids_;
-  std::vector<std::vector<float>> vectors_;
+  std::vector<std::vector<float>> norms_, vectors_;
   std::size_t size_ = 0;
 };
 

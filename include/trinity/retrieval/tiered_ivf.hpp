@@ -89,10 +89,11 @@ class tiered_ivf {
       const auto where = store_.info(l)->tier;
       const auto raw = *store_.get(l);
       const std::size_t n = index_->ids(l).size();
-      // The object is the list's ids, then its vectors (bytes_of): read them where they lie.
+      // The object is the list's ids, then its norms, then its vectors (bytes_of): read them where they lie.
       const auto* ids = reinterpret_cast<const std::uint64_t*>(raw.data());
-      const auto* vectors = reinterpret_cast<const float*>(raw.data() + n * sizeof(std::uint64_t));
-      index_->scan({ids, n}, {vectors, n * index_->dimension()}, query, best);
+      const auto* norms = reinterpret_cast<const float*>(raw.data() + n * sizeof(std::uint64_t));
+      const auto* vectors = norms + n;
+      index_->scan({ids, n}, {norms, n}, {vectors, n * index_->dimension()}, query, best);
       traffic_.bytes[where] += static_cast<double>(raw.size());
       traffic_.reads[where] += 1;
     }
@@ -109,10 +110,13 @@ class tiered_ivf {
   }
   std::vector<std::byte> bytes_of(std::size_t l) const {
     const auto ids = index_->ids(l);
+    const auto norms = index_->norms(l);
     const auto vectors = index_->vectors(l);
-    std::vector<std::byte> out(ids.size_bytes() + vectors.size_bytes());
-    if (!ids.empty()) std::memcpy(out.data(), ids.data(), ids.size_bytes());
-    if (!vectors.empty()) std::memcpy(out.data() + ids.size_bytes(), vectors.data(), vectors.size_bytes());
+    std::vector<std::byte> out(ids.size_bytes() + norms.size_bytes() + vectors.size_bytes());
+    if (ids.empty()) return out;
+    std::memcpy(out.data(), ids.data(), ids.size_bytes());
+    std::memcpy(out.data() + ids.size_bytes(), norms.data(), norms.size_bytes());
+    std::memcpy(out.data() + ids.size_bytes() + norms.size_bytes(), vectors.data(), vectors.size_bytes());
     return out;
   }
   void move(std::size_t l, std::size_t tier) {

@@ -2,10 +2,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include <trinity/model/vector_index.hpp>
 #include <trinity/detail/splitmix.hpp>
+#include <trinity/io/json_object.hpp>
 #include <trinity/place/tier_resource.hpp>
 #include <trinity/retrieval/ivf_index.hpp>
 #include <trinity/retrieval/tiered_ivf.hpp>
@@ -152,4 +155,23 @@ TEST_CASE("the search's time on tiers: reads at latency, bytes at bandwidth", "[
   const model::search_traffic t{{1000, 4000}, {1, 2.5}};
   const model::tier_access tiers[] = {{seconds{1e-7}, bytes_per_second{1e12}}, {seconds{4e-7}, bytes_per_second{1e11}}};
   CHECK(model::search_time(t, tiers).value() == Approx(1e-7 + 1000 / 1e12 + 2.5 * 4e-7 + 4000 / 1e11).epsilon(1e-12));
+}
+
+TEST_CASE("the recorded run beside FAISS: the same recall, tiered or not, at least FAISS's speed", "[retrieval]") {
+  // bench/retrieval.cpp, recorded on the ci build: at each nprobe the IVF index finds what FAISS's IndexIVFFlat
+  // finds (recall@10 within 0.01: each trains its own k-means), the tiered index finds exactly what the
+  // untiered one does, and the untiered index answers at least as many queries a second as FAISS.
+  const auto j = io::load(std::string(TRINITY_SOURCE_DIR) + "/bench/results/retrieval-ci.json");
+  std::map<std::string, const io::json*> by;
+  for (const auto& b : j.at("benchmarks")) by[b.at("name").get<std::string>()] = &b;
+  for (const std::string nprobe : {"4", "16"}) {
+    CAPTURE(nprobe);
+    const auto& faiss = *by.at("ivf/faiss/" + nprobe + "/real_time");
+    const auto& mine = *by.at("ivf/trinity/" + nprobe + "/real_time");
+    const auto& tiered = *by.at("ivf/tiered/" + nprobe + "/real_time");
+    CHECK(std::abs(mine.at("recall_at_10").get<double>() - faiss.at("recall_at_10").get<double>()) <= 0.01);
+    CHECK(tiered.at("recall_at_10").get<double>() == mine.at("recall_at_10").get<double>());
+    CHECK(mine.at("x_faiss").get<double>() >= 1.0);
+  }
+  CHECK(j.at("context").at("trinity_build").get<std::string>().rfind("preset ci", 0) == 0);
 }
