@@ -5,6 +5,7 @@
 #include <trinity/model/collectives.hpp>
 #include <trinity/model/compression.hpp>
 #include <trinity/model/deficit.hpp>
+#include <trinity/model/embedding_lookup.hpp>
 #include <trinity/model/fit.hpp>
 #include <trinity/model/frontier.hpp>
 #include <trinity/model/gemm.hpp>

@@ -7,6 +7,7 @@
 
 #include <trinity/embedding/embedding_bag.hpp>
 #include <trinity/embedding/tiered_table.hpp>
+#include <trinity/model/embedding_lookup.hpp>
 #include <trinity/detail/splitmix.hpp>
 #include <trinity/place/tier_resource.hpp>
 
@@ -134,6 +135,12 @@ TEST_CASE("replayed hit rates equal an independent LRU and LFU, and bytes per ti
       const double row = dim * 4.0;
       CHECK(x.bytes[1] == static_cast<double>(x.misses) * row);
       CHECK(x.bytes[0] == (cached ? static_cast<double>(lookups) * row : 0.0));
+      // The lookup model at the replayed hit rate counts the same bytes and reads per tier.
+      const auto m = model::embedding_lookup_traffic(static_cast<double>(lookups), row, x.hit_rate(), cached > 0);
+      for (std::size_t k = 0; k < 2; ++k) {
+        CHECK(m.bytes[k] == Approx(x.bytes[k]).margin(1e-6));
+        CHECK(m.reads[k] == Approx(x.reads[k]).margin(1e-9));
+      }
       // LRU keeps what a smaller LRU keeps (its stack property): its hits never fall as the cache grows.
       if (policy == embedding::cache_policy::lru) CHECK(x.hits >= previous);
       previous = x.hits;
