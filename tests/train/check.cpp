@@ -55,6 +55,113 @@ bool within(double measured, double predicted, double rel) {
   return std::abs(measured - predicted) <= rel * std::max(std::abs(predicted), 1.0);
 }
 
+// EXPECT(promise, what broke): prints and counts a broken promise, and goes on to check the rest.
+#define EXPECT(promise, what)                  \
+  do {                                         \
+    if (!(promise)) {                          \
+      std::cout << "FAIL: " << (what) << '\n'; \
+      ++failures;                              \
+    }                                          \
+  } while (false)
+
+// A mixture of experts: every rank's all-to-all bytes exactly as the exchange counts them, and under balanced
+// routing exactly as the step model counts them.
+int check_experts(const run_output& o) {
+  int failures = 0;
+  const auto& last = o.summary["last_step"];
+  const auto& experts = o.summary["experts"];
+  const auto ranks = o.summary["ranks"].get<std::size_t>();
+  for (std::size_t r = 0; r < ranks; ++r) {
+    EXPECT(last["expert_parallel_bytes"][r] == last["expert_parallel_counted"][r],
+           o.args + ": rank " + std::to_string(r) + " sent " + last["expert_parallel_bytes"][r].dump() +
+               " bytes over its expert group, the exchange's count " + last["expert_parallel_counted"][r].dump());
+    if (!experts["modelled_bytes_per_step"][r].is_null())
+      EXPECT(last["expert_parallel_bytes"][r].get<double>() == experts["modelled_bytes_per_step"][r].get<double>(),
+             o.args + ": rank " + std::to_string(r) + " sent " + last["expert_parallel_bytes"][r].dump() +
+                 " bytes over its expert group, the step model " + experts["modelled_bytes_per_step"][r].dump());
+  }
+  if (experts["ep"].get<std::size_t>() > 1)
+    EXPECT(last["expert_parallel_bytes"][0].get<double>() > 0, o.args + ": rank 0 exchanged nothing");
+  return failures;
+}
+
+// A model-parallel run: what each rank sent between stages exactly as the mechanism's count, rank 0's kept
+// activations exactly, and ZeRO's traffic over each data-parallel group within 1%.
+int check_model_parallel(const run_output& o) {
+  int failures = 0;
+  const auto& last = o.summary["last_step"];
+  const auto& model = o.summary["pipeline"];
+  const auto ranks = o.summary["ranks"].get<std::size_t>();
+  for (std::size_t r = 0; r < ranks; ++r) {
+    EXPECT(last["pipeline_bytes"][r] == model["bytes_per_step"][r],
+           o.args + ": rank " + std::to_string(r) + " sent " + last["pipeline_bytes"][r].dump() +
+               " bytes between stages, the model " + model["bytes_per_step"][r].dump());
+    if (!model["data_parallel_bytes_per_step"].is_null())  // null: a codec's frames, priced by verify
+      EXPECT(within(last["data_parallel_bytes"][r].get<double>(),
+                    model["data_parallel_bytes_per_step"][r].get<double>(), 0.01),
+             o.args + ": rank " + std::to_string(r) + " sent " + last["data_parallel_bytes"][r].dump() +
+                 " bytes to its data-parallel group, the model " + model["data_parallel_bytes_per_step"][r].dump());
+    EXPECT(within(last["resident_bytes"]["offloaded"][r].get<double>(),
+                  model["offloaded_bytes_per_rank"][r].get<double>(), 0.01),
+           o.args + ": rank " + std::to_string(r) + " offloaded " + last["resident_bytes"]["offloaded"][r].dump() +
+               " bytes of states, the model " + model["offloaded_bytes_per_rank"][r].dump());
+    EXPECT(within(last["offload_bytes"][r].get<double>(), model["offload_bytes_per_step"][r].get<double>(), 0.01),
+           o.args + ": rank " + std::to_string(r) + " moved " + last["offload_bytes"][r].dump() +
+               " bytes to and from the offload tier, the model " + model["offload_bytes_per_step"][r].dump());
+  }
+  // A tensor-parallel run: what each rank sent over its tensor group exactly as counted.
+  for (std::size_t r = 0; r < ranks; ++r)
+    EXPECT(last["tensor_parallel_bytes"][r] == model["tensor_parallel_bytes_per_step"][r],
+           o.args + ": rank " + std::to_string(r) + " sent " + last["tensor_parallel_bytes"][r].dump() +
+               " bytes over its tensor group, the model " + model["tensor_parallel_bytes_per_step"][r].dump());
+  // A context-parallel run: what each rank sent around its context ring exactly as counted, and a ring that ran.
+  if (last.value("cp", 1) > 1)
+    EXPECT(last["context_parallel_bytes"][0].get<double>() > 0,
+           o.args + ": rank 0 sent nothing around its context ring");
+  for (std::size_t r = 0; r < ranks; ++r)
+    EXPECT(last["context_parallel_bytes"][r] == model["context_parallel_bytes_per_step"][r],
+           o.args + ": rank " + std::to_string(r) + " sent " + last["context_parallel_bytes"][r].dump() +
+               " bytes around its context ring, the model " + model["context_parallel_bytes_per_step"][r].dump());
+  EXPECT(last["peak_stashed_chunks"][0] == model["peak_stashed_chunks_rank0"],
+         o.args + ": rank 0 kept " + last["peak_stashed_chunks"][0].dump() + " chunks' activations, the model " +
+             model["peak_stashed_chunks_rank0"].dump());
+  return failures;
+}
+
+// A data-parallel run under --check-model: resident bytes per rank and kind within 1% of model/sharding.hpp,
+// the peak within the stated overheads, the bytes sent and moved to the offload tier within 1%.
+int check_sharding(const run_output& o) {
+  int failures = 0;
+  const auto& last = o.summary["last_step"];
+  const auto& res = last["resident_bytes"];
+  const auto& model = o.summary["model"];
+  const auto ranks = o.summary["ranks"].get<std::size_t>();
+  for (const char* kind : {"parameters", "gradients", "optimizer_states", "offloaded"})
+    for (std::size_t r = 0; r < ranks; ++r)
+      EXPECT(within(res[kind][r].get<double>(), model[kind].get<double>(), 0.01),
+             o.args + ": rank " + std::to_string(r) + " holds " + res[kind][r].dump() + " bytes of " + kind +
+                 ", the model " + model[kind].dump());
+  const double total =
+      model["parameters"].get<double>() + model["gradients"].get<double>() + model["optimizer_states"].get<double>();
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const double allowed = 1.01 * total + o.summary["fixed_overhead_bytes"].get<double>() +
+                           last["peak_bytes"]["activations"][r].get<double>();
+    EXPECT(last["peak_bytes"]["device"][r].get<double>() <= allowed,
+           o.args + ": rank " + std::to_string(r) + " peaked at " + last["peak_bytes"]["device"][r].dump() +
+               " bytes, above the model plus overheads (" + std::to_string(allowed) + ")");
+  }
+  if (!model["sent_bytes_per_step"].is_null())
+    for (std::size_t r = 0; r < ranks; ++r)
+      EXPECT(within(last["sent_bytes"][r].get<double>(), model["sent_bytes_per_step"].get<double>(), 0.01),
+             o.args + ": rank " + std::to_string(r) + " sent " + last["sent_bytes"][r].dump() + " bytes, the model " +
+                 model["sent_bytes_per_step"].dump());
+  for (std::size_t r = 0; r < ranks; ++r)
+    EXPECT(within(last["offload_bytes"][r].get<double>(), model["offload_bytes_per_step"].get<double>(), 0.01),
+           o.args + ": rank " + std::to_string(r) + " moved " + last["offload_bytes"][r].dump() +
+               " bytes to and from the offload tier, the model " + model["offload_bytes_per_step"].dump());
+  return failures;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,14 +180,6 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   const std::string command = (launcher.empty() ? "" : launcher + " ") + train;
   int failures = 0;
-  // EXPECT(promise, what broke): prints and counts a broken promise, and goes on to check the rest.
-#define EXPECT(promise, what)                  \
-  do {                                         \
-    if (!(promise)) {                          \
-      std::cout << "FAIL: " << (what) << '\n'; \
-      ++failures;                              \
-    }                                          \
-  } while (false)
   try {
     for (const auto& s : setups) run(command, s);
     std::vector<run_output> outs;
@@ -108,92 +207,11 @@ int main(int argc, char** argv) {
       EXPECT(common > 0, o.args + ": no step in common with the baseline");
       EXPECT(worst <= tolerance,
              o.args + ": loss differs from the baseline by " + std::to_string(worst) + " (relative)");
-      if (o.summary.contains("experts")) {
-        // A mixture of experts: every rank's all-to-all bytes exactly as the exchange counts them, and under
-        // balanced routing exactly as the step model counts them.
-        const auto& experts = o.summary["experts"];
-        const auto ranks = o.summary["ranks"].get<std::size_t>();
-        for (std::size_t r = 0; r < ranks; ++r) {
-          EXPECT(last["expert_parallel_bytes"][r] == last["expert_parallel_counted"][r],
-                 o.args + ": rank " + std::to_string(r) + " sent " + last["expert_parallel_bytes"][r].dump() +
-                     " bytes over its expert group, the exchange's count " + last["expert_parallel_counted"][r].dump());
-          if (!experts["modelled_bytes_per_step"][r].is_null())
-            EXPECT(
-                last["expert_parallel_bytes"][r].get<double>() == experts["modelled_bytes_per_step"][r].get<double>(),
-                o.args + ": rank " + std::to_string(r) + " sent " + last["expert_parallel_bytes"][r].dump() +
-                    " bytes over its expert group, the step model " + experts["modelled_bytes_per_step"][r].dump());
-        }
-        if (experts["ep"].get<std::size_t>() > 1)
-          EXPECT(last["expert_parallel_bytes"][0].get<double>() > 0, o.args + ": rank 0 exchanged nothing");
-      }
-      if (o.summary.contains("pipeline")) {
-        // A model-parallel run: what each rank sent between stages exactly as the mechanism's count, rank 0's kept
-        // activations exactly, and ZeRO's traffic over each data-parallel group within 1%.
-        const auto& model = o.summary["pipeline"];
-        const auto ranks = o.summary["ranks"].get<std::size_t>();
-        for (std::size_t r = 0; r < ranks; ++r) {
-          EXPECT(last["pipeline_bytes"][r] == model["bytes_per_step"][r],
-                 o.args + ": rank " + std::to_string(r) + " sent " + last["pipeline_bytes"][r].dump() +
-                     " bytes between stages, the model " + model["bytes_per_step"][r].dump());
-          if (!model["data_parallel_bytes_per_step"].is_null())  // null: a codec's frames, priced by verify
-            EXPECT(within(last["data_parallel_bytes"][r].get<double>(),
-                          model["data_parallel_bytes_per_step"][r].get<double>(), 0.01),
-                   o.args + ": rank " + std::to_string(r) + " sent " + last["data_parallel_bytes"][r].dump() +
-                       " bytes to its data-parallel group, the model " +
-                       model["data_parallel_bytes_per_step"][r].dump());
-          EXPECT(within(last["resident_bytes"]["offloaded"][r].get<double>(),
-                        model["offloaded_bytes_per_rank"][r].get<double>(), 0.01),
-                 o.args + ": rank " + std::to_string(r) + " offloaded " +
-                     last["resident_bytes"]["offloaded"][r].dump() + " bytes of states, the model " +
-                     model["offloaded_bytes_per_rank"][r].dump());
-          EXPECT(within(last["offload_bytes"][r].get<double>(), model["offload_bytes_per_step"][r].get<double>(), 0.01),
-                 o.args + ": rank " + std::to_string(r) + " moved " + last["offload_bytes"][r].dump() +
-                     " bytes to and from the offload tier, the model " + model["offload_bytes_per_step"][r].dump());
-        }
-        // A tensor-parallel run: what each rank sent over its tensor group exactly as counted.
-        for (std::size_t r = 0; r < ranks; ++r)
-          EXPECT(last["tensor_parallel_bytes"][r] == model["tensor_parallel_bytes_per_step"][r],
-                 o.args + ": rank " + std::to_string(r) + " sent " + last["tensor_parallel_bytes"][r].dump() +
-                     " bytes over its tensor group, the model " + model["tensor_parallel_bytes_per_step"][r].dump());
-        // A context-parallel run: what each rank sent around its context ring exactly as counted, and a ring that ran.
-        if (last.value("cp", 1) > 1)
-          EXPECT(last["context_parallel_bytes"][0].get<double>() > 0,
-                 o.args + ": rank 0 sent nothing around its context ring");
-        for (std::size_t r = 0; r < ranks; ++r)
-          EXPECT(last["context_parallel_bytes"][r] == model["context_parallel_bytes_per_step"][r],
-                 o.args + ": rank " + std::to_string(r) + " sent " + last["context_parallel_bytes"][r].dump() +
-                     " bytes around its context ring, the model " + model["context_parallel_bytes_per_step"][r].dump());
-        EXPECT(last["peak_stashed_chunks"][0] == model["peak_stashed_chunks_rank0"],
-               o.args + ": rank 0 kept " + last["peak_stashed_chunks"][0].dump() + " chunks' activations, the model " +
-                   model["peak_stashed_chunks_rank0"].dump());
-        continue;
-      }
-      if (!check_model) continue;
-      const auto& model = o.summary["model"];
-      const auto ranks = o.summary["ranks"].get<std::size_t>();
-      for (const char* kind : {"parameters", "gradients", "optimizer_states", "offloaded"})
-        for (std::size_t r = 0; r < ranks; ++r)
-          EXPECT(within(res[kind][r].get<double>(), model[kind].get<double>(), 0.01),
-                 o.args + ": rank " + std::to_string(r) + " holds " + res[kind][r].dump() + " bytes of " + kind +
-                     ", the model " + model[kind].dump());
-      const double total = model["parameters"].get<double>() + model["gradients"].get<double>() +
-                           model["optimizer_states"].get<double>();
-      for (std::size_t r = 0; r < ranks; ++r) {
-        const double allowed = 1.01 * total + o.summary["fixed_overhead_bytes"].get<double>() +
-                               last["peak_bytes"]["activations"][r].get<double>();
-        EXPECT(last["peak_bytes"]["device"][r].get<double>() <= allowed,
-               o.args + ": rank " + std::to_string(r) + " peaked at " + last["peak_bytes"]["device"][r].dump() +
-                   " bytes, above the model plus overheads (" + std::to_string(allowed) + ")");
-      }
-      if (!model["sent_bytes_per_step"].is_null())
-        for (std::size_t r = 0; r < ranks; ++r)
-          EXPECT(within(last["sent_bytes"][r].get<double>(), model["sent_bytes_per_step"].get<double>(), 0.01),
-                 o.args + ": rank " + std::to_string(r) + " sent " + last["sent_bytes"][r].dump() +
-                     " bytes, the model " + model["sent_bytes_per_step"].dump());
-      for (std::size_t r = 0; r < ranks; ++r)
-        EXPECT(within(last["offload_bytes"][r].get<double>(), model["offload_bytes_per_step"].get<double>(), 0.01),
-               o.args + ": rank " + std::to_string(r) + " moved " + last["offload_bytes"][r].dump() +
-                   " bytes to and from the offload tier, the model " + model["offload_bytes_per_step"].dump());
+      if (o.summary.contains("experts")) failures += check_experts(o);
+      if (o.summary.contains("pipeline"))
+        failures += check_model_parallel(o);
+      else if (check_model)
+        failures += check_sharding(o);
     }
   } catch (const std::exception& e) {
     std::cout << "FAIL: " << e.what() << '\n';

@@ -36,6 +36,12 @@ struct moe_config {
   bool balanced = false;         // --balanced-routing
 };
 
+//! Adds `from`'s step to `into`: skipped where either skipped, the offload tier's bytes of both.
+inline void add_step(shard::step_report& into, const shard::step_report& from) {
+  into.skipped = into.skipped || from.skipped;
+  into.offload_bytes += from.offload_bytes;
+}
+
 namespace detail {
 // Expert e's W1 (f × h, bound √(3/h)) and W2 (h × f, bound √(3/f)), LeCun-uniform and a pure function of the
 // seed and e: the same weights whichever rank holds the expert.
@@ -143,11 +149,7 @@ class moe_block {
   //! The optimizer step of the experts' and the router's states; skipped where either skips.
   shard::step_report step(const shard::adam& opt) {
     auto r = experts_.step(opt);
-    if (router_) {
-      const auto q = router_->step(opt);
-      r.skipped = r.skipped || q.skipped;
-      r.offload_bytes += q.offload_bytes;
-    }
+    if (router_) add_step(r, router_->step(opt));
     return r;
   }
 

@@ -106,11 +106,7 @@ namespace detail {
 template <class DP, class Moe>
 shard::step_report step_all(DP& dp, std::optional<Moe>& moe, const shard::adam& opt) {
   auto report = dp.step(opt);
-  if (moe) {
-    const auto r = moe->step(opt);
-    report.skipped = report.skipped || r.skipped;
-    report.offload_bytes += r.offload_bytes;
-  }
+  if (moe) add_step(report, moe->step(opt));
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,11 +65,9 @@ inline model::power_law read_power_law(const object& o, const char* what) {
 
 // A mixture of experts' keys, where the object has them (a reader whose keys leave them out refuses them as
 // unknown): experts, top_k (required with experts), moe_ffn_hidden, shared_experts, moe_layer_frequency.
+inline constexpr std::string_view shape_extras[] = {"gated_mlp", "head_dim"};
 inline constexpr std::string_view expert_keys[] = {"experts", "top_k", "moe_ffn_hidden", "shared_experts",
                                                    "moe_layer_frequency"};
-// Keys a named model fixes.
-inline constexpr std::string_view named_shape_extras[] = {
-    "gated_mlp", "head_dim", "experts", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency"};
 inline void read_experts(const object& o, model::transformer_shape& m, plan::assumptions* assumed) {
   if (!o.has("experts")) {
     for (const auto k : expert_keys)
@@ -113,8 +112,11 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
   if (o.has("model")) {
     const auto names = model::named_shape_names();
     const auto m = choice(o.at("model"), "model", names);
-    for (const auto k : named_shape_extras)
-      if (o.has(k)) fail(std::string(k), "is part of the named model's shape; leave it out or spell the shape out");
+    // A named model fixes these too: gated_mlp, head_dim and its experts.
+    for (const auto& keys :
+         {std::span<const std::string_view>(shape_extras), std::span<const std::string_view>(expert_keys)})
+      for (const auto k : keys)
+        if (o.has(k)) fail(std::string(k), "is part of the named model's shape; leave it out or spell the shape out");
     return model::find_named_shape(m)->shape;
   }
   model::transformer_shape m;

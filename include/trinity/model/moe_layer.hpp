@@ -69,6 +69,25 @@ inline seconds expert_all_to_all_time(const training_cluster& c, const parallel_
   return std::max(near, far);
 }
 
+//! Activation bytes the block keeps for the backward pass, for `T` tokens per GPU: the router's input (16-bit)
+//! and probabilities (fp32) per token; per row at the busiest rank's load the expert's input, its activation's
+//! input(s) and its second GEMM's input (fp8 casts where the GEMMs run in fp8); and the shared experts' MLP.
+inline double moe_kept_bytes(const training_job& j, const parallel_layout& l, double T) {
+  const auto& m = j.shape;
+  const double t = static_cast<double>(l.tp), etp = static_cast<double>(l.etp);
+  const double h = static_cast<double>(m.hidden), E = static_cast<double>(m.experts), k = static_cast<double>(m.top_k);
+  const double fe = m.expert_ffn(), up = (m.gated_mlp ? 2.0 : 1.0) * fe;
+  const double tokens = l.sequence_parallel ? T / t : T, rows = etp * tokens * k;
+  const double linear_in = j.fp8 ? 1.0 : 2.0;
+  double kept =
+      tokens * (2.0 * h + 4.0 * E) + j.expert_load() * rows * (linear_in * h + 2.0 * up / etp + linear_in * fe / etp);
+  if (m.shared_experts > 0) {
+    const double fs = static_cast<double>(m.shared_experts) * fe, up_s = (m.gated_mlp ? 2.0 : 1.0) * fs;
+    kept += T * (2.0 * up_s + linear_in * fs) / t;
+  }
+  return kept;
+}
+
 //! The MoE block for `T` tokens per GPU per micro-batch (b·s/cp) under layout `l` (checked by the caller).
 inline moe_block_cost moe_block(const training_job& j, const training_cluster& c, const parallel_layout& l, double T) {
   const auto& m = j.shape;
@@ -102,14 +121,7 @@ inline moe_block_cost moe_block(const training_job& j, const training_cluster& c
     x.etp_collective = ring_all_gather_time(l.etp, load * gathered, detail::as_collective(detail::level(c, l.etp)));
     x.etp_bytes = (etp - 1.0) / etp * gathered;
   }
-  // Kept: the router's input (16-bit) and probabilities (fp32) per token; per row the expert's input, its
-  // activation's input(s) and its second GEMM's input (fp8 casts where the GEMMs run in fp8).
-  const double linear_in = j.fp8 ? 1.0 : 2.0;
-  x.kept = x.tokens * (2.0 * h + 4.0 * E) + load * x.rows * (linear_in * h + 2.0 * up / etp + linear_in * fe / etp);
-  if (m.shared_experts > 0) {
-    const double fs = static_cast<double>(m.shared_experts) * fe, up_s = (m.gated_mlp ? 2.0 : 1.0) * fs;
-    x.kept += T * (2.0 * up_s + linear_in * fs) / t;
-  }
+  x.kept = moe_kept_bytes(j, l, T);
   return x;
 }
 

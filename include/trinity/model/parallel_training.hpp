@@ -275,8 +275,8 @@ inline void replace_mlp(layer_cost& x, const training_job& j, const training_clu
   if (l.recompute != recomputation::full) x.stored += e.kept - mlp;
   training_job bf16 = j;
   bf16.fp8 = false;
-  traffic += j.fp8 ? moe_block(bf16, c, l, T).kept - dense_mlp_activation_bytes(bf16, T, t, l.sequence_parallel)
-                   : e.kept - mlp;
+  traffic +=
+      j.fp8 ? moe_kept_bytes(bf16, l, T) - dense_mlp_activation_bytes(bf16, T, t, l.sequence_parallel) : e.kept - mlp;
   if (j.fp8) {
     // The experts' casts instead of the dense MLP's: each row's input and fc2's input forward; the gradients
     // of fc1's and fc2's outputs backward.
