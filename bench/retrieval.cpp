@@ -12,6 +12,10 @@
 //                      fast tier a tenth the size of the lists, the rest in a capacity tier, both host memory
 //                      here. Counters: recall_at_10 (the untiered search's: placement changes no result),
 //                      fast_tier_share (of the bytes read), x_untiered (its queries/s over the untiered index's).
+// ivf/recall/N         retrieval::ivf_index's recall_at_10 at nprobe N, and probe_share (N over the lists): the
+//                      curve the rag-serve planner reads a recall target from (plan/detail/measured_curves.hpp,
+//                      generated from bench/results/ivf-recall-ci.json, which this filter writes:
+//                        trinity-bench-retrieval --benchmark_filter=ivf/recall --benchmark_format=json).
 
 #include <benchmark/benchmark.h>
 
@@ -20,6 +24,7 @@
 #include <trinity/detail/splitmix.hpp>
 #include <trinity/place/tier_resource.hpp>
 #include <trinity/retrieval/ivf_index.hpp>
+#include <trinity/retrieval/synthetic.hpp>
 #include <trinity/retrieval/tiered_ivf.hpp>
 
 #ifdef TRINITY_BENCH_FAISS
@@ -43,21 +48,7 @@ const std::size_t rows = bench::sized<std::size_t>(200'000, 8'000);
 const std::size_t lists = bench::sized<std::size_t>(1024, 64);
 const std::size_t query_count = bench::sized<std::size_t>(500, 50);
 
-float uniform(std::uint64_t& s) {
-  return static_cast<float>(trinity::detail::splitmix_next(s) >> 40) * 0x1p-24f * 2.0f - 1.0f;
-}
-std::vector<float> points(std::size_t n, std::uint64_t seed) {
-  std::uint64_t s = 7;
-  std::vector<float> centres(256 * dim);
-  for (auto& c : centres) c = uniform(s);
-  std::vector<float> out(n * dim);
-  s = seed;
-  for (std::size_t r = 0; r < n; ++r) {
-    const std::size_t c = trinity::detail::splitmix_next(s) % 256;
-    for (std::size_t i = 0; i < dim; ++i) out[r * dim + i] = centres[c * dim + i] + 0.35f * uniform(s);
-  }
-  return out;
-}
+std::vector<float> points(std::size_t n, std::uint64_t seed) { return retrieval::clustered_vectors(n, dim, seed); }
 const std::vector<float>& base() {
   static const auto v = points(rows, 1);
   return v;
@@ -165,6 +156,16 @@ void bm_tiered(benchmark::State& state) {
   state.counters["recall_at_10"] = recall([&](std::size_t q) { return ids(tiered.search(query(q), 10, nprobe)); });
 }
 
+// Recall alone: one pass over the queries with an exact answer, timed as a whole.
+void bm_recall(benchmark::State& state) {
+  const auto nprobe = static_cast<std::size_t>(state.range(0));
+  const auto& index = trinity_ivf();
+  double r = 0;
+  for (auto _ : state) r = recall([&](std::size_t q) { return ids(index.search(query(q), 10, nprobe)); });
+  state.counters["recall_at_10"] = r;
+  state.counters["probe_share"] = static_cast<double>(nprobe) / static_cast<double>(index.lists());
+}
+
 }  // namespace
 
 #ifdef TRINITY_BENCH_FAISS
@@ -172,6 +173,12 @@ BENCHMARK(bm_faiss)->Name("ivf/faiss")->Arg(4)->Arg(16)->Unit(benchmark::kMicros
 #endif
 BENCHMARK(bm_trinity)->Name("ivf/trinity")->Arg(4)->Arg(16)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(bm_tiered)->Name("ivf/tiered")->Arg(4)->Arg(16)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(bm_recall)
+    ->Name("ivf/recall")
+    ->RangeMultiplier(2)
+    ->Range(1, 64)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
 #ifndef TRINITY_BENCH_FAISS

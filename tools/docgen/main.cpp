@@ -625,8 +625,21 @@ std::string curves_header(sources& s) {
     << ";\n"
     << "inline constexpr double mooncake_curve_gamma = " << mf.at("power_law").at("gamma").get<double>() << ";\n"
     << "inline constexpr double mooncake_curve_bound = "
-    << m.at("output").at("infinite").at("block_hit_rate").get<double>() << ";\n\n"
-    << "}  // namespace trinity::plan::detail\n";
+    << m.at("output").at("infinite").at("block_hit_rate").get<double>() << ";\n\n";
+  // The rag-serve planner's recall curve: the IVF index's recall@10 against the share of lists probed.
+  const result_file& ivf = s.results("ivf-recall-ci.json");
+  h << "//! The rag-serve planner's default recall curve: {nprobe / lists, recall@10} of retrieval::ivf_index on\n"
+    << "//! SYNTHETIC clustered vectors (bench/retrieval.cpp's ivf/recall sweep, bench/results/ivf-recall-ci.json, "
+    << ivf.build() << ", " << ivf.machine() << ").\n"
+    << "inline constexpr double synthetic_ivf_recall[][2] = {\n";
+  std::vector<std::pair<double, double>> points;
+  for (const auto& [name, run] : ivf.runs)
+    if (name.rfind("ivf/recall/", 0) == 0)
+      points.emplace_back(run.at("probe_share").get<double>(), run.at("recall_at_10").get<double>());
+  if (points.empty()) throw failure("ivf-recall-ci.json has no ivf/recall runs; re-record it");
+  std::sort(points.begin(), points.end());
+  for (const auto& [share, recall] : points) h << "    {" << share << ", " << recall << "},\n";
+  h << "};\n\n}  // namespace trinity::plan::detail\n";
   return h.str();
 }
 
