@@ -18,3 +18,4 @@
 #include <trinity/model/sharding.hpp>
 #include <trinity/model/transformer.hpp>
 #include <trinity/model/vector_index.hpp>
+#include <trinity/model/zipf.hpp>

@@ -8,12 +8,14 @@
 #include <trinity/plan/diffusion.hpp>
 #include <trinity/plan/dynamic_parallel.hpp>
 #include <trinity/plan/edge.hpp>
+#include <trinity/plan/embedding_serve.hpp>
 #include <trinity/plan/engine.hpp>
 #include <trinity/plan/extend.hpp>
 #include <trinity/plan/hetero_train.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
 #include <trinity/plan/parallel_planner.hpp>
 #include <trinity/plan/planner.hpp>
+#include <trinity/plan/rag_serve.hpp>
 #include <trinity/plan/serving.hpp>
 #include <trinity/plan/serving_replay.hpp>
 #include <trinity/plan/simulate.hpp>

@@ -443,7 +443,8 @@ void register_verify(CLI::App& app) {
   auto* v = app.add_subcommand("verify", "Run the chosen plan here, scaled down, beside the planner's prediction");
   v->add_option("--system", a->system, "A preset or a JSON file, as for plan")->type_name("PRESET|FILE");
   v->add_option("--workload", a->workload,
-                "A training, diffusion, llm-serve or data-curation workload: a preset or a JSON file")
+                "A training, diffusion, llm-serve, data-curation, rag-serve or embedding-serve workload: a preset or a "
+                "JSON file")
       ->type_name("PRESET|FILE");
   add_planning_flags(*v, a->planning);
   v->add_option("--ranks", a->ranks, "Ranks (threads) of the scaled-down run (default 4)")->type_name("COUNT");

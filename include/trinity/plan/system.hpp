@@ -8,6 +8,7 @@
 //! An edge system also names the server its devices may hand work to over the
 //! interconnect. Prices (dollars) are optional; the cost objective needs them.
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -318,6 +319,27 @@ inline system dgx_h100() {
   return {"dgx-h100", device, {tier_of(tiers::h100_hbm3::descriptor), host}, nvlink, std::nullopt, "", "", 8, ib};
 }
 
+//! dgx-h100 with a CXL memory pool (the CXL report's tier-2, L2110-2124): a CXL 2.0 switch of memory trays behind
+//! the node's host. A GPU reaches it through its PCIe Gen5 x16 link to the host (64 GB/s each way, the H100 data
+//! sheet) and the host's CXL 2.0 x16 port to the switch (64 GB/s, links::cxl2_x16): 64 GB/s. Its latency is the
+//! pool tier's own (tiers::cxl_capacity), as dgx-h100's host tier keeps the DIMMs': the PCIe traversal the
+//! GPU adds is left out of both. The pool's
+//! 32 TB (tiers::cxl_capacity: "tens of TBs per node", L1163-1164) is shared by the node's 8 GPUs: 4 TB each, as
+//! a system's tiers count capacity per device. The cxl-single-switch fabric is what `simulate` lays it on.
+inline system dgx_h100_cxl() {
+  auto s = dgx_h100();
+  s.name = "dgx-h100-cxl";
+  auto pool = tier_of(tiers::cxl_capacity::descriptor);
+  pool.capacity = pool.capacity / 8.0;
+  pool.bandwidth = std::min(bytes_per_second{64e9}, links::cxl2_x16::descriptor.bandwidth);
+  pool.source = "a CXL 2.0 pool behind the host: the GPU's PCIe Gen5 x16 (H100 data sheet) and links::cxl2_x16; " +
+                pool.source + "; 32 TB shared by 8 GPUs";
+  s.tiers.push_back(pool);
+  s.fabric = "cxl-single-switch";
+  s.fabric_memory_tier = pool.name;
+  return s;
+}
+
 //! One DGX H200: 8 H200 SXM GPUs on NVLink 4 through NVSwitch. The H100's compute (the H200 data sheet gives the
 //! same 989 TFLOP/s dense BF16 and 1,979 dense FP8), 141 GB of HBM3e at 4.8 TB/s (tiers::h200_hbm3e), up to 700 W.
 //! The GEMM curve is the H100's (the same SMs and clocks); its serving calibration is its own where a fit run
@@ -406,7 +428,7 @@ inline system edge_5g_cloud() {
 }
 
 inline std::vector<std::string_view> names() {
-  return {"gb200-nvl72-cxl", "h100-ib-cluster", "dgx-h100", "dgx-h200", "dgx-a100", "edge-5g-cloud"};
+  return {"gb200-nvl72-cxl", "h100-ib-cluster", "dgx-h100", "dgx-h100-cxl", "dgx-h200", "dgx-a100", "edge-5g-cloud"};
 }
 
 //! A preset's own figures carry their sources; what it leaves at the defaults (no idle power, the full peak
@@ -425,6 +447,7 @@ inline std::optional<system> find(std::string_view name) {
   if (name == "gb200-nvl72-cxl") return with_defaults_noted(gb200_nvl72_cxl());
   if (name == "h100-ib-cluster") return with_defaults_noted(h100_infiniband());
   if (name == "dgx-h100") return with_defaults_noted(dgx_h100());
+  if (name == "dgx-h100-cxl") return with_defaults_noted(dgx_h100_cxl());
   if (name == "dgx-h200") return with_defaults_noted(dgx_h200());
   if (name == "dgx-a100") return with_defaults_noted(dgx_a100());
   if (name == "edge-5g-cloud") return with_defaults_noted(edge_5g_cloud());

@@ -25,7 +25,9 @@
 #include <trinity/workloads/data_curation.hpp>
 #include <trinity/workloads/diffusion.hpp>
 #include <trinity/workloads/edge.hpp>
+#include <trinity/workloads/embedding_serve.hpp>
 #include <trinity/workloads/hetero_train.hpp>
+#include <trinity/workloads/rag_serve.hpp>
 #include <trinity/workloads/request.hpp>
 #include <trinity/workloads/serving.hpp>
 #include <trinity/workloads/training.hpp>
@@ -40,12 +42,14 @@ struct workload_list {
 };
 
 //! Every workload the planner knows; the first is the kind of a file without "type". One line each.
-using registered = workload_list<training,        // "training"
-                                 diffusion,       // "diffusion"
-                                 edge,            // "edge"
-                                 serving,         // "llm-serve"
-                                 hetero_train,    // "hetero-train"
-                                 data_curation>;  // "data-curation"
+using registered = workload_list<training,          // "training"
+                                 diffusion,         // "diffusion"
+                                 edge,              // "edge"
+                                 serving,           // "llm-serve"
+                                 hetero_train,      // "hetero-train"
+                                 data_curation,     // "data-curation"
+                                 rag_serve,         // "rag-serve"
+                                 embedding_serve>;  // "embedding-serve"
 
 template <class List>
 class basic_any_workload;

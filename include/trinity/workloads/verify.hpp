@@ -6,11 +6,13 @@
 //! (tools/trinity/verify_command.cpp). Both print the same rows: mechanism, predicted, measured, their ratio.
 
 #include <cmath>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include <trinity/reports/text.hpp>
 #include <trinity/units/format.hpp>
 #include <trinity/workloads/request.hpp>
 
@@ -57,6 +59,23 @@ inline nlohmann::json rows_json(const std::vector<verified_row>& rows, double to
     if (timed) out.back()["timed"] = x.timing;
   }
   return out;
+}
+
+//! The rows as a table: mechanism, predicted, measured, their ratio.
+inline void print_rows(std::ostream& out, const std::vector<verified_row>& rows) {
+  reports::table t({"mechanism", "predicted", "measured", "measured / predicted"});
+  for (const auto& x : rows)
+    t.add({x.mechanism, units::detail::format_number(x.predicted), units::detail::format_number(x.measured),
+           ratio_text(x)});
+  t.print(out);
+}
+
+//! A plan run on synthetic data here takes no trace, embeddings or sample count: each is refused, not ignored.
+inline void refuse_replay_flags(const verify_request& a, const std::string& kind) {
+  refuse_training_flags(a, kind);
+  if (!a.trace.empty()) throw bad_flag("--trace", a.trace, "is for a diffusion or llm-serve plan's replay");
+  if (!a.embeddings.empty()) throw bad_flag("--embeddings", a.embeddings, "is for a diffusion plan's trace");
+  if (!a.samples.empty()) throw bad_flag("--samples", a.samples, "is for a data-curation plan");
 }
 
 //! A workload whose plan the library itself can run here.

@@ -1,0 +1,505 @@
+#pragma once
+//! \file
+//! Planning retrieval-augmented generation (the CXL report's §5.2 RAG case): each query searches an IVF-Flat
+//! index of the corpus for its top-k chunks, and the LLM answers a prompt lengthened by them. What the planner
+//! chooses, and what each choice trades:
+//!  - nprobe, the lists a query scans: compute and bandwidth for recall, against the workload's target (read from
+//!    a measured recall curve by the share of lists probed);
+//!  - where the lists live: all in each device's memory, sharded over the scale-up domain's memory (read over
+//!    the interconnect), or a share of the most probed in device memory and the rest in one of the system's
+//!    capacity tiers (host memory, a CXL pool): bandwidth and latency for memory;
+//!  - the LLM's replica (plan/serving.hpp's planner, on the lengthened prompt), whose weights and KV take device
+//!    memory from the index.
+//! Per query (model/vector_index.hpp): the centroids and hot lists from the fast tier, the rest from where they
+//! live, each list one random access then a stream; distances at the device's fp32 rate. The query's latency is
+//! its search, the LLM's time to first token and its decode; it keeps up when the device-seconds of search and
+//! decode, times the query rate, fit the system's devices, and the pool's bytes per second fit its links.
+//! The plan also prices its own placement with the pool reached over RDMA instead (the report's baseline):
+//! plan/pool_access.hpp.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/model/named_shapes.hpp>
+#include <trinity/model/vector_index.hpp>
+#include <trinity/model/zipf.hpp>
+#include <trinity/plan/detail/measured_curves.hpp>
+#include <trinity/plan/engine.hpp>
+#include <trinity/plan/pool_access.hpp>
+#include <trinity/plan/serving.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/resources/resource.hpp>
+#include <trinity/units/format.hpp>
+
+namespace trinity::plan {
+
+//! Recall@k at a share of the lists probed (nprobe / lists), measured on one index.
+struct recall_point {
+  double probe_share = 0;
+  double recall = 0;
+};
+
+//! The default recall curve: retrieval::ivf_index on SYNTHETIC clustered vectors (bench/retrieval.cpp's
+//! ivf/recall sweep, bench/results/ivf-recall-ci.json). Measure your corpus's with the same sweep.
+inline std::vector<recall_point> measured_ivf_recall() {
+  std::vector<recall_point> out;
+  for (const auto& p : detail::synthetic_ivf_recall) out.push_back({p[0], p[1]});
+  return out;
+}
+
+struct rag_workload {
+  std::string name;
+  double corpus_vectors = 0;       //!< chunks in the corpus, one vector each
+  std::size_t dimension = 0;       //!< fp32 values a vector
+  std::string index = "ivf-flat";  //!< "ivf-flat" (k-means lists) or "flat" (every vector scanned: exact)
+  std::size_t lists = 0;           //!< IVF lists; 0: 4·√N, the low end of FAISS's guideline (4–16·√N)
+  double recall_target = 0.9;      //!< recall@top_k a query must reach
+  std::vector<recall_point> recall_curve = measured_ivf_recall();
+  double queries_per_second = 0;  //!< over the whole system
+  std::size_t top_k = 10;         //!< chunks retrieved, which join the prompt
+  double chunk_tokens = 0;        //!< tokens a chunk adds to the prompt
+  double probe_skew = 0;          //!< Zipf exponent of the lists' popularity (0: every list as likely)
+  serving_workload llm;           //!< the model, the question's tokens (prompt_tokens), the answer's, objectives
+  assumptions assumed = {};
+
+  [[nodiscard]] std::size_t list_count() const {
+    if (index == "flat") return 1;
+    return lists ? lists
+                 : std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(4 * std::sqrt(corpus_vectors))));
+  }
+  //! A vector as the index stores it: an 8-byte id, its 4-byte squared norm, d fp32 values.
+  [[nodiscard]] bytes vector_bytes() const { return bytes{12.0 + 4.0 * static_cast<double>(dimension)}; }
+  [[nodiscard]] bytes list_bytes() const { return corpus_vectors / static_cast<double>(list_count()) * vector_bytes(); }
+  [[nodiscard]] bytes centroid_bytes() const {
+    return index == "flat" ? bytes{} : bytes{4.0 * static_cast<double>(dimension * list_count())};
+  }
+  [[nodiscard]] bytes index_bytes() const { return corpus_vectors * vector_bytes() + centroid_bytes(); }
+  //! The LLM's prompt: the question and the retrieved chunks.
+  [[nodiscard]] serving_workload answering() const {
+    auto w = llm;
+    w.prompt_tokens += static_cast<double>(top_k) * chunk_tokens;
+    return w;
+  }
+};
+
+inline void validate(const rag_workload& w, const system& s) {
+  trinity::detail::require(!w.name.empty(), "workload.name", "a workload needs a name");
+  detail::require_positive(w.corpus_vectors, "workload.corpus_vectors");
+  trinity::detail::require(w.corpus_vectors <= 1e13, "workload.corpus_vectors", "at most 1e13 vectors");
+  trinity::detail::require(w.dimension >= 1 && w.dimension <= 65536, "workload.dimension",
+                           "must be from 1 to 65536 values a vector");
+  trinity::detail::require(w.index == "ivf-flat" || w.index == "flat", "workload.index",
+                           "\"" + w.index + "\" is not an index kind the planner prices. Fix: ivf-flat or flat");
+  trinity::detail::require(w.index == "ivf-flat" || w.lists == 0, "workload.lists",
+                           "a flat index has no lists. Fix: drop lists, or index ivf-flat");
+  trinity::detail::require(static_cast<double>(w.list_count()) <= w.corpus_vectors, "workload.lists",
+                           "more lists than vectors. Fix: at most corpus_vectors (4·√N is FAISS's low end)");
+  trinity::detail::require(w.recall_target > 0 && w.recall_target <= 1, "workload.recall_target",
+                           "is a share of the true top_k, above 0 and at most 1");
+  trinity::detail::require(!w.recall_curve.empty(), "workload.recall_curve", "needs at least one measured point");
+  for (std::size_t i = 0; i < w.recall_curve.size(); ++i) {
+    const auto& p = w.recall_curve[i];
+    const std::string at = "workload.recall_curve[" + std::to_string(i) + "]";
+    trinity::detail::require(p.probe_share > 0 && p.probe_share <= 1, at + ".probe_share",
+                             "is nprobe over lists, above 0 and at most 1");
+    trinity::detail::require(p.recall >= 0 && p.recall <= 1, at + ".recall", "is a share, from 0 to 1");
+    trinity::detail::require(
+        i == 0 || (p.probe_share > w.recall_curve[i - 1].probe_share && p.recall >= w.recall_curve[i - 1].recall), at,
+        "points go up in probe_share, and recall does not fall as more lists are probed");
+  }
+  detail::require_positive(w.queries_per_second, "workload.queries_per_second");
+  trinity::detail::require(w.top_k >= 1 && w.top_k <= 10000, "workload.top_k", "must be from 1 to 10000 chunks");
+  detail::require_non_negative(w.chunk_tokens, "workload.chunk_tokens");
+  detail::require_non_negative(w.probe_skew, "workload.probe_skew");
+  trinity::detail::require(w.probe_skew <= 4, "workload.probe_skew", "a Zipf exponent of at most 4");
+  try {
+    validate(w.answering(), s);
+  } catch (const invalid_input& e) {
+    std::string field = e.field();
+    if (field.rfind("workload.", 0) == 0) field = "workload.llm." + field.substr(9);
+    throw invalid_input(field, e.problem());
+  }
+}
+
+struct rag_plan {
+  std::size_t nprobe = 1;
+  list_home home = list_home::replicated;
+  std::size_t pool = 0;  //!< pooled: the tier the lists that are not hot live in
+  double hot_share = 1;  //!< pooled: the share of the lists (the most probed) kept in device memory
+  friend bool operator==(const rag_plan&, const rag_plan&) = default;
+};
+
+struct rag_cost {
+  double recall = 0;
+  model::search_traffic traffic;  //!< per query: [0] device memory, [1] the interconnect or the pool
+  seconds search{}, ttft{}, decode{};
+  flops search_flops{};
+  double devices_busy = 0;        //!< devices the query rate keeps busy (search and the LLM)
+  bytes_per_second pool_rate{};   //!< what the query rate reads from the pool or the other devices
+  bytes_per_second pool_limit{};  //!< what the system's links to them carry
+  std::vector<bytes> tier_bytes;  //!< per device
+  resource_vector total;          //!< per query: FLOPs, pool bytes, device bytes, energy, latency
+  double dollars = 0;             //!< per query
+};
+
+namespace detail {
+
+//! Expected lists a query probes among the `hot` most popular and among the rest, when each of `nprobe` probes
+//! picks list r with weight r^-s and a list is probed at most once (its probability capped at 1).
+inline std::array<double, 2> probes_split(std::size_t lists, std::size_t nprobe, std::size_t hot, double s) {
+  const double L = static_cast<double>(lists), n = static_cast<double>(nprobe), H = static_cast<double>(hot);
+  const double total = model::zipf_sum(1, L, s);
+  // The lists certain to be probed: the first R, those with n·r^-s / total ≥ 1.
+  const double R = s == 0 ? (n >= L ? L : 0) : std::min(L, std::floor(std::pow(n / total, 1 / s)));
+  const double scale = n / total;
+  const double hot_probes = std::min(H, R) + (H > R ? scale * model::zipf_sum(R + 1, H, s) : 0.0);
+  const double cold_probes = std::max(0.0, R - H) + scale * model::zipf_sum(std::max(H, R) + 1, L, s);
+  return {std::min(hot_probes, H), std::min(cold_probes, L - H)};
+}
+
+//! "25%", "0.1%": a share as a reader reads it.
+inline std::string share(double v) { return units::detail::format_number(v * 100) + "%"; }
+
+//! Recall at a share of the lists probed: the curve interpolated in log share; past its last point, that point's
+//! recall (and 1 at every list: the scan is then exact); before its first, none (the curve does not say).
+inline std::optional<double> recall_at(const std::vector<recall_point>& curve, double share) {
+  if (share >= 1) return 1.0;
+  if (share < curve.front().probe_share * (1 - 1e-12)) return std::nullopt;
+  for (std::size_t i = 1; i < curve.size(); ++i) {
+    const auto &a = curve[i - 1], &b = curve[i];
+    if (share <= b.probe_share) {
+      const double t = std::log(share / a.probe_share) / std::log(b.probe_share / a.probe_share);
+      return a.recall + t * (b.recall - a.recall);
+    }
+  }
+  return curve.back().recall;
+}
+
+}  // namespace detail
+
+//! The LLM's chosen replica on the lengthened prompt: what each RAG plan answers with.
+struct rag_llm {
+  serving_plan plan;
+  serving_cost cost;
+  std::string described;
+};
+
+//! The serving planner's plans for it, without a prefix cache (retrieved chunks differ from query to query), the
+//! best for a query among those whose replicas keep up with the query rate on the system's devices: for time, the
+//! shortest answer (first token and decode); else the least energy or dollars a token. Where none keeps up, the
+//! serving planner's own choice, and the plan's query-rate check says so.
+inline rag_llm plan_rag_llm(const system& s, const rag_workload& w, const planner_options& o) {
+  const auto r = plan_serving(s, w.answering(), o);
+  const double devices = static_cast<double>(s.device.count);
+  const auto per_query = [&](const serving_cost& c) {
+    return o.objective == objective::time ? (c.ttft + w.llm.output_tokens * c.tpot).value()
+                                          : detail::score(c, o.objective);
+  };
+  std::size_t best = r.choice;
+  bool found = false;
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const auto& e = r.candidates[i];
+    if (!e.fits() || e.plan.cache > bytes{}) continue;
+    if (w.queries_per_second * w.llm.output_tokens / e.cost.tokens_per_second > devices) continue;
+    if (!found || per_query(e.cost) < per_query(r.candidates[best].cost)) best = i;
+    found = true;
+  }
+  const auto& e = r.candidates[best];
+  return {e.plan, e.cost, describe(e.plan, s, r.codecs)};
+}
+
+//! How a plan's second tier is read: the interconnect to the other devices' memory, or the pool's tier.
+inline model::tier_access second_tier_access(const system& s, const rag_plan& p) {
+  const auto& hbm = s.tiers.front();
+  if (p.home == list_home::sharded)
+    return {s.interconnect.latency + hbm.latency, std::min(s.interconnect.bandwidth, hbm.bandwidth)};
+  if (p.home == list_home::pooled) return {s.tiers.at(p.pool).latency, s.tiers.at(p.pool).bandwidth};
+  return {hbm.latency, hbm.bandwidth};
+}
+
+//! One query's search: its recall, bytes and reads per tier, distance FLOPs and time.
+struct rag_search {
+  double recall = 0;
+  model::search_traffic traffic;  //!< [0] device memory, [1] the interconnect or the pool
+  flops distance_flops{};
+  seconds time{};
+};
+
+//! The search of plan `p`, its second tier read as `second` (second_tier_access, or rdma_pool_access): the
+//! centroids and the hot lists' probes from device memory, the rest from the second tier, each list one random
+//! access and a stream; the distances at the device's fp32 rate.
+inline rag_search search_cost(const system& s, const rag_workload& w, const rag_plan& p,
+                              const model::tier_access& second) {
+  const std::size_t L = w.list_count();
+  const double list = w.list_bytes().value();
+  rag_search q;
+  q.recall = detail::recall_at(w.recall_curve, static_cast<double>(p.nprobe) / static_cast<double>(L)).value_or(0);
+  const std::size_t hot = p.home == list_home::replicated ? L
+                          : p.home == list_home::sharded  ? 0
+                                                          : static_cast<std::size_t>(std::floor(p.hot_share * L));
+  const auto probes = detail::probes_split(L, p.nprobe, hot, w.probe_skew);
+  q.traffic = {{w.centroid_bytes().value() + probes[0] * list, probes[1] * list}, {1.0 + probes[0], probes[1]}};
+  const model::tier_access tiers[] = {{s.tiers.front().latency, s.tiers.front().bandwidth}, second};
+  const double scanned = (probes[0] + probes[1]) * list / w.vector_bytes().value();
+  q.distance_flops = flops{2.0 * static_cast<double>(w.dimension) * (static_cast<double>(L) + scanned)};
+  q.time = model::search_time(q.traffic, tiers) + q.distance_flops / s.device.rate("fp32");
+  return q;
+}
+
+//! A plan's cost per query, its second tier read as `second` (second_tier_access, or rdma_pool_access).
+inline rag_cost price(const system& s, const rag_workload& w, const rag_llm& llm, const rag_plan& p,
+                      const model::tier_access& second) {
+  const std::size_t L = w.list_count();
+  const double devices = static_cast<double>(s.device.count);
+  rag_cost c;
+  const auto q = search_cost(s, w, p, second);
+  c.recall = q.recall;
+  c.traffic = q.traffic;
+  c.search_flops = q.distance_flops;
+  c.search = q.time;
+  const std::size_t hot = p.home == list_home::replicated ? L
+                          : p.home == list_home::sharded  ? 0
+                                                          : static_cast<std::size_t>(std::floor(p.hot_share * L));
+  c.ttft = llm.cost.ttft;
+  c.decode = w.llm.output_tokens * llm.cost.tpot;
+  // Device-seconds a query takes: its search on one device, and its share of the replicas' decode.
+  const seconds device_time = c.search + seconds{w.llm.output_tokens / llm.cost.tokens_per_second};
+  c.devices_busy = w.queries_per_second * device_time.value();
+  c.pool_rate = bytes_per_second{w.queries_per_second * c.traffic.bytes[1]};
+  c.pool_limit = devices * (p.home == list_home::sharded ? s.interconnect.bandwidth : second.bandwidth);
+  c.tier_bytes.assign(s.tiers.size(), bytes{});
+  const bytes cold = (static_cast<double>(L - hot)) * w.list_bytes();
+  c.tier_bytes[0] = llm.cost.tier_bytes[0] + w.centroid_bytes() + static_cast<double>(hot) * w.list_bytes() +
+                    (p.home == list_home::sharded ? cold / devices : bytes{});
+  // A pool holds one copy of the cold lists for every device: its share per device, as tiers count capacity.
+  if (p.home == list_home::pooled) c.tier_bytes[p.pool] += cold / devices;
+  c.total.time = c.search + c.ttft + c.decode;
+  c.total.compute = c.search_flops + w.llm.output_tokens * llm.cost.total.compute;
+  c.total.bandwidth = bytes{c.traffic.bytes[1]};
+  c.total.memory = c.tier_bytes[0];
+  c.total.energy =
+      device_time * s.device.power + bytes{c.traffic.bytes[0]} * s.tiers.front().energy +
+      bytes{c.traffic.bytes[1]} * (p.home == list_home::pooled    ? s.tiers[p.pool].energy
+                                   : p.home == list_home::sharded ? s.interconnect.energy + s.tiers.front().energy
+                                                                  : s.tiers.front().energy);
+  c.dollars = dollars(s, device_time, c.tier_bytes, bytes{});
+  return c;
+}
+
+inline rag_cost price(const system& s, const rag_workload& w, const rag_llm& llm, const rag_plan& p) {
+  return price(s, w, llm, p, second_tier_access(s, p));
+}
+
+inline std::string describe(const rag_plan& p, const rag_workload& w, const system& s) {
+  std::string d = w.index == "flat"
+                      ? std::string("exact scan")
+                      : "nprobe " + std::to_string(p.nprobe) + " of " + std::to_string(w.list_count()) + " lists";
+  switch (p.home) {
+    case list_home::replicated:
+      return d + ", index in every " + s.tiers.front().name;
+    case list_home::sharded:
+      return d + ", index sharded over " + std::to_string(s.device.count) + " x " + s.tiers.front().name + " (" +
+             s.interconnect.name + ")";
+    default:
+      return d + ", " +
+             (p.hot_share > 0
+                  ? detail::share(p.hot_share) + " hottest lists in " + s.tiers.front().name + ", the rest in "
+                  : std::string("index in ")) +
+             s.tiers[p.pool].name;
+  }
+}
+
+using rag_evaluated = candidate<rag_plan, rag_cost>;
+//! Pareto keys: latency, energy, device bytes, pool bytes a query, dollars.
+using rag_plan_result = result<rag_plan, rag_cost>;
+
+namespace detail {
+
+struct rag_problem {
+  struct probes {
+    using spends = resources::bandwidth;
+    using saves = resources::compute;
+    static constexpr std::string_view name = "lists a query scans (nprobe)";
+    static std::size_t& of(rag_plan& p) { return p.nprobe; }
+  };
+  struct home {
+    using spends = resources::bandwidth;
+    using saves = resources::memory;
+    static constexpr std::string_view name = "where the index lives";
+    static list_home& of(rag_plan& p) { return p.home; }
+  };
+  using slots = slot_list<probes, home>;
+  using plan_type = rag_plan;
+  using cost_type = rag_cost;
+  static constexpr const char* time_word = "query latency";
+
+  const system& s;
+  const rag_workload& w;
+  const planner_options& o;
+  const rag_llm& llm;
+  std::vector<model::compressor_cost> none = {};
+
+  [[nodiscard]] const std::vector<model::compressor_cost>& codecs() const { return none; }
+  //! nprobe: 1, 2, 4, ... up to every list (a flat index: its one); each placement of the lists.
+  template <class F>
+  void for_each_plan(F&& f) const {
+    const std::size_t L = w.list_count();
+    std::vector<std::size_t> scans;
+    for (std::size_t n = 1; n < L; n *= 2) scans.push_back(n);
+    scans.push_back(L);
+    static constexpr double hot_shares[] = {0.0, 1.0 / 16, 1.0 / 8, 1.0 / 4, 1.0 / 2};
+    for (const auto n : scans) {
+      f(rag_plan{n, list_home::replicated, 0, 1});
+      if (s.device.count > 1) f(rag_plan{n, list_home::sharded, 0, 0});
+      for (std::size_t t = 1; t < s.tiers.size(); ++t)
+        for (const double h : hot_shares) f(rag_plan{n, list_home::pooled, t, h});
+    }
+  }
+  [[nodiscard]] rag_cost price(const rag_plan& p) const { return plan::price(s, w, llm, p); }
+  [[nodiscard]] std::string check(const rag_plan& p, const rag_cost& c) const {
+    const double share = static_cast<double>(p.nprobe) / static_cast<double>(w.list_count());
+    if (!detail::recall_at(w.recall_curve, share))
+      return "recall target: nprobe " + std::to_string(p.nprobe) + " probes " + pct(share) +
+             " of the lists, fewer than the recall curve's first point (" + pct(w.recall_curve.front().probe_share) +
+             "): its recall is not measured";
+    if (c.recall < w.recall_target)
+      return "recall target: nprobe " + std::to_string(p.nprobe) + " reaches " +
+             units::detail::format_number(c.recall) + " of the " + units::detail::format_number(w.recall_target) +
+             " asked";
+    for (std::size_t t = 0; t < s.tiers.size(); ++t)
+      if (c.tier_bytes[t] > s.tiers[t].capacity)
+        return s.tiers[t].name + " capacity: needs " + to_string(c.tier_bytes[t]) + " a device of " +
+               to_string(s.tiers[t].capacity);
+    if (c.devices_busy > static_cast<double>(s.device.count))
+      return "query rate: " + units::detail::format_number(w.queries_per_second) + " queries/s keep " +
+             units::detail::format_number(c.devices_busy) + " devices busy, of " + std::to_string(s.device.count);
+    if (c.pool_rate > c.pool_limit)
+      return "pool bandwidth: " + to_string(c.pool_rate) + " read, more than the links' " + to_string(c.pool_limit);
+    if (c.ttft + c.search > w.llm.ttft_slo)
+      return "time to first token: " + to_string(c.search) + " search + " + to_string(c.ttft) + " prefill, more than " +
+             to_string(w.llm.ttft_slo);
+    return {};
+  }
+  //! Untraded: the index in device memory, scanned at the fewest lists that reach the target.
+  [[nodiscard]] bool is_baseline(const rag_plan& p) const {
+    if (p.home != list_home::replicated) return false;
+    const std::size_t L = w.list_count();
+    std::size_t n = 1;
+    while (n < L && detail::recall_at(w.recall_curve, static_cast<double>(n) / static_cast<double>(L)).value_or(0) <
+                        w.recall_target)
+      n = std::min(L, n * 2);
+    return p.nprobe == n;
+  }
+  // The objective, the runner-up, then less device memory, then fewer pool bytes.
+  [[nodiscard]] bool better(const rag_evaluated& a, const rag_evaluated& b) const {
+    const auto key = [&](const rag_cost& c) {
+      return std::array{score(c, o.objective), score(c, runner_up(o.objective)), c.total.memory.value(),
+                        c.total.bandwidth.value()};
+    };
+    return key(a.cost) < key(b.cost);
+  }
+  [[nodiscard]] std::array<double, 5> pareto_keys(const rag_cost& c) const {
+    return {c.total.time.value(), c.total.energy.value(), c.total.memory.value(), c.total.bandwidth.value(), c.dollars};
+  }
+  [[nodiscard]] std::string describe(const rag_plan& p) const { return plan::describe(p, w, s); }
+  [[nodiscard]] std::string binding(const rag_evaluated& e) const {
+    if (!e.fits()) return e.violation;
+    const auto& c = e.cost;
+    const std::pair<double, std::string> parts[] = {{c.search.value(), "the search"},
+                                                    {c.ttft.value(), "the LLM's prefill"},
+                                                    {c.decode.value(), "the LLM's decode"}};
+    const auto top = *std::max_element(std::begin(parts), std::end(parts));
+    return top.second + " (" + pct(top.first / c.total.time.value()) + " of a " + to_string(c.total.time) +
+           " query); " + units::detail::format_number(c.devices_busy) + " of " + std::to_string(s.device.count) +
+           " devices busy";
+  }
+  [[nodiscard]] std::vector<std::string> trades(const rag_plan_result& r) const {
+    const auto& c = r.chosen();
+    const auto& b = r.candidates[r.baseline];
+    if (r.choice == r.baseline) return {"none: the whole index in device memory is already the best that fits"};
+    return {describe(c.plan) + ": device memory " + to_string(b.cost.total.memory) + " -> " +
+            to_string(c.cost.total.memory) + " a device, bytes beyond it " + to_string(b.cost.total.bandwidth) +
+            " -> " + to_string(c.cost.total.bandwidth) + " a query, search " + to_string(b.cost.search) + " -> " +
+            to_string(c.cost.search)};
+  }
+  //! The same placement at other nprobe, and other placements at the same nprobe.
+  [[nodiscard]] bool neighbour(const rag_plan_result& r, std::size_t i) const {
+    const auto& a = r.candidates[i].plan;
+    const auto& c = r.chosen().plan;
+    const bool same_home = a.home == c.home && a.pool == c.pool && a.hot_share == c.hot_share;
+    return (same_home && (a.nprobe * 2 == c.nprobe || c.nprobe * 2 == a.nprobe)) ||
+           (a.nprobe == c.nprobe && (a.home != c.home || a.pool != c.pool) &&
+            (a.home != list_home::pooled || a.hot_share == 0));
+  }
+  [[noreturn]] void none_fits(const rag_plan_result& r) const {
+    std::string why;
+    std::vector<std::string> seen;
+    for (const auto& e : r.candidates) {
+      const std::string kind = e.violation.substr(0, e.violation.find(':'));
+      if (std::find(seen.begin(), seen.end(), kind) != seen.end()) continue;
+      seen.push_back(kind);
+      why += "\n  " + describe(e.plan) + ": " + e.violation;
+    }
+    throw invalid_input("workload", "no placement of " + w.name + "'s index serves it on " + s.name + ":" + why +
+                                        "\nFix: a lower recall_target or queries_per_second, fewer corpus_vectors, "
+                                        "or a system with a capacity tier that holds the index");
+  }
+};
+
+}  // namespace detail
+
+//! Every nprobe and placement priced and checked; the best for the objective; the Pareto front; why.
+inline rag_plan_result plan_rag(const system& s, const rag_workload& w, const planner_options& o = {}) {
+  validate(s);
+  validate(w, s);
+  detail::require_prices(s, o.objective);
+  const auto llm = plan_rag_llm(s, w, o);
+  return solve(detail::rag_problem{s, w, o, llm}, o);
+}
+
+namespace presets {
+
+//! A RAG service over 100 million chunks embedded at 1,024 dimensions (a BGE-large-sized embedding), 20 queries a
+//! second, the top 10 chunks of 256 tokens each joining a 64-token question, answered by Llama-3-8B in 256 tokens:
+//! sizes to plan with, not a measured service. The index is 411 GB in fp32: more than a GPU's memory, so where its
+//! lists live is the question the plan answers. Recall target 0.9 at the default measured curve.
+inline rag_workload rag_serve() {
+  rag_workload w;
+  w.name = "rag-serve";
+  w.corpus_vectors = 100e6;
+  w.dimension = 1024;
+  w.queries_per_second = 20;
+  w.top_k = 10;
+  w.chunk_tokens = 256;
+  w.llm.name = "rag-serve (LLM)";
+  w.llm.shape = model::shapes::llama3_8b;
+  w.llm.prompt_tokens = 64;
+  w.llm.output_tokens = 256;
+  w.llm.ttft_slo = seconds{2};
+  w.llm.tpot_slo = seconds{0.1};
+  // Retrieved chunks differ from query to query: no prefix reuse is priced.
+  w.llm.hit_rate = model::power_law{per_byte{1e-12}, 1.0};
+  w.llm.hit_rate_bound = 0;
+  w.llm.precision = "bf16";
+  assume(w.assumed, "index", w.index);
+  assume(w.assumed, "lists", w.list_count());
+  assume(w.assumed, "recall_target", w.recall_target);
+  assume(w.assumed, "recall_curve", "measured (bench/results/ivf-recall-ci.json, SYNTHETIC vectors)");
+  assume(w.assumed, "probe_skew", w.probe_skew);
+  return w;
+}
+
+inline std::optional<rag_workload> find_rag(std::string_view name) {
+  if (name == "rag-serve") return rag_serve();
+  return std::nullopt;
+}
+
+}  // namespace presets
+}  // namespace trinity::plan

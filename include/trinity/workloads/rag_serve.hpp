@@ -1,0 +1,344 @@
+#pragma once
+//! \file
+//! Retrieval-augmented generation as a workload (workloads/workload.hpp): its reader (`"type": "rag-serve"`: the
+//! corpus, the index, the recall target, the query rate, the chunks and the LLM), its preset, its plan (where the
+//! index lives, its nprobe, the LLM's replica; beside it, the same placement with the pool over RDMA) and its
+//! simulation (a query's pool reads on the system's fabric, and on an RDMA memory server).
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <trinity/io/json_object.hpp>
+#include <trinity/io/workload.hpp>
+#include <trinity/plan/rag_serve.hpp>
+#include <trinity/plan/simulate.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/place/tier_resource.hpp>
+#include <trinity/retrieval/ivf_index.hpp>
+#include <trinity/retrieval/synthetic.hpp>
+#include <trinity/retrieval/tiered_ivf.hpp>
+#include <trinity/workloads/report.hpp>
+#include <trinity/workloads/request.hpp>
+#include <trinity/workloads/verify.hpp>
+#include <trinity/workloads/workload.hpp>
+
+namespace trinity::io::detail {
+
+inline constexpr key rag_keys[] = {{"name", required},
+                                   {"type", required},
+                                   {"corpus_vectors", required},
+                                   {"dimension", required},
+                                   {"index"},
+                                   {"lists"},
+                                   {"recall_target"},
+                                   {"recall_curve"},
+                                   {"queries_per_second", required},
+                                   {"top_k"},
+                                   {"chunk_tokens", required},
+                                   {"probe_skew"},
+                                   {"llm", required}};
+inline constexpr key rag_llm_keys[] = {{"model"},
+                                       {"layers"},
+                                       {"hidden"},
+                                       {"ffn_hidden"},
+                                       {"heads"},
+                                       {"kv_heads"},
+                                       {"vocabulary"},
+                                       {"gated_mlp"},
+                                       {"head_dim"},
+                                       {"prompt_tokens", required},
+                                       {"output_tokens", required},
+                                       {"ttft_slo", required},
+                                       {"tpot_slo", required},
+                                       {"precision"},
+                                       {"prefill_efficiency"}};
+inline constexpr key recall_point_keys[] = {{"probe_share", required}, {"recall", required}};
+
+inline plan::serving_workload read_rag_llm(const object& parent, const std::string& name, plan::assumptions& assumed) {
+  const object o(parent.at("llm"), "llm", rag_llm_keys, "the LLM that answers");
+  plan::serving_workload w;
+  w.name = name + " (LLM)";
+  w.shape = read_shape(o, &assumed);
+  if (w.shape.moe()) fail("llm.model", "is a mixture of experts; the serving model prices dense models only");
+  w.prompt_tokens = o.number("prompt_tokens");
+  w.output_tokens = o.number("output_tokens");
+  w.ttft_slo = o.quantity<seconds>("ttft_slo");
+  w.tpot_slo = o.quantity<seconds>("tpot_slo");
+  if (o.has("prefill_efficiency")) w.prefill_efficiency = o.number("prefill_efficiency");
+  if (o.has("precision"))
+    w.precision = precision_name(o, "precision");
+  else
+    plan::assume(assumed, "llm.precision", w.precision);
+  // Retrieved chunks differ from query to query: no prefix reuse is priced.
+  w.hit_rate = model::power_law{per_byte{1e-12}, 1.0};
+  w.hit_rate_bound = 0;
+  return w;
+}
+
+inline plan::rag_workload read_rag(const json& j, const plan::system& s) {
+  const object o(j, "", rag_keys, "a rag-serve workload");
+  plan::rag_workload w;
+  w.name = o.text("name");
+  w.corpus_vectors = o.number("corpus_vectors");
+  w.dimension = o.count("dimension", 65536);
+  if (o.has("index")) {
+    static constexpr std::string_view kinds[] = {"ivf-flat", "flat"};
+    w.index = choice(o.at("index"), "index", kinds);
+  } else {
+    plan::assume(w.assumed, "index", w.index);
+  }
+  if (o.has("lists"))
+    w.lists = o.count("lists", std::uint64_t{1} << 32);
+  else if (w.index == "ivf-flat" && w.corpus_vectors > 0 && w.corpus_vectors <= 1e13)
+    plan::assume(w.assumed, "lists", w.list_count());
+  o.get("recall_target", w.recall_target, w.assumed);
+  if (o.has("recall_curve")) {
+    w.recall_curve.clear();
+    for_each(
+        o.at("recall_curve"), "recall_curve",
+        [&](const json& e, const std::string& at) {
+          const object p(e, at, recall_point_keys, "a measured recall point");
+          w.recall_curve.push_back({p.number("probe_share"), p.number("recall")});
+        },
+        4096);
+  } else {
+    plan::assume(w.assumed, "recall_curve", "measured (bench/results/ivf-recall-ci.json, SYNTHETIC vectors)");
+  }
+  w.queries_per_second = o.number("queries_per_second");
+  o.get("top_k", w.top_k, w.assumed);
+  w.chunk_tokens = o.number("chunk_tokens");
+  o.get("probe_skew", w.probe_skew, w.assumed);
+  w.llm = read_rag_llm(o, w.name, w.assumed);
+  return validated(std::move(w), s);
+}
+
+}  // namespace trinity::io::detail
+
+namespace trinity::workloads {
+namespace detail {
+
+inline json rag_json(const plan::rag_evaluated& e, const plan::system& s) {
+  const auto& c = e.cost;
+  const auto& p = e.plan;
+  const std::string second = p.home == plan::list_home::pooled ? s.tiers[p.pool].name : s.interconnect.name;
+  return {{"nprobe", p.nprobe},
+          {"index_home", plan::home_name(p.home)},
+          {"pool_tier", p.home == plan::list_home::pooled ? json(s.tiers[p.pool].name) : json(nullptr)},
+          {"hot_share", p.home == plan::list_home::pooled ? json(p.hot_share) : json(nullptr)},
+          {"recall", c.recall},
+          {"latency_s", c.total.time.value()},
+          {"time_parts_s", {{"search", c.search.value()}, {"ttft", c.ttft.value()}, {"decode", c.decode.value()}}},
+          {"search_bytes_per_query", {{s.tiers.front().name, c.traffic.bytes[0]}, {second, c.traffic.bytes[1]}}},
+          {"search_reads_per_query", {{s.tiers.front().name, c.traffic.reads[0]}, {second, c.traffic.reads[1]}}},
+          {"search_flops_per_query", c.search_flops.value()},
+          {"devices_busy", c.devices_busy},
+          {"pool_bytes_per_second", c.pool_rate.value()},
+          {"energy_j_per_query", c.total.energy.value()},
+          {"dollars_per_query", c.dollars},
+          {"bytes_per_tier", tier_bytes_json(s, c.tier_bytes)},
+          {"fits", e.fits()}};
+}
+
+//! The chosen placement with its pool reached over RDMA: its search, and how much slower than over the pool's
+//! own link. None where the choice reads no pool.
+struct rdma_comparison {
+  seconds search{}, latency{};
+  double slower = 1;
+};
+inline std::optional<rdma_comparison> over_rdma(const plan::system& s, const plan::rag_workload& w,
+                                                const plan::rag_llm& llm, const plan::rag_evaluated& e) {
+  if (e.plan.home != plan::list_home::pooled || s.tiers[e.plan.pool].level != tier_level::capacity_pool)
+    return std::nullopt;
+  const auto c = plan::price(s, w, llm, e.plan, plan::rdma_pool_access(s.tiers[e.plan.pool]));
+  return rdma_comparison{c.search, c.total.time, c.search / e.cost.search};
+}
+
+inline void plan_rag(const request& a, const plan::system& s, const plan::rag_workload& w, std::ostream& out) {
+  const auto o = options_of(a.planning);
+  const auto r = planned([&] { return plan::plan_rag(s, w, o); });
+  const auto llm = plan::plan_rag_llm(s, w, o);
+  const auto rdma = over_rdma(s, w, llm, r.chosen());
+  if (a.json) {
+    json own{{"lists", w.list_count()},
+             {"index_bytes", w.index_bytes().value()},
+             {"list_bytes", w.list_bytes().value()},
+             {"prompt_tokens", w.answering().prompt_tokens},
+             {"llm",
+              {{"plan", llm.described},
+               {"ttft_s", llm.cost.ttft.value()},
+               {"tpot_s", llm.cost.tpot.value()},
+               {"output_tokens_per_device_second", llm.cost.tokens_per_second}}},
+             {"pool_over_rdma", rdma ? json{{"search_s", rdma->search.value()},
+                                            {"latency_s", rdma->latency.value()},
+                                            {"search_slower", rdma->slower}}
+                                     : json(nullptr)}};
+    print_result_json(out, a, s, w, "rag", std::move(own), r,
+                      [&](const plan::rag_evaluated& e) { return rag_json(e, s); });
+    return;
+  }
+  const auto& c = r.chosen().cost;
+  const auto& p = r.chosen().plan;
+  out << "Plan for " << w.name << " on " << s.name << " (" << s.device.count << " x " << s.device.name << "), best "
+      << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  " << plan::describe(p, w, s)
+      << "\n  LLM: " << llm.described << ", prompts of " << std::lround(w.answering().prompt_tokens) << " tokens\n\n";
+  table t({"resource", "predicted per query"});
+  t.add({"latency", to_string(c.total.time) + " (search " + to_string(c.search) + ", first token " + to_string(c.ttft) +
+                        ", decode " + to_string(c.decode) + ")"});
+  t.add({"recall@" + std::to_string(w.top_k),
+         units::detail::format_number(c.recall) + " (target " + units::detail::format_number(w.recall_target) + ")"});
+  t.add({"search reads", to_string(bytes{c.traffic.bytes[0]}) + " from " + s.tiers.front().name + ", " +
+                             to_string(bytes{c.traffic.bytes[1]}) + " beyond it in " +
+                             units::detail::format_number(c.traffic.reads[1]) + " lists"});
+  t.add({"devices busy", units::detail::format_number(c.devices_busy) + " of " + std::to_string(s.device.count) +
+                             " at " + units::detail::format_number(w.queries_per_second) + " queries/s"});
+  t.add({"energy", to_string(c.total.energy)});
+  for (std::size_t i = 0; i < s.tiers.size(); ++i)
+    t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity) + " per device"});
+  t.print(out);
+  if (rdma)
+    out << "\nThe same placement with " << s.tiers[p.pool].name
+        << " reached over RDMA (plan::rdma_pool_access): search " << to_string(rdma->search) << ", "
+        << units::detail::format_number(rdma->slower) << "x slower; latency " << to_string(rdma->latency) << ".\n";
+  print_assumed(out, s, w.assumed);
+  print_explanation(out, r.explanation, plan::describe(r.candidates[r.baseline].plan, w, s), "Alternatives");
+  out << "\nPareto front (latency, energy, device memory, bytes beyond it, dollars): " << r.pareto.size() << " plans\n";
+}
+
+//! A query's reads from a capacity pool, on the fabric: one list from the system's pool node (where its fabric has
+//! one standing for that tier), and one from an RDMA memory server, each times the lists a query reads there. The
+//! plan laid out is the choice where it reads the pool, else the best that does (the first row says which).
+inline std::vector<plan::simulated_pair> simulate_rag(const plan::system& s, const plan::rag_workload& w,
+                                                      const plan::rag_plan_result& r, plan::objective o) {
+  const auto i = plan::pooled_candidate(s, r, o);
+  if (!i) return {};
+  const auto& e = r.candidates[*i];
+  const auto& pool = s.tiers[e.plan.pool];
+  const double reads = e.cost.traffic.reads[1];
+  const bytes list = w.list_bytes();
+  const std::string which = *i == r.choice ? "" : " (" + plan::describe(e.plan, w, s) + ", not the choice)";
+  return plan::simulate_pool_reads(s, pool, list, reads,
+                                   units::detail::format_number(reads) + " lists of " + to_string(list), which);
+}
+
+//! The chosen plan run here, scaled down: SYNTHETIC clustered vectors (retrieval/synthetic.hpp), as many as the
+//! corpus up to 20,000, at its dimension up to 128, in 4·√n lists (one for a flat index), scanned at the plan's
+//! share of lists; its placement's share of the lists in a fast tier by their probe frequency on 4,000 queries,
+//! the rest in a capacity tier (both this machine's memory). 200 other queries are searched. Beside each, the
+//! model: recall from the workload's curve, and bytes per tier at the probe frequencies measured on the placement's
+//! queries (what the tests hold within 5%) and at uniform probes (what the plan prices).
+inline void verify_rag(const verify_request& a, const plan::system& s, const plan::rag_workload& w, std::ostream& out) {
+  const auto r = planned([&] { return plan::plan_rag(s, w, options_of(a.planning)); });
+  const auto& p = r.chosen().plan;
+  auto small = w;
+  small.corpus_vectors = std::min(w.corpus_vectors, 20000.0);
+  small.dimension = std::min<std::size_t>(w.dimension, 128);
+  small.lists = 0;
+  small.probe_skew = 0;
+  const std::size_t n = static_cast<std::size_t>(small.corpus_vectors), d = small.dimension, L = small.list_count();
+  const double share = static_cast<double>(p.nprobe) / static_cast<double>(w.list_count());
+  const auto nprobe =
+      std::clamp<std::size_t>(static_cast<std::size_t>(std::llround(share * static_cast<double>(L))), 1, L);
+  const std::size_t k = std::min<std::size_t>(w.top_k, n);
+  std::cerr << "trinity verify: building an IVF index of " << n << " x " << d << " SYNTHETIC vectors in " << L
+            << " lists...\n";
+  const auto base = retrieval::clustered_vectors(n, d, 1);
+  const auto placing = retrieval::clustered_vectors(4000, d, 3), queries = retrieval::clustered_vectors(200, d, 2);
+  retrieval::ivf_index index(d, {.lists = L});
+  index.train(base);
+  index.add(base, 0);
+  std::size_t lists_bytes = 0;
+  for (std::size_t l = 0; l < L; ++l) lists_bytes += index.list_bytes(l);
+  const double hot = p.home == plan::list_home::replicated ? 1.0
+                     : p.home == plan::list_home::sharded  ? 0.0
+                                                           : p.hot_share;
+  place::tier_resource fast("fast", bytes{static_cast<double>(index.centroid_bytes() + lists_bytes)}),
+      capacity("capacity", bytes{static_cast<double>(lists_bytes)});
+  retrieval::tiered_ivf tiered(index, {&fast, &capacity});
+  const auto frequency = retrieval::probe_frequency(index, placing, nprobe);
+  tiered.place(frequency, index.centroid_bytes() + static_cast<std::size_t>(hot * static_cast<double>(lists_bytes)));
+  double found = 0;
+  for (std::size_t q = 0; q < 200; ++q) {
+    const auto query = std::span<const float>(queries).subspan(q * d, d);
+    const auto got = tiered.search(query, k, nprobe);
+    for (const auto& t : retrieval::exact_search(base, d, query, k))
+      for (const auto& g : got) found += g.id == t.id;
+  }
+  const auto& m = tiered.traffic();
+  // The model reads the frequencies measured on the placement's queries, not on the queries it is set beside.
+  std::vector<double> list_bytes(L);
+  std::vector<std::size_t> tier_of(L);
+  for (std::size_t l = 0; l < L; ++l)
+    list_bytes[l] = static_cast<double>(index.list_bytes(l)), tier_of[l] = tiered.tier_of(l);
+  const auto at_measured =
+      model::ivf_search_traffic(static_cast<double>(index.centroid_bytes()), list_bytes, frequency, tier_of, 2);
+  const auto uniform =
+      plan::search_cost(s, small, plan::rag_plan{nprobe, p.home, p.pool, hot}, plan::second_tier_access(s, p));
+  const double queries_run = static_cast<double>(m.queries);
+  const std::vector<verified_row> rows{
+      {"recall@" + std::to_string(k) + " (the workload's curve at nprobe " + std::to_string(nprobe) + " of " +
+           std::to_string(L) + ")",
+       plan::detail::recall_at(small.recall_curve, static_cast<double>(nprobe) / static_cast<double>(L)).value_or(0),
+       found / (200.0 * static_cast<double>(k))},
+      {"fast-tier bytes a query, at the probe frequencies of other queries", at_measured.bytes[0],
+       m.bytes[0] / queries_run},
+      {"capacity-tier bytes a query, at the probe frequencies of other queries", at_measured.bytes[1],
+       m.bytes[1] / queries_run},
+      {"capacity-tier bytes a query, as the plan prices them (uniform probes)", uniform.traffic.bytes[1],
+       m.bytes[1] / queries_run}};
+  if (a.json) {
+    out << json{{"system", s.name},
+                {"choice", plan::describe(p, w, s)},
+                {"scaled", {{"vectors", n}, {"dimension", d}, {"lists", L}, {"nprobe", nprobe}, {"hot_share", hot}}},
+                {"rows", rows_json(rows, 0.05)}}
+               .dump(2)
+        << '\n';
+    return;
+  }
+  out << "Plan: " << plan::describe(p, w, s) << "\nRun here: " << n << " x " << d << " SYNTHETIC vectors in " << L
+      << " lists, nprobe " << nprobe << ", " << plan::detail::share(hot) << " of the lists' bytes in the fast tier\n\n";
+  print_rows(out, rows);
+}
+
+}  // namespace detail
+
+//! Retrieval-augmented generation (plan/rag_serve.hpp): a vector index on the tiers, and the LLM that answers
+//! with what it retrieves. `"type": "rag-serve"`.
+struct rag_serve {
+  static constexpr std::string_view type = "rag-serve";
+  using description = plan::rag_workload;
+
+  static description read(const io::json& j, const plan::system& s, const read_context&) {
+    return io::detail::read_rag(j, s);
+  }
+  static std::vector<std::string_view> preset_names() { return {"rag-serve"}; }
+  static std::optional<description> preset(std::string_view name, const plan::system&) {
+    return plan::presets::find_rag(name);
+  }
+  static void plan(const request& a, const plan::system& s, description& w, std::ostream& out) {
+    refuse_layout_flags(a, "plan");
+    refuse_codec_flags(a.planning, "rag-serve", "a rag-serve plan stores its vectors in fp32");
+    detail::plan_rag(a, s, w, out);
+  }
+  static void simulate(const request& a, const plan::system& s, description& w, std::ostream& out) {
+    refuse_layout_flags(a, "simulate");
+    refuse_codec_flags(a.planning, "rag-serve", "a rag-serve plan stores its vectors in fp32");
+    const auto r = planned([&] { return plan::plan_rag(s, w, options_of(a.planning)); });
+    print_simulation(out, a, s, plan::describe(r.chosen().plan, w, s), s.fabric.empty() ? "rdma-cluster" : s.fabric,
+                     detail::simulate_rag(s, w, r, objective_of(a.planning)));
+  }
+  //! The chosen plan's search run here, scaled down, beside the model.
+  static void verify(const verify_request& a, const plan::system& s, description& w, std::ostream& out) {
+    refuse_layout_flags(a, "plan");
+    refuse_replay_flags(a, "rag-serve");
+    detail::verify_rag(a, s, w, out);
+  }
+};
+
+}  // namespace trinity::workloads
