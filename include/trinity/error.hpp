@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace trinity {
@@ -32,6 +33,13 @@ namespace detail {
 //! in constant evaluation too, where a throw becomes a compile error.
 constexpr void require(bool ok, std::string_view field, std::string_view problem) {
   if (!ok) throw invalid_input(std::string(field), std::string(problem));
+}
+//! The same with the problem built only when the check fails: for checks inside loops, where building a message
+//! (std::to_string and concatenation) on every pass would cost more than the work checked.
+template <class Problem>
+requires std::is_invocable_r_v<std::string, Problem>
+constexpr void require(bool ok, std::string_view field, Problem&& problem) {
+  if (!ok) throw invalid_input(std::string(field), std::forward<Problem>(problem)());
 }
 
 //! std::isfinite, usable in constant evaluation (it is constexpr only from C++23).

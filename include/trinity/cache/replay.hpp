@@ -61,8 +61,9 @@ replay_result replay(Cache& cache, const embedding_matrix& embeddings, std::span
   for (const int d : depths) latents.push_back({d, o.latent_size, {}});
   for (std::size_t i = 0; i < trace.size(); ++i) {
     if (i == warm) cache.reset_stats();
-    trinity::detail::require(trace[i].row < embeddings.rows(), "trace[" + std::to_string(i) + "].row",
-                             "is past the embeddings' " + std::to_string(embeddings.rows()) + " rows");
+    if (trace[i].row >= embeddings.rows())
+      throw invalid_input("trace[" + std::to_string(i) + "].row",
+                          "is past the embeddings' " + std::to_string(embeddings.rows()) + " rows");
     const auto key = embeddings.row(trace[i].row);
     const auto r = cache.lookup(key);
     if (!r.hit || r.depth < cache.deepest()) cache.insert(key, latents);

@@ -25,6 +25,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <trinity/embedding/embedding_bag.hpp>
@@ -64,8 +65,9 @@ class tiered_table {
 
   //! Row i, from the cache (a hit) or from the capacity tier into the cache (a miss).
   [[nodiscard]] std::span<const float> row(std::uint64_t i) {
-    trinity::detail::require(i < rows_, "index",
-                             std::to_string(i) + " is past the table's " + std::to_string(rows_) + " rows");
+    trinity::detail::require(i < rows_, "index", [&] {
+      return std::to_string(i) + " is past the table's " + std::to_string(rows_) + " rows";
+    });
     ++counts_[i];
     ++tick_;
     if (const auto it = where_.find(i); it != where_.end()) {
@@ -130,9 +132,11 @@ class tiered_table {
       order_.splice(order_.end(), order_, e.lru);
       return;
     }
-    lfu_.erase({counts_[i] - 1, e.used, i});
+    // The node moved, not freed and allocated again: a hit costs no allocation.
+    auto node = lfu_.extract({counts_[i] - 1, e.used, i});
     e.used = tick_;
-    lfu_.insert({counts_[i], e.used, i});
+    node.value() = {counts_[i], e.used, i};
+    lfu_.insert(std::move(node));
   }
   // Row i into a free slot, or the victim's: read from the capacity tier, written to the fast one.
   std::size_t bring_in(std::uint64_t i) {

@@ -35,7 +35,8 @@ inline search_traffic ivf_search_traffic(double centroid_bytes, std::span<const 
   t.bytes[0] = centroid_bytes;
   t.reads[0] = 1;
   for (std::size_t l = 0; l < list_bytes.size(); ++l) {
-    trinity::detail::require(tier_of[l] < tiers, "tier_of", "list " + std::to_string(l) + " names no tier");
+    trinity::detail::require(tier_of[l] < tiers, "tier_of",
+                             [&] { return "list " + std::to_string(l) + " names no tier"; });
     t.bytes[tier_of[l]] += probe_probability[l] * list_bytes[l];
     t.reads[tier_of[l]] += probe_probability[l];
   }

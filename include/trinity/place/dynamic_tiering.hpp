@@ -60,7 +60,7 @@ class dynamic_tiering {
     tier_.assign(size_.size(), 0);
     hot_.assign(size_.size(), 0.0);
     for (std::size_t i = 0; i < size_.size(); ++i) {
-      trinity::detail::require(size_[i] > 0, "sizes[" + std::to_string(i) + "]", "must be positive");
+      if (!(size_[i] > 0)) throw invalid_input("sizes[" + std::to_string(i) + "]", "must be positive");
       std::uint32_t t = 0;
       while (used_[t] + size_[i] > cap_[t]) ++t;
       tier_[i] = t;
