@@ -227,15 +227,11 @@ struct embedding_problem {
   }
   [[nodiscard]] embedding_cost price(const embedding_plan& p) const { return plan::price(s, w, p); }
   [[nodiscard]] std::string check(const embedding_plan&, const embedding_cost& c) const {
-    for (std::size_t t = 0; t < s.tiers.size(); ++t)
-      if (c.tier_bytes[t] > s.tiers[t].capacity)
-        return s.tiers[t].name + " capacity: needs " + to_string(c.tier_bytes[t]) + " a device of " +
-               to_string(s.tiers[t].capacity);
-    if (c.devices_busy > static_cast<double>(s.device.count))
-      return "sample rate: " + units::detail::format_number(w.samples_per_second) + " samples/s keep " +
-             units::detail::format_number(c.devices_busy) + " devices busy, of " + std::to_string(s.device.count);
-    if (c.pool_rate > c.pool_limit)
-      return "pool bandwidth: " + to_string(c.pool_rate) + " read, more than the links' " + to_string(c.pool_limit);
+    if (auto broken = tiers_fit(s, c.tier_bytes, c.devices_busy,
+                                "sample rate: " + units::detail::format_number(w.samples_per_second) + " samples/s",
+                                c.pool_rate, c.pool_limit);
+        !broken.empty())
+      return broken;
     if (c.total.time > w.latency_slo)
       return "latency objective: a batch takes " + to_string(c.total.time) + ", more than " + to_string(w.latency_slo);
     return {};

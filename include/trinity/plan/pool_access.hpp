@@ -60,6 +60,27 @@ std::optional<std::size_t> pooled_candidate(const system& s, const Result& r, ob
   return best;
 }
 
+namespace detail {
+
+//! What every plan that puts its data on the tiers must keep, checked in order: each tier's bytes a device within
+//! its capacity, the devices its rate keeps busy within the system's (`rate` says the rate: "query rate: 20
+//! queries/s"), and what it reads from the pool within the links'. Empty when it keeps all three.
+inline std::string tiers_fit(const system& s, const std::vector<bytes>& tier_bytes, double devices_busy,
+                             const std::string& rate, bytes_per_second pool_rate, bytes_per_second pool_limit) {
+  for (std::size_t t = 0; t < s.tiers.size(); ++t)
+    if (tier_bytes[t] > s.tiers[t].capacity)
+      return s.tiers[t].name + " capacity: needs " + to_string(tier_bytes[t]) + " a device of " +
+             to_string(s.tiers[t].capacity);
+  if (devices_busy > static_cast<double>(s.device.count))
+    return rate + " keep " + units::detail::format_number(devices_busy) + " devices busy, of " +
+           std::to_string(s.device.count);
+  if (pool_rate > pool_limit)
+    return "pool bandwidth: " + to_string(pool_rate) + " read, more than the links' " + to_string(pool_limit);
+  return {};
+}
+
+}  // namespace detail
+
 //! `reads` reads of `each` bytes from `pool` on the fabric: from the system's memory node where its fabric has one
 //! standing for the pool, then from an RDMA memory server (rdma-cluster), each beside its model (latency plus
 //! bytes over bandwidth, a read at a time). `what` names the reads; `note` follows both rows.

@@ -373,15 +373,11 @@ struct rag_problem {
       return "recall target: nprobe " + std::to_string(p.nprobe) + " reaches " +
              units::detail::format_number(c.recall) + " of the " + units::detail::format_number(w.recall_target) +
              " asked";
-    for (std::size_t t = 0; t < s.tiers.size(); ++t)
-      if (c.tier_bytes[t] > s.tiers[t].capacity)
-        return s.tiers[t].name + " capacity: needs " + to_string(c.tier_bytes[t]) + " a device of " +
-               to_string(s.tiers[t].capacity);
-    if (c.devices_busy > static_cast<double>(s.device.count))
-      return "query rate: " + units::detail::format_number(w.queries_per_second) + " queries/s keep " +
-             units::detail::format_number(c.devices_busy) + " devices busy, of " + std::to_string(s.device.count);
-    if (c.pool_rate > c.pool_limit)
-      return "pool bandwidth: " + to_string(c.pool_rate) + " read, more than the links' " + to_string(c.pool_limit);
+    if (auto broken = tiers_fit(s, c.tier_bytes, c.devices_busy,
+                                "query rate: " + units::detail::format_number(w.queries_per_second) + " queries/s",
+                                c.pool_rate, c.pool_limit);
+        !broken.empty())
+      return broken;
     if (c.ttft + c.search > w.llm.ttft_slo)
       return "time to first token: " + to_string(c.search) + " search + " + to_string(c.ttft) + " prefill, more than " +
              to_string(w.llm.ttft_slo);
@@ -455,13 +451,20 @@ struct rag_problem {
 
 }  // namespace detail
 
-//! Every nprobe and placement priced and checked; the best for the objective; the Pareto front; why.
-inline rag_plan_result plan_rag(const system& s, const rag_workload& w, const planner_options& o = {}) {
+//! Every nprobe and placement priced and checked, the answers given by `llm` (plan_rag_llm's, which a caller that
+//! prints it has planned already); the best for the objective; the Pareto front; why.
+inline rag_plan_result plan_rag(const system& s, const rag_workload& w, const planner_options& o, const rag_llm& llm) {
   validate(s);
   validate(w, s);
   detail::require_prices(s, o.objective);
-  const auto llm = plan_rag_llm(s, w, o);
   return solve(detail::rag_problem{s, w, o, llm}, o);
+}
+
+//! The same, answering with the LLM's replica plan_rag_llm chooses.
+inline rag_plan_result plan_rag(const system& s, const rag_workload& w, const planner_options& o = {}) {
+  validate(s);
+  validate(w, s);
+  return plan_rag(s, w, o, plan_rag_llm(s, w, o));
 }
 
 namespace presets {

@@ -162,8 +162,13 @@ inline std::optional<rdma_comparison> over_rdma(const plan::system& s, const pla
 
 inline void plan_rag(const request& a, const plan::system& s, const plan::rag_workload& w, std::ostream& out) {
   const auto o = options_of(a.planning);
-  const auto r = planned([&] { return plan::plan_rag(s, w, o); });
-  const auto llm = plan::plan_rag_llm(s, w, o);
+  // The LLM's replica planned once, printed beside the plan that answers with it.
+  const auto llm = planned([&] {
+    plan::validate(s);
+    plan::validate(w, s);
+    return plan::plan_rag_llm(s, w, o);
+  });
+  const auto r = planned([&] { return plan::plan_rag(s, w, o, llm); });
   const auto rdma = over_rdma(s, w, llm, r.chosen());
   if (a.json) {
     json own{{"lists", w.list_count()},
