@@ -178,6 +178,9 @@ inline std::vector<std::vector<std::uint8_t>> reader_seed_inputs(std::string_vie
   }
   if (target == "reader_csv_trace")
     return {text("timestamp,row\n0,1\n0.5,2\n1,999\n"), text("3,4\r\n1,5\r\n\r\n2,6\n"), text("timestamp,row\n")};
+  if (target == "reader_dlrm_trace")
+    return {text("1, 2, 3, 4, 5, 3, 4, 1, 1, 6, 3\n3, 0, 2, 6"), text("24173, 36093,\n10426\n1, 2"), text("7, 8, 9"),
+            bytes(16, std::uint8_t{1})};
   if (target == "reader_fvecs") return fvecs();
   if (target == "reader_stream_frame") return stream_frames();
   if (target == "reader_journal") return journals();

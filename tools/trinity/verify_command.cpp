@@ -452,7 +452,8 @@ void register_verify(CLI::App& app) {
   v->add_option("--batch", a->batch, "Global batch of the run, split across ranks (default 256)")->type_name("COUNT");
   v->add_option("--trace", a->trace,
                 "A diffusion plan: the request trace to replay (default: a synthetic one); an "
-                "llm-serve plan: the block-hashed trace (Mooncake's JSONL format)")
+                "llm-serve plan: the block-hashed trace (Mooncake's JSONL format); an embedding-serve plan: a "
+                "directory of DLRM lookup traces (trace_<t>.log or .bin, size_trace_<t>.log) to replay")
       ->type_name("FILE.csv|FILE.jsonl");
   v->add_option("--embeddings", a->embeddings, "A diffusion plan: the trace's prompt embeddings")
       ->type_name("FILE.fvecs");

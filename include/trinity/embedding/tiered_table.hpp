@@ -20,11 +20,13 @@
 #include <cstdint>
 #include <list>
 #include <memory_resource>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -81,15 +83,22 @@ class tiered_table {
   }
 
   //! Brings the batch's rows into the cache ahead of its lookups (read from the capacity tier, counted as
-  //! prefetched, neither hit nor miss); rows already cached are left as they are.
+  //! prefetched, neither hit nor miss); rows already cached are left as they are. The batch's rows are pinned
+  //! while it is prefetched, as FBGEMM's cache locks them: bringing one in never evicts another the batch needs
+  //! (under LFU a row just brought in has the fewest uses, and would be the next victim). A batch of more
+  //! distinct rows than the cache holds brings in what fits; the rest miss.
   void prefetch(const bag_batch& b) {
     validate(b, rows_);
     if (slots_ == 0) return;
+    pinned_.clear();
+    pinned_.insert(b.indices.begin(), b.indices.end());
     for (const auto i : b.indices)
       if (!where_.contains(i)) {
+        if (free_.empty() && !victim()) break;  // every cached row is the batch's
         ++traffic_.prefetched;
         bring_in(i);
       }
+    pinned_.clear();
   }
 
   //! embedding_bag over this table's rows, looked up through the cache.
@@ -138,6 +147,17 @@ class tiered_table {
     node.value() = {counts_[i], e.used, i};
     lfu_.insert(std::move(node));
   }
+  // The row the policy evicts next among those not pinned: LRU's oldest, LFU's fewest uses (then the oldest).
+  std::optional<std::uint64_t> victim() const {
+    if (policy_ == cache_policy::lru) {
+      for (const auto r : order_)
+        if (!pinned_.contains(r)) return r;
+      return std::nullopt;
+    }
+    for (const auto& e : lfu_)
+      if (!pinned_.contains(std::get<2>(e))) return std::get<2>(e);
+    return std::nullopt;
+  }
   // Row i into a free slot, or the victim's: read from the capacity tier, written to the fast one.
   std::size_t bring_in(std::uint64_t i) {
     std::size_t slot = 0;
@@ -145,13 +165,12 @@ class tiered_table {
       slot = free_.back();
       free_.pop_back();
     } else {
-      const std::uint64_t victim = policy_ == cache_policy::lru ? order_.front() : std::get<2>(*lfu_.begin());
-      const auto it = where_.find(victim);
+      const auto it = where_.find(*victim());
       slot = it->second.slot;
       if (policy_ == cache_policy::lru)
         order_.erase(it->second.lru);
       else
-        lfu_.erase(lfu_.begin());
+        lfu_.erase({counts_[it->first], it->second.used, it->first});
       where_.erase(it);
     }
     const auto src = read_capacity(i);
@@ -172,6 +191,7 @@ class tiered_table {
   std::vector<std::uint64_t> counts_;  // every row's uses, for LFU
   std::vector<std::size_t> free_;
   std::unordered_map<std::uint64_t, entry> where_;
+  std::unordered_set<std::uint64_t> pinned_;                               // the batch being prefetched
   std::list<std::uint64_t> order_;                                         // LRU: oldest first
   std::set<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> lfu_;  // LFU: (uses, last use, row)
   std::uint64_t tick_ = 0;

@@ -18,6 +18,8 @@
 #include <trinity/detail/splitmix.hpp>
 #include <trinity/embedding/embedding_bag.hpp>
 #include <trinity/embedding/tiered_table.hpp>
+#include <trinity/embedding/trace_replay.hpp>
+#include <trinity/io/dlrm_trace.hpp>
 #include <trinity/io/json_object.hpp>
 #include <trinity/io/workload.hpp>
 #include <trinity/plan/embedding_serve.hpp>
@@ -251,6 +253,100 @@ inline void verify_embedding(const verify_request& a, const plan::system& s, con
   print_rows(out, rows);
 }
 
+//! A lookup trace in the DLRM reference's format (io/dlrm_trace.hpp) replayed here through a tiered table's cache:
+//! trace table t is the workload's table t (its row bytes, its skew), its rows renumbered, its cache a share of
+//! the rows it looks up (a sweep, and the plan's share); batches of the workload's batch in samples. Beside each
+//! cache: the bound of a static cache of the trace's most looked-up rows, the Zipf head share the plan prices at
+//! the workload's skew, LRU's and LFU's replayed hit rates and LFU's bytes per tier a batch; and, at the plan's
+//! share, the same with each batch's rows prefetched.
+inline void replay_embedding_trace(const verify_request& a, const plan::system& s, const plan::embedding_workload& w,
+                                   std::ostream& out) {
+  const auto trace = io::read_dlrm_trace(a.trace);
+  if (trace.size() > w.tables.size())
+    throw bad_flag("--trace", a.trace,
+                   "holds " + std::to_string(trace.size()) + " tables, but " + w.name + " has " +
+                       std::to_string(w.tables.size()) + ". Fix: a trace of at most the workload's tables");
+  const auto r = planned([&] { return plan::plan_embedding(s, w, options_of(a.planning)); });
+  const auto i = plan::pooled_candidate(s, r, objective_of(a.planning));
+  const double plan_share = i ? r.candidates[*i].plan.cache_share : 0.0;
+  std::vector<double> shares{1.0 / 64, 1.0 / 16, 1.0 / 4, 1.0 / 2};
+  if (plan_share > 0) shares.push_back(plan_share);
+  std::sort(shares.begin(), shares.end());
+  shares.erase(std::unique(shares.begin(), shares.end()), shares.end());
+  const auto batch = static_cast<std::size_t>(std::max(1.0, w.batch));
+  struct point {
+    double share, cached = 0, lookups = 0, ideal = 0, zipf = 0, lru = 0, lfu = 0, fast = 0, beyond = 0;
+  };
+  const auto measure = [&](double share, bool prefetch) {
+    point p{share};
+    for (std::size_t t = 0; t < trace.size(); ++t) {
+      const auto& spec = w.tables[t];
+      const embedding::bag_batch bags{trace[t].indices, trace[t].offsets};
+      const auto rows = embedding::renumber(trace[t].indices).rows;
+      const auto cached = static_cast<std::size_t>(std::floor(share * static_cast<double>(rows)));
+      const auto n = static_cast<double>(trace[t].indices.size());
+      const auto row_bytes = static_cast<std::size_t>(spec.dimension) * 4;
+      const auto lfu = embedding::replay(bags, row_bytes, cached, embedding::cache_policy::lfu, batch, prefetch);
+      p.cached += static_cast<double>(cached);
+      p.lookups += n;
+      p.lfu += static_cast<double>(lfu.traffic.hits);
+      p.fast += lfu.traffic.bytes[0] / static_cast<double>(lfu.batches);
+      p.beyond += lfu.traffic.bytes[1] / static_cast<double>(lfu.batches);
+      if (prefetch) continue;
+      p.ideal += n * embedding::static_cache_hit_rate(trace[t].indices, cached);
+      p.zipf += n * (cached ? model::zipf_head_share(static_cast<double>(cached), static_cast<double>(rows), spec.skew)
+                            : 0.0);
+      p.lru += static_cast<double>(
+          embedding::replay(bags, row_bytes, cached, embedding::cache_policy::lru, batch).traffic.hits);
+    }
+    for (auto* x : {&p.ideal, &p.zipf, &p.lru, &p.lfu}) *x /= p.lookups;
+    return p;
+  };
+  std::cerr << "trinity verify: replaying " << trace.size() << " tables of " << a.trace << "...\n";
+  std::vector<point> points;
+  for (const double share : shares) points.push_back(measure(share, false));
+  const bool prefetched = plan_share > 0;
+  const point ahead = prefetched ? measure(plan_share, true) : point{0};
+  std::size_t samples = 0;
+  for (const auto& t : trace) samples = std::max(samples, t.bags());
+  const std::string which = i ? plan::describe(r.candidates[*i].plan, s) : plan::describe(r.chosen().plan, s);
+  if (a.json) {
+    json rows = json::array();
+    for (const auto& p : points)
+      rows.push_back({{"cache_share", p.share},
+                      {"rows_cached", p.cached},
+                      {"static_top_rows", p.ideal},
+                      {"zipf_model", p.zipf},
+                      {"lru", p.lru},
+                      {"lfu", p.lfu},
+                      {"fast_bytes_per_batch", p.fast},
+                      {"capacity_bytes_per_batch", p.beyond}});
+    json j{{"system", s.name},   {"plan", which},  {"trace", a.trace}, {"tables", trace.size()},
+           {"samples", samples}, {"batch", batch}, {"rows", rows}};
+    if (prefetched)
+      j["prefetched"] = {{"cache_share", ahead.share},
+                         {"hit_rate", ahead.lfu},
+                         {"fast_bytes_per_batch", ahead.fast},
+                         {"capacity_bytes_per_batch", ahead.beyond}};
+    out << j.dump(2) << '\n';
+    return;
+  }
+  out << "Plan: " << which << "\nReplayed here: " << a.trace << ", " << trace.size() << " tables, " << samples
+      << " samples in batches of " << batch << "; trace table t is the workload's table t, its cache a share of "
+      << "the rows it looks up\n\n";
+  reports::table table({"cache share", "rows cached", "static top rows", "Zipf (the plan's model)", "LRU", "LFU",
+                        "fast bytes a batch", "capacity bytes a batch"});
+  const auto f = [](double v) { return units::detail::format_number(v); };
+  for (const auto& p : points)
+    table.add({plan::detail::share(p.share), f(p.cached), f(p.ideal), f(p.zipf), f(p.lru), f(p.lfu),
+               to_string(bytes{p.fast}), to_string(bytes{p.beyond})});
+  table.print(out);
+  if (prefetched)
+    out << "\nAt the plan's " << plan::detail::share(ahead.share) << ", each batch's rows prefetched ahead of it: hit "
+        << "rate " << f(ahead.lfu) << ", " << to_string(bytes{ahead.fast}) << " from the fast tier and "
+        << to_string(bytes{ahead.beyond}) << " brought from the capacity tier a batch\n";
+}
+
 }  // namespace detail
 
 //! Recommendation inference over embedding tables on the tiers (plan/embedding_serve.hpp). `"type":
@@ -269,6 +365,8 @@ struct embedding_serve {
   static void plan(const request& a, const plan::system& s, description& w, std::ostream& out) {
     refuse_layout_flags(a, "plan");
     refuse_codec_flags(a.planning, "embedding-serve", "an embedding-serve plan stores its rows in fp32");
+    if (!a.plot.empty())
+      throw bad_flag("--plot", a.plot, "draws a training or rag-serve plan's search; not embedding-serve's");
     detail::plan_embedding(a, s, w, out);
   }
   static void simulate(const request& a, const plan::system& s, description& w, std::ostream& out) {
@@ -281,6 +379,13 @@ struct embedding_serve {
   //! A plan's lookups run here, scaled down, beside the model.
   static void verify(const verify_request& a, const plan::system& s, description& w, std::ostream& out) {
     refuse_layout_flags(a, "plan");
+    if (!a.trace.empty()) {
+      verify_request rest = a;
+      rest.trace.clear();
+      refuse_replay_flags(rest, "embedding-serve");
+      detail::replay_embedding_trace(a, s, w, out);
+      return;
+    }
     refuse_replay_flags(a, "embedding-serve");
     detail::verify_embedding(a, s, w, out);
   }

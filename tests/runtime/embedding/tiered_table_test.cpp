@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <set>
 #include <vector>
 
 #include <trinity/embedding/embedding_bag.hpp>
@@ -164,6 +165,30 @@ TEST_CASE("prefetching a batch brings its rows in: its lookups then all hit", "[
     CHECK(table.traffic().misses == 0);
     CHECK(table.traffic().hits == batch.indices.size());
     CHECK(table.traffic().bytes[1] == static_cast<double>(table.traffic().prefetched) * dim * 4);
+  }
+}
+
+TEST_CASE("prefetching into a full cache evicts none of the batch's own rows", "[embedding]") {
+  // A cache barely larger than a batch's rows, full from the batches before: under LFU every row just brought in
+  // has the fewest uses, so without pinning each would evict the one before it and the batch would miss.
+  const std::size_t rows = 1000, dim = 4;
+  const auto values = table_values(rows, dim);
+  const auto t = zipf_trace(rows, 12, 8, 2, 0.8, 6);
+  for (const auto policy : {embedding::cache_policy::lru, embedding::cache_policy::lfu}) {
+    place::tier_resource fast("hbm", bytes{1e6}), capacity("cxl-capacity", bytes{1e7});
+    place::tier_resource* tiers[] = {&fast, &capacity};
+    embedding::tiered_table table(rows, dim, values, tiers, 24, policy);
+    for (std::size_t b = 0; b < t.indices.size(); ++b) {
+      const embedding::bag_batch batch{t.indices[b], t.offsets[b]};
+      REQUIRE(std::set<std::uint64_t>(t.indices[b].begin(), t.indices[b].end()).size() <= 24);
+      std::vector<float> out(batch.bags() * dim), want(out.size());
+      table.reset_traffic();
+      table.prefetch(batch);
+      table.bag(batch, embedding::pooling::sum, out);
+      embedding::embedding_bag(values, dim, batch, embedding::pooling::sum, want);
+      CHECK(out == want);
+      CHECK(table.traffic().misses == 0);
+    }
   }
 }
 
