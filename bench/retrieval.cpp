@@ -1,6 +1,7 @@
-// trinity-bench-retrieval: the IVF index, untiered and with its lists on tiers, beside FAISS's IndexIVFFlat, in
-// one run, on the same SYNTHETIC vectors (200,000 x 64 fp32 in 256 clusters: each point a
-// centre uniform in [-1, 1]^64 plus uniform noise of ±0.35; queries drawn the same way), one query at a time.
+// trinity-bench-retrieval: the IVF, IVF-PQ and HNSW indexes, untiered and on tiers, beside FAISS's IndexIVFFlat,
+// IndexIVFPQ (with exact re-ranking) and IndexHNSWFlat, in one run, on the same SYNTHETIC vectors (200,000 x 64
+// fp32 in 256 clusters: each point a centre uniform in [-1, 1]^64 plus uniform noise of ±0.35; queries drawn the
+// same way), one query at a time.
 //
 //   build/bin/trinity-bench-retrieval --benchmark_format=json
 //
@@ -12,6 +13,18 @@
 //                      fast tier a tenth the size of the lists, the rest in a capacity tier, both host memory
 //                      here. Counters: recall_at_10 (the untiered search's: placement changes no result),
 //                      fast_tier_share (of the bytes read), x_untiered (its queries/s over the untiered index's).
+// ivf/nprobeN/faiss-pq FAISS IndexIVFPQ (the same 1,024 lists, 16 bytes a vector: 16 parts of 256 codes, on
+//                      residuals) behind an IndexRefineFlat re-ranking the 100 best by exact distance (k_factor 10).
+// ivf/nprobeN/pq       retrieval::tiered_ivf_pq: the same shape (16-byte codes of residuals, 100 re-ranked), the
+//                      codes in a fast tier, the vectors in a capacity tier. Counters: recall_at_10, x_faiss-pq,
+//                      fast_tier_bytes_per_query and capacity_tier_bytes_per_query.
+// hnsw/faiss/EF        FAISS IndexHNSWFlat (M 16, efConstruction 100) searching with efSearch EF.
+// hnsw/trinity/EF      retrieval::hnsw_index (hnswlib's graph, M 16, ef_construction 100) at ef EF. Counters:
+//                      recall_at_10, x_faiss.
+// hnsw/tiered/EF       retrieval::tiered_hnsw: the upper layers and the bottom layer's nodes most visited per byte
+//                      (measured on other queries) in a fast tier of a tenth of the graph's bytes, the rest in a
+//                      capacity tier. Counters: recall_at_10 (the untiered search's), fast_tier_share,
+//                      x_untiered.
 // ivf/recall/N         retrieval::ivf_index's recall_at_10 at nprobe N, and probe_share (N over the lists): the
 //                      curve the rag-serve planner reads a recall target from (plan/detail/measured_curves.hpp,
 //                      generated from bench/results/ivf-recall-ci.json, which this filter writes:
@@ -23,13 +36,19 @@
 
 #include <trinity/detail/splitmix.hpp>
 #include <trinity/place/tier_resource.hpp>
+#include <trinity/retrieval/hnsw/hnsw_index.hpp>
 #include <trinity/retrieval/ivf_index.hpp>
 #include <trinity/retrieval/synthetic.hpp>
 #include <trinity/retrieval/tiered_ivf.hpp>
+#include <trinity/retrieval/hnsw/tiered_hnsw.hpp>
+#include <trinity/retrieval/tiered_ivf_pq.hpp>
 
 #ifdef TRINITY_BENCH_FAISS
 #include <faiss/IndexFlat.h>
+#include <faiss/IndexHNSW.h>
 #include <faiss/IndexIVFFlat.h>
+#include <faiss/IndexIVFPQ.h>
+#include <faiss/IndexRefine.h>
 #endif
 
 #include <chrono>
@@ -47,6 +66,8 @@ const std::size_t dim = 64;
 const std::size_t rows = bench::sized<std::size_t>(200'000, 8'000);
 const std::size_t lists = bench::sized<std::size_t>(1024, 64);
 const std::size_t query_count = bench::sized<std::size_t>(500, 50);
+const std::size_t pq_parts = 16, pq_rerank = 100;
+const std::size_t hnsw_m = 16, hnsw_construction = 100;
 
 std::vector<float> points(std::size_t n, std::uint64_t seed) { return retrieval::clustered_vectors(n, dim, seed); }
 const std::vector<float>& base() {
@@ -110,6 +131,63 @@ faiss::IndexIVFFlat& faiss_ivf() {
   return *index;
 }
 
+// IndexIVFPQ owns nothing it is given; the refine wrapper is handed its base index and owns that.
+faiss::IndexRefineFlat& faiss_pq() {
+  static faiss::IndexFlatL2 quantizer(static_cast<faiss::Index::idx_t>(dim));
+  static const std::unique_ptr<faiss::IndexRefineFlat> index = [] {
+    auto* ivf = new faiss::IndexIVFPQ(&quantizer, dim, lists, pq_parts, 8, faiss::METRIC_L2);
+    auto r = std::make_unique<faiss::IndexRefineFlat>(ivf);
+    r->own_fields = true;
+    r->k_factor = static_cast<float>(pq_rerank) / 10.0f;
+    r->train(static_cast<faiss::Index::idx_t>(rows), base().data());
+    r->add(static_cast<faiss::Index::idx_t>(rows), base().data());
+    return r;
+  }();
+  return *index;
+}
+
+void bm_faiss_pq(benchmark::State& state) {
+  const auto nprobe = static_cast<std::size_t>(state.range(0));
+  auto& index = faiss_pq();
+  dynamic_cast<faiss::IndexIVFPQ&>(*index.base_index).nprobe = nprobe;
+  std::vector<float> d(10);
+  std::vector<faiss::Index::idx_t> l(10);
+  timed(state, name_of("faiss-pq", nprobe), "", "", [&](std::size_t i) {
+    index.search(1, query(i).data(), 10, d.data(), l.data());
+    benchmark::DoNotOptimize(l.data());
+  });
+  state.counters["recall_at_10"] = recall([&](std::size_t q) {
+    index.search(1, query(q).data(), 10, d.data(), l.data());
+    return std::vector<std::uint64_t>(l.begin(), l.end());
+  });
+}
+
+faiss::IndexHNSWFlat& faiss_hnsw() {
+  static const std::unique_ptr<faiss::IndexHNSWFlat> index = [] {
+    auto i = std::make_unique<faiss::IndexHNSWFlat>(static_cast<int>(dim), static_cast<int>(hnsw_m));
+    i->hnsw.efConstruction = static_cast<int>(hnsw_construction);
+    i->add(static_cast<faiss::Index::idx_t>(rows), base().data());
+    return i;
+  }();
+  return *index;
+}
+
+void bm_faiss_hnsw(benchmark::State& state) {
+  const auto ef = static_cast<std::size_t>(state.range(0));
+  auto& index = faiss_hnsw();
+  index.hnsw.efSearch = static_cast<int>(ef);
+  std::vector<float> d(10);
+  std::vector<faiss::Index::idx_t> l(10);
+  timed(state, "hnsw/ef" + std::to_string(ef) + "/faiss", "", "", [&](std::size_t i) {
+    index.search(1, query(i).data(), 10, d.data(), l.data());
+    benchmark::DoNotOptimize(l.data());
+  });
+  state.counters["recall_at_10"] = recall([&](std::size_t q) {
+    index.search(1, query(q).data(), 10, d.data(), l.data());
+    return std::vector<std::uint64_t>(l.begin(), l.end());
+  });
+}
+
 void bm_faiss(benchmark::State& state) {
   const auto nprobe = static_cast<std::size_t>(state.range(0));
   auto& index = faiss_ivf();
@@ -156,6 +234,65 @@ void bm_tiered(benchmark::State& state) {
   state.counters["recall_at_10"] = recall([&](std::size_t q) { return ids(tiered.search(query(q), 10, nprobe)); });
 }
 
+// Built once: Google Benchmark calls a benchmark again as it grows the iterations.
+retrieval::tiered_ivf_pq& trinity_pq() {
+  static place::tier_resource fast("fast", bytes{static_cast<double>(rows * (pq_parts + 8))}),
+      capacity("capacity", bytes{static_cast<double>(rows * (dim + 1) * 4)});
+  static retrieval::tiered_ivf_pq pq(trinity_ivf(), pq_parts, points(std::min<std::size_t>(rows, 50'000), 4),
+                                     {&fast, &capacity});
+  return pq;
+}
+
+void bm_pq(benchmark::State& state) {
+  const auto nprobe = static_cast<std::size_t>(state.range(0));
+  auto& pq = trinity_pq();
+  pq.reset_traffic();
+  timed(state, name_of("pq", nprobe), name_of("faiss-pq", nprobe), "faiss-pq",
+        [&](std::size_t i) { benchmark::DoNotOptimize(pq.search(query(i), 10, nprobe, pq_rerank).data()); });
+  const auto& t = pq.traffic();
+  state.counters["fast_tier_bytes_per_query"] = t.bytes[0] / static_cast<double>(t.queries);
+  state.counters["capacity_tier_bytes_per_query"] = t.bytes[1] / static_cast<double>(t.queries);
+  state.counters["recall_at_10"] =
+      recall([&](std::size_t q) { return ids(pq.search(query(q), 10, nprobe, pq_rerank)); });
+}
+
+const retrieval::hnsw_index& trinity_hnsw() {
+  static const auto index = [] {
+    auto i = std::make_unique<retrieval::hnsw_index>(
+        dim, retrieval::hnsw_options{.m = hnsw_m, .ef_construction = hnsw_construction});
+    i->add(base(), 0);
+    return i;
+  }();
+  return *index;
+}
+
+void bm_hnsw(benchmark::State& state) {
+  const auto ef = static_cast<std::size_t>(state.range(0));
+  const auto& index = trinity_hnsw();
+  const std::string at = "hnsw/ef" + std::to_string(ef);
+  timed(state, at + "/trinity", at + "/faiss", "faiss",
+        [&](std::size_t i) { benchmark::DoNotOptimize(index.search(query(i), 10, ef).data()); });
+  state.counters["recall_at_10"] = recall([&](std::size_t q) { return ids(index.search(query(q), 10, ef)); });
+}
+
+void bm_tiered_hnsw(benchmark::State& state) {
+  const auto ef = static_cast<std::size_t>(state.range(0));
+  const auto& index = trinity_hnsw();
+  static place::tier_resource fast("fast", bytes{static_cast<double>(rows) * (dim * 4 + 200)}),
+      capacity("capacity", bytes{static_cast<double>(rows) * (dim * 4 + 200)});
+  static retrieval::tiered_hnsw tiered(index, {&fast, &capacity});
+  std::size_t all = 0;
+  for (std::size_t v = 0; v < tiered.nodes(); ++v) all += tiered.node_bytes(v);
+  tiered.place(tiered.visit_frequency(points(query_count, 3), 10, ef), all / 10);
+  tiered.reset_traffic();
+  const std::string at = "hnsw/ef" + std::to_string(ef);
+  timed(state, at + "/tiered", at + "/trinity", "untiered",
+        [&](std::size_t i) { benchmark::DoNotOptimize(tiered.search(query(i), 10, ef).data()); });
+  const auto& t = tiered.traffic();
+  state.counters["fast_tier_share"] = t.bytes[0] / (t.bytes[0] + t.bytes[1]);
+  state.counters["recall_at_10"] = recall([&](std::size_t q) { return ids(tiered.search(query(q), 10, ef)); });
+}
+
 // Recall alone: one pass over the queries with an exact answer, timed as a whole.
 void bm_recall(benchmark::State& state) {
   const auto nprobe = static_cast<std::size_t>(state.range(0));
@@ -170,9 +307,14 @@ void bm_recall(benchmark::State& state) {
 
 #ifdef TRINITY_BENCH_FAISS
 BENCHMARK(bm_faiss)->Name("ivf/faiss")->Arg(4)->Arg(16)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(bm_faiss_pq)->Name("ivf/faiss-pq")->Arg(4)->Arg(16)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(bm_faiss_hnsw)->Name("hnsw/faiss")->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->UseRealTime();
 #endif
 BENCHMARK(bm_trinity)->Name("ivf/trinity")->Arg(4)->Arg(16)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(bm_tiered)->Name("ivf/tiered")->Arg(4)->Arg(16)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(bm_pq)->Name("ivf/pq")->Arg(4)->Arg(16)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(bm_hnsw)->Name("hnsw/trinity")->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(bm_tiered_hnsw)->Name("hnsw/tiered")->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(bm_recall)
     ->Name("ivf/recall")
     ->RangeMultiplier(2)

@@ -18,7 +18,7 @@ step() { printf '\n== %s\n' "$*" >&2; }
 step "build: ci and bench presets"
 cmake --preset ci >/dev/null
 cmake --build --preset ci -j "$(nproc)" --target trinity-docgen compressed_exchange trinity-bench-compress \
-  trinity-bench-collectives trinity-bench-cache trinity-bench-place
+  trinity-bench-collectives trinity-bench-cache trinity-bench-place trinity-bench-retrieval
 cmake --preset bench >/dev/null
 cmake --build --preset bench -j "$(nproc)" --target trinity-bench-compress trinity-bench-cache
 
@@ -62,6 +62,12 @@ build/bin/compressed_exchange --out "$out" >/dev/null
 mv "$out/compressed_exchange.png" docs/compressed_exchange.png 2>/dev/null || true
 rm -f "$out/compressed_exchange.gp" "$out/compressed_exchange.csv"
 
+step "the IVF index beside FAISS, and its recall curve (bench/retrieval.cpp)"
+build/bin/trinity-bench-retrieval --benchmark_filter='ivf/(faiss|trinity|tiered|faiss-pq|pq)/|hnsw/' \
+    --benchmark_out="$out/retrieval-ci.json" --benchmark_out_format=json >/dev/null
+build/bin/trinity-bench-retrieval --benchmark_filter=ivf/recall --benchmark_out="$out/ivf-recall-ci.json" \
+    --benchmark_out_format=json >/dev/null
+
 step "the planner's codec rates from the codecs' results (plan/detail/measured_codecs.hpp), then the planner"
 build/bin/trinity-docgen --source . --build build --headers
 cmake --build --preset ci -j "$(nproc)" --target trinity-cli trinity-bench-plan
@@ -75,6 +81,7 @@ build/bin/trinity calibrate --size 4MiB --out build/plan-profile.json >/dev/null
 } > "$out/verify-1gbe.txt"
 build/bin/trinity plan --system gb200-nvl72-cxl --workload llm-70b-train --parallelism data --plot docs/plan_pareto.png >/dev/null
 build/bin/trinity plan --system dgx-h100 --workload llm-70b-train --gpus 64 --plot docs/layout_pareto.png >/dev/null
+build/bin/trinity plan --system dgx-h100-cxl --workload rag-serve --plot docs/rag_tiers.png >/dev/null
 
 step "the synthetic trace's replay (deterministic)"
 work=$(mktemp -d)

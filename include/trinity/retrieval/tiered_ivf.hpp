@@ -4,7 +4,8 @@
 //! the fast tier, every list is one object of a place::tiered_store (its ids, then its vectors), and a search
 //! reads each probed list from wherever it lives and counts the bytes and reads per tier. Placement is by
 //! measured access frequency: place() fills the fast tier with the lists most probed per byte, as the dynamic
-//! tiering policy ranks objects (place/dynamic_tiering.hpp), and leaves the rest in the capacity tier.
+//! tiering policy ranks objects (place/dynamic_tiering.hpp), and leaves the rest in the capacity tier; follow()
+//! hands the lists to that policy itself, which moves them online as the searches' probes shift.
 //! Placement never changes a result: the same lists are scanned in the same order wherever they live.
 //!
 //!   place::tier_resource hbm("hbm", 64_MB), cxl("cxl-capacity", 4_GB);
@@ -17,11 +18,13 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include <trinity/error.hpp>
+#include <trinity/place/dynamic_tiering.hpp>
 #include <trinity/place/tier_resource.hpp>
 #include <trinity/place/tiered_store.hpp>
 #include <trinity/retrieval/ivf_index.hpp>
@@ -78,6 +81,25 @@ class tiered_ivf {
     return used;
   }
 
+  //! From here on the lists move online: every probe is an access to place::dynamic_tiering (sampled, decayed,
+  //! rate-limited, with hysteresis, `o`), over a fast tier of `fast_bytes` (the centroids counted first) and the
+  //! capacity tier; at each epoch's end its migrations are applied to the lists. The lists start where the policy
+  //! starts them (filled in order). Returns the policy, to read its migrations from.
+  const place::dynamic_tiering& follow(place::tiering_options o, std::size_t fast_bytes) {
+    std::vector<double> sizes(index_->lists());
+    double total = 0;
+    for (std::size_t l = 0; l < sizes.size(); ++l)  // an empty list still takes a slot: a byte, for the policy
+      total += sizes[l] = std::max<double>(1.0, static_cast<double>(index_->list_bytes(l)));
+    const double fast = static_cast<double>(fast_bytes) - static_cast<double>(index_->centroid_bytes());
+    trinity::detail::require(fast >= 0, "fast_bytes", "must hold at least the centroids");
+    policy_.emplace(std::move(sizes), std::vector<double>{fast, total}, o);
+    seen_ = 0;
+    apply([&](auto&& to) {
+      for (std::size_t l = 0; l < index_->lists(); ++l) to(l, policy_->tier_of(static_cast<std::uint32_t>(l)));
+    });
+    return *policy_;
+  }
+
   //! index.search's hits, each probed list read from its tier; the reads counted in traffic().
   [[nodiscard]] std::vector<neighbour> search(std::span<const float> query, std::size_t k, std::size_t nprobe) {
     const auto lists = index_->probe(query, nprobe);
@@ -96,6 +118,16 @@ class tiered_ivf {
       index_->scan({ids, n}, {norms, n}, {vectors, n * index_->dimension()}, query, best);
       traffic_.bytes[where] += static_cast<double>(raw.size());
       traffic_.reads[where] += 1;
+    }
+    if (policy_) {  // the probes counted after the scans: this search read the lists where they were
+      for (const auto l : lists) {
+        policy_->access(static_cast<std::uint32_t>(l));
+        if (policy_->migrations() == seen_) continue;  // no epoch ended, or it moved nothing
+        seen_ = policy_->migrations();
+        apply([&](auto&& to) {
+          for (const auto& m : policy_->moves()) to(m.object, m.to);
+        });
+      }
     }
     return std::move(best).sorted();
   }
@@ -119,6 +151,15 @@ class tiered_ivf {
     std::memcpy(out.data() + ids.size_bytes() + norms.size_bytes(), vectors.data(), vectors.size_bytes());
     return out;
   }
+  // Lists to the policy's tiers (0 fast, 1 capacity: this index's first and last), down before up so that the
+  // fast tier has room for what comes up. `each(to)` calls to(list, policy tier) for every list to place.
+  template <class Each>
+  void apply(Each&& each) {
+    for (const bool down : {true, false})
+      each([&](std::size_t l, std::uint32_t t) {
+        if ((t != 0) == down) move(l, t == 0 ? 0 : tier_count_ - 1);
+      });
+  }
   void move(std::size_t l, std::size_t tier) {
     if (store_.info(l)->tier == tier) return;
     trinity::detail::require(store_.migrate(l, tier), "tiers",
@@ -130,6 +171,8 @@ class tiered_ivf {
   place::tiered_store<std::size_t> store_;
   std::size_t tier_count_;
   tier_traffic traffic_;
+  std::optional<place::dynamic_tiering> policy_;  // follow()'s, when lists move online
+  std::uint64_t seen_ = 0;                        // its migrations applied so far
 };
 
 }  // namespace trinity::retrieval

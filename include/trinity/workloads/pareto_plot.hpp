@@ -4,12 +4,12 @@
 //! PNG through gnuplot (Debian: gnuplot-nox). Without gnuplot it says so and draws nothing; the plan is unchanged.
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
+
+#include <trinity/reports/gnuplot.hpp>
 
 namespace trinity::workloads {
 
@@ -21,19 +21,16 @@ inline void draw_front(const std::string& path, const std::string& title, const 
                        const std::string& ylabel, const std::vector<plot_point>& feasible,
                        std::vector<plot_point> front, plot_point chosen, const std::string& what = "plans",
                        const std::string& resources = "time, energy, memory, bytes sent") {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
-    std::cerr << "trinity plan: gnuplot is not installed (Debian: gnuplot-nox); no picture drawn\n";
-    return;
-  }
+  auto begun = reports::begin_plot(path, "trinity plan");
+  if (!begun) return;
+  auto& gp = *begun;
   // The front of the two resources drawn, as a staircase: the 4-D front's members need not lie on it.
   std::vector<plot_point> stairs = feasible;
   std::sort(stairs.begin(), stairs.end(), [](auto& a, auto& b) { return a.x < b.x || (a.x == b.x && a.y < b.y); });
   std::vector<plot_point> front2;
   for (const auto& p : stairs)
     if (front2.empty() || p.y < front2.back().y) front2.push_back(p);
-  const std::string script = path + ".gp";
-  std::ofstream gp(script);
-  gp << "set terminal pngcairo size 1000,650 noenhanced\nset output '" << path << "'\nset logscale xy\nset grid\n"
+  gp << "set logscale xy\nset grid\n"
      << "set key below\nset xlabel '" << xlabel << "'\nset ylabel '" << ylabel << "'\nset title '" << title << "'\n"
      << "plot '-' using 1:2 with points pt 7 ps 0.8 lc rgb '#aaaaaa' title 'feasible " << what << "', "
      << "'-' using 1:2 with steps lw 2 lc rgb '#1f77b4' title 'time-memory front', "
@@ -45,13 +42,7 @@ inline void draw_front(const std::string& path, const std::string& title, const 
   gp << "e\n";
   for (const auto& p : front) gp << p.x << ' ' << p.y << '\n';
   gp << "e\n" << chosen.x << ' ' << chosen.y << "\ne\n";
-  gp.close();
-  if (std::system(("gnuplot '" + script + "' 2>/dev/null").c_str()) != 0)
-    std::cerr << "trinity plan: gnuplot failed; its script is " << script << '\n';
-  else {
-    std::filesystem::remove(script);
-    std::cerr << "trinity plan: wrote " << path << '\n';
-  }
+  if (reports::finish_plot(path, gp, "trinity plan")) std::cerr << "trinity plan: wrote " << path << '\n';
 }
 
 }  // namespace trinity::workloads

@@ -6,6 +6,8 @@
 //! simulation (a query's pool reads on the system's fabric, and on an RDMA memory server).
 
 #include <algorithm>
+#include <fstream>
+#include <map>
 #include <cmath>
 #include <iostream>
 #include <optional>
@@ -24,6 +26,7 @@
 #include <trinity/retrieval/ivf_index.hpp>
 #include <trinity/retrieval/synthetic.hpp>
 #include <trinity/retrieval/tiered_ivf.hpp>
+#include <trinity/reports/gnuplot.hpp>
 #include <trinity/workloads/report.hpp>
 #include <trinity/workloads/request.hpp>
 #include <trinity/workloads/verify.hpp>
@@ -160,6 +163,69 @@ inline std::optional<rdma_comparison> over_rdma(const plan::system& s, const pla
   return rdma_comparison{c.search, c.total.time, c.search / e.cost.search};
 }
 
+//! `--plot`: search latency against the share of the index's lists kept in device memory, a line for each nprobe
+//! whose recall reaches within 0.05 of the target (at most five, the fewest lists first), in the chosen plan's
+//! capacity tier and, at share 1, a copy in every device; the lists sharded over the scale-up domain beside it
+//! at 1. Plans that fit (tier capacities, devices, the pool's bandwidth) are filled, those refused hollow; the
+//! choice marked. Drawn with gnuplot.
+inline void draw_rag_tiers(const std::string& path, const plan::system& s, const plan::rag_workload& w,
+                           const plan::rag_plan_result& r) {
+  auto begun = reports::begin_plot(path, "trinity plan");
+  if (!begun) return;
+  auto& gp = *begun;
+  struct point {
+    double x, y;
+    bool fits;
+  };
+  const auto& chosen = r.chosen();
+  const std::size_t pool = chosen.plan.home == plan::list_home::pooled ? chosen.plan.pool : s.tiers.size() - 1;
+  std::map<std::size_t, std::vector<point>> lines;  // nprobe: its placements, by the share in device memory
+  std::map<std::size_t, double> recall;
+  std::map<std::size_t, point> sharded_at;  // nprobe: the lists sharded over the domain
+  for (const auto& e : r.candidates) {
+    if (e.cost.recall < w.recall_target - 0.05) continue;
+    const bool pooled = e.plan.home == plan::list_home::pooled && e.plan.pool == pool;
+    const point p{pooled ? e.plan.hot_share : 1.0, e.cost.search.value(), e.fits()};
+    if (e.plan.home == plan::list_home::sharded) sharded_at.insert_or_assign(e.plan.nprobe, p);
+    if (!pooled && e.plan.home != plan::list_home::replicated) continue;
+    lines[e.plan.nprobe].push_back(p);
+    recall[e.plan.nprobe] = e.cost.recall;
+  }
+  while (lines.size() > 5) lines.erase(std::prev(lines.end()));
+  std::vector<point> sharded;
+  for (const auto& [nprobe, p] : sharded_at)
+    if (lines.contains(nprobe)) sharded.push_back(p);
+  gp << "set logscale y\nset grid\n"
+     << "set key below\nset xrange [-0.02:1.02]\nset xlabel 'share of the lists in " << s.tiers.front().name
+     << " (the rest in " << s.tiers[pool].name << "); filled: fits, hollow: refused'\n"
+     << "set ylabel 'search latency a query (s)'\nset title '" << w.name << " on " << s.name
+     << ": recall and search latency against fast-tier capacity (model)'\nplot ";
+  int colour = 1;
+  for (const auto& [nprobe, points] : lines) {
+    gp << "'-' using 1:2 with lines lw 2 lc " << colour << " title 'nprobe " << nprobe << ", recall@" << w.top_k << " "
+       << units::detail::format_number(recall[nprobe]) << "', '-' using 1:2 with points pt 7 lc " << colour
+       << " notitle, '-' using 1:2 with points pt 6 lc " << colour << " notitle, ";
+    ++colour;
+  }
+  gp << "'-' using 1:2 with points pt 4 ps 1.5 lw 2 lc rgb '#555555' title 'lists sharded over the scale-up "
+     << "domain (at 1)', '-' using 1:2 with points pt 3 ps 3 lw 3 lc rgb '#d62728' title 'chosen'\n";
+  const auto series = [&](const std::vector<point>& points, int which) {  // 0 all, 1 fitting, 2 refused
+    for (const auto& p : points)
+      if (which == 0 || (which == 1) == p.fits) gp << p.x << ' ' << p.y << '\n';
+    gp << (which == 0 || std::any_of(points.begin(), points.end(), [&](auto& p) { return (which == 1) == p.fits; })
+               ? "e\n"
+               : "1 nan\ne\n");
+  };
+  for (auto& [nprobe, points] : lines) {
+    std::sort(points.begin(), points.end(), [](const point& a, const point& b) { return a.x < b.x; });
+    for (const int which : {0, 1, 2}) series(points, which);
+  }
+  series(sharded, 0);
+  gp << (chosen.plan.home == plan::list_home::pooled ? chosen.plan.hot_share : 1.0) << ' ' << chosen.cost.search.value()
+     << "\ne\n";
+  if (reports::finish_plot(path, gp, "trinity plan")) std::cerr << "trinity plan: wrote " << path << '\n';
+}
+
 inline void plan_rag(const request& a, const plan::system& s, const plan::rag_workload& w, std::ostream& out) {
   const auto o = options_of(a.planning);
   // The LLM's replica planned once, printed beside the plan that answers with it.
@@ -170,6 +236,7 @@ inline void plan_rag(const request& a, const plan::system& s, const plan::rag_wo
   });
   const auto r = planned([&] { return plan::plan_rag(s, w, o, llm); });
   const auto rdma = over_rdma(s, w, llm, r.chosen());
+  if (!a.plot.empty()) draw_rag_tiers(a.plot, s, w, r);
   if (a.json) {
     json own{{"lists", w.list_count()},
              {"index_bytes", w.index_bytes().value()},

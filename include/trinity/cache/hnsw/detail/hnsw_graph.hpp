@@ -103,8 +103,8 @@ class hnswlib_graph final : public hnsw_graph {
   hnswlib::HierarchicalNSW<float> graph_;
 };
 
-std::unique_ptr<hnsw_graph> make_hnsw_graph(std::size_t dimension, std::size_t capacity, std::size_t m,
-                                            std::size_t ef_construction, std::size_t seed) {
+[[maybe_unused]] std::unique_ptr<hnsw_graph> make_hnsw_graph(std::size_t dimension, std::size_t capacity, std::size_t m,
+                                                             std::size_t ef_construction, std::size_t seed) {
   return std::make_unique<hnswlib_graph>(dimension, capacity, m, ef_construction, seed);
 }
 }  // namespace
