@@ -131,6 +131,20 @@ faiss::IndexIVFFlat& faiss_ivf() {
   return *index;
 }
 
+// One FAISS index's queries, one at a time, as it is set: queries/s under `name`, and recall@10.
+void faiss_queries(benchmark::State& state, const faiss::Index& index, const std::string& name) {
+  std::vector<float> d(10);
+  std::vector<faiss::Index::idx_t> l(10);
+  timed(state, name, "", "", [&](std::size_t i) {
+    index.search(1, query(i).data(), 10, d.data(), l.data());
+    benchmark::DoNotOptimize(l.data());
+  });
+  state.counters["recall_at_10"] = recall([&](std::size_t q) {
+    index.search(1, query(q).data(), 10, d.data(), l.data());
+    return std::vector<std::uint64_t>(l.begin(), l.end());
+  });
+}
+
 // IndexIVFPQ owns nothing it is given; the refine wrapper is handed its base index and owns that.
 faiss::IndexRefineFlat& faiss_pq() {
   static faiss::IndexFlatL2 quantizer(static_cast<faiss::Index::idx_t>(dim));
@@ -150,16 +164,7 @@ void bm_faiss_pq(benchmark::State& state) {
   const auto nprobe = static_cast<std::size_t>(state.range(0));
   auto& index = faiss_pq();
   dynamic_cast<faiss::IndexIVFPQ&>(*index.base_index).nprobe = nprobe;
-  std::vector<float> d(10);
-  std::vector<faiss::Index::idx_t> l(10);
-  timed(state, name_of("faiss-pq", nprobe), "", "", [&](std::size_t i) {
-    index.search(1, query(i).data(), 10, d.data(), l.data());
-    benchmark::DoNotOptimize(l.data());
-  });
-  state.counters["recall_at_10"] = recall([&](std::size_t q) {
-    index.search(1, query(q).data(), 10, d.data(), l.data());
-    return std::vector<std::uint64_t>(l.begin(), l.end());
-  });
+  faiss_queries(state, index, name_of("faiss-pq", nprobe));
 }
 
 faiss::IndexHNSWFlat& faiss_hnsw() {
@@ -176,32 +181,14 @@ void bm_faiss_hnsw(benchmark::State& state) {
   const auto ef = static_cast<std::size_t>(state.range(0));
   auto& index = faiss_hnsw();
   index.hnsw.efSearch = static_cast<int>(ef);
-  std::vector<float> d(10);
-  std::vector<faiss::Index::idx_t> l(10);
-  timed(state, "hnsw/ef" + std::to_string(ef) + "/faiss", "", "", [&](std::size_t i) {
-    index.search(1, query(i).data(), 10, d.data(), l.data());
-    benchmark::DoNotOptimize(l.data());
-  });
-  state.counters["recall_at_10"] = recall([&](std::size_t q) {
-    index.search(1, query(q).data(), 10, d.data(), l.data());
-    return std::vector<std::uint64_t>(l.begin(), l.end());
-  });
+  faiss_queries(state, index, "hnsw/ef" + std::to_string(ef) + "/faiss");
 }
 
 void bm_faiss(benchmark::State& state) {
   const auto nprobe = static_cast<std::size_t>(state.range(0));
   auto& index = faiss_ivf();
   index.nprobe = nprobe;
-  std::vector<float> d(10);
-  std::vector<faiss::Index::idx_t> l(10);
-  timed(state, name_of("faiss", nprobe), "", "", [&](std::size_t i) {
-    index.search(1, query(i).data(), 10, d.data(), l.data());
-    benchmark::DoNotOptimize(l.data());
-  });
-  state.counters["recall_at_10"] = recall([&](std::size_t q) {
-    index.search(1, query(q).data(), 10, d.data(), l.data());
-    return std::vector<std::uint64_t>(l.begin(), l.end());
-  });
+  faiss_queries(state, index, name_of("faiss", nprobe));
 }
 #endif
 

@@ -79,7 +79,7 @@ class tiered_table {
     }
     ++traffic_.misses;
     if (slots_ == 0) return read_capacity(i);
-    return read(0, bring_in(i));
+    return read(0, *bring_in(i));  // nothing is pinned outside prefetch: a victim is always there
   }
 
   //! Brings the batch's rows into the cache ahead of its lookups (read from the capacity tier, counted as
@@ -94,9 +94,8 @@ class tiered_table {
     pinned_.insert(b.indices.begin(), b.indices.end());
     for (const auto i : b.indices)
       if (!where_.contains(i)) {
-        if (free_.empty() && !victim()) break;  // every cached row is the batch's
+        if (!bring_in(i)) break;  // every cached row is the batch's
         ++traffic_.prefetched;
-        bring_in(i);
       }
     pinned_.clear();
   }
@@ -147,31 +146,38 @@ class tiered_table {
     node.value() = {counts_[i], e.used, i};
     lfu_.insert(std::move(node));
   }
-  // The row the policy evicts next among those not pinned: LRU's oldest, LFU's fewest uses (then the oldest).
-  std::optional<std::uint64_t> victim() const {
+  bool pinned(std::uint64_t row) const { return !pinned_.empty() && pinned_.contains(row); }
+  // Evicts the row the policy picks among those not pinned (LRU's oldest; LFU's fewest uses, then the oldest) and
+  // returns its slot; nothing when every cached row is pinned.
+  std::optional<std::size_t> evict() {
+    std::uint64_t row = 0;
     if (policy_ == cache_policy::lru) {
-      for (const auto r : order_)
-        if (!pinned_.contains(r)) return r;
-      return std::nullopt;
+      const auto it = std::find_if(order_.begin(), order_.end(), [&](std::uint64_t r) { return !pinned(r); });
+      if (it == order_.end()) return std::nullopt;
+      row = *it;
+      order_.erase(it);
+    } else {
+      const auto it = std::find_if(lfu_.begin(), lfu_.end(), [&](const auto& e) { return !pinned(std::get<2>(e)); });
+      if (it == lfu_.end()) return std::nullopt;
+      row = std::get<2>(*it);
+      lfu_.erase(it);
     }
-    for (const auto& e : lfu_)
-      if (!pinned_.contains(std::get<2>(e))) return std::get<2>(e);
-    return std::nullopt;
+    const auto at = where_.find(row);
+    const std::size_t slot = at->second.slot;
+    where_.erase(at);
+    return slot;
   }
-  // Row i into a free slot, or the victim's: read from the capacity tier, written to the fast one.
-  std::size_t bring_in(std::uint64_t i) {
+  // Row i into a free slot, or the victim's: read from the capacity tier, written to the fast one. Nothing when
+  // there is no free slot and every cached row is pinned.
+  std::optional<std::size_t> bring_in(std::uint64_t i) {
     std::size_t slot = 0;
     if (!free_.empty()) {
       slot = free_.back();
       free_.pop_back();
+    } else if (const auto freed = evict()) {
+      slot = *freed;
     } else {
-      const auto it = where_.find(*victim());
-      slot = it->second.slot;
-      if (policy_ == cache_policy::lru)
-        order_.erase(it->second.lru);
-      else
-        lfu_.erase({counts_[it->first], it->second.used, it->first});
-      where_.erase(it);
+      return std::nullopt;
     }
     const auto src = read_capacity(i);
     std::copy(src.begin(), src.end(), cache_.begin() + static_cast<std::ptrdiff_t>(slot * dim_));

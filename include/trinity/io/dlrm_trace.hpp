@@ -18,7 +18,6 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -48,6 +47,8 @@ inline std::vector<std::uint64_t> dlrm_numbers(std::string_view text, const std:
   std::size_t at = 0;
   bool comma = true;  // a number may come next
   const auto separator = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  // The entry's name, built only for a refusal: a trace holds millions of numbers.
+  const auto field = [&] { return file + ": " + std::string(what) + "[" + std::to_string(out.size()) + "]"; };
   while (at < text.size()) {
     const char c = text[at];
     if (separator(c)) {
@@ -55,28 +56,24 @@ inline std::vector<std::uint64_t> dlrm_numbers(std::string_view text, const std:
       continue;
     }
     if (c == ',') {
-      if (comma)
-        throw invalid_input(file + ": " + std::string(what) + "[" + std::to_string(out.size()) + "]",
-                            "is empty (two commas with no number between them, or a leading comma)");
+      if (comma) throw invalid_input(field(), "is empty (two commas with no number between them, or a leading comma)");
       comma = true;
       ++at;
       continue;
     }
-    const std::string field = file + ": " + std::string(what) + "[" + std::to_string(out.size()) + "]";
-    if (!comma) throw invalid_input(field, "follows the number before it with no comma; the trace writes \", \"");
+    if (!comma) throw invalid_input(field(), "follows the number before it with no comma; the trace writes \", \"");
     std::uint64_t v = 0;
     const auto [end, ec] = std::from_chars(text.data() + at, text.data() + text.size(), v);
-    if (ec == std::errc::result_out_of_range) throw invalid_input(field, "is past the largest row, 2^64 - 1");
+    if (ec == std::errc::result_out_of_range) throw invalid_input(field(), "is past the largest row, 2^64 - 1");
     if (ec != std::errc() || (end < text.data() + text.size() && !separator(*end) && *end != ','))
-      throw invalid_input(field, "is not a whole number: \"" +
-                                     std::string(text.substr(at, std::min<std::size_t>(20, text.size() - at))) + "\"");
+      throw invalid_input(field(), "is not a whole number: \"" +
+                                       std::string(text.substr(at, std::min<std::size_t>(20, text.size() - at))) +
+                                       "\"");
     out.push_back(v);
     at = static_cast<std::size_t>(end - text.data());
     comma = false;
   }
-  if (comma && !out.empty())
-    throw invalid_input(file + ": " + std::string(what) + "[" + std::to_string(out.size()) + "]",
-                        "is missing after the trace's last comma");
+  if (comma && !out.empty()) throw invalid_input(field(), "is missing after the trace's last comma");
   return out;
 }
 
@@ -156,11 +153,11 @@ inline std::vector<dlrm_table_trace> read_dlrm_trace(const std::string& director
     const auto raw = trinity::detail::read_input_file(file, trinity::detail::max_data_bytes);
     auto indices = has_text ? parse_dlrm_indices(raw, file) : parse_dlrm_indices_binary(raw, file);
     const std::string sizes_file = (fs::path(directory) / ("size_trace_" + std::to_string(t) + ".log")).string();
-    const std::string sizes = fs::exists(sizes_file, ec)
-                                  ? trinity::detail::read_input_file(sizes_file, trinity::detail::max_data_bytes)
-                                  : std::string();
-    if (fs::exists(sizes_file, ec) && sizes.find_first_not_of(" \t\r\n") == std::string::npos)
-      throw invalid_input(sizes_file, "holds no bag size");
+    std::string sizes;
+    if (fs::exists(sizes_file, ec)) {
+      sizes = trinity::detail::read_input_file(sizes_file, trinity::detail::max_data_bytes);
+      if (sizes.find_first_not_of(" \t\r\n") == std::string::npos) throw invalid_input(sizes_file, "holds no bag size");
+    }
     out.push_back(make_dlrm_table_trace(std::move(indices), sizes, file, sizes_file));
     if (out.size() > 1 && out.back().bags_given && out.front().bags_given && out.back().bags() != out.front().bags())
       throw invalid_input(file, "has " + std::to_string(out.back().bags()) + " samples where " + out.front().file +

@@ -27,7 +27,7 @@ namespace trinity::retrieval {
 
 class product_quantizer {
  public:
-  static constexpr std::size_t centroids = 256;  //!< one byte a part
+  static constexpr std::size_t centroids = detail::pq_centroids;  //!< 256: one byte a part
 
   product_quantizer(std::size_t dimension, std::size_t subspaces) : d_(dimension), m_(subspaces) {
     trinity::detail::require(subspaces >= 1 && dimension % subspaces == 0, "subspaces",
@@ -53,8 +53,8 @@ class product_quantizer {
       std::copy(k.centroids().begin(), k.centroids().end(),
                 codebooks_.begin() + static_cast<std::ptrdiff_t>(s * centroids * dsub_));
     }
-    // The same codebooks by value, then centroid ([part][value][centroid]): a table's inner loop then runs over the
-    // 256 centroids, contiguous, which the compiler vectorizes.
+    // The same codebooks by value, then centroid ([part][value][centroid]): a table's kernel (detail/pq_table.hpp)
+    // then runs over the 256 centroids, contiguous.
     by_value_.assign(codebooks_.size(), 0.0f);
     for (std::size_t s = 0; s < m_; ++s)
       for (std::size_t c = 0; c < centroids; ++c)

@@ -51,21 +51,24 @@ class tiered_ivf_pq {
     trinity::detail::require(!sample.empty() && sample.size() % d == 0, "sample",
                              "must be whole vectors of the index's dimension");
     std::vector<float> residuals(sample.size());
-    for (std::size_t r = 0; r * d < sample.size(); ++r) residual(sample.subspan(r * d, d), residuals.data() + r * d);
+    for (std::size_t r = 0; r * d < sample.size(); ++r) {
+      const auto x = sample.subspan(r * d, d);
+      residual(x, index.probe(x, 1).front(), residuals.data() + r * d);
+    }
     pq_.train(residuals);
     codes_.reserve(index.size() * subspaces);
     ids_.reserve(index.size());
     norms_.reserve(index.size());
     vectors_.reserve(index.size() * d);
     start_.push_back(0);
-    std::vector<float> r(d);
+    residual_.resize(d);
+    table_.resize(subspaces * product_quantizer::centroids);
     std::vector<std::uint8_t> code(subspaces);
     for (std::size_t l = 0; l < index.lists(); ++l) {
       const auto v = index.vectors(l);
       for (std::size_t i = 0; i < index.ids(l).size(); ++i) {
-        const auto x = v.subspan(i * d, d);
-        for (std::size_t k = 0; k < d; ++k) r[k] = x[k] - index.centroids()[l * d + k];
-        pq_.encode(r, code);
+        residual(v.subspan(i * d, d), l, residual_.data());
+        pq_.encode(residual_, code);
         codes_.insert(codes_.end(), code.begin(), code.end());
       }
       ids_.insert(ids_.end(), index.ids(l).begin(), index.ids(l).end());
@@ -84,13 +87,12 @@ class tiered_ivf_pq {
     const std::size_t d = index_->dimension(), m = pq_.subspaces();
     ++traffic_.queries;
     count(0, static_cast<double>(index_->centroid_bytes() + pq_.codebook_bytes()));
-    std::vector<float> r(d), table(m * product_quantizer::centroids);
     cache::detail::top_k candidates(rerank ? rerank : k);  // by position; similarity: the negated code distance
     for (const auto l : lists) {
-      for (std::size_t i = 0; i < d; ++i) r[i] = query[i] - index_->centroids()[l * d + i];
-      pq_.distance_table(r, table);
+      residual(query, l, residual_.data());
+      pq_.distance_table(residual_, table_);
       for (std::size_t p = start_[l]; p < start_[l + 1]; ++p)
-        candidates.offer(p, -pq_.distance(table, codes_.data() + p * m));
+        candidates.offer(p, -pq_.distance(table_, codes_.data() + p * m));
       count(0, static_cast<double>((start_[l + 1] - start_[l]) * m));
     }
     const auto kept = std::move(candidates).sorted();
@@ -127,8 +129,9 @@ class tiered_ivf_pq {
                              "a fast tier for the codes and a capacity tier for the vectors");
     return tiers[0];
   }
-  void residual(std::span<const float> x, float* out) const {
-    const std::size_t d = index_->dimension(), l = index_->probe(x, 1).front();
+  // x less list l's centroid: what the codes quantize, and what a query's tables are of.
+  void residual(std::span<const float> x, std::size_t l, float* out) const {
+    const std::size_t d = index_->dimension();
     for (std::size_t k = 0; k < d; ++k) out[k] = x[k] - index_->centroids()[l * d + k];
   }
   void count(std::size_t tier, double bytes) {
@@ -141,7 +144,8 @@ class tiered_ivf_pq {
   std::pmr::vector<std::uint8_t> codes_;  // position-major: list 0's codes, then list 1's, ...
   std::pmr::vector<std::uint64_t> ids_;
   std::pmr::vector<float> norms_, vectors_;
-  std::vector<std::size_t> start_;  // list l holds positions start_[l] .. start_[l + 1]
+  std::vector<std::size_t> start_;       // list l holds positions start_[l] .. start_[l + 1]
+  std::vector<float> residual_, table_;  // a search's scratch: a residual and its distance table
   cache::detail::isa isa_;
   tier_traffic traffic_;
 };

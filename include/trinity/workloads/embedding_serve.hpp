@@ -274,6 +274,8 @@ inline void replay_embedding_trace(const verify_request& a, const plan::system& 
   std::sort(shares.begin(), shares.end());
   shares.erase(std::unique(shares.begin(), shares.end()), shares.end());
   const auto batch = static_cast<std::size_t>(std::max(1.0, w.batch));
+  std::vector<embedding::dense_rows> dense;  // each table's rows renumbered once, for every cache size
+  for (const auto& t : trace) dense.push_back(embedding::renumber(t.indices));
   struct point {
     double share, cached = 0, lookups = 0, ideal = 0, zipf = 0, lru = 0, lfu = 0, fast = 0, beyond = 0;
   };
@@ -281,23 +283,24 @@ inline void replay_embedding_trace(const verify_request& a, const plan::system& 
     point p{share};
     for (std::size_t t = 0; t < trace.size(); ++t) {
       const auto& spec = w.tables[t];
-      const embedding::bag_batch bags{trace[t].indices, trace[t].offsets};
-      const auto rows = embedding::renumber(trace[t].indices).rows;
+      const auto rows = dense[t].rows;
       const auto cached = static_cast<std::size_t>(std::floor(share * static_cast<double>(rows)));
       const auto n = static_cast<double>(trace[t].indices.size());
       const auto row_bytes = static_cast<std::size_t>(spec.dimension) * 4;
-      const auto lfu = embedding::replay(bags, row_bytes, cached, embedding::cache_policy::lfu, batch, prefetch);
+      const auto lfu = embedding::replay(dense[t], trace[t].offsets, row_bytes, cached, embedding::cache_policy::lfu,
+                                         batch, prefetch);
       p.cached += static_cast<double>(cached);
       p.lookups += n;
       p.lfu += static_cast<double>(lfu.traffic.hits);
       p.fast += lfu.traffic.bytes[0] / static_cast<double>(lfu.batches);
       p.beyond += lfu.traffic.bytes[1] / static_cast<double>(lfu.batches);
       if (prefetch) continue;
-      p.ideal += n * embedding::static_cache_hit_rate(trace[t].indices, cached);
+      p.ideal += n * embedding::static_cache_hit_rate(dense[t], cached);
       p.zipf += n * (cached ? model::zipf_head_share(static_cast<double>(cached), static_cast<double>(rows), spec.skew)
                             : 0.0);
       p.lru += static_cast<double>(
-          embedding::replay(bags, row_bytes, cached, embedding::cache_policy::lru, batch).traffic.hits);
+          embedding::replay(dense[t], trace[t].offsets, row_bytes, cached, embedding::cache_policy::lru, batch)
+              .traffic.hits);
     }
     for (auto* x : {&p.ideal, &p.zipf, &p.lru, &p.lfu}) *x /= p.lookups;
     return p;
@@ -379,15 +382,11 @@ struct embedding_serve {
   //! A plan's lookups run here, scaled down, beside the model.
   static void verify(const verify_request& a, const plan::system& s, description& w, std::ostream& out) {
     refuse_layout_flags(a, "plan");
-    if (!a.trace.empty()) {
-      verify_request rest = a;
-      rest.trace.clear();
-      refuse_replay_flags(rest, "embedding-serve");
+    refuse_replay_flags(a, "embedding-serve", /*takes_trace=*/true);
+    if (a.trace.empty())
+      detail::verify_embedding(a, s, w, out);
+    else
       detail::replay_embedding_trace(a, s, w, out);
-      return;
-    }
-    refuse_replay_flags(a, "embedding-serve");
-    detail::verify_embedding(a, s, w, out);
   }
 };
 

@@ -6,10 +6,9 @@
 //! simulation (a query's pool reads on the system's fabric, and on an RDMA memory server).
 
 #include <algorithm>
-#include <fstream>
-#include <map>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <span>

@@ -70,10 +70,12 @@ inline void print_rows(std::ostream& out, const std::vector<verified_row>& rows)
   t.print(out);
 }
 
-//! A plan run on synthetic data here takes no trace, embeddings or sample count: each is refused, not ignored.
-inline void refuse_replay_flags(const verify_request& a, const std::string& kind) {
+//! A plan run on synthetic data here takes no trace (unless it `takes_trace`), embeddings or sample count: each
+//! is refused, not ignored.
+inline void refuse_replay_flags(const verify_request& a, const std::string& kind, bool takes_trace = false) {
   refuse_training_flags(a, kind);
-  if (!a.trace.empty()) throw bad_flag("--trace", a.trace, "is for a diffusion or llm-serve plan's replay");
+  if (!takes_trace && !a.trace.empty())
+    throw bad_flag("--trace", a.trace, "is for a diffusion, llm-serve or embedding-serve plan's replay");
   if (!a.embeddings.empty()) throw bad_flag("--embeddings", a.embeddings, "is for a diffusion plan's trace");
   if (!a.samples.empty()) throw bad_flag("--samples", a.samples, "is for a data-curation plan");
 }
