@@ -23,113 +23,19 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
-#include <map>
-#include <memory>
-#include <ratio>
 #include <string>
 
-#include <trinity/comm/compressed.hpp>
 #include <trinity/comm/thread_world.hpp>
-#include <trinity/compress.hpp>
-#include <trinity/shard/exact_reduction.hpp>
-#include <trinity/shard/schemes.hpp>
 
 #ifdef TRINITY_TRAIN_WITH_MPI
 #include <trinity/backends/mpi.hpp>
 #endif
 
-#include "pipeline_train.hpp"
-#include "train.hpp"
+#include "runners.hpp"
 
 namespace {
 
 using namespace trinity;
-
-template <class Reduction, class Comm>
-train::any_reduction<Comm> make_reduction() {
-  return train::any_reduction<Comm>::of(Reduction{});
-}
-
-// Catalog names (trinity calibrate lists them) to a gradient reduction: value codecs on the compressed
-// ring, sparsifiers and low rank on the gather; the collective feeds the error back itself. ZeRO's stages
-// use its reduce-scatter half, DDP the whole all-reduce.
-template <class Comm>
-train::any_reduction<Comm> reduction_for(const std::string& name) {
-  if (name.empty()) return train::any_reduction<Comm>::of(shard::exact_reduction{});
-  using percent = std::ratio<1, 100>;
-  using permille = std::ratio<1, 1000>;
-  using ring = comm::compressed_ring;
-  using gather = comm::compressed_gather;
-  using maker = train::any_reduction<Comm> (*)();
-  static const std::map<std::string, maker> table{
-      {"identity", &make_reduction<comm::compressed_reduction<compress::identity, ring>, Comm>},
-      {"bf16", &make_reduction<comm::compressed_reduction<compress::bf16, ring>, Comm>},
-      {"fp16", &make_reduction<comm::compressed_reduction<compress::fp16, ring>, Comm>},
-      {"lz4", &make_reduction<comm::compressed_reduction<compress::lz4<>, ring>, Comm>},
-      {"zstd", &make_reduction<comm::compressed_reduction<compress::zstd<1>, ring>, Comm>},
-      {"int8-ef", &make_reduction<comm::compressed_reduction<compress::int8, ring>, Comm>},
-      {"int4-ef", &make_reduction<comm::compressed_reduction<compress::int4, ring>, Comm>},
-      {"qsgd-7", &make_reduction<comm::compressed_reduction<compress::qsgd<7>, ring>, Comm>},
-      {"qsgd-127", &make_reduction<comm::compressed_reduction<compress::qsgd<127>, ring>, Comm>},
-      {"sign-ef", &make_reduction<comm::compressed_reduction<compress::sign<>, ring>, Comm>},
-      {"topk-1%-ef", &make_reduction<comm::compressed_reduction<compress::topk<percent>, gather>, Comm>},
-      {"topk-0.1%-ef", &make_reduction<comm::compressed_reduction<compress::topk<permille>, gather>, Comm>},
-      {"sampled-topk-1%-ef",
-       &make_reduction<comm::compressed_reduction<compress::sampled_topk<percent>, gather>, Comm>},
-      {"sampled-topk-0.1%-ef",
-       &make_reduction<comm::compressed_reduction<compress::sampled_topk<permille>, gather>, Comm>},
-      {"dgc-0.1%", &make_reduction<comm::compressed_reduction<compress::dgc<permille>, gather>, Comm>},
-      {"powersgd-4", &make_reduction<comm::compressed_reduction<compress::powersgd<4>, gather>, Comm>},
-  };
-  const auto it = table.find(name);
-  if (it == table.end()) {
-    std::string known;
-    for (const auto& [k, _] : table) known += (known.empty() ? "" : ", ") + k;
-    throw invalid_input("--compress", "\"" + name + "\" cannot compress a gradient all-reduce; choose one of " + known);
-  }
-  return it->second();
-}
-
-// --stage and --offload as one scheme type, handed to `run` (a lambda templated on it): each scheme is
-// compiled once per runner.
-template <class Run>
-int with_scheme(int stage, bool offload, Run run) {
-  switch (std::min(stage, 3) * 2 + (offload ? 1 : 0)) {
-    case 0:
-      return run.template operator()<shard::replicate>();
-    case 1:
-      return run.template operator()<shard::offload<shard::replicate>>();
-    case 2:
-      return run.template operator()<shard::zero<1>>();
-    case 3:
-      return run.template operator()<shard::offload<shard::zero<1>>>();
-    case 4:
-      return run.template operator()<shard::zero<2>>();
-    case 5:
-      return run.template operator()<shard::offload<shard::zero<2>>>();
-    case 6:
-      return run.template operator()<shard::zero<3>>();
-    default:
-      return run.template operator()<shard::offload<shard::zero<3>>>();
-  }
-}
-
-// Model parallelism (--tp, --sp, --pp, --vpp): the same model and task through parallel::run_pipeline and the
-// tensor-parallel passes, ZeRO over each rank's data-parallel group.
-template <class Comm>
-int dispatch_pipelined(Comm& c, const train::config& cfg, std::ostream& out) {
-  const auto refuse = [](const char* flag, const char* why) { throw invalid_input(flag, why); };
-  if (!cfg.save_checkpoint.empty() || !cfg.load_checkpoint.empty())
-    refuse("--save-checkpoint", "checkpoints are not written with --tp or --pp yet; drop one of them");
-  if (cfg.inject_nan_step >= 0) refuse("--inject-nan", "is not run with --tp or --pp yet; drop one of them");
-  // The data-parallel group's gradient reduction, exact or through --compress's codec (as without --tp or --pp).
-  auto r = reduction_for<comm::group<Comm>>(cfg.compress);
-  if (cfg.stage >= 3 && cfg.pipeline > 1)
-    refuse("--stage", "3 re-gathers every stage's weights for every micro-batch; with --pp use stage 1 or 2");
-  // Without a pipeline, stage 3 gathers this rank's tensor shard of each layer once per micro-batch pass.
-  return with_scheme(cfg.stage, cfg.offload,
-                     [&]<class Scheme>() { return train::run_pipelined<Scheme>(c, cfg, out, std::move(r)); });
-}
 
 // The attention block's shape (--sequence, --heads) and the context group that splits it (--cp).
 void check_attention(const train::config& cfg) {
@@ -189,11 +95,9 @@ int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
     if (pcfg.micro_batches == 0) pcfg.micro_batches = pcfg.pipeline;
     if (pcfg.virtual_stages > 1 && pcfg.pipeline == 1)
       throw invalid_input("--vpp", "interleaving needs pipeline stages. Fix: --pp 2 or more");
-    return dispatch_pipelined(c, pcfg, out);
+    return train::run_model_parallel(c, pcfg, out);
   }
-  auto r = reduction_for<Comm>(cfg.compress);
-  return with_scheme(cfg.stage, cfg.offload,
-                     [&]<class Scheme>() { return train::run<Scheme>(c, cfg, out, std::move(r)); });
+  return train::run_data_parallel(c, cfg, out);
 }
 
 bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }

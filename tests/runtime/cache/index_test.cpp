@@ -162,7 +162,7 @@ TEST_CASE("the inner-product metric scores raw products, the cosine metric unit 
 
 TEST_CASE("HNSW recall@1 against brute force is measured, and churn reuses graph slots instead of growing",
           "[cache][index]") {
-  constexpr std::size_t n = 3000, d = 64, nq = 200;
+  constexpr std::size_t n = 1500, d = 64, nq = 200;
   const auto keys = clustered(n, d, 20, 11), queries = clustered(nq, d, 20, 12);
   cache::hnsw_index index(d, {.ef_search = 200, .initial_capacity = 256});
   for (std::size_t i = 0; i < n; ++i) index.add(i, std::span<const float>(&keys[i * d], d));
