@@ -759,7 +759,8 @@ std::string serving_header(sources& s) {
   const auto constant = [&](const char* name, const trinity::model::serving_calibration& c) {
     h << "inline constexpr model::serving_calibration " << name << "{\n    .hbm_share = " << c.hbm_share
       << ",\n    .kv_read_share = " << c.kv_read_share << ",\n    .layer_overhead = seconds{"
-      << c.layer_overhead.value() << "},\n    .sequence_overhead = seconds{" << c.sequence_overhead.value()
+      << c.layer_overhead.value() << "},\n    .prefill_layer_overhead = seconds{" << c.prefill_layer_overhead.value()
+      << "},\n    .sequence_overhead = seconds{" << c.sequence_overhead.value()
       << "},\n    .all_reduce_latency = seconds{" << c.all_reduce_latency.value()
       << "},\n    .fp8_gemm_share = " << c.fp8_gemm_share
       << ",\n    .fused_attention_share = " << c.fused_attention_share

@@ -212,7 +212,8 @@ inline constexpr std::array<serving_knob, 10> serving_knobs{{{"a100.hbm_share", 
                                                              {"sequence_overhead", 0, 50e-6},
                                                              {"all_reduce_latency", 0, 100e-6},
                                                              {"fp8_gemm_share", 0.3, 1},
-                                                             {"fused_attention_share", 0.05, 1}}};
+                                                             {"fused_attention_share", 0.05, 1},
+                                                             {"prefill_layer_overhead", 0, 300e-6}}};
 using serving_point = std::array<double, serving_knobs.size()>;
 
 inline serving_calibration_fit serving_fit_of(const serving_point& x) {
@@ -224,6 +225,7 @@ inline serving_calibration_fit serving_fit_of(const serving_point& x) {
     c->all_reduce_latency = seconds{x[6]};
     c->fp8_gemm_share = x[7];
     c->fused_attention_share = x[8];
+    c->prefill_layer_overhead = seconds{x[9]};
   }
   f.a100.hbm_share = x[0];
   f.h100.hbm_share = x[1];

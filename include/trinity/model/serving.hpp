@@ -8,13 +8,15 @@
 //!    kernel at a share of the 16-bit peak, and it never takes less than one
 //!    read of the weights; the time to first token (TTFT) is that prefill
 //!    plus loading the cached prefix's KV from the tier it sits in;
-//!  - decode: one token per sequence of the batch per step; a step reads
-//!    every weight once and every sequence's KV cache (memory-bound at small
-//!    batches, compute-bound past the device's ridge point), so its time is
-//!    the larger of the two; the time per output token (TPOT) is the step's;
+//!  - decode: one token per sequence of the batch per step; a step's GEMMs
+//!    read every weight once (memory-bound at small batches, compute-bound
+//!    past the device's ridge point: the larger of the two), then its
+//!    attention reads every sequence's KV cache; the time per output token
+//!    (TPOT) is the step's;
 //!  - both pay the calibrated overheads a serving engine has beyond its
 //!    bytes and FLOPs (serving_calibration): HBM read at a measured share of
-//!    the data sheet, a fixed cost per layer (kernel launches), one per
+//!    the data sheet, a fixed cost per layer (kernel launches; more in a
+//!    prefill pass, which engines run eagerly), one per
 //!    sequence per step (sampling, batch bookkeeping), and two all-reduces
 //!    per layer (Megatron's column-then-row split; Shoeybi et al. 2019) as
 //!    serving engines run them for small messages: one launch's latency, then
@@ -37,9 +39,13 @@ namespace trinity::model {
 //! is calibrated with (io/serving_calibration.hpp fits them to measured runs). The defaults are the data sheet's
 //! ideal: every byte at the full bandwidth, no overhead.
 struct serving_calibration {
-  double hbm_share = 1;              //!< the share of the data sheet's HBM bandwidth a decode step's reads get
-  double kv_read_share = 1;          //!< the share of that the attention kernel's KV reads get (paged, scattered)
-  seconds layer_overhead{};          //!< per layer per forward pass: kernel launches and the small kernels
+  double hbm_share = 1;      //!< the share of the data sheet's HBM bandwidth a decode step's reads get
+  double kv_read_share = 1;  //!< the share of that the attention kernel's KV reads get (paged, scattered)
+  seconds layer_overhead{};  //!< per layer per forward pass: kernel launches and the small kernels
+  //! Per layer per prefill pass, beyond layer_overhead: engines replay decode steps from captured CUDA graphs (or
+  //! one prebuilt engine) but run prefill's variable shapes eagerly, kernel by kernel, with more kernels a layer
+  //! (context attention, padding removal), so a prompt's pass pays more a layer than a decode step does.
+  seconds prefill_layer_overhead{};
   seconds sequence_overhead{};       //!< per sequence per decode step: sampling, the batch's bookkeeping
   seconds all_reduce_latency{};      //!< per tensor-parallel all-reduce: its launch and synchronisation
   double fp8_gemm_share = 1;         //!< what an fp8 GEMM gets of the fp8 peak against a 16-bit one of its peak
@@ -59,6 +65,8 @@ inline void validate(const serving_calibration& c, const std::string& at = "serv
   share(c.fp8_gemm_share, "fp8_gemm_share");
   share(c.fused_attention_share, "fused_attention_share");
   trinity::detail::require(c.layer_overhead.value() >= 0, at + ".layer_overhead", "must not be negative");
+  trinity::detail::require(c.prefill_layer_overhead.value() >= 0, at + ".prefill_layer_overhead",
+                           "must not be negative");
   trinity::detail::require(c.sequence_overhead.value() >= 0, at + ".sequence_overhead", "must not be negative");
   trinity::detail::require(c.all_reduce_latency.value() >= 0, at + ".all_reduce_latency", "must not be negative");
 }
@@ -184,7 +192,8 @@ inline seconds prefill_time(const serving_replica& r, double prompt, double cach
               flops{4.0 * hq * l * attended * batch} / (t * r.calibration.fused_attention_share * attention_peak);
   }
   const seconds weights = weight_bytes_read_per_device(r) / detail::hbm_rate(r);
-  return std::max(compute, weights) + detail::pass_overhead(r) + tensor_parallel_time(r, tokens);
+  return std::max(compute, weights) + detail::pass_overhead(r) +
+         static_cast<double>(r.shape.layers) * r.calibration.prefill_layer_overhead + tensor_parallel_time(r, tokens);
 }
 
 //! The KV bytes a decode step reads on one device for `tokens` tokens of context across the batch: once per KV
@@ -196,14 +205,21 @@ inline bytes kv_bytes_read_per_device(const serving_replica& r, double tokens) {
   return reread * kv_bytes_per_device(r, tokens);
 }
 
-//! One decode step: every sequence of the batch, at `context` tokens each, emits a token.
+//! One decode step: every sequence of the batch, at `context` tokens each, emits a token. Its multiplies and its
+//! attention are different kernels, one after the other, each bound by its own bytes or FLOPs: the GEMMs read the
+//! weights once for the batch (compute-bound past the ridge point), then the attention kernel reads every
+//! sequence's KV, which a compute-bound GEMM does not hide.
 inline seconds decode_step_time(const serving_replica& r, double batch, double context) {
   const double t = static_cast<double>(r.tensor_parallel);
   const auto hbm = detail::hbm_rate(r);
-  const seconds memory = weight_bytes_read_per_device(r) / hbm +
-                         kv_bytes_read_per_device(r, batch * context) / (hbm * r.calibration.kv_read_share);
-  const seconds compute = forward_flops(r.shape, 1, context) * batch / (t * detail::gemm_rate(r, batch));
-  return std::max(memory, compute) + detail::pass_overhead(r) + batch * r.calibration.sequence_overhead +
+  const double hq = static_cast<double>(r.shape.heads) * r.shape.head_dim();
+  const flops attention{4.0 * hq * static_cast<double>(r.shape.layers) * (context + 1.0) * batch};
+  const flops multiplies = forward_flops(r.shape, 1, context) * batch - attention;
+  const auto attention_peak = r.attention_rate.value() > 0 ? r.attention_rate : r.device_rate;
+  const seconds gemms = std::max(weight_bytes_read_per_device(r) / hbm, multiplies / (t * detail::gemm_rate(r, batch)));
+  const seconds kv = std::max(kv_bytes_read_per_device(r, batch * context) / (hbm * r.calibration.kv_read_share),
+                              attention / (t * attention_peak));
+  return gemms + kv + detail::pass_overhead(r) + batch * r.calibration.sequence_overhead +
          tensor_parallel_time(r, batch);
 }
 

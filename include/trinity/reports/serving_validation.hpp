@@ -57,6 +57,7 @@ inline nlohmann::json constants_json(const model::serving_calibration& c) {
   return {{"hbm_share", c.hbm_share},
           {"kv_read_share", c.kv_read_share},
           {"layer_overhead_s", c.layer_overhead.value()},
+          {"prefill_layer_overhead_s", c.prefill_layer_overhead.value()},
           {"sequence_overhead_s", c.sequence_overhead.value()},
           {"all_reduce_latency_s", c.all_reduce_latency.value()},
           {"fp8_gemm_share", c.fp8_gemm_share},
@@ -111,7 +112,8 @@ inline void print_calibration(std::ostream& out, const std::string& family, cons
       << fixed(f.rms_log_error, 3) << ")\n";
   for (const auto& [device, c] : {std::pair{"A100", f.a100}, std::pair{"H100", f.h100}, std::pair{"H200", f.h200}})
     out << "  " << device << "  HBM share " << fixed(c.hbm_share, 3) << ", layer overhead "
-        << fixed(c.layer_overhead.value() * 1e6, 1) << " us\n";
+        << fixed(c.layer_overhead.value() * 1e6, 1) << " us (prefill "
+        << fixed((c.layer_overhead + c.prefill_layer_overhead).value() * 1e6, 1) << " us)\n";
   const auto& c = f.h100;
   out << "  all   KV read share " << fixed(c.kv_read_share, 3) << ", per sequence per step "
       << fixed(c.sequence_overhead.value() * 1e6, 2) << " us, per all-reduce "

@@ -74,9 +74,9 @@ TEST_CASE("serving runs: the presets carry the tensorrt-llm family's fit of the 
   const auto& f = fits.at("tensorrt-llm");
   const auto same = [](const model::serving_calibration& a, const model::serving_calibration& b) {
     return a.hbm_share == b.hbm_share && a.kv_read_share == b.kv_read_share && a.layer_overhead == b.layer_overhead &&
-           a.sequence_overhead == b.sequence_overhead && a.all_reduce_latency == b.all_reduce_latency &&
-           a.fp8_gemm_share == b.fp8_gemm_share && a.fused_attention_share == b.fused_attention_share &&
-           !b.kv_read_per_query_head;
+           a.prefill_layer_overhead == b.prefill_layer_overhead && a.sequence_overhead == b.sequence_overhead &&
+           a.all_reduce_latency == b.all_reduce_latency && a.fp8_gemm_share == b.fp8_gemm_share &&
+           a.fused_attention_share == b.fused_attention_share && !b.kv_read_per_query_head;
   };
   CHECK(same(f.a100, plan::presets::dgx_a100().device.serving));
   CHECK(same(f.h100, plan::presets::dgx_h100().device.serving));

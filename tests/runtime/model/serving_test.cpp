@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <tuple>
@@ -35,6 +36,7 @@ model::serving_replica calibrated(std::size_t t) {
   r.calibration = {.hbm_share = 0.8,
                    .kv_read_share = 0.5,
                    .layer_overhead = seconds{20e-6},
+                   .prefill_layer_overhead = seconds{10e-6},
                    .sequence_overhead = seconds{5e-6},
                    .all_reduce_latency = seconds{30e-6},
                    .fp8_gemm_share = 0.7,
@@ -76,8 +78,10 @@ TEST_CASE("a flat prefill share prices every FLOP at it; a fully cached prompt c
   CHECK_THROWS_WITH(model::prefill_time(r8, 100, 200), Catch::Contains("cached"));
 }
 
-TEST_CASE("calibrated prefill: the GEMM curve at the layer's widths, fused attention, a weight floor, overheads",
-          "[model][serving]") {
+TEST_CASE(
+    "calibrated prefill: the GEMM curve at the layer's widths, fused attention, a weight floor, overheads "
+    "(a decode step's per layer and prefill's own)",
+    "[model][serving]") {
   const auto r = calibrated(1);
   const auto& m = r.shape;
   const double h = 8192, l = 80, f = 28672, hq = 64 * 128.0;
@@ -88,29 +92,34 @@ TEST_CASE("calibrated prefill: the GEMM curve at the layer's widths, fused atten
   const double compute = 2 * matmul * 2048 / (989e12 * share) +
                          2 * 128'256.0 * h / (989e12 * 0.8 * (1024 / 1524.0) * (f / (f + 500)) * (h / (h + 500))) +
                          4 * hq * l * attended / (0.4 * 989e12);
-  CHECK(model::prefill_time(r, 2048, 0).value() == Approx(compute + 80 * 20e-6).epsilon(1e-9));
+  CHECK(model::prefill_time(r, 2048, 0).value() == Approx(compute + 80 * (20e-6 + 10e-6)).epsilon(1e-9));
   // A short prompt cannot beat one read of the weights at the calibrated share of the bandwidth.
   const double floor = (weights_70b - table_70b) * 2 / (0.8 * 3.35e12);
-  CHECK(model::prefill_time(r, 16, 0).value() == Approx(floor + 80 * 20e-6).epsilon(1e-9));
+  CHECK(model::prefill_time(r, 16, 0).value() == Approx(floor + 80 * (20e-6 + 10e-6)).epsilon(1e-9));
   // A batch of prompts shares the weight read: four 16-token prompts cost what one does.
   CHECK(model::prefill_time(r, 16, 0, 4).value() == Approx(model::prefill_time(r, 16, 0).value()));
   CHECK_THROWS_WITH(model::prefill_time(r, 16, 0, 0.5), Catch::Contains("batch"));
 }
 
-TEST_CASE("a decode step reads the weights and the batch's KV, until the batch makes it compute-bound",
-          "[model][serving]") {
+TEST_CASE(
+    "a decode step: its GEMMs read the weights until the batch makes them compute-bound, then its attention "
+    "reads the batch's KV",
+    "[model][serving]") {
   const auto r = replica(8);
   const double tp = 2 * 80 * (1e-6 + 7 * 8192.0 * 2 / 450e9);  // one-shot beats the ring at 16 KB
   const double read = (weights_70b - table_70b) * 2 / 8 + 12'000.0 * kv_token_70b / 8;
   CHECK(model::decode_step_time(r, 1, 12'000).value() == Approx(read / 3.35e12 + tp).epsilon(1e-12));
-  // At 100,000 sequences of 10 tokens the multiplies outweigh the reads.
-  const double batch = 100'000, context = 10;
-  const double compute = model::forward_flops(r.shape, 1, context).value() * batch / (8 * 989e12);
-  const double memory = ((weights_70b - table_70b) * 2 / 8 + batch * context * kv_token_70b / 8) / 3.35e12;
-  REQUIRE(compute > memory);
+  // At 100,000 sequences of 10 tokens the multiplies outweigh the weights' read; the KV read still adds, since the
+  // attention kernel runs after them (its 4·h_q·l·(context + 1) FLOPs a sequence take less than its bytes).
+  const double batch = 100'000, context = 10, hq = 64 * 128.0;
+  const double attention = 4 * hq * 80 * (context + 1) * batch;
+  const double compute = (model::forward_flops(r.shape, 1, context).value() * batch - attention) / (8 * 989e12);
+  const double kv = batch * context * kv_token_70b / 8 / 3.35e12;
+  REQUIRE(compute > (weights_70b - table_70b) * 2 / 8 / 3.35e12);
+  REQUIRE(kv > attention / (8 * 989e12));
   const bytes big{batch * 8192 * 2};
   const double tp_big = 2 * 80 * model::tensor_parallel_all_reduce_time(r, big).value();
-  CHECK(model::decode_step_time(r, batch, context).value() == Approx(compute + tp_big).epsilon(1e-12));
+  CHECK(model::decode_step_time(r, batch, context).value() == Approx(compute + kv + tp_big).epsilon(1e-12));
   // TPOT is the step at the output's midpoint.
   CHECK(model::time_per_output_token(r, 4, 12'000, 400).value() == model::decode_step_time(r, 4, 12'200).value());
 }
@@ -132,8 +141,9 @@ TEST_CASE("calibrated decode: HBM and KV shares, overheads per layer and per seq
   fp8.fp8_compute = true;
   auto bf16 = calibrated(1);
   const double b = 200'000, c = 1;
+  const double attention = std::max(b * c * kv_token_70b / (0.8 * 0.5 * 3.35e12), 4 * 64 * 128.0 * 80 * 2 * b / 989e12);
   const auto busy = [&](const model::serving_replica& x) {
-    return model::decode_step_time(x, b, c).value() - 80 * 20e-6 - b * 5e-6;
+    return model::decode_step_time(x, b, c).value() - 80 * 20e-6 - b * 5e-6 - attention;
   };
   CHECK(busy(fp8) == Approx(busy(bf16) / 0.7).epsilon(1e-9));
 }
