@@ -28,7 +28,9 @@
 // ivf/recall/N         retrieval::ivf_index's recall_at_10 at nprobe N, and probe_share (N over the lists): the
 //                      curve the rag-serve planner reads a recall target from (plan/detail/measured_curves.hpp,
 //                      generated from bench/results/ivf-recall-ci.json, which this filter writes:
-//                        trinity-bench-retrieval --benchmark_filter=ivf/recall --benchmark_format=json).
+//                        trinity-bench-retrieval --benchmark_filter='ivf/(pq-)?recall' --benchmark_format=json).
+// ivf/pq-recall/N      retrieval::tiered_ivf_pq's (16-byte codes, 100 re-ranked) at nprobe N: the planner's curve
+//                      for an ivf-pq index, with code_bytes_per_dimension and rerank_per_hit, the shape it holds for.
 
 #include <benchmark/benchmark.h>
 
@@ -280,14 +282,27 @@ void bm_tiered_hnsw(benchmark::State& state) {
   state.counters["recall_at_10"] = recall([&](std::size_t q) { return ids(tiered.search(query(q), 10, ef)); });
 }
 
-// Recall alone: one pass over the queries with an exact answer, timed as a whole.
-void bm_recall(benchmark::State& state) {
+// Recall alone: one pass over the queries with an exact answer at nprobe range(0), timed as a whole.
+template <class Search>
+void recall_sweep(benchmark::State& state, Search&& search) {
   const auto nprobe = static_cast<std::size_t>(state.range(0));
-  const auto& index = trinity_ivf();
   double r = 0;
-  for (auto _ : state) r = recall([&](std::size_t q) { return ids(index.search(query(q), 10, nprobe)); });
+  for (auto _ : state) r = recall([&](std::size_t q) { return ids(search(query(q), nprobe)); });
   state.counters["recall_at_10"] = r;
-  state.counters["probe_share"] = static_cast<double>(nprobe) / static_cast<double>(index.lists());
+  state.counters["probe_share"] = static_cast<double>(nprobe) / static_cast<double>(trinity_ivf().lists());
+}
+
+void bm_recall(benchmark::State& state) {
+  recall_sweep(state, [](std::span<const float> q, std::size_t nprobe) { return trinity_ivf().search(q, 10, nprobe); });
+}
+
+// IVF-PQ's: its codes' bytes a dimension and the vectors re-ranked a hit are the shape the curve holds for.
+void bm_pq_recall(benchmark::State& state) {
+  recall_sweep(state, [](std::span<const float> q, std::size_t nprobe) {
+    return trinity_pq().search(q, 10, nprobe, pq_rerank);
+  });
+  state.counters["code_bytes_per_dimension"] = static_cast<double>(pq_parts) / static_cast<double>(dim);
+  state.counters["rerank_per_hit"] = static_cast<double>(pq_rerank) / 10.0;
 }
 
 }  // namespace
@@ -304,6 +319,12 @@ BENCHMARK(bm_hnsw)->Name("hnsw/trinity")->Arg(16)->Arg(64)->Unit(benchmark::kMic
 BENCHMARK(bm_tiered_hnsw)->Name("hnsw/tiered")->Arg(16)->Arg(64)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(bm_recall)
     ->Name("ivf/recall")
+    ->RangeMultiplier(2)
+    ->Range(1, 64)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(bm_pq_recall)
+    ->Name("ivf/pq-recall")
     ->RangeMultiplier(2)
     ->Range(1, 64)
     ->Iterations(1)

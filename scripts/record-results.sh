@@ -65,7 +65,7 @@ rm -f "$out/compressed_exchange.gp" "$out/compressed_exchange.csv"
 step "the IVF index beside FAISS, and its recall curve (bench/retrieval.cpp)"
 build/bin/trinity-bench-retrieval --benchmark_filter='ivf/(faiss|trinity|tiered|faiss-pq|pq)/|hnsw/' \
     --benchmark_out="$out/retrieval-ci.json" --benchmark_out_format=json >/dev/null
-build/bin/trinity-bench-retrieval --benchmark_filter=ivf/recall --benchmark_out="$out/ivf-recall-ci.json" \
+build/bin/trinity-bench-retrieval --benchmark_filter='ivf/(pq-)?recall' --benchmark_out="$out/ivf-recall-ci.json" \
     --benchmark_out_format=json >/dev/null
 
 step "the planner's codec rates from the codecs' results (plan/detail/measured_codecs.hpp), then the planner"

@@ -708,6 +708,25 @@ std::string curves_header(sources& s) {
   if (points.empty()) throw failure("ivf-recall-ci.json has no ivf/recall runs; re-record it");
   std::sort(points.begin(), points.end());
   for (const auto& [share, recall] : points) h << "    {" << share << ", " << recall << "},\n";
+  h << "};\n\n";
+  // IVF-PQ's curve, and the shape it was measured at: the planner's IVF-PQ defaults take that shape.
+  std::vector<std::pair<double, double>> pq;
+  double per_dimension = 0, rerank = 0;
+  for (const auto& [name, run] : ivf.runs)
+    if (name.rfind("ivf/pq-recall/", 0) == 0) {
+      pq.emplace_back(run.at("probe_share").get<double>(), run.at("recall_at_10").get<double>());
+      per_dimension = run.at("code_bytes_per_dimension").get<double>();
+      rerank = run.at("rerank_per_hit").get<double>();
+    }
+  if (pq.empty() || per_dimension <= 0) throw failure("ivf-recall-ci.json has no ivf/pq-recall runs; re-record it");
+  std::sort(pq.begin(), pq.end());
+  h << "//! The rag-serve planner's default IVF-PQ recall curve: {nprobe / lists, recall@10} of\n"
+    << "//! retrieval::tiered_ivf_pq on the same vectors (bench/retrieval.cpp's ivf/pq-recall sweep, same file), its\n"
+    << "//! codes a byte every pq_dimensions_per_byte dimensions, pq_rerank_per_hit vectors re-ranked a hit.\n"
+    << "inline constexpr double pq_dimensions_per_byte = " << 1 / per_dimension << ";\n"
+    << "inline constexpr double pq_rerank_per_hit = " << rerank << ";\n"
+    << "inline constexpr double synthetic_ivf_pq_recall[][2] = {\n";
+  for (const auto& [share, recall] : pq) h << "    {" << share << ", " << recall << "},\n";
   h << "};\n\n}  // namespace trinity::plan::detail\n";
   return h.str();
 }

@@ -1,13 +1,15 @@
 #pragma once
 //! \file
 //! Planning retrieval-augmented generation (the CXL report's §5.2 RAG case): each query searches an IVF-Flat
-//! index of the corpus for its top-k chunks, and the LLM answers a prompt lengthened by them. What the planner
-//! chooses, and what each choice trades:
+//! index of the corpus (or an IVF-PQ one, or a flat scan) for its top-k chunks, and the LLM answers a prompt
+//! lengthened by them. What the planner chooses, and what each choice trades:
 //!  - nprobe, the lists a query scans: compute and bandwidth for recall, against the workload's target (read from
 //!    a measured recall curve by the share of lists probed);
 //!  - where the lists live: all in each device's memory, sharded over the scale-up domain's memory (read over
 //!    the interconnect), or a share of the most probed in device memory and the rest in one of the system's
-//!    capacity tiers (host memory, a CXL pool): bandwidth and latency for memory;
+//!    capacity tiers (host memory, a CXL pool): bandwidth and latency for memory. An IVF-PQ index keeps its
+//!    codes in device memory and places its full vectors so; a query scans codes and reads only the `rerank`
+//!    vectors it ranks exactly, each one random access where it lives (retrieval/tiered_ivf_pq.hpp);
 //!  - the LLM's replica (plan/serving.hpp's planner, on the lengthened prompt), whose weights and KV take device
 //!    memory from the index.
 //! Per query (model/vector_index.hpp): the centroids and hot lists from the fast tier, the rest from where they
@@ -44,6 +46,7 @@ namespace trinity::plan {
 struct recall_point {
   double probe_share = 0;
   double recall = 0;
+  friend bool operator==(const recall_point&, const recall_point&) = default;
 };
 
 //! The default recall curve: retrieval::ivf_index on SYNTHETIC clustered vectors (bench/retrieval.cpp's
@@ -54,13 +57,28 @@ inline std::vector<recall_point> measured_ivf_recall() {
   return out;
 }
 
+//! The default IVF-PQ curve: retrieval::tiered_ivf_pq on the same vectors (bench/retrieval.cpp's ivf/pq-recall
+//! sweep), its codes a byte for every pq_dimensions_per_byte dimensions and pq_rerank_per_hit vectors re-ranked a
+//! hit: the shape the planner's IVF-PQ defaults take, so the curve holds for them.
+inline std::vector<recall_point> measured_ivf_pq_recall() {
+  std::vector<recall_point> out;
+  for (const auto& p : detail::synthetic_ivf_pq_recall) out.push_back({p[0], p[1]});
+  return out;
+}
+
 struct rag_workload {
   std::string name;
-  double corpus_vectors = 0;       //!< chunks in the corpus, one vector each
-  std::size_t dimension = 0;       //!< fp32 values a vector
-  std::string index = "ivf-flat";  //!< "ivf-flat" (k-means lists) or "flat" (every vector scanned: exact)
-  std::size_t lists = 0;           //!< IVF lists; 0: 4·√N, the low end of FAISS's guideline (4–16·√N)
-  double recall_target = 0.9;      //!< recall@top_k a query must reach
+  double corpus_vectors = 0;  //!< chunks in the corpus, one vector each
+  std::size_t dimension = 0;  //!< fp32 values a vector
+  //! "ivf-flat" (k-means lists), "ivf-pq" (the lists' vectors as product-quantized codes, the best re-ranked
+  //! from the full vectors) or "flat" (every vector scanned: exact)
+  std::string index = "ivf-flat";
+  std::size_t lists = 0;       //!< IVF lists; 0: 4·√N, the low end of FAISS's guideline (4–16·√N)
+  std::size_t pq_bytes = 0;    //!< ivf-pq: bytes of a vector's code (a byte a part); 0: the measured curve's ratio
+  std::size_t rerank = 0;      //!< ivf-pq: vectors a query ranks exactly; 0: the measured curve's per hit
+  double recall_target = 0.9;  //!< recall@top_k a query must reach
+  //! Measured recall@top_k by nprobe / lists; the default is IVF-Flat's (an ivf-pq workload read from JSON takes
+  //! measured_ivf_pq_recall(); one built in code sets it).
   std::vector<recall_point> recall_curve = measured_ivf_recall();
   double queries_per_second = 0;  //!< over the whole system
   std::size_t top_k = 10;         //!< chunks retrieved, which join the prompt
@@ -69,18 +87,45 @@ struct rag_workload {
   serving_workload llm;           //!< the model, the question's tokens (prompt_tokens), the answer's, objectives
   assumptions assumed = {};
 
+  [[nodiscard]] bool product_quantized() const { return index == "ivf-pq"; }
   [[nodiscard]] std::size_t list_count() const {
     if (index == "flat") return 1;
     return lists ? lists
                  : std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(4 * std::sqrt(corpus_vectors))));
   }
-  //! A vector as the index stores it: an 8-byte id, its 4-byte squared norm, d fp32 values.
-  [[nodiscard]] bytes vector_bytes() const { return bytes{12.0 + 4.0 * static_cast<double>(dimension)}; }
-  [[nodiscard]] bytes list_bytes() const { return corpus_vectors / static_cast<double>(list_count()) * vector_bytes(); }
-  [[nodiscard]] bytes centroid_bytes() const {
-    return index == "flat" ? bytes{} : bytes{4.0 * static_cast<double>(dimension * list_count())};
+  //! ivf-pq: a code's bytes (pq_bytes, or a byte every detail::pq_dimensions_per_byte dimensions, at least one).
+  [[nodiscard]] std::size_t code_size() const {
+    if (!product_quantized()) return 0;
+    return pq_bytes ? pq_bytes
+                    : std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(static_cast<double>(dimension) /
+                                                                                     detail::pq_dimensions_per_byte)));
   }
-  [[nodiscard]] bytes index_bytes() const { return corpus_vectors * vector_bytes() + centroid_bytes(); }
+  //! ivf-pq: the vectors a query re-ranks (rerank, or detail::pq_rerank_per_hit a hit).
+  [[nodiscard]] std::size_t rerank_count() const {
+    if (!product_quantized()) return 0;
+    return rerank ? rerank
+                  : static_cast<std::size_t>(std::llround(detail::pq_rerank_per_hit * static_cast<double>(top_k)));
+  }
+  //! A vector as its list stores it where the list lives: an 8-byte id, its 4-byte squared norm and d fp32 values;
+  //! for ivf-pq the norm and the values (its id lives with its code).
+  [[nodiscard]] bytes vector_bytes() const {
+    return bytes{(product_quantized() ? 4.0 : 12.0) + 4.0 * static_cast<double>(dimension)};
+  }
+  //! ivf-pq: a vector's code and id, always in device memory.
+  [[nodiscard]] bytes code_bytes() const {
+    return product_quantized() ? bytes{8.0 + static_cast<double>(code_size())} : bytes{};
+  }
+  [[nodiscard]] double list_vectors() const { return corpus_vectors / static_cast<double>(list_count()); }
+  [[nodiscard]] bytes list_bytes() const { return list_vectors() * vector_bytes(); }
+  //! The centroids, and for ivf-pq its codebooks (256 centroids of every part: 256·d fp32 values).
+  [[nodiscard]] bytes centroid_bytes() const {
+    if (index == "flat") return bytes{};
+    return bytes{4.0 * static_cast<double>(dimension) *
+                 static_cast<double>(list_count() + (product_quantized() ? 256 : 0))};
+  }
+  [[nodiscard]] bytes index_bytes() const {
+    return corpus_vectors * (vector_bytes() + code_bytes()) + centroid_bytes();
+  }
   //! The LLM's prompt: the question and the retrieved chunks.
   [[nodiscard]] serving_workload answering() const {
     auto w = llm;
@@ -95,10 +140,21 @@ inline void validate(const rag_workload& w, const system& s) {
   trinity::detail::require(w.corpus_vectors <= 1e13, "workload.corpus_vectors", "at most 1e13 vectors");
   trinity::detail::require(w.dimension >= 1 && w.dimension <= 65536, "workload.dimension",
                            "must be from 1 to 65536 values a vector");
-  trinity::detail::require(w.index == "ivf-flat" || w.index == "flat", "workload.index",
-                           "\"" + w.index + "\" is not an index kind the planner prices. Fix: ivf-flat or flat");
-  trinity::detail::require(w.index == "ivf-flat" || w.lists == 0, "workload.lists",
+  trinity::detail::require(
+      w.index == "ivf-flat" || w.index == "ivf-pq" || w.index == "flat", "workload.index",
+      "\"" + w.index + "\" is not an index kind the planner prices. Fix: ivf-flat, ivf-pq or flat");
+  trinity::detail::require(w.index != "flat" || w.lists == 0, "workload.lists",
                            "a flat index has no lists. Fix: drop lists, or index ivf-flat");
+  trinity::detail::require(w.product_quantized() || (w.pq_bytes == 0 && w.rerank == 0),
+                           w.pq_bytes ? "workload.pq_bytes" : "workload.rerank",
+                           "shapes a product-quantized index. Fix: index ivf-pq, or drop it");
+  if (w.product_quantized()) {
+    trinity::detail::require(w.code_size() <= w.dimension && w.dimension % w.code_size() == 0, "workload.pq_bytes",
+                             std::to_string(w.code_size()) + " parts do not split the " + std::to_string(w.dimension) +
+                                 " dimensions evenly. Fix: a divisor of dimension");
+    trinity::detail::require(w.rerank_count() >= w.top_k && w.rerank_count() <= 100000, "workload.rerank",
+                             "re-ranks from top_k (" + std::to_string(w.top_k) + ") to 100000 vectors a query");
+  }
   trinity::detail::require(static_cast<double>(w.list_count()) <= w.corpus_vectors, "workload.lists",
                            "more lists than vectors. Fix: at most corpus_vectors (4·√N is FAISS's low end)");
   trinity::detail::require(w.recall_target > 0 && w.recall_target <= 1, "workload.recall_target",
@@ -245,10 +301,26 @@ inline rag_search search_cost(const system& s, const rag_workload& w, const rag_
                           : p.home == list_home::sharded  ? 0
                                                           : static_cast<std::size_t>(std::floor(p.hot_share * L));
   const auto probes = detail::probes_split(L, p.nprobe, hot, w.probe_skew);
-  q.traffic = {{w.centroid_bytes().value() + probes[0] * list, probes[1] * list}, {1.0 + probes[0], probes[1]}};
   const model::tier_access tiers[] = {{s.tiers.front().latency, s.tiers.front().bandwidth}, second};
-  const double scanned = (probes[0] + probes[1]) * list / w.vector_bytes().value();
-  q.distance_flops = flops{2.0 * static_cast<double>(w.dimension) * (static_cast<double>(L) + scanned)};
+  const double d = static_cast<double>(w.dimension), probed = probes[0] + probes[1];
+  if (w.product_quantized()) {
+    // As retrieval::tiered_ivf_pq reads: the centroids and codebooks, each probed list's codes and the kept ids from
+    // device memory; then each kept vector, one random access where its list lives (a hot list's in device memory).
+    const double m = static_cast<double>(w.code_size()), scanned = probed * w.list_vectors();
+    const double kept = std::min(static_cast<double>(w.rerank_count()), scanned);
+    const double hot_kept = probed > 0 ? kept * probes[0] / probed : 0.0, cold_kept = kept - hot_kept;
+    const double vector = w.vector_bytes().value();
+    q.traffic = {{w.centroid_bytes().value() + scanned * m + kept * 8.0 + hot_kept * vector, cold_kept * vector},
+                 {2.0 + probed + hot_kept, cold_kept}};
+    // The centroids' distances, a distance table a probed list (256 codewords of every part: a subtraction, a
+    // multiply and an add a value, after the query's residual), a sum of m table entries a code, the exact re-rank.
+    q.distance_flops =
+        flops{2.0 * d * static_cast<double>(L) + probed * (3.0 * 256.0 * d + d) + scanned * m + 2.0 * d * kept};
+  } else {
+    q.traffic = {{w.centroid_bytes().value() + probes[0] * list, probes[1] * list}, {1.0 + probes[0], probes[1]}};
+    const double scanned = probed * list / w.vector_bytes().value();
+    q.distance_flops = flops{2.0 * d * (static_cast<double>(L) + scanned)};
+  }
   q.time = model::search_time(q.traffic, tiers) + q.distance_flops / s.device.rate("fp32");
   return q;
 }
@@ -276,7 +348,8 @@ inline rag_cost price(const system& s, const rag_workload& w, const rag_llm& llm
   c.pool_limit = devices * (p.home == list_home::sharded ? s.interconnect.bandwidth : second.bandwidth);
   c.tier_bytes.assign(s.tiers.size(), bytes{});
   const bytes cold = (static_cast<double>(L - hot)) * w.list_bytes();
-  c.tier_bytes[0] = llm.cost.tier_bytes[0] + w.centroid_bytes() + static_cast<double>(hot) * w.list_bytes() +
+  c.tier_bytes[0] = llm.cost.tier_bytes[0] + w.centroid_bytes() + w.corpus_vectors * w.code_bytes() +
+                    static_cast<double>(hot) * w.list_bytes() +
                     (p.home == list_home::sharded ? cold / devices : bytes{});
   // A pool holds one copy of the cold lists for every device: its share per device, as tiers count capacity.
   if (p.home == list_home::pooled) c.tier_bytes[p.pool] += cold / devices;
@@ -301,17 +374,24 @@ inline std::string describe(const rag_plan& p, const rag_workload& w, const syst
   std::string d = w.index == "flat"
                       ? std::string("exact scan")
                       : "nprobe " + std::to_string(p.nprobe) + " of " + std::to_string(w.list_count()) + " lists";
+  // An IVF-PQ index's codes stay in device memory; what the placement moves is its full vectors.
+  const bool pq = w.product_quantized();
+  if (pq)
+    d += ", " + std::to_string(w.code_size()) + "-byte codes in " + s.tiers.front().name + ", " +
+         std::to_string(w.rerank_count()) + " re-ranked";
+  const std::string index = pq ? "vectors" : "index";
   switch (p.home) {
     case list_home::replicated:
-      return d + ", index in every " + s.tiers.front().name;
+      return d + ", " + index + " in every " + s.tiers.front().name;
     case list_home::sharded:
-      return d + ", index sharded over " + std::to_string(s.device.count) + " x " + s.tiers.front().name + " (" +
-             s.interconnect.name + ")";
+      return d + ", " + index + " sharded over " + std::to_string(s.device.count) + " x " + s.tiers.front().name +
+             " (" + s.interconnect.name + ")";
     default:
       return d + ", " +
              (p.hot_share > 0
-                  ? detail::share(p.hot_share) + " hottest lists in " + s.tiers.front().name + ", the rest in "
-                  : std::string("index in ")) +
+                  ? detail::share(p.hot_share) + (pq ? " hottest lists' vectors in " : " hottest lists in ") +
+                        s.tiers.front().name + ", the rest in "
+                  : index + " in ") +
              s.tiers[p.pool].name;
   }
 }

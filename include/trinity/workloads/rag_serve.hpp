@@ -25,6 +25,7 @@
 #include <trinity/retrieval/ivf_index.hpp>
 #include <trinity/retrieval/synthetic.hpp>
 #include <trinity/retrieval/tiered_ivf.hpp>
+#include <trinity/retrieval/tiered_ivf_pq.hpp>
 #include <trinity/reports/gnuplot.hpp>
 #include <trinity/workloads/report.hpp>
 #include <trinity/workloads/request.hpp>
@@ -39,6 +40,8 @@ inline constexpr key rag_keys[] = {{"name", required},
                                    {"dimension", required},
                                    {"index"},
                                    {"lists"},
+                                   {"pq_bytes"},
+                                   {"rerank"},
                                    {"recall_target"},
                                    {"recall_curve"},
                                    {"queries_per_second", required},
@@ -91,15 +94,19 @@ inline plan::rag_workload read_rag(const json& j, const plan::system& s) {
   w.corpus_vectors = o.number("corpus_vectors");
   w.dimension = o.count("dimension", 65536);
   if (o.has("index")) {
-    static constexpr std::string_view kinds[] = {"ivf-flat", "flat"};
+    static constexpr std::string_view kinds[] = {"ivf-flat", "ivf-pq", "flat"};
     w.index = choice(o.at("index"), "index", kinds);
   } else {
     plan::assume(w.assumed, "index", w.index);
   }
   if (o.has("lists"))
     w.lists = o.count("lists", std::uint64_t{1} << 32);
-  else if (w.index == "ivf-flat" && w.corpus_vectors > 0 && w.corpus_vectors <= 1e13)
+  else if (w.index != "flat" && w.corpus_vectors > 0 && w.corpus_vectors <= 1e13)
     plan::assume(w.assumed, "lists", w.list_count());
+  if (o.has("pq_bytes"))
+    w.pq_bytes = o.count("pq_bytes", 65536);
+  else if (w.product_quantized())
+    plan::assume(w.assumed, "pq_bytes", w.code_size());
   o.get("recall_target", w.recall_target, w.assumed);
   if (o.has("recall_curve")) {
     w.recall_curve.clear();
@@ -110,11 +117,19 @@ inline plan::rag_workload read_rag(const json& j, const plan::system& s) {
           w.recall_curve.push_back({p.number("probe_share"), p.number("recall")});
         },
         4096);
+  } else if (w.product_quantized()) {
+    w.recall_curve = plan::measured_ivf_pq_recall();
+    plan::assume(w.assumed, "recall_curve",
+                 "measured (bench/results/ivf-recall-ci.json's ivf/pq-recall, SYNTHETIC vectors)");
   } else {
     plan::assume(w.assumed, "recall_curve", "measured (bench/results/ivf-recall-ci.json, SYNTHETIC vectors)");
   }
   w.queries_per_second = o.number("queries_per_second");
   o.get("top_k", w.top_k, w.assumed);
+  if (o.has("rerank"))
+    w.rerank = o.count("rerank", 100000);
+  else if (w.product_quantized())
+    plan::assume(w.assumed, "rerank", w.rerank_count());
   w.chunk_tokens = o.number("chunk_tokens");
   o.get("probe_skew", w.probe_skew, w.assumed);
   w.llm = read_rag_llm(o, w.name, w.assumed);
@@ -240,6 +255,8 @@ inline void plan_rag(const request& a, const plan::system& s, const plan::rag_wo
     json own{{"lists", w.list_count()},
              {"index_bytes", w.index_bytes().value()},
              {"list_bytes", w.list_bytes().value()},
+             {"code_bytes", w.code_bytes().value()},
+             {"rerank", w.rerank_count()},
              {"prompt_tokens", w.answering().prompt_tokens},
              {"llm",
               {{"plan", llm.described},
@@ -266,7 +283,8 @@ inline void plan_rag(const request& a, const plan::system& s, const plan::rag_wo
          units::detail::format_number(c.recall) + " (target " + units::detail::format_number(w.recall_target) + ")"});
   t.add({"search reads", to_string(bytes{c.traffic.bytes[0]}) + " from " + s.tiers.front().name + ", " +
                              to_string(bytes{c.traffic.bytes[1]}) + " beyond it in " +
-                             units::detail::format_number(c.traffic.reads[1]) + " lists"});
+                             units::detail::format_number(c.traffic.reads[1]) +
+                             (w.product_quantized() ? " vectors" : " lists")});
   t.add({"devices busy", units::detail::format_number(c.devices_busy) + " of " + std::to_string(s.device.count) +
                              " at " + units::detail::format_number(w.queries_per_second) + " queries/s"});
   t.add({"energy", to_string(c.total.energy)});
@@ -292,89 +310,190 @@ inline std::vector<plan::simulated_pair> simulate_rag(const plan::system& s, con
   const auto& e = r.candidates[*i];
   const auto& pool = s.tiers[e.plan.pool];
   const double reads = e.cost.traffic.reads[1];
-  const bytes list = w.list_bytes();
+  // IVF-Flat reads whole lists from the pool; IVF-PQ the vectors it re-ranks, one each.
+  const bytes read = w.product_quantized() ? w.vector_bytes() : w.list_bytes();
+  const std::string what = w.product_quantized() ? " vectors of " : " lists of ";
   const std::string which = *i == r.choice ? "" : " (" + plan::describe(e.plan, w, s) + ", not the choice)";
-  return plan::simulate_pool_reads(s, pool, list, reads,
-                                   units::detail::format_number(reads) + " lists of " + to_string(list), which);
+  return plan::simulate_pool_reads(s, pool, read, reads, units::detail::format_number(reads) + what + to_string(read),
+                                   which);
 }
 
-//! The chosen plan run here, scaled down: SYNTHETIC clustered vectors (retrieval/synthetic.hpp), as many as the
+//! The workload scaled down to run here: SYNTHETIC clustered vectors (retrieval/synthetic.hpp), as many as the
 //! corpus up to 20,000, at its dimension up to 128, in 4·√n lists (one for a flat index), scanned at the plan's
-//! share of lists; its placement's share of the lists in a fast tier by their probe frequency on 4,000 queries,
-//! the rest in a capacity tier (both this machine's memory). 200 other queries are searched. Beside each, the
-//! model: recall from the workload's curve, and bytes per tier at the probe frequencies measured on the placement's
-//! queries (what the tests hold within 5%) and at uniform probes (what the plan prices).
-inline void verify_rag(const verify_request& a, const plan::system& s, const plan::rag_workload& w, std::ostream& out) {
-  const auto r = planned([&] { return plan::plan_rag(s, w, options_of(a.planning)); });
-  const auto& p = r.chosen().plan;
+//! share of lists, and the IVF index built on them; 200 queries to search, 4,000 others to measure probes on.
+struct scaled_rag {
+  plan::rag_workload small;
+  std::size_t n = 0, d = 0, lists = 0, nprobe = 1, k = 1;
+  std::vector<float> base, placing, queries;
+  retrieval::ivf_index index;
+};
+
+inline scaled_rag scaled(const plan::rag_workload& w, const plan::rag_plan& p) {
   auto small = w;
   small.corpus_vectors = std::min(w.corpus_vectors, 20000.0);
   small.dimension = std::min<std::size_t>(w.dimension, 128);
   small.lists = 0;
   small.probe_skew = 0;
+  // An IVF-PQ code keeps the plan's bytes a dimension: the largest divisor of the scaled dimension not above it.
+  if (w.product_quantized()) {
+    const double per_dimension = static_cast<double>(w.code_size()) / static_cast<double>(w.dimension);
+    std::size_t m = std::max<std::size_t>(1, static_cast<std::size_t>(per_dimension * small.dimension));
+    while (small.dimension % m != 0) --m;
+    small.pq_bytes = m;
+  }
   const std::size_t n = static_cast<std::size_t>(small.corpus_vectors), d = small.dimension, L = small.list_count();
   const double share = static_cast<double>(p.nprobe) / static_cast<double>(w.list_count());
   const auto nprobe =
       std::clamp<std::size_t>(static_cast<std::size_t>(std::llround(share * static_cast<double>(L))), 1, L);
-  const std::size_t k = std::min<std::size_t>(w.top_k, n);
   std::cerr << "trinity verify: building an IVF index of " << n << " x " << d << " SYNTHETIC vectors in " << L
             << " lists...\n";
-  const auto base = retrieval::clustered_vectors(n, d, 1);
-  const auto placing = retrieval::clustered_vectors(4000, d, 3), queries = retrieval::clustered_vectors(200, d, 2);
-  retrieval::ivf_index index(d, {.lists = L});
-  index.train(base);
-  index.add(base, 0);
-  std::size_t lists_bytes = 0;
-  for (std::size_t l = 0; l < L; ++l) lists_bytes += index.list_bytes(l);
-  const double hot = p.home == plan::list_home::replicated ? 1.0
-                     : p.home == plan::list_home::sharded  ? 0.0
-                                                           : p.hot_share;
-  place::tier_resource fast("fast", bytes{static_cast<double>(index.centroid_bytes() + lists_bytes)}),
-      capacity("capacity", bytes{static_cast<double>(lists_bytes)});
-  retrieval::tiered_ivf tiered(index, {&fast, &capacity});
-  const auto frequency = retrieval::probe_frequency(index, placing, nprobe);
-  tiered.place(frequency, index.centroid_bytes() + static_cast<std::size_t>(hot * static_cast<double>(lists_bytes)));
+  scaled_rag r{small,
+               n,
+               d,
+               L,
+               nprobe,
+               std::min<std::size_t>(w.top_k, n),
+               retrieval::clustered_vectors(n, d, 1),
+               retrieval::clustered_vectors(4000, d, 3),
+               retrieval::clustered_vectors(200, d, 2),
+               retrieval::ivf_index(d, {.lists = L})};
+  r.index.train(r.base);
+  r.index.add(r.base, 0);
+  return r;
+}
+
+//! Hits of `search` among the exact top k, over the 200 queries, as a share.
+template <class Search>
+double measured_recall(const scaled_rag& r, Search&& search) {
   double found = 0;
   for (std::size_t q = 0; q < 200; ++q) {
-    const auto query = std::span<const float>(queries).subspan(q * d, d);
-    const auto got = tiered.search(query, k, nprobe);
-    for (const auto& t : retrieval::exact_search(base, d, query, k))
+    const auto query = std::span<const float>(r.queries).subspan(q * r.d, r.d);
+    const auto got = search(query);
+    for (const auto& t : retrieval::exact_search(r.base, r.d, query, r.k))
       for (const auto& g : got) found += g.id == t.id;
   }
-  const auto& m = tiered.traffic();
-  // The model reads the frequencies measured on the placement's queries, not on the queries it is set beside.
-  std::vector<double> list_bytes(L);
-  std::vector<std::size_t> tier_of(L);
-  for (std::size_t l = 0; l < L; ++l)
-    list_bytes[l] = static_cast<double>(index.list_bytes(l)), tier_of[l] = tiered.tier_of(l);
-  const auto at_measured =
-      model::ivf_search_traffic(static_cast<double>(index.centroid_bytes()), list_bytes, frequency, tier_of, 2);
-  const auto uniform =
-      plan::search_cost(s, small, plan::rag_plan{nprobe, p.home, p.pool, hot}, plan::second_tier_access(s, p));
-  const double queries_run = static_cast<double>(m.queries);
-  const std::vector<verified_row> rows{
-      {"recall@" + std::to_string(k) + " (the workload's curve at nprobe " + std::to_string(nprobe) + " of " +
-           std::to_string(L) + ")",
-       plan::detail::recall_at(small.recall_curve, static_cast<double>(nprobe) / static_cast<double>(L)).value_or(0),
-       found / (200.0 * static_cast<double>(k))},
-      {"fast-tier bytes a query, at the probe frequencies of other queries", at_measured.bytes[0],
-       m.bytes[0] / queries_run},
-      {"capacity-tier bytes a query, at the probe frequencies of other queries", at_measured.bytes[1],
-       m.bytes[1] / queries_run},
-      {"capacity-tier bytes a query, as the plan prices them (uniform probes)", uniform.traffic.bytes[1],
-       m.bytes[1] / queries_run}};
+  return found / (200.0 * static_cast<double>(r.k));
+}
+
+inline verified_row curve_row(const scaled_rag& r) {
+  return {"recall@" + std::to_string(r.k) + " (the workload's curve at nprobe " + std::to_string(r.nprobe) + " of " +
+              std::to_string(r.lists) + ")",
+          plan::detail::recall_at(r.small.recall_curve, static_cast<double>(r.nprobe) / static_cast<double>(r.lists))
+              .value_or(0),
+          0};
+}
+
+inline void print_verified_rag(const verify_request& a, const plan::system& s, const plan::rag_workload& w,
+                               const plan::rag_plan& p, const scaled_rag& r, double hot,
+                               const std::vector<verified_row>& rows, std::ostream& out) {
   if (a.json) {
     out << json{{"system", s.name},
                 {"choice", plan::describe(p, w, s)},
-                {"scaled", {{"vectors", n}, {"dimension", d}, {"lists", L}, {"nprobe", nprobe}, {"hot_share", hot}}},
+                {"scaled",
+                 {{"vectors", r.n},
+                  {"dimension", r.d},
+                  {"lists", r.lists},
+                  {"nprobe", r.nprobe},
+                  {"hot_share", hot},
+                  {"pq_bytes", r.small.code_size()},
+                  {"rerank", r.small.rerank_count()}}},
                 {"rows", rows_json(rows, 0.05)}}
                .dump(2)
         << '\n';
     return;
   }
-  out << "Plan: " << plan::describe(p, w, s) << "\nRun here: " << n << " x " << d << " SYNTHETIC vectors in " << L
-      << " lists, nprobe " << nprobe << ", " << plan::detail::share(hot) << " of the lists' bytes in the fast tier\n\n";
+  out << "Plan: " << plan::describe(p, w, s) << "\nRun here: " << r.n << " x " << r.d << " SYNTHETIC vectors in "
+      << r.lists << " lists, nprobe " << r.nprobe << ", ";
+  if (w.product_quantized())
+    out << r.small.code_size() << "-byte codes in the fast tier, " << r.small.rerank_count()
+        << " re-ranked from the vectors in the capacity tier\n\n";
+  else
+    out << plan::detail::share(hot) << " of the lists' bytes in the fast tier\n\n";
   print_rows(out, rows);
+}
+
+//! An IVF-PQ plan's search run here on retrieval::tiered_ivf_pq: the codes in a fast tier, every vector in a
+//! capacity tier (the mechanism's split; the plan's placement of the vectors moves only where the re-ranked reads
+//! land). Beside it the model's count of the same split, at the probe frequencies of other queries and at the
+//! uniform probes the plan prices.
+inline void verify_rag_pq(const verify_request& a, const plan::system& s, const plan::rag_workload& w,
+                          const plan::rag_plan& p, std::ostream& out) {
+  auto r = scaled(w, p);
+  const std::size_t m = r.small.code_size(), rerank = r.small.rerank_count();
+  place::tier_resource fast("fast", bytes{static_cast<double>(r.n * (m + 8))}),
+      capacity("capacity", bytes{static_cast<double>(r.n * (r.d + 1) * 4)});
+  const auto sample = std::span<const float>(r.base).first(std::min<std::size_t>(r.n, 2560) * r.d);
+  retrieval::tiered_ivf_pq pq(r.index, m, sample, {&fast, &capacity});
+  auto recall = curve_row(r);
+  recall.measured = measured_recall(r, [&](std::span<const float> q) { return pq.search(q, r.k, r.nprobe, rerank); });
+  const auto& t = pq.traffic();
+  const double queries_run = static_cast<double>(t.queries);
+  // The model over other queries' probe sets: a query scans its lists' codes and keeps the fewer of rerank and
+  // the vectors those lists hold (a small list set keeps less than rerank).
+  double codes = 0, kept = 0;
+  const std::size_t placing = r.placing.size() / r.d;
+  for (std::size_t q = 0; q < placing; ++q) {
+    std::size_t scanned = 0;
+    for (const auto l : r.index.probe(std::span<const float>(r.placing).subspan(q * r.d, r.d), r.nprobe))
+      scanned += pq.list_size(l);
+    codes += static_cast<double>(scanned * m) / static_cast<double>(placing);
+    kept += static_cast<double>(std::min(rerank, scanned)) / static_cast<double>(placing);
+  }
+  const double vector = r.small.vector_bytes().value();
+  const double fast_model = r.small.centroid_bytes().value() + codes + kept * 8.0;
+  const auto uniform = plan::search_cost(s, r.small, plan::rag_plan{r.nprobe, plan::list_home::pooled, p.pool, 0},
+                                         plan::second_tier_access(s, p));
+  const std::vector<verified_row> rows{
+      recall,
+      {"fast-tier bytes a query (codes), at the probe sets of other queries", fast_model, t.bytes[0] / queries_run},
+      {"capacity-tier bytes a query (the re-ranked vectors), at the probe sets of other queries", kept * vector,
+       t.bytes[1] / queries_run},
+      {"fast-tier bytes a query, as the plan prices them (uniform probes)", uniform.traffic.bytes[0],
+       t.bytes[0] / queries_run}};
+  print_verified_rag(a, s, w, p, r, 0, rows, out);
+}
+
+//! The chosen plan run here, scaled down (scaled()): its placement's share of the lists in a fast tier by their
+//! probe frequency on the 4,000 other queries, the rest in a capacity tier (both this machine's memory). Beside
+//! each, the model: recall from the workload's curve, and bytes per tier at the probe frequencies measured on the
+//! placement's queries (what the tests hold within 5%) and at uniform probes (what the plan prices).
+inline void verify_rag(const verify_request& a, const plan::system& s, const plan::rag_workload& w, std::ostream& out) {
+  const auto plan = planned([&] { return plan::plan_rag(s, w, options_of(a.planning)); });
+  const auto& p = plan.chosen().plan;
+  if (w.product_quantized()) return verify_rag_pq(a, s, w, p, out);
+  auto r = scaled(w, p);
+  const std::size_t L = r.lists;
+  std::size_t lists_bytes = 0;
+  for (std::size_t l = 0; l < L; ++l) lists_bytes += r.index.list_bytes(l);
+  const double hot = p.home == plan::list_home::replicated ? 1.0
+                     : p.home == plan::list_home::sharded  ? 0.0
+                                                           : p.hot_share;
+  place::tier_resource fast("fast", bytes{static_cast<double>(r.index.centroid_bytes() + lists_bytes)}),
+      capacity("capacity", bytes{static_cast<double>(lists_bytes)});
+  retrieval::tiered_ivf tiered(r.index, {&fast, &capacity});
+  const auto frequency = retrieval::probe_frequency(r.index, r.placing, r.nprobe);
+  tiered.place(frequency, r.index.centroid_bytes() + static_cast<std::size_t>(hot * static_cast<double>(lists_bytes)));
+  auto recall = curve_row(r);
+  recall.measured = measured_recall(r, [&](std::span<const float> q) { return tiered.search(q, r.k, r.nprobe); });
+  const auto& m = tiered.traffic();
+  // The model reads the frequencies measured on the placement's queries, not on the queries it is set beside.
+  std::vector<double> list_bytes(L);
+  std::vector<std::size_t> tier_of(L);
+  for (std::size_t l = 0; l < L; ++l)
+    list_bytes[l] = static_cast<double>(r.index.list_bytes(l)), tier_of[l] = tiered.tier_of(l);
+  const auto at_measured =
+      model::ivf_search_traffic(static_cast<double>(r.index.centroid_bytes()), list_bytes, frequency, tier_of, 2);
+  const auto uniform =
+      plan::search_cost(s, r.small, plan::rag_plan{r.nprobe, p.home, p.pool, hot}, plan::second_tier_access(s, p));
+  const double queries_run = static_cast<double>(m.queries);
+  const std::vector<verified_row> rows{recall,
+                                       {"fast-tier bytes a query, at the probe frequencies of other queries",
+                                        at_measured.bytes[0], m.bytes[0] / queries_run},
+                                       {"capacity-tier bytes a query, at the probe frequencies of other queries",
+                                        at_measured.bytes[1], m.bytes[1] / queries_run},
+                                       {"capacity-tier bytes a query, as the plan prices them (uniform probes)",
+                                        uniform.traffic.bytes[1], m.bytes[1] / queries_run}};
+  print_verified_rag(a, s, w, p, r, hot, rows, out);
 }
 
 }  // namespace detail

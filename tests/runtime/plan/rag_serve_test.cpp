@@ -96,6 +96,46 @@ TEST_CASE("a query's bytes per tier: the centroids and the probed lists, split a
   CHECK(p.search.value() == Approx(want));
 }
 
+TEST_CASE("an IVF-PQ query: the codes of the probed lists from device memory, the re-ranked vectors where they live",
+          "[plan][rag]") {
+  const auto s = *plan::presets::find("gb200-nvl72-cxl");
+  auto w = plan::presets::rag_serve();
+  w.index = "ivf-pq";
+  w.pq_bytes = 64;
+  w.rerank = 100;
+  w.recall_curve = plan::measured_ivf_pq_recall();
+  plan::validate(w, s);
+  const auto llm = plan::plan_rag_llm(s, w, {});
+  const double L = 40000, n = 100e6 / L, d = 1024, vector = 4 + 4 * d;
+  const double centroids = 4 * d * (L + 256);  // the centroids and 64 parts' 256 codewords of 16 values each
+  CHECK(w.code_bytes().value() == 72);
+  CHECK(w.vector_bytes().value() == vector);
+  CHECK(w.centroid_bytes().value() == centroids);
+  CHECK(w.index_bytes().value() == Approx(100e6 * (72 + vector) + centroids));
+  // The vectors in the pool (no hot lists): 256 lists' codes and 100 ids from device memory, 100 vectors from the
+  // pool, one access each.
+  const auto p = plan::price(s, w, llm, plan::rag_plan{256, plan::list_home::pooled, 2, 0});
+  CHECK(p.traffic.bytes[0] == Approx(centroids + 256 * n * 64 + 100 * 8));
+  CHECK(p.traffic.reads[0] == Approx(2 + 256));
+  CHECK(p.traffic.bytes[1] == Approx(100 * vector));
+  CHECK(p.traffic.reads[1] == Approx(100));
+  CHECK(p.search_flops.value() == Approx(2 * d * L + 256 * (3 * 256 * d + d) + 256 * n * 64 + 2 * d * 100));
+  // Device memory holds every code and id, the centroids and codebooks; the pool one copy of the vectors.
+  CHECK(p.tier_bytes[0].value() == Approx(llm.cost.tier_bytes[0].value() + centroids + 100e6 * 72));
+  CHECK(p.tier_bytes[2].value() == Approx(100e6 * vector / 72));
+  // A quarter of the lists' vectors hot: a quarter of the re-ranked reads stay in device memory.
+  const auto h = plan::price(s, w, llm, plan::rag_plan{256, plan::list_home::pooled, 2, 0.25});
+  CHECK(h.traffic.bytes[1] == Approx(75 * vector));
+  CHECK(h.traffic.reads[0] == Approx(2 + 256 + 25));
+  // Against IVF-Flat at the same nprobe, the pool sees a hundred vectors instead of 192 whole lists.
+  auto flat = plan::presets::rag_serve();
+  const auto f = plan::price(s, flat, llm, plan::rag_plan{256, plan::list_home::pooled, 2, 0.25});
+  CHECK(h.traffic.bytes[1] < f.traffic.bytes[1] / 1000);
+  CHECK(plan::describe(plan::rag_plan{256, plan::list_home::pooled, 2, 0.25}, w, s) ==
+        "nprobe 256 of 40000 lists, 64-byte codes in gb200-hbm3e, 100 re-ranked, 25% hottest lists' vectors in "
+        "gb200-hbm3e, the rest in cxl-capacity");
+}
+
 TEST_CASE("the pool over RDMA: 2 us an access, 8.3 times the CXL pool's, at most one 400G NIC's bandwidth",
           "[plan][rag]") {
   const auto s = *plan::presets::find("gb200-nvl72-cxl");
@@ -110,28 +150,37 @@ TEST_CASE("the pool over RDMA: 2 us an access, 8.3 times the CXL pool's, at most
 
 TEST_CASE("every plan kept reaches the recall target, fits its tiers and keeps up; more probes read more",
           "[plan][rag]") {
-  for (const char* name : {"gb200-nvl72-cxl", "dgx-h100-cxl"}) {
-    CAPTURE(name);
-    const auto s = *plan::presets::find(name);
-    const auto w = plan::presets::rag_serve();
-    const auto r = plan::plan_rag(s, w);
-    REQUIRE(r.chosen().fits());
-    for (const auto& e : r.candidates) {
-      if (!e.fits()) continue;
-      CHECK(e.cost.recall >= w.recall_target);
-      for (std::size_t t = 0; t < s.tiers.size(); ++t) CHECK(e.cost.tier_bytes[t] <= s.tiers[t].capacity);
-      CHECK(e.cost.devices_busy <= static_cast<double>(s.device.count));
-      CHECK(r.chosen().cost.total.time <= e.cost.total.time);
+  for (const char* name : {"gb200-nvl72-cxl", "dgx-h100-cxl"})
+    for (const bool pq : {false, true}) {
+      CAPTURE(name, pq);
+      const auto s = *plan::presets::find(name);
+      auto w = plan::presets::rag_serve();
+      if (pq) {
+        w.index = "ivf-pq";
+        w.recall_curve = plan::measured_ivf_pq_recall();
+      }
+      const auto r = plan::plan_rag(s, w);
+      REQUIRE(r.chosen().fits());
+      for (const auto& e : r.candidates) {
+        if (!e.fits()) continue;
+        CHECK(e.cost.recall >= w.recall_target);
+        for (std::size_t t = 0; t < s.tiers.size(); ++t) CHECK(e.cost.tier_bytes[t] <= s.tiers[t].capacity);
+        CHECK(e.cost.devices_busy <= static_cast<double>(s.device.count));
+        CHECK(r.chosen().cost.total.time <= e.cost.total.time);
+      }
+      // The same placement scanning twice the lists reads more.
+      for (const auto& a : r.candidates)
+        for (const auto& b : r.candidates)
+          if (a.plan.home == b.plan.home && a.plan.pool == b.plan.pool && a.plan.hot_share == b.plan.hot_share &&
+              b.plan.nprobe == 2 * a.plan.nprobe)
+            CHECK(b.cost.traffic.bytes[0] + b.cost.traffic.bytes[1] >
+                  a.cost.traffic.bytes[0] + a.cost.traffic.bytes[1]);
+      // 411 GB of lists: no device holds a copy, so the untraded baseline breaks device memory.
+      CHECK(r.candidates[r.baseline].violation.find("capacity") != std::string::npos);
+      // IVF-PQ's pool reads are the re-ranked vectors, one access each; IVF-Flat's whole lists.
+      if (pq && r.chosen().plan.home == plan::list_home::pooled)
+        CHECK(r.chosen().cost.traffic.bytes[1] == Approx(r.chosen().cost.traffic.reads[1] * w.vector_bytes().value()));
     }
-    // The same placement scanning twice the lists reads more.
-    for (const auto& a : r.candidates)
-      for (const auto& b : r.candidates)
-        if (a.plan.home == b.plan.home && a.plan.pool == b.plan.pool && a.plan.hot_share == b.plan.hot_share &&
-            b.plan.nprobe == 2 * a.plan.nprobe)
-          CHECK(b.cost.traffic.bytes[0] + b.cost.traffic.bytes[1] > a.cost.traffic.bytes[0] + a.cost.traffic.bytes[1]);
-    // 411 GB of lists: no device holds a copy, so the untraded baseline breaks device memory.
-    CHECK(r.candidates[r.baseline].violation.find("capacity") != std::string::npos);
-  }
 }
 
 TEST_CASE("a rag-serve workload's bad input is refused by field", "[plan][rag]") {
@@ -157,6 +206,17 @@ TEST_CASE("a rag-serve workload's bad input is refused by field", "[plan][rag]")
   refused([](auto& w) { w.top_k = 0; }, "workload.top_k");
   refused([](auto& w) { w.probe_skew = 9; }, "workload.probe_skew");
   refused([](auto& w) { w.llm.output_tokens = 0; }, "workload.llm.output_tokens");
+  refused([](auto& w) { w.pq_bytes = 64; }, "workload.pq_bytes");  // not an ivf-pq index
+  refused([](auto& w) { w.rerank = 100; }, "workload.rerank");
+  const auto pq = [](auto change) {
+    return [change](auto& w) {
+      w.index = "ivf-pq";
+      w.recall_curve = plan::measured_ivf_pq_recall();
+      change(w);
+    };
+  };
+  refused(pq([](auto& w) { w.pq_bytes = 1000; }), "workload.pq_bytes");  // does not divide 1,024
+  refused(pq([](auto& w) { w.rerank = 5; }), "workload.rerank");         // fewer than top_k
 }
 
 TEST_CASE("the report's case studies: bandwidth-bound phases near the report, searches below its 14x", "[plan][rag]") {

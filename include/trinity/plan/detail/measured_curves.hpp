@@ -20,10 +20,25 @@ inline constexpr double mooncake_curve_gamma = 0.12688116624109808;
 inline constexpr double mooncake_curve_bound = 0.36641247833622181;
 
 //! The rag-serve planner's default recall curve: {nprobe / lists, recall@10} of retrieval::ivf_index on
-//! SYNTHETIC clustered vectors (bench/retrieval.cpp's ivf/recall sweep, bench/results/ivf-recall-ci.json, preset ci: RelWithDebInfo -O2 -g1 -DNDEBUG, kernels on avx512, Intel(R) Xeon(R) Processor (2 CPUs, host vm)).
+//! SYNTHETIC clustered vectors (bench/retrieval.cpp's ivf/recall sweep, bench/results/ivf-recall-ci.json, preset ci: RelWithDebInfo -O2 -g1 -DNDEBUG, kernels on avx512, AMD EPYC (2 CPUs, host vm)).
 inline constexpr double synthetic_ivf_recall[][2] = {
-    {0.0009765625, 0.47949999999999998},
-    {0.001953125, 0.72950000000000004},
+    {0.0009765625, 0.47899999999999998},
+    {0.001953125, 0.72850000000000004},
+    {0.00390625, 0.94650000000000001},
+    {0.0078125, 0.99950000000000006},
+    {0.015625, 1},
+    {0.03125, 1},
+    {0.0625, 1},
+};
+
+//! The rag-serve planner's default IVF-PQ recall curve: {nprobe / lists, recall@10} of
+//! retrieval::tiered_ivf_pq on the same vectors (bench/retrieval.cpp's ivf/pq-recall sweep, same file), its
+//! codes a byte every pq_dimensions_per_byte dimensions, pq_rerank_per_hit vectors re-ranked a hit.
+inline constexpr double pq_dimensions_per_byte = 4;
+inline constexpr double pq_rerank_per_hit = 10;
+inline constexpr double synthetic_ivf_pq_recall[][2] = {
+    {0.0009765625, 0.47899999999999998},
+    {0.001953125, 0.72850000000000004},
     {0.00390625, 0.94650000000000001},
     {0.0078125, 0.99950000000000006},
     {0.015625, 1},
