@@ -86,11 +86,13 @@ class ivf_index {
     std::vector<double> sum(L * d_);
     std::vector<std::size_t> count(L);
     std::vector<float> scratch;
+    std::vector<std::size_t> assigned(n);
     for (std::size_t it = 0; it < o_.iterations; ++it) {
       std::fill(sum.begin(), sum.end(), 0.0);
       std::fill(count.begin(), count.end(), 0);
+      assign(sample.data(), n, assigned.data(), scratch);
       for (std::size_t r = 0; r < n; ++r) {
-        const std::size_t l = nearest(sample.data() + r * d_, scratch);
+        const std::size_t l = assigned[r];
         ++count[l];
         for (std::size_t i = 0; i < d_; ++i) sum[l * d_ + i] += sample[r * d_ + i];
       }
@@ -110,8 +112,10 @@ class ivf_index {
     trinity::detail::require(trained(), "index", "is not trained. Fix: train() on a sample first");
     const std::size_t n = rows_in(vectors, "vectors");
     std::vector<float> scratch;
+    std::vector<std::size_t> assigned(n);
+    assign(vectors.data(), n, assigned.data(), scratch);
     for (std::size_t r = 0; r < n; ++r) {
-      const std::size_t l = nearest(vectors.data() + r * d_, scratch);
+      const std::size_t l = assigned[r];
       ids_[l].push_back(first_id + r);
       norms_[l].push_back(cache::detail::dot(isa_, vectors.data() + r * d_, vectors.data() + r * d_, d_));
       vectors_[l].insert(vectors_[l].end(), vectors.begin() + static_cast<std::ptrdiff_t>(r * d_),
@@ -196,6 +200,28 @@ class ivf_index {
     dist.resize(o_.lists);
     centroid_products(x, dist.data());
     return static_cast<std::size_t>(std::min_element(dist.begin(), dist.end()) - dist.begin());
+  }
+  // Every row's nearest centroid, four rows a pass over the centroids (tile<4, 4>: a centroid read once serves
+  // four rows), the last few one at a time.
+  void assign(const float* rows, std::size_t n, std::size_t* out, std::vector<float>& scratch) const {
+    const std::size_t L = o_.lists;
+    scratch.resize(4 * L);
+    std::size_t r = 0;
+    for (; r + 4 <= n; r += 4) {
+      const float* x = rows + r * d_;
+      std::size_t l = 0;
+      for (; l + 4 <= L; l += 4)
+        cache::detail::tile<4, 4>(isa_, centroids_.data() + l * d_, x, d_, scratch.data() + l * 4, 4);
+      for (; l < L; ++l) cache::detail::tile<1, 4>(isa_, centroids_.data() + l * d_, x, d_, scratch.data() + l * 4, 4);
+      for (std::size_t q = 0; q < 4; ++q) {
+        std::size_t best = 0;
+        float best_d = std::numeric_limits<float>::infinity();
+        for (l = 0; l < L; ++l)
+          if (const float v = centroid_norms_[l] - 2.0f * scratch[l * 4 + q]; v < best_d) best_d = v, best = l;
+        out[r + q] = best;
+      }
+    }
+    for (; r < n; ++r) out[r] = nearest(rows + r * d_, scratch);
   }
   void measure_centroids() {
     centroid_norms_.resize(o_.lists);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <trinity/detail/splitmix.hpp>
 #include <trinity/place/tier_resource.hpp>
 #include <trinity/retrieval/hnsw/hnsw_index.hpp>
 #include <trinity/retrieval/ivf_index.hpp>
@@ -108,6 +109,55 @@ TEST_CASE("a tiered HNSW keeps its upper layers fast and reads more of the fast 
     share = now;
   }
   CHECK(share == 1.0);  // everything fast: nothing read from the capacity tier
+}
+
+TEST_CASE("a tiered HNSW's bottom-layer nodes moved online by the dynamic tiering policy, the hits unchanged",
+          "[retrieval][hnsw]") {
+  // The nodes start spilled in order; queries over a few topics move the nodes they read into the fast tier, epoch
+  // by epoch: the fast tier's share of the bytes read rises toward the static placement's, and no hit changes.
+  fixture f;
+  // 240 queries about 8 topics: each near one of 8 of the corpus's vectors.
+  std::vector<float> skewed;
+  std::uint64_t seed = 7;
+  for (std::size_t q = 0; q < 240; ++q)
+    for (std::size_t i = 0; i < d; ++i)
+      skewed.push_back(f.data[(q % 8) * 97 * d + i] +
+                       0.05f * (static_cast<float>(trinity::detail::splitmix_next(seed) % 1024) / 1024.0f - 0.5f));
+  const std::size_t queries = skewed.size() / d;
+  place::tier_resource fast("hbm", bytes{4e6}), capacity("cxl-capacity", bytes{4e6});
+  retrieval::tiered_hnsw tiered(f.index, {&fast, &capacity});
+  std::size_t all = 0;
+  for (std::size_t v = 0; v < tiered.nodes(); ++v) all += tiered.node_bytes(v);
+  const std::size_t budget = tiered.upper_bytes() + (all - tiered.upper_bytes()) / 4;
+  const auto& policy = tiered.follow({.epoch = 2000, .sample_period = 1, .decay = 0.5, .hysteresis = 1.2}, budget);
+  const auto query = [&](std::size_t q) { return std::span<const float>(skewed).subspan((q % queries) * d, d); };
+  std::vector<double> share;
+  for (std::size_t q = 0; q < 4 * queries; ++q) {
+    if (q % queries == 0) tiered.reset_traffic();
+    REQUIRE(tiered.search(query(q), 10, 32) == f.index.search(query(q), 10, 32));
+    if (q % queries == queries - 1)
+      share.push_back(tiered.traffic().bytes[0] / (tiered.traffic().bytes[0] + tiered.traffic().bytes[1]));
+  }
+  // Beside it, the static placement from the same queries' measured visits.
+  retrieval::tiered_hnsw best(f.index, {&fast, &capacity});
+  best.place(best.visit_frequency(skewed, 10, 32), budget);
+  for (std::size_t q = 0; q < queries; ++q) (void)best.search(query(q), 10, 32);
+  const double ideal = best.traffic().bytes[0] / (best.traffic().bytes[0] + best.traffic().bytes[1]);
+  CAPTURE(share[0], share[3], ideal, policy.migrations());
+  CHECK(policy.migrations() > 0);
+  CHECK(share[3] > share[0]);
+  CHECK(share[3] >= 0.9 * ideal);
+  // The upper layers stay fast; the bottom layer's nodes sit where the policy put them, within the budget.
+  const auto layers = f.index.layers();
+  std::size_t in_fast = 0;
+  for (std::size_t v = 0; v < tiered.nodes(); ++v)
+    if (tiered.tier_of(v) == 0)
+      in_fast += tiered.node_bytes(v);
+    else
+      CHECK(layers.level[v] == 0);
+  CHECK(in_fast <= budget);
+  CHECK_THROWS_WITH(tiered.follow({}, tiered.upper_bytes() - 1),
+                    Catch::Contains("fast_bytes") && Catch::Contains("upper layers"));
 }
 
 TEST_CASE("HNSW refuses what it cannot build or place", "[retrieval][hnsw]") {

@@ -6,7 +6,8 @@
 //! tier's budget lasts; the rest in the capacity tier. A node is its vector and its link lists, stored in its
 //! tier's memory (place::tier_resource). The search is hnswlib's, step for step, with hnswlib's own distance
 //! kernel, so placement never changes a result: the tests hold it equal to hnsw_index::search. Each vector and
-//! link list read is counted on the tier it lives in.
+//! link list read is counted on the tier it lives in. follow() moves the bottom layer's nodes online instead, by
+//! the dynamic tiering policy (place/dynamic_tiering.hpp), as tiered_ivf::follow moves lists.
 //!
 //!   place::tier_resource hbm("hbm", 64_MB), cxl("cxl-capacity", 4_GB);
 //!   retrieval::tiered_hnsw tiered(index, {&hbm, &cxl});
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <memory_resource>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <span>
 #include <string>
@@ -26,6 +28,7 @@
 
 #include <trinity/concepts/similarity_index.hpp>
 #include <trinity/error.hpp>
+#include <trinity/place/dynamic_tiering.hpp>
 #include <trinity/place/tier_resource.hpp>
 #include <trinity/retrieval/hnsw/hnsw_index.hpp>
 #include <trinity/retrieval/tiered_ivf.hpp>
@@ -75,6 +78,7 @@ class tiered_hnsw {
   //! upper layers stay in tier 0 whatever the budget: every search reads them. Returns the bytes placed in tier 0.
   std::size_t place(std::span<const double> frequency, std::size_t fast_bytes) {
     trinity::detail::require(frequency.size() == g_.level.size(), "frequency", "needs one access frequency a node");
+    policy_.reset();  // a static placement ends following
     std::vector<std::size_t> order(g_.level.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     const auto heat = [&](std::size_t n) { return frequency[n] / static_cast<double>(node_bytes(n)); };
@@ -88,6 +92,31 @@ class tiered_hnsw {
     return used;
   }
 
+  //! From here on the bottom layer's nodes move online: every vector a search reads is an access to
+  //! place::dynamic_tiering (sampled, decayed, rate-limited, with hysteresis, `o`) over what `fast_bytes` leaves
+  //! beside the upper layers, and the capacity tier; when an epoch ends the graph is laid out again where the policy
+  //! puts its nodes. The upper layers stay fast. Returns the policy, to read its migrations from.
+  const place::dynamic_tiering& follow(place::tiering_options o, std::size_t fast_bytes) {
+    const double fast = static_cast<double>(fast_bytes) - static_cast<double>(upper_bytes());
+    trinity::detail::require(fast >= 0, "fast_bytes",
+                             "must hold at least the upper layers (" + std::to_string(upper_bytes()) + " bytes)");
+    bottom_.clear();
+    object_.assign(g_.level.size(), not_followed);
+    std::vector<double> sizes;
+    double total = 0;
+    for (std::size_t v = 0; v < g_.level.size(); ++v)
+      if (g_.level[v] == 0) {
+        object_[v] = static_cast<std::uint32_t>(bottom_.size());
+        bottom_.push_back(static_cast<std::uint32_t>(v));
+        total += sizes.emplace_back(static_cast<double>(node_bytes(v)));
+      }
+    policy_.emplace(std::move(sizes), std::vector<double>{fast, total}, o);
+    seen_ = 0;
+    touched_.clear();
+    relay_to_policy();
+    return *policy_;
+  }
+
   //! hnsw_index::search's hits, each vector and link list read from its node's tier; the reads counted.
   [[nodiscard]] std::vector<neighbour> search(std::span<const float> query, std::size_t k, std::size_t ef) {
     trinity::detail::require(
@@ -95,7 +124,9 @@ class tiered_hnsw {
         "has " + std::to_string(query.size()) + " values; the index's dimension is " + std::to_string(g_.dimension));
     trinity::detail::require(k >= 1, "k", "must be at least 1");
     ++traffic_.queries;
-    return walk<false>(query, k, ef, nullptr);
+    auto hits = walk<false>(query, k, ef, nullptr);
+    if (policy_) follow_reads();
+    return hits;
   }
 
   [[nodiscard]] std::size_t tier_of(std::size_t node) const { return tier_.at(node); }
@@ -147,12 +178,30 @@ class tiered_hnsw {
     generation_ = 0;
   }
 
+  // The walk's vector reads handed to the policy after the walk, which read every node where it lay; an epoch that
+  // ended on the way moves nodes, and the graph is laid out again where the policy now puts them.
+  void follow_reads() {
+    for (const auto v : touched_)
+      if (object_[v] != not_followed) policy_->access(object_[v]);
+    touched_.clear();
+    if (policy_->migrations() == seen_) return;
+    seen_ = policy_->migrations();
+    relay_to_policy();
+  }
+  void relay_to_policy() {
+    for (std::size_t i = 0; i < bottom_.size(); ++i)
+      tier_[bottom_[i]] = policy_->tier_of(static_cast<std::uint32_t>(i)) == 0 ? 0 : 1;
+    lay_out();
+  }
+
   // The query's distance to node n, its vector read from the node's tier.
   template <bool Visits>
   float distance(const float* q, std::uint32_t n, std::vector<double>* f) {
     const auto& at = at_[n];
     vector_reads_[at.tier] += 1;
     if constexpr (Visits) (*f)[n] += 1;
+    if constexpr (!Visits)
+      if (policy_) touched_.push_back(n);
     return g_.distance(q, vector_base_[at.tier] + std::size_t{at.slot} * g_.dimension, g_.distance_parameter);
   }
   // Node n's link list at `level`: its count, then its neighbours, read from the node's tier.
@@ -239,6 +288,11 @@ class tiered_hnsw {
   std::vector<std::uint32_t> visited_;
   std::uint32_t generation_ = 0;
   tier_traffic traffic_;
+  // follow()'s: the policy, its objects (the bottom layer's nodes) and each node's object, a walk's reads.
+  static constexpr std::uint32_t not_followed = ~std::uint32_t{0};
+  std::optional<place::dynamic_tiering> policy_;
+  std::vector<std::uint32_t> bottom_, object_, touched_;
+  std::uint64_t seen_ = 0;  // its migrations applied so far
 };
 
 }  // namespace trinity::retrieval
