@@ -57,6 +57,11 @@ inline std::vector<recall_point> measured_ivf_recall() {
   return out;
 }
 
+namespace detail {
+//! Codewords of a product quantizer's part, its code one byte (retrieval::product_quantizer::centroids).
+inline constexpr double pq_codewords = 256;
+}  // namespace detail
+
 //! The default IVF-PQ curve: retrieval::tiered_ivf_pq on the same vectors (bench/retrieval.cpp's ivf/pq-recall
 //! sweep), its codes a byte for every pq_dimensions_per_byte dimensions and pq_rerank_per_hit vectors re-ranked a
 //! hit: the shape the planner's IVF-PQ defaults take, so the curve holds for them.
@@ -121,7 +126,7 @@ struct rag_workload {
   [[nodiscard]] bytes centroid_bytes() const {
     if (index == "flat") return bytes{};
     return bytes{4.0 * static_cast<double>(dimension) *
-                 static_cast<double>(list_count() + (product_quantized() ? 256 : 0))};
+                 (static_cast<double>(list_count()) + (product_quantized() ? detail::pq_codewords : 0.0))};
   }
   [[nodiscard]] bytes index_bytes() const {
     return corpus_vectors * (vector_bytes() + code_bytes()) + centroid_bytes();
@@ -314,8 +319,8 @@ inline rag_search search_cost(const system& s, const rag_workload& w, const rag_
                  {2.0 + probed + hot_kept, cold_kept}};
     // The centroids' distances, a distance table a probed list (256 codewords of every part: a subtraction, a
     // multiply and an add a value, after the query's residual), a sum of m table entries a code, the exact re-rank.
-    q.distance_flops =
-        flops{2.0 * d * static_cast<double>(L) + probed * (3.0 * 256.0 * d + d) + scanned * m + 2.0 * d * kept};
+    q.distance_flops = flops{2.0 * d * static_cast<double>(L) + probed * (3.0 * detail::pq_codewords * d + d) +
+                             scanned * m + 2.0 * d * kept};
   } else {
     q.traffic = {{w.centroid_bytes().value() + probes[0] * list, probes[1] * list}, {1.0 + probes[0], probes[1]}};
     const double scanned = probed * list / w.vector_bytes().value();

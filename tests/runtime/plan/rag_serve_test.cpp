@@ -5,6 +5,7 @@
 
 #include <trinity/plan.hpp>
 #include <trinity/plan/cxl_case_studies.hpp>
+#include <trinity/retrieval/product_quantizer.hpp>
 
 #include <cmath>
 #include <vector>
@@ -108,6 +109,8 @@ TEST_CASE("an IVF-PQ query: the codes of the probed lists from device memory, th
   const auto llm = plan::plan_rag_llm(s, w, {});
   const double L = 40000, n = 100e6 / L, d = 1024, vector = 4 + 4 * d;
   const double centroids = 4 * d * (L + 256);  // the centroids and 64 parts' 256 codewords of 16 values each
+  // The planner's codewords a part are the mechanism's (the planner does not include it).
+  STATIC_REQUIRE(plan::detail::pq_codewords == retrieval::product_quantizer::centroids);
   CHECK(w.code_bytes().value() == 72);
   CHECK(w.vector_bytes().value() == vector);
   CHECK(w.centroid_bytes().value() == centroids);
