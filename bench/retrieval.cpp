@@ -31,6 +31,11 @@
 //                        trinity-bench-retrieval --benchmark_filter='ivf/(pq-)?recall' --benchmark_format=json).
 // ivf/pq-recall/N      retrieval::tiered_ivf_pq's (16-byte codes, 100 re-ranked) at nprobe N: the planner's curve
 //                      for an ivf-pq index, with code_bytes_per_dimension and rerank_per_hit, the shape it holds for.
+// hnsw/recall/EF       retrieval::tiered_hnsw's (the graph of hnsw/trinity) recall_at_10 at ef EF, and what a query
+//                      reads: vectors_per_query (scored), link_lists_per_query (nodes expanded), link_bytes_per_list,
+//                      and the graph's link_bytes_per_node at its m: the planner's curve for an hnsw index
+//                      (plan/detail/measured_curves.hpp, generated from bench/results/hnsw-recall-ci.json:
+//                        trinity-bench-retrieval --benchmark_filter='hnsw/recall' --benchmark_format=json).
 
 #include <benchmark/benchmark.h>
 
@@ -305,6 +310,31 @@ void bm_pq_recall(benchmark::State& state) {
   state.counters["rerank_per_hit"] = static_cast<double>(pq_rerank) / 10.0;
 }
 
+// HNSW's: what a query reads at ef, beside its recall, on the graph every other hnsw run searches.
+void bm_hnsw_recall(benchmark::State& state) {
+  const auto ef = static_cast<std::size_t>(state.range(0));
+  const auto& index = trinity_hnsw();
+  place::tier_resource fast("fast", bytes{static_cast<double>(rows) * (dim * 4 + 200)}),
+      capacity("capacity", bytes{static_cast<double>(rows) * (dim * 4 + 200)});
+  retrieval::tiered_hnsw tiered(index, {&fast, &capacity});
+  double links = 0;
+  for (std::size_t v = 0; v < tiered.nodes(); ++v) links += static_cast<double>(tiered.node_bytes(v) - dim * 4);
+  double r = 0;
+  for (auto _ : state) {
+    tiered.reset_traffic();
+    r = recall([&](std::size_t q) { return ids(tiered.search(query(q), 10, ef)); });
+  }
+  const auto& read = tiered.reads();
+  const double searched = static_cast<double>(tiered.traffic().queries);
+  state.counters["recall_at_10"] = r;
+  state.counters["ef"] = static_cast<double>(ef);
+  state.counters["m"] = static_cast<double>(hnsw_m);
+  state.counters["vectors_per_query"] = (read.vectors[0] + read.vectors[1]) / searched;
+  state.counters["link_lists_per_query"] = (read.lists[0] + read.lists[1]) / searched;
+  state.counters["link_bytes_per_list"] = (read.list_bytes[0] + read.list_bytes[1]) / (read.lists[0] + read.lists[1]);
+  state.counters["link_bytes_per_node"] = links / static_cast<double>(tiered.nodes());
+}
+
 }  // namespace
 
 #ifdef TRINITY_BENCH_FAISS
@@ -321,6 +351,13 @@ BENCHMARK(bm_recall)
     ->Name("ivf/recall")
     ->RangeMultiplier(2)
     ->Range(1, 64)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(bm_hnsw_recall)
+    ->Name("hnsw/recall")
+    ->Arg(10)
+    ->RangeMultiplier(2)
+    ->Range(16, 256)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(bm_pq_recall)

@@ -727,6 +727,32 @@ std::string curves_header(sources& s) {
     << "inline constexpr double pq_rerank_per_hit = " << rerank << ";\n"
     << "inline constexpr double synthetic_ivf_pq_recall[][2] = {\n";
   for (const auto& [share, recall] : pq) h << "    {" << share << ", " << recall << "},\n";
+  h << "};\n\n";
+  // HNSW's: recall and what a query reads at each ef, on a graph of degree m whose nodes carry their link lists.
+  const result_file& hnsw = s.results("hnsw-recall-ci.json");
+  std::vector<std::array<double, 4>> walks;
+  double degree = 0, per_node = 0, per_list = 0, lists_read = 0;
+  for (const auto& [name, run] : hnsw.runs)
+    if (name.rfind("hnsw/recall/", 0) == 0) {
+      walks.push_back({run.at("ef").get<double>(), run.at("recall_at_10").get<double>(),
+                       run.at("vectors_per_query").get<double>(), run.at("link_lists_per_query").get<double>()});
+      degree = run.at("m").get<double>();
+      per_node = run.at("link_bytes_per_node").get<double>();
+      per_list += run.at("link_bytes_per_list").get<double>() * walks.back()[3];
+      lists_read += walks.back()[3];
+    }
+  if (walks.empty() || degree <= 0) throw failure("hnsw-recall-ci.json has no hnsw/recall runs; re-record it");
+  std::sort(walks.begin(), walks.end());
+  h << "//! The rag-serve planner's HNSW curve: {ef, recall@10, vectors scored a query, link lists read a query} of\n"
+    << "//! retrieval::tiered_hnsw on the same SYNTHETIC vectors (200,000 x 64; bench/retrieval.cpp's hnsw/recall\n"
+    << "//! sweep, bench/results/hnsw-recall-ci.json, " << hnsw.build() << ", " << hnsw.machine() << "), a graph of\n"
+    << "//! degree hnsw_m whose nodes carry hnsw_link_bytes_per_node of link lists beside their vectors; a list read\n"
+    << "//! is hnsw_link_bytes_per_list (over every ef's reads).\n"
+    << "inline constexpr double hnsw_m = " << degree << ";\n"
+    << "inline constexpr double hnsw_link_bytes_per_node = " << per_node << ";\n"
+    << "inline constexpr double hnsw_link_bytes_per_list = " << per_list / lists_read << ";\n"
+    << "inline constexpr double synthetic_hnsw_recall[][4] = {\n";
+  for (const auto& w : walks) h << "    {" << w[0] << ", " << w[1] << ", " << w[2] << ", " << w[3] << "},\n";
   h << "};\n\n}  // namespace trinity::plan::detail\n";
   return h.str();
 }

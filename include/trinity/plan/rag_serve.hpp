@@ -1,15 +1,19 @@
 #pragma once
 //! \file
 //! Planning retrieval-augmented generation (the CXL report's §5.2 RAG case): each query searches an IVF-Flat
-//! index of the corpus (or an IVF-PQ one, or a flat scan) for its top-k chunks, and the LLM answers a prompt
-//! lengthened by them. What the planner chooses, and what each choice trades:
+//! index of the corpus (or an IVF-PQ one, an HNSW graph, or a flat scan) for its top-k chunks, and the LLM answers
+//! a prompt lengthened by them. What the planner chooses, and what each choice trades:
 //!  - nprobe, the lists a query scans: compute and bandwidth for recall, against the workload's target (read from
-//!    a measured recall curve by the share of lists probed);
+//!    a measured recall curve by the share of lists probed); for an HNSW graph, ef, the candidates its walk keeps
+//!    (recall and the vectors and link lists a walk reads, from the measured ef curve);
 //!  - where the lists live: all in each device's memory, sharded over the scale-up domain's memory (read over
 //!    the interconnect), or a share of the most probed in device memory and the rest in one of the system's
 //!    capacity tiers (host memory, a CXL pool): bandwidth and latency for memory. An IVF-PQ index keeps its
 //!    codes in device memory and places its full vectors so; a query scans codes and reads only the `rerank`
-//!    vectors it ranks exactly, each one random access where it lives (retrieval/tiered_ivf_pq.hpp);
+//!    vectors it ranks exactly, each one random access where it lives (retrieval/tiered_ivf_pq.hpp). An HNSW
+//!    graph's nodes (a vector and its link lists) are placed so, a hot share in device memory: every vector and
+//!    list a walk reads is one dependent random access where its node lives (retrieval/hnsw/tiered_hnsw.hpp), and
+//!    reads fall on the hot nodes in proportion to their share (no node is assumed more visited than another);
 //!  - the LLM's replica (plan/serving.hpp's planner, on the lengthened prompt), whose weights and KV take device
 //!    memory from the index.
 //! Per query (model/vector_index.hpp): the centroids and hot lists from the fast tier, the rest from where they
@@ -62,6 +66,23 @@ namespace detail {
 inline constexpr double pq_codewords = 256;
 }  // namespace detail
 
+//! What an HNSW walk at `ef` reads, measured (detail::synthetic_hnsw_recall): its recall@10, the vectors it scores
+//! and the link lists it reads.
+struct hnsw_walk {
+  double ef = 0, recall = 0, vectors = 0, lists = 0;
+};
+inline std::vector<hnsw_walk> measured_hnsw_walks() {
+  std::vector<hnsw_walk> out;
+  for (const auto& p : detail::synthetic_hnsw_recall) out.push_back({p[0], p[1], p[2], p[3]});
+  return out;
+}
+//! The measured walk at `ef`, which must be one of the curve's.
+inline hnsw_walk hnsw_walk_at(std::size_t ef) {
+  for (const auto& w : measured_hnsw_walks())
+    if (w.ef == static_cast<double>(ef)) return w;
+  throw invalid_input("ef", std::to_string(ef) + " is not an ef the HNSW curve measured");
+}
+
 //! The default IVF-PQ curve: retrieval::tiered_ivf_pq on the same vectors (bench/retrieval.cpp's ivf/pq-recall
 //! sweep), its codes a byte for every pq_dimensions_per_byte dimensions and pq_rerank_per_hit vectors re-ranked a
 //! hit: the shape the planner's IVF-PQ defaults take, so the curve holds for them.
@@ -76,7 +97,8 @@ struct rag_workload {
   double corpus_vectors = 0;  //!< chunks in the corpus, one vector each
   std::size_t dimension = 0;  //!< fp32 values a vector
   //! "ivf-flat" (k-means lists), "ivf-pq" (the lists' vectors as product-quantized codes, the best re-ranked
-  //! from the full vectors) or "flat" (every vector scanned: exact)
+  //! from the full vectors), "hnsw" (a graph of degree detail::hnsw_m, walked at ef) or "flat" (every vector
+  //! scanned: exact)
   std::string index = "ivf-flat";
   std::size_t lists = 0;       //!< IVF lists; 0: 4·√N, the low end of FAISS's guideline (4–16·√N)
   std::size_t pq_bytes = 0;    //!< ivf-pq: bytes of a vector's code (a byte a part); 0: the measured curve's ratio
@@ -93,8 +115,9 @@ struct rag_workload {
   assumptions assumed = {};
 
   [[nodiscard]] bool product_quantized() const { return index == "ivf-pq"; }
+  [[nodiscard]] bool graph() const { return index == "hnsw"; }
   [[nodiscard]] std::size_t list_count() const {
-    if (index == "flat") return 1;
+    if (index == "flat" || graph()) return 1;
     return lists ? lists
                  : std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(4 * std::sqrt(corpus_vectors))));
   }
@@ -113,7 +136,9 @@ struct rag_workload {
   }
   //! A vector as its list stores it where the list lives: an 8-byte id, its 4-byte squared norm and d fp32 values;
   //! for ivf-pq the norm and the values (its id lives with its code).
+  //! hnsw: a node, its 8-byte label, its fp32 values and its link lists (the measured bytes a node at hnsw_m).
   [[nodiscard]] bytes vector_bytes() const {
+    if (graph()) return bytes{8.0 + 4.0 * static_cast<double>(dimension) + detail::hnsw_link_bytes_per_node};
     return bytes{(product_quantized() ? 4.0 : 12.0) + 4.0 * static_cast<double>(dimension)};
   }
   //! ivf-pq: a vector's code and id, always in device memory.
@@ -124,7 +149,7 @@ struct rag_workload {
   [[nodiscard]] bytes list_bytes() const { return list_vectors() * vector_bytes(); }
   //! The centroids, and for ivf-pq its codebooks (256 centroids of every part: 256·d fp32 values).
   [[nodiscard]] bytes centroid_bytes() const {
-    if (index == "flat") return bytes{};
+    if (index == "flat" || graph()) return bytes{};
     return bytes{4.0 * static_cast<double>(dimension) *
                  (static_cast<double>(list_count()) + (product_quantized() ? detail::pq_codewords : 0.0))};
   }
@@ -146,10 +171,15 @@ inline void validate(const rag_workload& w, const system& s) {
   trinity::detail::require(w.dimension >= 1 && w.dimension <= 65536, "workload.dimension",
                            "must be from 1 to 65536 values a vector");
   trinity::detail::require(
-      w.index == "ivf-flat" || w.index == "ivf-pq" || w.index == "flat", "workload.index",
-      "\"" + w.index + "\" is not an index kind the planner prices. Fix: ivf-flat, ivf-pq or flat");
+      w.index == "ivf-flat" || w.index == "ivf-pq" || w.index == "hnsw" || w.index == "flat", "workload.index",
+      "\"" + w.index + "\" is not an index kind the planner prices. Fix: ivf-flat, ivf-pq, hnsw or flat");
   trinity::detail::require(w.index != "flat" || w.lists == 0, "workload.lists",
                            "a flat index has no lists. Fix: drop lists, or index ivf-flat");
+  trinity::detail::require(!w.graph() || w.lists == 0, "workload.lists",
+                           "an HNSW graph has no lists. Fix: drop lists, or index ivf-flat");
+  trinity::detail::require(!w.graph() || w.probe_skew == 0, "workload.probe_skew",
+                           "an HNSW plan reads its hot nodes in proportion to their share; node popularity is not "
+                           "modelled. Fix: drop probe_skew, or index ivf-flat");
   trinity::detail::require(w.product_quantized() || (w.pq_bytes == 0 && w.rerank == 0),
                            w.pq_bytes ? "workload.pq_bytes" : "workload.rerank",
                            "shapes a product-quantized index. Fix: index ivf-pq, or drop it");
@@ -190,7 +220,7 @@ inline void validate(const rag_workload& w, const system& s) {
 }
 
 struct rag_plan {
-  std::size_t nprobe = 1;
+  std::size_t nprobe = 1;  //!< the lists a query scans; an HNSW graph's: its walk's ef
   list_home home = list_home::replicated;
   std::size_t pool = 0;  //!< pooled: the tier the lists that are not hot live in
   double hot_share = 1;  //!< pooled: the share of the lists (the most probed) kept in device memory
@@ -301,12 +331,26 @@ inline rag_search search_cost(const system& s, const rag_workload& w, const rag_
   const std::size_t L = w.list_count();
   const double list = w.list_bytes().value();
   rag_search q;
+  const model::tier_access tiers[] = {{s.tiers.front().latency, s.tiers.front().bandwidth}, second};
+  if (w.graph()) {
+    // As retrieval::tiered_hnsw reads: each vector the walk scores and each link list it reads, one random access
+    // where its node lives; the hot nodes take their share of the reads.
+    const auto walk = hnsw_walk_at(p.nprobe);
+    const double h = p.home == list_home::replicated ? 1.0 : p.home == list_home::sharded ? 0.0 : p.hot_share;
+    const double read = walk.vectors * 4.0 * static_cast<double>(w.dimension) +
+                        walk.lists * detail::hnsw_link_bytes_per_list,
+                 reads = walk.vectors + walk.lists;
+    q.recall = walk.recall;
+    q.traffic = {{h * read, (1 - h) * read}, {h * reads, (1 - h) * reads}};
+    q.distance_flops = flops{2.0 * static_cast<double>(w.dimension) * walk.vectors};
+    q.time = model::search_time(q.traffic, tiers) + q.distance_flops / s.device.rate("fp32");
+    return q;
+  }
   q.recall = detail::recall_at(w.recall_curve, static_cast<double>(p.nprobe) / static_cast<double>(L)).value_or(0);
   const std::size_t hot = p.home == list_home::replicated ? L
                           : p.home == list_home::sharded  ? 0
                                                           : static_cast<std::size_t>(std::floor(p.hot_share * L));
   const auto probes = detail::probes_split(L, p.nprobe, hot, w.probe_skew);
-  const model::tier_access tiers[] = {{s.tiers.front().latency, s.tiers.front().bandwidth}, second};
   const double d = static_cast<double>(w.dimension), probed = probes[0] + probes[1];
   if (w.product_quantized()) {
     // As retrieval::tiered_ivf_pq reads: the centroids and codebooks, each probed list's codes and the kept ids from
@@ -352,9 +396,14 @@ inline rag_cost price(const system& s, const rag_workload& w, const rag_llm& llm
   c.pool_rate = bytes_per_second{w.queries_per_second * c.traffic.bytes[1]};
   c.pool_limit = devices * (p.home == list_home::sharded ? s.interconnect.bandwidth : second.bandwidth);
   c.tier_bytes.assign(s.tiers.size(), bytes{});
-  const bytes cold = (static_cast<double>(L - hot)) * w.list_bytes();
-  c.tier_bytes[0] = llm.cost.tier_bytes[0] + w.centroid_bytes() + w.corpus_vectors * w.code_bytes() +
-                    static_cast<double>(hot) * w.list_bytes() +
+  // An HNSW graph keeps its hot share of the nodes; an IVF index whole lists.
+  const bytes kept = w.graph() ? (p.home == list_home::replicated ? 1.0
+                                  : p.home == list_home::pooled   ? p.hot_share
+                                                                  : 0.0) *
+                                     w.list_bytes()
+                               : static_cast<double>(hot) * w.list_bytes();
+  const bytes cold = w.list_bytes() * static_cast<double>(L) - kept;
+  c.tier_bytes[0] = llm.cost.tier_bytes[0] + w.centroid_bytes() + w.corpus_vectors * w.code_bytes() + kept +
                     (p.home == list_home::sharded ? cold / devices : bytes{});
   // A pool holds one copy of the cold lists for every device: its share per device, as tiers count capacity.
   if (p.home == list_home::pooled) c.tier_bytes[p.pool] += cold / devices;
@@ -376,15 +425,17 @@ inline rag_cost price(const system& s, const rag_workload& w, const rag_llm& llm
 }
 
 inline std::string describe(const rag_plan& p, const rag_workload& w, const system& s) {
-  std::string d = w.index == "flat"
-                      ? std::string("exact scan")
+  std::string d = w.index == "flat" ? std::string("exact scan")
+                  : w.graph()
+                      ? "ef " + std::to_string(p.nprobe) + " on an HNSW graph of degree " +
+                            units::detail::format_number(detail::hnsw_m)
                       : "nprobe " + std::to_string(p.nprobe) + " of " + std::to_string(w.list_count()) + " lists";
   // An IVF-PQ index's codes stay in device memory; what the placement moves is its full vectors.
   const bool pq = w.product_quantized();
   if (pq)
     d += ", " + std::to_string(w.code_size()) + "-byte codes in " + s.tiers.front().name + ", " +
          std::to_string(w.rerank_count()) + " re-ranked";
-  const std::string index = pq ? "vectors" : "index";
+  const std::string index = pq ? "vectors" : w.graph() ? "graph" : "index";
   switch (p.home) {
     case list_home::replicated:
       return d + ", " + index + " in every " + s.tiers.front().name;
@@ -393,10 +444,12 @@ inline std::string describe(const rag_plan& p, const rag_workload& w, const syst
              " (" + s.interconnect.name + ")";
     default:
       return d + ", " +
-             (p.hot_share > 0
-                  ? detail::share(p.hot_share) + (pq ? " hottest lists' vectors in " : " hottest lists in ") +
-                        s.tiers.front().name + ", the rest in "
-                  : index + " in ") +
+             (p.hot_share > 0 ? detail::share(p.hot_share) +
+                                    (pq          ? " hottest lists' vectors in "
+                                     : w.graph() ? " of the graph's nodes in "
+                                                 : " hottest lists in ") +
+                                    s.tiers.front().name + ", the rest in "
+                              : index + " in ") +
              s.tiers[p.pool].name;
   }
 }
@@ -437,8 +490,12 @@ struct rag_problem {
   void for_each_plan(F&& f) const {
     const std::size_t L = w.list_count();
     std::vector<std::size_t> scans;
-    for (std::size_t n = 1; n < L; n *= 2) scans.push_back(n);
-    scans.push_back(L);
+    if (w.graph()) {
+      for (const auto& walk : measured_hnsw_walks()) scans.push_back(static_cast<std::size_t>(walk.ef));
+    } else {
+      for (std::size_t n = 1; n < L; n *= 2) scans.push_back(n);
+      scans.push_back(L);
+    }
     static constexpr double hot_shares[] = {0.0, 1.0 / 16, 1.0 / 8, 1.0 / 4, 1.0 / 2};
     for (const auto n : scans) {
       f(rag_plan{n, list_home::replicated, 0, 1});
@@ -450,7 +507,10 @@ struct rag_problem {
   [[nodiscard]] rag_cost price(const rag_plan& p) const { return plan::price(s, w, llm, p); }
   [[nodiscard]] std::string check(const rag_plan& p, const rag_cost& c) const {
     const double share = static_cast<double>(p.nprobe) / static_cast<double>(w.list_count());
-    if (!detail::recall_at(w.recall_curve, share))
+    if (c.recall < w.recall_target && w.graph())
+      return "recall target: ef " + std::to_string(p.nprobe) + " reaches " + units::detail::format_number(c.recall) +
+             " of the " + units::detail::format_number(w.recall_target) + " asked";
+    if (!w.graph() && !detail::recall_at(w.recall_curve, share))
       return "recall target: nprobe " + std::to_string(p.nprobe) + " probes " + pct(share) +
              " of the lists, fewer than the recall curve's first point (" + pct(w.recall_curve.front().probe_share) +
              "): its recall is not measured";
@@ -471,6 +531,12 @@ struct rag_problem {
   //! Untraded: the index in device memory, scanned at the fewest lists that reach the target.
   [[nodiscard]] bool is_baseline(const rag_plan& p) const {
     if (p.home != list_home::replicated) return false;
+    if (w.graph()) {  // the smallest ef that reaches the target, else the largest measured
+      const auto walks = measured_hnsw_walks();
+      for (const auto& walk : walks)
+        if (walk.recall >= w.recall_target) return p.nprobe == static_cast<std::size_t>(walk.ef);
+      return p.nprobe == static_cast<std::size_t>(walks.back().ef);
+    }
     const std::size_t L = w.list_count();
     std::size_t n = 1;
     while (n < L && detail::recall_at(w.recall_curve, static_cast<double>(n) / static_cast<double>(L)).value_or(0) <
@@ -584,8 +650,22 @@ inline rag_workload rag_serve() {
   return w;
 }
 
+//! The same service over an HNSW graph of the measured curve's degree: a node is its 1,024 fp32 values and its
+//! link lists, and a walk reads a few hundred of them at random where an IVF query streams whole lists.
+inline rag_workload rag_serve_hnsw() {
+  auto w = rag_serve();
+  w.name = "rag-serve-hnsw";
+  w.index = "hnsw";
+  w.assumed = {};
+  assume(w.assumed, "index", w.index);
+  assume(w.assumed, "recall_target", w.recall_target);
+  assume(w.assumed, "recall_curve", "measured by ef (bench/results/hnsw-recall-ci.json, SYNTHETIC vectors)");
+  return w;
+}
+
 inline std::optional<rag_workload> find_rag(std::string_view name) {
   if (name == "rag-serve") return rag_serve();
+  if (name == "rag-serve-hnsw") return rag_serve_hnsw();
   return std::nullopt;
 }
 

@@ -305,13 +305,14 @@ inline system dgx_h100() {
   auto device = h100_infiniband().device;  // the same H100 SXM: data sheet, list price, idle power assumption
   device.count = 8;
   // Host memory as a GPU sees it: its share of the node's DDR5, reached over the GPU's PCIe link, not at the
-  // DIMMs' own rate.
+  // DIMMs' own rate, and a PCIe traversal later than the host's own loads.
   auto host = tier_of(tiers::host_ddr::descriptor);
   host.capacity = bytes{2e12 / 8};
   host.bandwidth = bytes_per_second{64e9};
+  host.latency = host.latency + links::pcie5_x16::descriptor.latency;
   host.source =
       "NVIDIA DGX H100 data sheet: 2 TB of system memory for 8 GPUs; H100 data sheet (SXM5): PCIe Gen5 "
-      "128 GB/s, both directions, so 64 GB/s each way; latency and energy: " +
+      "128 GB/s, both directions, so 64 GB/s each way; latency: the DIMMs' and links::pcie5_x16's; energy: " +
       host.source;
   // Between nodes: eight ConnectX-7 400 Gb/s InfiniBand ports per node, one per GPU (NVIDIA DGX H100 data sheet).
   auto ib = link_of(links::infiniband_400g::descriptor);
@@ -322,8 +323,8 @@ inline system dgx_h100() {
 //! dgx-h100 with a CXL memory pool (the CXL report's tier-2, L2110-2124): a CXL 2.0 switch of memory trays behind
 //! the node's host. A GPU reaches it through its PCIe Gen5 x16 link to the host (64 GB/s each way, the H100 data
 //! sheet) and the host's CXL 2.0 x16 port to the switch (64 GB/s, links::cxl2_x16): 64 GB/s. Its latency is the
-//! pool tier's own (tiers::cxl_capacity), as dgx-h100's host tier keeps the DIMMs': the PCIe traversal the
-//! GPU adds is left out of both. The pool's
+//! pool tier's own (tiers::cxl_capacity) and the GPU's PCIe traversal to the host (links::pcie5_x16), as
+//! dgx-h100's host tier adds it to the DIMMs'. The pool's
 //! 32 TB (tiers::cxl_capacity: "tens of TBs per node", L1163-1164) is shared by the node's 8 GPUs: 4 TB each, as
 //! a system's tiers count capacity per device. The cxl-single-switch fabric is what `simulate` lays it on.
 inline system dgx_h100_cxl() {
@@ -332,8 +333,11 @@ inline system dgx_h100_cxl() {
   auto pool = tier_of(tiers::cxl_capacity::descriptor);
   pool.capacity = pool.capacity / 8.0;
   pool.bandwidth = std::min(bytes_per_second{64e9}, links::cxl2_x16::descriptor.bandwidth);
-  pool.source = "a CXL 2.0 pool behind the host: the GPU's PCIe Gen5 x16 (H100 data sheet) and links::cxl2_x16; " +
-                pool.source + "; 32 TB shared by 8 GPUs";
+  pool.latency = pool.latency + links::pcie5_x16::descriptor.latency;
+  pool.source =
+      "a CXL 2.0 pool behind the host: the GPU's PCIe Gen5 x16 (H100 data sheet) and links::cxl2_x16; "
+      "latency: the pool's and links::pcie5_x16's; " +
+      pool.source + "; 32 TB shared by 8 GPUs";
   s.tiers.push_back(pool);
   s.fabric = "cxl-single-switch";
   s.fabric_memory_tier = pool.name;
@@ -378,13 +382,16 @@ inline system dgx_a100() {
                    // Fitted to published TensorRT-LLM runs (plan/detail/measured_serving.hpp).
                    detail::fitted_a100_serving};
   auto hbm = tier_of(tiers::a100_hbm2e::descriptor);
-  // Host memory as a GPU sees it: its share of the node's DDR4, reached over the GPU's PCIe link.
+  // Host memory as a GPU sees it: its share of the node's DDR4, reached over the GPU's PCIe link, a PCIe
+  // traversal (links/parameters.hpp's pcie_latency, which Gen4 and Gen5 share there) later than the host's loads.
   auto host = tier_of(tiers::host_ddr4::descriptor);
   host.capacity = bytes{2e12 / 8};
   host.bandwidth = bytes_per_second{32e9};
+  host.latency = host.latency + links::parameters::pcie_latency;
   host.source =
       "NVIDIA DGX A100 data sheet: 2 TB of system memory for 8 GPUs (the 640 GB system); A100 data "
-      "sheet: PCIe Gen4 64 GB/s, both directions, so 32 GB/s each way; " +
+      "sheet: PCIe Gen4 64 GB/s, both directions, so 32 GB/s each way; latency: the DIMMs' and a PCIe traversal "
+      "(links/parameters.hpp's pcie_latency); " +
       host.source;
   auto nvlink = link_of(links::nvlink3_x12::descriptor);
   auto hdr = link_of(links::infiniband_hdr200::descriptor);

@@ -22,6 +22,8 @@
 #include <trinity/plan/simulate.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/place/tier_resource.hpp>
+#include <trinity/retrieval/hnsw/hnsw_index.hpp>
+#include <trinity/retrieval/hnsw/tiered_hnsw.hpp>
 #include <trinity/retrieval/ivf_index.hpp>
 #include <trinity/retrieval/synthetic.hpp>
 #include <trinity/retrieval/tiered_ivf.hpp>
@@ -94,21 +96,27 @@ inline plan::rag_workload read_rag(const json& j, const plan::system& s) {
   w.corpus_vectors = o.number("corpus_vectors");
   w.dimension = o.count("dimension", 65536);
   if (o.has("index")) {
-    static constexpr std::string_view kinds[] = {"ivf-flat", "ivf-pq", "flat"};
+    static constexpr std::string_view kinds[] = {"ivf-flat", "ivf-pq", "hnsw", "flat"};
     w.index = choice(o.at("index"), "index", kinds);
   } else {
     plan::assume(w.assumed, "index", w.index);
   }
   if (o.has("lists"))
     w.lists = o.count("lists", std::uint64_t{1} << 32);
-  else if (w.index != "flat" && w.corpus_vectors > 0 && w.corpus_vectors <= 1e13)
+  else if (w.index != "flat" && !w.graph() && w.corpus_vectors > 0 && w.corpus_vectors <= 1e13)
     plan::assume(w.assumed, "lists", w.list_count());
   if (o.has("pq_bytes"))
     w.pq_bytes = o.count("pq_bytes", 65536);
   else if (w.product_quantized())
     plan::assume(w.assumed, "pq_bytes", w.code_size());
   o.get("recall_target", w.recall_target, w.assumed);
-  if (o.has("recall_curve")) {
+  if (o.has("recall_curve") && w.graph())
+    fail("recall_curve",
+         "is recall by the share of IVF lists probed; an hnsw index reads the curve measured by ef "
+         "(bench/results/hnsw-recall-ci.json). Fix: drop recall_curve, or index ivf-flat");
+  if (w.graph()) {
+    plan::assume(w.assumed, "recall_curve", "measured by ef (bench/results/hnsw-recall-ci.json, SYNTHETIC vectors)");
+  } else if (o.has("recall_curve")) {
     w.recall_curve.clear();
     for_each(
         o.at("recall_curve"), "recall_curve",
@@ -141,11 +149,11 @@ inline plan::rag_workload read_rag(const json& j, const plan::system& s) {
 namespace trinity::workloads {
 namespace detail {
 
-inline json rag_json(const plan::rag_evaluated& e, const plan::system& s) {
+inline json rag_json(const plan::rag_evaluated& e, const plan::system& s, const plan::rag_workload& w) {
   const auto& c = e.cost;
   const auto& p = e.plan;
   const std::string second = p.home == plan::list_home::pooled ? s.tiers[p.pool].name : s.interconnect.name;
-  return {{"nprobe", p.nprobe},
+  return {{w.graph() ? "ef" : "nprobe", p.nprobe},
           {"index_home", plan::home_name(p.home)},
           {"pool_tier", p.home == plan::list_home::pooled ? json(s.tiers[p.pool].name) : json(nullptr)},
           {"hot_share", p.home == plan::list_home::pooled ? json(p.hot_share) : json(nullptr)},
@@ -210,15 +218,17 @@ inline void draw_rag_tiers(const std::string& path, const plan::system& s, const
   for (const auto& [nprobe, p] : sharded_at)
     if (lines.contains(nprobe)) sharded.push_back(p);
   gp << "set logscale y\nset grid\n"
-     << "set key below\nset xrange [-0.02:1.02]\nset xlabel 'share of the lists in " << s.tiers.front().name
-     << " (the rest in " << s.tiers[pool].name << "); filled: fits, hollow: refused'\n"
+     << "set key below\nset xrange [-0.02:1.02]\nset xlabel 'share of the " << (w.graph() ? "graph's nodes" : "lists")
+     << " in " << s.tiers.front().name << " (the rest in " << s.tiers[pool].name
+     << "); filled: fits, hollow: refused'\n"
      << "set ylabel 'search latency a query (s)'\nset title '" << w.name << " on " << s.name
      << ": recall and search latency against fast-tier capacity (model)'\nplot ";
   int colour = 1;
   for (const auto& [nprobe, points] : lines) {
-    gp << "'-' using 1:2 with lines lw 2 lc " << colour << " title 'nprobe " << nprobe << ", recall@" << w.top_k << " "
-       << units::detail::format_number(recall[nprobe]) << "', '-' using 1:2 with points pt 7 lc " << colour
-       << " notitle, '-' using 1:2 with points pt 6 lc " << colour << " notitle, ";
+    gp << "'-' using 1:2 with lines lw 2 lc " << colour << " title '" << (w.graph() ? "ef " : "nprobe ") << nprobe
+       << ", recall@" << w.top_k << " " << units::detail::format_number(recall[nprobe])
+       << "', '-' using 1:2 with points pt 7 lc " << colour << " notitle, '-' using 1:2 with points pt 6 lc " << colour
+       << " notitle, ";
     ++colour;
   }
   gp << "'-' using 1:2 with points pt 4 ps 1.5 lw 2 lc rgb '#555555' title 'lists sharded over the scale-up "
@@ -252,7 +262,8 @@ inline void plan_rag(const request& a, const plan::system& s, const plan::rag_wo
   const auto rdma = over_rdma(s, w, llm, r.chosen());
   if (!a.plot.empty()) draw_rag_tiers(a.plot, s, w, r);
   if (a.json) {
-    json own{{"lists", w.list_count()},
+    json own{{"lists", w.graph() ? json(nullptr) : json(w.list_count())},
+             {"graph_degree", w.graph() ? json(static_cast<std::size_t>(plan::detail::hnsw_m)) : json(nullptr)},
              {"index_bytes", w.index_bytes().value()},
              {"list_bytes", w.list_bytes().value()},
              {"code_bytes", w.code_bytes().value()},
@@ -268,7 +279,7 @@ inline void plan_rag(const request& a, const plan::system& s, const plan::rag_wo
                                             {"search_slower", rdma->slower}}
                                      : json(nullptr)}};
     print_result_json(out, a, s, w, "rag", std::move(own), r,
-                      [&](const plan::rag_evaluated& e) { return rag_json(e, s); });
+                      [&](const plan::rag_evaluated& e) { return rag_json(e, s, w); });
     return;
   }
   const auto& c = r.chosen().cost;
@@ -284,7 +295,9 @@ inline void plan_rag(const request& a, const plan::system& s, const plan::rag_wo
   t.add({"search reads", to_string(bytes{c.traffic.bytes[0]}) + " from " + s.tiers.front().name + ", " +
                              to_string(bytes{c.traffic.bytes[1]}) + " beyond it in " +
                              units::detail::format_number(c.traffic.reads[1]) +
-                             (w.product_quantized() ? " vectors" : " lists")});
+                             (w.product_quantized() ? " vectors"
+                              : w.graph()           ? " reads (vectors and link lists)"
+                                                    : " lists")});
   t.add({"devices busy", units::detail::format_number(c.devices_busy) + " of " + std::to_string(s.device.count) +
                              " at " + units::detail::format_number(w.queries_per_second) + " queries/s"});
   t.add({"energy", to_string(c.total.energy)});
@@ -310,9 +323,12 @@ inline std::vector<plan::simulated_pair> simulate_rag(const plan::system& s, con
   const auto& e = r.candidates[*i];
   const auto& pool = s.tiers[e.plan.pool];
   const double reads = e.cost.traffic.reads[1];
-  // IVF-Flat reads whole lists from the pool; IVF-PQ the vectors it re-ranks, one each.
-  const bytes read = w.product_quantized() ? w.vector_bytes() : w.list_bytes();
-  const std::string what = w.product_quantized() ? " vectors of " : " lists of ";
+  // IVF-Flat reads whole lists from the pool; IVF-PQ the vectors it re-ranks, one each; an HNSW walk its cold
+  // nodes' vectors and link lists, each a read of their mean size.
+  const bytes read = w.product_quantized() ? w.vector_bytes()
+                     : w.graph()           ? bytes{e.cost.traffic.bytes[1] / std::max(reads, 1.0)}
+                                           : w.list_bytes();
+  const std::string what = w.product_quantized() ? " vectors of " : w.graph() ? " reads of " : " lists of ";
   const std::string which = *i == r.choice ? "" : " (" + plan::describe(e.plan, w, s) + ", not the choice)";
   return plan::simulate_pool_reads(s, pool, read, reads, units::detail::format_number(reads) + what + to_string(read),
                                    which);
@@ -453,6 +469,75 @@ inline void verify_rag_pq(const verify_request& a, const plan::system& s, const 
   print_verified_rag(a, s, w, p, r, 0, rows, out);
 }
 
+//! An HNSW plan's walk run here on retrieval::tiered_hnsw, scaled down: SYNTHETIC clustered vectors, as many as
+//! the corpus up to 20,000, at its dimension up to 128, in a graph of the curve's degree searched at the plan's ef;
+//! the upper layers and the plan's share of the graph's bytes (the nodes most visited by 4,000 other queries) in a
+//! fast tier, the rest in a capacity tier. Beside each, the model: recall and the vectors a walk scores from the
+//! curve (measured on 200,000 x 64 vectors, so set beside a smaller graph rather than held to it), the vector bytes
+//! per tier at the visit frequencies of the other queries (held within 5%), and the bytes as the plan prices them.
+inline void verify_rag_hnsw(const verify_request& a, const plan::system& s, const plan::rag_workload& w,
+                            const plan::rag_plan& p, std::ostream& out) {
+  const std::size_t n = static_cast<std::size_t>(std::min(w.corpus_vectors, 20000.0)),
+                    d = std::min<std::size_t>(w.dimension, 128), ef = p.nprobe, k = std::min<std::size_t>(w.top_k, n);
+  const auto m = static_cast<std::size_t>(plan::detail::hnsw_m);
+  std::cerr << "trinity verify: building an HNSW graph of " << n << " x " << d << " SYNTHETIC vectors, degree " << m
+            << "...\n";
+  const auto base = retrieval::clustered_vectors(n, d, 1), placing = retrieval::clustered_vectors(4000, d, 3),
+             queries = retrieval::clustered_vectors(200, d, 2);
+  retrieval::hnsw_index index(d, {.m = m, .ef_construction = 100});
+  index.add(base, 0);
+  const bytes room{static_cast<double>(n) * (static_cast<double>(d) * 4 + 8.0 * static_cast<double>(m + 2))};
+  place::tier_resource fast("fast", room), capacity("capacity", room);
+  retrieval::tiered_hnsw tiered(index, {&fast, &capacity});
+  std::size_t all = 0;
+  for (std::size_t v = 0; v < tiered.nodes(); ++v) all += tiered.node_bytes(v);
+  const double hot = p.home == plan::list_home::replicated ? 1.0
+                     : p.home == plan::list_home::sharded  ? 0.0
+                                                           : p.hot_share;
+  const auto frequency = tiered.visit_frequency(placing, k, ef);
+  tiered.place(frequency, static_cast<std::size_t>(hot * static_cast<double>(all)));
+  double found = 0;
+  for (std::size_t q = 0; q < 200; ++q) {
+    const auto query = std::span<const float>(queries).subspan(q * d, d);
+    const auto got = tiered.search(query, k, ef);
+    for (const auto& t : retrieval::exact_search(base, d, query, k))
+      for (const auto& g : got) found += g.id == t.id;
+  }
+  const auto& r = tiered.reads();
+  const double run = static_cast<double>(tiered.traffic().queries), vector = 4.0 * static_cast<double>(d);
+  double visits[2] = {0, 0};
+  for (std::size_t v = 0; v < tiered.nodes(); ++v) visits[tiered.tier_of(v)] += frequency[v] / 4000.0;
+  auto small = w;
+  small.corpus_vectors = static_cast<double>(n);
+  small.dimension = d;
+  const auto priced = plan::search_cost(s, small, p, plan::second_tier_access(s, p));
+  const auto walk = plan::hnsw_walk_at(ef);
+  const std::vector<verified_row> rows{
+      {"recall@" + std::to_string(k) + " (the curve at ef " + std::to_string(ef) + ")", walk.recall,
+       found / (200.0 * static_cast<double>(k))},
+      {"vectors a walk scores (the curve's, on 200,000 x 64)", walk.vectors, (r.vectors[0] + r.vectors[1]) / run},
+      {"fast-tier vector bytes a query, at the visit frequencies of other queries", visits[0] * vector,
+       r.vectors[0] * vector / run},
+      {"capacity-tier vector bytes a query, at the visit frequencies of other queries", visits[1] * vector,
+       r.vectors[1] * vector / run},
+      {"bytes a query, both tiers, as the plan prices them (the curve's walk)",
+       priced.traffic.bytes[0] + priced.traffic.bytes[1],
+       tiered.traffic().bytes[0] / run + tiered.traffic().bytes[1] / run}};
+  if (a.json) {
+    out << json{{"system", s.name},
+                {"choice", plan::describe(p, w, s)},
+                {"scaled", {{"vectors", n}, {"dimension", d}, {"degree", m}, {"ef", ef}, {"hot_share", hot}}},
+                {"rows", rows_json(rows, 0.05)}}
+               .dump(2)
+        << '\n';
+    return;
+  }
+  out << "Plan: " << plan::describe(p, w, s) << "\nRun here: " << n << " x " << d
+      << " SYNTHETIC vectors in an HNSW graph of degree " << m << ", ef " << ef << ", the upper layers and "
+      << plan::detail::share(hot) << " of the graph's bytes in the fast tier\n\n";
+  print_rows(out, rows);
+}
+
 //! The chosen plan run here, scaled down (scaled()): its placement's share of the lists in a fast tier by their
 //! probe frequency on the 4,000 other queries, the rest in a capacity tier (both this machine's memory). Beside
 //! each, the model: recall from the workload's curve, and bytes per tier at the probe frequencies measured on the
@@ -461,6 +546,7 @@ inline void verify_rag(const verify_request& a, const plan::system& s, const pla
   const auto plan = planned([&] { return plan::plan_rag(s, w, options_of(a.planning)); });
   const auto& p = plan.chosen().plan;
   if (w.product_quantized()) return verify_rag_pq(a, s, w, p, out);
+  if (w.graph()) return verify_rag_hnsw(a, s, w, p, out);
   auto r = scaled(w, p);
   const std::size_t L = r.lists;
   std::size_t lists_bytes = 0;
@@ -507,7 +593,7 @@ struct rag_serve {
   static description read(const io::json& j, const plan::system& s, const read_context&) {
     return io::detail::read_rag(j, s);
   }
-  static std::vector<std::string_view> preset_names() { return {"rag-serve"}; }
+  static std::vector<std::string_view> preset_names() { return {"rag-serve", "rag-serve-hnsw"}; }
   static std::optional<description> preset(std::string_view name, const plan::system&) {
     return plan::presets::find_rag(name);
   }

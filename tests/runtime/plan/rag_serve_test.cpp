@@ -8,6 +8,7 @@
 #include <trinity/retrieval/product_quantizer.hpp>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 using namespace trinity;
@@ -139,6 +140,53 @@ TEST_CASE("an IVF-PQ query: the codes of the probed lists from device memory, th
         "gb200-hbm3e, the rest in cxl-capacity");
 }
 
+TEST_CASE("an HNSW query: each vector and link list of the measured walk one access, split by the hot share",
+          "[plan][rag]") {
+  const auto s = *plan::presets::find("gb200-nvl72-cxl");
+  const auto w = plan::presets::rag_serve_hnsw();
+  plan::validate(w, s);
+  // The measured walks: recall does not fall and a walk reads more as ef grows.
+  const auto walks = plan::measured_hnsw_walks();
+  REQUIRE(walks.size() >= 4);
+  for (std::size_t i = 1; i < walks.size(); ++i) {
+    CHECK(walks[i].ef > walks[i - 1].ef);
+    CHECK(walks[i].recall >= walks[i - 1].recall);
+    CHECK(walks[i].vectors > walks[i - 1].vectors);
+    CHECK(walks[i].lists > walks[i - 1].lists);
+  }
+  CHECK_THROWS_WITH(plan::hnsw_walk_at(100), Catch::Contains("is not an ef the HNSW curve measured"));
+  const double d = 1024, node = 8 + 4 * d + plan::detail::hnsw_link_bytes_per_node;
+  CHECK(w.vector_bytes().value() == Approx(node));
+  CHECK(w.centroid_bytes().value() == 0);
+  CHECK(w.index_bytes().value() == Approx(100e6 * node));
+  const auto llm = plan::plan_rag_llm(s, w, {});
+  const auto walk = plan::hnsw_walk_at(64);
+  const double read = walk.vectors * 4 * d + walk.lists * plan::detail::hnsw_link_bytes_per_list;
+  // A quarter of the nodes in HBM, the rest in the pool: a quarter of every kind of read stays in HBM.
+  const plan::rag_plan p{64, plan::list_home::pooled, 2, 0.25};
+  const auto c = plan::price(s, w, llm, p);
+  CHECK(c.recall == walk.recall);
+  CHECK(c.traffic.bytes[0] == Approx(0.25 * read));
+  CHECK(c.traffic.bytes[1] == Approx(0.75 * read));
+  CHECK(c.traffic.reads[1] == Approx(0.75 * (walk.vectors + walk.lists)));
+  CHECK(c.search_flops.value() == Approx(2 * d * walk.vectors));
+  // Every access a random one: its latency each, beside the bytes at each tier's bandwidth and the distances.
+  const auto& hbm = s.tiers[0];
+  const auto& pool = s.tiers[2];
+  CHECK(c.search.value() ==
+        Approx(0.25 * (walk.vectors + walk.lists) * hbm.latency.value() + 0.25 * read / hbm.bandwidth.value() +
+               0.75 * (walk.vectors + walk.lists) * pool.latency.value() + 0.75 * read / pool.bandwidth.value() +
+               2 * d * walk.vectors / s.device.rate("fp32").value()));
+  CHECK(c.tier_bytes[0].value() == Approx(llm.cost.tier_bytes[0].value() + 0.25 * 100e6 * node));
+  CHECK(c.tier_bytes[2].value() == Approx(0.75 * 100e6 * node / 72));
+  CHECK(plan::describe(p, w, s) ==
+        "ef 64 on an HNSW graph of degree 16, 25% of the graph's nodes in gb200-hbm3e, the rest in cxl-capacity");
+  // The walk reads a few hundred nodes where IVF-Flat at its recall streams whole lists.
+  const auto flat =
+      plan::price(s, plan::presets::rag_serve(), llm, plan::rag_plan{256, plan::list_home::pooled, 2, 0.25});
+  CHECK(c.traffic.bytes[1] < flat.traffic.bytes[1] / 100);
+}
+
 TEST_CASE("the pool over RDMA: 2 us an access, 8.3 times the CXL pool's, at most one 400G NIC's bandwidth",
           "[plan][rag]") {
   const auto s = *plan::presets::find("gb200-nvl72-cxl");
@@ -154,10 +202,11 @@ TEST_CASE("the pool over RDMA: 2 us an access, 8.3 times the CXL pool's, at most
 TEST_CASE("every plan kept reaches the recall target, fits its tiers and keeps up; more probes read more",
           "[plan][rag]") {
   for (const char* name : {"gb200-nvl72-cxl", "dgx-h100-cxl"})
-    for (const bool pq : {false, true}) {
-      CAPTURE(name, pq);
+    for (const char* index : {"ivf-flat", "ivf-pq", "hnsw"}) {
+      CAPTURE(name, index);
       const auto s = *plan::presets::find(name);
-      auto w = plan::presets::rag_serve();
+      const bool pq = std::string(index) == "ivf-pq";
+      auto w = std::string(index) == "hnsw" ? plan::presets::rag_serve_hnsw() : plan::presets::rag_serve();
       if (pq) {
         w.index = "ivf-pq";
         w.recall_curve = plan::measured_ivf_pq_recall();
@@ -178,7 +227,7 @@ TEST_CASE("every plan kept reaches the recall target, fits its tiers and keeps u
               b.plan.nprobe == 2 * a.plan.nprobe)
             CHECK(b.cost.traffic.bytes[0] + b.cost.traffic.bytes[1] >
                   a.cost.traffic.bytes[0] + a.cost.traffic.bytes[1]);
-      // 411 GB of lists: no device holds a copy, so the untraded baseline breaks device memory.
+      // 411 GB of lists (419 GB of nodes): no device holds a copy, so the untraded baseline breaks device memory.
       CHECK(r.candidates[r.baseline].violation.find("capacity") != std::string::npos);
       // IVF-PQ's pool reads are the re-ranked vectors, one access each; IVF-Flat's whole lists.
       if (pq && r.chosen().plan.home == plan::list_home::pooled)
@@ -200,7 +249,19 @@ TEST_CASE("a rag-serve workload's bad input is refused by field", "[plan][rag]")
   };
   refused([](auto& w) { w.corpus_vectors = 0; }, "workload.corpus_vectors");
   refused([](auto& w) { w.dimension = 0; }, "workload.dimension");
-  refused([](auto& w) { w.index = "hnsw"; }, "workload.index");
+  refused([](auto& w) { w.index = "annoy"; }, "workload.index");
+  refused(
+      [](auto& w) {
+        w.index = "hnsw";
+        w.lists = 1000;
+      },
+      "workload.lists");
+  refused(
+      [](auto& w) {
+        w.index = "hnsw";
+        w.probe_skew = 1;
+      },
+      "workload.probe_skew");
   refused([](auto& w) { w.lists = 1000000000; }, "workload.lists");
   refused([](auto& w) { w.recall_target = 1.5; }, "workload.recall_target");
   refused([](auto& w) { w.recall_curve.clear(); }, "workload.recall_curve");

@@ -111,6 +111,42 @@ TEST_CASE("a tiered HNSW keeps its upper layers fast and reads more of the fast 
   CHECK(share == 1.0);  // everything fast: nothing read from the capacity tier
 }
 
+TEST_CASE("a tiered HNSW's reads taken apart: vectors scored, link lists and their bytes, per tier",
+          "[retrieval][hnsw]") {
+  fixture f;
+  place::tier_resource fast("hbm", bytes{4e6}), capacity("cxl-capacity", bytes{4e6});
+  retrieval::tiered_hnsw tiered(f.index, {&fast, &capacity});
+  const auto placing = std::span<const float>(f.queries).subspan(100 * d);
+  const auto frequency = tiered.visit_frequency(placing, 10, 32);
+  std::size_t all = 0;
+  for (std::size_t v = 0; v < tiered.nodes(); ++v) all += tiered.node_bytes(v);
+  tiered.place(frequency, all / 5);
+  tiered.reset_traffic();
+  // The same queries visit_frequency walked: each vector it counted is one this search scores.
+  for (std::size_t q = 100; q < 200; ++q) (void)tiered.search(f.query(q), 10, 32);
+  const auto& t = tiered.traffic();
+  const auto& r = tiered.reads();
+  double visits = 0, fast_visits = 0;
+  for (std::size_t v = 0; v < tiered.nodes(); ++v) {
+    visits += frequency[v];
+    if (tiered.tier_of(v) == 0) fast_visits += frequency[v];
+  }
+  CHECK(r.vectors[0] + r.vectors[1] == visits);
+  CHECK(r.vectors[0] == fast_visits);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CAPTURE(i);
+    CHECK(r.vectors[i] + r.lists[i] == t.reads[i]);
+    CHECK(r.vectors[i] * d * 4 + r.list_bytes[i] == t.bytes[i]);
+    // A list is its count and at most 2m neighbours at the bottom layer (m 8), at least its count.
+    CHECK(r.list_bytes[i] >= 4 * r.lists[i]);
+    CHECK(r.list_bytes[i] <= 4 * 17 * r.lists[i]);
+  }
+  // Every list read is a node expanded: fewer than the vectors scored, each scored once a walk.
+  CHECK(r.lists[0] + r.lists[1] < r.vectors[0] + r.vectors[1]);
+  tiered.reset_traffic();
+  CHECK(tiered.reads().vectors[0] + tiered.reads().lists[1] == 0);
+}
+
 TEST_CASE("a tiered HNSW's bottom-layer nodes moved online by the dynamic tiering policy, the hits unchanged",
           "[retrieval][hnsw]") {
   // The nodes start spilled in order; queries over a few topics move the nodes they read into the fast tier, epoch

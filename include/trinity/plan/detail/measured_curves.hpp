@@ -46,4 +46,21 @@ inline constexpr double synthetic_ivf_pq_recall[][2] = {
     {0.0625, 1},
 };
 
+//! The rag-serve planner's HNSW curve: {ef, recall@10, vectors scored a query, link lists read a query} of
+//! retrieval::tiered_hnsw on the same SYNTHETIC vectors (200,000 x 64; bench/retrieval.cpp's hnsw/recall
+//! sweep, bench/results/hnsw-recall-ci.json, preset ci: RelWithDebInfo -O2 -g1 -DNDEBUG, kernels on avx512, AMD EPYC (2 CPUs, host vm)), a graph of
+//! degree hnsw_m whose nodes carry hnsw_link_bytes_per_node of link lists beside their vectors; a list read
+//! is hnsw_link_bytes_per_list (over every ef's reads).
+inline constexpr double hnsw_m = 16;
+inline constexpr double hnsw_link_bytes_per_node = 86.233019999999996;
+inline constexpr double hnsw_link_bytes_per_list = 85.656768505479718;
+inline constexpr double synthetic_hnsw_recall[][4] = {
+    {10, 0.72850000000000004, 315.315, 21.75},
+    {16, 0.83399999999999996, 390.69, 27.43},
+    {32, 0.94950000000000001, 543.17999999999995, 42.744999999999997},
+    {64, 0.995, 720.77499999999998, 74.75},
+    {128, 0.999, 849.86000000000001, 138.505},
+    {256, 0.999, 912.07000000000005, 266.47500000000002},
+};
+
 }  // namespace trinity::plan::detail

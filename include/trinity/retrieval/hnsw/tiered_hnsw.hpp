@@ -68,8 +68,9 @@ class tiered_hnsw {
                              "must be whole vectors of the index's dimension, at least one");
     std::vector<double> f(g_.level.size(), 0.0);
     const auto saved = traffic_;
+    const auto saved_reads = reads_;
     for (std::size_t q = 0; q * d < queries.size(); ++q) walk<true>(queries.subspan(q * d, d), k, ef, &f);
-    traffic_ = saved;
+    traffic_ = saved, reads_ = saved_reads;
     return f;
   }
 
@@ -132,7 +133,12 @@ class tiered_hnsw {
   [[nodiscard]] std::size_t tier_of(std::size_t node) const { return tier_.at(node); }
   [[nodiscard]] std::size_t nodes() const noexcept { return tier_.size(); }
   [[nodiscard]] const tier_traffic& traffic() const noexcept { return traffic_; }
-  void reset_traffic() { traffic_ = {{0.0, 0.0}, {0.0, 0.0}, 0}; }
+  //! traffic() taken apart, per tier: the vectors scored, the link lists read and those lists' bytes.
+  struct walk_reads {
+    double vectors[2] = {0, 0}, lists[2] = {0, 0}, list_bytes[2] = {0, 0};
+  };
+  [[nodiscard]] const walk_reads& reads() const noexcept { return reads_; }
+  void reset_traffic() { traffic_ = {{0.0, 0.0}, {0.0, 0.0}, 0}, reads_ = {}; }
 
  private:
   using scored = std::pair<float, std::uint32_t>;
@@ -262,6 +268,9 @@ class tiered_hnsw {
       traffic_.bytes[t] +=
           static_cast<double>(vector_reads_[t] * g_.dimension * sizeof(float) + link_words_[t] * sizeof(std::uint32_t));
       traffic_.reads[t] += static_cast<double>(vector_reads_[t] + link_reads_[t]);
+      reads_.vectors[t] += static_cast<double>(vector_reads_[t]);
+      reads_.lists[t] += static_cast<double>(link_reads_[t]);
+      reads_.list_bytes[t] += static_cast<double>(link_words_[t] * sizeof(std::uint32_t));
     }
     std::vector<std::pair<float, std::uint64_t>> found;
     for (; !top.empty(); top.pop()) found.emplace_back(top.top().first, g_.label[top.top().second]);
@@ -288,6 +297,7 @@ class tiered_hnsw {
   std::vector<std::uint32_t> visited_;
   std::uint32_t generation_ = 0;
   tier_traffic traffic_;
+  walk_reads reads_;
   // follow()'s: the policy, its objects (the bottom layer's nodes) and each node's object, a walk's reads.
   static constexpr std::uint32_t not_followed = ~std::uint32_t{0};
   std::optional<place::dynamic_tiering> policy_;
