@@ -11,8 +11,10 @@
 //!   shard::data_parallel<scheme::shard, comm::group<C>> states(dp, ...);  // this rank's layers' states
 //!
 //! Ranks are laid out as model/parallel_training.hpp prices them: tensor
-//! innermost, then context, then pipeline, then data (Megatron-LM's order), so
-//! a tensor group is the GPUs that share the fastest link.
+//! innermost, then context, then pipeline, then data, so a tensor group is the
+//! GPUs that share the fastest link. Megatron-Core puts the pipeline outermost
+//! instead (tp-cp-ep-dp-pp): where a stage's ranks fit in one node, its
+//! pipeline sends cross nodes that ours keep on the fast link.
 //! A pipeline with ZeRO-3 does not compile: stage 3 would gather every stage's
 //! weights again for every micro-batch.
 
