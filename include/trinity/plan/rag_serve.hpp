@@ -224,8 +224,18 @@ struct rag_plan {
   list_home home = list_home::replicated;
   std::size_t pool = 0;  //!< pooled: the tier the lists that are not hot live in
   double hot_share = 1;  //!< pooled: the share of the lists (the most probed) kept in device memory
+  //! The share of the index each device keeps in its own memory: all of it replicated, none sharded (each reads
+  //! the others' over the interconnect), the hot share pooled.
+  [[nodiscard]] double device_share() const {
+    return home == list_home::replicated ? 1.0 : home == list_home::sharded ? 0.0 : hot_share;
+  }
   friend bool operator==(const rag_plan&, const rag_plan&) = default;
 };
+
+//! An IVF plan's lists in device memory: its device share of them, whole lists.
+inline std::size_t hot_lists(const rag_workload& w, const rag_plan& p) {
+  return static_cast<std::size_t>(std::floor(p.device_share() * static_cast<double>(w.list_count())));
+}
 
 struct rag_cost {
   double recall = 0;
@@ -336,7 +346,7 @@ inline rag_search search_cost(const system& s, const rag_workload& w, const rag_
     // As retrieval::tiered_hnsw reads: each vector the walk scores and each link list it reads, one random access
     // where its node lives; the hot nodes take their share of the reads.
     const auto walk = hnsw_walk_at(p.nprobe);
-    const double h = p.home == list_home::replicated ? 1.0 : p.home == list_home::sharded ? 0.0 : p.hot_share;
+    const double h = p.device_share();
     const double read = walk.vectors * 4.0 * static_cast<double>(w.dimension) +
                         walk.lists * detail::hnsw_link_bytes_per_list,
                  reads = walk.vectors + walk.lists;
@@ -347,9 +357,7 @@ inline rag_search search_cost(const system& s, const rag_workload& w, const rag_
     return q;
   }
   q.recall = detail::recall_at(w.recall_curve, static_cast<double>(p.nprobe) / static_cast<double>(L)).value_or(0);
-  const std::size_t hot = p.home == list_home::replicated ? L
-                          : p.home == list_home::sharded  ? 0
-                                                          : static_cast<std::size_t>(std::floor(p.hot_share * L));
+  const std::size_t hot = hot_lists(w, p);
   const auto probes = detail::probes_split(L, p.nprobe, hot, w.probe_skew);
   const double d = static_cast<double>(w.dimension), probed = probes[0] + probes[1];
   if (w.product_quantized()) {
@@ -385,9 +393,6 @@ inline rag_cost price(const system& s, const rag_workload& w, const rag_llm& llm
   c.traffic = q.traffic;
   c.search_flops = q.distance_flops;
   c.search = q.time;
-  const std::size_t hot = p.home == list_home::replicated ? L
-                          : p.home == list_home::sharded  ? 0
-                                                          : static_cast<std::size_t>(std::floor(p.hot_share * L));
   c.ttft = llm.cost.ttft;
   c.decode = w.llm.output_tokens * llm.cost.tpot;
   // Device-seconds a query takes: its search on one device, and its share of the replicas' decode.
@@ -397,11 +402,7 @@ inline rag_cost price(const system& s, const rag_workload& w, const rag_llm& llm
   c.pool_limit = devices * (p.home == list_home::sharded ? s.interconnect.bandwidth : second.bandwidth);
   c.tier_bytes.assign(s.tiers.size(), bytes{});
   // An HNSW graph keeps its hot share of the nodes; an IVF index whole lists.
-  const bytes kept = w.graph() ? (p.home == list_home::replicated ? 1.0
-                                  : p.home == list_home::pooled   ? p.hot_share
-                                                                  : 0.0) *
-                                     w.list_bytes()
-                               : static_cast<double>(hot) * w.list_bytes();
+  const bytes kept = (w.graph() ? p.device_share() : static_cast<double>(hot_lists(w, p))) * w.list_bytes();
   const bytes cold = w.list_bytes() * static_cast<double>(L) - kept;
   c.tier_bytes[0] = llm.cost.tier_bytes[0] + w.centroid_bytes() + w.corpus_vectors * w.code_bytes() + kept +
                     (p.home == list_home::sharded ? cold / devices : bytes{});

@@ -491,9 +491,7 @@ inline void verify_rag_hnsw(const verify_request& a, const plan::system& s, cons
   retrieval::tiered_hnsw tiered(index, {&fast, &capacity});
   std::size_t all = 0;
   for (std::size_t v = 0; v < tiered.nodes(); ++v) all += tiered.node_bytes(v);
-  const double hot = p.home == plan::list_home::replicated ? 1.0
-                     : p.home == plan::list_home::sharded  ? 0.0
-                                                           : p.hot_share;
+  const double hot = p.device_share();
   const auto frequency = tiered.visit_frequency(placing, k, ef);
   tiered.place(frequency, static_cast<std::size_t>(hot * static_cast<double>(all)));
   double found = 0;
@@ -551,9 +549,7 @@ inline void verify_rag(const verify_request& a, const plan::system& s, const pla
   const std::size_t L = r.lists;
   std::size_t lists_bytes = 0;
   for (std::size_t l = 0; l < L; ++l) lists_bytes += r.index.list_bytes(l);
-  const double hot = p.home == plan::list_home::replicated ? 1.0
-                     : p.home == plan::list_home::sharded  ? 0.0
-                                                           : p.hot_share;
+  const double hot = p.device_share();
   place::tier_resource fast("fast", bytes{static_cast<double>(r.index.centroid_bytes() + lists_bytes)}),
       capacity("capacity", bytes{static_cast<double>(lists_bytes)});
   retrieval::tiered_ivf tiered(r.index, {&fast, &capacity});
