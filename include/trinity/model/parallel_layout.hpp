@@ -35,6 +35,27 @@ struct parallel_layout {
   friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
 };
 
+//! Ranks are laid out as Megatron-Core lays them out (its default order tp-cp-ep-dp-pp; Megatron-LM's since
+//! Narayanan et al. 2021): tensor innermost, then context, then data, the pipeline outermost, so
+//! rank = t + tp·(c + cp·(d + dp·p)). The span of a group is how many consecutive ranks hold all of it: a group
+//! whose span fits the scale-up domain talks over it. The tensor group spans tp ranks, the context group tp·cp,
+//! a pipeline stage (the data-parallel ranks that share its weights, and the expert groups regrouped from them)
+//! tp·cp·dp, and a pipeline every rank: its sends cross domains as soon as the job does.
+enum class layout_group { tensor, context, stage, pipeline };
+[[nodiscard]] inline std::size_t span(const parallel_layout& l, layout_group g) noexcept {
+  switch (g) {
+    case layout_group::tensor:
+      return l.tp;
+    case layout_group::context:
+      return l.tp * l.cp;
+    case layout_group::stage:
+      return l.tp * l.cp * l.dp;
+    case layout_group::pipeline:
+      break;
+  }
+  return l.gpus();
+}
+
 inline std::string to_string(const parallel_layout& l) {
   return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
          ",cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +

@@ -38,8 +38,9 @@
 //! backward and the first one's forward, model/overlap.hpp; through a gradient
 //! codec, model/gradient_reduction.hpp, whose coding is never hidden), then the
 //! optimizer step (memory-bound: Adam reads and writes its states once).
-//! Links: ranks are laid out tensor-innermost, then context, pipeline and
-//! data; a group whose span fits the fast domain (NVLink, NVL72) uses it,
+//! Links: ranks are laid out as Megatron-Core lays them out, tensor-innermost,
+//! then context and data, the pipeline outermost (model/parallel_layout.hpp's
+//! span); a group whose span fits the fast domain (NVLink, NVL72) uses it,
 //! otherwise the slower fabric, each at one direction of one GPU's port.
 //! Memory per GPU (the larger of the first and last stage): weights, gradients
 //! and optimizer states of the stage, sharded by the ZeRO stage over d·c; the
@@ -345,14 +346,14 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
 
   // Tensor-parallel collectives: the activation, 16-bit, per pass attention's and the MLP's.
   const bytes activation{T * h * 2.0};
-  const auto tp_link = detail::as_collective(detail::level(c, l.tp));
+  const auto tp_link = detail::as_collective(detail::level(c, span(l, layout_group::tensor)));
   x.all_reduce = l.tp > 1 ? ring_all_reduce_time(l.tp, activation, tp_link) : seconds{};
   x.all_reduce_bytes = l.tp > 1 ? 2.0 * (t - 1.0) / t * activation : bytes{};
   // Context parallelism: K and V chunks around the ring, c − 1 hops forward; backward c − 1 hops of K, V, dK
   // and dV, then dK and dV home: 2(c − 1) + 1 chunks' worth (parallel/context_parallel.hpp's ring),
   // hidden behind the attention core where shorter.
   x.kv_chunk = bytes{T * 2.0 * kv_local * 2.0};
-  const auto& cp_link = detail::level(c, l.tp * l.cp);
+  const auto& cp_link = detail::level(c, span(l, layout_group::context));
   const seconds hop = cp_link.latency + x.kv_chunk / cp_link.bandwidth;
   const seconds ring_f = l.cp > 1 ? (cp - 1.0) * hop : seconds{};
   const seconds ring_b = l.cp > 1 ? (cp - 1.0) * (hop + hop) + hop : seconds{};
@@ -500,7 +501,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   // Pipeline sends: the activation split t ways, forward and backward, once per model chunk boundary. Without
   // sequence parallelism each rank holds the whole activation: it sends its 1/t and the next stage all-gathers
   // the rest over the tensor group (Narayanan et al. 2021's scatter/gather; trinity-train runs the same).
-  const auto& pp_link = detail::level(c, l.tp * l.cp * l.pp);
+  const auto& pp_link = detail::level(c, span(l, layout_group::pipeline));
   const bytes p2p = activation / t;
   const bool regather = l.pp > 1 && l.tp > 1 && !l.sequence_parallel;
   const double transfers = pipeline_transfers(l.pp, l.vpp);
@@ -533,7 +534,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const std::size_t shard_ranks = l.dp * l.cp, expert_ranks = expert_data_parallel(l);
   const double n = static_cast<double>(shard_ranks), n_e = static_cast<double>(expert_ranks);
   const double psi = weights.dense + weights.experts;
-  const auto dp_link = detail::as_collective(detail::level(c, l.gpus()));
+  const auto dp_link = detail::as_collective(detail::level(c, span(l, layout_group::stage)));
   const auto& pb = j.precision;
   const auto dense = detail::sync_weights(weights.dense, shard_ranks, j, l, codec, dp_link);
   const auto experts = detail::sync_weights(weights.experts, expert_ranks, j, l, codec, dp_link);

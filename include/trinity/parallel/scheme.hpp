@@ -10,11 +10,11 @@
 //!   comm::group tp(c, g.tp), pp(c, g.pp), dp(c, g.weights);
 //!   shard::data_parallel<scheme::shard, comm::group<C>> states(dp, ...);  // this rank's layers' states
 //!
-//! Ranks are laid out as model/parallel_training.hpp prices them: tensor
-//! innermost, then context, then pipeline, then data, so a tensor group is the
-//! GPUs that share the fastest link. Megatron-Core puts the pipeline outermost
-//! instead (tp-cp-ep-dp-pp): where a stage's ranks fit in one node, its
-//! pipeline sends cross nodes that ours keep on the fast link.
+//! Ranks are laid out as Megatron-Core lays them out and model/parallel_training.hpp
+//! prices them (model::span): tensor innermost, then context, then data, the
+//! pipeline outermost, so a tensor group is the GPUs that share the fastest
+//! link and a stage's data-parallel reduction stays inside a node where the
+//! stage fits in one, while the pipeline's sends cross nodes.
 //! A pipeline with ZeRO-3 does not compile: stage 3 would gather every stage's
 //! weights again for every micro-batch.
 
@@ -122,16 +122,16 @@ struct rank_groups {
   std::vector<int> weights;
 };
 
-//! Tensor innermost, then context, pipeline and data: rank = t + T·(c + C·(p + P·d)).
+//! Tensor innermost, then context and data, the pipeline outermost: rank = t + T·(c + C·(d + D·p)).
 inline rank_groups groups_of(const model::parallel_layout& l, int world, int rank) {
   const std::size_t W = static_cast<std::size_t>(world), r = static_cast<std::size_t>(rank);
   trinity::detail::require(world >= 1 && rank >= 0 && rank < world, "rank", "must be in [0, world)");
   trinity::detail::require(
       l.gpus() == W, "world",
       std::to_string(world) + " ranks, and the layout uses " + std::to_string(l.gpus()) + " (tp*pp*cp*dp)");
-  const std::size_t t = r % l.tp, c = (r / l.tp) % l.cp, p = (r / (l.tp * l.cp)) % l.pp, d = r / (l.tp * l.cp * l.pp);
+  const std::size_t t = r % l.tp, c = (r / l.tp) % l.cp, d = (r / (l.tp * l.cp)) % l.dp, p = r / (l.tp * l.cp * l.dp);
   const auto at = [&](std::size_t tt, std::size_t cc, std::size_t pp, std::size_t dd) {
-    return static_cast<int>(tt + l.tp * (cc + l.cp * (pp + l.pp * dd)));
+    return static_cast<int>(tt + l.tp * (cc + l.cp * (dd + l.dp * pp)));
   };
   rank_groups g;
   for (std::size_t i = 0; i < l.tp; ++i) g.tp.push_back(at(i, c, p, d));

@@ -19,7 +19,7 @@
 //!   r.chosen().plan.layout;  r.chosen().cost.step.step;  r.explanation.trades;
 //!
 //! Topology is the step model's: a group whose span (tensor innermost, then
-//! context, pipeline and data) fits the scale-up domain uses its link, one that
+//! context and data, the pipeline outermost) fits the scale-up domain uses its link, one that
 //! crosses it the scale-out link, so tensor parallelism past the domain prices
 //! itself out rather than being forbidden.
 //!
@@ -282,18 +282,21 @@ struct parallel_problem {
     const bytes sent = r.tp_bytes + r.cp_bytes + r.pp_bytes + r.dp_bytes + r.ep_bytes;
     const seconds busy =
         r.gemm + r.attention + r.elementwise + r.recompute + r.codec + (p.layout.offload ? seconds{} : r.optimizer);
-    // Bytes cost the energy of the link their group uses (tensor innermost, then context, pipeline, data).
-    const auto energy_of = [&](std::size_t span) {
-      return span <= cluster.domain || !s.scale_out ? s.interconnect.energy : s.scale_out->energy;
+    // Bytes cost the energy of the link their group uses (model::span: tensor innermost, the pipeline outermost).
+    const auto energy_of = [&](model::layout_group g) {
+      return model::span(l, g) <= cluster.domain || !s.scale_out ? s.interconnect.energy : s.scale_out->energy;
     };
+    const auto expert_energy =
+        l.ep * l.etp <= cluster.domain || !s.scale_out ? s.interconnect.energy : s.scale_out->energy;
     c.total.compute = flops{r.model_flops.value() / n};
     c.total.bandwidth = sent;
     c.total.memory = r.device_bytes;
     c.total.time = r.step;
-    c.total.energy = busy * s.device.power + (r.step - busy) * s.device.idle_power + r.tp_bytes * energy_of(l.tp) +
-                     r.cp_bytes * energy_of(l.tp * l.cp) + r.pp_bytes * energy_of(l.tp * l.cp * l.pp) +
-                     r.dp_bytes * energy_of(l.gpus()) + r.ep_bytes * energy_of(l.ep * l.etp) +
-                     (l.offload ? r.offload_bytes * s.tiers[1].energy : joules{});
+    c.total.energy =
+        busy * s.device.power + (r.step - busy) * s.device.idle_power +
+        r.tp_bytes * energy_of(model::layout_group::tensor) + r.cp_bytes * energy_of(model::layout_group::context) +
+        r.pp_bytes * energy_of(model::layout_group::pipeline) + r.dp_bytes * energy_of(model::layout_group::stage) +
+        r.ep_bytes * expert_energy + (l.offload ? r.offload_bytes * s.tiers[1].energy : joules{});
     c.dollars = plan::dollars(s, r.step, {r.device_bytes}, sent);
     return c;
   }

@@ -116,7 +116,7 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
   }
   if (l.cp > 1) {
     const auto& g = cp;
-    const auto& link = model::detail::level(c, l.tp * l.cp);
+    const auto& link = model::detail::level(c, model::span(l, model::layout_group::context));
     const auto sim = fabric::ring_steps(f.topology, g, x.kv_chunk, 1);
     pairs.push_back({"one hop of the context ring's K/V chunk (" + to_string(x.kv_chunk) + "), " +
                          count(g.size(), "ring") + " of " + std::to_string(l.cp) + " at once",
@@ -125,7 +125,7 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
   if (l.pp > 1) {
     const auto& g = pp;
     const bytes p2p = activation / static_cast<double>(l.tp);
-    const auto& link = model::detail::level(c, l.tp * l.cp * l.pp);
+    const auto& link = model::detail::level(c, model::span(l, model::layout_group::pipeline));
     fabric::simulator sim(f.topology);
     std::vector<std::size_t> flows;
     for (const auto& pipe : g)

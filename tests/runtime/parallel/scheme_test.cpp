@@ -17,20 +17,35 @@
 
 using namespace trinity;
 
-TEST_CASE("a parallel scheme lays ranks out tensor-innermost, and every group partitions the world",
+TEST_CASE("a parallel scheme lays ranks out as Megatron-Core does, and every group partitions the world",
           "[parallel][scheme]") {
   using s = parallel::scheme<parallel::tensor_parallel<2>, parallel::pipeline<2, 2>, parallel::context_parallel<2>,
                              shard::zero<1>>;
   static_assert(s::model_parallel == 8);
   const auto l = s::layout(16);
   CHECK(model::to_string(l) == "tp=2,pp=2,vpp=2,cp=2,dp=2,mbs=1,recompute=none,sp=off,zero=1");
-  // Rank 13 = t 1 + 2·(c 0 + 2·(p 1 + 2·d 1)).
+  // Rank 13 = t 1 + 2·(c 0 + 2·(d 1 + 2·p 1)): tensor innermost, the pipeline outermost.
   const auto g = parallel::groups_of<s>(16, 13);
   CHECK(g.tp == std::vector<int>{12, 13});
   CHECK(g.cp == std::vector<int>{13, 15});
-  CHECK(g.pp == std::vector<int>{9, 13});
-  CHECK(g.dp == std::vector<int>{5, 13});
-  CHECK(g.weights == std::vector<int>{5, 7, 13, 15});
+  CHECK(g.pp == std::vector<int>{5, 13});
+  CHECK(g.dp == std::vector<int>{9, 13});
+  CHECK(g.weights == std::vector<int>{9, 11, 13, 15});
+  // Every group lies in the consecutive ranks the step model's span gives it (a domain of that many GPUs
+  // holds it whole), and the pipeline spans the world.
+  const auto within = [](const std::vector<int>& group, std::size_t span) {
+    const auto [lo, hi] = std::minmax_element(group.begin(), group.end());
+    return static_cast<std::size_t>(*lo) / span == static_cast<std::size_t>(*hi) / span;
+  };
+  for (int r = 0; r < 16; ++r) {
+    const auto mine = parallel::groups_of<s>(16, r);
+    CHECK(within(mine.tp, model::span(l, model::layout_group::tensor)));
+    CHECK(within(mine.cp, model::span(l, model::layout_group::context)));
+    CHECK(within(mine.weights, model::span(l, model::layout_group::stage)));
+    CHECK_FALSE(within(mine.pp, model::span(l, model::layout_group::stage)));
+  }
+  CHECK(model::span(l, model::layout_group::stage) == 8);
+  CHECK(model::span(l, model::layout_group::pipeline) == 16);
   for (auto member : {&parallel::rank_groups::tp, &parallel::rank_groups::cp, &parallel::rank_groups::pp,
                       &parallel::rank_groups::dp, &parallel::rank_groups::weights}) {
     std::set<std::vector<int>> groups;
