@@ -15,7 +15,11 @@
 //!  - shared experts run on every token as a dense MLP split t ways (with their own tensor-parallel
 //!    collectives, counted by the caller);
 //!  - activations kept: the router's input and fp32 probabilities per token, and per dispatched row the
-//!    expert's input, its activation's inputs and its second GEMM's input.
+//!    expert's input, its activation's inputs and its second GEMM's input;
+//!  - the rows' copies, memory-bound: the dispatcher gathers each token's k rows into destination order
+//!    (permute) and scatters them back weighted (unpermute); where a rank holds several experts, the rows it
+//!    receives are regrouped by expert and back (Megatron-Core's sort_chunks_by_idxs). Each copy reads and
+//!    writes a row of `hidden` 16-bit values, and the backward pass runs the same copies on the gradients.
 //! The all-to-all's group spans etp·ep consecutive ranks (Megatron-Core's order puts the expert group inside
 //! a pipeline stage's tp·cp·dp ranks): inside the scale-up domain where that fits; where it does not, the
 //! blocks for the members that share a GPU's domain go over the fast link while the rest cross the slow one at
@@ -42,6 +46,7 @@ struct moe_block_cost {
   double tokens = 0;           //!< T_g: tokens entering on this GPU
   double rows = 0;             //!< token-expert rows this GPU's experts run, balanced
   double kept = 0;             //!< activation bytes the block keeps for the backward pass
+  bytes copied{};              //!< what the rows' permutations read and write in one pass (the other the same)
   //! The exchanges one pass runs: dispatch and combine, each with its etp collective.
   [[nodiscard]] seconds exchange() const { return 2.0 * (all_to_all + etp_collective); }
 };
@@ -67,6 +72,16 @@ inline seconds expert_all_to_all_time(const training_cluster& c, const parallel_
   const seconds near = inside * c.fast.latency + inside / ep * (size / c.fast.bandwidth);
   const seconds far = outside * c.slow.latency + outside / ep * (size / c.slow.bandwidth);
   return std::max(near, far);
+}
+
+//! Bytes one pass's row copies read and write on the busiest GPU, for `tokens` entering it and `rows` its
+//! experts run: permute reads each of the tokens' k rows and writes it, unpermute reads them back and writes
+//! the tokens; with ep > 1 and more than one local expert the received rows are regrouped by expert before the
+//! GEMMs and back after them, a read and a write each way. 16-bit rows of `hidden` values.
+inline bytes expert_row_copy_bytes(const transformer_shape& m, const parallel_layout& l, double tokens, double rows) {
+  const double h = static_cast<double>(m.hidden), sent = tokens * static_cast<double>(m.top_k);
+  const bool regroup = l.ep > 1 && m.experts / l.ep > 1;
+  return bytes{2.0 * h * (2.0 * sent + (sent + tokens) + (regroup ? 4.0 * rows : 0.0))};
 }
 
 //! Activation bytes the block keeps for the backward pass, for `T` tokens per GPU: the router's input (16-bit)
@@ -122,6 +137,7 @@ inline moe_block_cost moe_block(const training_job& j, const training_cluster& c
     x.etp_bytes = (etp - 1.0) / etp * gathered;
   }
   x.kept = moe_kept_bytes(j, l, T);
+  x.copied = expert_row_copy_bytes(m, l, x.tokens, load * x.rows);
   return x;
 }
 

@@ -28,7 +28,8 @@
 //!    interleaving;
 //!  - a mixture of experts' layers (every moe_layer_frequency-th) run the experts' block in place of the
 //!    MLP (model/moe_layer.hpp): the router, the grouped expert GEMMs at their small per-expert shapes, the
-//!    token all-to-alls over the ep ranks, four a layer, at the busiest rank's load; the routed experts'
+//!    token all-to-alls over the ep ranks, four a layer, at the busiest rank's load, and the memory-bound
+//!    copies that put the rows in order for them and back; the routed experts'
 //!    weights shard over the expert-parallel ranks and reduce over the expert-data-parallel ones;
 //!  - full recomputation runs the forward (its all-reduces too) again;
 //!    selective recomputation runs the attention core again.
@@ -271,6 +272,8 @@ inline void replace_mlp(layer_cost& x, const training_job& j, const training_clu
   x.all_reduces = 2.0 * x.pass_all_reduces;
   x.exchange = e.exchange();
   x.exchange_bytes = 2.0 * (e.all_to_all_bytes + e.etp_bytes);
+  x.elem_f += e.copied / c.memory_bandwidth;
+  x.elem_b += e.copied / c.memory_bandwidth;
   const double mlp = dense_mlp_activation_bytes(j, T, t, l.sequence_parallel);
   x.kept += e.kept - mlp;
   if (l.recompute != recomputation::full) x.stored += e.kept - mlp;

@@ -90,7 +90,15 @@ TEST_CASE("the MoE block: router, the local experts' GEMMs at their own shape, a
     // Kept: router input and fp32 probabilities per token; per row the expert's input, SwiGLU's two inputs and
     // fc2's input.
     CHECK(x.kept == Approx(tokens * (2 * h + 4 * E) + load * rows * (2 * h + 2 * 2 * f + 2 * f)).epsilon(1e-12));
+    // The rows' copies a pass, 2 bytes a value: permute reads and writes the k rows of every token, unpermute
+    // reads them and writes the tokens, and a rank of 2 experts regroups the rows it runs by expert and back.
+    CHECK(x.copied.value() == Approx(2 * h * (2 * rows + rows + tokens + 4 * load * rows)).epsilon(1e-12));
   }
+  // One expert a rank: nothing to regroup.
+  const auto whole = io::parse_parallel_layout("tp=2,dp=8,sp=on,ep=8");
+  j.expert_imbalance = 1;
+  CHECK(moe_block(j, c, whole, T).copied.value() == Approx(2 * h * (3 * T / t * k + T / t)).epsilon(1e-12));
+
   // Capacity caps the busiest rank's load at its factor.
   j.expert_imbalance = 1.5;
   j.capacity_factor = 1.25;
