@@ -24,3 +24,12 @@ TEST_CASE("mpi: the expert-parallel layer's backward gives the one-rank layer's 
   INFO("rank " << c.rank() << " of " << c.size());
   CHECK(moe_check::run_backward(c) == std::vector<std::string>{});
 }
+
+TEST_CASE("mpi: expert tensor parallelism gives the one-rank layer's outputs and gradients and the counted bytes",
+          "[mpi]") {
+  mpi::communicator c;
+  INFO("rank " << c.rank() << " of " << c.size());
+  // Two members a tensor group where the ranks pair up; the whole width over 5 ranks otherwise.
+  const std::size_t members = c.size() % 2 == 0 ? 2 : (c.size() == 5 ? 5 : 1);
+  CHECK(moe_check::tensor::run(c, members) == std::vector<std::string>{});
+}

@@ -61,9 +61,9 @@ template <class Comm>
 void check_experts(const Comm& c, const train::config& cfg) {
   const auto& m = cfg.moe;
   if (!cfg.experts()) {
-    if (m.ep > 1 || m.expert_width > 0 || m.capacity_factor > 0 || m.balanced)
+    if (m.ep > 1 || m.etp > 1 || m.expert_width > 0 || m.capacity_factor > 0 || m.balanced)
       throw invalid_input("--ep",
-                          "--ep, --expert-width, --capacity-factor and --balanced-routing shape a mixture of "
+                          "--ep, --etp, --expert-width, --capacity-factor and --balanced-routing shape a mixture of "
                           "experts. Fix: --experts N");
     return;
   }
@@ -83,6 +83,13 @@ void check_experts(const Comm& c, const train::config& cfg) {
   if (static_cast<std::size_t>(c.size()) % m.ep != 0)
     throw invalid_input("--ep", std::to_string(m.ep) + " ranks an expert group do not divide the " +
                                     std::to_string(c.size()) + " ranks. Fix: --ranks a multiple of --ep");
+  const std::size_t width = m.expert_width ? m.expert_width : cfg.width;
+  if (width % m.etp != 0)
+    throw invalid_input("--etp", std::to_string(m.etp) + " ranks do not split an expert's width, " +
+                                     std::to_string(width) + ". Fix: an --etp that divides --expert-width");
+  if (static_cast<std::size_t>(c.size()) % (m.ep * m.etp) != 0)
+    throw invalid_input("--etp", "--ep times --etp (" + std::to_string(m.ep * m.etp) + ") does not divide the " +
+                                     std::to_string(c.size()) + " ranks. Fix: --ranks a multiple of --ep x --etp");
 }
 
 template <class Comm>
@@ -163,6 +170,8 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
   app.add_option("--top-k", cfg.moe.top_k, "experts a token runs")->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   app.add_option("--ep", cfg.moe.ep, "expert-parallel ranks: the experts spread over them, tokens sent to them")
       ->check(CLI::Range(std::size_t{1}, std::size_t{256}));
+  app.add_option("--etp", cfg.moe.etp, "expert-tensor-parallel ranks: each expert's width split over them")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   app.add_option("--expert-width", cfg.moe.expert_width, "an expert's FFN width (default --width)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
   app.add_option("--capacity-factor", cfg.moe.capacity_factor,

@@ -5,11 +5,14 @@
 // the router is replaced by a fixed assignment that spreads every rank's tokens evenly over the experts, each
 // weighed 1/k (NeMo's benchmarks force the balance so): what the step model's all-to-all count assumes.
 //
-// The world's ranks are ep-way expert groups, expert parallelism innermost (rank r in group r / ep): each rank
-// holds experts/ep experts, and its tokens' rows go to the ranks of their experts and back, an all-to-all over
-// its expert group. The router's weights are dense, shared by every rank in a data_parallel over the world;
-// the experts' are shared by the ranks that hold the same experts (the expert-data-parallel group: r mod ep)
-// in a data_parallel over that group, each under the run's ZeRO stage, as Megatron-Core shards them.
+// The world's ranks are laid out expert-tensor innermost, then expert-parallel, then expert-data-parallel:
+// rank r = t + etp·(e + ep·d), as Megatron-Core folds them. Each rank holds experts/ep experts, each of them
+// its 1/etp slice of the width (--etp, expert tensor parallelism); its tokens' rows go to the ranks of their
+// experts and back, an all-to-all over its expert group (the ep ranks of its t and d), and with etp > 1 its
+// tensor group (the etp ranks of its e and d) gathers its members' rows and sums their slices' outputs back.
+// The router's weights are dense, shared by every rank in a data_parallel over the world; the experts' are
+// shared by the ranks that hold the same slices (the expert-data-parallel group: the ranks of its t and e) in a
+// data_parallel over that group, each under the run's ZeRO stage, as Megatron-Core shards them.
 
 #include <cmath>
 #include <cstddef>
@@ -31,6 +34,7 @@ struct moe_config {
   std::size_t experts = 0;       // --experts: 0, no block
   std::size_t top_k = 2;         // --top-k
   std::size_t ep = 1;            // --ep: ranks an expert group spreads the experts over
+  std::size_t etp = 1;           // --etp: ranks each expert's width splits over
   std::size_t expert_width = 0;  // --expert-width: an expert's FFN width (0: the MLP's --width)
   double capacity_factor = 0;    // --capacity-factor: 0 dropless
   bool balanced = false;         // --balanced-routing
@@ -83,10 +87,11 @@ class moe_block {
                                       ? m.capacity_factor
                                       : static_cast<double>(m.experts) / static_cast<double>(m.top_k)},
         local_(m.experts / m.ep),
-        ep_(c, members(c, true)),
-        edp_(c, members(c, false)),
-        experts_(edp_, ledger, std::vector<std::size_t>(local_, 2 * shape_.ffn_hidden * width), initial_local(seed),
-                 opt) {
+        ep_(c, members(c, group_kind::expert)),
+        etp_(c, members(c, group_kind::tensor)),
+        edp_(c, members(c, group_kind::data)),
+        experts_(edp_, ledger, std::vector<std::size_t>(local_, 2 * shape_.ffn_hidden / m.etp * width),
+                 initial_local(seed), opt) {
     if (!m.balanced)
       router_.emplace(c, ledger, std::vector<std::size_t>{m.experts * width},
                       detail::initial_router(m.experts, width, seed), opt);
@@ -100,8 +105,12 @@ class moe_block {
     const auto r = parallel::route_top_k(logits_, rows, shape_);
     const auto local = acquire_experts();
     std::vector<float> y(h.size());
-    parallel::moe_forward(ep_, shape_, std::span<const parallel::expert_weights>(local), std::span<const float>(in_), r,
-                          std::span<float>(y), pass_);
+    if (cfg_.etp > 1)
+      parallel::moe_forward(ep_, etp_, shape_, std::span<const parallel::expert_weights>(local),
+                            std::span<const float>(in_), r, std::span<float>(y), pass_);
+    else
+      parallel::moe_forward(ep_, shape_, std::span<const parallel::expert_weights>(local), std::span<const float>(in_),
+                            r, std::span<float>(y), pass_);
     release_experts();
     for (std::size_t i = 0; i < h.size(); ++i) h[i] += y[i];
     count_rows();
@@ -115,9 +124,14 @@ class moe_block {
     std::vector<parallel::expert_weights> dlocal(local_);
     for (auto& d : dlocal) d = {std::vector<float>(local[0].w1.size()), std::vector<float>(local[0].w2.size())};
     std::vector<float> dx(delta.size()), dlogits(rows * E);
-    parallel::moe_backward(ep_, shape_, std::span<const parallel::expert_weights>(local), pass_,
-                           std::span<const float>(delta), std::span<float>(dx),
-                           std::span<parallel::expert_weights>(dlocal), std::span<float>(dlogits));
+    if (cfg_.etp > 1)
+      parallel::moe_backward(ep_, etp_, shape_, std::span<const parallel::expert_weights>(local), pass_,
+                             std::span<const float>(delta), std::span<float>(dx),
+                             std::span<parallel::expert_weights>(dlocal), std::span<float>(dlogits));
+    else
+      parallel::moe_backward(ep_, shape_, std::span<const parallel::expert_weights>(local), pass_,
+                             std::span<const float>(delta), std::span<float>(dx),
+                             std::span<parallel::expert_weights>(dlocal), std::span<float>(dlogits));
     for (std::size_t q = 0; q < local_; ++q) {
       auto g = experts_.gradient(q);
       const auto& d = dlocal[q];
@@ -153,42 +167,60 @@ class moe_block {
     return r;
   }
 
-  //! Bytes this rank sent over its expert group so far.
-  [[nodiscard]] std::uint64_t sent() const noexcept { return ep_.bytes_sent(); }
+  //! Bytes this rank sent over its expert group and its expert tensor group so far.
+  [[nodiscard]] std::uint64_t sent() const noexcept { return ep_.bytes_sent() + etp_.bytes_sent(); }
   //! What the exchange's count says this rank sent in the forward and backward just run: the row counts ahead
-  //! of the dispatch, and every row to or from another rank twice (forward, then its gradient backward).
+  //! of the dispatch, and every row to or from another rank twice (forward, then its gradient backward); with
+  //! etp > 1 its tensor group's counts and gathered and summed rows (parallel::expert_tensor_bytes), each way.
   [[nodiscard]] std::uint64_t counted() const noexcept { return counted_; }
-  //! The step model's count for `rows` tokens a rank under balanced routing, in fp32 values
-  //! (model::expert_all_to_all_bytes, four of them a layer), and the counts ahead of the dispatch.
+  //! The step model's count for `rows` tokens a rank under balanced routing, in fp32 values: four all-to-alls
+  //! a layer (model::expert_all_to_all_bytes) and the counts ahead of the dispatch, and with etp > 1 four of
+  //! the tensor group's collectives (model::moe_block's etp_bytes: (etp − 1)·rows·k·hidden values) and its
+  //! counts ahead of the forward's.
   [[nodiscard]] double modelled(std::size_t rows) const {
     model::transformer_shape m;
     m.hidden = shape_.hidden;
     m.top_k = shape_.top_k;
     const double counts = static_cast<double>(local_ * (cfg_.ep - 1) * sizeof(std::size_t));
-    return 4.0 * model::expert_all_to_all_bytes(m, static_cast<double>(rows), cfg_.ep, 4.0).value() + counts;
+    const double etp = static_cast<double>(cfg_.etp), k = static_cast<double>(shape_.top_k);
+    const double tensor = 4.0 * (etp - 1.0) * static_cast<double>(rows) * k * static_cast<double>(shape_.hidden) * 4.0 +
+                          static_cast<double>((cfg_.etp - 1) * cfg_.ep * local_ * sizeof(std::size_t));
+    return 4.0 * model::expert_all_to_all_bytes(m, static_cast<double>(rows), cfg_.ep, 4.0).value() + counts + tensor;
   }
   [[nodiscard]] std::size_t dropped() const noexcept { return dropped_; }
   [[nodiscard]] std::size_t parameters_per_rank() const noexcept {
-    return local_ * 2 * shape_.ffn_hidden * shape_.hidden + (router_ ? shape_.experts * shape_.hidden : 0);
+    return local_ * 2 * shape_.ffn_hidden / cfg_.etp * shape_.hidden + (router_ ? shape_.experts * shape_.hidden : 0);
   }
 
  private:
-  // This rank's expert group (r / ep) or expert-data-parallel group (r mod ep).
-  std::vector<int> members(Comm& c, bool expert_group) const {
-    const int ep = static_cast<int>(cfg_.ep), r = c.rank();
+  // This rank's groups, r = t + etp·(e + ep·d): the expert group varies e, the tensor group t, the
+  // expert-data-parallel group d.
+  enum class group_kind { expert, tensor, data };
+  std::vector<int> members(Comm& c, group_kind kind) const {
+    const int ep = static_cast<int>(cfg_.ep), etp = static_cast<int>(cfg_.etp), r = c.rank();
+    const int t = r % etp, e = r / etp % ep, d = r / (etp * ep);
     std::vector<int> out;
-    if (expert_group)
-      for (int i = 0; i < ep; ++i) out.push_back(r - r % ep + i);
+    const auto at = [&](int tt, int ee, int dd) { return tt + etp * (ee + ep * dd); };
+    if (kind == group_kind::expert)
+      for (int i = 0; i < ep; ++i) out.push_back(at(t, i, d));
+    else if (kind == group_kind::tensor)
+      for (int i = 0; i < etp; ++i) out.push_back(at(i, e, d));
     else
-      for (int i = r % ep; i < c.size(); i += ep) out.push_back(i);
+      for (int i = 0; i < c.size() / (etp * ep); ++i) out.push_back(at(t, e, i));
     return out;
   }
+  // This rank's experts, each its tensor rank's slice: W1's rows and W2's columns [t·f/etp, (t + 1)·f/etp).
   std::vector<float> initial_local(std::uint64_t seed) const {
     std::vector<float> all;
-    const std::size_t first = static_cast<std::size_t>(ep_.rank()) * local_;
+    const std::size_t first = static_cast<std::size_t>(ep_.rank()) * local_, h = shape_.hidden, f = shape_.ffn_hidden,
+                      fs = f / cfg_.etp, t = static_cast<std::size_t>(etp_.rank());
     for (std::size_t q = 0; q < local_; ++q) {
-      const auto w = detail::initial_expert(first + q, shape_.hidden, shape_.ffn_hidden, seed);
-      all.insert(all.end(), w.begin(), w.end());
+      const auto w = detail::initial_expert(first + q, h, f, seed);
+      all.insert(all.end(), w.begin() + static_cast<std::ptrdiff_t>(t * fs * h),
+                 w.begin() + static_cast<std::ptrdiff_t>((t + 1) * fs * h));
+      for (std::size_t i = 0; i < h; ++i)
+        all.insert(all.end(), w.begin() + static_cast<std::ptrdiff_t>(f * h + i * f + t * fs),
+                   w.begin() + static_cast<std::ptrdiff_t>(f * h + i * f + (t + 1) * fs));
     }
     return all;
   }
@@ -214,7 +246,7 @@ class moe_block {
   }
   std::vector<parallel::expert_weights> acquire_experts() {
     std::vector<parallel::expert_weights> local(local_);
-    const std::size_t half = shape_.ffn_hidden * shape_.hidden;
+    const std::size_t half = shape_.ffn_hidden / cfg_.etp * shape_.hidden;
     for (std::size_t q = 0; q < local_; ++q) {
       experts_.acquire(q);
       const auto p = experts_.parameters(q);
@@ -233,6 +265,15 @@ class moe_block {
     for (std::size_t j = 0; j < pass_.send_counts.size(); ++j)
       if (j != me) rows += pass_.send_counts[j] / shape_.hidden + pass_.recv_counts[j] / shape_.hidden;
     counted_ = local_ * (cfg_.ep - 1) * sizeof(std::size_t) + 2 * rows * shape_.hidden * sizeof(float);
+    if (cfg_.etp > 1) {
+      // The tensor group: this member's rows, and the others', from every member's counts.
+      const std::size_t groups = pass_.counts_in.size(), t = static_cast<std::size_t>(etp_.rank());
+      std::size_t mine = 0, all = 0;
+      for (std::size_t i = 0; i < pass_.member_counts_in.size(); ++i)
+        (i / groups == t ? mine : all) += pass_.member_counts_in[i];
+      const std::size_t once = parallel::expert_tensor_bytes(mine, all, shape_.hidden, groups, cfg_.etp);
+      counted_ += 2 * once - (cfg_.etp - 1) * groups * sizeof(std::size_t);
+    }
     dropped_ = 0;
     for (const auto k : pass_.r.kept) dropped_ += k == 0;
   }
@@ -240,7 +281,7 @@ class moe_block {
   moe_config cfg_;
   parallel::moe_shape shape_;
   std::size_t local_;
-  group ep_, edp_;
+  group ep_, etp_, edp_;
   shard::data_parallel<Scheme, group> experts_;
   std::optional<shard::data_parallel<Scheme, Comm>> router_;
   parallel::moe_pass pass_;

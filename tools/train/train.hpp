@@ -129,6 +129,7 @@ nlohmann::json expert_summary(const config& cfg, const Moe& moe, const comm::par
   return {{"experts", cfg.moe.experts},
           {"top_k", cfg.moe.top_k},
           {"ep", cfg.moe.ep},
+          {"etp", cfg.moe.etp},
           {"balanced", cfg.moe.balanced},
           {"parameters_per_rank", moe.parameters_per_rank()},
           {"modelled_bytes_per_step", modelled}};

@@ -14,10 +14,19 @@
 //! hidden·4 bytes per kept assignment it routes off the rank and per result it returns, beside one count per
 //! expert: expert_dispatch_bytes.
 //!
+//!  - expert tensor parallelism (Megatron-Core's etp): each expert's FFN split over the t ranks of a second
+//!    group, W1's rows and W2's columns f/t to a rank. After the dispatch the group gathers its members' rows
+//!    (an all-gather), each member runs its slice of every expert on all of them, and a reduce-scatter sums the
+//!    slices' outputs back to the member whose rows they are; backward gathers the output gradients and
+//!    reduce-scatters the input gradients. Each member sends hidden·4 bytes for each of its rows to every other
+//!    member and for each of the others' rows to its member, beside its counts: expert_tensor_bytes. The slices'
+//!    partial sums are added in member order, so outputs match the one-rank layer to rounding, not bit for bit.
+//!
 //!   const auto r = parallel::route_top_k(logits, tokens, shape);
 //!   parallel::moe_pass pass;
 //!   parallel::moe_forward(ep, shape, mine, x, r, y, pass);          // mine: this rank's experts
 //!   parallel::moe_backward(ep, shape, mine, pass, dy, dx, dmine, dlogits);
+//!   parallel::moe_forward(ep, etp, shape, my_slices, x, r, y, pass);  // each expert split over etp's ranks
 
 #include <algorithm>
 #include <cmath>
@@ -144,12 +153,18 @@ struct moe_pass {
   std::vector<std::size_t> send_counts, send_offsets, recv_counts, recv_offsets, counts_in;
   std::vector<std::size_t> row_of;  //!< where each kept assignment's row sits in the dispatch
   std::vector<float> in, back;
+  //! With expert tensor parallelism: every member's rows gathered, member by member, and each member's
+  //! counts_in (one after another) to say whose expert each row is.
+  std::vector<float> gathered;
+  std::vector<std::size_t> member_counts_in;
 };
 
-//! As moe_forward below, keeping in `pass` what moe_backward needs.
-template <Communicator C>
-void moe_forward(C& c, const moe_shape& s, std::span<const expert_weights> local, std::span<const float> x,
-                 const routing& r, std::span<float> y, moe_pass& pass) {
+namespace detail {
+//! moe_forward's exchange around `experts(in, counts_in, results)`, which fills `results` (as long as `in`)
+//! with the outputs of the rows this rank's experts received.
+template <Communicator C, class Experts>
+void moe_forward_around(C& c, const moe_shape& s, std::size_t local_experts, std::span<const float> x, const routing& r,
+                        std::span<float> y, moe_pass& pass, Experts experts) {
   validate(s);
   const int n = c.size();
   const auto un = static_cast<std::size_t>(n);
@@ -157,8 +172,8 @@ void moe_forward(C& c, const moe_shape& s, std::span<const expert_weights> local
                            std::to_string(s.experts) + " do not split over " + std::to_string(n) +
                                " ranks; give an expert-parallel group that divides them");
   trinity::detail::require(
-      local.size() == s.experts / un, "local",
-      "holds " + std::to_string(local.size()) + " experts; this rank holds " + std::to_string(s.experts / un));
+      local_experts == s.experts / un, "local",
+      "holds " + std::to_string(local_experts) + " experts; this rank holds " + std::to_string(s.experts / un));
   trinity::detail::require(r.top_k == s.top_k && x.size() == r.tokens * s.hidden && y.size() == x.size(), "x",
                            "x and y must be the routing's tokens x hidden");
   const std::size_t h = s.hidden, per_rank = s.experts / un;
@@ -191,10 +206,7 @@ void moe_forward(C& c, const moe_shape& s, std::span<const expert_weights> local
                     std::span<const std::size_t>(recv_counts), std::span<const std::size_t>(recv_offsets));
   // The experts: from each rank, its rows for this rank's experts in expert order; results go back in place.
   std::vector<float> results(received), back(sent);
-  for (std::size_t j = 0, at = 0; j < un; ++j)
-    for (std::size_t q = 0; q < per_rank; ++q)
-      for (std::size_t i = 0; i < counts_in[j * per_rank + q]; ++i, at += h)
-        expert_ffn(s, local[q], std::span<const float>(in).subspan(at, h), std::span<float>(results).subspan(at, h));
+  experts(in, counts_in, results);
   comm::all_to_allv(c, std::span<const float>(results), std::span<const std::size_t>(recv_counts),
                     std::span<const std::size_t>(recv_offsets), std::span<float>(back),
                     std::span<const std::size_t>(send_counts), std::span<const std::size_t>(send_offsets));
@@ -206,15 +218,34 @@ void moe_forward(C& c, const moe_shape& s, std::span<const expert_weights> local
       if (!r.kept[a]) continue;
       for (std::size_t i = 0; i < h; ++i) y[t * h + i] += r.weight[a] * back[row_of[a] + i];
     }
-  pass = {r,
-          std::move(send_counts),
-          std::move(send_offsets),
-          std::move(recv_counts),
-          std::move(recv_offsets),
-          std::move(counts_in),
-          std::move(row_of),
-          std::move(in),
-          std::move(back)};
+  pass.r = r;
+  pass.send_counts = std::move(send_counts), pass.send_offsets = std::move(send_offsets);
+  pass.recv_counts = std::move(recv_counts), pass.recv_offsets = std::move(recv_offsets);
+  pass.counts_in = std::move(counts_in), pass.row_of = std::move(row_of);
+  pass.in = std::move(in), pass.back = std::move(back);
+}
+
+//! Each row of `in` (grouped by source rank, then by local expert, `counts_in` rows a group) through its
+//! expert: `row(q, at)` for the row at value offset `at`, of local expert q.
+template <class Row>
+void for_each_row(std::span<const std::size_t> counts_in, std::size_t per_rank, std::size_t hidden, Row row) {
+  for (std::size_t g = 0, at = 0; g < counts_in.size(); ++g)
+    for (std::size_t i = 0; i < counts_in[g]; ++i, at += hidden) row(g % per_rank, at);
+}
+}  // namespace detail
+
+//! As moe_forward below, keeping in `pass` what moe_backward needs.
+template <Communicator C>
+void moe_forward(C& c, const moe_shape& s, std::span<const expert_weights> local, std::span<const float> x,
+                 const routing& r, std::span<float> y, moe_pass& pass) {
+  const std::size_t h = s.hidden, per_rank = local.size();
+  detail::moe_forward_around(
+      c, s, local.size(), x, r, y, pass,
+      [&](const std::vector<float>& in, const std::vector<std::size_t>& counts_in, std::vector<float>& results) {
+        detail::for_each_row(counts_in, per_rank, h, [&](std::size_t q, std::size_t at) {
+          expert_ffn(s, local[q], std::span<const float>(in).subspan(at, h), std::span<float>(results).subspan(at, h));
+        });
+      });
 }
 
 //! This rank's tokens (x: tokens × h) through the layer into y (tokens × h); `local` holds this rank's
@@ -247,20 +278,17 @@ inline void expert_ffn_backward(const moe_shape& s, const expert_weights& w, std
   }
 }
 
-//! The backward of the forward `pass` kept: dy (tokens × h) in; dx (tokens × h), the router logits' gradient
-//! (tokens × experts) and, added to `dlocal`, this rank's experts' gradients out. The gradient of each kept
-//! output, weighted, goes to its expert's rank as the row went (an all-to-all), the experts' input gradients come
-//! back (a second), and the router's softmax over each token's k takes the weights' gradients.
-template <Communicator C>
-void moe_backward(C& c, const moe_shape& s, std::span<const expert_weights> local, const moe_pass& pass,
-                  std::span<const float> dy, std::span<float> dx, std::span<expert_weights> dlocal,
-                  std::span<float> dlogits) {
+namespace detail {
+//! moe_backward's exchange around `experts(gin, dxin)`, which fills `dxin` (as long as pass.in) with the input
+//! gradients of the rows this rank's experts ran, given their output gradients `gin`.
+template <Communicator C, class Experts>
+void moe_backward_around(C& c, const moe_shape& s, const moe_pass& pass, std::span<const float> dy, std::span<float> dx,
+                         std::span<float> dlogits, Experts experts) {
   const auto& r = pass.r;
-  const std::size_t h = s.hidden, un = static_cast<std::size_t>(c.size()), per_rank = s.experts / un;
+  const std::size_t h = s.hidden;
   trinity::detail::require(dy.size() == r.tokens * h && dx.size() == dy.size(), "dy",
                            "dy and dx must be the forward's tokens x hidden");
   trinity::detail::require(dlogits.size() == r.tokens * s.experts, "dlogits", "must be tokens x experts");
-  trinity::detail::require(dlocal.size() == local.size(), "dlocal", "needs one gradient per local expert");
   // Token side: each kept output's gradient, weighted, where its row went; and each weight's gradient.
   std::vector<float> gout(pass.back.size()), dweight(r.expert.size(), 0.0f);
   for (std::size_t a = 0; a < r.expert.size(); ++a) {
@@ -279,12 +307,7 @@ void moe_backward(C& c, const moe_shape& s, std::span<const expert_weights> loca
                     std::span<const std::size_t>(pass.recv_counts), std::span<const std::size_t>(pass.recv_offsets));
   // Expert side: each row's input gradient, the experts' gradients summed over their rows in arrival order.
   std::vector<float> dxin(pass.in.size()), dxback(pass.back.size());
-  for (std::size_t j = 0, at = 0; j < un; ++j)
-    for (std::size_t q = 0; q < per_rank; ++q)
-      for (std::size_t i = 0; i < pass.counts_in[j * per_rank + q]; ++i, at += h)
-        expert_ffn_backward(s, local[q], std::span<const float>(pass.in).subspan(at, h),
-                            std::span<const float>(gin).subspan(at, h), dlocal[q],
-                            std::span<float>(dxin).subspan(at, h));
+  experts(gin, dxin);
   comm::all_to_allv(c, std::span<const float>(dxin), std::span<const std::size_t>(pass.recv_counts),
                     std::span<const std::size_t>(pass.recv_offsets), std::span<float>(dxback),
                     std::span<const std::size_t>(pass.send_counts), std::span<const std::size_t>(pass.send_offsets));
@@ -301,6 +324,164 @@ void moe_backward(C& c, const moe_shape& s, std::span<const expert_weights> loca
       for (std::size_t i = 0; i < h; ++i) dx[t * h + i] += dxback[pass.row_of[a] + i];
     }
   }
+}
+}  // namespace detail
+
+//! The backward of the forward `pass` kept: dy (tokens × h) in; dx (tokens × h), the router logits' gradient
+//! (tokens × experts) and, added to `dlocal`, this rank's experts' gradients out. The gradient of each kept
+//! output, weighted, goes to its expert's rank as the row went (an all-to-all), the experts' input gradients come
+//! back (a second), and the router's softmax over each token's k takes the weights' gradients.
+template <Communicator C>
+void moe_backward(C& c, const moe_shape& s, std::span<const expert_weights> local, const moe_pass& pass,
+                  std::span<const float> dy, std::span<float> dx, std::span<expert_weights> dlocal,
+                  std::span<float> dlogits) {
+  trinity::detail::require(dlocal.size() == local.size(), "dlocal", "needs one gradient per local expert");
+  const std::size_t h = s.hidden, per_rank = local.size();
+  detail::moe_backward_around(c, s, pass, dy, dx, dlogits,
+                              [&](const std::vector<float>& gin, std::vector<float>& dxin) {
+                                detail::for_each_row(pass.counts_in, per_rank, h, [&](std::size_t q, std::size_t at) {
+                                  expert_ffn_backward(s, local[q], std::span<const float>(pass.in).subspan(at, h),
+                                                      std::span<const float>(gin).subspan(at, h), dlocal[q],
+                                                      std::span<float>(dxin).subspan(at, h));
+                                });
+                              });
+}
+
+//! Bytes a member of an expert-tensor-parallel group of `members` sends in one forward (the same again
+//! backward): the group's row counts (one per source rank and local expert, `groups` of them, 8 bytes), its
+//! `mine` rows to every other member (the all-gather) and the others' `others` rows back to their members (the
+//! reduce-scatter), hidden·4 bytes a row.
+inline std::size_t expert_tensor_bytes(std::size_t mine, std::size_t others, std::size_t hidden, std::size_t groups,
+                                       std::size_t members) {
+  return (members - 1) * groups * sizeof(std::size_t) + ((members - 1) * mine + others) * hidden * sizeof(float);
+}
+
+namespace detail {
+//! Where each member's rows sit once an expert-tensor-parallel group gathers them: member i's `rows[i]` rows
+//! of `hidden` values at value offset `offsets[i]`.
+struct member_rows {
+  std::vector<std::size_t> rows, offsets;
+  std::size_t total = 0;  //!< values, all members
+  //! Member i's values.
+  [[nodiscard]] std::size_t extent(std::size_t i) const {
+    return i + 1 < offsets.size() ? offsets[i + 1] - offsets[i] : total - offsets[i];
+  }
+};
+
+inline member_rows member_layout(std::span<const std::size_t> member_counts_in, std::size_t members,
+                                 std::size_t hidden) {
+  member_rows m{std::vector<std::size_t>(members), std::vector<std::size_t>(members), 0};
+  const std::size_t groups = member_counts_in.size() / members;
+  for (std::size_t i = 0; i < members; ++i) {
+    m.offsets[i] = m.total;
+    for (std::size_t g = 0; g < groups; ++g) m.rows[i] += member_counts_in[i * groups + g];
+    m.total += m.rows[i] * hidden;
+  }
+  return m;
+}
+
+//! Every member's rows, member by member: this member's `mine` to each of the others.
+template <Communicator T>
+std::vector<float> gather_members(T& etp, const member_rows& m, std::span<const float> mine) {
+  const auto n = static_cast<std::size_t>(etp.size());
+  std::vector<std::size_t> send_counts(n, mine.size()), send_offsets(n, 0), recv_counts(n);
+  for (std::size_t i = 0; i < n; ++i) recv_counts[i] = m.extent(i);
+  std::vector<float> all(m.total);
+  comm::all_to_allv(etp, mine, std::span<const std::size_t>(send_counts), std::span<const std::size_t>(send_offsets),
+                    std::span<float>(all), std::span<const std::size_t>(recv_counts),
+                    std::span<const std::size_t>(m.offsets));
+  return all;
+}
+
+//! The members' partial values for every member's rows, summed in member order into this member's `mine`.
+template <Communicator T>
+void reduce_to_members(T& etp, const member_rows& m, std::span<const float> partial, std::span<float> mine) {
+  const auto n = static_cast<std::size_t>(etp.size()), me = static_cast<std::size_t>(etp.rank());
+  std::vector<std::size_t> send_counts(n), recv_counts(n, mine.size()), recv_offsets(n);
+  for (std::size_t i = 0; i < n; ++i) send_counts[i] = m.extent(i), recv_offsets[i] = i * mine.size();
+  trinity::detail::require(send_counts[me] == mine.size(), "mine", "must hold this member's rows");
+  std::vector<float> parts(n * mine.size());
+  comm::all_to_allv(etp, partial, std::span<const std::size_t>(send_counts), std::span<const std::size_t>(m.offsets),
+                    std::span<float>(parts), std::span<const std::size_t>(recv_counts),
+                    std::span<const std::size_t>(recv_offsets));
+  std::copy_n(parts.begin(), mine.size(), mine.begin());
+  for (std::size_t i = 1; i < n; ++i)
+    for (std::size_t k = 0; k < mine.size(); ++k) mine[k] += parts[i * mine.size() + k];
+}
+
+//! The shape one member's slice of each expert has: f/t wide.
+inline moe_shape expert_slice(const moe_shape& s, std::size_t members, std::span<const expert_weights> local) {
+  trinity::detail::require(s.ffn_hidden % members == 0, "ffn_hidden",
+                           std::to_string(s.ffn_hidden) + " does not split over " + std::to_string(members) +
+                               " expert-tensor-parallel ranks; give a group that divides it");
+  moe_shape slice = s;
+  slice.ffn_hidden = s.ffn_hidden / members;
+  for (const auto& w : local)
+    trinity::detail::require(w.w1.size() == slice.ffn_hidden * s.hidden && w.w2.size() == w.w1.size(), "local",
+                             "each expert's slice is W1's " + std::to_string(slice.ffn_hidden) +
+                                 " rows and W2's as many columns (ffn_hidden / the group's ranks)");
+  return slice;
+}
+}  // namespace detail
+
+//! As moe_forward(c, ...) with each expert split over the ranks of `etp` (expert tensor parallelism): `c` is
+//! this rank's expert-parallel group, `etp` the ranks that hold the same experts, and `local` this rank's slice
+//! of each of them (W1's rows and W2's columns [t·f/n, (t + 1)·f/n) for etp rank t of n).
+template <Communicator C, Communicator T>
+void moe_forward(C& c, T& etp, const moe_shape& s, std::span<const expert_weights> local, std::span<const float> x,
+                 const routing& r, std::span<float> y, moe_pass& pass) {
+  const auto n = static_cast<std::size_t>(etp.size());
+  const moe_shape slice = detail::expert_slice(s, n, local);
+  const std::size_t h = s.hidden, per_rank = local.size();
+  detail::moe_forward_around(
+      c, s, local.size(), x, r, y, pass,
+      [&](const std::vector<float>& in, const std::vector<std::size_t>& counts_in, std::vector<float>& results) {
+        // Every member's counts, then its rows; this member's slice of each row's expert; the sums back.
+        std::vector<std::size_t> repeated;
+        for (std::size_t i = 0; i < n; ++i) repeated.insert(repeated.end(), counts_in.begin(), counts_in.end());
+        pass.member_counts_in.assign(repeated.size(), 0);
+        comm::all_to_all(etp, std::span<const std::size_t>(repeated), std::span<std::size_t>(pass.member_counts_in));
+        const auto m = detail::member_layout(pass.member_counts_in, n, h);
+        pass.gathered = detail::gather_members(etp, m, std::span<const float>(in));
+        std::vector<float> partial(m.total);
+        for (std::size_t i = 0; i < n; ++i)
+          detail::for_each_row(
+              std::span<const std::size_t>(pass.member_counts_in).subspan(i * counts_in.size(), counts_in.size()),
+              per_rank, h, [&](std::size_t q, std::size_t at) {
+                expert_ffn(slice, local[q], std::span<const float>(pass.gathered).subspan(m.offsets[i] + at, h),
+                           std::span<float>(partial).subspan(m.offsets[i] + at, h));
+              });
+        detail::reduce_to_members(etp, m, std::span<const float>(partial), std::span<float>(results));
+      });
+}
+
+//! The backward of moe_forward(c, etp, ...): each member gathers the output gradients of every member's rows,
+//! runs its slices' backward on them (adding to `dlocal`, this rank's slices' gradients), and the input
+//! gradients' partial sums go back to their members.
+template <Communicator C, Communicator T>
+void moe_backward(C& c, T& etp, const moe_shape& s, std::span<const expert_weights> local, const moe_pass& pass,
+                  std::span<const float> dy, std::span<float> dx, std::span<expert_weights> dlocal,
+                  std::span<float> dlogits) {
+  trinity::detail::require(dlocal.size() == local.size(), "dlocal", "needs one gradient per local expert");
+  const auto n = static_cast<std::size_t>(etp.size());
+  const moe_shape slice = detail::expert_slice(s, n, local);
+  const std::size_t h = s.hidden, per_rank = local.size(), groups = pass.counts_in.size();
+  detail::moe_backward_around(
+      c, s, pass, dy, dx, dlogits, [&](const std::vector<float>& gin, std::vector<float>& dxin) {
+        const auto m = detail::member_layout(pass.member_counts_in, n, h);
+        const auto gall = detail::gather_members(etp, m, std::span<const float>(gin));
+        std::vector<float> partial(m.total);
+        for (std::size_t i = 0; i < n; ++i)
+          detail::for_each_row(std::span<const std::size_t>(pass.member_counts_in).subspan(i * groups, groups),
+                               per_rank, h, [&](std::size_t q, std::size_t at) {
+                                 const std::size_t o = m.offsets[i] + at;
+                                 expert_ffn_backward(slice, local[q],
+                                                     std::span<const float>(pass.gathered).subspan(o, h),
+                                                     std::span<const float>(gall).subspan(o, h), dlocal[q],
+                                                     std::span<float>(partial).subspan(o, h));
+                               });
+        detail::reduce_to_members(etp, m, std::span<const float>(partial), std::span<float>(dxin));
+      });
 }
 
 }  // namespace trinity::parallel

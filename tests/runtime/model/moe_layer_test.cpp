@@ -7,6 +7,7 @@
 #include <trinity/model/moe_layer.hpp>
 #include <trinity/model/named_shapes.hpp>
 #include <trinity/model/parallel_training.hpp>
+#include <trinity/parallel/expert_parallel.hpp>
 
 #include "test_cluster.hpp"
 
@@ -140,6 +141,13 @@ TEST_CASE("expert tensor parallelism gathers the rows over etp ranks and splits 
   const bytes gathered{etp * tokens * k * h * 2};
   CHECK(x.etp_collective == ring_all_gather_time(2, gathered, model::detail::as_collective(c.fast)));
   CHECK(x.etp_bytes == gathered / 2.0);
+  // The mechanism's count (parallel/expert_parallel.hpp) with balanced routing: each member's tokens·k rows
+  // gathered to the other, and the other's back, at 4-byte values where the model's are 2-byte: a pass's
+  // all-gather and reduce-scatter, less the row counts that go ahead of them.
+  const auto mine = static_cast<std::size_t>(tokens * k), groups = std::size_t{4 * 2};
+  const auto counted =
+      parallel::expert_tensor_bytes(mine, mine, static_cast<std::size_t>(h), groups, 2) - groups * sizeof(std::size_t);
+  CHECK(static_cast<double>(counted) == 2.0 * x.etp_bytes.value() * (4.0 / 2.0));
 }
 
 TEST_CASE("a step of a mixture: four all-to-alls a layer, bytes counted exactly", "[model][moe]") {

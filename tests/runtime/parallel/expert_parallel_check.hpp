@@ -4,7 +4,10 @@
 // recomputes the others' to count what it should send).
 #pragma once
 
+#include <trinity/comm/group.hpp>
 #include <trinity/parallel/expert_parallel.hpp>
+
+#include <algorithm>
 
 #include <cmath>
 #include <cstdint>
@@ -156,5 +159,124 @@ std::vector<std::string> run_backward(C& c) {
       bad.push_back("rank " + std::to_string(me) + ": expert " + std::to_string(me * per + q) + "'s gradient differs");
   return bad;
 }
+
+// Expert tensor parallelism: world rank = t + members·e, so a tensor group is `members` consecutive ranks that
+// hold the same experts, sliced, and an expert-parallel group the ranks with the same t. Each rank's outputs and
+// gradients against the one-rank layer's, to rounding (the slices' partial sums are added in member order), and
+// each rank's bytes, forward and backward, against expert_dispatch_bytes over its expert-parallel group plus
+// expert_tensor_bytes over its tensor group.
+namespace tensor {
+
+inline bool close(const std::vector<float>& got, const std::vector<float>& want) {
+  if (got.size() != want.size()) return false;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (std::abs(got[i] - want[i]) > 1e-5f * std::max(1.0f, std::abs(want[i]))) return false;
+  return true;
+}
+
+// Member t of `members`'s slice of an expert: W1's rows and W2's columns [t·f/m, (t + 1)·f/m).
+inline trinity::parallel::expert_weights slice_of(const trinity::parallel::expert_weights& w, std::size_t t,
+                                                  std::size_t members) {
+  const std::size_t h = shape.hidden, f = shape.ffn_hidden, fs = f / members;
+  trinity::parallel::expert_weights out{{w.w1.begin() + static_cast<std::ptrdiff_t>(t * fs * h),
+                                         w.w1.begin() + static_cast<std::ptrdiff_t>((t + 1) * fs * h)},
+                                        {}};
+  for (std::size_t i = 0; i < h; ++i)
+    out.w2.insert(out.w2.end(), w.w2.begin() + static_cast<std::ptrdiff_t>(i * f + t * fs),
+                  w.w2.begin() + static_cast<std::ptrdiff_t>(i * f + (t + 1) * fs));
+  return out;
+}
+
+template <class C>
+std::vector<std::string> run(C& c, std::size_t members) {
+  namespace par = trinity::parallel;
+  const auto& s = shape;
+  const std::size_t n = static_cast<std::size_t>(c.size()), me = static_cast<std::size_t>(c.rank());
+  const std::size_t ep = n / members, t = me % members, e = me / members, h = s.hidden, per = s.experts / ep;
+  std::vector<int> ep_ranks, tensor_ranks;
+  for (std::size_t k = 0; k < ep; ++k) ep_ranks.push_back(static_cast<int>(t + members * k));
+  for (std::size_t k = 0; k < members; ++k) tensor_ranks.push_back(static_cast<int>(k + members * e));
+  trinity::comm::group epg(c, ep_ranks), etp(c, tensor_ranks);
+  const auto all = all_experts();
+  std::vector<par::expert_weights> local, dlocal;
+  for (std::size_t q = 0; q < per; ++q) {
+    local.push_back(slice_of(all[e * per + q], t, members));
+    dlocal.push_back(
+        {std::vector<float>(local.back().w1.size(), 0.0f), std::vector<float>(local.back().w2.size(), 0.0f)});
+  }
+  const auto x = values(tokens * h, c.rank(), 0.0), dy = values(tokens * h, c.rank(), 2.0);
+  std::vector<float> y(x.size()), dx(x.size()), dlogits(tokens * s.experts);
+  par::moe_pass pass;
+  const auto before = c.bytes_sent();
+  par::moe_forward(epg, etp, s, std::span<const par::expert_weights>(local), std::span<const float>(x),
+                   routing_of(c.rank()), std::span<float>(y), pass);
+  const auto forward = c.bytes_sent() - before;
+  par::moe_backward(epg, etp, s, std::span<const par::expert_weights>(local), pass, std::span<const float>(dy),
+                    std::span<float>(dx), std::span<par::expert_weights>(dlocal), std::span<float>(dlogits));
+  const auto backward = c.bytes_sent() - before - forward;
+
+  // The one-rank layer over every rank's tokens: this rank's outputs and gradients, and its experts' gradients.
+  std::vector<par::expert_weights> dall;
+  for (const auto& w : all)
+    dall.push_back({std::vector<float>(w.w1.size(), 0.0f), std::vector<float>(w.w2.size(), 0.0f)});
+  std::vector<float> want_y, want_dx, want_dlogits(dlogits.size(), 0.0f);
+  std::size_t off = 0, returned = 0, mine = 0, others = 0;
+  const auto owner = [&](std::size_t expert) { return expert / per; };  // its expert-parallel index
+  for (std::size_t q = 0; q < n; ++q) {
+    const auto xq = values(tokens * h, static_cast<int>(q), 0.0), dyq = values(tokens * h, static_cast<int>(q), 2.0);
+    const auto rq = routing_of(static_cast<int>(q));
+    std::vector<float> yq(xq.size(), 0.0f), dxq(xq.size(), 0.0f), dw(rq.expert.size(), 0.0f), out(h), g(h), dxa(h);
+    for (std::size_t a = 0; a < rq.expert.size(); ++a) {
+      if (!rq.kept[a]) continue;
+      const std::size_t tok = a / s.top_k, o = owner(rq.expert[a]);
+      // Counted: rows this rank sends off its expert-parallel group's rank, rows it returns, and the rows its
+      // tensor group gathers (its own, and its members').
+      if (q == me && o != e) ++off;
+      if (q % members == t && q != me && o == e) ++returned;
+      if (o == e && q % members == t) ++mine;
+      if (o == e && q % members != t) ++others;
+      const auto xt = std::span<const float>(xq).subspan(tok * h, h);
+      par::expert_ffn(s, all[rq.expert[a]], xt, out);
+      for (std::size_t i = 0; i < h; ++i) {
+        yq[tok * h + i] += rq.weight[a] * out[i];
+        g[i] = rq.weight[a] * dyq[tok * h + i], dw[a] += dyq[tok * h + i] * out[i];
+      }
+      par::expert_ffn_backward(s, all[rq.expert[a]], xt, g, dall[rq.expert[a]], dxa);
+      for (std::size_t i = 0; i < h; ++i) dxq[tok * h + i] += dxa[i];
+    }
+    if (q != me) continue;
+    want_y = yq, want_dx = dxq;
+    for (std::size_t tok = 0; tok < tokens; ++tok) {
+      float weighted = 0;
+      for (std::size_t j = 0; j < s.top_k; ++j) weighted += rq.weight[tok * s.top_k + j] * dw[tok * s.top_k + j];
+      for (std::size_t j = 0; j < s.top_k; ++j) {
+        const std::size_t a = tok * s.top_k + j;
+        want_dlogits[tok * s.experts + rq.expert[a]] = rq.weight[a] * (dw[a] - weighted);
+      }
+    }
+  }
+  std::vector<std::string> bad;
+  const std::string who = "rank " + std::to_string(me) + " (t " + std::to_string(t) + ", e " + std::to_string(e) + ")";
+  if (!close(y, want_y)) bad.push_back(who + ": its tokens differ from the one-rank layer's");
+  if (!close(dx, want_dx)) bad.push_back(who + ": dx differs from the one-rank layer's");
+  if (!close(dlogits, want_dlogits)) bad.push_back(who + ": the router's gradient differs");
+  for (std::size_t q = 0; q < per; ++q) {
+    const auto want = slice_of(dall[e * per + q], t, members);
+    if (!close(dlocal[q].w1, want.w1) || !close(dlocal[q].w2, want.w2))
+      bad.push_back(who + ": its slice of expert " + std::to_string(e * per + q) + "'s gradient differs");
+  }
+  const std::size_t groups = ep * per;  // counts: one per source rank and local expert
+  const auto counts = (ep - 1) * per * sizeof(std::size_t) + (members - 1) * groups * sizeof(std::size_t);
+  const auto expected = par::expert_dispatch_bytes(off, returned, h, s.experts, ep) +
+                        par::expert_tensor_bytes(mine, others, h, groups, members);
+  if (forward != expected)
+    bad.push_back(who + ": sent " + std::to_string(forward) + " bytes forward, not " + std::to_string(expected));
+  if (backward != expected - counts)
+    bad.push_back(who + ": sent " + std::to_string(backward) + " bytes backward, not " +
+                  std::to_string(expected - counts));
+  return bad;
+}
+
+}  // namespace tensor
 
 }  // namespace moe_check

@@ -72,6 +72,36 @@ TEMPLATE_TEST_CASE("the expert-parallel layer's backward gives the one-rank laye
   test_backends::check_every_rank<TestType>({1, 2, 3, 4, 5, 6}, [](auto& c) { return moe_check::run_backward(c); });
 }
 
+TEMPLATE_TEST_CASE(
+    "expert tensor parallelism: each expert split over a second group gives the one-rank layer's outputs and "
+    "gradients to rounding, and sends the bytes expert_tensor_bytes counts",
+    "[parallel][moe]", threads_backend, sim_backend) {
+  // Two members a tensor group (the width, 10, splits 2 ways) beside 1 to 3 expert-parallel ranks, and the
+  // whole width split 5 ways on one expert-parallel rank.
+  test_backends::check_every_rank<TestType>({2, 4, 6}, [](auto& c) { return moe_check::tensor::run(c, 2); });
+  test_backends::check_every_rank<TestType>({5}, [](auto& c) { return moe_check::tensor::run(c, 5); });
+}
+
+TEST_CASE("expert tensor parallelism refuses a width that does not split over its ranks", "[parallel][moe]") {
+  comm::thread_world world(3, std::chrono::seconds(5));
+  std::vector<std::string> errors(3);
+  const parallel::moe_shape s{2, 4, 3, 1, 1.0};
+  comm::run_ranks(world, [&](comm::thread_communicator& c) {
+    comm::group one(c, {c.rank()});
+    const auto r = parallel::route_top_k(std::vector<float>(3, 0.0f), 1, s);
+    std::vector<float> x(2), y(2);
+    parallel::moe_pass pass;
+    try {
+      parallel::moe_forward(one, c, s, std::span<const parallel::expert_weights>(), std::span<const float>(x), r,
+                            std::span<float>(y), pass);
+    } catch (const invalid_input& e) {
+      errors[static_cast<std::size_t>(c.rank())] = e.what();
+    }
+  });
+  for (const auto& e : errors)
+    CHECK(e == "ffn_hidden: 4 does not split over 3 expert-tensor-parallel ranks; give a group that divides it");
+}
+
 TEST_CASE("the MoE layer's gradients are the loss's derivatives (central differences, one rank)", "[parallel][moe]") {
   // Loss = sum(y · v): dy = v. Small enough to difference every input, logit and weight.
   const parallel::moe_shape s{3, 4, 4, 2, 2.0};
