@@ -120,6 +120,9 @@ struct rank_groups {
   std::vector<int> tp, cp, pp, dp;
   //! The ranks that hold the same weights (data and context): gradients are summed, and ZeRO shards, over them.
   std::vector<int> weights;
+  //! A mixture of experts' groups, the stage's tp·cp·dp ranks regrouped (Megatron-Core's folding): expert
+  //! tensor parallelism innermost, then expert parallelism, then the ranks that hold the same expert slices.
+  std::vector<int> expert, expert_tensor, expert_data;
 };
 
 //! Tensor innermost, then context and data, the pipeline outermost: rank = t + T·(c + C·(d + D·p)).
@@ -140,6 +143,18 @@ inline rank_groups groups_of(const model::parallel_layout& l, int world, int ran
   for (std::size_t i = 0; i < l.dp; ++i) g.dp.push_back(at(t, c, p, i));
   for (std::size_t i = 0; i < l.dp; ++i)
     for (std::size_t j = 0; j < l.cp; ++j) g.weights.push_back(at(t, j, p, i));
+  const std::size_t stage = l.tp * l.cp * l.dp, et = l.etp, ee = l.ep;
+  trinity::detail::require(stage % (et * ee) == 0, "ep",
+                           "ep·etp = " + std::to_string(et * ee) + " must divide a stage's tp·cp·dp = " +
+                               std::to_string(stage) + " ranks, which the expert groups regroup");
+  const std::size_t base = r - r % stage, local = r % stage, te = local % et, e = local / et % ee,
+                    de = local / (et * ee);
+  const auto expert_at = [&](std::size_t tt, std::size_t ex, std::size_t dd) {
+    return static_cast<int>(base + tt + et * (ex + ee * dd));
+  };
+  for (std::size_t i = 0; i < ee; ++i) g.expert.push_back(expert_at(te, i, de));
+  for (std::size_t i = 0; i < et; ++i) g.expert_tensor.push_back(expert_at(i, e, de));
+  for (std::size_t i = 0; i < stage / (et * ee); ++i) g.expert_data.push_back(expert_at(te, e, i));
   return g;
 }
 

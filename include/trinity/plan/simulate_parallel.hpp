@@ -10,11 +10,15 @@
 //!  - context parallelism: one hop of the K/V ring in every ring;
 //!  - pipeline parallelism: one activation handed from every stage to the
 //!    next, in every pipeline at once (the steady state of 1F1B);
+//!  - a mixture of experts: one dispatch all-to-all in every expert group at
+//!    once (the busiest rank's rows), and with etp > 1 the rows' all-gather
+//!    over every expert-tensor group;
 //!  - data parallelism: a step's gradient all-reduce, or ZeRO's
 //!    reduce-scatter and parameter all-gather (under ZeRO-3 one per
 //!    micro-batch pass), over every group of ranks that share weights (data
 //!    and context); through the layout's gradient codec its frames go round
-//!    instead (all-gathered whole where they cannot be summed on the way).
+//!    instead (all-gathered whole where they cannot be summed on the way); a
+//!    mixture's routed experts over their own expert-data-parallel groups.
 //! The predicted figure is what the step model charges for the same transfer.
 //!
 //! The fabric is the system's own link hierarchy (hierarchy_fabric): each
@@ -88,7 +92,7 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
   const auto r = model::price(job, c, l, codec);
   const auto x = model::layer(job, c, l);
   // Every group of each kind once (parallel::groups_of's, from its first member), as fabric places.
-  std::vector<std::vector<std::uint32_t>> tp, cp, pp, weights;
+  std::vector<std::vector<std::uint32_t>> tp, cp, pp, weights, expert, expert_tensor, expert_data;
   for (std::size_t rank = 0; rank < n; ++rank) {
     const auto g = parallel::groups_of(l, static_cast<int>(n), static_cast<int>(rank));
     const auto add = [&](const std::vector<int>& group, std::vector<std::vector<std::uint32_t>>& to) {
@@ -100,6 +104,9 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
     add(g.cp, cp);
     add(g.pp, pp);
     add(g.weights, weights);
+    add(g.expert, expert);
+    add(g.expert_tensor, expert_tensor);
+    add(g.expert_data, expert_data);
   }
   const auto count = [](std::size_t k, const char* what) {
     return std::to_string(k) + " " + what + (k == 1 ? "" : "s");
@@ -137,44 +144,76 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
                          count(g.size(), "pipeline") + " of " + std::to_string(l.pp) + " at once",
                      link.latency + p2p / link.bandwidth, last, sim.events()});
   }
-  if (l.dp * l.cp > 1) {
-    // The ranks that share weights (data and context): a step's gradient all-reduce, or ZeRO's reduce-scatter
-    // and its parameter all-gathers (one; under ZeRO-3 one per micro-batch pass, as the step model counts).
-    const std::size_t m = l.dp * l.cp;
+  if (job.shape.moe() && l.ep > 1) {
+    // One dispatch: every member of every expert group sends each other member its share of the busiest
+    // rank's rows at once, over whichever link joins them.
+    const auto e = model::moe_block(job, c, l, T);
+    const bytes size{job.expert_load() * e.tokens * static_cast<double>(job.shape.top_k) *
+                     static_cast<double>(job.shape.hidden) * 2.0};
+    const bytes share = size / static_cast<double>(l.ep);
+    fabric::simulator sim(f.topology);
+    std::vector<std::size_t> flows;
+    for (const auto& g : expert)
+      for (const auto a : g)
+        for (const auto b : g)
+          if (a != b) flows.push_back(sim.transfer(a, b, share));
+    sim.run();
+    seconds last{};
+    for (const auto fl : flows) last = std::max(last, sim.finish(fl));
+    pairs.push_back({"an expert all-to-all (" + to_string(size) + " a GPU, " + to_string(share) + " to each member), " +
+                         count(expert.size(), "group") + " of " + std::to_string(l.ep) + " at once",
+                     e.all_to_all, last, sim.events()});
+    if (l.etp > 1) {
+      // The rows gathered over each expert-tensor-parallel group, a ring.
+      const bytes gathered{job.expert_load() * static_cast<double>(l.etp) * e.tokens *
+                           static_cast<double>(job.shape.top_k) * static_cast<double>(job.shape.hidden) * 2.0};
+      const auto ring = fabric::ring_steps(f.topology, expert_tensor, gathered / static_cast<double>(l.etp), l.etp - 1);
+      pairs.push_back({"the expert rows' all-gather (" + to_string(gathered) + "), " +
+                           count(expert_tensor.size(), "group") + " of " + std::to_string(l.etp) + " at once",
+                       e.etp_collective, ring.time, ring.events});
+    }
+  }
+  // The ranks that share weights (data and context): a step's gradient all-reduce, or ZeRO's reduce-scatter and
+  // its parameter all-gathers (one; under ZeRO-3 one per micro-batch pass, as the step model counts). A
+  // mixture's routed experts reduce over their own expert-data-parallel groups after the rest (as price() adds
+  // them), each its share of the frame.
+  const double expert_share = r.stage_parameters > 0 ? r.expert_parameters / r.stage_parameters : 0.0;
+  const std::size_t m_dense = l.dp * l.cp, m_experts = model::expert_data_parallel(l);
+  if (m_dense > 1 || (expert_share > 0 && m_experts > 1)) {
     const auto& pb = job.precision;
     const bytes grads = r.gradient_frame, params{r.stage_parameters * pb.parameter};
-    const double chunks = static_cast<double>(m);
     const std::string coded = l.codec.empty() ? "" : ", " + l.codec + " frames";
-    fabric::collective_result sim;
-    std::string what;
-    if (codec.gathered) {
-      // Frames that cannot be summed on the way go round whole: every rank's to every other.
-      sim = fabric::ring_steps(f.topology, weights, grads, m - 1);
-      what = "gradient all-gather (" + to_string(grads) + coded + ")";
-      if (l.zero_stage >= 1) {
-        const double gathers = l.zero_stage == 3 ? 2.0 * r.micro_batches : 1.0;
-        const auto ag = fabric::ring_steps(f.topology, weights, params / chunks, m - 1);
+    const double gathers = l.zero_stage == 3 ? 2.0 * r.micro_batches : l.zero_stage >= 1 ? 1.0 : 0.0;
+    const auto over = [&](const std::vector<std::vector<std::uint32_t>>& groups, std::size_t m, double share) {
+      fabric::collective_result sim{};
+      if (m <= 1 || share <= 0) return sim;
+      const double chunks = static_cast<double>(m);
+      const bytes g = share * grads, p = share * params;
+      if (codec.gathered)  // frames that cannot be summed on the way go round whole: every rank's to every other
+        sim = fabric::ring_steps(f.topology, groups, g, m - 1);
+      else
+        sim = fabric::ring_steps(f.topology, groups, g / chunks, (l.zero_stage == 0 ? 2 : 1) * (m - 1));
+      if (gathers > 0) {
+        const auto ag = fabric::ring_steps(f.topology, groups, p / chunks, m - 1);
         sim = {sim.time + gathers * ag.time, sim.events + static_cast<std::uint64_t>(gathers) * ag.events};
-        what +=
-            " and " +
-            (gathers > 1 ? units::detail::format_number(gathers) + " parameter all-gathers" : "parameter all-gather") +
-            " (" + to_string(params) + ")";
       }
-    } else if (l.zero_stage == 0) {
-      sim = fabric::ring_steps(f.topology, weights, grads / chunks, 2 * (m - 1));
-      what = "gradient all-reduce (" + to_string(grads) + coded + ")";
-    } else {
-      const double gathers = l.zero_stage == 3 ? 2.0 * r.micro_batches : 1.0;
-      const auto rs = fabric::ring_steps(f.topology, weights, grads / chunks, m - 1);
-      const auto ag = fabric::ring_steps(f.topology, weights, params / chunks, m - 1);
-      sim = {rs.time + gathers * ag.time, rs.events + static_cast<std::uint64_t>(gathers) * ag.events};
-      what = "ZeRO-" + std::to_string(l.zero_stage) + " gradient reduce-scatter (" + to_string(grads) + coded +
-             ") and " +
-             (gathers > 1 ? units::detail::format_number(gathers) + " parameter all-gathers" : "parameter all-gather") +
-             " (" + to_string(params) + ")";
-    }
-    pairs.push_back({what + ", " + count(weights.size(), "group") + " of " + std::to_string(m) + " at once",
-                     r.dp_collectives, sim.time, sim.events});
+      return sim;
+    };
+    const auto dense = over(weights, m_dense, 1.0 - expert_share), experts = over(expert_data, m_experts, expert_share);
+    const std::string gathered =
+        gathers > 1 ? units::detail::format_number(gathers) + " parameter all-gathers" : "parameter all-gather";
+    std::string what = codec.gathered      ? "gradient all-gather (" + to_string(grads) + coded + ")"
+                       : l.zero_stage == 0 ? "gradient all-reduce (" + to_string(grads) + coded + ")"
+                                           : "ZeRO-" + std::to_string(l.zero_stage) + " gradient reduce-scatter (" +
+                                                 to_string(grads) + coded + ")";
+    if (gathers > 0) what += " and " + gathered + " (" + to_string(params) + ")";
+    what += ", " + count(weights.size(), "group") + " of " + std::to_string(m_dense);
+    if (expert_share > 0)
+      what += " (the routed experts' " + units::detail::format_number(100.0 * expert_share) + "%" +
+              (m_experts > 1 ? " over " + count(expert_data.size(), "group") + " of " + std::to_string(m_experts)
+                             : std::string(", each slice on one rank: nothing to reduce")) +
+              ")";
+    pairs.push_back({what + " at once", r.dp_collectives, dense.time + experts.time, dense.events + experts.events});
   }
   return pairs;
 }

@@ -230,10 +230,6 @@ inline void simulate_layout(const request& a, const plan::system& s, const plan:
   if (a.parallelism == "dynamic")
     throw bad_flag("--parallelism", a.parallelism,
                    "picks a layout per length bucket; simulate one of them (a layout, or search)");
-  if (w.shape->moe())
-    throw bad_flag("--workload", a.workload,
-                   "is a mixture of experts; the fabric simulation lays no all-to-all yet (trinity plan prices "
-                   "them)");
   const auto l = a.parallelism == "search" ? search_layouts(a, s, w).chosen().plan.layout : layout_of(a, s);
   std::vector<plan::simulated_pair> sim;
   auto budgeted = w;

@@ -46,6 +46,10 @@ TEST_CASE("a parallel scheme lays ranks out as Megatron-Core does, and every gro
   }
   CHECK(model::span(l, model::layout_group::stage) == 8);
   CHECK(model::span(l, model::layout_group::pipeline) == 16);
+  // A dense layout's expert groups are each rank alone and, for the slices, its stage.
+  CHECK(g.expert == std::vector<int>{13});
+  CHECK(g.expert_tensor == std::vector<int>{13});
+  CHECK(g.expert_data == std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15});
   for (auto member : {&parallel::rank_groups::tp, &parallel::rank_groups::cp, &parallel::rank_groups::pp,
                       &parallel::rank_groups::dp, &parallel::rank_groups::weights}) {
     std::set<std::vector<int>> groups;
@@ -59,6 +63,32 @@ TEST_CASE("a parallel scheme lays ranks out as Megatron-Core does, and every gro
     CHECK(seen == std::vector<int>(16, 1));  // each rank in exactly one group of each kind
   }
   CHECK_THROWS_WITH(s::layout(12), Catch::Contains("world") && Catch::Contains("multiple of 8"));
+}
+
+TEST_CASE("a mixture's groups fold each stage's ranks: expert tensor innermost, then expert, then expert data",
+          "[parallel][scheme][moe]") {
+  auto l = model::parallel_layout{};
+  l.tp = 2, l.pp = 2, l.dp = 4, l.ep = 2, l.etp = 2;  // 16 ranks, stages of 8
+  // Rank 13: stage 1 (ranks 8-15), local 5 = etp rank 1 + 2·(expert rank 0 + 2·expert-data rank 1).
+  const auto g = parallel::groups_of(l, 16, 13);
+  CHECK(g.expert == std::vector<int>{13, 15});
+  CHECK(g.expert_tensor == std::vector<int>{12, 13});
+  CHECK(g.expert_data == std::vector<int>{9, 13});
+  for (auto member :
+       {&parallel::rank_groups::expert, &parallel::rank_groups::expert_tensor, &parallel::rank_groups::expert_data}) {
+    std::vector<int> seen(16, 0);
+    std::set<std::vector<int>> groups;
+    for (int r = 0; r < 16; ++r) {
+      const auto mine = parallel::groups_of(l, 16, r).*member;
+      CHECK(std::find(mine.begin(), mine.end(), r) != mine.end());
+      CHECK(std::all_of(mine.begin(), mine.end(), [&](int x) { return x / 8 == r / 8; }));  // inside its stage
+      if (groups.insert(mine).second)
+        for (const int x : mine) ++seen[static_cast<std::size_t>(x)];
+    }
+    CHECK(seen == std::vector<int>(16, 1));
+  }
+  l.ep = 3;
+  CHECK_THROWS_WITH(parallel::groups_of(l, 16, 0), Catch::Contains("ep·etp = 6 must divide a stage's tp·cp·dp = 8"));
 }
 
 TEMPLATE_TEST_CASE("a pipeline composed with a ZeRO stage over the data-parallel group trains what DDP trains",

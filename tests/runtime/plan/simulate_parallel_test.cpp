@@ -6,7 +6,10 @@
 #include <catch2/catch.hpp>
 
 #include <trinity/plan.hpp>
+#include <trinity/io/parallel_layout.hpp>
 #include <trinity/plan/simulate_parallel.hpp>
+
+#include <algorithm>
 
 using namespace trinity;
 
@@ -42,12 +45,12 @@ TEST_CASE("a hybrid layout's transfers on the DGX H100's links land on the step 
     CHECK(sim[i].ratio() > 1.0);
     CHECK(sim[i].ratio() <= 272.0 / 256.0 + 1e-9);
   }
-  // Stages are tp*cp = 4 GPUs apart: a pipeline of 4 spans two DGX nodes, and its middle hop crosses
-  // InfiniBand, which the step model charges every hop (the span is past the domain).
+  // Stages are tp*cp*dp = 16 GPUs apart (the pipeline outermost, as Megatron-Core lays ranks out): every hop
+  // crosses InfiniBand, as the step model charges it.
   CHECK_THAT(sim[2].what, Catch::Contains("16 pipelines of 4 at once"));
   CHECK(sim[2].ratio() == Approx(1.0).epsilon(0.01));
-  // Data and context ranks sharing weights: 8 of them, in tp*pp = 8 rings over InfiniBand, each GPU on its
-  // own port.
+  // Data and context ranks sharing weights: 8 of them, tensor ranks apart in a stage of 16 GPUs (two nodes),
+  // in tp*pp = 8 rings over InfiniBand, each GPU on its own port.
   CHECK_THAT(sim[3].what, Catch::Contains("ZeRO-2") && Catch::Contains("8 groups of 8 at once"));
   CHECK(sim[3].ratio() == Approx(1.0).epsilon(0.01));
   for (const auto& x : sim) CHECK(x.events > 0);
@@ -113,4 +116,24 @@ TEST_CASE("simulate of a layout refuses a fabric of the wrong size and a system 
   REQUIRE(rack.size() == 2);
   CHECK(rack[0].ratio() > 1.0);
   CHECK(rack[0].ratio() <= 272.0 / 256.0 + 1e-9);
+}
+
+TEST_CASE("a mixture's all-to-all on the hierarchy: inside a node, and across nodes where the model splits it",
+          "[plan][fabric][parallel][moe]") {
+  const auto s = plan::presets::dgx_h100();
+  const auto w = plan::presets::mixtral_8x7b();
+  // ep=8 fills a node's NVLink; ep=4 with tp=4 spans two nodes, its members 4 apart: one domain-mate a GPU
+  // over NVLink, the other two over InfiniBand at the same time, the slower binding.
+  for (const auto* text : {"dp=16,ep=8", "tp=4,dp=4,sp=on,ep=4"}) {
+    CAPTURE(text);
+    const auto l = io::parse_parallel_layout(text);
+    const auto sim = plan::simulate(s, w, l);
+    const auto a2a =
+        std::find_if(sim.begin(), sim.end(), [](const auto& x) { return x.what.find("an expert all-to-all") == 0; });
+    REQUIRE(a2a != sim.end());
+    CHECK(a2a->ratio() == Approx(1.0).epsilon(0.07));
+    const auto g = parallel::groups_of(l, static_cast<int>(l.gpus()), 5);
+    CHECK(g.expert.size() == l.ep);
+    CHECK(g.expert_data.size() == l.tp * l.dp / l.ep);
+  }
 }
