@@ -56,6 +56,22 @@ inline trinity::parallel::routing routing_of(int rank) {
   return trinity::parallel::route_top_k(values(tokens * shape.experts, rank, 1.0), tokens, shape);
 }
 
+// The router logits' gradient (tokens x experts) of the one-rank layer: the softmax over each token's k choices
+// of dw, the loss's gradient by each choice's weight.
+inline std::vector<float> router_gradient(const trinity::parallel::routing& r, const std::vector<float>& dw) {
+  const auto& s = shape;
+  std::vector<float> out(r.tokens * s.experts, 0.0f);
+  for (std::size_t t = 0; t < r.tokens; ++t) {
+    float weighted = 0;
+    for (std::size_t j = 0; j < s.top_k; ++j) weighted += r.weight[t * s.top_k + j] * dw[t * s.top_k + j];
+    for (std::size_t j = 0; j < s.top_k; ++j) {
+      const std::size_t a = t * s.top_k + j;
+      out[t * s.experts + r.expert[a]] = r.weight[a] * (dw[a] - weighted);
+    }
+  }
+  return out;
+}
+
 template <class C>
 std::vector<std::string> run(C& c) {
   namespace par = trinity::parallel;
@@ -142,14 +158,7 @@ std::vector<std::string> run_backward(C& c) {
     }
     if (static_cast<std::size_t>(q) != me) continue;
     want_dx = dxq;
-    for (std::size_t t = 0; t < tokens; ++t) {
-      float weighted = 0;
-      for (std::size_t j = 0; j < s.top_k; ++j) weighted += rq.weight[t * s.top_k + j] * dw[t * s.top_k + j];
-      for (std::size_t j = 0; j < s.top_k; ++j) {
-        const std::size_t a = t * s.top_k + j;
-        want_dlogits[t * s.experts + rq.expert[a]] = rq.weight[a] * (dw[a] - weighted);
-      }
-    }
+    want_dlogits = router_gradient(rq, dw);
   }
   std::vector<std::string> bad;
   if (dx != want_dx) bad.push_back("rank " + std::to_string(me) + ": dx differs from the one-rank layer's");
@@ -246,14 +255,7 @@ std::vector<std::string> run(C& c, std::size_t members) {
     }
     if (q != me) continue;
     want_y = yq, want_dx = dxq;
-    for (std::size_t tok = 0; tok < tokens; ++tok) {
-      float weighted = 0;
-      for (std::size_t j = 0; j < s.top_k; ++j) weighted += rq.weight[tok * s.top_k + j] * dw[tok * s.top_k + j];
-      for (std::size_t j = 0; j < s.top_k; ++j) {
-        const std::size_t a = tok * s.top_k + j;
-        want_dlogits[tok * s.experts + rq.expert[a]] = rq.weight[a] * (dw[a] - weighted);
-      }
-    }
+    want_dlogits = router_gradient(rq, dw);
   }
   std::vector<std::string> bad;
   const std::string who = "rank " + std::to_string(me) + " (t " + std::to_string(t) + ", e " + std::to_string(e) + ")";
