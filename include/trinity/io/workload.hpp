@@ -64,10 +64,11 @@ inline model::power_law read_power_law(const object& o, const char* what) {
 }
 
 // A mixture of experts' keys, where the object has them (a reader whose keys leave them out refuses them as
-// unknown): experts, top_k (required with experts), moe_ffn_hidden, shared_experts, moe_layer_frequency.
+// unknown): experts, top_k (required with experts), moe_ffn_hidden, shared_experts, moe_layer_frequency,
+// first_dense_layers.
 inline constexpr std::string_view shape_extras[] = {"gated_mlp", "head_dim"};
-inline constexpr std::string_view expert_keys[] = {"experts", "top_k", "moe_ffn_hidden", "shared_experts",
-                                                   "moe_layer_frequency"};
+inline constexpr std::string_view expert_keys[] = {
+    "experts", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers"};
 inline void read_experts(const object& o, model::transformer_shape& m, plan::assumptions* assumed) {
   if (!o.has("experts")) {
     for (const auto k : expert_keys)
@@ -89,6 +90,10 @@ inline void read_experts(const object& o, model::transformer_shape& m, plan::ass
     m.moe_layer_frequency = o.count("moe_layer_frequency", 100'000);
   else if (assumed)
     plan::assume(*assumed, o.path("moe_layer_frequency"), 1);  // every layer a mixture
+  if (o.has("first_dense_layers"))
+    m.first_dense_layers = o.count("first_dense_layers", 100'000);
+  else if (assumed)
+    plan::assume(*assumed, o.path("first_dense_layers"), 0);  // the first layer a mixture too
 }
 
 // "\"llama2-7b\", \"llama2-13b\", ... or \"gpt3-175b\"": the named shapes, for a refusal.

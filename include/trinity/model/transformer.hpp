@@ -51,8 +51,11 @@ struct transformer_shape {
   std::size_t head_size = 0;
   //! A mixture of experts: E routed experts (0: a dense model), top_k of them per token, each an MLP of width
   //! moe_ffn_hidden (0: ffn_hidden), shared_experts more of that width that every token runs, in every
-  //! moe_layer_frequency-th layer counting from the first (the others keep the dense MLP of width ffn_hidden).
+  //! moe_layer_frequency-th layer counting from the first after first_dense_layers dense ones (DeepSeek-V3's
+  //! first_k_dense_replace, Megatron-LM's --moe-layer-freq list that starts with zeros); the others keep the
+  //! dense MLP of width ffn_hidden.
   std::size_t experts = 0, top_k = 0, moe_ffn_hidden = 0, shared_experts = 0, moe_layer_frequency = 1;
+  std::size_t first_dense_layers = 0;
 
   [[nodiscard]] bool moe() const noexcept { return experts > 0; }
   //! An expert's MLP width.
@@ -84,6 +87,8 @@ inline void validate(const transformer_shape& m) {
       trinity::detail::require(value == 0, key, "describes a mixture of experts; give experts too, or leave it out");
     trinity::detail::require(m.moe_layer_frequency == 1, "moe_layer_frequency",
                              "describes a mixture of experts; give experts too, or leave it out");
+    trinity::detail::require(m.first_dense_layers == 0, "first_dense_layers",
+                             "describes a mixture of experts; give experts too, or leave it out");
     return;
   }
   trinity::detail::require(m.experts >= 2, "experts", "a mixture needs at least 2 experts (0: a dense model)");
@@ -91,11 +96,17 @@ inline void validate(const transformer_shape& m) {
                            "must be from 1 to the " + std::to_string(m.experts) + " experts: the experts a token runs");
   trinity::detail::require(m.moe_layer_frequency >= 1 && m.moe_layer_frequency <= m.layers, "moe_layer_frequency",
                            "must be from 1 (every layer) to the " + std::to_string(m.layers) + " layers");
+  trinity::detail::require(m.first_dense_layers < m.layers, "first_dense_layers",
+                           "must leave a mixture layer: fewer than the " + std::to_string(m.layers) +
+                               " layers (0: the first layer is a mixture)");
 }
 
-//! Layers whose MLP is a mixture of experts: every moe_layer_frequency-th, counting from the first.
+//! Layers whose MLP is a mixture of experts: after the first_dense_layers, every moe_layer_frequency-th,
+//! counting from the first of the rest.
 inline std::size_t moe_layer_count(const transformer_shape& m) {
-  return m.moe() ? (m.layers + m.moe_layer_frequency - 1) / m.moe_layer_frequency : 0;
+  if (!m.moe()) return 0;
+  const std::size_t rest = m.layers - m.first_dense_layers;
+  return (rest + m.moe_layer_frequency - 1) / m.moe_layer_frequency;
 }
 
 //! Weights of one layer's attention: the query, key, value and output projections.

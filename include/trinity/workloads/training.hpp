@@ -58,6 +58,7 @@ inline constexpr key training_keys[] = {{"name", required},
                                         {"moe_ffn_hidden"},
                                         {"shared_experts"},
                                         {"moe_layer_frequency"},
+                                        {"first_dense_layers"},
                                         {"capacity_factor"},
                                         {"expert_imbalance"},
                                         {"sequence_mix"}};
@@ -130,9 +131,9 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     w.hidden = w.shape->hidden;
     w.parameters = shape_parameters(o, *w.shape);
   } else {
-    for (const char* k :
-         {"gated_mlp", "global_batch", "flash_attention", "dropout", "overlap", "sequence_mix", "top_k",
-          "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "capacity_factor", "expert_imbalance"})
+    for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "dropout", "overlap", "sequence_mix", "top_k",
+                          "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers",
+                          "capacity_factor", "expert_imbalance"})
       if (o.has(k))
         fail(k,
              "describes a transformer's shape; give heads, ffn_hidden and vocabulary too, or name the "

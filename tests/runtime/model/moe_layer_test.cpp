@@ -42,6 +42,14 @@ TEST_CASE("a mixture's weights: every expert held, top_k of them run", "[model][
   half.moe_layer_frequency = 2;
   CHECK(moe_layer_count(half) == 16);
   CHECK(parameters(half) == 16 * layer_parameters(m) + 16 * moe_layer_parameters(m) + 2 * V * h + h);
+  // The first three layers dense (DeepSeek-V3's first_k_dense_replace), then a mixture in every layer: 29; with
+  // every other layer of the rest, 15 (layers 3, 5, ... 31).
+  auto first = m;
+  first.first_dense_layers = 3;
+  CHECK(moe_layer_count(first) == 29);
+  CHECK(parameters(first) == 3 * layer_parameters(m) + 29 * moe_layer_parameters(m) + 2 * V * h + h);
+  first.moe_layer_frequency = 2;
+  CHECK(moe_layer_count(first) == 15);
   // Shared experts run on every token and count in both.
   auto shared = m;
   shared.shared_experts = 1;
@@ -64,6 +72,14 @@ TEST_CASE("a mixture's shape is refused by field where it cannot be", "[model][m
   m = shapes::mixtral_8x7b;
   m.experts = 1;
   CHECK_THROWS_WITH(validate(m), Catch::Contains("experts"));
+  m = shapes::mixtral_8x7b;
+  m.first_dense_layers = 32;
+  CHECK_THROWS_WITH(validate(m),
+                    "first_dense_layers: must leave a mixture layer: fewer than the 32 layers (0: the "
+                    "first layer is a mixture)");
+  m = shapes::llama3_8b;
+  m.first_dense_layers = 1;
+  CHECK_THROWS_WITH(validate(m), Catch::Contains("first_dense_layers") && Catch::Contains("give experts"));
 }
 
 TEST_CASE("the MoE block: router, the local experts' GEMMs at their own shape, all-to-alls at the busiest load",
