@@ -143,9 +143,10 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     // type names the kind, model the alternative to a shape, parameters follows from it, and sequence_mix is
     // a choice with no default length.
     // A dense model: experts are the alternative to it, and the other expert keys describe a mixture it is not.
-    check_every_default_listed(io::detail::training_keys, j, w.assumed,
-                               {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden",
-                                "shared_experts", "moe_layer_frequency", "capacity_factor", "expert_imbalance"});
+    check_every_default_listed(
+        io::detail::training_keys, j, w.assumed,
+        {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
+         "moe_layer_frequency", "first_dense_layers", "capacity_factor", "expert_imbalance"});
     CHECK(plan::describe(w.assumed).find("data_parallel 8") != std::string::npos);  // every device of the DGX
     CHECK(plan::describe(w.assumed).find("global_batch 8") != std::string::npos);   // batch 1 × 8 ranks
     CHECK(plan::describe(w.assumed).find("gated_mlp true") != std::string::npos);
