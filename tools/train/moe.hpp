@@ -174,18 +174,18 @@ class moe_block {
   //! etp > 1 its tensor group's counts and gathered and summed rows (parallel::expert_tensor_bytes), each way.
   [[nodiscard]] std::uint64_t counted() const noexcept { return counted_; }
   //! The step model's count for `rows` tokens a rank under balanced routing, in fp32 values: four all-to-alls
-  //! a layer (model::expert_all_to_all_bytes) and the counts ahead of the dispatch, and with etp > 1 four of
-  //! the tensor group's collectives (model::moe_block's etp_bytes: (etp − 1)·rows·k·hidden values) and its
-  //! counts ahead of the forward's.
+  //! a layer (model::expert_all_to_all_bytes) and four of the tensor group's collectives
+  //! (model::expert_tensor_gather_bytes), and the counts ahead of the dispatch and of the forward's gather.
   [[nodiscard]] double modelled(std::size_t rows) const {
     model::transformer_shape m;
     m.hidden = shape_.hidden;
     m.top_k = shape_.top_k;
-    const double counts = static_cast<double>(local_ * (cfg_.ep - 1) * sizeof(std::size_t));
-    const double etp = static_cast<double>(cfg_.etp), k = static_cast<double>(shape_.top_k);
-    const double tensor = 4.0 * (etp - 1.0) * static_cast<double>(rows) * k * static_cast<double>(shape_.hidden) * 4.0 +
-                          static_cast<double>((cfg_.etp - 1) * cfg_.ep * local_ * sizeof(std::size_t));
-    return 4.0 * model::expert_all_to_all_bytes(m, static_cast<double>(rows), cfg_.ep, 4.0).value() + counts + tensor;
+    const auto r = static_cast<double>(rows);
+    const std::size_t counts = local_ * (cfg_.ep - 1) + (cfg_.etp - 1) * cfg_.ep * local_;
+    return 4.0 * (model::expert_all_to_all_bytes(m, r, cfg_.ep, 4.0) +
+                  model::expert_tensor_gather_bytes(m, r, cfg_.etp, 4.0))
+                     .value() +
+           static_cast<double>(counts * sizeof(std::size_t));
   }
   [[nodiscard]] std::size_t dropped() const noexcept { return dropped_; }
   [[nodiscard]] std::size_t parameters_per_rank() const noexcept {

@@ -41,8 +41,10 @@ struct moe_block_cost {
   seconds gemm_f{}, gemm_b{};  //!< router, routed experts and shared experts
   seconds all_to_all{};        //!< one dispatch or combine, the busiest rank's
   bytes all_to_all_bytes{};    //!< what one of them sends per GPU
+  bytes all_to_all_buffer{};   //!< the busiest rank's rows one of them moves (its time's size)
   seconds etp_collective{};    //!< one all-gather (or reduce-scatter) over the etp ranks; 0 with etp = 1
   bytes etp_bytes{};           //!< what one of them sends per GPU
+  bytes etp_gathered{};        //!< the busiest rank's rows one all-gather assembles (its time's size)
   double tokens = 0;           //!< T_g: tokens entering on this GPU
   double rows = 0;             //!< token-expert rows this GPU's experts run, balanced
   double kept = 0;             //!< activation bytes the block keeps for the backward pass
@@ -59,13 +61,22 @@ inline bytes expert_all_to_all_bytes(const transformer_shape& m, double tokens, 
   return bytes{tokens * static_cast<double>(m.top_k) * (e - 1.0) / e * static_cast<double>(m.hidden) * value_bytes};
 }
 
+//! Rows a GPU sends over its expert-tensor-parallel group in one all-gather (or reduce-scatter) with balanced
+//! routing: its T_g·k rows to each of the etp − 1 others, `hidden` values of `value_bytes` each.
+inline bytes expert_tensor_gather_bytes(const transformer_shape& m, double tokens, std::size_t etp,
+                                        double value_bytes = 2.0) {
+  return bytes{(static_cast<double>(etp) - 1.0) * tokens * static_cast<double>(m.top_k) *
+               static_cast<double>(m.hidden) * value_bytes};
+}
+
 //! One all-to-all of `size` bytes per rank (size/ep to each member) over the ep ranks of an expert group whose
 //! members sit etp ranks apart. Within one scale-up domain, the pairwise exchange on its link. Across domains,
 //! a rank's i = domain/etp − 1 domain-mates take i/ep of its buffer over the fast link while the o = ep − 1 − i
 //! others take o/ep over the slow one, concurrently: the slower of the two.
 inline seconds expert_all_to_all_time(const training_cluster& c, const parallel_layout& l, bytes size) {
   if (l.ep <= 1) return seconds{};
-  if (l.ep * l.etp <= c.domain) return pairwise_all_to_all_time(l.ep, size, detail::as_collective(c.fast));
+  if (span(l, layout_group::expert) <= c.domain)
+    return pairwise_all_to_all_time(l.ep, size, detail::as_collective(c.fast));
   const double ep = static_cast<double>(l.ep);
   const double inside = static_cast<double>(std::max<std::size_t>(c.domain / l.etp, 1)) - 1.0,
                outside = ep - 1.0 - inside;
@@ -130,11 +141,12 @@ inline moe_block_cost moe_block(const training_job& j, const training_cluster& c
   }
   // The exchange: an all-to-all over the ep ranks, then an all-gather over the etp ranks of each expert.
   x.all_to_all_bytes = expert_all_to_all_bytes(m, x.tokens, l.ep);
-  x.all_to_all = expert_all_to_all_time(c, l, bytes{load * x.tokens * k * h * 2.0});
+  x.all_to_all_buffer = bytes{load * x.tokens * k * h * 2.0};
+  x.all_to_all = expert_all_to_all_time(c, l, x.all_to_all_buffer);
   if (l.etp > 1) {
-    const bytes gathered{etp * x.tokens * k * h * 2.0};
-    x.etp_collective = ring_all_gather_time(l.etp, load * gathered, detail::as_collective(detail::level(c, l.etp)));
-    x.etp_bytes = (etp - 1.0) / etp * gathered;
+    x.etp_gathered = etp * x.all_to_all_buffer;
+    x.etp_collective = ring_all_gather_time(l.etp, x.etp_gathered, detail::as_collective(detail::level(c, l.etp)));
+    x.etp_bytes = expert_tensor_gather_bytes(m, x.tokens, l.etp);
   }
   x.kept = moe_kept_bytes(j, l, T);
   x.copied = expert_row_copy_bytes(m, l, x.tokens, load * x.rows);

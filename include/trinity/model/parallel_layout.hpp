@@ -40,14 +40,17 @@ struct parallel_layout {
 //! rank = t + tp·(c + cp·(d + dp·p)). The span of a group is how many consecutive ranks hold all of it: a group
 //! whose span fits the scale-up domain talks over it. The tensor group spans tp ranks, the context group tp·cp,
 //! a pipeline stage (the data-parallel ranks that share its weights, and the expert groups regrouped from them)
-//! tp·cp·dp, and a pipeline every rank: its sends cross domains as soon as the job does.
-enum class layout_group { tensor, context, stage, pipeline };
+//! tp·cp·dp, and a pipeline every rank: its sends cross domains as soon as the job does. A mixture's expert
+//! group, regrouped inside a stage with expert tensor parallelism innermost, spans ep·etp.
+enum class layout_group { tensor, context, expert, stage, pipeline };
 [[nodiscard]] inline std::size_t span(const parallel_layout& l, layout_group g) noexcept {
   switch (g) {
     case layout_group::tensor:
       return l.tp;
     case layout_group::context:
       return l.tp * l.cp;
+    case layout_group::expert:
+      return l.ep * l.etp;
     case layout_group::stage:
       return l.tp * l.cp * l.dp;
     case layout_group::pipeline:

@@ -380,6 +380,17 @@ inline member_rows member_layout(std::span<const std::size_t> member_counts_in, 
   return m;
 }
 
+//! Every gathered row through `row(q, at)`: member by member, each member's rows as for_each_row orders them
+//! (its `groups` counts in member_counts_in), `at` the row's value offset in the gathered buffer.
+template <class Row>
+void for_each_member_row(std::span<const std::size_t> member_counts_in, const member_rows& m, std::size_t per_rank,
+                         std::size_t hidden, Row row) {
+  const std::size_t groups = member_counts_in.size() / m.offsets.size();
+  for (std::size_t i = 0; i < m.offsets.size(); ++i)
+    for_each_row(member_counts_in.subspan(i * groups, groups), per_rank, hidden,
+                 [&](std::size_t q, std::size_t at) { row(q, m.offsets[i] + at); });
+}
+
 //! Every member's rows, member by member: this member's `mine` to each of the others.
 template <Communicator T>
 std::vector<float> gather_members(T& etp, const member_rows& m, std::span<const float> mine) {
@@ -444,13 +455,10 @@ void moe_forward(C& c, T& etp, const moe_shape& s, std::span<const expert_weight
         const auto m = detail::member_layout(pass.member_counts_in, n, h);
         pass.gathered = detail::gather_members(etp, m, std::span<const float>(in));
         std::vector<float> partial(m.total);
-        for (std::size_t i = 0; i < n; ++i)
-          detail::for_each_row(
-              std::span<const std::size_t>(pass.member_counts_in).subspan(i * counts_in.size(), counts_in.size()),
-              per_rank, h, [&](std::size_t q, std::size_t at) {
-                expert_ffn(slice, local[q], std::span<const float>(pass.gathered).subspan(m.offsets[i] + at, h),
-                           std::span<float>(partial).subspan(m.offsets[i] + at, h));
-              });
+        detail::for_each_member_row(pass.member_counts_in, m, per_rank, h, [&](std::size_t q, std::size_t at) {
+          expert_ffn(slice, local[q], std::span<const float>(pass.gathered).subspan(at, h),
+                     std::span<float>(partial).subspan(at, h));
+        });
         detail::reduce_to_members(etp, m, std::span<const float>(partial), std::span<float>(results));
       });
 }
@@ -465,21 +473,17 @@ void moe_backward(C& c, T& etp, const moe_shape& s, std::span<const expert_weigh
   trinity::detail::require(dlocal.size() == local.size(), "dlocal", "needs one gradient per local expert");
   const auto n = static_cast<std::size_t>(etp.size());
   const moe_shape slice = detail::expert_slice(s, n, local);
-  const std::size_t h = s.hidden, per_rank = local.size(), groups = pass.counts_in.size();
+  const std::size_t h = s.hidden, per_rank = local.size();
   detail::moe_backward_around(
       c, s, pass, dy, dx, dlogits, [&](const std::vector<float>& gin, std::vector<float>& dxin) {
         const auto m = detail::member_layout(pass.member_counts_in, n, h);
         const auto gall = detail::gather_members(etp, m, std::span<const float>(gin));
         std::vector<float> partial(m.total);
-        for (std::size_t i = 0; i < n; ++i)
-          detail::for_each_row(std::span<const std::size_t>(pass.member_counts_in).subspan(i * groups, groups),
-                               per_rank, h, [&](std::size_t q, std::size_t at) {
-                                 const std::size_t o = m.offsets[i] + at;
-                                 expert_ffn_backward(slice, local[q],
-                                                     std::span<const float>(pass.gathered).subspan(o, h),
-                                                     std::span<const float>(gall).subspan(o, h), dlocal[q],
-                                                     std::span<float>(partial).subspan(o, h));
-                               });
+        detail::for_each_member_row(pass.member_counts_in, m, per_rank, h, [&](std::size_t q, std::size_t at) {
+          expert_ffn_backward(slice, local[q], std::span<const float>(pass.gathered).subspan(at, h),
+                              std::span<const float>(gall).subspan(at, h), dlocal[q],
+                              std::span<float>(partial).subspan(at, h));
+        });
         detail::reduce_to_members(etp, m, std::span<const float>(partial), std::span<float>(dxin));
       });
 }

@@ -286,8 +286,6 @@ struct parallel_problem {
     const auto energy_of = [&](model::layout_group g) {
       return model::span(l, g) <= cluster.domain || !s.scale_out ? s.interconnect.energy : s.scale_out->energy;
     };
-    const auto expert_energy =
-        l.ep * l.etp <= cluster.domain || !s.scale_out ? s.interconnect.energy : s.scale_out->energy;
     c.total.compute = flops{r.model_flops.value() / n};
     c.total.bandwidth = sent;
     c.total.memory = r.device_bytes;
@@ -296,7 +294,8 @@ struct parallel_problem {
         busy * s.device.power + (r.step - busy) * s.device.idle_power +
         r.tp_bytes * energy_of(model::layout_group::tensor) + r.cp_bytes * energy_of(model::layout_group::context) +
         r.pp_bytes * energy_of(model::layout_group::pipeline) + r.dp_bytes * energy_of(model::layout_group::stage) +
-        r.ep_bytes * expert_energy + (l.offload ? r.offload_bytes * s.tiers[1].energy : joules{});
+        r.ep_bytes * energy_of(model::layout_group::expert) +
+        (l.offload ? r.offload_bytes * s.tiers[1].energy : joules{});
     c.dollars = plan::dollars(s, r.step, {r.device_bytes}, sent);
     return c;
   }

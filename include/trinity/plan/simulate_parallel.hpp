@@ -148,9 +148,7 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
     // One dispatch: every member of every expert group sends each other member its share of the busiest
     // rank's rows at once, over whichever link joins them.
     const auto e = model::moe_block(job, c, l, T);
-    const bytes size{job.expert_load() * e.tokens * static_cast<double>(job.shape.top_k) *
-                     static_cast<double>(job.shape.hidden) * 2.0};
-    const bytes share = size / static_cast<double>(l.ep);
+    const bytes size = e.all_to_all_buffer, share = size / static_cast<double>(l.ep);
     fabric::simulator sim(f.topology);
     std::vector<std::size_t> flows;
     for (const auto& g : expert)
@@ -165,10 +163,9 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
                      e.all_to_all, last, sim.events()});
     if (l.etp > 1) {
       // The rows gathered over each expert-tensor-parallel group, a ring.
-      const bytes gathered{job.expert_load() * static_cast<double>(l.etp) * e.tokens *
-                           static_cast<double>(job.shape.top_k) * static_cast<double>(job.shape.hidden) * 2.0};
-      const auto ring = fabric::ring_steps(f.topology, expert_tensor, gathered / static_cast<double>(l.etp), l.etp - 1);
-      pairs.push_back({"the expert rows' all-gather (" + to_string(gathered) + "), " +
+      const auto ring =
+          fabric::ring_steps(f.topology, expert_tensor, e.etp_gathered / static_cast<double>(l.etp), l.etp - 1);
+      pairs.push_back({"the expert rows' all-gather (" + to_string(e.etp_gathered) + "), " +
                            count(expert_tensor.size(), "group") + " of " + std::to_string(l.etp) + " at once",
                        e.etp_collective, ring.time, ring.events});
     }
