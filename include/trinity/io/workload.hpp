@@ -132,6 +132,9 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
   m.kv_heads = o.has("kv_heads") ? o.count("kv_heads") : m.heads;
   m.vocabulary = o.count("vocabulary");
   if (o.has("head_dim")) m.head_size = o.count("head_dim", 4096);
+  // Only the published-runs reader lists this key (every other reader refuses it as unknown): an output layer
+  // that shares the embedding's weights, as GPT-2's and Megatron's GPT do, holds V·h fewer of them.
+  o.get("tied_embeddings", m.tied_embeddings);
   read_experts(o, m, assumed);
   if (assumed) {
     if (!o.has("kv_heads")) plan::assume(*assumed, o.path("kv_heads"), m.kv_heads);

@@ -387,3 +387,26 @@ TEST_CASE("a spelt-out shape takes head_dim; a named model refuses it", "[io]") 
                                              s),
                     Catch::Contains("head_dim: is part of the named model's shape"));
 }
+
+TEST_CASE("a published run's shape reads tied_embeddings, which a workload refuses as unknown", "[io]") {
+  const auto runs_with = [](const std::string& extra) {
+    return io::parse(R"({"sources": {"s": "a source"}, "runs": [{"name": "r", "source": "s", "role": "held-out",
+        "system": "dgx-h100", "gpus": 8, "model": {"layers": 24, "hidden": 2048, "ffn_hidden": 8192, "heads": 16,
+        "kv_heads": 16, "vocabulary": 50304, "gated_mlp": false)" +
+                         extra + R"(}, "sequence": 2048, "global_batch": 64,
+        "parallelism": "tp=1,pp=1,cp=1,dp=8,mbs=1,recompute=none,sp=off", "published": {"iteration_s": 1.5}}]})",
+                     "runs.json");
+  };
+  const auto untied = io::read_published_runs(runs_with("")).runs.at(0).job.shape;
+  const auto tied = io::read_published_runs(runs_with(R"(, "tied_embeddings": true)")).runs.at(0).job.shape;
+  CHECK_FALSE(untied.tied_embeddings);
+  CHECK(tied.tied_embeddings);
+  // The output layer's V·h weights are the only difference: 50,304 × 2,048.
+  CHECK(model::parameters(untied) - model::parameters(tied) == Approx(50304.0 * 2048.0));
+  CHECK_THROWS_WITH(workloads::read_workload(io::parse(R"({"name": "q", "type": "training", "layers": 24,
+      "hidden": 2048, "ffn_hidden": 8192, "heads": 16, "vocabulary": 50304, "tied_embeddings": true,
+      "sequence": 2048})",
+                                                       "q.json"),
+                                             plan::presets::dgx_h100()),
+                    Catch::Contains("tied_embeddings: unknown key"));
+}
