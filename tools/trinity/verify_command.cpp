@@ -262,6 +262,115 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
   if (!all) throw usage_error("a measured figure is more than 1% from the prediction (see the table)");
 }
 
+// A mixture's verified rows as JSON or a table (the second row a parameter count, the rest bytes), and a refusal
+// when one is more than 1% off.
+void print_expert_rows(const verify_args& a, const plan::training_workload& w, const model::parallel_layout& l,
+                       const std::string& command, const std::string& scaled, std::size_t ranks,
+                       const std::vector<row>& rows_out) {
+  bool all = true;
+  for (const auto& x : rows_out) all &= x.within(0.01);
+  if (a.json) {
+    std::cout << json{{"parallelism", model::to_string(l)},
+                      {"run", command},
+                      {"ranks", ranks},
+                      {"rows", workloads::rows_json(rows_out, 0.01)},
+                      {"all_within_1_percent", all},
+                      {"not_run", {"step time"}}}
+                     .dump(2)
+              << '\n';
+  } else {
+    std::cout << "Layout: " << model::to_string(l) << " for " << w.name << "\nRun here, scaled to " << scaled << ":\n  "
+              << command << "\n\n";
+    table tb({"mechanism (the busiest rank)", "predicted", "measured", "measured / predicted", "within 1%"});
+    for (std::size_t i = 0; i < rows_out.size(); ++i) {
+      const auto& x = rows_out[i];
+      tb.add({x.mechanism, i == 1 ? units::detail::format_number(x.predicted) : to_string(bytes{x.predicted}),
+              i == 1 ? units::detail::format_number(x.measured) : to_string(bytes{x.measured}),
+              units::detail::format_number(x.ratio()), x.within(0.01) ? "yes" : "NO"});
+    }
+    tb.print(std::cout);
+    std::cout << "\nPredicted: the step model's counts (model/moe_layer.hpp, model/sharding.hpp) at the run's size. "
+                 "Not run: step time.\n";
+  }
+  if (!all) throw usage_error("a measured figure is more than 1% from the prediction (see the table)");
+}
+
+// A mixture's layout (--parallelism with ep or etp, tp = pp = cp = 1): trinity-train's data-parallel loop runs its
+// expert groups, ep·etp ranks regrouped from the data-parallel ones as Megatron-Core folds them, twice where the
+// layout has expert-data-parallel replicas. Scaled down: at most two experts a rank, 64 features wide (a multiple
+// of etp), as many tokens a rank as experts, routed evenly (--balanced-routing) as the step model prices them.
+// The dense MLP's states shard over every rank, the experts' over the expert-data-parallel group.
+void run_verify_experts(const verify_args& a, const plan::training_workload& w, const model::parallel_layout& l) {
+  const auto refuse = [&](const std::string& why) { throw bad_flag("--parallelism", model::to_string(l), why); };
+  if (l.tp > 1 || l.pp > 1 || l.cp > 1)
+    refuse(
+        "lays a mixture of experts out with tp, pp or cp above 1; trinity-train runs experts on its "
+        "data-parallel loop only, so only dp x ep x etp layouts are verified here (trinity plan prices the rest)");
+  if (!l.codec.empty()) refuse("names a codec; trinity-train's experts do not run with --compress yet");
+  if (const auto why = model::layout_problem(plan::job_of(w, l.gpus()), l); !why.empty()) refuse(why);
+  const auto& m = *w.shape;
+  const std::size_t ep = l.ep, etp = l.etp, group = ep * etp, replicas = l.dp / group > 1 ? 2 : 1;
+  const std::size_t ranks = group * replicas;
+  if (ranks > 64)
+    refuse("runs " + std::to_string(ranks) +
+           " threads here (ep*etp, twice with expert-data-parallel replicas); "
+           "verify runs at most 64");
+  const std::size_t local = std::min<std::size_t>(m.experts / ep, 2), experts = ep * local;
+  const std::size_t top_k = std::min(m.top_k, experts), width = etp * ((64 + etp - 1) / etp), tokens = experts;
+  const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000);
+  const std::string command = "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) +
+                              " --experts " + std::to_string(experts) + " --top-k " + std::to_string(top_k) + " --ep " +
+                              std::to_string(ep) + " --etp " + std::to_string(etp) + " --balanced-routing --stage " +
+                              std::to_string(l.zero_stage) + " --steps " + std::to_string(steps) + " --batch " +
+                              std::to_string(ranks * tokens) + " --width " + std::to_string(width) +
+                              (l.offload ? " --offload" : "");
+  std::cerr << "trinity verify: " << command << '\n';
+  const json summary = summary_of(run_and_capture(command + " 2>&1"));
+  const auto& step = summary.at("last_step");
+
+  // The step model's counts at the run's size: its MoE block (an fp32 expert MLP, not gated, as wide as the
+  // layer) and ZeRO's formulas, the dense weights over every rank and the experts' over their replicas.
+  const model::transformer_shape run_shape{
+      .hidden = width, .ffn_hidden = width, .gated_mlp = false, .experts = experts, .top_k = top_k};
+  const double rows = static_cast<double>(tokens);
+  const bytes exchange = 4.0 * (model::expert_all_to_all_bytes(run_shape, rows, ep, 4.0) +
+                                model::expert_tensor_gather_bytes(run_shape, rows, etp, 4.0));
+  const double dense = summary.at("parameters").get<double>();
+  const double routed = static_cast<double>(local) * model::expert_parameters(run_shape) / static_cast<double>(etp);
+  const auto& sb_json = summary.at("state_bytes");
+  const model::state_bytes sb{sb_json.at("parameter").get<double>(), sb_json.at("gradient").get<double>(),
+                              sb_json.at("optimizer").get<double>()};
+  const auto dense_states = model::zero_memory_per_rank(dense, ranks, l.zero_stage, sb, l.offload);
+  const auto expert_states = model::zero_memory_per_rank(routed, replicas, l.zero_stage, sb, l.offload);
+  const bytes sent = model::zero_traffic_per_step(dense, ranks, l.zero_stage, sb) +
+                     model::zero_traffic_per_step(routed, replicas, l.zero_stage, sb) + exchange;
+  const auto measured = [&](const char* group_name, const char* key) { return busiest(step.at(group_name).at(key)); };
+  std::vector<row> rows_out{
+      {"bytes over the expert groups per rank and step (ep=" + std::to_string(ep) + ", etp=" + std::to_string(etp) +
+           ")",
+       exchange.value(), busiest(step.at("expert_parallel_bytes"))},
+      {"routed experts' parameters per rank", routed, summary.at("experts").at("parameters_per_rank").get<double>()},
+      {"parameters held per rank (ZeRO-" + std::to_string(l.zero_stage) + ")",
+       (dense_states.parameters + expert_states.parameters).value(), measured("resident_bytes", "parameters")},
+      {"gradients held per rank", (dense_states.gradients + expert_states.gradients).value(),
+       measured("resident_bytes", "gradients")},
+      {"optimizer states held per rank", (dense_states.optimizer_states + expert_states.optimizer_states).value(),
+       measured("resident_bytes", "optimizer_states")},
+      {"bytes sent per rank and step (the exchange and both groups' ZeRO)", sent.value(),
+       busiest(step.at("sent_bytes"))}};
+  if (l.offload)
+    rows_out.push_back({"optimizer states and master copy offloaded per rank",
+                        (dense_states.offloaded + expert_states.offloaded).value(),
+                        measured("resident_bytes", "offloaded")});
+  const std::string scaled = std::to_string(experts) + " experts of " + std::to_string(width) + " features (" +
+                             std::to_string(local) + " a rank, " + std::to_string(top_k) + " a token) on " +
+                             std::to_string(ranks) + " ranks as threads (ep=" + std::to_string(ep) +
+                             ", etp=" + std::to_string(etp) + ", " + std::to_string(replicas) +
+                             " expert-data-parallel " + (replicas > 1 ? "replicas" : "replica") + ", " +
+                             std::to_string(tokens) + " tokens a rank routed evenly)";
+  print_expert_rows(a, w, l, command, scaled, ranks, rows_out);
+}
+
 // A model-parallel layout (--parallelism): its tensor, pipeline, context and ZeRO slots run here on threads,
 // scaled down to an MLP whose every activation is one size (inputs = width = outputs), each chunk one column/row
 // pair (one layer without tensor parallelism), against the step model's counting formulas at that size. With
@@ -281,12 +390,9 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
     throw bad_flag("--workload", a.workload,
                    "has no transformer shape; give heads, ffn_hidden and vocabulary "
                    "(docs/parallelism.md) to verify a parallel layout");
-  if (w.shape->moe())
-    throw bad_flag("--workload", a.workload,
-                   "is a mixture of experts; trinity-train runs experts on its data-parallel loop only, not beside a "
-                   "layout's other groups, so its layouts cannot be verified here (trinity plan prices them)");
   const auto l = a.parallelism == "search" ? search_layouts(s, w, a.gpus, 0, a.planning).chosen().plan.layout
                                            : named_layout(s, a.parallelism, a.gpus);
+  if (w.shape->moe()) return run_verify_experts(a, w, l);
   const auto run = layout_run_of(a, l);
   // The codec the layout names, at the rates and ratio the planner priced it with (the system's devices').
   model::compressor_cost codec;
