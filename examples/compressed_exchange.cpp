@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -80,46 +81,105 @@ std::vector<double> parse_speeds(const std::string& s) {
   return v;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // TRINITY_BENCH_QUICK (as the docs test sets it) shrinks the default message: the run checks the program, not speed.
+// The flags, with TRINITY_BENCH_QUICK (as the docs test sets it) shrinking the default message: the run checks the
+// program, not speed. Nothing where a flag is unknown.
+struct options {
+  bool quick = false;
+  std::string size, speeds = "1,10,100,400", out = ".";
+};
+std::optional<options> options_of(int argc, char** argv) {
+  options o;
   const char* quick = std::getenv("TRINITY_BENCH_QUICK");
-  const bool quick_mode = quick && *quick && std::string(quick) != "0";
-  std::string size_text = quick_mode ? "4MB" : "100MB";
-  std::string speeds_text = "1,10,100,400", out_dir = ".";
+  o.quick = quick && *quick && std::string(quick) != "0";
+  o.size = o.quick ? "4MB" : "100MB";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--size")
-      size_text = argv[i + 1];
+      o.size = argv[i + 1];
     else if (flag == "--speeds")
-      speeds_text = argv[i + 1];
+      o.speeds = argv[i + 1];
     else if (flag == "--out")
-      out_dir = argv[i + 1];
-    else {
-      std::cerr << "usage: compressed_exchange [--size 100MB] [--speeds 1,10,100,400] [--out DIR]\n";
-      return 2;
-    }
+      o.out = argv[i + 1];
+    else
+      return std::nullopt;
   }
+  return o;
+}
+
+// The JSON record's opening: the build and the machine, so a recorded run names what it measured.
+std::string json_header(std::size_t message_bytes, seconds latency) {
+  char today[16];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(today, sizeof today, "%Y-%m-%d", std::gmtime(&now));
+  std::ostringstream json;
+  json << "{\n  \"build\": \"" << TRINITY_EXAMPLE_BUILD << "\",\n  \"cpu\": \"" << trinity::detail::cpu_model()
+       << "\",\n  \"date\": \"" << today << "\",\n  \"message_bytes\": " << message_bytes
+       << ",\n  \"latency_s\": " << latency.value() << ",\n  \"speeds\": [\n";
+  return json.str();
+}
+
+// Every codec's costs calibrated on at most 16 MiB of the n values, as `trinity calibrate` would.
+std::vector<model::compressor_cost> calibrated_costs(std::size_t n) {
+  std::cerr << "calibrating every compressor on 16 MiB...\n";
+  const auto samples = compress::normal_tensors(3, std::min<std::size_t>(n, (16u << 20) / 4), 7);
+  std::vector<model::compressor_cost> costs;
+  for (const auto& entry : compress::catalog()) costs.push_back(compress::measure(entry.make(), samples));
+  return costs;
+}
+
+// Every codec's exchange of the whole gradient (grads[1], after a warm-up on grads[0]), timed.
+std::vector<measured> exchanged(bytes size, const std::vector<std::vector<float>>& grads) {
+  std::cerr << "exchanging " << to_string(size) << " with every compressor...\n";
+  std::vector<measured> runs;
+  for (const auto& entry : compress::catalog()) {
+    std::cerr << "  " << entry.name << '\n';
+    runs.push_back(run(entry, grads[0], grads[1]));
+  }
+  return runs;
+}
+
+// 4. The picture: one line per compressor, time against link speed, log-log (where gnuplot is installed).
+void draw(const std::string& base, bytes size, const std::vector<measured>& runs, const std::vector<double>& speeds,
+          const std::vector<std::vector<double>>& totals) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
+    std::ofstream gp(base + ".gp");
+    gp << "set terminal pngcairo size 1100,700 noenhanced\nset output '" << base << ".png'\n"
+       << "set logscale xy\nset key outside right\n"
+       << "set xlabel 'link speed (Gbps)'\nset ylabel 'encode + transfer + decode (s)'\n"
+       << "set title 'Sending " << to_string(size) << " of fp32 gradient: compress or send?'\nplot ";
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      gp << (i ? ", " : "") << "'-' using 1:2 with linespoints title '" << runs[i].name << "'";
+    gp << '\n';
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      for (std::size_t s = 0; s < speeds.size(); ++s) gp << speeds[s] << ' ' << totals[s][i] << '\n';
+      gp << "e\n";
+    }
+    gp << '\n';
+    gp.close();
+    if (std::system(("gnuplot '" + base + ".gp' 2>/dev/null").c_str()) != 0)
+      std::cerr << "gnuplot failed; the CSV is still in " << base << ".csv\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto flags = options_of(argc, argv);
+  if (!flags) {
+    std::cerr << "usage: compressed_exchange [--size 100MB] [--speeds 1,10,100,400] [--out DIR]\n";
+    return 2;
+  }
+  const auto& [quick_mode, size_text, speeds_text, out_dir] = *flags;
   const bytes size = units::parse<bytes>(size_text, "--size");
   const auto n = static_cast<std::size_t>(size.value() / 4);
   const std::vector<double> speeds = parse_speeds(speeds_text);
   const seconds latency = links::parameters::rdma_latency;  // a NIC-attached link (links/parameters.hpp)
 
   // 1. Calibrate on a smaller tensor, as `trinity calibrate` would, and predict from that alone.
-  std::cerr << "calibrating every compressor on 16 MiB...\n";
-  const auto samples = compress::normal_tensors(3, std::min<std::size_t>(n, (16u << 20) / 4), 7);
-  std::vector<model::compressor_cost> costs;
-  for (const auto& entry : compress::catalog()) costs.push_back(compress::measure(entry.make(), samples));
-
+  const auto costs = calibrated_costs(n);
   // 2. Measure the real exchange of the full gradient.
-  std::cerr << "exchanging " << to_string(size) << " with every compressor...\n";
   const auto grads = compress::normal_tensors(2, n, 11);
-  std::vector<measured> runs;
-  for (const auto& entry : compress::catalog()) {
-    std::cerr << "  " << entry.name << '\n';
-    runs.push_back(run(entry, grads[0], grads[1]));
-  }
+  auto runs = exchanged(size, grads);
   // Sending the raw bytes: no codec, no frame, no copy. The baseline every codec must beat.
   const std::size_t raw = runs.size();
   runs.push_back({"raw", 0.0, 0.0, n * 4});
@@ -133,13 +193,7 @@ int main(int argc, char** argv) {
   std::ofstream csv(base + ".csv");
   csv << "compressor,link_gbps,wire_bytes,encode_s,transfer_s,decode_s,total_s,predicted_s,chosen\n";
   std::ostringstream json;
-  // The build and the machine, so a recorded run names what it measured.
-  char today[16];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(today, sizeof today, "%Y-%m-%d", std::gmtime(&now));
-  json << "{\n  \"build\": \"" << TRINITY_EXAMPLE_BUILD << "\",\n  \"cpu\": \"" << trinity::detail::cpu_model()
-       << "\",\n  \"date\": \"" << today << "\",\n  \"message_bytes\": " << n * 4
-       << ",\n  \"latency_s\": " << latency.value() << ",\n  \"speeds\": [\n";
+  json << json_header(n * 4, latency);
   bool all_hold = true;
   std::vector<std::vector<double>> totals;
   for (std::size_t s = 0; s < speeds.size(); ++s) {
@@ -191,25 +245,7 @@ int main(int argc, char** argv) {
   std::ofstream(base + ".json") << json.str();
   csv.close();
 
-  // 4. The picture: one line per compressor, time against link speed, log-log.
-  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
-    std::ofstream gp(base + ".gp");
-    gp << "set terminal pngcairo size 1100,700 noenhanced\nset output '" << base << ".png'\n"
-       << "set logscale xy\nset key outside right\n"
-       << "set xlabel 'link speed (Gbps)'\nset ylabel 'encode + transfer + decode (s)'\n"
-       << "set title 'Sending " << to_string(size) << " of fp32 gradient: compress or send?'\nplot ";
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      gp << (i ? ", " : "") << "'-' using 1:2 with linespoints title '" << runs[i].name << "'";
-    gp << '\n';
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      for (std::size_t s = 0; s < speeds.size(); ++s) gp << speeds[s] << ' ' << totals[s][i] << '\n';
-      gp << "e\n";
-    }
-    gp << '\n';
-    gp.close();
-    if (std::system(("gnuplot '" + base + ".gp' 2>/dev/null").c_str()) != 0)
-      std::cerr << "gnuplot failed; the CSV is still in " << base << ".csv\n";
-  }
+  draw(base, size, runs, speeds, totals);
   std::printf("wrote %s.csv and %s.json%s\n", base.c_str(), base.c_str(),
               std::filesystem::exists(base + ".png") ? (" and " + base + ".png").c_str() : "");
   std::printf(all_hold ? "the chooser's pick is the measured fastest or within 10%% of it at every speed\n"
