@@ -405,13 +405,13 @@ std::string stream_speed(sources& s) {
     rows.push_back({size_name(bytes), fixed(r.counter(name, "raw_items_per_second"), 0),
                     fixed(r.counter(name, "trinity_items_per_second"), 0),
                     rate(r.counter(name, "raw_bytes_per_second")), rate(r.counter(name, "trinity_bytes_per_second")),
-                    fixed(r.counter(name, "trinity_over_raw"), 2)});
+                    fixed(r.counter(name, "trinity_over_raw"), 2), fixed(r.counter(name, "samples_per_message"), 1)});
   return measured_on(r) +
          "TCP loopback, one producer thread and one consumer thread, the two alternating in every "
          "round; medians of the repetitions in `bench/results/stream-ci.json`.\n\n" +
-         table(
-             {"sample", "raw ZeroMQ samples/s", "trinity::stream samples/s", "raw bytes/s", "trinity bytes/s", "× raw"},
-             rows);
+         table({"sample", "raw ZeroMQ samples/s", "trinity::stream samples/s", "raw bytes/s", "trinity bytes/s",
+                "× raw", "samples a message"},
+               rows);
 }
 
 //! The overlap model against shard::data_parallel's overlapped buckets (bench/overlap.cpp).
