@@ -173,18 +173,17 @@ class moe_block {
   //! of the dispatch, and every row to or from another rank twice (forward, then its gradient backward); with
   //! etp > 1 its tensor group's counts and gathered and summed rows (parallel::expert_tensor_bytes), each way.
   [[nodiscard]] std::uint64_t counted() const noexcept { return counted_; }
-  //! The step model's count for `rows` tokens a rank under balanced routing, in fp32 values: four all-to-alls
-  //! a layer (model::expert_all_to_all_bytes) and four of the tensor group's collectives
-  //! (model::expert_tensor_gather_bytes), and the counts ahead of the dispatch and of the forward's gather.
+  //! The step model's count for `rows` tokens a rank under balanced routing, in fp32 values: a forward and a
+  //! backward pass's exchange (model::expert_exchange_bytes), and the counts ahead of the dispatch and of the
+  //! forward's gather.
   [[nodiscard]] double modelled(std::size_t rows) const {
     model::transformer_shape m;
     m.hidden = shape_.hidden;
     m.top_k = shape_.top_k;
     const auto r = static_cast<double>(rows);
     const std::size_t counts = local_ * (cfg_.ep - 1) + (cfg_.etp - 1) * cfg_.ep * local_;
-    return 4.0 * (model::expert_all_to_all_bytes(m, r, cfg_.ep, 4.0) +
-                  model::expert_tensor_gather_bytes(m, r, cfg_.etp, 4.0))
-                     .value() +
+    constexpr double passes = 2;  // forward and backward
+    return passes * model::expert_exchange_bytes(m, r, cfg_.ep, cfg_.etp, 4.0).value() +
            static_cast<double>(counts * sizeof(std::size_t));
   }
   [[nodiscard]] std::size_t dropped() const noexcept { return dropped_; }

@@ -333,8 +333,7 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
   const model::transformer_shape run_shape{
       .hidden = width, .ffn_hidden = width, .gated_mlp = false, .experts = experts, .top_k = top_k};
   const double rows = static_cast<double>(tokens);
-  const bytes exchange = 4.0 * (model::expert_all_to_all_bytes(run_shape, rows, ep, 4.0) +
-                                model::expert_tensor_gather_bytes(run_shape, rows, etp, 4.0));
+  const bytes exchange = 2.0 * model::expert_exchange_bytes(run_shape, rows, ep, etp, 4.0);  // forward, backward
   const double dense = summary.at("parameters").get<double>();
   const double routed = static_cast<double>(local) * model::expert_parameters(run_shape) / static_cast<double>(etp);
   const auto& sb_json = summary.at("state_bytes");

@@ -69,6 +69,16 @@ inline bytes expert_tensor_gather_bytes(const transformer_shape& m, double token
                static_cast<double>(m.hidden) * value_bytes};
 }
 
+//! What one GPU sends over its expert groups in one pass of one MoE layer (the forward, or the backward with
+//! the gradients going the same ways back) with balanced routing: the dispatch and the combine, each an
+//! all-to-all over the ep ranks (expert_all_to_all_bytes) and a collective over the etp ranks
+//! (expert_tensor_gather_bytes). The step model, trinity-train's count and `trinity verify` all read it here.
+inline bytes expert_exchange_bytes(const transformer_shape& m, double tokens, std::size_t ep, std::size_t etp,
+                                   double value_bytes = 2.0) {
+  return 2.0 * (expert_all_to_all_bytes(m, tokens, ep, value_bytes) +
+                expert_tensor_gather_bytes(m, tokens, etp, value_bytes));
+}
+
 //! One all-to-all of `size` bytes per rank (size/ep to each member) over the ep ranks of an expert group whose
 //! members sit etp ranks apart. Within one scale-up domain, the pairwise exchange on its link. Across domains,
 //! a rank's i = domain/etp − 1 domain-mates take i/ep of its buffer over the fast link while the o = ep − 1 − i

@@ -271,7 +271,7 @@ inline void replace_mlp(layer_cost& x, const training_job& j, const training_clu
   x.pass_all_reduces = m.shared_experts > 0 ? 2.0 : 1.0;  // attention's, and the shared experts'
   x.all_reduces = 2.0 * x.pass_all_reduces;
   x.exchange = e.exchange();
-  x.exchange_bytes = 2.0 * (e.all_to_all_bytes + e.etp_bytes);
+  x.exchange_bytes = expert_exchange_bytes(m, e.tokens, l.ep, l.etp);
   x.elem_f += e.copied / c.memory_bandwidth;
   x.elem_b += e.copied / c.memory_bandwidth;
   const double mlp = dense_mlp_activation_bytes(j, T, t, l.sequence_parallel);

@@ -164,6 +164,13 @@ TEST_CASE("expert tensor parallelism gathers the rows over etp ranks and splits 
   const auto counted =
       parallel::expert_tensor_bytes(mine, mine, static_cast<std::size_t>(h), groups, 2) - groups * sizeof(std::size_t);
   CHECK(static_cast<double>(counted) == 2.0 * x.etp_bytes.value() * (4.0 / 2.0));
+  // One pass of the layer: dispatch and combine, each an all-to-all over the 4 ep ranks and a gather over the 2
+  // etp ranks; the step prices it in each pass that runs the layer.
+  const double pass = 2 * (tokens * k * (4 - 1) / 4.0 * h * 2 + (etp - 1) * tokens * k * h * 2);
+  CHECK(expert_exchange_bytes(j.shape, tokens, 4, 2).value() == Approx(pass).epsilon(1e-12));
+  CHECK(expert_exchange_bytes(j.shape, tokens, 4, 2) == 2.0 * (x.all_to_all_bytes + x.etp_bytes));
+  const double mb = 32.0 / 8, layers = 4, passes = 2;
+  CHECK(price(j, c, l).ep_bytes.value() == Approx(mb * layers * passes * pass).epsilon(1e-12));
 }
 
 TEST_CASE("a step of a mixture: four all-to-alls a layer, bytes counted exactly", "[model][moe]") {
