@@ -66,7 +66,8 @@ inline model::power_law read_power_law(const object& o, const char* what) {
 // A mixture of experts' keys, where the object has them (a reader whose keys leave them out refuses them as
 // unknown): experts, top_k (required with experts), moe_ffn_hidden, shared_experts, moe_layer_frequency,
 // first_dense_layers.
-inline constexpr std::string_view shape_extras[] = {"gated_mlp", "head_dim"};
+inline constexpr std::string_view shape_extras[] = {"gated_mlp", "head_dim", "sliding_window",
+                                                    "full_attention_frequency"};
 inline constexpr std::string_view expert_keys[] = {
     "experts", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers"};
 inline void read_experts(const object& o, model::transformer_shape& m, plan::assumptions* assumed) {
@@ -135,6 +136,13 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
   // Only the published-runs reader lists this key (every other reader refuses it as unknown): an output layer
   // that shares the embedding's weights, as GPT-2's and Megatron's GPT do, holds V·h fewer of them.
   o.get("tied_embeddings", m.tied_embeddings);
+  // Only the training readers list these (the serving readers refuse them as unknown: a window bounds the KV
+  // cache, which the serving model does not count).
+  if (o.has("sliding_window")) m.sliding_window = o.count("sliding_window", 10'000'000);
+  if (o.has("full_attention_frequency"))
+    m.full_attention_frequency = o.count("full_attention_frequency", 100'000);
+  else if (assumed && m.sliding_window > 0)
+    plan::assume(*assumed, o.path("full_attention_frequency"), 0);  // every layer windowed
   read_experts(o, m, assumed);
   if (assumed) {
     if (!o.has("kv_heads")) plan::assume(*assumed, o.path("kv_heads"), m.kv_heads);

@@ -38,6 +38,9 @@ inline constexpr transformer_shape mixtral_8x7b{32, 4096, 14336, 32, 8, 32000, t
 inline constexpr transformer_shape mixtral_8x22b{56, 6144, 16384, 48, 8, 32768, true, false, 0, 8, 2};
 inline constexpr transformer_shape qwen3_30b_a3b{48, 2048, 6144, 32, 4, 151936, true, false, 128, 128, 8, 768};
 inline constexpr transformer_shape qwen3_235b_a22b{94, 4096, 12288, 64, 4, 151936, true, false, 128, 128, 8, 1536};
+// Then shared_experts, moe_layer_frequency, first_dense_layers, sliding_window, full_attention_frequency.
+inline constexpr transformer_shape gpt_oss_120b{36,  2880, 2880, 64, 8, 201088, true, false, 64,
+                                                128, 4,    2880, 0,  1, 0,      128,  2};
 }  // namespace shapes
 
 namespace detail {
@@ -75,6 +78,12 @@ inline constexpr named_shape named_shapes[] = {
      "Qwen's Qwen3-235B-A22B config.json (94 layers, hidden 4,096, 64 heads of 128, 4 KV heads, vocabulary "
      "151,936, 128 experts of width 1,536, 8 per token); Qwen3 Technical Report 2025, Table 2 (235B, 22B active)",
      235e9},
+    {"gpt-oss-120b", shapes::gpt_oss_120b,
+     "OpenAI's gpt-oss-120b config.json (36 layers, hidden 2,880, 64 heads of 64, 8 KV heads, vocabulary 201,088, "
+     "128 experts of width 2,880, 4 per token, a 128-token sliding window in every other layer, the first "
+     "windowed); OpenAI's gpt-oss model card 2025, Table 1 (116.83B, 5.13B active; its attention biases and sinks "
+     "are left out here)",
+     116.83e9},
 };
 }  // namespace detail
 

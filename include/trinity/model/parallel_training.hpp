@@ -13,7 +13,9 @@
 //!    Narayanan et al. count it) at the efficiency of its batched shape; with
 //!    flash_attention, one fused causal kernel (model/fused_attention.hpp):
 //!    half the s² work forward, 2.5 times that backward, at the device's
-//!    measured kernel curve by sequence and head dimension;
+//!    measured kernel curve by sequence and head dimension; a layer with a
+//!    sliding window of w does s·w − w²/2 of the pairs, at the curve's rate
+//!    for a sequence of 2w;
 //!  - memory-bound work (norms, softmax, dropout, activation functions,
 //!    residuals): κ bytes of device-memory traffic per byte of activations
 //!    the layer keeps, at the memory's bandwidth;
@@ -293,6 +295,31 @@ inline void replace_mlp(layer_cost& x, const training_job& j, const training_clu
 }
 }  // namespace detail
 
+namespace detail {
+//! One layer's attention core, forward and backward, for queries that see `keys` keys on average (causal: s/2
+//! in full), a fused kernel walking `walk` positions (its rate's sequence on the device's measured curve).
+inline std::pair<seconds, seconds> attention_core(const training_job& j, const training_cluster& c,
+                                                  const parallel_layout& l, double keys, double walk) {
+  const auto& m = j.shape;
+  const double t = static_cast<double>(l.tp), b = static_cast<double>(l.micro_batch);
+  const double s = static_cast<double>(j.sequence), s_local = s / static_cast<double>(l.cp);
+  const double d_head = m.head_dim(), heads = static_cast<double>(m.heads) / t;
+  if (j.flash_attention && c.attention.measured()) {
+    // One fused kernel: its s_local queries see `keys` keys on average (context parallelism's chunks are
+    // balanced so), and the backward pass does 2.5 times the forward's work.
+    const double work = attention_core_flops(b, heads, s_local, keys, d_head, false);
+    return {seconds{work / (c.peak.value() * c.attention.forward_share(walk, d_head))},
+            seconds{attention_backward_ratio * work / (c.peak.value() * c.attention.backward_share(walk, d_head))}};
+  }
+  // The attention core as batched GEMMs of (s_local × d)·(d × s) and (s_local × s)·(s × d), heads/t · b of each:
+  // unfused, every score is computed and then masked, window or not; a fused kernel with no measured curve does
+  // the share of them its queries attend to (the causal half in full), backward 2.5 times forward.
+  seconds f = b * heads * (gemm_time(c, s_local, s, d_head) + gemm_time(c, s_local, d_head, s));
+  if (j.flash_attention) f = (keys / s) * f;
+  return {f, (j.flash_attention ? attention_backward_ratio : 2.0) * f};
+}
+}  // namespace detail
+
 //! The layer's cost for this layout (no check of the layout: price() checks); `moe`: a mixture-of-experts
 //! layer, whose MLP is the experts' block.
 inline layer_cost layer(const training_job& j, const training_cluster& c, const parallel_layout& l, bool moe = false) {
@@ -311,20 +338,18 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
     x.gemm_f += detail::gemm_time(c, shapes[g][0], shapes[g][1], shapes[g][2], j.fp8);
     x.gemm_b += detail::gemm_bwd(c, shapes[g][0], shapes[g][1], shapes[g][2], j.fp8);
   }
-  const double d_head = m.head_dim(), batches = b * static_cast<double>(m.heads) / t;
-  if (j.flash_attention && c.attention.measured()) {
-    // One fused causal kernel: its s_local queries see s/2 keys on average (context parallelism's chunks are
-    // balanced so), and the backward pass does 2.5 times the forward's work.
-    const double work = attention_core_flops(b, static_cast<double>(m.heads) / t, s_local, s, d_head, true);
-    x.attn_f = seconds{work / (c.peak.value() * c.attention.forward_share(s_local, d_head))};
-    x.attn_b =
-        seconds{attention_backward_ratio * work / (c.peak.value() * c.attention.backward_share(s_local, d_head))};
-  } else {
-    // The attention core as batched GEMMs of (s_local × d)·(d × s) and (s_local × s)·(s × d), heads/t · b of
-    // each; a fused kernel with no measured curve does the causal half of them, backward 2.5 times forward.
-    x.attn_f = batches * (detail::gemm_time(c, s_local, s, d_head) + detail::gemm_time(c, s_local, d_head, s));
-    if (j.flash_attention) x.attn_f = 0.5 * x.attn_f;
-    x.attn_b = (j.flash_attention ? attention_backward_ratio : 2.0) * x.attn_f;
+  // The attention core, its layers' average where some attend through a window (model/transformer.hpp).
+  const auto [attn_f, attn_b] = detail::attention_core(j, c, l, causal_keys_per_query(s, 0.0), s_local);
+  x.attn_f = attn_f;
+  x.attn_b = attn_b;
+  if (const auto windowed = windowed_layer_count(m); windowed > 0) {
+    const double w = static_cast<double>(m.sliding_window),
+                 share = static_cast<double>(windowed) / static_cast<double>(m.layers);
+    // The kernel walks about 2w positions a query block where a causal one over s walks s: a window's rate is
+    // the curve's at a sequence of 2w.
+    const auto [win_f, win_b] = detail::attention_core(j, c, l, causal_keys_per_query(s, w), std::min(s_local, 2 * w));
+    x.attn_f = (1.0 - share) * attn_f + share * win_f;
+    x.attn_b = (1.0 - share) * attn_b + share * win_b;
   }
   x.kept = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::none);
   x.scores = x.kept - layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::selective);

@@ -91,6 +91,10 @@ struct serving_replica {
 
 inline void validate(const serving_replica& r) {
   validate(r.shape);
+  trinity::detail::require(r.shape.sliding_window == 0, "sliding_window",
+                           "is priced by the training step model only: a window bounds the KV cache and the "
+                           "attention a decode step reads, which the serving model does not count. Fix: a model "
+                           "with full attention");
   const std::size_t t = r.tensor_parallel;
   trinity::detail::require(t >= 1 && r.shape.heads % t == 0 && r.shape.kv_heads % t == 0, "tensor_parallel",
                            "must divide the heads (" + std::to_string(r.shape.heads) + ") and the KV heads (" +

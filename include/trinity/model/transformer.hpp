@@ -56,6 +56,10 @@ struct transformer_shape {
   //! dense MLP of width ffn_hidden.
   std::size_t experts = 0, top_k = 0, moe_ffn_hidden = 0, shared_experts = 0, moe_layer_frequency = 1;
   std::size_t first_dense_layers = 0;
+  //! Sliding-window attention (Mistral's, Gemma's, GPT-OSS's): a query sees only the last sliding_window
+  //! positions (0: every position before it), in every layer but each full_attention_frequency-th (Megatron-LM's
+  //! --window-attn-skip-freq: 2 alternates windowed and full layers, as GPT-OSS does; 0: every layer windowed).
+  std::size_t sliding_window = 0, full_attention_frequency = 0;
 
   [[nodiscard]] bool moe() const noexcept { return experts > 0; }
   //! An expert's MLP width.
@@ -81,6 +85,15 @@ inline void validate(const transformer_shape& m) {
       m.kv_heads >= 1 && m.heads % m.kv_heads == 0, "kv_heads",
       "must divide heads (" + std::to_string(m.heads) + "): each KV head serves whole query heads");
   trinity::detail::require(m.vocabulary >= 1, "vocabulary", "must be at least 1");
+  if (m.sliding_window == 0)
+    trinity::detail::require(m.full_attention_frequency == 0, "full_attention_frequency",
+                             "describes sliding-window attention; give sliding_window too, or leave it out");
+  else
+    trinity::detail::require(m.full_attention_frequency != 1 && m.full_attention_frequency <= m.layers,
+                             "full_attention_frequency",
+                             "must be 0 (every layer windowed) or from 2 to the " + std::to_string(m.layers) +
+                                 " layers (every n-th layer full); 1 would leave no layer windowed: drop "
+                                 "sliding_window instead");
   if (!m.moe()) {
     for (const auto& [value, key] : {std::pair{m.top_k, "top_k"}, std::pair{m.moe_ffn_hidden, "moe_ffn_hidden"},
                                      std::pair{m.shared_experts, "shared_experts"}})
@@ -107,6 +120,20 @@ inline std::size_t moe_layer_count(const transformer_shape& m) {
   if (!m.moe()) return 0;
   const std::size_t rest = m.layers - m.first_dense_layers;
   return (rest + m.moe_layer_frequency - 1) / m.moe_layer_frequency;
+}
+
+//! Layers whose attention sees a window: all of them, or all but every full_attention_frequency-th.
+inline std::size_t windowed_layer_count(const transformer_shape& m) {
+  if (m.sliding_window == 0) return 0;
+  return m.layers - (m.full_attention_frequency ? m.layers / m.full_attention_frequency : 0);
+}
+
+//! Keys a query attends to on average under a causal mask over `sequence` positions with a window of `window`
+//! (0: none): sequence/2 in full (the kernels' own count), and windowed the pairs s·w − w²/2 over the s queries
+//! (the first w queries see fewer than w), which meets sequence/2 at w = s.
+inline double causal_keys_per_query(double sequence, double window) {
+  if (window <= 0 || window >= sequence) return sequence / 2.0;
+  return window - window * window / (2.0 * sequence);
 }
 
 //! Weights of one layer's attention: the query, key, value and output projections.
@@ -178,7 +205,8 @@ inline const char* to_string(recomputation r) {
 
 //! FLOPs of one training iteration of `batch` sequences of `sequence` tokens (Narayanan et al.'s convention:
 //! full s² attention, logits in 3 passes; the layers in 4 passes with full recomputation, 3 otherwise, and
-//! 3 plus the attention scores again with selective recomputation).
+//! 3 plus the attention scores again with selective recomputation). The count, an MFU's numerator, keeps the full
+//! s² for windowed layers too, as that convention does; the step model prices a window's attention as it runs.
 inline flops training_flops(const transformer_shape& m, double batch, double sequence, recomputation r) {
   const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary),
                l = static_cast<double>(m.layers);

@@ -59,6 +59,8 @@ inline constexpr key training_keys[] = {{"name", required},
                                         {"shared_experts"},
                                         {"moe_layer_frequency"},
                                         {"first_dense_layers"},
+                                        {"sliding_window"},
+                                        {"full_attention_frequency"},
                                         {"capacity_factor"},
                                         {"expert_imbalance"},
                                         {"sequence_mix"}};
@@ -118,7 +120,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
   o.get("error_budget", w.error_budget, assumed);
   // The transformer's shape, for the parallel step model: named, or heads, ffn_hidden and vocabulary together.
   const bool shaped = o.has("model") || o.has("heads") || o.has("ffn_hidden") || o.has("vocabulary") ||
-                      o.has("kv_heads") || o.has("head_dim") || o.has("experts");
+                      o.has("kv_heads") || o.has("head_dim") || o.has("experts") || o.has("sliding_window");
   if (shaped) {
     if (!o.has("model"))
       for (const char* k : {"heads", "ffn_hidden", "vocabulary"})
@@ -133,7 +135,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
   } else {
     for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "dropout", "overlap", "sequence_mix", "top_k",
                           "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers",
-                          "capacity_factor", "expert_imbalance"})
+                          "full_attention_frequency", "capacity_factor", "expert_imbalance"})
       if (o.has(k))
         fail(k,
              "describes a transformer's shape; give heads, ffn_hidden and vocabulary too, or name the "

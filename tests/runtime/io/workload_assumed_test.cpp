@@ -6,6 +6,7 @@
 #include <trinity/io.hpp>
 #include <trinity/workloads/registry.hpp>
 #include <trinity/model/named_shapes.hpp>
+#include <trinity/model/serving.hpp>
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/system.hpp>
 
@@ -142,23 +143,36 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
     // type names the kind, model the alternative to a shape, parameters follows from it, and sequence_mix is
     // a choice with no default length.
-    // A dense model: experts are the alternative to it, and the other expert keys describe a mixture it is not.
-    check_every_default_listed(
-        io::detail::training_keys, j, w.assumed,
-        {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
-         "moe_layer_frequency", "first_dense_layers", "capacity_factor", "expert_imbalance"});
+    // A dense model: experts are the alternative to it, and the other expert keys describe a mixture it is not;
+    // likewise a window is the alternative to full attention, and full_attention_frequency describes windows.
+    check_every_default_listed(io::detail::training_keys, j, w.assumed,
+                               {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden",
+                                "shared_experts", "moe_layer_frequency", "first_dense_layers", "capacity_factor",
+                                "expert_imbalance", "sliding_window", "full_attention_frequency"});
     CHECK(plan::describe(w.assumed).find("data_parallel 8") != std::string::npos);  // every device of the DGX
     CHECK(plan::describe(w.assumed).find("global_batch 8") != std::string::npos);   // batch 1 × 8 ranks
     CHECK(plan::describe(w.assumed).find("gated_mlp true") != std::string::npos);
     CHECK(plan::describe(w.assumed).find("precision \"mixed\"") != std::string::npos);
+  }
+  SECTION("training, with a sliding window") {
+    const auto j = io::parse(R"({"name": "a", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
+        "vocabulary": 1000, "sequence": 1024, "sliding_window": 256})",
+                             "w.json");
+    const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
+    check_every_default_listed(
+        io::detail::training_keys, j, w.assumed,
+        {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
+         "moe_layer_frequency", "first_dense_layers", "capacity_factor", "expert_imbalance"});
+    CHECK(plan::describe(w.assumed).find("full_attention_frequency 0") != std::string::npos);
   }
   SECTION("training, a mixture of experts") {
     const auto j = io::parse(R"({"name": "a", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
         "vocabulary": 1000, "sequence": 1024, "experts": 8, "top_k": 2})",
                              "w.json");
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
-    check_every_default_listed(io::detail::training_keys, j, w.assumed,
-                               {"type", "model", "parameters", "sequence_mix"});
+    check_every_default_listed(
+        io::detail::training_keys, j, w.assumed,
+        {"type", "model", "parameters", "sequence_mix", "sliding_window", "full_attention_frequency"});
     CHECK(plan::describe(w.assumed).find("moe_ffn_hidden 4096") != std::string::npos);
     CHECK(plan::describe(w.assumed).find("capacity_factor \"none (dropless)\"") != std::string::npos);
     CHECK(w.shape->experts == 8);
@@ -240,6 +254,41 @@ TEST_CASE("a layout lists the keys it left out with the values priced", "[io]") 
   CHECK(listed == std::set<std::string>{"vpp", "cp", "mbs", "recompute", "sp", "zero", "offload", "codec"});
   CHECK(plan::describe(a) ==
         "vpp 1, cp 1, mbs 1, recompute \"none\", sp \"off\", zero 0, offload \"off\", codec \"none\"");
+}
+
+TEST_CASE("sliding-window attention's keys are read by the training reader, and refused by field elsewhere", "[io]") {
+  const auto w = training(R"({"name": "a", )" + shape_13b +
+                          R"(, "sliding_window": 4096, "full_attention_frequency": 4, )" + rest + "}");
+  CHECK(w.shape->sliding_window == 4096);
+  CHECK(w.shape->full_attention_frequency == 4);
+  CHECK(model::windowed_layer_count(*w.shape) == 30);  // 10 of the 40 layers attend in full
+  // A window alone: every layer windowed, and said so.
+  const auto every = training(R"({"name": "a", )" + shape_13b + R"(, "sliding_window": 4096, )" + rest + "}");
+  CHECK(every.shape->full_attention_frequency == 0);
+  CHECK(model::windowed_layer_count(*every.shape) == 40);
+  CHECK(plan::describe(every.assumed).find("full_attention_frequency 0") != std::string::npos);
+  CHECK(error_of(R"({"name": "a", )" + shape_13b + R"(, "full_attention_frequency": 2, )" + rest + "}")
+            .starts_with("full_attention_frequency: describes sliding-window attention; give sliding_window too"));
+  CHECK(error_of(R"({"name": "a", )" + shape_13b + R"(, "sliding_window": 64, "full_attention_frequency": 1, )" + rest +
+                 "}")
+            .starts_with("full_attention_frequency: must be 0 (every layer windowed) or from 2 to the 40 layers"));
+  CHECK(error_of(R"({"name": "a", "model": "llama2-13b", "sliding_window": 4096, )" + rest + "}")
+            .starts_with("sliding_window: is part of the named model's shape"));
+  CHECK(error_of(R"({"name": "a", "layers": 40, "hidden": 5120, "sliding_window": 64, )" + rest + "}")
+            .starts_with("heads: missing"));
+  // The named GPT-OSS carries its window.
+  const auto oss = training(R"({"name": "a", "model": "gpt-oss-120b", )" + rest + "}");
+  CHECK(oss.shape->sliding_window == 128);
+  CHECK(model::windowed_layer_count(*oss.shape) == 18);
+  // The serving model does not count a window (it bounds the KV cache): its reader does not know the key.
+  const std::string serve = R"("prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "500ms", "tpot_slo": "30ms",
+      "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}, "hit_rate_bound": 0.37})";
+  CHECK(error_of(R"({"name": "s", "type": "llm-serve", )" + shape_13b + R"(, "sliding_window": 4096, )" + serve)
+            .starts_with("sliding_window: unknown key"));
+  model::serving_replica r;
+  r.shape = model::shapes::gpt_oss_120b;
+  r.shape.experts = r.shape.top_k = r.shape.moe_ffn_hidden = 0;  // dense, but still windowed
+  CHECK_THROWS_WITH(model::validate(r), Catch::StartsWith("sliding_window: is priced by the training step model only"));
 }
 
 TEST_CASE("a mixture of experts' keys are read, and refused by field where they cannot be", "[io][moe]") {

@@ -128,6 +128,51 @@ TEST_CASE("flash attention is priced as one fused causal kernel", "[model]") {
   CHECK(fused.attn_b.value() == Approx(2.5 * fused.attn_f.value()).epsilon(1e-12));
 }
 
+TEST_CASE("a sliding window's layers attend to s·w − w²/2 pairs, at the curve's rate for a sequence of 2w", "[model]") {
+  // Keys a query sees on average: s/2 in full, and with a window the pairs over the queries.
+  CHECK(causal_keys_per_query(8192, 0) == 4096);
+  CHECK(causal_keys_per_query(8192, 8192) == 4096);
+  CHECK(causal_keys_per_query(8192, 100000) == 4096);
+  CHECK(causal_keys_per_query(8192, 1024) == (8192.0 * 1024 - 1024.0 * 1024 / 2) / 8192);
+
+  const fused_attention_efficiency a{0.6, 400, 0.5, 700, 120};
+  const auto c = device(a);
+  parallel_layout l;
+  l.tp = 2;
+  l.dp = 1;
+  auto j = llama_like(true);
+  const auto full = layer(j, c, l);
+  j.shape.sliding_window = 1024;  // every layer windowed
+  const auto windowed = layer(j, c, l);
+  const double work = 4.0 * 16 * 8192 * (1024 - 1024.0 * 1024 / (2 * 8192)) * 128;
+  CHECK(windowed.attn_f.value() == Approx(work / (1e15 * a.forward_share(2048, 128))).epsilon(1e-12));
+  CHECK(windowed.attn_b.value() == Approx(2.5 * work / (1e15 * a.backward_share(2048, 128))).epsilon(1e-12));
+  CHECK(windowed.gemm_f == full.gemm_f);  // the projections do not change
+  CHECK(windowed.attn_f < full.attn_f);
+
+  // Every other layer full (GPT-OSS's pattern): the layers' mean.
+  j.shape.full_attention_frequency = 2;
+  CHECK(windowed_layer_count(j.shape) == 2);
+  const auto alternating = layer(j, c, l);
+  CHECK(alternating.attn_f.value() == Approx(0.5 * (full.attn_f + windowed.attn_f).value()).epsilon(1e-12));
+  CHECK(alternating.attn_b.value() == Approx(0.5 * (full.attn_b + windowed.attn_b).value()).epsilon(1e-12));
+
+  // A window as long as the sequence is no window.
+  j.shape.sliding_window = 8192;
+  j.shape.full_attention_frequency = 0;
+  CHECK(layer(j, c, l).attn_f.value() == Approx(full.attn_f.value()).epsilon(1e-12));
+
+  // Unfused attention computes every score and masks it, window or not; a fused kernel with no measured curve
+  // does the share of the GEMMs its queries attend to.
+  j.shape.sliding_window = 1024;
+  auto unfused = llama_like(false);
+  unfused.shape.sliding_window = 1024;
+  CHECK(layer(unfused, c, l).attn_f == layer(llama_like(false), c, l).attn_f);
+  const auto gemms = layer(llama_like(false), device({}), l);
+  CHECK(layer(j, device({}), l).attn_f.value() ==
+        Approx(gemms.attn_f.value() * causal_keys_per_query(8192, 1024) / 8192).epsilon(1e-12));
+}
+
 TEST_CASE("attention kernel files are read strictly", "[io]") {
   const auto bad = [](const std::string& text) { return io::read_attention_kernels(io::parse(text, "k.json")); };
   const std::string head = R"({"sources": {"s": "a paper"}, "kernels": [{"name": "k", "device": "d", "source": )";
