@@ -155,7 +155,8 @@ inline std::vector<std::vector<std::uint8_t>> reader_seed_inputs(std::string_vie
                   "docs/examples/video-dit-train.json", "docs/examples/llama3-8b-chat.json",
                   "docs/examples/doorbell-detector.json", "docs/examples/my-diffusion.json",
                   "docs/examples/traced-diffusion.json", "docs/examples/t2v-curation.json",
-                  "docs/examples/wan22-t2v-hetero.json", "docs/examples/llm-13b.json"});
+                  "docs/examples/wan22-t2v-hetero.json", "docs/examples/llm-13b.json",
+                  "docs/examples/qwen3-30b-a3b-fp8-train.json", "docs/examples/gpt-oss-120b-train.json"});
   if (target == "reader_topology")
     return files({"tests/cli/hostile/topology.json", "tests/cli/cascaded_cxl2.json", "tests/cli/cascaded_cxl3.json"});
   if (target == "reader_profile") return files({"tests/cli/profile.json", "tests/cli/hostile/profile.json"});
