@@ -69,7 +69,11 @@ inline constexpr key run_shape_keys[] = {{"layers", required},
                                          {"moe_layer_frequency"},
                                          {"first_dense_layers"},
                                          {"sliding_window"},
-                                         {"full_attention_frequency"}};
+                                         {"full_attention_frequency"},
+                                         {"kv_lora_rank"},
+                                         {"q_lora_rank"},
+                                         {"rope_head_dim"},
+                                         {"v_head_dim"}};
 inline constexpr key published_keys[] = {{"tflops_per_gpu"}, {"flops"}, {"iteration_s"}, {"tokens_per_second_per_gpu"}};
 inline constexpr std::string_view roles[] = {"fit", "held-out"};
 inline constexpr std::string_view flop_counts[] = {"narayanan-eq3", "model"};

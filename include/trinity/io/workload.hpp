@@ -66,8 +66,9 @@ inline model::power_law read_power_law(const object& o, const char* what) {
 // A mixture of experts' keys, where the object has them (a reader whose keys leave them out refuses them as
 // unknown): experts, top_k (required with experts), moe_ffn_hidden, shared_experts, moe_layer_frequency,
 // first_dense_layers.
-inline constexpr std::string_view shape_extras[] = {"gated_mlp", "head_dim", "sliding_window",
-                                                    "full_attention_frequency"};
+inline constexpr std::string_view shape_extras[] = {
+    "gated_mlp",    "head_dim",    "sliding_window", "full_attention_frequency",
+    "kv_lora_rank", "q_lora_rank", "rope_head_dim",  "v_head_dim"};
 inline constexpr std::string_view expert_keys[] = {
     "experts", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers"};
 inline void read_experts(const object& o, model::transformer_shape& m, plan::assumptions* assumed) {
@@ -95,6 +96,27 @@ inline void read_experts(const object& o, model::transformer_shape& m, plan::ass
     m.first_dense_layers = o.count("first_dense_layers", 100'000);
   else if (assumed)
     plan::assume(*assumed, o.path("first_dense_layers"), 0);  // the first layer a mixture too
+}
+
+// Multi-head latent attention's keys, where the object has them (only the training readers list them: the
+// serving model's KV cache is not a latent one): kv_lora_rank turns it on; q_lora_rank, rope_head_dim and
+// v_head_dim default to 0, 0 and head_dim.
+inline void read_latent_attention(const object& o, model::transformer_shape& m, plan::assumptions* assumed) {
+  static constexpr std::string_view rest[] = {"q_lora_rank", "rope_head_dim", "v_head_dim"};
+  if (!o.has("kv_lora_rank")) {
+    for (const auto k : rest)
+      if (o.has(k)) fail(o.path(k), "describes multi-head latent attention; give kv_lora_rank too, or leave it out");
+    return;
+  }
+  m.kv_lora_rank = o.count("kv_lora_rank", 1'000'000);
+  if (m.kv_lora_rank == 0) fail(o.path("kv_lora_rank"), "must be at least 1 (leave it out for standard attention)");
+  std::size_t* fields[] = {&m.q_lora_rank, &m.rope_head_dim, &m.v_head_dim};
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (o.has(rest[i]))
+      *fields[i] = o.count(rest[i], 1'000'000);
+    else if (assumed)
+      plan::assume(*assumed, o.path(rest[i]), i == 2 ? static_cast<std::size_t>(m.head_dim()) : 0);
+  }
 }
 
 // "\"llama2-7b\", \"llama2-13b\", ... or \"gpt3-175b\"": the named shapes, for a refusal.
@@ -143,6 +165,7 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
     m.full_attention_frequency = o.count("full_attention_frequency", 100'000);
   else if (assumed && m.sliding_window > 0)
     plan::assume(*assumed, o.path("full_attention_frequency"), 0);  // every layer windowed
+  read_latent_attention(o, m, assumed);
   read_experts(o, m, assumed);
   if (assumed) {
     if (!o.has("kv_heads")) plan::assume(*assumed, o.path("kv_heads"), m.kv_heads);

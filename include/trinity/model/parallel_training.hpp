@@ -58,6 +58,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <trinity/error.hpp>
 #include <trinity/model/collectives.hpp>
@@ -84,19 +85,25 @@ inline double layer_activation_bytes(const training_job& j, double s_local, doub
                                      recomputation r) {
   const auto& m = j.shape;
   const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
-  const double hq = static_cast<double>(m.heads) * m.head_dim(), kv = static_cast<double>(m.kv_heads) * m.head_dim();
+  const double a = static_cast<double>(m.heads);
+  // The attention core's queries, keys and values a token (every head's, latent attention's up-projected).
+  const double kv = m.mla() ? 0.0 : static_cast<double>(m.kv_heads) * m.head_dim();
+  const double q = a * m.query_key_dim(), k = m.mla() ? q : kv, v = m.mla() ? a * m.value_dim() : kv;
   const double sb = s_local * b;
   const double split = sp ? t : 1.0;  // what sequence parallelism splits: the norms, dropouts and their inputs
   if (r == recomputation::full) return 2.0 * sb * h / split;
   const double masks = j.dropout ? 2.0 * h : 0.0;  // after the projection and after the MLP
   const double linear_in = j.fp8 ? 1.0 : 2.0;      // a GEMM's input as kept: its fp8 cast under fp8
-  // The two norms' inputs, QKV's and fc1's inputs.
+  // The two norms' inputs, QKV's (or the down-projections') and fc1's inputs.
   const double replicated = 2.0 * h + linear_in * h + 2.0 * h + linear_in * h + masks;
   const double act_in = (m.gated_mlp ? 2.0 : 1.0) * f;  // the activation function's input(s)
   // Q, K, V (the attention core's, 16-bit); the projection's input; the activation's; fc2's input.
-  const double divided = 2.0 * (hq + 2.0 * kv) + linear_in * hq + 2.0 * act_in + linear_in * f;
-  const double norm_stats = 16.0;
-  double bytes = sb * (replicated / split + divided / t + norm_stats / split);
+  const double divided = 2.0 * (q + k + v) + linear_in * a * m.value_dim() + 2.0 * act_in + linear_in * f;
+  // Latent attention's latents, which every tensor-parallel rank computes whole: their norms' inputs and the
+  // up-projections' inputs.
+  const double latents = static_cast<double>(m.q_lora_rank + m.kv_lora_rank) * (2.0 + linear_in);
+  const double norm_stats = m.mla() ? 24.0 : 16.0;  // two more norms' mean and variance under latent attention
+  double bytes = sb * (replicated / split + divided / t + latents + norm_stats / split);
   if (r == recomputation::none && !j.flash_attention) {
     const double heads = static_cast<double>(m.heads);
     // The softmax's output (2 bytes), and with dropout its mask (1) and the dropped probabilities (2).
@@ -303,7 +310,9 @@ inline std::pair<seconds, seconds> attention_core(const training_job& j, const t
   const auto& m = j.shape;
   const double t = static_cast<double>(l.tp), b = static_cast<double>(l.micro_batch);
   const double s = static_cast<double>(j.sequence), s_local = s / static_cast<double>(l.cp);
-  const double d_head = m.head_dim(), heads = static_cast<double>(m.heads) / t;
+  // A query-key pair's width and a value's (one under standard attention); the kernel's rate at their mean.
+  const double d_qk = m.query_key_dim(), d_v = m.value_dim(), d_head = (d_qk + d_v) / 2.0;
+  const double heads = static_cast<double>(m.heads) / t;
   if (j.flash_attention && c.attention.measured()) {
     // One fused kernel: its s_local queries see `keys` keys on average (context parallelism's chunks are
     // balanced so), and the backward pass does 2.5 times the forward's work.
@@ -311,12 +320,45 @@ inline std::pair<seconds, seconds> attention_core(const training_job& j, const t
     return {seconds{work / (c.peak.value() * c.attention.forward_share(walk, d_head))},
             seconds{attention_backward_ratio * work / (c.peak.value() * c.attention.backward_share(walk, d_head))}};
   }
-  // The attention core as batched GEMMs of (s_local × d)·(d × s) and (s_local × s)·(s × d), heads/t · b of each:
+  // The attention core as batched GEMMs of (s_local × d)·(d × s) and (s_local × s)·(s × d_v), heads/t · b of each:
   // unfused, every score is computed and then masked, window or not; a fused kernel with no measured curve does
   // the share of them its queries attend to (the causal half in full), backward 2.5 times forward.
-  seconds f = b * heads * (gemm_time(c, s_local, s, d_head) + gemm_time(c, s_local, d_head, s));
+  seconds f = b * heads * (gemm_time(c, s_local, s, d_qk) + gemm_time(c, s_local, d_v, s));
   if (j.flash_attention) f = (keys / s) * f;
   return {f, (j.flash_attention ? attention_backward_ratio : 2.0) * f};
+}
+}  // namespace detail
+
+namespace detail {
+//! A GEMM of m rows, n outputs and k inputs.
+struct gemm_shape {
+  double m = 0, n = 0, k = 0;
+};
+
+//! The attention's projections on one of t tensor-parallel ranks, for T tokens: the fused QKV (KV heads copied
+//! past t = kv_heads) and the output. Under latent attention: the queries' down- and up-projections (or one
+//! from hidden), the keys' and values' down-projection with the shared rotary part, their up-projection, the
+//! output; Megatron-Core runs the down-projections whole on every tensor-parallel rank, over its 1/t of the
+//! sequence under sequence parallelism (T/split rows), and gathers the latents.
+inline std::vector<gemm_shape> attention_gemms(const transformer_shape& m, double T, double t, double split) {
+  const double h = static_cast<double>(m.hidden), a = static_cast<double>(m.heads);
+  if (!m.mla()) {
+    const double hq = a * m.head_dim(), kv = static_cast<double>(m.kv_heads) * m.head_dim();
+    const double kv_local = kv / std::min(t, static_cast<double>(m.kv_heads));
+    return {{T, hq / t + 2 * kv_local, h}, {T, h, hq / t}};
+  }
+  const double qr = static_cast<double>(m.q_lora_rank), kvr = static_cast<double>(m.kv_lora_rank);
+  std::vector<gemm_shape> g;
+  if (qr > 0) {
+    g.push_back({T / split, qr, h});
+    g.push_back({T, a * m.query_key_dim() / t, qr});
+  } else {
+    g.push_back({T, a * m.query_key_dim() / t, h});
+  }
+  g.push_back({T / split, kvr + static_cast<double>(m.rope_head_dim), h});
+  g.push_back({T, a * (m.head_dim() + m.value_dim()) / t, kvr});
+  g.push_back({T, h, a * m.value_dim() / t});
+  return g;
 }
 }  // namespace detail
 
@@ -327,16 +369,23 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   const double t = static_cast<double>(l.tp), cp = static_cast<double>(l.cp), b = static_cast<double>(l.micro_batch);
   const double s = static_cast<double>(j.sequence), s_local = s / cp;
   const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
-  const double hq = static_cast<double>(m.heads) * m.head_dim(), kv = static_cast<double>(m.kv_heads) * m.head_dim();
   const double T = b * s_local;
   layer_cost x;
   const double up = (m.gated_mlp ? 2.0 : 1.0) * f / t;
-  const double kv_local = kv / std::min(t, static_cast<double>(m.kv_heads));  // KV heads are copied past tp = kv_heads
-  // Attention's two GEMMs, then the dense MLP's two (an MoE layer's block replaces them below).
-  const double shapes[4][3] = {{T, hq / t + 2 * kv_local, h}, {T, h, hq / t}, {T, up, h}, {T, h, f / t}};
-  for (std::size_t g = 0; g < (moe ? 2u : 4u); ++g) {
-    x.gemm_f += detail::gemm_time(c, shapes[g][0], shapes[g][1], shapes[g][2], j.fp8);
-    x.gemm_b += detail::gemm_bwd(c, shapes[g][0], shapes[g][1], shapes[g][2], j.fp8);
+  // Attention's GEMMs, then the dense MLP's two (an MoE layer's block replaces them below). Under fp8 each
+  // GEMM's input is cast forward, and its output's gradient backward: cast_in and cast_out elements.
+  auto gemms = detail::attention_gemms(m, T, t, l.sequence_parallel ? t : 1.0);
+  const std::size_t attention = gemms.size();
+  gemms.push_back({T, up, h});
+  gemms.push_back({T, h, f / t});
+  double cast_in = 0, cast_out = 0;
+  for (std::size_t i = 0; i < gemms.size(); ++i) {
+    const auto& g = gemms[i];
+    cast_in += g.m * g.k;
+    cast_out += g.m * g.n;
+    if (moe && i >= attention) continue;
+    x.gemm_f += detail::gemm_time(c, g.m, g.n, g.k, j.fp8);
+    x.gemm_b += detail::gemm_bwd(c, g.m, g.n, g.k, j.fp8);
   }
   // The attention core, its layers' average where some attend through a window (model/transformer.hpp).
   const auto [attn_f, attn_b] = detail::attention_core(j, c, l, causal_keys_per_query(s, 0.0), s_local);
@@ -361,11 +410,10 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   double traffic =
       j.fp8 ? layer_activation_bytes(bf16, s_local, s, b, t, l.sequence_parallel, recomputation::none) : x.kept;
   if (j.fp8) {
-    // Casts to fp8, each reading 2 bytes and writing 1 an element: forward, the four GEMMs' inputs; backward,
-    // the gradients of their outputs.
-    const double in = 2.0 * h + hq / t + f / t, out = hq / t + 2.0 * kv_local + h + up + h;
-    x.elem_f += seconds{3.0 * T * in / c.memory_bandwidth.value()};
-    x.elem_b += seconds{3.0 * T * out / c.memory_bandwidth.value()};
+    // Casts to fp8, each reading 2 bytes and writing 1 an element: forward, the GEMMs' inputs; backward, the
+    // gradients of their outputs.
+    x.elem_f += seconds{3.0 * cast_in / c.memory_bandwidth.value()};
+    x.elem_b += seconds{3.0 * cast_out / c.memory_bandwidth.value()};
   }
   if (moe) detail::replace_mlp(x, j, c, l, T, traffic);
   const seconds elementwise{kappa * traffic / c.memory_bandwidth.value()};
@@ -380,7 +428,10 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   // Context parallelism: K and V chunks around the ring, c − 1 hops forward; backward c − 1 hops of K, V, dK
   // and dV, then dK and dV home: 2(c − 1) + 1 chunks' worth (parallel/context_parallel.hpp's ring),
   // hidden behind the attention core where shorter.
-  x.kv_chunk = bytes{T * 2.0 * kv_local * 2.0};
+  const double kv_width =
+      m.mla() ? static_cast<double>(m.heads) * (m.query_key_dim() + m.value_dim()) / t
+              : 2.0 * static_cast<double>(m.kv_heads) * m.head_dim() / std::min(t, static_cast<double>(m.kv_heads));
+  x.kv_chunk = bytes{T * kv_width * 2.0};
   const auto& cp_link = detail::level(c, span(l, layout_group::context));
   const seconds hop = cp_link.latency + x.kv_chunk / cp_link.bandwidth;
   const seconds ring_f = l.cp > 1 ? (cp - 1.0) * hop : seconds{};

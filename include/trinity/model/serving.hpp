@@ -95,6 +95,10 @@ inline void validate(const serving_replica& r) {
                            "is priced by the training step model only: a window bounds the KV cache and the "
                            "attention a decode step reads, which the serving model does not count. Fix: a model "
                            "with full attention");
+  trinity::detail::require(!r.shape.mla(), "kv_lora_rank",
+                           "is priced by the training step model only: latent attention caches one latent a "
+                           "token, which the serving model's KV cache does not count. Fix: a model with standard "
+                           "attention");
   const std::size_t t = r.tensor_parallel;
   trinity::detail::require(t >= 1 && r.shape.heads % t == 0 && r.shape.kv_heads % t == 0, "tensor_parallel",
                            "must divide the heads (" + std::to_string(r.shape.heads) + ") and the KV heads (" +

@@ -6,10 +6,12 @@
 //!    h·(a·d + 2·g·d) + a·d·h (queries, keys and values for a query heads and
 //!    g KV heads of width d, the output; a·d = h unless head_dim says otherwise), the MLP (3·h·f gated as SwiGLU, 2·h·f
 //!    otherwise) and two norms of h; the embedding V·h, and V·h more when the output layer is untied; a final norm.
-//!    Biases are left out (Llama has none). A mixture of experts (Shazeer et al. 2017; Mixtral, Jiang et al. 2024)
-//!    replaces the MLP of every moe_layer_frequency-th layer (Megatron-LM's --moe-layer-freq) with a router of
-//!    h·E weights, E experts and any shared experts, each an MLP of width moe_ffn_hidden; a token runs top_k of
-//!    the experts and every shared one, so its FLOPs follow the active weights and the memory the total.
+//!    Biases are left out (Llama has none). Multi-head latent attention (DeepSeek-V2, V3) replaces the QKV
+//!    projection with down-projections to latents and up-projections per head (attention_parameters). A mixture of
+//!    experts (Shazeer et al. 2017; Mixtral, Jiang et al. 2024) replaces the MLP of every moe_layer_frequency-th layer
+//!    (Megatron-LM's --moe-layer-freq) with a router of h·E weights, E experts and any shared experts, each an MLP of
+//!    width moe_ffn_hidden; a token runs top_k of the experts and every shared one, so its FLOPs follow the active
+//!    weights and the memory the total.
 //!  - forward FLOPs: 2 per weight per token for the matrix multiplies, plus
 //!    the attention term 4·h_q per layer per token per position it attends
 //!    to (QK^T and the weighted sum of V; h_q = heads·d).
@@ -60,8 +62,14 @@ struct transformer_shape {
   //! positions (0: every position before it), in every layer but each full_attention_frequency-th (Megatron-LM's
   //! --window-attn-skip-freq: 2 alternates windowed and full layers, as GPT-OSS does; 0: every layer windowed).
   std::size_t sliding_window = 0, full_attention_frequency = 0;
+  //! Multi-head latent attention (DeepSeek-V2's and V3's, Kimi K2's; 0: standard attention): keys and values
+  //! projected down to kv_lora_rank values a token and up again per head, queries likewise through q_lora_rank
+  //! (0: straight from hidden); each query and key head head_dim wide plus rope_head_dim rotary positions (the
+  //! keys' computed once from hidden and shared by every head), each value head v_head_dim wide (0: head_dim).
+  std::size_t kv_lora_rank = 0, q_lora_rank = 0, rope_head_dim = 0, v_head_dim = 0;
 
   [[nodiscard]] bool moe() const noexcept { return experts > 0; }
+  [[nodiscard]] bool mla() const noexcept { return kv_lora_rank > 0; }
   //! An expert's MLP width.
   [[nodiscard]] double expert_ffn() const noexcept {
     return static_cast<double>(moe_ffn_hidden ? moe_ffn_hidden : ffn_hidden);
@@ -70,6 +78,9 @@ struct transformer_shape {
   [[nodiscard]] double head_dim() const noexcept {
     return head_size ? static_cast<double>(head_size) : static_cast<double>(hidden) / static_cast<double>(heads);
   }
+  //! A query's (and a key's) width per head, and a value's: head_dim for both unless latent attention says.
+  [[nodiscard]] double query_key_dim() const noexcept { return head_dim() + static_cast<double>(rope_head_dim); }
+  [[nodiscard]] double value_dim() const noexcept { return v_head_dim ? static_cast<double>(v_head_dim) : head_dim(); }
   friend bool operator==(const transformer_shape&, const transformer_shape&) = default;
 };
 
@@ -85,6 +96,18 @@ inline void validate(const transformer_shape& m) {
       m.kv_heads >= 1 && m.heads % m.kv_heads == 0, "kv_heads",
       "must divide heads (" + std::to_string(m.heads) + "): each KV head serves whole query heads");
   trinity::detail::require(m.vocabulary >= 1, "vocabulary", "must be at least 1");
+  if (!m.mla()) {
+    for (const auto& [value, key] :
+         {std::pair{m.q_lora_rank, "q_lora_rank"}, std::pair{m.rope_head_dim, "rope_head_dim"},
+          std::pair{m.v_head_dim, "v_head_dim"}})
+      trinity::detail::require(value == 0, key,
+                               "describes multi-head latent attention; give kv_lora_rank too, or leave it out");
+  } else {
+    trinity::detail::require(m.kv_heads == m.heads, "kv_heads",
+                             "must equal heads (" + std::to_string(m.heads) +
+                                 ") under latent attention: every head has its own keys and values, "
+                                 "up-projected from the shared latent");
+  }
   if (m.sliding_window == 0)
     trinity::detail::require(m.full_attention_frequency == 0, "full_attention_frequency",
                              "describes sliding-window attention; give sliding_window too, or leave it out");
@@ -138,9 +161,23 @@ inline double causal_keys_per_query(double sequence, double window) {
 
 //! Weights of one layer's attention: the query, key, value and output projections.
 inline double attention_parameters(const transformer_shape& m) {
-  const double h = static_cast<double>(m.hidden);
-  const double hq = static_cast<double>(m.heads) * m.head_dim(), kv = static_cast<double>(m.kv_heads) * m.head_dim();
+  const double h = static_cast<double>(m.hidden), a = static_cast<double>(m.heads);
+  if (m.mla()) {
+    // Queries (down and up, or straight), the keys' and values' latent and shared rotary part, their
+    // up-projection, the output; the two latent norms (q_lora_rank + kv_lora_rank weights) are left out.
+    const double qr = static_cast<double>(m.q_lora_rank), kvr = static_cast<double>(m.kv_lora_rank);
+    const double queries = qr > 0 ? h * qr + qr * a * m.query_key_dim() : h * a * m.query_key_dim();
+    return queries + h * (kvr + static_cast<double>(m.rope_head_dim)) + kvr * a * (m.head_dim() + m.value_dim()) +
+           a * m.value_dim() * h;
+  }
+  const double hq = a * m.head_dim(), kv = static_cast<double>(m.kv_heads) * m.head_dim();
   return h * (hq + 2.0 * kv) + hq * h;
+}
+
+//! The attention core's width a token: heads × the mean of the query-key and value widths (heads × head_dim
+//! without latent attention), so 4 × it FLOPs a query-key pair (QKᵀ and the weighted sum of V).
+inline double attention_core_width(const transformer_shape& m) {
+  return static_cast<double>(m.heads) * (m.query_key_dim() + m.value_dim()) / 2.0;
 }
 
 //! Weights of one MLP of width f: SwiGLU's three matrices, or two.
@@ -190,7 +227,7 @@ inline double active_parameters(const transformer_shape& m) {
 //! token, a share 1/(l·(12h/V + …)) of the total, under 1% for Llama-3-70B).
 inline flops forward_flops(const transformer_shape& m, double tokens, double past = 0) {
   const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary);
-  const double hq = static_cast<double>(m.heads) * m.head_dim();
+  const double hq = attention_core_width(m);
   const double weights = layers_parameters(m, true) - 2.0 * h * static_cast<double>(m.layers) + v * h;  // matmuls'
   const double attended = tokens * past + tokens * (tokens + 1.0) / 2.0;  // Σ_{i=1..tokens} (past + i)
   return flops{2.0 * weights * tokens + 4.0 * hq * static_cast<double>(m.layers) * attended};
@@ -210,7 +247,7 @@ inline const char* to_string(recomputation r) {
 inline flops training_flops(const transformer_shape& m, double batch, double sequence, recomputation r) {
   const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary),
                l = static_cast<double>(m.layers);
-  const double hq = static_cast<double>(m.heads) * m.head_dim();
+  const double hq = attention_core_width(m);
   const double tokens = batch * sequence;
   const double matmul = 2.0 * (layers_parameters(m, true) - 2.0 * l * h) * tokens;  // one forward pass, active
   const double attention = 4.0 * hq * l * sequence * tokens;  // one forward pass, s² per sequence

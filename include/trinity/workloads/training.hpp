@@ -61,6 +61,10 @@ inline constexpr key training_keys[] = {{"name", required},
                                         {"first_dense_layers"},
                                         {"sliding_window"},
                                         {"full_attention_frequency"},
+                                        {"kv_lora_rank"},
+                                        {"q_lora_rank"},
+                                        {"rope_head_dim"},
+                                        {"v_head_dim"},
                                         {"capacity_factor"},
                                         {"expert_imbalance"},
                                         {"sequence_mix"}};
@@ -120,7 +124,8 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
   o.get("error_budget", w.error_budget, assumed);
   // The transformer's shape, for the parallel step model: named, or heads, ffn_hidden and vocabulary together.
   const bool shaped = o.has("model") || o.has("heads") || o.has("ffn_hidden") || o.has("vocabulary") ||
-                      o.has("kv_heads") || o.has("head_dim") || o.has("experts") || o.has("sliding_window");
+                      o.has("kv_heads") || o.has("head_dim") || o.has("experts") || o.has("sliding_window") ||
+                      o.has("kv_lora_rank");
   if (shaped) {
     if (!o.has("model"))
       for (const char* k : {"heads", "ffn_hidden", "vocabulary"})
@@ -133,9 +138,10 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     w.hidden = w.shape->hidden;
     w.parameters = shape_parameters(o, *w.shape);
   } else {
-    for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "dropout", "overlap", "sequence_mix", "top_k",
-                          "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers",
-                          "full_attention_frequency", "capacity_factor", "expert_imbalance"})
+    for (const char* k :
+         {"gated_mlp", "global_batch", "flash_attention", "dropout", "overlap", "sequence_mix", "top_k",
+          "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers", "full_attention_frequency",
+          "q_lora_rank", "rope_head_dim", "v_head_dim", "capacity_factor", "expert_imbalance"})
       if (o.has(k))
         fail(k,
              "describes a transformer's shape; give heads, ffn_hidden and vocabulary too, or name the "

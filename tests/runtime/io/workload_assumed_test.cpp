@@ -145,10 +145,11 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     // a choice with no default length.
     // A dense model: experts are the alternative to it, and the other expert keys describe a mixture it is not;
     // likewise a window is the alternative to full attention, and full_attention_frequency describes windows.
-    check_every_default_listed(io::detail::training_keys, j, w.assumed,
-                               {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden",
-                                "shared_experts", "moe_layer_frequency", "first_dense_layers", "capacity_factor",
-                                "expert_imbalance", "sliding_window", "full_attention_frequency"});
+    check_every_default_listed(
+        io::detail::training_keys, j, w.assumed,
+        {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
+         "moe_layer_frequency", "first_dense_layers", "capacity_factor", "expert_imbalance", "sliding_window",
+         "full_attention_frequency", "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim"});
     CHECK(plan::describe(w.assumed).find("data_parallel 8") != std::string::npos);  // every device of the DGX
     CHECK(plan::describe(w.assumed).find("global_batch 8") != std::string::npos);   // batch 1 × 8 ranks
     CHECK(plan::describe(w.assumed).find("gated_mlp true") != std::string::npos);
@@ -159,10 +160,10 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
         "vocabulary": 1000, "sequence": 1024, "sliding_window": 256})",
                              "w.json");
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
-    check_every_default_listed(
-        io::detail::training_keys, j, w.assumed,
-        {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
-         "moe_layer_frequency", "first_dense_layers", "capacity_factor", "expert_imbalance"});
+    check_every_default_listed(io::detail::training_keys, j, w.assumed,
+                               {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden",
+                                "shared_experts", "moe_layer_frequency", "first_dense_layers", "capacity_factor",
+                                "expert_imbalance", "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim"});
     CHECK(plan::describe(w.assumed).find("full_attention_frequency 0") != std::string::npos);
   }
   SECTION("training, a mixture of experts") {
@@ -172,7 +173,8 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
     check_every_default_listed(
         io::detail::training_keys, j, w.assumed,
-        {"type", "model", "parameters", "sequence_mix", "sliding_window", "full_attention_frequency"});
+        {"type", "model", "parameters", "sequence_mix", "sliding_window", "full_attention_frequency", "kv_lora_rank",
+         "q_lora_rank", "rope_head_dim", "v_head_dim"});
     CHECK(plan::describe(w.assumed).find("moe_ffn_hidden 4096") != std::string::npos);
     CHECK(plan::describe(w.assumed).find("capacity_factor \"none (dropless)\"") != std::string::npos);
     CHECK(w.shape->experts == 8);
@@ -289,6 +291,36 @@ TEST_CASE("sliding-window attention's keys are read by the training reader, and 
   r.shape = model::shapes::gpt_oss_120b;
   r.shape.experts = r.shape.top_k = r.shape.moe_ffn_hidden = 0;  // dense, but still windowed
   CHECK_THROWS_WITH(model::validate(r), Catch::StartsWith("sliding_window: is priced by the training step model only"));
+}
+
+TEST_CASE("latent attention's keys are read by the training reader, and refused by field elsewhere", "[io]") {
+  const std::string mla = R"("layers": 4, "hidden": 7168, "ffn_hidden": 18432, "heads": 128, "head_dim": 128,
+      "vocabulary": 129280, "kv_lora_rank": 512)";
+  const auto w = training(R"({"name": "a", )" + mla + R"(, "q_lora_rank": 1536, "rope_head_dim": 64, )" + rest + "}");
+  CHECK(w.shape->kv_lora_rank == 512);
+  CHECK(w.shape->q_lora_rank == 1536);
+  CHECK(w.shape->rope_head_dim == 64);
+  CHECK(w.shape->value_dim() == 128);
+  CHECK(w.parameters == model::parameters(*w.shape));
+  // What it leaves out is said: v_head_dim as head_dim.
+  CHECK(plan::describe(w.assumed).find("v_head_dim 128") != std::string::npos);
+  const auto plain = training(R"({"name": "a", )" + mla + ", " + rest + "}");
+  CHECK(plan::describe(plain.assumed).find("q_lora_rank 0, rope_head_dim 0, v_head_dim 128") != std::string::npos);
+  CHECK(error_of(R"({"name": "a", )" + shape_13b + R"(, "q_lora_rank": 1536, )" + rest + "}")
+            .starts_with("q_lora_rank: describes multi-head latent attention; give kv_lora_rank too"));
+  CHECK(error_of(R"({"name": "a", )" + mla + R"(, "kv_heads": 8, )" + rest + "}")
+            .starts_with("kv_heads: must equal heads (128) under latent attention"));
+  CHECK(error_of(R"({"name": "a", "model": "deepseek-v3", "kv_lora_rank": 256, )" + rest + "}")
+            .starts_with("kv_lora_rank: is part of the named model's shape"));
+  CHECK(training(R"({"name": "a", "model": "deepseek-v3", )" + rest + "}").shape->kv_lora_rank == 512);
+  const std::string serve = R"("prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "500ms", "tpot_slo": "30ms",
+      "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}, "hit_rate_bound": 0.37})";
+  CHECK(
+      error_of(R"({"name": "s", "type": "llm-serve", )" + mla + ", " + serve).starts_with("kv_lora_rank: unknown key"));
+  model::serving_replica r;
+  r.shape = model::shapes::deepseek_v3;
+  r.shape.experts = r.shape.top_k = r.shape.moe_ffn_hidden = r.shape.shared_experts = r.shape.first_dense_layers = 0;
+  CHECK_THROWS_WITH(model::validate(r), Catch::StartsWith("kv_lora_rank: is priced by the training step model only"));
 }
 
 TEST_CASE("a mixture of experts' keys are read, and refused by field where they cannot be", "[io][moe]") {

@@ -2,6 +2,7 @@
 
 #include <trinity/io/attention_kernels.hpp>
 #include <trinity/model/fused_attention.hpp>
+#include <trinity/model/named_shapes.hpp>
 #include <trinity/model/parallel_training.hpp>
 #include <trinity/plan/system.hpp>
 
@@ -171,6 +172,49 @@ TEST_CASE("a sliding window's layers attend to s·w − w²/2 pairs, at the curv
   const auto gemms = layer(llama_like(false), device({}), l);
   CHECK(layer(j, device({}), l).attn_f.value() ==
         Approx(gemms.attn_f.value() * causal_keys_per_query(8192, 1024) / 8192).epsilon(1e-12));
+}
+
+TEST_CASE("a latent-attention layer: its five projections, its core at the mean head width, its latents kept",
+          "[model]") {
+  const fused_attention_efficiency a{0.6, 400, 0.5, 700, 120};
+  const auto c = device(a);
+  training_job j;
+  j.shape = shapes::deepseek_v3;
+  j.shape.experts = j.shape.top_k = j.shape.moe_ffn_hidden = j.shape.shared_experts = 0;  // its dense layers
+  j.shape.first_dense_layers = 0;
+  j.sequence = 4096;
+  j.global_batch = 8;
+  j.flash_attention = true;
+  j.dropout = false;
+  parallel_layout l;
+  l.tp = 2;
+  l.dp = 1;
+  l.sequence_parallel = true;
+  const auto x = layer(j, c, l);
+  const double T = 4096, h = 7168, f = 18432, t = 2;
+  // The down-projections run whole over the rank's T/t tokens (sequence parallel); the rest split by heads.
+  const double gemms[7][3] = {
+      {T / t, 1536, h},      {T, 128 * 192 / t, 1536}, {T / t, 512 + 64, h}, {T, 128 * 256 / t, 512},
+      {T, h, 128 * 128 / t}, {T, 2 * f / t, h},        {T, h, f / t}};
+  double forward = 0, backward = 0;
+  for (const auto& g : gemms) {
+    forward += model::detail::gemm_time(c, g[0], g[1], g[2]).value();
+    backward += model::detail::gemm_bwd(c, g[0], g[1], g[2]).value();
+  }
+  CHECK(x.gemm_f.value() == Approx(forward).epsilon(1e-12));
+  CHECK(x.gemm_b.value() == Approx(backward).epsilon(1e-12));
+  // The core: 64 heads a rank, s/2 keys a query, 192 wide for QKᵀ and 128 for P·V: the kernel at 160.
+  const double work = 4.0 * 64 * 4096 * 2048 * 160;
+  CHECK(x.attn_f.value() == Approx(work / (1e15 * a.forward_share(4096, 160))).epsilon(1e-12));
+  // Kept: the norms' and the down-projections' and fc1's inputs (split by sp), Q and K of 128 × 192 and V of
+  // 128 × 128 and the output's input (split by t), the latents whole, and four norms' statistics.
+  const double replicated = 2 * h + 2 * h + 2 * h + 2 * h,
+               divided = 2 * (128 * 192 * 2 + 128 * 128) + 2 * 128 * 128 + 2 * 2 * f + 2 * f;
+  const double latents = (1536 + 512) * 4.0;
+  CHECK(x.kept == Approx(T * (replicated / t + divided / t + latents + 24 / t)).epsilon(1e-12));
+  // Context parallelism passes every head's keys (192) and values (128), the rank's half of the heads.
+  l.cp = 2;
+  CHECK(layer(j, c, l).kv_chunk.value() == Approx(2048 * 128 * (192 + 128) / 2 * 2.0).epsilon(1e-12));
 }
 
 TEST_CASE("attention kernel files are read strictly", "[io]") {

@@ -3,6 +3,7 @@
 // cache per token and the pipeline bubble.
 #include <catch2/catch.hpp>
 
+#include <trinity/model/named_shapes.hpp>
 #include <trinity/model/transformer.hpp>
 
 using namespace trinity;
@@ -96,4 +97,32 @@ TEST_CASE("a shape whose heads are not the hidden size counts its projections at
   CHECK(model::layer_parameters(plain) == h * (h + 2 * 8 * 80) + h * h + 3 * h * f + 2 * h);
   plain.heads = 48;
   CHECK_THROWS_WITH(model::validate(plain), Catch::Contains("or give head_dim"));
+}
+
+TEST_CASE("latent attention counts its down- and up-projections: DeepSeek-V3's 671B", "[model]") {
+  const auto& m = model::shapes::deepseek_v3;
+  model::validate(m);
+  CHECK(m.mla());
+  CHECK(m.query_key_dim() == 192);
+  CHECK(m.value_dim() == 128);
+  // Queries 7168 → 1536 → 128 × 192; keys and values 7168 → 512 + 64 rotary, 512 → 128 × (128 + 128); the
+  // output 128 × 128 → 7168.
+  const double h = 7168, a = 128;
+  CHECK(model::attention_parameters(m) == h * 1536 + 1536 * a * 192 + h * (512 + 64) + 512 * a * 256 + a * 128 * h);
+  CHECK(model::attention_parameters(m) == 187'105'280.0);
+  CHECK(model::parameters(m) == Approx(671e9).epsilon(0.01));
+  // The core's FLOPs a pair: QKᵀ over 192 and the weighted sum over 128, 2·128·(192 + 128) = 4 × 128 × 160.
+  CHECK(model::attention_core_width(m) == 128 * 160);
+  // Without a query latent the queries come straight from hidden.
+  auto straight = m;
+  straight.q_lora_rank = 0;
+  CHECK(model::attention_parameters(m) - model::attention_parameters(straight) ==
+        h * 1536 + 1536 * a * 192 - h * a * 192);
+  // Refusals by field.
+  auto bad = model::shapes::llama3_8b;
+  bad.rope_head_dim = 64;
+  CHECK_THROWS_WITH(model::validate(bad), Catch::StartsWith("rope_head_dim: describes multi-head latent attention"));
+  auto grouped = m;
+  grouped.kv_heads = 8;
+  CHECK_THROWS_WITH(model::validate(grouped), Catch::StartsWith("kv_heads: must equal heads (128) under latent"));
 }
