@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +53,15 @@ struct key {
   std::string_view name;
   presence need = presence::optional;
 };
+
+//! Two key lists as one, at compile time: a reader's own keys, then a set several readers share.
+template <std::size_t N, std::size_t M>
+constexpr std::array<key, N + M> concat(const key (&own)[N], const key (&shared)[M]) {
+  std::array<key, N + M> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = own[i];
+  for (std::size_t i = 0; i < M; ++i) out[N + i] = shared[i];
+  return out;
+}
 
 //! "tiers[1]" + "capacity" -> "tiers[1].capacity"; at the top level, just the key.
 inline std::string join(std::string_view path, std::string_view k) {

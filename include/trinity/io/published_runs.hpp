@@ -53,27 +53,10 @@ inline constexpr key run_keys[] = {{"name", required},
                                    {"precision"},
                                    {"published", required},
                                    {"assumed"}};
-inline constexpr key run_shape_keys[] = {{"layers", required},
-                                         {"hidden", required},
-                                         {"ffn_hidden", required},
-                                         {"heads", required},
-                                         {"kv_heads", required},
-                                         {"vocabulary", required},
-                                         {"gated_mlp"},
-                                         {"tied_embeddings"},
-                                         {"head_dim"},
-                                         {"experts"},
-                                         {"top_k"},
-                                         {"moe_ffn_hidden"},
-                                         {"shared_experts"},
-                                         {"moe_layer_frequency"},
-                                         {"first_dense_layers"},
-                                         {"sliding_window"},
-                                         {"full_attention_frequency"},
-                                         {"kv_lora_rank"},
-                                         {"q_lora_rank"},
-                                         {"rope_head_dim"},
-                                         {"v_head_dim"}};
+inline constexpr key run_own_shape_keys[] = {{"layers", required}, {"hidden", required},   {"ffn_hidden", required},
+                                             {"heads", required},  {"kv_heads", required}, {"vocabulary", required},
+                                             {"tied_embeddings"}};
+inline constexpr auto run_shape_keys = concat(run_own_shape_keys, optional_shape_keys);
 inline constexpr key published_keys[] = {{"tflops_per_gpu"}, {"flops"}, {"iteration_s"}, {"tokens_per_second_per_gpu"}};
 inline constexpr std::string_view roles[] = {"fit", "held-out"};
 inline constexpr std::string_view flop_counts[] = {"narayanan-eq3", "model"};

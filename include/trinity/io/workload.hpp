@@ -63,6 +63,24 @@ inline model::power_law read_power_law(const object& o, const char* what) {
   return {per_byte{h.number("kappa_per_gb") / 1e9}, h.number("gamma")};
 }
 
+// A spelt-out shape's optional keys beyond its widths, which the training readers (a training workload, a
+// published run) list and read_shape reads: the MLP's gating, a head's width, the experts, sliding windows and
+// latent attention. The serving readers list none of the last three kinds, so they refuse them as unknown.
+inline constexpr key optional_shape_keys[] = {{"gated_mlp"},
+                                              {"head_dim"},
+                                              {"experts"},
+                                              {"top_k"},
+                                              {"moe_ffn_hidden"},
+                                              {"shared_experts"},
+                                              {"moe_layer_frequency"},
+                                              {"first_dense_layers"},
+                                              {"sliding_window"},
+                                              {"full_attention_frequency"},
+                                              {"kv_lora_rank"},
+                                              {"q_lora_rank"},
+                                              {"rope_head_dim"},
+                                              {"v_head_dim"}};
+
 // A mixture of experts' keys, where the object has them (a reader whose keys leave them out refuses them as
 // unknown): experts, top_k (required with experts), moe_ffn_hidden, shared_experts, moe_layer_frequency,
 // first_dense_layers.
