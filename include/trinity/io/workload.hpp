@@ -64,29 +64,27 @@ inline model::power_law read_power_law(const object& o, const char* what) {
 }
 
 // A spelt-out shape's optional keys beyond its widths, which the training readers (a training workload, a
-// published run) list and read_shape reads: the MLP's gating, a head's width, the experts, sliding windows and
-// latent attention. The serving readers list none of the last three kinds, so they refuse them as unknown.
+// published run) list and read_shape reads: the MLP's gating, a head's width, sliding windows, latent attention
+// and the experts. The serving readers list none of the last three kinds, so they refuse them as unknown; a named
+// model refuses every one of them beside its name.
 inline constexpr key optional_shape_keys[] = {{"gated_mlp"},
                                               {"head_dim"},
-                                              {"experts"},
-                                              {"top_k"},
-                                              {"moe_ffn_hidden"},
-                                              {"shared_experts"},
-                                              {"moe_layer_frequency"},
-                                              {"first_dense_layers"},
                                               {"sliding_window"},
                                               {"full_attention_frequency"},
                                               {"kv_lora_rank"},
                                               {"q_lora_rank"},
                                               {"rope_head_dim"},
-                                              {"v_head_dim"}};
+                                              {"v_head_dim"},
+                                              {"experts"},
+                                              {"top_k"},
+                                              {"moe_ffn_hidden"},
+                                              {"shared_experts"},
+                                              {"moe_layer_frequency"},
+                                              {"first_dense_layers"}};
 
 // A mixture of experts' keys, where the object has them (a reader whose keys leave them out refuses them as
 // unknown): experts, top_k (required with experts), moe_ffn_hidden, shared_experts, moe_layer_frequency,
 // first_dense_layers.
-inline constexpr std::string_view shape_extras[] = {
-    "gated_mlp",    "head_dim",    "sliding_window", "full_attention_frequency",
-    "kv_lora_rank", "q_lora_rank", "rope_head_dim",  "v_head_dim"};
 inline constexpr std::string_view expert_keys[] = {
     "experts", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers"};
 inline void read_experts(const object& o, model::transformer_shape& m, plan::assumptions* assumed) {
@@ -158,11 +156,10 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
   if (o.has("model")) {
     const auto names = model::named_shape_names();
     const auto m = choice(o.at("model"), "model", names);
-    // A named model fixes these too: gated_mlp, head_dim and its experts.
-    for (const auto& keys :
-         {std::span<const std::string_view>(shape_extras), std::span<const std::string_view>(expert_keys)})
-      for (const auto k : keys)
-        if (o.has(k)) fail(std::string(k), "is part of the named model's shape; leave it out or spell the shape out");
+    // A named model fixes these too: its gating, head width, window, latent attention and experts.
+    for (const auto& k : optional_shape_keys)
+      if (o.has(k.name))
+        fail(std::string(k.name), "is part of the named model's shape; leave it out or spell the shape out");
     return model::find_named_shape(m)->shape;
   }
   model::transformer_shape m;

@@ -53,12 +53,12 @@
 //! set during its backward; the last stage's fp32 logits.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include <trinity/error.hpp>
 #include <trinity/model/collectives.hpp>
@@ -327,28 +327,41 @@ inline std::pair<seconds, seconds> attention_core(const training_job& j, const t
   if (j.flash_attention) f = (keys / s) * f;
   return {f, (j.flash_attention ? attention_backward_ratio : 2.0) * f};
 }
-}  // namespace detail
 
-namespace detail {
 //! A GEMM of m rows, n outputs and k inputs.
 struct gemm_shape {
   double m = 0, n = 0, k = 0;
 };
+
+//! A layer's GEMMs, held in place: the layout search prices a layer per candidate, so no allocation.
+struct gemm_list {
+  std::array<gemm_shape, 7> shapes{};  // latent attention's five projections and the MLP's two
+  std::size_t size = 0;
+  void push_back(const gemm_shape& g) { shapes[size++] = g; }
+};
+
+//! The key and value widths a tensor-parallel rank holds for each token: the KV heads (copied past t =
+//! kv_heads) twice, or under latent attention every head's up-projected keys and values.
+inline double key_value_width(const transformer_shape& m, double t) {
+  if (m.mla()) return static_cast<double>(m.heads) * (m.query_key_dim() + m.value_dim()) / t;
+  return 2.0 * static_cast<double>(m.kv_heads) * m.head_dim() / std::min(t, static_cast<double>(m.kv_heads));
+}
 
 //! The attention's projections on one of t tensor-parallel ranks, for T tokens: the fused QKV (KV heads copied
 //! past t = kv_heads) and the output. Under latent attention: the queries' down- and up-projections (or one
 //! from hidden), the keys' and values' down-projection with the shared rotary part, their up-projection, the
 //! output; Megatron-Core runs the down-projections whole on every tensor-parallel rank, over its 1/t of the
 //! sequence under sequence parallelism (T/split rows), and gathers the latents.
-inline std::vector<gemm_shape> attention_gemms(const transformer_shape& m, double T, double t, double split) {
+inline gemm_list attention_gemms(const transformer_shape& m, double T, double t, double split) {
   const double h = static_cast<double>(m.hidden), a = static_cast<double>(m.heads);
+  gemm_list g;
   if (!m.mla()) {
-    const double hq = a * m.head_dim(), kv = static_cast<double>(m.kv_heads) * m.head_dim();
-    const double kv_local = kv / std::min(t, static_cast<double>(m.kv_heads));
-    return {{T, hq / t + 2 * kv_local, h}, {T, h, hq / t}};
+    const double hq = a * m.head_dim();
+    g.push_back({T, hq / t + key_value_width(m, t), h});
+    g.push_back({T, h, hq / t});
+    return g;
   }
   const double qr = static_cast<double>(m.q_lora_rank), kvr = static_cast<double>(m.kv_lora_rank);
-  std::vector<gemm_shape> g;
   if (qr > 0) {
     g.push_back({T / split, qr, h});
     g.push_back({T, a * m.query_key_dim() / t, qr});
@@ -375,12 +388,12 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   // Attention's GEMMs, then the dense MLP's two (an MoE layer's block replaces them below). Under fp8 each
   // GEMM's input is cast forward, and its output's gradient backward: cast_in and cast_out elements.
   auto gemms = detail::attention_gemms(m, T, t, l.sequence_parallel ? t : 1.0);
-  const std::size_t attention = gemms.size();
+  const std::size_t attention = gemms.size;
   gemms.push_back({T, up, h});
   gemms.push_back({T, h, f / t});
   double cast_in = 0, cast_out = 0;
-  for (std::size_t i = 0; i < gemms.size(); ++i) {
-    const auto& g = gemms[i];
+  for (std::size_t i = 0; i < gemms.size; ++i) {
+    const auto& g = gemms.shapes[i];
     cast_in += g.m * g.k;
     cast_out += g.m * g.n;
     if (moe && i >= attention) continue;
@@ -428,10 +441,7 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   // Context parallelism: K and V chunks around the ring, c − 1 hops forward; backward c − 1 hops of K, V, dK
   // and dV, then dK and dV home: 2(c − 1) + 1 chunks' worth (parallel/context_parallel.hpp's ring),
   // hidden behind the attention core where shorter.
-  const double kv_width =
-      m.mla() ? static_cast<double>(m.heads) * (m.query_key_dim() + m.value_dim()) / t
-              : 2.0 * static_cast<double>(m.kv_heads) * m.head_dim() / std::min(t, static_cast<double>(m.kv_heads));
-  x.kv_chunk = bytes{T * kv_width * 2.0};
+  x.kv_chunk = bytes{T * detail::key_value_width(m, t) * 2.0};
   const auto& cp_link = detail::level(c, span(l, layout_group::context));
   const seconds hop = cp_link.latency + x.kv_chunk / cp_link.bandwidth;
   const seconds ring_f = l.cp > 1 ? (cp - 1.0) * hop : seconds{};
