@@ -8,6 +8,7 @@
 //   trinity-train-check --train build/bin/trinity-train [--launcher "mpirun -n 4"] [--setup "ARGS"]...
 //                       --run "--ranks 4 --stage 0" --run "--ranks 4 --stage 3" [--check-model]
 
+#include <algorithm>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -80,8 +81,11 @@ int check_experts(const run_output& o) {
              o.args + ": rank " + std::to_string(r) + " sent " + last["expert_parallel_bytes"][r].dump() +
                  " bytes over its expert group, the step model " + experts["modelled_bytes_per_step"][r].dump());
   }
+  // Some rank exchanged: rank 0 does unless a pipeline puts the experts on another stage.
+  const auto& sent = last["expert_parallel_bytes"];
   if (experts["ep"].get<std::size_t>() > 1)
-    EXPECT(last["expert_parallel_bytes"][0].get<double>() > 0, o.args + ": rank 0 exchanged nothing");
+    EXPECT(std::any_of(sent.begin(), sent.end(), [](const auto& b) { return b.template get<double>() > 0; }),
+           o.args + ": no rank exchanged anything over its expert group");
   return failures;
 }
 

@@ -16,6 +16,7 @@
 //   build/bin/trinity-train --ranks 8 --tp 2 --pp 2 --stage 1 --offload --compress int8-ef
 //   build/bin/trinity-train --ranks 4 --sequence 8 --cp 2 --stage 2
 //   build/bin/trinity-train --ranks 4 --experts 8 --top-k 2 --ep 2 --stage 1
+//   build/bin/trinity-train --ranks 8 --tp 2 --sp --pp 2 --experts 8 --ep 2 --stage 1
 
 #include <CLI/CLI.hpp>
 
@@ -55,8 +56,8 @@ void check_attention(const train::config& cfg) {
                                        " tensor-parallel ranks. Fix: a --heads that --tp divides");
 }
 
-// The mixture-of-experts block (--experts): its experts over expert groups of --ep ranks, on the data-parallel
-// loop only for now.
+// The mixture-of-experts block (--experts): its experts over expert groups of --ep ranks, regrouped from the
+// tp·cp·dp ranks of the pipeline stage that holds it.
 template <class Comm>
 void check_experts(const Comm& c, const train::config& cfg) {
   const auto& m = cfg.moe;
@@ -67,29 +68,37 @@ void check_experts(const Comm& c, const train::config& cfg) {
                           "experts. Fix: --experts N");
     return;
   }
-  if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0 || cfg.tensor > 1 || cfg.sequence_parallel ||
-      cfg.context > 1 || cfg.attention())
-    throw invalid_input("--experts",
-                        "runs on the data-parallel loop; with --tp, --sp, --pp, --vpp, --micro-batches, "
-                        "--cp or --sequence it does not run yet. Fix: drop them");
   if (!cfg.compress.empty() || !cfg.save_checkpoint.empty() || !cfg.load_checkpoint.empty() || cfg.inject_nan_step >= 0)
     throw invalid_input("--experts", "does not run with --compress, checkpoints or --inject-nan yet. Fix: drop them");
+  if (cfg.hidden_layers < 2)
+    throw invalid_input("--layers",
+                        "the experts follow the second layer, and with 1 hidden layer it is the output "
+                        "layer. Fix: --layers 2 or more");
+  if (cfg.tensor > 1 && !cfg.sequence_parallel)
+    throw invalid_input("--sp",
+                        "the experts take the tokens a rank holds sequence-parallel, as Megatron-Core's MoE "
+                        "layers do beside tensor parallelism. Fix: add --sp");
   if (m.top_k > m.experts)
     throw invalid_input("--top-k", std::to_string(m.top_k) + " experts a token, of " + std::to_string(m.experts) +
                                        ". Fix: --top-k at most --experts");
   if (m.experts % m.ep != 0)
     throw invalid_input("--ep", std::to_string(m.ep) + " ranks do not split the " + std::to_string(m.experts) +
                                     " experts evenly. Fix: an --ep that divides --experts");
-  if (static_cast<std::size_t>(c.size()) % m.ep != 0)
-    throw invalid_input("--ep", std::to_string(m.ep) + " ranks an expert group do not divide the " +
-                                    std::to_string(c.size()) + " ranks. Fix: --ranks a multiple of --ep");
+  // The expert groups regroup a pipeline stage's ranks: the world's without --pp.
+  const auto world = static_cast<std::size_t>(c.size());
+  const std::size_t stage = world % cfg.pipeline == 0 ? world / cfg.pipeline : world;
+  const std::string ranks = std::to_string(stage) + " ranks" + (stage == world ? "" : " of a pipeline stage");
+  const std::string fix = stage == world ? "--ranks a multiple of" : "--ranks / --pp a multiple of";
+  if (stage % m.ep != 0)
+    throw invalid_input(
+        "--ep", std::to_string(m.ep) + " ranks an expert group do not divide the " + ranks + ". Fix: " + fix + " --ep");
   const std::size_t width = m.expert_width ? m.expert_width : cfg.width;
   if (width % m.etp != 0)
     throw invalid_input("--etp", std::to_string(m.etp) + " ranks do not split an expert's width, " +
                                      std::to_string(width) + ". Fix: an --etp that divides --expert-width");
-  if (static_cast<std::size_t>(c.size()) % (m.ep * m.etp) != 0)
+  if (stage % (m.ep * m.etp) != 0)
     throw invalid_input("--etp", "--ep times --etp (" + std::to_string(m.ep * m.etp) + ") does not divide the " +
-                                     std::to_string(c.size()) + " ranks. Fix: --ranks a multiple of --ep x --etp");
+                                     ranks + ". Fix: " + fix + " --ep x --etp");
 }
 
 template <class Comm>
@@ -165,7 +174,7 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   app.add_option("--inject-nan", nan, "STEP[:RANK]: put a NaN in RANK's gradient at STEP (counted from 1)");
   app.add_option("--experts", cfg.moe.experts,
-                 "a mixture-of-experts block of this many experts after the first layer (0: none)")
+                 "a mixture-of-experts block of this many experts after the second layer (0: none)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1024}));
   app.add_option("--top-k", cfg.moe.top_k, "experts a token runs")->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   app.add_option("--ep", cfg.moe.ep, "expert-parallel ranks: the experts spread over them, tokens sent to them")

@@ -1,29 +1,33 @@
 #pragma once
-// The mixture-of-experts block trinity-train puts after its first layer (--experts): h ← h + Σ w_k·FFN_k(h) over
-// each token's top_k experts (parallel/expert_parallel.hpp's layer: y = W2·relu(W1·x) an expert), the router a
-// width × experts matrix whose softmax over the k picks and weighs them (Mixtral's). With --balanced-routing
-// the router is replaced by a fixed assignment that spreads every rank's tokens evenly over the experts, each
-// weighed 1/k (NeMo's benchmarks force the balance so): what the step model's all-to-all count assumes.
+// The mixture-of-experts block trinity-train puts after its second layer (--experts), where a transformer's MLP
+// output is: h ← h + Σ w_k·FFN_k(h) over each token's top_k experts (parallel/expert_parallel.hpp's layer:
+// y = W2·relu(W1·x) an expert), the router a width × experts matrix whose softmax over the k picks and weighs them
+// (Mixtral's). With --balanced-routing the router is replaced by a fixed assignment that spreads every rank's
+// tokens evenly over the experts, each weighed 1/k (NeMo's benchmarks force the balance so): what the step
+// model's all-to-all count assumes.
 //
-// The world's ranks are laid out expert-tensor innermost, then expert-parallel, then expert-data-parallel:
-// rank r = t + etp·(e + ep·d), as Megatron-Core folds them. Each rank holds experts/ep experts, each of them
-// its 1/etp slice of the width (--etp, expert tensor parallelism); its tokens' rows go to the ranks of their
-// experts and back, an all-to-all over its expert group (the ep ranks of its t and d), and with etp > 1 its
-// tensor group (the etp ranks of its e and d) gathers its members' rows and sums their slices' outputs back.
-// The router's weights are dense, shared by every rank in a data_parallel over the world; the experts' are
-// shared by the ranks that hold the same slices (the expert-data-parallel group: the ranks of its t and e) in a
-// data_parallel over that group, each under the run's ZeRO stage, as Megatron-Core shards them.
+// The block lives on the pipeline stage holding that layer, and its tp·cp·dp ranks are regrouped as Megatron-Core
+// folds them (parallel::groups_of): expert-tensor innermost, then expert-parallel, then expert-data-parallel,
+// rank t + etp·(e + ep·d) of the stage. Each rank holds experts/ep experts, each of them its 1/etp slice of the
+// width (--etp, expert tensor parallelism); its tokens' rows go to the ranks of their experts and back, an
+// all-to-all over its expert group (the ep ranks of its t and d), and with etp > 1 its tensor group (the etp
+// ranks of its e and d) gathers its members' rows and sums their slices' outputs back. The router's weights are
+// dense, shared by every rank of the stage in a data_parallel over it; the experts' are shared by the ranks that
+// hold the same slices (the expert-data-parallel group: the ranks of its t and e) in a data_parallel over that
+// group, each under the run's ZeRO stage, as Megatron-Core shards them.
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <trinity/comm/group.hpp>
 #include <trinity/model/moe_layer.hpp>
 #include <trinity/parallel/expert_parallel.hpp>
+#include <trinity/parallel/scheme.hpp>
 #include <trinity/shard.hpp>
 
 #include "task.hpp"
@@ -70,14 +74,22 @@ inline std::vector<float> initial_router(std::size_t experts, std::size_t h, std
 }
 }  // namespace detail
 
-//! The block and its states. Every rank of the world constructs it, with the same arguments.
+//! What one forward pass through the block keeps for its backward: the block's input, the router's logits and
+//! the exchange's pass. A pipeline keeps one a micro-batch in flight.
+struct moe_kept {
+  std::vector<float> in, logits;
+  parallel::moe_pass pass;
+};
+
+//! The block and its states. Every rank of a pipeline stage that holds it constructs it, with the same arguments:
+//! `g` its expert groups (parallel::groups_of), `stage` the stage's ranks, over which the router's weights live.
 template <class Scheme, class Comm>
 class moe_block {
  public:
   using group = comm::group<Comm>;
 
-  moe_block(Comm& c, shard::memory_ledger& ledger, const moe_config& m, std::size_t width, std::uint64_t seed,
-            const shard::adam& opt)
+  moe_block(Comm& c, const parallel::rank_groups& g, std::vector<int> stage, shard::memory_ledger& ledger,
+            const moe_config& m, std::size_t width, std::uint64_t seed, const shard::adam& opt)
       : cfg_(m),
         shape_{.hidden = width,
                .ffn_hidden = m.expert_width ? m.expert_width : width,
@@ -87,49 +99,54 @@ class moe_block {
                                       ? m.capacity_factor
                                       : static_cast<double>(m.experts) / static_cast<double>(m.top_k)},
         local_(m.experts / m.ep),
-        ep_(c, members(c, group_kind::expert)),
-        etp_(c, members(c, group_kind::tensor)),
-        edp_(c, members(c, group_kind::data)),
+        ep_(c, g.expert),
+        etp_(c, g.expert_tensor),
+        edp_(c, g.expert_data),
+        stage_(c, std::move(stage)),
         experts_(edp_, ledger, std::vector<std::size_t>(local_, 2 * shape_.ffn_hidden / m.etp * width),
                  initial_local(seed), opt) {
     if (!m.balanced)
-      router_.emplace(c, ledger, std::vector<std::size_t>{m.experts * width},
+      router_.emplace(stage_, ledger, std::vector<std::size_t>{m.experts * width},
                       detail::initial_router(m.experts, width, seed), opt);
   }
 
-  //! h ← h + the experts' weighted outputs, in place; `first` is the global index of this rank's first row.
-  void forward(std::span<float> h, std::size_t first) {
+  //! h ← h + the experts' weighted outputs, in place; `ids[i]` is row i's index in the global batch (what
+  //! balanced routing assigns by). Returns what the backward pass needs.
+  moe_kept forward(std::span<float> h, std::span<const std::size_t> ids) {
     const std::size_t rows = h.size() / shape_.hidden;
-    in_.assign(h.begin(), h.end());
-    logits_ = logits(rows, first);
-    const auto r = parallel::route_top_k(logits_, rows, shape_);
+    moe_kept k;
+    k.in.assign(h.begin(), h.end());
+    k.logits = logits(k.in, ids);
+    const auto r = parallel::route_top_k(k.logits, rows, shape_);
     const auto local = acquire_experts();
     std::vector<float> y(h.size());
     if (cfg_.etp > 1)
       parallel::moe_forward(ep_, etp_, shape_, std::span<const parallel::expert_weights>(local),
-                            std::span<const float>(in_), r, std::span<float>(y), pass_);
+                            std::span<const float>(k.in), r, std::span<float>(y), k.pass);
     else
-      parallel::moe_forward(ep_, shape_, std::span<const parallel::expert_weights>(local), std::span<const float>(in_),
-                            r, std::span<float>(y), pass_);
+      parallel::moe_forward(ep_, shape_, std::span<const parallel::expert_weights>(local), std::span<const float>(k.in),
+                            r, std::span<float>(y), k.pass);
     release_experts();
     for (std::size_t i = 0; i < h.size(); ++i) h[i] += y[i];
-    count_rows();
+    count_rows(k.pass);
+    return k;
   }
 
-  //! δ at the block's output ← δ at its input (the residual's, the experts' and the router's); gradients handed
-  //! to the two data_parallels as they are ready. Returns the block's input, where the layer before takes tanh'.
-  std::span<const float> backward(std::vector<float>& delta) {
-    const std::size_t rows = in_.size() / shape_.hidden, h = shape_.hidden, E = shape_.experts;
+  //! δ at the block's output ← δ at its input (the residual's, the experts' and the router's), the gradients
+  //! added to the two data_parallels' and, with `ready` (one pass a step), handed to them as ready; a pipeline
+  //! leaves them to step(). Returns the block's input, where the layer before takes tanh'.
+  std::span<const float> backward(const moe_kept& k, std::vector<float>& delta, bool ready) {
+    const std::size_t rows = k.in.size() / shape_.hidden, h = shape_.hidden, E = shape_.experts;
     auto local = acquire_experts();
     std::vector<parallel::expert_weights> dlocal(local_);
     for (auto& d : dlocal) d = {std::vector<float>(local[0].w1.size()), std::vector<float>(local[0].w2.size())};
     std::vector<float> dx(delta.size()), dlogits(rows * E);
     if (cfg_.etp > 1)
-      parallel::moe_backward(ep_, etp_, shape_, std::span<const parallel::expert_weights>(local), pass_,
+      parallel::moe_backward(ep_, etp_, shape_, std::span<const parallel::expert_weights>(local), k.pass,
                              std::span<const float>(delta), std::span<float>(dx),
                              std::span<parallel::expert_weights>(dlocal), std::span<float>(dlogits));
     else
-      parallel::moe_backward(ep_, shape_, std::span<const parallel::expert_weights>(local), pass_,
+      parallel::moe_backward(ep_, shape_, std::span<const parallel::expert_weights>(local), k.pass,
                              std::span<const float>(delta), std::span<float>(dx),
                              std::span<parallel::expert_weights>(dlocal), std::span<float>(dlogits));
     for (std::size_t q = 0; q < local_; ++q) {
@@ -137,7 +154,7 @@ class moe_block {
       const auto& d = dlocal[q];
       for (std::size_t i = 0; i < d.w1.size(); ++i) g[i] += d.w1[i];
       for (std::size_t i = 0; i < d.w2.size(); ++i) g[d.w1.size() + i] += d.w2[i];
-      experts_.gradient_ready(q);
+      if (ready) experts_.gradient_ready(q);
       experts_.release(q);
     }
     for (std::size_t i = 0; i < delta.size(); ++i) delta[i] += dx[i];
@@ -150,32 +167,35 @@ class moe_block {
         for (std::size_t e = 0; e < E; ++e) {
           const float d = dlogits[t * E + e];
           for (std::size_t i = 0; i < h; ++i) {
-            g[e * h + i] += d * in_[t * h + i];
+            g[e * h + i] += d * k.in[t * h + i];
             delta[t * h + i] += d * w[e * h + i];
           }
         }
-      router_->gradient_ready(0);
+      if (ready) router_->gradient_ready(0);
       router_->release(0);
     }
-    return in_;
+    return k.in;
   }
 
   //! The optimizer step of the experts' and the router's states; skipped where either skips.
+  //! The step's exchange counts become counted() and dropped().
   shard::step_report step(const shard::adam& opt) {
     auto r = experts_.step(opt);
     if (router_) add_step(r, router_->step(opt));
+    step_counted_ = std::exchange(counted_, 0);
+    step_dropped_ = std::exchange(dropped_, 0);
     return r;
   }
 
   //! Bytes this rank sent over its expert group and its expert tensor group so far.
   [[nodiscard]] std::uint64_t sent() const noexcept { return ep_.bytes_sent() + etp_.bytes_sent(); }
-  //! What the exchange's count says this rank sent in the forward and backward just run: the row counts ahead
-  //! of the dispatch, and every row to or from another rank twice (forward, then its gradient backward); with
+  //! What the exchange's count says this rank sent in the last step's passes: each pass's row counts ahead of
+  //! the dispatch, and every row to or from another rank twice (forward, then its gradient backward); with
   //! etp > 1 its tensor group's counts and gathered and summed rows (parallel::expert_tensor_bytes), each way.
-  [[nodiscard]] std::uint64_t counted() const noexcept { return counted_; }
-  //! The step model's count for `rows` tokens a rank under balanced routing, in fp32 values: a forward and a
-  //! backward pass's exchange (model::expert_exchange_bytes), and the counts ahead of the dispatch and of the
-  //! forward's gather.
+  [[nodiscard]] std::uint64_t counted() const noexcept { return step_counted_; }
+  //! The step model's count for one pass of `rows` tokens a rank under balanced routing, in fp32 values: a
+  //! forward and a backward pass's exchange (model::expert_exchange_bytes), and the counts ahead of the dispatch and of
+  //! the forward's gather.
   [[nodiscard]] double modelled(std::size_t rows) const {
     model::transformer_shape m;
     m.hidden = shape_.hidden;
@@ -186,28 +206,13 @@ class moe_block {
     return passes * model::expert_exchange_bytes(m, r, cfg_.ep, cfg_.etp, 4.0).value() +
            static_cast<double>(counts * sizeof(std::size_t));
   }
-  [[nodiscard]] std::size_t dropped() const noexcept { return dropped_; }
+  //! Assignments dropped at an expert's capacity in the last step's passes.
+  [[nodiscard]] std::size_t dropped() const noexcept { return step_dropped_; }
   [[nodiscard]] std::size_t parameters_per_rank() const noexcept {
     return local_ * 2 * shape_.ffn_hidden / cfg_.etp * shape_.hidden + (router_ ? shape_.experts * shape_.hidden : 0);
   }
 
  private:
-  // This rank's groups, r = t + etp·(e + ep·d): the expert group varies e, the tensor group t, the
-  // expert-data-parallel group d.
-  enum class group_kind { expert, tensor, data };
-  std::vector<int> members(Comm& c, group_kind kind) const {
-    const int ep = static_cast<int>(cfg_.ep), etp = static_cast<int>(cfg_.etp), r = c.rank();
-    const int t = r % etp, e = r / etp % ep, d = r / (etp * ep);
-    std::vector<int> out;
-    const auto at = [&](int tt, int ee, int dd) { return tt + etp * (ee + ep * dd); };
-    if (kind == group_kind::expert)
-      for (int i = 0; i < ep; ++i) out.push_back(at(t, i, d));
-    else if (kind == group_kind::tensor)
-      for (int i = 0; i < etp; ++i) out.push_back(at(i, e, d));
-    else
-      for (int i = 0; i < c.size() / (etp * ep); ++i) out.push_back(at(t, e, i));
-    return out;
-  }
   // This rank's experts, each its tensor rank's slice: W1's rows and W2's columns [t·f/etp, (t + 1)·f/etp).
   std::vector<float> initial_local(std::uint64_t seed) const {
     std::vector<float> all;
@@ -223,13 +228,14 @@ class moe_block {
     }
     return all;
   }
-  // The router's logits, or under balanced routing a 1 at each of row g's experts (g·k + j) mod E.
-  std::vector<float> logits(std::size_t rows, std::size_t first) {
-    const std::size_t h = shape_.hidden, E = shape_.experts, k = shape_.top_k;
+  // The router's logits for the block's input `in`, or under balanced routing a 1 at each of row i's experts
+  // (ids[i]·k + j) mod E.
+  std::vector<float> logits(std::span<const float> in, std::span<const std::size_t> ids) {
+    const std::size_t h = shape_.hidden, E = shape_.experts, k = shape_.top_k, rows = in.size() / h;
     std::vector<float> z(rows * E, 0.0f);
     if (!router_) {
       for (std::size_t t = 0; t < rows; ++t)
-        for (std::size_t j = 0; j < k; ++j) z[t * E + ((first + t) * k + j) % E] = 1.0f;
+        for (std::size_t j = 0; j < k; ++j) z[t * E + (ids[t] * k + j) % E] = 1.0f;
       return z;
     }
     router_->acquire(0);
@@ -237,7 +243,7 @@ class moe_block {
     for (std::size_t t = 0; t < rows; ++t)
       for (std::size_t e = 0; e < E; ++e) {
         float acc = 0;
-        for (std::size_t i = 0; i < h; ++i) acc += w[e * h + i] * in_[t * h + i];
+        for (std::size_t i = 0; i < h; ++i) acc += w[e * h + i] * in[t * h + i];
         z[t * E + e] = acc;
       }
     router_->release(0);
@@ -257,36 +263,33 @@ class moe_block {
   void release_experts() {
     for (std::size_t q = 0; q < local_; ++q) experts_.release(q);
   }
-  // Rows to and from other ranks in the exchange just run (pass_'s counts, in floats), and the counts ahead.
-  void count_rows() {
+  // Adds the pass just run's rows to and from other ranks (its counts, in floats) and the counts ahead.
+  void count_rows(const parallel::moe_pass& pass) {
     const auto me = static_cast<std::size_t>(ep_.rank());
     std::uint64_t rows = 0;
-    for (std::size_t j = 0; j < pass_.send_counts.size(); ++j)
-      if (j != me) rows += pass_.send_counts[j] / shape_.hidden + pass_.recv_counts[j] / shape_.hidden;
-    counted_ = local_ * (cfg_.ep - 1) * sizeof(std::size_t) + 2 * rows * shape_.hidden * sizeof(float);
+    for (std::size_t j = 0; j < pass.send_counts.size(); ++j)
+      if (j != me) rows += pass.send_counts[j] / shape_.hidden + pass.recv_counts[j] / shape_.hidden;
+    counted_ += local_ * (cfg_.ep - 1) * sizeof(std::size_t) + 2 * rows * shape_.hidden * sizeof(float);
     if (cfg_.etp > 1) {
       // The tensor group: this member's rows, and the others', from every member's counts.
-      const std::size_t groups = pass_.counts_in.size(), t = static_cast<std::size_t>(etp_.rank());
+      const std::size_t groups = pass.counts_in.size(), t = static_cast<std::size_t>(etp_.rank());
       std::size_t mine = 0, all = 0;
-      for (std::size_t i = 0; i < pass_.member_counts_in.size(); ++i)
-        (i / groups == t ? mine : all) += pass_.member_counts_in[i];
+      for (std::size_t i = 0; i < pass.member_counts_in.size(); ++i)
+        (i / groups == t ? mine : all) += pass.member_counts_in[i];
       const std::size_t once = parallel::expert_tensor_bytes(mine, all, shape_.hidden, groups, cfg_.etp);
       counted_ += 2 * once - (cfg_.etp - 1) * groups * sizeof(std::size_t);
     }
-    dropped_ = 0;
-    for (const auto k : pass_.r.kept) dropped_ += k == 0;
+    for (const auto k : pass.r.kept) dropped_ += k == 0;
   }
 
   moe_config cfg_;
   parallel::moe_shape shape_;
   std::size_t local_;
-  group ep_, etp_, edp_;
+  group ep_, etp_, edp_, stage_;
   shard::data_parallel<Scheme, group> experts_;
-  std::optional<shard::data_parallel<Scheme, Comm>> router_;
-  parallel::moe_pass pass_;
-  std::vector<float> in_, logits_;
-  std::uint64_t counted_ = 0;
-  std::size_t dropped_ = 0;
+  std::optional<shard::data_parallel<Scheme, group>> router_;
+  std::uint64_t counted_ = 0, step_counted_ = 0;
+  std::size_t dropped_ = 0, step_dropped_ = 0;
 };
 
 }  // namespace trinity::train

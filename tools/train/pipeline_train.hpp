@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -38,13 +39,17 @@ namespace detail {
 // passes over the `tp` group. With sequence parallelism the tokens outside a pair, and so between stages, are
 // split t ways; without it each stage sends its 1/t of the activation and the next all-gathers it over the
 // tensor group (Narayanan et al. 2021's scatter/gather), so a boundary carries 1/t of an activation either way.
-template <class States, class TP>
+//
+// A mixture-of-experts block (--experts) after layer 1 runs on the stage holding it, over the tokens this rank
+// holds there (with tp > 1 its 1/t of them: Megatron-Core's MoE layers take their tokens sequence-parallel).
+template <class States, class TP, class Moe>
 struct mlp_chunks {
   const mlp_shape* shape;
   const teacher_task* task;
   States* states;
   TP* tp;
-  TP* cp;  // the context group: the ranks holding the other tokens of this rank's sequences
+  TP* cp;    // the context group: the ranks holding the other tokens of this rank's sequences
+  Moe* moe;  // the experts, on the stage holding layer 1 (null elsewhere and without --experts)
   std::size_t p, v, rank, first_sample, rows, tokens;
   // With an attention block (S > 1): S tokens a sequence, this rank's S/c of them from token cr·S/c, heads of
   // `head_dim` features.
@@ -56,6 +61,7 @@ struct mlp_chunks {
     std::vector<std::vector<float>> outs;   // the chunk's input as held, then each layer's output as held
     std::vector<std::vector<float>> whole;  // a column layer's whole input (empty for a row layer)
     std::optional<attention_block> block;   // the first layer's attention, where this chunk has it
+    std::optional<moe_kept> experts;        // the second layer's experts, where this chunk has them
   };
   std::map<std::pair<std::size_t, std::size_t>, kept_chunk> kept;
 
@@ -92,13 +98,22 @@ struct mlp_chunks {
 
   // Row r of micro-batch mb is token cr·S/c + r % (S/c) of the replica's sequence mb·rows/(S/c) + r / (S/c): task
   // sample (sequence)·S + token, as the data-parallel loop numbers them.
+  std::size_t sample_index(std::size_t mb, std::size_t s) const {
+    const std::size_t local = S / cp_size(),
+                      r = mb * rows + (sp ? static_cast<std::size_t>(tr()) * held_rows() : 0) + s;
+    return (first_sample + r / local) * S + cr * local + r % local;
+  }
   void sample(std::size_t mb, std::span<float> x, std::span<float> y) const {
-    const std::size_t in = shape->widths.front(), out = shape->widths.back(), n = held_rows(), local = S / cp_size();
-    const std::size_t r0 = sp ? static_cast<std::size_t>(tr()) * n : 0;
-    for (std::size_t s = 0; s < n; ++s) {
-      const std::size_t r = mb * rows + r0 + s, seq = first_sample + r / local, token = cr * local + r % local;
-      task->sample(static_cast<std::uint64_t>(step), seq * S + token, x.subspan(s * in, in), y.subspan(s * out, out));
-    }
+    const std::size_t in = shape->widths.front(), out = shape->widths.back();
+    for (std::size_t s = 0; s < held_rows(); ++s)
+      task->sample(static_cast<std::uint64_t>(step), sample_index(mb, s), x.subspan(s * in, in),
+                   y.subspan(s * out, out));
+  }
+  // The task indices of the rows this rank holds of micro-batch mb: what balanced routing assigns experts by.
+  std::vector<std::size_t> held_ids(std::size_t mb) const {
+    std::vector<std::size_t> ids(held_rows());
+    for (std::size_t s = 0; s < ids.size(); ++s) ids[s] = sample_index(mb, s);
+    return ids;
   }
   std::size_t cp_size() const { return static_cast<std::size_t>(cp->size()); }
 
@@ -133,6 +148,7 @@ struct mlp_chunks {
         c.block.emplace(rows / local_tokens, local_tokens, part.b.size(), head_dim);
         c.block->forward(*cp, z);
       }
+      if (l == 1 && moe) c.experts = moe->forward(z, held_ids(mb));
       c.outs.push_back(std::move(z));
     }
     auto out = c.outs.back();
@@ -166,6 +182,7 @@ struct mlp_chunks {
         c.block->backward(*cp, delta);
         at = c.block->input();
       }
+      if (c.experts && l == 1) at = moe->backward(*c.experts, delta, /*ready=*/false);  // step() reduces them
       if (l + 1 != shape->layers())
         for (std::size_t i = 0; i < delta.size(); ++i) delta[i] *= 1 - at[i] * at[i];
       states->acquire(local);
@@ -227,6 +244,7 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
   layout.micro_batch = 1;
   layout.sequence_parallel = cfg.sequence_parallel;
   layout.zero_stage = zero_stage;
+  if (cfg.experts()) layout.ep = cfg.moe.ep, layout.etp = cfg.moe.etp;
   return layout;
 }
 
@@ -347,7 +365,7 @@ nlohmann::json predicted_states(Comm& c, const config& cfg, std::size_t psi, std
 
 // Bytes each group sent, gathered per rank, and the ledger's residency, for one step's JSON line.
 struct step_counts {
-  std::uint64_t pipeline = 0, data = 0, tensor = 0, context = 0;
+  std::uint64_t pipeline = 0, data = 0, tensor = 0, context = 0, experts = 0;
   std::uint64_t parameters = 0, gradients = 0, optimizer = 0, offloaded = 0, moved = 0, stashed = 0, peak = 0, ns = 0;
 };
 template <class Comm>
@@ -371,7 +389,7 @@ nlohmann::json step_line(Comm& c, const config& cfg, const model::parallel_layou
             {"optimizer_states", all(k.optimizer)},
             {"offloaded", all(k.offloaded)}}},
           {"peak_bytes", {{"device", all(k.peak)}, {"activations", std::vector<std::uint64_t>(W, 0)}}},
-          {"sent_bytes", all(k.pipeline + k.data + k.tensor + k.context)},
+          {"sent_bytes", all(k.pipeline + k.data + k.tensor + k.context + k.experts)},
           {"offload_bytes", all(k.moved)},
           {"pipeline_bytes", all(k.pipeline)},
           {"data_parallel_bytes", all(k.data)},
@@ -384,7 +402,7 @@ nlohmann::json step_line(Comm& c, const config& cfg, const model::parallel_layou
 template <class Comm>
 void pipelined_summary(Comm& c, const config& cfg, const mlp_shape& shape, const model::parallel_layout& layout,
                        const auto& local, const auto& predicted, int zero, const std::vector<double>& step_seconds,
-                       const nlohmann::json& last, std::ostream& out) {
+                       const nlohmann::json& last, const nlohmann::json& experts, std::ostream& out) {
   const std::size_t cps = cfg.context;
   const model::state_bytes sb = cfg.offload ? model::state_bytes{4, 4, 12} : model::fp32_adam;
   auto pipeline = predicted_states(c, cfg, local.psi, layout.dp * cps, zero, sb);
@@ -405,6 +423,7 @@ void pipelined_summary(Comm& c, const config& cfg, const mlp_shape& shape, const
         {"pipeline", pipeline},
         {"step_seconds", step_seconds},
         {"last_step", last}}}};
+  if (!experts.is_null()) summary["summary"]["experts"] = experts;
   out << summary.dump() << '\n' << std::flush;
 }
 
@@ -443,6 +462,17 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   data_parallel<Scheme, comm::group<Comm>, any_reduction<comm::group<Comm>>> states(
       dp, ledger, local.sizes, local.initial, opt, std::move(reduction));
   const auto predicted = detail::predict_pipelined(cfg, shape, rows, rank, tr);
+  // The experts on the stage holding layer 1, its tp·cp·dp ranks regrouped into expert groups. Their states
+  // are charged to a ledger of their own, so the dense states' residency stays what ZeRO's formulas count.
+  using experts_type = moe_block<Scheme, Comm>;
+  std::optional<experts_type> moe;
+  memory_ledger expert_ledger;
+  const std::size_t stage_ranks = t * cps * layout.dp, owner = 1 / (shape.layers() / (p * v)) % p;
+  if (cfg.experts() && rank == owner) {
+    std::vector<int> members(stage_ranks);
+    std::iota(members.begin(), members.end(), static_cast<int>(owner * stage_ranks));
+    moe.emplace(c, groups, std::move(members), expert_ledger, cfg.moe, shape.out(1), cfg.seed + 1, opt);
+  }
 
   nlohmann::json last;
   std::vector<double> step_seconds;
@@ -450,40 +480,46 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     const auto started = std::chrono::steady_clock::now();
     ledger.reset_peaks();
     const std::uint64_t pp_before = pp.bytes_sent(), dp_before = dp.bytes_sent(), tp_before = tp.bytes_sent(),
-                        cp_before = cp.bytes_sent();
-    detail::mlp_chunks<decltype(states), comm::group<Comm>> stage{&shape,
-                                                                  &task,
-                                                                  &states,
-                                                                  &tp,
-                                                                  &cp,
-                                                                  p,
-                                                                  v,
-                                                                  rank,
-                                                                  samples.begin(static_cast<int>(replica)),
-                                                                  rows,
-                                                                  cfg.tokens(),
-                                                                  cfg.sequence,
-                                                                  static_cast<std::size_t>(cp.rank()),
-                                                                  shape.out(0) / cfg.heads,
-                                                                  cfg.sequence_parallel,
-                                                                  t_step,
-                                                                  0,
-                                                                  {}};
+                        cp_before = cp.bytes_sent(), experts_before = moe ? moe->sent() : 0;
+    detail::mlp_chunks<decltype(states), comm::group<Comm>, experts_type> stage{
+        &shape,
+        &task,
+        &states,
+        &tp,
+        &cp,
+        moe ? &*moe : nullptr,
+        p,
+        v,
+        rank,
+        samples.begin(static_cast<int>(replica)),
+        rows,
+        cfg.tokens(),
+        cfg.sequence,
+        static_cast<std::size_t>(cp.rank()),
+        shape.out(0) / cfg.heads,
+        cfg.sequence_parallel,
+        t_step,
+        0,
+        {}};
     const auto stats = parallel::run_pipeline(pp, m, v, stage);
     detail::step_counts k;
     k.parameters = ledger.resident(state_kind::parameters);
     k.gradients = ledger.resident(state_kind::gradients);
     k.optimizer = ledger.resident(state_kind::optimizer_states);
     k.offloaded = ledger.resident(state_kind::optimizer_states, placement::offload);
-    const step_report report = states.step(opt);
+    step_report report = states.step(opt);
+    const std::uint64_t dense_moved = report.offload_bytes;  // what ZeRO's offload formula counts
+    if (moe) add_step(report, moe->step(opt));
     k.ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
     k.pipeline = pp.bytes_sent() - pp_before, k.data = dp.bytes_sent() - dp_before;
     k.tensor = tp.bytes_sent() - tp_before, k.context = cp.bytes_sent() - cp_before;
-    k.moved = report.offload_bytes, k.stashed = stats.peak_stashed, k.peak = ledger.peak(placement::device);
+    k.experts = moe ? moe->sent() - experts_before : 0;
+    k.moved = dense_moved, k.stashed = stats.peak_stashed, k.peak = ledger.peak(placement::device);
     double loss = stage.loss;
     comm::all_reduce(c, std::span<double>(&loss, 1), comm::reduce_op::sum);
     nlohmann::json line = detail::step_line(c, cfg, layout, k);
+    if (cfg.experts()) line.update(detail::expert_step(c, moe ? &*moe : nullptr, k.experts));
     const auto ns = train::detail::per_rank(c, k.ns);
     if (c.rank() == 0) {
       step_seconds.push_back(static_cast<double>(*std::max_element(ns.begin(), ns.end())) * 1e-9);
@@ -496,8 +532,12 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
       last = std::move(line);
     }
   }
+  // Each pass of the experts takes the rows this rank holds of a micro-batch (rows/t with sp).
+  const auto experts =
+      cfg.experts() ? detail::expert_summary(c, cfg, moe ? &*moe : nullptr, cfg.sequence_parallel ? rows / t : rows, m)
+                    : nlohmann::json();
   detail::pipelined_summary(c, cfg, shape, layout, local, predicted, Scheme::shards.zero_stage(), step_seconds, last,
-                            out);
+                            experts, out);
   return 0;
 }
 

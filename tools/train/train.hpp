@@ -11,8 +11,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <memory>
 #include <iostream>
+#include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -23,6 +24,7 @@
 #include <trinity/comm/partition.hpp>
 #include <trinity/comm/ring.hpp>
 #include <trinity/model/sharding.hpp>
+#include <trinity/parallel/scheme.hpp>
 #include <trinity/shard.hpp>
 
 #include "attention.hpp"
@@ -50,7 +52,7 @@ struct config {
   std::size_t context = 1;                                          // --cp: ranks that share each sequence's tokens
   std::size_t sequence = 1;  // --sequence: tokens a sample has; above 1 an attention block follows the first layer
   std::size_t heads = 4;     // --heads: the attention block's heads, over the first layer's outputs
-  moe_config moe;            // --experts, --top-k, --ep, ...: a mixture-of-experts block after the first layer
+  moe_config moe;            // --experts, --top-k, --ep, ...: a mixture-of-experts block after the second layer
 
   [[nodiscard]] bool attention() const noexcept { return sequence > 1; }
   [[nodiscard]] bool experts() const noexcept { return moe.experts > 0; }
@@ -110,29 +112,32 @@ shard::step_report step_all(DP& dp, std::optional<Moe>& moe, const shard::adam& 
   return report;
 }
 
-// The experts' figures of a step, every rank's (a collective): bytes sent over the expert groups, the exchange's
-// count of them, and assignments dropped at an expert's capacity.
+// The experts' figures of a step, every rank's (a collective; `moe` null on a rank without the block): bytes
+// sent over the expert groups, the exchange's count of them, and assignments dropped at an expert's capacity.
 template <class Comm, class Moe>
-nlohmann::json expert_step(Comm& c, const Moe& moe, std::uint64_t sent) {
+nlohmann::json expert_step(Comm& c, const Moe* moe, std::uint64_t sent) {
   return {{"expert_parallel_bytes", per_rank(c, sent)},
-          {"expert_parallel_counted", per_rank(c, moe.counted())},
-          {"dropped_assignments", per_rank(c, moe.dropped())}};
+          {"expert_parallel_counted", per_rank(c, moe ? moe->counted() : 0)},
+          {"dropped_assignments", per_rank(c, moe ? moe->dropped() : 0)}};
 }
 
-// The summary's experts: the block's shape and, under balanced routing, the step model's count of each rank's
-// all-to-all bytes a step (its rows).
-template <class Moe>
-nlohmann::json expert_summary(const config& cfg, const Moe& moe, const comm::partition& samples) {
-  nlohmann::json modelled = nlohmann::json::array();
-  for (int r = 0; r < samples.parts; ++r)
-    modelled.push_back(cfg.moe.balanced ? nlohmann::json(moe.modelled(samples.size(r))) : nlohmann::json());
+// The summary's experts (a collective; `moe` null on a rank without the block): the block's shape and, under
+// balanced routing, the step model's count of each rank's bytes over its expert groups a step, `passes` passes of
+// `rows` tokens each.
+template <class Comm, class Moe>
+nlohmann::json expert_summary(Comm& c, const config& cfg, const Moe* moe, std::size_t rows, std::size_t passes) {
+  const auto modelled = per_rank(
+      c, moe ? static_cast<std::uint64_t>(std::llround(static_cast<double>(passes) * moe->modelled(rows))) : 0);
+  const auto params = per_rank(c, moe ? moe->parameters_per_rank() : 0);
+  nlohmann::json per = nlohmann::json::array();
+  for (const auto m : modelled) per.push_back(cfg.moe.balanced ? nlohmann::json(m) : nlohmann::json());
   return {{"experts", cfg.moe.experts},
           {"top_k", cfg.moe.top_k},
           {"ep", cfg.moe.ep},
           {"etp", cfg.moe.etp},
           {"balanced", cfg.moe.balanced},
-          {"parameters_per_rank", moe.parameters_per_rank()},
-          {"modelled_bytes_per_step", modelled}};
+          {"parameters_per_rank", *std::max_element(params.begin(), params.end())},
+          {"modelled_bytes_per_step", per}};
 }
 
 // One step's forward and backward through the MLP (and the attention block after its first layer), each
@@ -151,13 +156,18 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
                 std::span<float>(targets).subspan(s * cfg.outputs, cfg.outputs));
   std::optional<attention_block> block;
   if (cfg.attention()) block.emplace(mine, S, shape.out(0), shape.out(0) / cfg.heads);
+  std::optional<moe_kept> kept;
   for (std::size_t l = 0; l < shape.layers(); ++l) {
     dp.acquire(l);
     pass.forward(l, dp.parameters(l));
     dp.release(l);
     if (l == 0 && block) block->forward(self, pass.output_of(0));
     if constexpr (!std::is_null_pointer_v<Experts>)
-      if (l == 0 && moe) moe->forward(pass.output_of(0), samples.begin(c.rank()) * S);
+      if (l == 1 && moe) {  // this rank's rows are the global batch's from its first sample's
+        std::vector<std::size_t> ids(rows);
+        std::iota(ids.begin(), ids.end(), samples.begin(c.rank()) * S);
+        kept = moe->forward(pass.output_of(1), ids);
+      }
   }
   // Loss and δ at the output: ½‖ŷ − y‖², averaged over the global batch's tokens.
   double loss = 0;
@@ -176,9 +186,10 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
         block->backward(self, d);
         return block->input();
       });
-    else if (l == 1 && moe) {
+    else if (l == 2 && kept) {
       if constexpr (!std::is_null_pointer_v<Experts>)
-        pass.backward(l, dp.parameters(l), g, delta, [&](std::vector<float>& d) { return moe->backward(d); });
+        pass.backward(l, dp.parameters(l), g, delta,
+                      [&](std::vector<float>& d) { return moe->backward(*kept, d, /*ready=*/true); });
     } else
       pass.backward(l, dp.parameters(l), g, delta);
     if (t == cfg.inject_nan_step && c.rank() == cfg.inject_nan_rank && l == 0)
@@ -257,9 +268,19 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   std::size_t largest_layer = 0;
   for (auto s : shape.layer_sizes()) largest_layer = std::max(largest_layer, s);
 
-  // The mixture-of-experts block (--experts): its router over the world, its experts over the expert groups.
+  // The mixture-of-experts block (--experts): its router over the world, its experts over the expert groups
+  // (the world one pipeline stage of data-parallel ranks).
   std::optional<moe_block<Scheme, Comm>> moe;
-  if (cfg.experts()) moe.emplace(c, ledger, cfg.moe, shape.out(0), cfg.seed + 1, opt);
+  if (cfg.experts()) {
+    model::parallel_layout world;
+    world.dp = static_cast<std::size_t>(c.size());
+    world.ep = cfg.moe.ep;
+    world.etp = cfg.moe.etp;
+    std::vector<int> all(world.dp);
+    std::iota(all.begin(), all.end(), 0);
+    moe.emplace(c, parallel::groups_of(world, c.size(), c.rank()), std::move(all), ledger, cfg.moe, shape.out(1),
+                cfg.seed + 1, opt);
+  }
 
   nlohmann::json last;
   std::vector<double> step_seconds;  // rank 0's list of the slowest rank's time per step
@@ -287,7 +308,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
                act_all = detail::per_rank(c, ledger.peak(state_kind::activations)),
                peak_all = detail::per_rank(c, ledger.peak(placement::device)),
                moved_all = detail::per_rank(c, report.offload_bytes), ns_all = detail::per_rank(c, elapsed_ns);
-    const auto experts = moe ? detail::expert_step(c, *moe, experts_sent) : nlohmann::json();
+    const auto experts = moe ? detail::expert_step(c, &*moe, experts_sent) : nlohmann::json();
     if (c.rank() == 0) {
       step_seconds.push_back(static_cast<double>(*std::max_element(ns_all.begin(), ns_all.end())) * 1e-9);
       nlohmann::json line{
@@ -311,10 +332,12 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     }
   }
   if (!cfg.save_checkpoint.empty()) save_checkpoint(cfg.save_checkpoint, dp, c);
+  const auto expert_totals =
+      moe ? detail::expert_summary(c, cfg, &*moe, samples.size(c.rank()) * cfg.sequence, 1) : nlohmann::json();
   if (c.rank() == 0) {
     auto summary = detail::summary_of(cfg, shape, c.size(), stage, sb, predicted_memory, predicted_traffic,
                                       largest_layer, step_seconds, last);
-    if (moe) summary["summary"]["experts"] = detail::expert_summary(cfg, *moe, samples);
+    if (moe) summary["summary"]["experts"] = expert_totals;
     out << summary.dump() << '\n' << std::flush;
   }
   return 0;
