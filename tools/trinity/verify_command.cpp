@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <numeric>
 #include <thread>
 #include <variant>
 
@@ -116,50 +117,76 @@ double busiest(const json& values) {
 // parallelism, two data-parallel replicas where it has any. ZeRO shards over data and context ranks together.
 struct layout_run {
   model::parallel_layout l;
-  std::size_t t, p, v, c, d, ranks, shards, m, rows, width;
+  std::size_t t, p, v, c, d, ranks, shards, m, rows, width, pairs;  // pairs: column/row pairs a chunk (tp > 1)
   std::string command;
 };
 
-layout_run layout_run_of(const verify_args& a, const model::parallel_layout& l) {
-  const std::size_t t = l.tp, p = l.pp, v = l.vpp, c = l.cp > 1 ? 2 : 1, d = l.dp > 1 ? 2 : 1, ranks = t * p * c * d;
-  const std::size_t shards = d * c;
+// A mixture's experts in a scaled run: `experts` of them, `top_k` a token, over the layout's ep and etp.
+struct expert_run {
+  std::size_t experts, top_k;
+};
+
+// With `moe`, the run puts trinity-train's expert block after the second layer (--balanced-routing, as the step
+// model prices it): as many data-parallel replicas as make a stage's tp·cp·dp ranks a multiple of ep·etp (two
+// expert-data-parallel replicas where the layout has them), each rank holding `experts` tokens a micro-batch
+// (after sp's split), so a pass spreads evenly over the experts, 64 features wide or more (a multiple of tp and
+// etp), at least three layers.
+layout_run layout_run_of(const verify_args& a, const model::parallel_layout& l, const expert_run* moe = nullptr) {
+  const std::size_t t = l.tp, p = l.pp, v = l.vpp, c = l.cp > 1 ? 2 : 1;
+  std::size_t d = l.dp > 1 ? 2 : 1;
+  if (moe) {
+    const std::size_t group = l.ep * l.etp, stage = t * c;
+    d = std::lcm(stage * d, group) / stage;
+    if (l.tp * l.cp * l.dp / group > 1 && stage * d / group == 1) d *= 2;
+  }
+  const std::size_t ranks = t * p * c * d, shards = d * c;
   if (ranks > 64)
     throw bad_flag("--parallelism", model::to_string(l),
-                   "runs " + std::to_string(ranks) +
-                       " threads here (tp*pp, times 2 for context and 2 for data "
-                       "replicas); verify runs at most 64");
+                   "runs " + std::to_string(ranks) + " threads here (tp*pp, times 2 for context and " +
+                       (moe ? "the data replicas the expert groups need" : std::string("2 for data replicas")) +
+                       "); verify runs at most 64");
   // A codec's frames carry a header and per-block scales: wide enough layers that the payload dominates them,
   // as it does at the workload's size.
-  const std::size_t base_width = l.codec.empty() ? 32 : 512;
-  // Each rank takes `rows` tokens a micro-batch: 2t samples, or with context parallelism one sequence of c·2t
-  // tokens, 2t of them on each context rank, in heads of width/t features (one a tensor-parallel rank).
-  const std::size_t m = p > 1 ? 2 * p : 2, rows = 2 * t, width = t * ((base_width + t - 1) / t),
-                    layers = std::max<std::size_t>(2, p * v * (t > 1 ? 2 : 1));
+  const std::size_t base_width = moe ? 64 : l.codec.empty() ? 32 : 512, unit = moe ? std::lcm(t, l.etp) : t;
+  // Each rank takes `rows` tokens a micro-batch: 2t samples (t·experts with experts), or with context parallelism
+  // one sequence of c·rows tokens, rows of them on each context rank, in heads of width/t features (one a
+  // tensor-parallel rank).
+  const std::size_t m = p > 1 ? 2 * p : 2, rows = moe ? t * moe->experts : 2 * t,
+                    width = unit * ((base_width + unit - 1) / unit), chunk = p * v * (t > 1 ? 2 : 1),
+                    layers = moe ? chunk * ((3 + chunk - 1) / chunk) : std::max<std::size_t>(2, chunk);
   const std::string context =
       c > 1 ? " --cp " + std::to_string(c) + " --sequence " + std::to_string(c * rows) + " --heads " + std::to_string(t)
             : "";
+  const std::string experts = moe ? " --experts " + std::to_string(moe->experts) + " --top-k " +
+                                        std::to_string(moe->top_k) + " --ep " + std::to_string(l.ep) + " --etp " +
+                                        std::to_string(l.etp) + " --balanced-routing"
+                                  : "";
   const std::size_t batch = c > 1 ? d * m : d * m * rows;  // sequences
   const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000);
   const std::string command =
       "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) + " --tp " + std::to_string(t) +
       (l.sequence_parallel ? " --sp" : "") + " --pp " + std::to_string(p) + " --vpp " + std::to_string(v) +
-      " --micro-batches " + std::to_string(m) + context + " --stage " + std::to_string(l.zero_stage) + " --steps " +
-      std::to_string(steps) + " --batch " + std::to_string(batch) + " --inputs " + std::to_string(width) + " --width " +
-      std::to_string(width) + " --outputs " + std::to_string(width) + " --layers " + std::to_string(layers - 1) +
-      (l.offload ? " --offload" : "") + (l.codec.empty() ? "" : " --compress '" + l.codec + "'");
-  return {l, t, p, v, c, d, ranks, shards, m, rows, width, command};
+      " --micro-batches " + std::to_string(m) + context + experts + " --stage " + std::to_string(l.zero_stage) +
+      " --steps " + std::to_string(steps) + " --batch " + std::to_string(batch) + " --inputs " + std::to_string(width) +
+      " --width " + std::to_string(width) + " --outputs " + std::to_string(width) + " --layers " +
+      std::to_string(layers - 1) + (l.offload ? " --offload" : "") +
+      (l.codec.empty() ? "" : " --compress '" + l.codec + "'");
+  return {l, t, p, v, c, d, ranks, shards, m, rows, width, t > 1 ? layers / (p * v) / 2 : 1, command};
 }
+
+// The row that counts parameters, not bytes, in a mixture's table.
+constexpr std::string_view routed_parameters_row = "routed experts' parameters per rank";
 
 // The step model's counts at the run's size beside what the run measured, the busiest rank's.
 std::vector<row> layout_rows(const layout_run& run, const json& summary, const model::compressor_cost& codec,
                              double psi) {
-  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, command] = run;
+  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, command] = run;
   const auto& step = summary.at("last_step");
-  // fp32 activations of `rows` tokens, one column/row pair a chunk.
+  // fp32 activations of `rows` tokens, `pairs` column/row pairs a chunk.
   const bytes activation{static_cast<double>(rows * width) * 4.0};
   const double md = static_cast<double>(m), tt = static_cast<double>(t), transfers = model::pipeline_transfers(p, v);
   const bytes tp_bytes =
-      t > 1 ? md * static_cast<double>(v) * 2.0 * (2.0 * (tt - 1.0) / tt) * activation +
+      t > 1 ? md * static_cast<double>(v * pairs) * 2.0 * (2.0 * (tt - 1.0) / tt) * activation +
                   (p > 1 && !l.sequence_parallel ? md * transfers * (tt - 1.0) / tt * activation : bytes{})
             : bytes{};
   const bytes pp_bytes = md * transfers * activation / tt;
@@ -220,8 +247,9 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
 
 // The rows as JSON or a table, and a refusal when one is more than 1% off.
 void print_layout_rows(const verify_args& a, const plan::training_workload& w, const layout_run& run,
-                       const json& summary, double psi, const std::vector<row>& rows_out) {
-  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, command] = run;
+                       const json& summary, double psi, const std::vector<row>& rows_out,
+                       const std::string& experts = "") {
+  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, command] = run;
   bool all = true;
   for (const auto& x : rows_out) all &= x.within(0.01);
   const bool chunks_row = p > 1;
@@ -243,19 +271,19 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
               << summary.at("parameters").get<long>() << " parameters on " << ranks << " ranks as threads (tp=" << t
               << ", pp=" << p << ", vpp=" << v << (c > 1 ? ", cp=" + std::to_string(c) : std::string()) << ", " << d
               << " data-parallel replica" << (d > 1 ? "s" : "") << ", " << m << " micro-batches of " << rows
-              << (c > 1 ? " tokens of a sequence of " + std::to_string(c * rows) : std::string(" samples")) << "):\n  "
-              << command << "\n\n";
+              << (c > 1 ? " tokens of a sequence of " + std::to_string(c * rows) : std::string(" samples")) << experts
+              << "):\n  " << command << "\n\n";
     table tb({"mechanism (the busiest rank)", "predicted", "measured", "measured / predicted", "within 1%"});
     for (std::size_t i = 0; i < rows_out.size(); ++i) {
       const auto& x = rows_out[i];
-      const bool count = chunks_row && i == (t > 1 ? 2u : 1u);
+      const bool count = (chunks_row && i == (t > 1 ? 2u : 1u)) || x.mechanism == routed_parameters_row;
       tb.add({x.mechanism, count ? units::detail::format_number(x.predicted) : to_string(bytes{x.predicted}),
               count ? units::detail::format_number(x.measured) : to_string(bytes{x.measured}),
               units::detail::format_number(x.ratio()), x.within(0.01) ? "yes" : "NO"});
     }
     tb.print(std::cout);
-    std::cout << "\nPredicted: the step model's counts (model/parallel_training.hpp, model/sharding.hpp) at the run's "
-                 "size. Not run:";
+    std::cout << "\nPredicted: the step model's counts (model/parallel_training.hpp, model/sharding.hpp"
+              << (experts.empty() ? "" : ", model/moe_layer.hpp") << ") at the run's size. Not run:";
     for (std::size_t i = 0; i < not_run.size(); ++i) std::cout << (i ? "; " : " ") << not_run[i];
     std::cout << ".\n";
   }
@@ -295,20 +323,52 @@ void print_expert_rows(const verify_args& a, const plan::training_workload& w, c
   if (!all) throw usage_error("a measured figure is more than 1% from the prediction (see the table)");
 }
 
-// A mixture's layout (--parallelism with ep or etp, tp = pp = cp = 1): trinity-train's data-parallel loop runs its
-// expert groups, ep·etp ranks regrouped from the data-parallel ones as Megatron-Core folds them, twice where the
-// layout has expert-data-parallel replicas. Scaled down: at most two experts a rank, 64 features wide (a multiple
-// of etp), as many tokens a rank as experts, routed evenly (--balanced-routing) as the step model prices them.
-// The dense MLP's states shard over every rank, the experts' over the expert-data-parallel group.
+// A mixture's layout (--parallelism with ep or etp; tp = pp = cp = 1 here, the rest above): trinity-train's
+// data-parallel loop runs its expert groups, ep·etp ranks regrouped from the data-parallel ones as Megatron-Core folds
+// them, twice where the layout has expert-data-parallel replicas. Scaled down: at most two experts a rank, 64 features
+// wide (a multiple of etp), as many tokens a rank as experts, routed evenly (--balanced-routing) as the step model
+// prices them. The dense MLP's states shard over every rank, the experts' over the expert-data-parallel group. A
+// mixture laid out with tp, pp or cp: the layout's scaled run (layout_run_of) with the expert block on the stage
+// holding the second layer. Its rows: the layout's (the dense layers' tensor, pipeline, ring and ZeRO counts, as
+// without experts) and the experts' exchange, one pass a micro-batch of the tokens a rank holds there
+// (model/moe_layer.hpp), and their parameters a rank.
+void run_verify_experts_parallel(const verify_args& a, const plan::training_workload& w,
+                                 const model::parallel_layout& l, const expert_run& moe) {
+  const auto run = layout_run_of(a, l, &moe);
+  std::cerr << "trinity verify: " << run.command << '\n';
+  const json summary = summary_of(run_and_capture(run.command + " 2>&1"));
+  const double psi = busiest(summary.at("parameters_per_rank"));
+  auto rows_out = layout_rows(run, summary, model::compressor_cost{}, psi);
+  const model::transformer_shape run_shape{
+      .hidden = run.width, .ffn_hidden = run.width, .gated_mlp = false, .experts = moe.experts, .top_k = moe.top_k};
+  const double held = static_cast<double>(l.sequence_parallel ? run.rows / run.t : run.rows);
+  constexpr double passes = 2;  // forward, and the gradients back
+  const bytes exchange =
+      static_cast<double>(run.m) * passes * model::expert_exchange_bytes(run_shape, held, l.ep, l.etp, 4.0);
+  const double routed =
+      static_cast<double>(moe.experts / l.ep) * model::expert_parameters(run_shape) / static_cast<double>(l.etp);
+  const auto& step = summary.at("last_step");
+  rows_out.push_back({"bytes over the expert groups per rank and step (ep=" + std::to_string(l.ep) +
+                          ", etp=" + std::to_string(l.etp) + ", a pass a micro-batch)",
+                      exchange.value(), busiest(step.at("expert_parallel_bytes"))});
+  rows_out.push_back(
+      {std::string(routed_parameters_row), routed, summary.at("experts").at("parameters_per_rank").get<double>()});
+  const std::string experts = ", " + std::to_string(moe.experts) + " experts after the second layer (" +
+                              std::to_string(moe.experts / l.ep) + " a rank, " + std::to_string(moe.top_k) +
+                              " a token, ep=" + std::to_string(l.ep) + ", etp=" + std::to_string(l.etp) +
+                              ", routed evenly)";
+  print_layout_rows(a, w, run, summary, psi, rows_out, experts);
+}
+
 void run_verify_experts(const verify_args& a, const plan::training_workload& w, const model::parallel_layout& l) {
   const auto refuse = [&](const std::string& why) { throw bad_flag("--parallelism", model::to_string(l), why); };
-  if (l.tp > 1 || l.pp > 1 || l.cp > 1)
-    refuse(
-        "lays a mixture of experts out with tp, pp or cp above 1; trinity-train runs experts on its "
-        "data-parallel loop only, so only dp x ep x etp layouts are verified here (trinity plan prices the rest)");
   if (!l.codec.empty()) refuse("names a codec; trinity-train's experts do not run with --compress yet");
   if (const auto why = model::layout_problem(plan::job_of(w, l.gpus()), l); !why.empty()) refuse(why);
   const auto& m = *w.shape;
+  if (l.tp > 1 || l.pp > 1 || l.cp > 1) {
+    const std::size_t experts = l.ep * std::min<std::size_t>(m.experts / l.ep, 2);
+    return run_verify_experts_parallel(a, w, l, {experts, std::min(m.top_k, experts)});
+  }
   const std::size_t ep = l.ep, etp = l.etp, group = ep * etp, replicas = l.dp / group > 1 ? 2 : 1;
   const std::size_t ranks = group * replicas;
   if (ranks > 64)
@@ -348,7 +408,7 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
       {"bytes over the expert groups per rank and step (ep=" + std::to_string(ep) + ", etp=" + std::to_string(etp) +
            ")",
        exchange.value(), busiest(step.at("expert_parallel_bytes"))},
-      {"routed experts' parameters per rank", routed, summary.at("experts").at("parameters_per_rank").get<double>()},
+      {std::string(routed_parameters_row), routed, summary.at("experts").at("parameters_per_rank").get<double>()},
       {"parameters held per rank (ZeRO-" + std::to_string(l.zero_stage) + ")",
        (dense_states.parameters + expert_states.parameters).value(), measured("resident_bytes", "parameters")},
       {"gradients held per rank", (dense_states.gradients + expert_states.gradients).value(),
