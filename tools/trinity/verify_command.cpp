@@ -255,6 +255,7 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
   const bool chunks_row = p > 1;
   std::vector<std::string> not_run{"step time"};
   if (l.recompute != model::recomputation::none) not_run.push_back("activation recomputation");
+  if (!l.modules.empty()) not_run.push_back("recomputed modules (" + model::to_string(l.modules) + ")");
   if (a.json) {
     const json jr = workloads::rows_json(rows_out, 0.01);
     std::cout << json{{"parallelism", model::to_string(l)},

@@ -2,12 +2,13 @@
 //! \file
 //! A parallel layout written as the command line takes it:
 //!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,sp=on|off,zero=0..3,offload=on|off,codec=NAME|none,
-//!   overlap=on|off,ep=8,etp=1
+//!   overlap=on|off,ep=8,etp=1,recompute_modules=layernorm+moe_act+mla_up_proj|none
 //! Every key is optional (a missing degree is 1, recompute none, sp off, ZeRO 0, no offload, no gradient codec,
 //! overlap as the workload says); an
 //! unknown key, a key given twice or a value that is not allowed is refused, naming it and what would be. A codec's
 //! name is checked where its cost is looked up (plan::gradient_codec).
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -19,9 +20,37 @@
 
 namespace trinity::io {
 
+namespace detail {
+//! `layernorm+moe_act`, or `none`: each module once, by its name.
+template <class Fail>
+model::recompute_modules parse_recompute_modules(const std::string& value, const Fail& fail) {
+  model::recompute_modules out;
+  if (value == "none") return out;
+  std::string known;
+  for (const auto& [name, m] : model::recompute_module_names) known += (known.empty() ? "" : ", ") + std::string(name);
+  for (std::size_t at = 0; at <= value.size();) {
+    const std::size_t end = std::min(value.find('+', at), value.size());
+    const std::string_view item = std::string_view(value).substr(at, end - at);
+    bool found = false;
+    for (const auto& [name, m] : model::recompute_module_names)
+      if (item == name) {
+        if (out.has(m)) fail("recompute_modules=" + value + ": " + std::string(name) + " is named twice");
+        out.add(m);
+        found = true;
+      }
+    if (!found)
+      fail("recompute_modules=" + value + ": '" + std::string(item) + "' is not a module; use " + known +
+           ", joined by + (layernorm+moe_act), or none");
+    at = end + 1;
+  }
+  return out;
+}
+}  // namespace detail
+
 inline model::parallel_layout parse_parallel_layout(std::string_view text, const std::string& field = "parallelism") {
-  static constexpr std::string_view keys[] = {"tp", "pp",   "vpp",     "cp",    "dp",      "mbs", "recompute",
-                                              "sp", "zero", "offload", "codec", "overlap", "ep",  "etp"};
+  static constexpr std::string_view keys[] = {"tp",    "pp",        "vpp", "cp",   "dp",
+                                              "mbs",   "recompute", "sp",  "zero", "offload",
+                                              "codec", "overlap",   "ep",  "etp",  "recompute_modules"};
   model::parallel_layout l;
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
   trinity::detail::for_each_key_value(
@@ -35,6 +64,10 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
             l.recompute = model::recomputation::full;
           else
             fail("recompute=" + value + ": use none, selective or full");
+          return;
+        }
+        if (key == "recompute_modules") {
+          l.modules = detail::parse_recompute_modules(value, fail);
           return;
         }
         if (key == "codec") {

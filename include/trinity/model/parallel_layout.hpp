@@ -3,11 +3,13 @@
 //! A hybrid parallel layout as the step model (model/parallel_training.hpp) prices it: tensor, pipeline (and
 //! its interleaving), context, data and expert parallelism, the micro-batch, recomputation, sequence
 //! parallelism, the ZeRO stage, offload, the gradient codec and overlap, and its `tp=..,pp=..` spelling.
+//! (Recomputation: a policy, and single modules besides it, model/recompute_modules.hpp.)
 
 #include <cstddef>
 #include <optional>
 #include <string>
 
+#include <trinity/model/recompute_modules.hpp>
 #include <trinity/model/transformer.hpp>
 
 namespace trinity::model {
@@ -30,6 +32,9 @@ struct parallel_layout {
   std::optional<bool> overlap = {};
   //! Expert parallelism: the experts spread over ep ranks, each expert's MLP split etp ways (a dense model: 1).
   std::size_t ep = 1, etp = 1;
+  //! Single modules recomputed besides `recompute` (Megatron-Core's --recompute-modules). Last, so that the
+  //! positional initialisers written before it keep their meaning.
+  recompute_modules modules = {};
 
   [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
   friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
@@ -62,9 +67,10 @@ enum class layout_group { tensor, context, expert, stage, pipeline };
 inline std::string to_string(const parallel_layout& l) {
   return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
          ",cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
-         ",recompute=" + to_string(l.recompute) + ",sp=" + (l.sequence_parallel ? "on" : "off") +
-         ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "") +
-         (l.codec.empty() ? "" : ",codec=" + l.codec) +
+         ",recompute=" + to_string(l.recompute) +
+         (l.modules.empty() ? std::string() : ",recompute_modules=" + to_string(l.modules)) +
+         ",sp=" + (l.sequence_parallel ? "on" : "off") + ",zero=" + std::to_string(l.zero_stage) +
+         (l.offload ? ",offload=on" : "") + (l.codec.empty() ? "" : ",codec=" + l.codec) +
          (l.overlap ? std::string(",overlap=") + (*l.overlap ? "on" : "off") : std::string()) +
          (l.ep > 1 || l.etp > 1 ? ",ep=" + std::to_string(l.ep) + ",etp=" + std::to_string(l.etp) : std::string());
 }

@@ -34,7 +34,9 @@
 //!    copies that put the rows in order for them and back; the routed experts'
 //!    weights shard over the expert-parallel ranks and reduce over the expert-data-parallel ones;
 //!  - full recomputation runs the forward (its all-reduces too) again;
-//!    selective recomputation runs the attention core again.
+//!    selective recomputation runs the attention core again; single modules (the norms, the experts'
+//!    activation, latent attention's up-projections: model/recompute_modules.hpp) run again in place of
+//!    keeping their outputs.
 //! A step is m micro-batches plus the bubble (p − 1)/(m·v) of them, then the
 //! data-parallel gradient reduction and ZeRO's parameter all-gathers (exposed
 //! whole, or with overlap, bucket by bucket under the last micro-batch's
@@ -234,6 +236,14 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
            "2";
   if (l.sequence_parallel && l.tp == 1)
     return "sp: sequence parallelism splits along tensor-parallel ranks; it needs tp > 1";
+  if (!l.modules.empty() && l.recompute == recomputation::full)
+    return "recompute_modules: full recomputation already runs every module again; drop recompute_modules, or use "
+           "recompute=selective or none";
+  if (l.modules.has(recompute_module::moe_act) && !m.moe())
+    return "recompute_modules: moe_act recomputes the experts' activation function, and the model has no experts";
+  if (l.modules.has(recompute_module::mla_up_proj) && !m.mla())
+    return "recompute_modules: mla_up_proj recomputes latent attention's up-projections, and the model's attention "
+           "is not latent (give kv_lora_rank)";
   return detail::expert_problem(j, l);
 }
 
@@ -252,6 +262,7 @@ struct layer_cost {
   seconds recompute{};
   double kept = 0, scores = 0;  //!< activation bytes without recomputation, and the attention scores' share
   double stored = 0;            //!< activation bytes kept under the layout's recomputation policy
+  double modules = 0;           //!< what its single recomputed modules no longer keep (and rebuild backward)
   [[nodiscard]] seconds forward() const {
     return gemm_f + attn_f + elem_f + pass_all_reduces * all_reduce + cp_f + exchange;
   }
@@ -375,6 +386,49 @@ inline gemm_list attention_gemms(const transformer_shape& m, double T, double t,
 }
 }  // namespace detail
 
+namespace detail {
+//! The layout's single modules (model/recompute_modules.hpp), for T tokens a GPU: what each no longer keeps
+//! comes off the layer's stored activations (and is held again while its layer's backward runs: `modules`),
+//! and its second forward joins the recomputation, memory-bound at the memory's bandwidth or, for the
+//! up-projections, GEMMs:
+//!  - layernorm: the two norms' outputs as the next GEMMs keep them (an MoE layer's router takes the second,
+//!    16-bit), 1/t of the tokens under sequence parallelism; each norm reads and writes a 16-bit row again
+//!    (and casts it under fp8);
+//!  - moe_act: fc2's input, a row of fe/etp values per token-expert row at the busiest rank's load; the
+//!    activation reads its input(s) and writes its output again;
+//!  - mla_up_proj: Q, K and V at their widths, 1/t of the heads; the two up-projections' GEMMs again.
+inline void recompute_single_modules(layer_cost& x, const training_job& j, const training_cluster& c,
+                                     const parallel_layout& l, double T, bool moe) {
+  const auto& m = j.shape;
+  const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), etp = static_cast<double>(l.etp);
+  const double split = l.sequence_parallel ? t : 1.0, linear_in = j.fp8 ? 1.0 : 2.0, cast = j.fp8 ? 3.0 : 0.0;
+  double saved = 0, traffic = 0;
+  if (l.modules.has(recompute_module::layernorm)) {
+    saved += T / split * h * (linear_in + (moe ? 2.0 : linear_in));
+    traffic += 2.0 * T / split * h * (4.0 + cast);
+  }
+  if (moe && l.modules.has(recompute_module::moe_act)) {
+    const double fe = m.expert_ffn(), up = (m.gated_mlp ? 2.0 : 1.0) * fe;
+    const double rows = j.expert_load() * etp * (l.sequence_parallel ? T / t : T) * static_cast<double>(m.top_k);
+    saved += rows * linear_in * fe / etp;
+    traffic += rows * (2.0 * up + 2.0 * fe + cast * fe) / etp;
+  }
+  if (m.mla() && l.modules.has(recompute_module::mla_up_proj)) {
+    const double a = static_cast<double>(m.heads);
+    saved += 2.0 * T * a * (2.0 * m.query_key_dim() + m.value_dim()) / t;
+    // The up-projections in attention_gemms' list: the keys' and values' (second to last) and, where the
+    // queries have a latent, theirs (second).
+    const auto g = attention_gemms(m, T, t, split);
+    const auto again = [&](const gemm_shape& p) { x.recompute += gemm_time(c, p.m, p.n, p.k, j.fp8); };
+    again(g.shapes[g.size - 2]);
+    if (m.q_lora_rank > 0) again(g.shapes[1]);
+  }
+  x.stored -= saved;
+  x.modules = saved;
+  x.recompute += seconds{traffic / c.memory_bandwidth.value()};
+}
+}  // namespace detail
+
 //! The layer's cost for this layout (no check of the layout: price() checks); `moe`: a mixture-of-experts
 //! layer, whose MLP is the experts' block.
 inline layer_cost layer(const training_job& j, const training_cluster& c, const parallel_layout& l, bool moe = false) {
@@ -429,6 +483,7 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
     x.elem_b += seconds{3.0 * cast_out / c.memory_bandwidth.value()};
   }
   if (moe) detail::replace_mlp(x, j, c, l, T, traffic);
+  if (!l.modules.empty()) detail::recompute_single_modules(x, j, c, l, T, moe);
   const seconds elementwise{kappa * traffic / c.memory_bandwidth.value()};
   x.elem_f += elementwise;
   x.elem_b += 2.0 * elementwise;
@@ -454,7 +509,7 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
     x.exchanges += 1.0;
   } else if (l.recompute == recomputation::selective && !j.flash_attention) {
     // FlashAttention keeps no scores, so there is nothing for selective recomputation to redo.
-    x.recompute = x.attn_f + seconds{kappa * x.scores / c.memory_bandwidth.value()};
+    x.recompute += x.attn_f + seconds{kappa * x.scores / c.memory_bandwidth.value()};
   }
   return x;
 }
@@ -690,9 +745,10 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const double in_flight = pipeline_in_flight(l.pp, static_cast<std::size_t>(mb), l.vpp);
   // A recomputed layer's backward holds what recomputation rebuilt: the whole layer's set, or the scores.
   const auto rebuilt_of = [&](const layer_cost& x) {
-    return l.recompute == recomputation::full        ? x.kept - x.stored
-           : l.recompute == recomputation::selective ? x.scores
-                                                     : 0.0;
+    return (l.recompute == recomputation::full        ? x.kept - x.stored
+            : l.recompute == recomputation::selective ? x.scores
+                                                      : 0.0) +
+           x.modules;
   };
   const double rebuilt = std::max(rebuilt_of(xd), rebuilt_of(xm));
   // A middle stage keeps fewer micro-batches than the first; counted as many, an upper bound.

@@ -12,16 +12,7 @@ using trinity::test::h100_like;
 using namespace trinity::model;
 
 namespace {
-training_job llama(bool fp8) {
-  training_job j;
-  j.shape = {8, 4096, 14336, 32, 8, 128256, true, false};
-  j.sequence = 4096;
-  j.global_batch = 16;
-  j.flash_attention = true;
-  j.dropout = false;
-  j.fp8 = fp8;
-  return j;
-}
+training_job llama(bool fp8) { return test::recipe_job({8, 4096, 14336, 32, 8, 128256, true, false}, 4096, 16, fp8); }
 
 }  // namespace
 

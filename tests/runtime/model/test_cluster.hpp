@@ -4,6 +4,7 @@
 // levels (300 GB/s and 1 us inside a domain of 8, 25 GB/s and 5 us across).
 
 #include <trinity/model/training_cluster.hpp>
+#include <trinity/model/training_job.hpp>
 
 namespace trinity::test {
 
@@ -18,6 +19,19 @@ inline model::training_cluster h100_like() {
   c.fast = {seconds{1e-6}, bytes_per_second{300e9}};
   c.slow = {seconds{5e-6}, bytes_per_second{25e9}};
   return c;
+}
+
+//! A job as the performance recipes run one: fused attention, no dropout.
+inline model::training_job recipe_job(const model::transformer_shape& shape, std::size_t sequence,
+                                      std::size_t global_batch, bool fp8 = false) {
+  model::training_job j;
+  j.shape = shape;
+  j.sequence = sequence;
+  j.global_batch = global_batch;
+  j.flash_attention = true;
+  j.dropout = false;
+  j.fp8 = fp8;
+  return j;
 }
 
 }  // namespace trinity::test

@@ -1,0 +1,124 @@
+#include <catch2/catch.hpp>
+
+#include <trinity/io/parallel_layout.hpp>
+#include <trinity/model/named_shapes.hpp>
+#include <trinity/model/parallel_training.hpp>
+
+#include "test_cluster.hpp"
+
+using namespace trinity;
+using namespace trinity::model;
+
+namespace {
+// DeepSeek-V3's layer (latent attention, 256 experts of 2,048, 8 a token, one shared), every layer a mixture.
+training_job deepseek_layers(std::size_t layers, bool fp8 = false) {
+  auto shape = shapes::deepseek_v3;
+  shape.layers = layers;
+  shape.first_dense_layers = 0;
+  return test::recipe_job(shape, 4096, 16, fp8);
+}
+
+parallel_layout tp2_ep8(const std::string& modules) {
+  auto l = io::parse_parallel_layout("tp=2,dp=8,sp=on,zero=1,ep=8,recompute_modules=" + modules);
+  return l;
+}
+}  // namespace
+
+TEST_CASE("recompute modules: parsed from a layout, written back in order, refused by name", "[model][parallel][io]") {
+  const auto l = io::parse_parallel_layout("tp=2,dp=4,sp=on,recompute_modules=moe_act+layernorm");
+  CHECK(l.modules.has(recompute_module::layernorm));
+  CHECK(l.modules.has(recompute_module::moe_act));
+  CHECK_FALSE(l.modules.has(recompute_module::mla_up_proj));
+  CHECK(to_string(l) ==
+        "tp=2,pp=1,vpp=1,cp=1,dp=4,mbs=1,recompute=none,recompute_modules=layernorm+moe_act,sp=on,zero=0");
+  CHECK(io::parse_parallel_layout(to_string(l)) == l);
+  CHECK(io::parse_parallel_layout("dp=4,recompute_modules=none").modules.empty());
+  CHECK(to_string(io::parse_parallel_layout("dp=4")) == "tp=1,pp=1,vpp=1,cp=1,dp=4,mbs=1,recompute=none,sp=off,zero=0");
+  CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_modules=layernorm+layernorm"),
+                    Catch::Contains("recompute_modules=layernorm+layernorm: layernorm is named twice"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_modules=layernorm+core_attn"),
+                    Catch::Contains("'core_attn' is not a module; use layernorm, moe_act, mla_up_proj"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_modules="), Catch::Contains("'' is not a module"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_module=layernorm"),
+                    Catch::Contains("\"recompute_module\" is not a key"));
+}
+
+TEST_CASE("recompute modules: a module the model does not have, or beside full recomputation, is refused",
+          "[model][parallel]") {
+  training_job dense;
+  dense.shape = {8, 2048, 8192, 16, 16, 51200, false, false};
+  dense.sequence = 2048;
+  dense.global_batch = 8;
+  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute_modules=layernorm")).empty());
+  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute_modules=moe_act"))
+            .rfind("recompute_modules: moe_act recomputes the experts' activation function", 0) == 0);
+  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute_modules=mla_up_proj"))
+            .rfind("recompute_modules: mla_up_proj recomputes latent attention's up-projections", 0) == 0);
+  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute=full,recompute_modules=layernorm"))
+            .rfind("recompute_modules: full recomputation already runs every module again", 0) == 0);
+  CHECK(layout_problem(deepseek_layers(4), tp2_ep8("mla_up_proj+moe_act+layernorm")).empty());
+}
+
+TEST_CASE("recompute modules: each keeps less by its outputs and runs its forward again, in closed form",
+          "[model][parallel]") {
+  const auto c = test::h100_like();
+  const auto j = deepseek_layers(4);
+  const double T = 4096, t = 2, h = 7168, bw = 3e12;
+  const auto none = layer(j, c, tp2_ep8("none"), true);
+  REQUIRE(none.recompute.value() == 0);
+  {  // The up-projections: Q and K (128 heads of 192) and V (of 128) off the stored set, their two GEMMs again.
+    const auto x = layer(j, c, tp2_ep8("mla_up_proj"), true);
+    const double saved = 2.0 * T * 128 * (2 * 192 + 128) / t;
+    CHECK(none.stored - x.stored == Approx(saved).epsilon(1e-12));
+    CHECK(x.modules == Approx(saved).epsilon(1e-12));
+    CHECK(x.kept == none.kept);
+    const double again = model::detail::gemm_time(c, T, 128 * 192 / t, 1536).value() +
+                         model::detail::gemm_time(c, T, 128 * 256 / t, 512).value();
+    CHECK(x.recompute.value() == Approx(again).epsilon(1e-12));
+    CHECK(x.forward() == none.forward());
+  }
+  {  // The norms: QKV's down-projections' input and the router's (16-bit), each over the rank's T/t tokens.
+    const auto x = layer(j, c, tp2_ep8("layernorm"), true);
+    CHECK(none.stored - x.stored == Approx(T / t * h * (2 + 2)).epsilon(1e-12));
+    CHECK(x.recompute.value() == Approx(2 * T / t * h * 4 / bw).epsilon(1e-12));
+    // Under fp8 the attention's GEMM keeps its 1-byte cast, the router its 16-bit input; each norm casts again.
+    const auto x8 = layer(deepseek_layers(4, true), c, tp2_ep8("layernorm"), true);
+    const auto none8 = layer(deepseek_layers(4, true), c, tp2_ep8("none"), true);
+    CHECK(none8.stored - x8.stored == Approx(T / t * h * (1 + 2)).epsilon(1e-12));
+    CHECK(x8.recompute.value() == Approx(2 * T / t * h * 7 / bw).epsilon(1e-12));
+  }
+  {  // The experts' activation: fc2's input, 2,048 values a row, T/t tokens × 8 rows at balanced load.
+    const auto x = layer(j, c, tp2_ep8("moe_act"), true);
+    const double rows = T / t * 8, fe = 2048;
+    CHECK(none.stored - x.stored == Approx(rows * 2 * fe).epsilon(1e-12));
+    CHECK(x.recompute.value() == Approx(rows * (2 * 2 * fe + 2 * fe) / bw).epsilon(1e-12));
+    // A dense layer has no experts' activation to recompute.
+    CHECK(layer(j, c, tp2_ep8("moe_act"), false).stored == layer(j, c, tp2_ep8("none"), false).stored);
+  }
+  {  // Together, the sum; beside selective recomputation with FlashAttention (no scores to redo), the same.
+    const auto x = layer(j, c, tp2_ep8("layernorm+moe_act+mla_up_proj"), true);
+    const double each = (none.stored - layer(j, c, tp2_ep8("layernorm"), true).stored) +
+                        (none.stored - layer(j, c, tp2_ep8("moe_act"), true).stored) +
+                        (none.stored - layer(j, c, tp2_ep8("mla_up_proj"), true).stored);
+    CHECK(none.stored - x.stored == Approx(each).epsilon(1e-12));
+    auto selective = tp2_ep8("layernorm+moe_act+mla_up_proj");
+    selective.recompute = recomputation::selective;
+    CHECK(layer(j, c, selective, true).recompute.value() == Approx(x.recompute.value()).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("recompute modules: a step pays the second forwards and keeps a layer's outputs back while it runs",
+          "[model][parallel]") {
+  const auto c = test::h100_like();
+  const auto j = deepseek_layers(4);
+  const auto l = tp2_ep8("mla_up_proj"), plain = tp2_ep8("none");
+  const auto with = price(j, c, l), without = price(j, c, plain);
+  const auto x = layer(j, c, l, true);
+  // One stage of 4 layers, every one a mixture, 2 micro-batches of one sequence a replica.
+  REQUIRE(with.layers_per_stage == 4);
+  CHECK(with.recompute.value() == Approx(with.micro_batches * 4 * x.recompute.value()).epsilon(1e-12));
+  CHECK(with.step > without.step);
+  // Without a pipeline one micro-batch is in flight: four layers keep less, and the layer in its backward holds
+  // its rebuilt outputs again.
+  CHECK((without.activations - with.activations).value() == Approx(3 * x.modules).epsilon(1e-9));
+}
