@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 #include <optional>
 #include <span>
 #include <utility>
@@ -291,5 +292,25 @@ class moe_block {
   std::uint64_t counted_ = 0, step_counted_ = 0;
   std::size_t dropped_ = 0, step_dropped_ = 0;
 };
+
+//! Emplaces into `moe` the block of the pipeline stage whose `ranks` consecutive ranks start at `first` (this rank
+//! among them), its expert groups `g` regrouped from them.
+template <class Scheme, class Comm>
+void emplace_experts(std::optional<moe_block<Scheme, Comm>>& moe, Comm& c, const parallel::rank_groups& g,
+                     std::size_t first, std::size_t ranks, shard::memory_ledger& ledger, const moe_config& m,
+                     std::size_t width, std::uint64_t seed, const shard::adam& opt) {
+  std::vector<int> members(ranks);
+  std::iota(members.begin(), members.end(), static_cast<int>(first));
+  moe.emplace(c, g, std::move(members), ledger, m, width, seed, opt);
+}
+
+//! The expert groups of a world of data-parallel ranks: one pipeline stage, no tensor or context parallelism.
+inline parallel::rank_groups data_parallel_expert_groups(int world, int rank, const moe_config& m) {
+  model::parallel_layout l;
+  l.dp = static_cast<std::size_t>(world);
+  l.ep = m.ep;
+  l.etp = m.etp;
+  return parallel::groups_of(l, world, rank);
+}
 
 }  // namespace trinity::train

@@ -248,6 +248,24 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
   return layout;
 }
 
+// The rows each rank takes a micro-batch from its replica's `mine` samples (S/c tokens of each), checked: the
+// micro-batches split them, the interleaved schedule has a multiple of --pp, and sp splits the rows t ways.
+inline std::size_t micro_batch_rows(const config& cfg, std::size_t mine) {
+  const std::size_t p = cfg.pipeline, m = cfg.micro_batches, t = cfg.tensor;
+  if (mine % m != 0)
+    throw invalid_input("--micro-batches", std::to_string(mine) + " samples per replica do not split into " +
+                                               std::to_string(m) +
+                                               " micro-batches. Fix: a divisor of --batch / (ranks / (tp * pp * cp))");
+  if (cfg.virtual_stages > 1 && m % p != 0)
+    throw invalid_input("--micro-batches",
+                        "the interleaved schedule needs a multiple of --pp (" + std::to_string(p) + ")");
+  const std::size_t rows = mine / m * (cfg.sequence / cfg.context);
+  if (cfg.sequence_parallel && rows % t != 0)
+    throw invalid_input("--sp", "splits each micro-batch's " + std::to_string(rows) + " samples " + std::to_string(t) +
+                                    " ways. Fix: a --batch whose micro-batches divide by --tp");
+  return rows;
+}
+
 // This rank's layers, chunk by chunk, and their initial parameters (the data-parallel loop's): a column
 // layer's out/t rows of W and of b, a row layer's in/t columns of W and all of b.
 struct local_layers {
@@ -441,19 +459,10 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   comm::group tp(c, groups.tp), pp(c, groups.pp), cp(c, groups.cp), dp(c, groups.weights);
   // Sequences over the replicas; each replica's context ranks hold S/c tokens of every one of its sequences.
   const comm::partition samples(cfg.batch, layout.dp);
-  const std::size_t replica = static_cast<std::size_t>(dp.rank()) / cps, mine = samples.size(static_cast<int>(replica));
-  if (mine % m != 0)
-    throw invalid_input("--micro-batches", std::to_string(mine) + " samples per replica do not split into " +
-                                               std::to_string(m) +
-                                               " micro-batches. Fix: a divisor of --batch / (ranks / (tp * pp * cp))");
-  if (v > 1 && m % p != 0)
-    throw invalid_input("--micro-batches",
-                        "the interleaved schedule needs a multiple of --pp (" + std::to_string(p) + ")");
-  const std::size_t rows = mine / m * (cfg.sequence / cps), rank = static_cast<std::size_t>(pp.rank());
+  const std::size_t replica = static_cast<std::size_t>(dp.rank()) / cps;
+  const std::size_t rows = detail::micro_batch_rows(cfg, samples.size(static_cast<int>(replica)));
+  const std::size_t rank = static_cast<std::size_t>(pp.rank());
   const int tr = tp.rank();
-  if (cfg.sequence_parallel && rows % t != 0)
-    throw invalid_input("--sp", "splits each micro-batch's " + std::to_string(rows) + " samples " + std::to_string(t) +
-                                    " ways. Fix: a --batch whose micro-batches divide by --tp");
 
   const auto local = detail::local_layers_of(cfg, shape, rank, tr);
   const teacher_task task(cfg.inputs, cfg.outputs, cfg.seed);
@@ -468,11 +477,9 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   std::optional<experts_type> moe;
   memory_ledger expert_ledger;
   const std::size_t stage_ranks = t * cps * layout.dp, owner = 1 / (shape.layers() / (p * v)) % p;
-  if (cfg.experts() && rank == owner) {
-    std::vector<int> members(stage_ranks);
-    std::iota(members.begin(), members.end(), static_cast<int>(owner * stage_ranks));
-    moe.emplace(c, groups, std::move(members), expert_ledger, cfg.moe, shape.out(1), cfg.seed + 1, opt);
-  }
+  if (cfg.experts() && rank == owner)
+    emplace_experts(moe, c, groups, owner * stage_ranks, stage_ranks, expert_ledger, cfg.moe, shape.out(1),
+                    cfg.seed + 1, opt);
 
   nlohmann::json last;
   std::vector<double> step_seconds;

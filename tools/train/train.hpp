@@ -271,16 +271,9 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   // The mixture-of-experts block (--experts): its router over the world, its experts over the expert groups
   // (the world one pipeline stage of data-parallel ranks).
   std::optional<moe_block<Scheme, Comm>> moe;
-  if (cfg.experts()) {
-    model::parallel_layout world;
-    world.dp = static_cast<std::size_t>(c.size());
-    world.ep = cfg.moe.ep;
-    world.etp = cfg.moe.etp;
-    std::vector<int> all(world.dp);
-    std::iota(all.begin(), all.end(), 0);
-    moe.emplace(c, parallel::groups_of(world, c.size(), c.rank()), std::move(all), ledger, cfg.moe, shape.out(1),
-                cfg.seed + 1, opt);
-  }
+  if (cfg.experts())
+    emplace_experts(moe, c, data_parallel_expert_groups(c.size(), c.rank(), cfg.moe), 0, n, ledger, cfg.moe,
+                    shape.out(1), cfg.seed + 1, opt);
 
   nlohmann::json last;
   std::vector<double> step_seconds;  // rank 0's list of the slowest rank's time per step
