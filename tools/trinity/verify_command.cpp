@@ -324,15 +324,26 @@ void print_expert_rows(const verify_args& a, const plan::training_workload& w, c
   if (!all) throw usage_error("a measured figure is more than 1% from the prediction (see the table)");
 }
 
-// A mixture's layout (--parallelism with ep or etp; tp = pp = cp = 1 here, the rest above): trinity-train's
-// data-parallel loop runs its expert groups, ep·etp ranks regrouped from the data-parallel ones as Megatron-Core folds
-// them, twice where the layout has expert-data-parallel replicas. Scaled down: at most two experts a rank, 64 features
-// wide (a multiple of etp), as many tokens a rank as experts, routed evenly (--balanced-routing) as the step model
-// prices them. The dense MLP's states shard over every rank, the experts' over the expert-data-parallel group. A
-// mixture laid out with tp, pp or cp: the layout's scaled run (layout_run_of) with the expert block on the stage
+// The experts' two rows at the run's size: the bytes over the expert groups (model/moe_layer.hpp's count of
+// `passes` passes of `tokens` tokens a rank, forward and backward, fp32 rows; `note` says how many a step) and the
+// routed parameters a rank, of an fp32 expert MLP as wide as the layer, not gated.
+std::array<row, 2> expert_rows(const model::parallel_layout& l, const expert_run& moe, std::size_t width, double tokens,
+                               double passes, const std::string& note, const json& summary) {
+  const model::transformer_shape run_shape{
+      .hidden = width, .ffn_hidden = width, .gated_mlp = false, .experts = moe.experts, .top_k = moe.top_k};
+  const bytes exchange = passes * 2.0 * model::expert_exchange_bytes(run_shape, tokens, l.ep, l.etp, 4.0);
+  const double routed =
+      static_cast<double>(moe.experts / l.ep) * model::expert_parameters(run_shape) / static_cast<double>(l.etp);
+  return {
+      row{"bytes over the expert groups per rank and step (ep=" + std::to_string(l.ep) +
+              ", etp=" + std::to_string(l.etp) + note + ")",
+          exchange.value(), busiest(summary.at("last_step").at("expert_parallel_bytes"))},
+      row{std::string(routed_parameters_row), routed, summary.at("experts").at("parameters_per_rank").get<double>()}};
+}
+
+// A mixture laid out with tp, pp or cp: the layout's scaled run (layout_run_of) with the expert block on the stage
 // holding the second layer. Its rows: the layout's (the dense layers' tensor, pipeline, ring and ZeRO counts, as
-// without experts) and the experts' exchange, one pass a micro-batch of the tokens a rank holds there
-// (model/moe_layer.hpp), and their parameters a rank.
+// without experts) and the experts', one pass a micro-batch of the tokens a rank holds there.
 void run_verify_experts_parallel(const verify_args& a, const plan::training_workload& w,
                                  const model::parallel_layout& l, const expert_run& moe) {
   const auto run = layout_run_of(a, l, &moe);
@@ -340,20 +351,9 @@ void run_verify_experts_parallel(const verify_args& a, const plan::training_work
   const json summary = summary_of(run_and_capture(run.command + " 2>&1"));
   const double psi = busiest(summary.at("parameters_per_rank"));
   auto rows_out = layout_rows(run, summary, model::compressor_cost{}, psi);
-  const model::transformer_shape run_shape{
-      .hidden = run.width, .ffn_hidden = run.width, .gated_mlp = false, .experts = moe.experts, .top_k = moe.top_k};
   const double held = static_cast<double>(l.sequence_parallel ? run.rows / run.t : run.rows);
-  constexpr double passes = 2;  // forward, and the gradients back
-  const bytes exchange =
-      static_cast<double>(run.m) * passes * model::expert_exchange_bytes(run_shape, held, l.ep, l.etp, 4.0);
-  const double routed =
-      static_cast<double>(moe.experts / l.ep) * model::expert_parameters(run_shape) / static_cast<double>(l.etp);
-  const auto& step = summary.at("last_step");
-  rows_out.push_back({"bytes over the expert groups per rank and step (ep=" + std::to_string(l.ep) +
-                          ", etp=" + std::to_string(l.etp) + ", a pass a micro-batch)",
-                      exchange.value(), busiest(step.at("expert_parallel_bytes"))});
-  rows_out.push_back(
-      {std::string(routed_parameters_row), routed, summary.at("experts").at("parameters_per_rank").get<double>()});
+  for (auto& x : expert_rows(l, moe, run.width, held, static_cast<double>(run.m), ", a pass a micro-batch", summary))
+    rows_out.push_back(std::move(x));
   const std::string experts = ", " + std::to_string(moe.experts) + " experts after the second layer (" +
                               std::to_string(moe.experts / l.ep) + " a rank, " + std::to_string(moe.top_k) +
                               " a token, ep=" + std::to_string(l.ep) + ", etp=" + std::to_string(l.etp) +
@@ -361,23 +361,27 @@ void run_verify_experts_parallel(const verify_args& a, const plan::training_work
   print_layout_rows(a, w, run, summary, psi, rows_out, experts);
 }
 
+// A mixture's layout (--parallelism with ep or etp) at most two experts a rank, routed evenly (--balanced-routing)
+// as the step model prices them. With tp, pp or cp above, run_verify_experts_parallel; otherwise trinity-train's
+// data-parallel loop runs its expert groups, ep·etp ranks regrouped from the data-parallel ones as Megatron-Core
+// folds them, twice where the layout has expert-data-parallel replicas, 64 features wide (a multiple of etp), as
+// many tokens a rank as experts. The dense MLP's states shard over every rank, the experts' over the
+// expert-data-parallel group.
 void run_verify_experts(const verify_args& a, const plan::training_workload& w, const model::parallel_layout& l) {
   const auto refuse = [&](const std::string& why) { throw bad_flag("--parallelism", model::to_string(l), why); };
   if (!l.codec.empty()) refuse("names a codec; trinity-train's experts do not run with --compress yet");
   if (const auto why = model::layout_problem(plan::job_of(w, l.gpus()), l); !why.empty()) refuse(why);
   const auto& m = *w.shape;
-  if (l.tp > 1 || l.pp > 1 || l.cp > 1) {
-    const std::size_t experts = l.ep * std::min<std::size_t>(m.experts / l.ep, 2);
-    return run_verify_experts_parallel(a, w, l, {experts, std::min(m.top_k, experts)});
-  }
+  const std::size_t local = std::min<std::size_t>(m.experts / l.ep, 2), experts = l.ep * local;
+  const expert_run moe{experts, std::min(m.top_k, experts)};
+  if (l.tp > 1 || l.pp > 1 || l.cp > 1) return run_verify_experts_parallel(a, w, l, moe);
   const std::size_t ep = l.ep, etp = l.etp, group = ep * etp, replicas = l.dp / group > 1 ? 2 : 1;
   const std::size_t ranks = group * replicas;
   if (ranks > 64)
     refuse("runs " + std::to_string(ranks) +
            " threads here (ep*etp, twice with expert-data-parallel replicas); "
            "verify runs at most 64");
-  const std::size_t local = std::min<std::size_t>(m.experts / ep, 2), experts = ep * local;
-  const std::size_t top_k = std::min(m.top_k, experts), width = etp * ((64 + etp - 1) / etp), tokens = experts;
+  const std::size_t top_k = moe.top_k, width = etp * ((64 + etp - 1) / etp), tokens = experts;
   const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000);
   const std::string command = "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) +
                               " --experts " + std::to_string(experts) + " --top-k " + std::to_string(top_k) + " --ep " +
@@ -389,14 +393,11 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
   const json summary = summary_of(run_and_capture(command + " 2>&1"));
   const auto& step = summary.at("last_step");
 
-  // The step model's counts at the run's size: its MoE block (an fp32 expert MLP, not gated, as wide as the
-  // layer) and ZeRO's formulas, the dense weights over every rank and the experts' over their replicas.
-  const model::transformer_shape run_shape{
-      .hidden = width, .ffn_hidden = width, .gated_mlp = false, .experts = experts, .top_k = top_k};
-  const double rows = static_cast<double>(tokens);
-  const bytes exchange = 2.0 * model::expert_exchange_bytes(run_shape, rows, ep, etp, 4.0);  // forward, backward
-  const double dense = summary.at("parameters").get<double>();
-  const double routed = static_cast<double>(local) * model::expert_parameters(run_shape) / static_cast<double>(etp);
+  // The step model's counts at the run's size: its MoE block (one pass a step) and ZeRO's formulas, the dense
+  // weights over every rank and the experts' over their replicas.
+  const auto [exchange_row, routed_row] = expert_rows(l, moe, width, static_cast<double>(tokens), 1.0, "", summary);
+  const bytes exchange{exchange_row.predicted};
+  const double dense = summary.at("parameters").get<double>(), routed = routed_row.predicted;
   const auto& sb_json = summary.at("state_bytes");
   const model::state_bytes sb{sb_json.at("parameter").get<double>(), sb_json.at("gradient").get<double>(),
                               sb_json.at("optimizer").get<double>()};
@@ -406,10 +407,8 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
                      model::zero_traffic_per_step(routed, replicas, l.zero_stage, sb) + exchange;
   const auto measured = [&](const char* group_name, const char* key) { return busiest(step.at(group_name).at(key)); };
   std::vector<row> rows_out{
-      {"bytes over the expert groups per rank and step (ep=" + std::to_string(ep) + ", etp=" + std::to_string(etp) +
-           ")",
-       exchange.value(), busiest(step.at("expert_parallel_bytes"))},
-      {std::string(routed_parameters_row), routed, summary.at("experts").at("parameters_per_rank").get<double>()},
+      exchange_row,
+      routed_row,
       {"parameters held per rank (ZeRO-" + std::to_string(l.zero_stage) + ")",
        (dense_states.parameters + expert_states.parameters).value(), measured("resident_bytes", "parameters")},
       {"gradients held per rank", (dense_states.gradients + expert_states.gradients).value(),
