@@ -59,6 +59,7 @@
 #include <cmath>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -280,9 +281,10 @@ inline double dense_mlp_activation_bytes(const training_job& j, double T, double
   return T * (linear_in * h / (sp ? t : 1.0) + (2.0 * (m.gated_mlp ? 2.0 : 1.0) * f + linear_in * f) / t);
 }
 
-//! An MoE layer: its block in place of the dense MLP (model/moe_layer.hpp).
-inline void replace_mlp(layer_cost& x, const training_job& j, const training_cluster& c, const parallel_layout& l,
-                        double T, double& traffic) {
+//! An MoE layer: its block in place of the dense MLP (model/moe_layer.hpp). Returns the token-expert rows the
+//! busiest GPU's experts run.
+inline double replace_mlp(layer_cost& x, const training_job& j, const training_cluster& c, const parallel_layout& l,
+                          double T, double& traffic) {
   const auto& m = j.shape;
   const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), etp = static_cast<double>(l.etp);
   const auto e = moe_block(j, c, l, T);
@@ -295,6 +297,7 @@ inline void replace_mlp(layer_cost& x, const training_job& j, const training_clu
   x.elem_f += e.copied / c.memory_bandwidth;
   x.elem_b += e.copied / c.memory_bandwidth;
   const double mlp = dense_mlp_activation_bytes(j, T, t, l.sequence_parallel);
+  const double rows = j.expert_load() * e.rows;
   x.kept += e.kept - mlp;
   if (l.recompute != recomputation::full) x.stored += e.kept - mlp;
   training_job bf16 = j;
@@ -305,11 +308,11 @@ inline void replace_mlp(layer_cost& x, const training_job& j, const training_clu
     // The experts' casts instead of the dense MLP's: each row's input and fc2's input forward; the gradients
     // of fc1's and fc2's outputs backward.
     const double fe = m.expert_ffn(), up = (m.gated_mlp ? 2.0 : 1.0) * fe, f = static_cast<double>(m.ffn_hidden);
-    const double rows = j.expert_load() * e.rows;
     x.elem_f += seconds{3.0 * (rows * (h + fe / etp) - T * (h + f / t)) / c.memory_bandwidth.value()};
     x.elem_b += seconds{3.0 * (rows * (up / etp + h) - T * ((m.gated_mlp ? 2.0 : 1.0) * f / t + h)) /
                         c.memory_bandwidth.value()};
   }
+  return rows;
 }
 }  // namespace detail
 
@@ -397,9 +400,13 @@ namespace detail {
 //!  - moe_act: fc2's input, a row of fe/etp values per token-expert row at the busiest rank's load; the
 //!    activation reads its input(s) and writes its output again;
 //!  - mla_up_proj: Q, K and V at their widths, 1/t of the heads; the two up-projections' GEMMs again.
+//! `attention`: the layer's attention_gemms; `expert_rows`: an MoE layer's busiest rows (replace_mlp's), 0 in a
+//! dense layer.
 inline void recompute_single_modules(layer_cost& x, const training_job& j, const training_cluster& c,
-                                     const parallel_layout& l, double T, bool moe) {
+                                     const parallel_layout& l, double T, std::span<const gemm_shape> attention,
+                                     double expert_rows) {
   const auto& m = j.shape;
+  const bool moe = expert_rows > 0;
   const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), etp = static_cast<double>(l.etp);
   const double split = l.sequence_parallel ? t : 1.0, linear_in = j.fp8 ? 1.0 : 2.0, cast = j.fp8 ? 3.0 : 0.0;
   double saved = 0, traffic = 0;
@@ -409,19 +416,17 @@ inline void recompute_single_modules(layer_cost& x, const training_job& j, const
   }
   if (moe && l.modules.has(recompute_module::moe_act)) {
     const double fe = m.expert_ffn(), up = (m.gated_mlp ? 2.0 : 1.0) * fe;
-    const double rows = j.expert_load() * etp * (l.sequence_parallel ? T / t : T) * static_cast<double>(m.top_k);
-    saved += rows * linear_in * fe / etp;
-    traffic += rows * (2.0 * up + 2.0 * fe + cast * fe) / etp;
+    saved += expert_rows * linear_in * fe / etp;
+    traffic += expert_rows * (2.0 * up + 2.0 * fe + cast * fe) / etp;
   }
   if (m.mla() && l.modules.has(recompute_module::mla_up_proj)) {
     const double a = static_cast<double>(m.heads);
     saved += 2.0 * T * a * (2.0 * m.query_key_dim() + m.value_dim()) / t;
     // The up-projections in attention_gemms' list: the keys' and values' (second to last) and, where the
     // queries have a latent, theirs (second).
-    const auto g = attention_gemms(m, T, t, split);
     const auto again = [&](const gemm_shape& p) { x.recompute += gemm_time(c, p.m, p.n, p.k, j.fp8); };
-    again(g.shapes[g.size - 2]);
-    if (m.q_lora_rank > 0) again(g.shapes[1]);
+    again(attention[attention.size() - 2]);
+    if (m.q_lora_rank > 0) again(attention[1]);
   }
   x.stored -= saved;
   x.modules = saved;
@@ -482,8 +487,10 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
     x.elem_f += seconds{3.0 * cast_in / c.memory_bandwidth.value()};
     x.elem_b += seconds{3.0 * cast_out / c.memory_bandwidth.value()};
   }
-  if (moe) detail::replace_mlp(x, j, c, l, T, traffic);
-  if (!l.modules.empty()) detail::recompute_single_modules(x, j, c, l, T, moe);
+  const double expert_rows = moe ? detail::replace_mlp(x, j, c, l, T, traffic) : 0.0;
+  if (!l.modules.empty())
+    detail::recompute_single_modules(x, j, c, l, T, std::span<const detail::gemm_shape>(gemms.shapes.data(), attention),
+                                     expert_rows);
   const seconds elementwise{kappa * traffic / c.memory_bandwidth.value()};
   x.elem_f += elementwise;
   x.elem_b += 2.0 * elementwise;
