@@ -68,8 +68,8 @@ void check_experts(const Comm& c, const train::config& cfg) {
                           "experts. Fix: --experts N");
     return;
   }
-  if (!cfg.compress.empty() || !cfg.save_checkpoint.empty() || !cfg.load_checkpoint.empty() || cfg.inject_nan_step >= 0)
-    throw invalid_input("--experts", "does not run with --compress, checkpoints or --inject-nan yet. Fix: drop them");
+  if (!cfg.compress.empty() || cfg.inject_nan_step >= 0)
+    throw invalid_input("--experts", "does not run with --compress or --inject-nan yet. Fix: drop them");
   if (cfg.hidden_layers < 2)
     throw invalid_input("--layers",
                         "the experts follow the second layer, and with 1 hidden layer it is the output "

@@ -16,12 +16,18 @@
 // hold the same slices (the expert-data-parallel group: the ranks of its t and e) in a data_parallel over that
 // group, each under the run's ZeRO stage, as Megatron-Core shards them.
 
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -74,6 +80,40 @@ inline std::vector<float> initial_router(std::size_t experts, std::size_t h, std
   return w;
 }
 }  // namespace detail
+
+//! A checkpoint's experts (moe_block::save): the expert-parallel size and expert-tensor slices they were saved
+//! at, from the names of their directories, experts-<e>-of-<ep>-slice-<t>-of-<etp>; none where it holds none.
+struct saved_experts {
+  std::size_t ep = 0, etp = 0;
+};
+inline std::string experts_directory(std::size_t e, std::size_t ep, std::size_t t, std::size_t etp) {
+  return "experts-" + std::to_string(e) + "-of-" + std::to_string(ep) + "-slice-" + std::to_string(t) + "-of-" +
+         std::to_string(etp);
+}
+inline std::optional<saved_experts> experts_saved_in(const std::filesystem::path& dir) {
+  std::optional<saved_experts> found;
+  if (!std::filesystem::is_directory(dir)) return found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string n = entry.path().filename().string();
+    // The first expert-parallel rank's first slice names the layout: experts-0-of-<ep>-slice-0-of-<etp>, written
+    // as experts_directory writes it (no sign, no leading zero), or another directory of no concern here.
+    constexpr std::string_view head = "experts-0-of-", middle = "-slice-0-of-";
+    std::size_t ep = 0, etp = 0;
+    if (!n.starts_with(head)) continue;
+    const char* const end = n.data() + n.size();
+    const auto [at, bad] = std::from_chars(n.data() + head.size(), end, ep);
+    if (bad != std::errc{} || !std::string_view(at, static_cast<std::size_t>(end - at)).starts_with(middle)) continue;
+    const auto [last, worse] = std::from_chars(at + middle.size(), end, etp);
+    if (worse != std::errc{} || last != end || ep == 0 || etp == 0 || n != experts_directory(0, ep, 0, etp)) continue;
+    if (found && (found->ep != ep || found->etp != etp))
+      throw invalid_input("checkpoint", dir.string() + " holds experts saved at two layouts (--ep " +
+                                            std::to_string(found->ep) + " --etp " + std::to_string(found->etp) +
+                                            ", and --ep " + std::to_string(ep) + " --etp " + std::to_string(etp) +
+                                            "). Fix: save each run into a directory of its own");
+    found = saved_experts{ep, etp};
+  }
+  return found;
+}
 
 //! What one forward pass through the block keeps for its backward: the block's input, the router's logits and
 //! the exchange's pass. A pipeline keeps one a micro-batch in flight.
@@ -186,6 +226,71 @@ class moe_block {
     step_counted_ = std::exchange(counted_, 0);
     step_dropped_ = std::exchange(dropped_, 0);
     return r;
+  }
+
+  //! Writes the block's states into checkpoint directory `dir`, beside the dense layers' files: the router's over
+  //! the stage into dir/router, and every expert-data-parallel group's experts into the directory of its
+  //! expert-parallel rank and slice (experts_directory), each expert one layer of it, sharded as the run
+  //! shards them. Every rank of the stage calls it.
+  void save(const std::filesystem::path& dir) const {
+    if (router_) shard::save_checkpoint(dir / "router", *router_, stage_);
+    shard::save_checkpoint(dir / experts_directory(static_cast<std::size_t>(ep_.rank()), cfg_.ep,
+                                                   static_cast<std::size_t>(etp_.rank()), cfg_.etp),
+                           experts_, edp_);
+  }
+  //! Restores the states save() wrote, at any expert-parallel size and any number of expert-data-parallel
+  //! replicas: expert e is layer e mod E/ep' of the directory of rank e / (E/ep') of the ep' it was saved at.
+  //! The slices must be as saved (--etp). Returns the steps the experts had taken.
+  long load(const std::filesystem::path& dir) {
+    const auto saved = experts_saved_in(dir);
+    if (!saved)
+      throw invalid_input("--load-checkpoint", dir.string() +
+                                                   " holds no experts: it was saved without --experts. Fix: load it "
+                                                   "without --experts, or a checkpoint of a run with them");
+    if (saved->etp != cfg_.etp)
+      throw invalid_input("--etp", "the checkpoint in " + dir.string() + " split each expert over " +
+                                       std::to_string(saved->etp) + " ranks, this run over " +
+                                       std::to_string(cfg_.etp) + ". Fix: --etp " + std::to_string(saved->etp));
+    if (cfg_.experts % saved->ep != 0)
+      throw invalid_input("--experts", "the checkpoint in " + dir.string() + " spread its experts over " +
+                                           std::to_string(saved->ep) + " ranks, which do not split this run's " +
+                                           std::to_string(cfg_.experts) + ". Fix: --experts as saved");
+    const std::size_t per = cfg_.experts / saved->ep, first = static_cast<std::size_t>(ep_.rank()) * local_,
+                      t = static_cast<std::size_t>(etp_.rank());
+    std::map<std::size_t, shard::checkpoint_reader> readers;  // by saved expert-parallel rank
+    long steps = -1;
+    for (std::size_t q = 0; q < local_; ++q) {
+      const std::size_t e = first + q, r = e / per;
+      auto it = readers.find(r);
+      if (it == readers.end()) it = readers.emplace(r, dir / experts_directory(r, saved->ep, t, cfg_.etp)).first;
+      const auto& in = it->second;
+      const auto& part = experts_.partition(q);
+      if (in.layers() != per || in.layer_size(e % per) != part.count)
+        throw invalid_input("--load-checkpoint", "expert " + std::to_string(e) + "'s slice in " + dir.string() +
+                                                     " is not this run's (" + std::to_string(part.count) +
+                                                     " values: --width, --expert-width, --experts). Fix: the "
+                                                     "block's shape as saved");
+      if (steps >= 0 && in.steps() != steps)
+        throw invalid_input("checkpoint", "the experts' files of " + dir.string() + " come from different runs");
+      steps = in.steps();
+      const std::size_t n = part.size(edp_.rank());
+      std::vector<float> params(n), states(n * in.states_per());
+      in.chunk(e % per, part, edp_.rank(), params, states);
+      experts_.load_chunk(q, params, states);
+    }
+    experts_.set_steps_taken(steps);
+    const bool has_router = std::filesystem::is_directory(dir / "router");
+    if (has_router != router_.has_value())
+      throw invalid_input("--balanced-routing", dir.string() + (has_router ? " holds a router's states, which balanced "
+                                                                             "routing has none of. Fix: drop "
+                                                                             "--balanced-routing"
+                                                                           : " was saved under balanced routing, "
+                                                                             "with no router. Fix: add "
+                                                                             "--balanced-routing"));
+    if (router_ && shard::load_checkpoint(dir / "router", *router_, stage_) != steps)
+      throw invalid_input("checkpoint",
+                          "the router's and the experts' files of " + dir.string() + " come from different runs");
+    return steps;
   }
 
   //! Bytes this rank sent over its expert group and its expert tensor group so far.

@@ -140,6 +140,24 @@ nlohmann::json expert_summary(Comm& c, const config& cfg, const Moe* moe, std::s
           {"modelled_bytes_per_step", per}};
 }
 
+// Restores the MLP's states and, with experts, the block's from checkpoint `dir`: the steps taken. A checkpoint
+// whose experts this run lacks is refused, not half loaded.
+template <class DP, class Moe, class Comm>
+long load_all(const std::filesystem::path& dir, DP& dp, std::optional<Moe>& moe, const Comm& c) {
+  const long steps = shard::load_checkpoint(dir, dp, c);
+  if (!moe) {
+    if (const auto saved = experts_saved_in(dir))
+      throw invalid_input("--experts", dir.string() + " holds a mixture's experts (--ep " + std::to_string(saved->ep) +
+                                           " --etp " + std::to_string(saved->etp) +
+                                           "), which this run has no block for. Fix: --experts N as saved");
+    return steps;
+  }
+  if (moe->load(dir) != steps)
+    throw invalid_input("checkpoint",
+                        "the experts' and the dense layers' files of " + dir.string() + " come from different runs");
+  return steps;
+}
+
 // One step's forward and backward through the MLP (and the attention block after its first layer), each
 // layer's gradient handed to dp as it is ready: the step's summed loss on this rank. The caller owns `pass`, whose
 // activations stay charged to the ledger until the optimizer step is done, as the recorded peaks count them.
@@ -247,8 +265,6 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   memory_ledger ledger;
   data_parallel<Scheme, Comm, any_reduction<Comm>> dp(
       c, ledger, shape.layer_sizes(), initial_parameters(shape, cfg.seed + 1), opt, std::move(reduction));
-  long step0 = 0;
-  if (!cfg.load_checkpoint.empty()) step0 = load_checkpoint(cfg.load_checkpoint, dp, c);
 
   // Sequences over the ranks; a sequence's tokens, sequence-major, are the rows the MLP takes.
   const comm::partition samples(cfg.batch, c.size());
@@ -274,6 +290,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   if (cfg.experts())
     emplace_experts(moe, c, data_parallel_expert_groups(c.size(), c.rank(), cfg.moe), 0, n, ledger, cfg.moe,
                     shape.out(1), cfg.seed + 1, opt);
+  const long step0 = cfg.load_checkpoint.empty() ? 0 : detail::load_all(cfg.load_checkpoint, dp, moe, c);
 
   nlohmann::json last;
   std::vector<double> step_seconds;  // rank 0's list of the slowest rank's time per step
@@ -324,7 +341,10 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
       last = std::move(line);
     }
   }
-  if (!cfg.save_checkpoint.empty()) save_checkpoint(cfg.save_checkpoint, dp, c);
+  if (!cfg.save_checkpoint.empty()) {
+    save_checkpoint(cfg.save_checkpoint, dp, c);
+    if (moe) moe->save(cfg.save_checkpoint);
+  }
   const auto expert_totals =
       moe ? detail::expert_summary(c, cfg, &*moe, samples.size(c.rank()) * cfg.sequence, 1) : nlohmann::json();
   if (c.rank() == 0) {

@@ -207,56 +207,85 @@ inline int checkpoint_ranks(const std::filesystem::path& dir) {
   return ranks;
 }
 
-//! Loads a checkpoint written by any number of ranks into this run's data_parallel. Returns the steps taken.
-template <class DataParallel, class Comm>
-long load_checkpoint(const std::filesystem::path& dir, DataParallel& dp, const Comm& c) {
-  const int old_ranks = checkpoint_ranks(dir);
-  std::vector<detail::checkpoint_file_data> files;
-  // Every file is checked (header, size, checksum), so every rank refuses a damaged checkpoint alike.
-  for (int q = 0; q < old_ranks; ++q)
-    files.push_back(detail::read_checkpoint_file(detail::checkpoint_file(dir, q, old_ranks),
-                                                 static_cast<std::uint32_t>(old_ranks), static_cast<std::uint32_t>(q)));
-  const auto& h0 = files[0].header;
-  if (h0.layer_sizes.size() != dp.layers())
-    throw invalid_input("checkpoint.layers", "the checkpoint has " + std::to_string(h0.layer_sizes.size()) +
-                                                 " layers, the model " + std::to_string(dp.layers()));
-  for (const auto& f : files)
-    if (f.header.layer_sizes != h0.layer_sizes || f.header.steps != h0.steps || f.header.states_per != h0.states_per)
-      throw invalid_input("checkpoint", "the files of " + dir.string() + " come from different runs");
-  const std::size_t sp = h0.states_per;
-  // Where layer l's chunk of old rank q starts in q's payload, in floats.
-  std::vector<std::vector<std::size_t>> offset(static_cast<std::size_t>(old_ranks));
-  for (int q = 0; q < old_ranks; ++q) {
-    std::size_t at = 0;
-    for (std::size_t l = 0; l < dp.layers(); ++l) {
-      offset[static_cast<std::size_t>(q)].push_back(at);
-      at += comm::partition(static_cast<std::size_t>(h0.layer_sizes[l]), old_ranks).size(q) * (1 + sp);
+//! A checkpoint written by any number of ranks, read and checked whole (every file's header, size and checksum,
+//! so every rank refuses a damaged checkpoint alike), from which any partition's chunk of a layer is cut: what
+//! load_checkpoint restores a data_parallel from, and what a caller whose layers moved between data_parallels
+//! (a mixture's experts over another expert-parallel size) restores each layer from.
+class checkpoint_reader {
+ public:
+  explicit checkpoint_reader(const std::filesystem::path& dir) : ranks_(checkpoint_ranks(dir)) {
+    for (int q = 0; q < ranks_; ++q)
+      files_.push_back(detail::read_checkpoint_file(detail::checkpoint_file(dir, q, ranks_),
+                                                    static_cast<std::uint32_t>(ranks_), static_cast<std::uint32_t>(q)));
+    const auto& h0 = files_[0].header;
+    for (const auto& f : files_)
+      if (f.header.layer_sizes != h0.layer_sizes || f.header.steps != h0.steps || f.header.states_per != h0.states_per)
+        throw invalid_input("checkpoint", "the files of " + dir.string() + " come from different runs");
+    // Where layer l's chunk of old rank q starts in q's payload, in floats.
+    offset_.resize(static_cast<std::size_t>(ranks_));
+    for (int q = 0; q < ranks_; ++q) {
+      std::size_t at = 0;
+      for (const auto size : h0.layer_sizes) {
+        offset_[static_cast<std::size_t>(q)].push_back(at);
+        at += comm::partition(static_cast<std::size_t>(size), ranks_).size(q) * (1 + states_per());
+      }
     }
   }
-  for (std::size_t l = 0; l < dp.layers(); ++l) {
-    if (h0.layer_sizes[l] != dp.partition(l).count)
-      throw invalid_input("checkpoint.layer_sizes[" + std::to_string(l) + "]",
-                          std::to_string(h0.layer_sizes[l]) + " values in the checkpoint, " +
-                              std::to_string(dp.partition(l).count) + " in the model");
-    const comm::partition old_part(dp.partition(l).count, old_ranks);
-    const auto& part = dp.partition(l);
-    const std::size_t lo = part.begin(c.rank()), hi = part.end(c.rank()), n = hi - lo;
-    std::vector<float> params(n), states(n * sp);
-    for (int q = 0; q < old_ranks; ++q) {
+  [[nodiscard]] int ranks() const noexcept { return ranks_; }
+  [[nodiscard]] long steps() const noexcept { return static_cast<long>(files_[0].header.steps); }
+  [[nodiscard]] std::size_t states_per() const noexcept { return files_[0].header.states_per; }
+  [[nodiscard]] std::size_t layers() const noexcept { return files_[0].header.layer_sizes.size(); }
+  [[nodiscard]] std::size_t layer_size(std::size_t l) const { return files_[0].header.layer_sizes.at(l); }
+
+  //! Layer l's parameters and state planes in `rank`'s chunk of `part` (a partition of the layer's values):
+  //! `params` its size, `states` states_per() planes of it, cut from every old file it overlaps.
+  void chunk(std::size_t l, const comm::partition& part, int rank, std::span<float> params,
+             std::span<float> states) const {
+    const std::size_t sp = states_per();
+    const comm::partition old_part(layer_size(l), ranks_);
+    const std::size_t lo = part.begin(rank), hi = part.end(rank), n = hi - lo;
+    trinity::detail::require(part.count == layer_size(l) && params.size() == n && states.size() == n * sp, "chunk",
+                             "layer " + std::to_string(l) + " holds " + std::to_string(layer_size(l)) +
+                                 " values in the checkpoint; the chunk asked for does not cut them");
+    for (int q = 0; q < ranks_; ++q) {
       const std::size_t qlo = old_part.begin(q), qhi = old_part.end(q), qn = qhi - qlo;
       const std::size_t a = std::max(lo, qlo), z = std::min(hi, qhi);
       if (a >= z) continue;
       const char* base =
-          files[static_cast<std::size_t>(q)].bytes.data() + offset[static_cast<std::size_t>(q)][l] * sizeof(float);
+          files_[static_cast<std::size_t>(q)].bytes.data() + offset_[static_cast<std::size_t>(q)][l] * sizeof(float);
       std::memcpy(params.data() + (a - lo), base + (a - qlo) * sizeof(float), (z - a) * sizeof(float));
       for (std::size_t k = 0; k < sp; ++k)
         std::memcpy(states.data() + k * n + (a - lo), base + (qn + k * qn + (a - qlo)) * sizeof(float),
                     (z - a) * sizeof(float));
     }
+  }
+
+ private:
+  int ranks_;
+  std::vector<detail::checkpoint_file_data> files_;
+  std::vector<std::vector<std::size_t>> offset_;
+};
+
+//! Loads a checkpoint written by any number of ranks into this run's data_parallel. Returns the steps taken.
+template <class DataParallel, class Comm>
+long load_checkpoint(const std::filesystem::path& dir, DataParallel& dp, const Comm& c) {
+  const checkpoint_reader in(dir);
+  if (in.layers() != dp.layers())
+    throw invalid_input("checkpoint.layers", "the checkpoint has " + std::to_string(in.layers()) +
+                                                 " layers, the model " + std::to_string(dp.layers()));
+  for (std::size_t l = 0; l < dp.layers(); ++l) {
+    if (in.layer_size(l) != dp.partition(l).count)
+      throw invalid_input("checkpoint.layer_sizes[" + std::to_string(l) + "]",
+                          std::to_string(in.layer_size(l)) + " values in the checkpoint, " +
+                              std::to_string(dp.partition(l).count) + " in the model");
+    const auto& part = dp.partition(l);
+    const std::size_t n = part.size(c.rank());
+    std::vector<float> params(n), states(n * in.states_per());
+    in.chunk(l, part, c.rank(), params, states);
     dp.load_chunk(l, params, states);
   }
-  dp.set_steps_taken(static_cast<long>(h0.steps));
-  return static_cast<long>(h0.steps);
+  dp.set_steps_taken(in.steps());
+  return in.steps();
 }
 
 }  // namespace trinity::shard

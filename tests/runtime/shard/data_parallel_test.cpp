@@ -259,6 +259,36 @@ TEST_CASE("a checkpoint saved on 4 ranks loads on 2, 3 and 4 and continues with 
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a checkpoint reader cuts any partition's chunk of a layer from the files that hold it", "[shard]") {
+  const auto dir = std::filesystem::temp_directory_path() / "trinity-shard-reader-test";
+  std::filesystem::remove_all(dir);
+  const auto saved = train<shard::zero<3>>(4, 3, -1, -1, dir);
+  const shard::checkpoint_reader in(dir);
+  CHECK(in.ranks() == 4);
+  CHECK(in.steps() == 3);
+  CHECK(in.states_per() == 2);  // Adam's two moments
+  REQUIRE(in.layers() == layer_sizes.size());
+  for (std::size_t l = 0; l < layer_sizes.size(); ++l) CHECK(in.layer_size(l) == layer_sizes[l]);
+  // Layer 2 (5,003 values over 4 files) whole, and cut 3 ways: each chunk is the saved run's own values there.
+  const std::size_t first = layer_sizes[0] + layer_sizes[1], n = layer_sizes[2];
+  for (int parts : {1, 3}) {
+    const comm::partition part(n, parts);
+    for (int r = 0; r < parts; ++r) {
+      std::vector<float> params(part.size(r)), states(2 * part.size(r));
+      in.chunk(2, part, r, params, states);
+      const auto begin = saved.parameters.begin() + static_cast<std::ptrdiff_t>(first + part.begin(r));
+      CHECK(std::equal(params.begin(), params.end(), begin));
+      // The second moment of a trained value is a mean of squares: positive wherever a gradient was.
+      CHECK(std::all_of(states.begin() + static_cast<std::ptrdiff_t>(part.size(r)), states.end(),
+                        [](float v) { return v > 0; }));
+    }
+  }
+  // A partition of another count does not cut this layer, and says so.
+  std::vector<float> params(10), states(20);
+  CHECK_THROWS_WITH(in.chunk(2, comm::partition(10, 1), 0, params, states), Catch::Contains("layer 2 holds 5003"));
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a stateless optimizer trains, checkpoints and resumes on another rank count", "[shard]") {
   const auto dir = std::filesystem::temp_directory_path() / "trinity-shard-sgd-ckpt-test";
   std::filesystem::remove_all(dir);
