@@ -25,6 +25,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <string_view>
+#include <system_error>
 
 #include <trinity/comm/thread_world.hpp>
 
@@ -68,8 +70,10 @@ void check_experts(const Comm& c, const train::config& cfg) {
                           "experts. Fix: --experts N");
     return;
   }
-  if (!cfg.compress.empty() || cfg.inject_nan_step >= 0)
-    throw invalid_input("--experts", "does not run with --compress or --inject-nan yet. Fix: drop them");
+  if (!cfg.compress.empty())
+    throw invalid_input("--compress",
+                        "beside --experts would compress the dense layers' gradients only: the router's and the "
+                        "experts' reduce exactly. Fix: drop --compress");
   if (cfg.hidden_layers < 2)
     throw invalid_input("--layers",
                         "the experts follow the second layer, and with 1 hidden layer it is the output "
@@ -103,6 +107,12 @@ void check_experts(const Comm& c, const train::config& cfg) {
 
 template <class Comm>
 int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
+  if (cfg.inject_nan_step >= 0 && cfg.inject_nan_rank >= c.size())
+    throw invalid_input("--inject-nan", "rank " + std::to_string(cfg.inject_nan_rank) + " is not one of the run's " +
+                                            std::to_string(c.size()) +
+                                            " ranks, and no gradient would be hit. Fix: a "
+                                            "RANK from 0 to " +
+                                            std::to_string(c.size() - 1));
   check_attention(cfg);
   check_experts(c, cfg);
   if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0 || cfg.tensor > 1 || cfg.sequence_parallel ||
@@ -114,6 +124,29 @@ int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
     return train::run_model_parallel(c, pcfg, out);
   }
   return train::run_data_parallel(c, cfg, out);
+}
+
+// --inject-nan STEP[:RANK], each a whole decimal number: STEP from 1 (stored from 0), RANK from 0 (checked against
+// the run's ranks in dispatch).
+void parse_inject_nan(const std::string& text, train::config& cfg) {
+  const auto number = [&](std::string_view part, const char* what) {
+    long v = -1;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (ec != std::errc{} || end != part.data() + part.size() || part.empty())
+      throw invalid_input("--inject-nan", "\"" + text + "\": " + what +
+                                              " is not a whole number. Fix: STEP[:RANK], e.g. 2:1 (step 2, rank 1)");
+    return v;
+  };
+  const auto colon = text.find(':');
+  const std::string_view all(text);
+  cfg.inject_nan_step = number(all.substr(0, colon), "STEP") - 1;
+  if (colon != std::string::npos) {
+    const long rank = number(all.substr(colon + 1), "RANK");
+    if (rank < 0 || rank > 1 << 20)
+      throw invalid_input("--inject-nan", "RANK " + std::to_string(rank) + " is no rank. Fix: a RANK from 0");
+    cfg.inject_nan_rank = static_cast<int>(rank);
+  }
+  if (cfg.inject_nan_step < 0) throw invalid_input("--inject-nan", "STEP counts from 1");
 }
 
 bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }
@@ -208,12 +241,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
-    if (!nan.empty()) {
-      const auto colon = nan.find(':');
-      cfg.inject_nan_step = std::stol(nan.substr(0, colon)) - 1;
-      if (colon != std::string::npos) cfg.inject_nan_rank = std::stoi(nan.substr(colon + 1));
-      if (cfg.inject_nan_step < 0) throw invalid_input("--inject-nan", "STEP counts from 1");
-    }
+    if (!nan.empty()) parse_inject_nan(nan, cfg);
     const bool mpi = backend == "mpi" || (backend == "auto" && launched_by_mpirun());
     if (mpi) {
 #ifdef TRINITY_TRAIN_WITH_MPI

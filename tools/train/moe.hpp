@@ -218,11 +218,21 @@ class moe_block {
     return k.in;
   }
 
-  //! The optimizer step of the experts' and the router's states; skipped where either skips.
-  //! The step's exchange counts become counted() and dropped().
-  shard::step_report step(const shard::adam& opt) {
-    auto r = experts_.step(opt);
-    if (router_) add_step(r, router_->step(opt));
+  //! Marks every expert's and the router's gradient ready, where a pipeline's passes left them to the step.
+  void finish_gradients() {
+    for (std::size_t q = 0; q < local_; ++q) experts_.gradient_ready(q);
+    if (router_) router_->gradient_ready(0);
+  }
+  //! Whether a gradient of the block this rank marked ready this step held NaN or Inf.
+  [[nodiscard]] bool saw_nonfinite() const noexcept {
+    return experts_.saw_nonfinite() || (router_ && router_->saw_nonfinite());
+  }
+  //! The optimizer step of the experts' and the router's states; skipped where either skips, or everywhere with
+  //! `also_skip` (the model's vote over every rank: shard::data_parallel::step). The step's exchange counts
+  //! become counted() and dropped().
+  shard::step_report step(const shard::adam& opt, bool also_skip = false) {
+    auto r = experts_.step(opt, also_skip);
+    if (router_) add_step(r, router_->step(opt, also_skip));
     step_counted_ = std::exchange(counted_, 0);
     step_dropped_ = std::exchange(dropped_, 0);
     return r;

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -381,6 +382,19 @@ nlohmann::json predicted_states(Comm& c, const config& cfg, std::size_t psi, std
           {"offload_bytes_per_step", moved}};
 }
 
+// A pipelined step's end: the passes left every gradient to the step, so each layer is marked ready here (with
+// --inject-nan, after a NaN is put in this rank's first layer's at its step), and the world votes before the
+// dense states and the experts step (train::detail::step_voted): every stage skips where one saw a NaN.
+template <class Comm, class States, class Moe>
+shard::step_report finish_step(Comm& c, const config& cfg, long t, States& states, Moe* moe, const shard::adam& opt,
+                               std::uint64_t& dense_moved) {
+  if (t == cfg.inject_nan_step && c.rank() == cfg.inject_nan_rank)
+    states.gradient(0)[0] = std::numeric_limits<float>::quiet_NaN();
+  for (std::size_t l = 0; l < states.layers(); ++l) states.gradient_ready(l);
+  if (moe) moe->finish_gradients();
+  return train::detail::step_voted(c, states, moe, opt, &dense_moved);
+}
+
 // Bytes each group sent, gathered per rank, and the ledger's residency, for one step's JSON line.
 struct step_counts {
   std::uint64_t pipeline = 0, data = 0, tensor = 0, context = 0, experts = 0;
@@ -514,9 +528,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     k.gradients = ledger.resident(state_kind::gradients);
     k.optimizer = ledger.resident(state_kind::optimizer_states);
     k.offloaded = ledger.resident(state_kind::optimizer_states, placement::offload);
-    step_report report = states.step(opt);
-    const std::uint64_t dense_moved = report.offload_bytes;  // what ZeRO's offload formula counts
-    if (moe) add_step(report, moe->step(opt));
+    std::uint64_t dense_moved = 0;
+    const step_report report = detail::finish_step(c, cfg, t_step, states, moe ? &*moe : nullptr, opt, dense_moved);
     k.ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
     k.pipeline = pp.bytes_sent() - pp_before, k.data = dp.bytes_sent() - dp_before;

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -23,6 +24,7 @@
 #include <trinity/comm/group.hpp>
 #include <trinity/comm/partition.hpp>
 #include <trinity/comm/ring.hpp>
+#include <trinity/detail/input_file.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/parallel/scheme.hpp>
 #include <trinity/shard.hpp>
@@ -103,13 +105,31 @@ std::vector<std::uint64_t> per_rank(Comm& c, std::uint64_t mine) {
 
 namespace detail {
 
-// The optimizer step of the MLP's states and, with experts, of the router's and the experts': skipped where any
-// skips.
-template <class DP, class Moe>
-shard::step_report step_all(DP& dp, std::optional<Moe>& moe, const shard::adam& opt) {
-  auto report = dp.step(opt);
-  if (moe) add_step(report, moe->step(opt));
+// The optimizer step of a rank's dense states and, where it holds them, the experts' block's (`moe` null
+// elsewhere), decided once over the world: each data_parallel votes on non-finite gradients over its own ranks
+// only (a pipeline stage's data-parallel group, an expert-data-parallel group), so a NaN or Inf on any rank in any
+// part skips every part on every rank, and the report names the world's ranks that saw one. Every layer of both
+// must be marked ready first. `dense_moved`: the dense states' offload bytes, what ZeRO's offload formula counts.
+template <class Comm, class States, class Moe>
+shard::step_report step_voted(Comm& c, States& dense, Moe* moe, const shard::adam& opt,
+                              std::uint64_t* dense_moved = nullptr) {
+  const auto seen = per_rank(c, dense.saw_nonfinite() || (moe && moe->saw_nonfinite()) ? 1 : 0);
+  shard::step_report report;
+  for (std::size_t r = 0; r < seen.size(); ++r)
+    if (seen[r] != 0) report.nonfinite_ranks.push_back(static_cast<int>(r));
+  const bool skip = !report.nonfinite_ranks.empty();
+  const auto d = dense.step(opt, skip);
+  if (dense_moved) *dense_moved = d.offload_bytes;
+  add_step(report, d);
+  if (moe) add_step(report, moe->step(opt, skip));
   return report;
+}
+
+// The data-parallel loop's step: its dense states span the world and vote over it themselves; with experts the
+// world votes over both (step_voted).
+template <class DP, class Moe, class Comm>
+shard::step_report step_all(DP& dp, std::optional<Moe>& moe, Comm& c, const shard::adam& opt) {
+  return moe ? step_voted(c, dp, &*moe, opt) : dp.step(opt);
 }
 
 // The experts' figures of a step, every rank's (a collective; `moe` null on a rank without the block): bytes
@@ -138,6 +158,47 @@ nlohmann::json expert_summary(Comm& c, const config& cfg, const Moe* moe, std::s
           {"balanced", cfg.moe.balanced},
           {"parameters_per_rank", *std::max_element(params.begin(), params.end())},
           {"modelled_bytes_per_step", per}};
+}
+
+// The loop's position beside a checkpoint's states: its iterations, which count skipped steps, where the states'
+// step count (Adam's, for its bias correction) does not. Rank 0 writes it after the states; a resumed run starts
+// its data there. A checkpoint without it (from before it was written) resumes at its states' step count.
+inline void save_iteration(const std::filesystem::path& dir, long iteration) {
+  const auto name = dir / "iteration.json", temp = dir / "iteration.json.partial";
+  {
+    std::ofstream f(temp, std::ios::trunc);
+    f << nlohmann::json{{"iteration", iteration}}.dump() << '\n';
+    if (!f) throw invalid_input("--save-checkpoint", "writing " + temp.string() + " failed (disk full?)");
+  }
+  std::filesystem::rename(temp, name);
+}
+inline long load_iteration(const std::filesystem::path& dir, long steps) {
+  const auto name = (dir / "iteration.json").string();
+  if (!std::filesystem::exists(name)) return steps;
+  const auto j = nlohmann::json::parse(trinity::detail::read_input_file(name, 4096), nullptr, false);
+  const bool whole = j.is_object() && j.size() == 1 && j.contains("iteration") &&
+                     (j["iteration"].is_number_unsigned() ||
+                      (j["iteration"].is_number_integer() && j["iteration"].get<std::int64_t>() >= 0));
+  if (!whole || j["iteration"].get<std::uint64_t>() > (std::uint64_t{1} << 40))
+    throw invalid_input("checkpoint.iteration", name +
+                                                    " is not {\"iteration\": N} with N a count of steps: it is "
+                                                    "corrupt. Fix: remove it to resume at the states' " +
+                                                    std::to_string(steps) + " steps");
+  const auto iteration = static_cast<long>(j["iteration"].get<std::uint64_t>());
+  if (iteration < steps)
+    throw invalid_input("checkpoint.iteration", name + " counts " + std::to_string(iteration) +
+                                                    " iterations, fewer than the " + std::to_string(steps) +
+                                                    " steps its states took: it is another run's. Fix: remove it");
+  return iteration;
+}
+
+// Writes the MLP's states and, with experts, the block's into checkpoint `dir`, then (rank 0) the loop's position.
+template <class DP, class Moe, class Comm>
+void save_all(const std::filesystem::path& dir, const DP& dp, const std::optional<Moe>& moe, const Comm& c,
+              long iteration) {
+  shard::save_checkpoint(dir, dp, c);
+  if (moe) moe->save(dir);
+  if (c.rank() == 0) save_iteration(dir, iteration);
 }
 
 // Restores the MLP's states and, with experts, the block's from checkpoint `dir`: the steps taken. A checkpoint
@@ -290,7 +351,10 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   if (cfg.experts())
     emplace_experts(moe, c, data_parallel_expert_groups(c.size(), c.rank(), cfg.moe), 0, n, ledger, cfg.moe,
                     shape.out(1), cfg.seed + 1, opt);
-  const long step0 = cfg.load_checkpoint.empty() ? 0 : detail::load_all(cfg.load_checkpoint, dp, moe, c);
+  const long step0 =
+      cfg.load_checkpoint.empty()
+          ? 0
+          : detail::load_iteration(cfg.load_checkpoint, detail::load_all(cfg.load_checkpoint, dp, moe, c));
 
   nlohmann::json last;
   std::vector<double> step_seconds;  // rank 0's list of the slowest rank's time per step
@@ -305,7 +369,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     const std::uint64_t res_p = ledger.resident(state_kind::parameters), res_g = ledger.resident(state_kind::gradients),
                         res_o = ledger.resident(state_kind::optimizer_states),
                         res_off = ledger.resident(state_kind::optimizer_states, placement::offload);
-    const step_report report = detail::step_all(dp, moe, opt);
+    const step_report report = detail::step_all(dp, moe, c, opt);
     const std::uint64_t experts_sent = moe ? moe->sent() - experts_before : 0;
     const auto elapsed_ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
@@ -341,10 +405,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
       last = std::move(line);
     }
   }
-  if (!cfg.save_checkpoint.empty()) {
-    save_checkpoint(cfg.save_checkpoint, dp, c);
-    if (moe) moe->save(cfg.save_checkpoint);
-  }
+  if (!cfg.save_checkpoint.empty()) detail::save_all(cfg.save_checkpoint, dp, moe, c, step0 + cfg.steps);
   const auto expert_totals =
       moe ? detail::expert_summary(c, cfg, &*moe, samples.size(c.rank()) * cfg.sequence, 1) : nlohmann::json();
   if (c.rank() == 0) {

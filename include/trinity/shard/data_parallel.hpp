@@ -285,10 +285,22 @@ class data_parallel {
     }
   }
 
+  //! Whether a local gradient this rank marked ready this step held NaN or Inf: its verdict on the whole step
+  //! once every layer is marked (step() marks the rest). A model split over several data_parallels (a
+  //! mixture's experts beside its dense layers) votes on it over all their ranks and passes the outcome to
+  //! step(opt, also_skip), so that no part of it steps where another skips.
+  [[nodiscard]] bool saw_nonfinite() const noexcept { return nonfinite_; }
+
   //! Reduces what is left to reduce, updates this rank's parameters and gathers them where the scheme keeps
   //! them whole. If any rank's local gradient held NaN or Inf, every rank skips the update and says who.
   template <class Optimizer>
   step_report step(const Optimizer& opt) {
+    return step(opt, false);
+  }
+  //! The same, skipping also where `also_skip`: another part of the same model saw a non-finite gradient.
+  //! Every rank of this data_parallel passes the same; its own vote runs either way and names its ranks.
+  template <class Optimizer>
+  step_report step(const Optimizer& opt, bool also_skip) {
     step_report report;
     // Layers the loop did not mark ready are reduced now, in layer order, the same on every rank.
     for (std::size_t l = 0; l < sizes_.size(); ++l)
@@ -303,7 +315,7 @@ class data_parallel {
     nonfinite_ = false;
     for (int r = 0; r < comm_->size(); ++r)
       if (flags[static_cast<std::size_t>(r)]) report.nonfinite_ranks.push_back(r);
-    if (!report.nonfinite_ranks.empty()) {
+    if (also_skip || !report.nonfinite_ranks.empty()) {
       report.skipped = true;
       zero_gradients();
       return report;

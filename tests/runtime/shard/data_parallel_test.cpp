@@ -64,6 +64,19 @@ struct sgd {
   }
 };
 
+// Every layer whole, as this rank sees it (acquire gathers under stage 3 and is a no-op below).
+template <class DP>
+std::vector<float> all_parameters(DP& dp) {
+  std::vector<float> all;
+  for (std::size_t l = 0; l < dp.layers(); ++l) {
+    dp.acquire(l);
+    const auto p = dp.parameters(l);
+    all.insert(all.end(), p.begin(), p.end());
+    dp.release(l);
+  }
+  return all;
+}
+
 template <class Scheme, class Optimizer = shard::adam>
 run_result train(int ranks, int steps, int nan_rank = -1, int nan_step = -1, const std::filesystem::path& save = {},
                  const std::filesystem::path& load = {}, bool mark_ready = true, shard::schedule when = {}) {
@@ -104,14 +117,7 @@ run_result train(int ranks, int steps, int nan_rank = -1, int nan_step = -1, con
       }
     }
     if (!save.empty()) shard::save_checkpoint(save, dp, c);
-    // Gather every layer for comparison (acquire is a no-op below stage 3).
-    std::vector<float> all;
-    for (std::size_t l = 0; l < dp.layers(); ++l) {
-      dp.acquire(l);
-      const auto p = dp.parameters(l);
-      all.insert(all.end(), p.begin(), p.end());
-      dp.release(l);
-    }
+    auto all = all_parameters(dp);
     if (c.rank() == 0) out.parameters = std::move(all);
     out.ledgers[static_cast<std::size_t>(c.rank())] = ledger;  // while the model still lives
   });
@@ -233,6 +239,68 @@ TEST_CASE("a NaN in one rank's gradient skips the step on every rank and names t
   for (float x : poisoned.parameters) REQUIRE(std::isfinite(x));
   // Skipping changes nothing but the gradient's step count: 4 steps with one skipped took 3 updates.
   CHECK_FALSE(poisoned.reports[2].skipped);
+}
+
+TEST_CASE("a data_parallel skips a step another part of its model votes to skip, and says what it saw", "[shard]") {
+  // What each rank saw, kept for the checks after the threads (Catch2's assertions are not thread-safe).
+  struct seen {
+    bool saw_before_veto = true, saw_nan = false, saw_after_skip = true;
+    shard::step_report vetoed, nan, stepped;
+    long steps_after_skips = -1, steps_at_end = -1;
+    std::vector<float> after_skips, at_end;
+  };
+  const std::vector<std::size_t> sizes{7, 5};
+  std::vector<float> init(12);
+  std::iota(init.begin(), init.end(), 1.0f);
+  comm::thread_world world(3);
+  std::vector<seen> ranks(3);
+  comm::run_ranks(world, [&](comm::thread_communicator& c) {
+    auto& me = ranks[static_cast<std::size_t>(c.rank())];
+    shard::memory_ledger ledger;
+    const shard::adam opt{};
+    shard::data_parallel<shard::zero<2>, comm::thread_communicator> dp(c, ledger, sizes, init, opt);
+    const auto backward = [&](bool nan) {
+      for (std::size_t l = dp.layers(); l-- > 0;) {
+        dp.acquire(l);
+        auto g = dp.gradient(l);
+        std::fill(g.begin(), g.end(), 0.5f);
+        if (nan && l == 1) g[3] = NAN;
+        dp.gradient_ready(l);
+        dp.release(l);
+      }
+    };
+    backward(false);  // finite everywhere, but another part of the model saw NaN
+    me.saw_before_veto = dp.saw_nonfinite();
+    me.vetoed = dp.step(opt, true);
+    backward(c.rank() == 1);  // rank 1's own NaN
+    me.saw_nan = dp.saw_nonfinite();
+    me.nan = dp.step(opt, false);
+    me.saw_after_skip = dp.saw_nonfinite();
+    me.steps_after_skips = dp.steps_taken();
+    me.after_skips = all_parameters(dp);
+    backward(false);
+    me.stepped = dp.step(opt, false);
+    me.steps_at_end = dp.steps_taken();
+    me.at_end = all_parameters(dp);
+  });
+  for (int r = 0; r < 3; ++r) {
+    const auto& me = ranks[static_cast<std::size_t>(r)];
+    INFO("rank " << r);
+    CHECK_FALSE(me.saw_before_veto);
+    CHECK(me.vetoed.skipped);
+    CHECK(me.vetoed.nonfinite_ranks.empty());  // this data_parallel's ranks saw nothing
+    CHECK(me.saw_nan == (r == 1));
+    CHECK(me.nan.skipped);
+    CHECK(me.nan.nonfinite_ranks == std::vector<int>{1});
+    CHECK_FALSE(me.saw_after_skip);
+    // Two skipped steps left the parameters and the step count alone; the next one moved every value.
+    CHECK(me.steps_after_skips == 0);
+    CHECK(me.after_skips == init);
+    CHECK_FALSE(me.stepped.skipped);
+    CHECK(me.steps_at_end == 1);
+    REQUIRE(me.at_end.size() == init.size());
+    for (std::size_t i = 0; i < init.size(); ++i) CHECK(me.at_end[i] < init[i]);
+  }
 }
 
 TEST_CASE("a checkpoint saved on 4 ranks loads on 2, 3 and 4 and continues with the same parameters", "[shard]") {
