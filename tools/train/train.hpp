@@ -176,9 +176,8 @@ inline long load_iteration(const std::filesystem::path& dir, long steps) {
   const auto name = (dir / "iteration.json").string();
   if (!std::filesystem::exists(name)) return steps;
   const auto j = nlohmann::json::parse(trinity::detail::read_input_file(name, 4096), nullptr, false);
-  const bool whole = j.is_object() && j.size() == 1 && j.contains("iteration") &&
-                     (j["iteration"].is_number_unsigned() ||
-                      (j["iteration"].is_number_integer() && j["iteration"].get<std::int64_t>() >= 0));
+  // nlohmann parses every non-negative whole number as unsigned, a negative one as signed, anything else otherwise.
+  const bool whole = j.is_object() && j.size() == 1 && j.contains("iteration") && j["iteration"].is_number_unsigned();
   if (!whole || j["iteration"].get<std::uint64_t>() > (std::uint64_t{1} << 40))
     throw invalid_input("checkpoint.iteration", name +
                                                     " is not {\"iteration\": N} with N a count of steps: it is "
