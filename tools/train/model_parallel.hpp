@@ -14,8 +14,6 @@ namespace trinity::train {
 template <class Comm>
 int run_model_parallel(Comm& c, const config& cfg, std::ostream& out) {
   const auto refuse = [](const char* flag, const char* why) { throw invalid_input(flag, why); };
-  if (!cfg.save_checkpoint.empty() || !cfg.load_checkpoint.empty())
-    refuse("--save-checkpoint", "checkpoints are not written with --tp or --pp yet; drop one of them");
   // The data-parallel group's gradient reduction, exact or through --compress's codec (as without --tp or --pp).
   auto r = reduction_for<comm::group<Comm>>(cfg.compress);
   if (cfg.stage >= 3 && cfg.pipeline > 1)

@@ -16,7 +16,6 @@
 // hold the same slices (the expert-data-parallel group: the ranks of its t and e) in a data_parallel over that
 // group, each under the run's ZeRO stage, as Megatron-Core shards them.
 
-#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -26,8 +25,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -37,6 +34,7 @@
 #include <trinity/parallel/scheme.hpp>
 #include <trinity/shard.hpp>
 
+#include "checkpoint_layout.hpp"
 #include "task.hpp"
 
 namespace trinity::train {
@@ -95,16 +93,11 @@ inline std::optional<saved_experts> experts_saved_in(const std::filesystem::path
   if (!std::filesystem::is_directory(dir)) return found;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string n = entry.path().filename().string();
-    // The first expert-parallel rank's first slice names the layout: experts-0-of-<ep>-slice-0-of-<etp>, written
-    // as experts_directory writes it (no sign, no leading zero), or another directory of no concern here.
-    constexpr std::string_view head = "experts-0-of-", middle = "-slice-0-of-";
-    std::size_t ep = 0, etp = 0;
-    if (!n.starts_with(head)) continue;
-    const char* const end = n.data() + n.size();
-    const auto [at, bad] = std::from_chars(n.data() + head.size(), end, ep);
-    if (bad != std::errc{} || !std::string_view(at, static_cast<std::size_t>(end - at)).starts_with(middle)) continue;
-    const auto [last, worse] = std::from_chars(at + middle.size(), end, etp);
-    if (worse != std::errc{} || last != end || ep == 0 || etp == 0 || n != experts_directory(0, ep, 0, etp)) continue;
+    // The first expert-parallel rank's first slice names the layout, experts-0-of-<ep>-slice-0-of-<etp>; any
+    // other name is of no concern here.
+    const auto k = detail::numbers_in(n, {"experts-0-of-", "-slice-0-of-"});
+    if (!k) continue;
+    const std::size_t ep = (*k)[0], etp = (*k)[1];
     if (found && (found->ep != ep || found->etp != etp))
       throw invalid_input("checkpoint", dir.string() + " holds experts saved at two layouts (--ep " +
                                             std::to_string(found->ep) + " --etp " + std::to_string(found->etp) +
@@ -268,27 +261,19 @@ class moe_block {
     const std::size_t per = cfg_.experts / saved->ep, first = static_cast<std::size_t>(ep_.rank()) * local_,
                       t = static_cast<std::size_t>(etp_.rank());
     std::map<std::size_t, shard::checkpoint_reader> readers;  // by saved expert-parallel rank
-    long steps = -1;
-    for (std::size_t q = 0; q < local_; ++q) {
+    const long steps = shard::load_layers(experts_, edp_.rank(), [&](std::size_t q) {
       const std::size_t e = first + q, r = e / per;
       auto it = readers.find(r);
       if (it == readers.end()) it = readers.emplace(r, dir / experts_directory(r, saved->ep, t, cfg_.etp)).first;
       const auto& in = it->second;
-      const auto& part = experts_.partition(q);
-      if (in.layers() != per || in.layer_size(e % per) != part.count)
+      const std::size_t count = experts_.partition(q).count;
+      if (in.layers() != per || in.layer_size(e % per) != count)
         throw invalid_input("--load-checkpoint", "expert " + std::to_string(e) + "'s slice in " + dir.string() +
-                                                     " is not this run's (" + std::to_string(part.count) +
+                                                     " is not this run's (" + std::to_string(count) +
                                                      " values: --width, --expert-width, --experts). Fix: the "
                                                      "block's shape as saved");
-      if (steps >= 0 && in.steps() != steps)
-        throw invalid_input("checkpoint", "the experts' files of " + dir.string() + " come from different runs");
-      steps = in.steps();
-      const std::size_t n = part.size(edp_.rank());
-      std::vector<float> params(n), states(n * in.states_per());
-      in.chunk(e % per, part, edp_.rank(), params, states);
-      experts_.load_chunk(q, params, states);
-    }
-    experts_.set_steps_taken(steps);
+      return std::pair{&in, e % per};
+    });
     const bool has_router = std::filesystem::is_directory(dir / "router");
     if (has_router != router_.has_value())
       throw invalid_input("--balanced-routing", dir.string() + (has_router ? " holds a router's states, which balanced "

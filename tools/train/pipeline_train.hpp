@@ -270,7 +270,7 @@ inline std::size_t micro_batch_rows(const config& cfg, std::size_t mine) {
 // This rank's layers, chunk by chunk, and their initial parameters (the data-parallel loop's): a column
 // layer's out/t rows of W and of b, a row layer's in/t columns of W and all of b.
 struct local_layers {
-  std::vector<std::size_t> sizes;
+  std::vector<std::size_t> sizes, ids;  // each layer's values here, and its index in the model
   std::vector<float> initial;
   std::size_t psi = 0;
 };
@@ -300,6 +300,7 @@ inline local_layers local_layers_of(const config& cfg, const mlp_shape& shape, s
         initial.insert(initial.end(), b, b + n_out);
       }
       out.sizes.push_back(initial.size() - before);
+      out.ids.push_back(l);
       out.psi += out.sizes.back();
     }
   return out;
@@ -399,6 +400,16 @@ shard::step_report finish_step(Comm& c, const config& cfg, long t, States& state
 struct step_counts {
   std::uint64_t pipeline = 0, data = 0, tensor = 0, context = 0, experts = 0;
   std::uint64_t parameters = 0, gradients = 0, optimizer = 0, offloaded = 0, moved = 0, stashed = 0, peak = 0, ns = 0;
+  // What the ledger holds between the passes and the optimizer step: what ZeRO's formulas count.
+  static step_counts resident_in(const shard::memory_ledger& ledger) {
+    using shard::state_kind;
+    step_counts k;
+    k.parameters = ledger.resident(state_kind::parameters);
+    k.gradients = ledger.resident(state_kind::gradients);
+    k.optimizer = ledger.resident(state_kind::optimizer_states);
+    k.offloaded = ledger.resident(state_kind::optimizer_states, shard::placement::offload);
+    return k;
+  }
 };
 template <class Comm>
 nlohmann::json step_line(Comm& c, const config& cfg, const model::parallel_layout& layout, const step_counts& k) {
@@ -495,9 +506,16 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     emplace_experts(moe, c, groups, owner * stage_ranks, stage_ranks, expert_ledger, cfg.moe, shape.out(1),
                     cfg.seed + 1, opt);
 
+  // Checkpoints: this rank's piece of the dense layers in its pipeline rank's and slice's directory.
+  const saved_stages split{p, v, t};
+  const long step0 = cfg.load_checkpoint.empty() ? 0 : train::detail::resume_from(c, cfg.load_checkpoint, [&] {
+    return train::detail::load_all(cfg.load_checkpoint, states, dp.rank(), local.ids, shape.layers(), t,
+                                   static_cast<std::size_t>(tr), cfg.experts(), moe);
+  });
+
   nlohmann::json last;
   std::vector<double> step_seconds;
-  for (long t_step = 0; t_step < cfg.steps; ++t_step) {
+  for (long t_step = step0; t_step < step0 + cfg.steps; ++t_step) {
     const auto started = std::chrono::steady_clock::now();
     ledger.reset_peaks();
     const std::uint64_t pp_before = pp.bytes_sent(), dp_before = dp.bytes_sent(), tp_before = tp.bytes_sent(),
@@ -523,11 +541,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
         0,
         {}};
     const auto stats = parallel::run_pipeline(pp, m, v, stage);
-    detail::step_counts k;
-    k.parameters = ledger.resident(state_kind::parameters);
-    k.gradients = ledger.resident(state_kind::gradients);
-    k.optimizer = ledger.resident(state_kind::optimizer_states);
-    k.offloaded = ledger.resident(state_kind::optimizer_states, placement::offload);
+    auto k = detail::step_counts::resident_in(ledger);
     std::uint64_t dense_moved = 0;
     const step_report report = detail::finish_step(c, cfg, t_step, states, moe ? &*moe : nullptr, opt, dense_moved);
     k.ns = static_cast<std::uint64_t>(
@@ -540,18 +554,13 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     comm::all_reduce(c, std::span<double>(&loss, 1), comm::reduce_op::sum);
     nlohmann::json line = detail::step_line(c, cfg, layout, k);
     if (cfg.experts()) line.update(detail::expert_step(c, moe ? &*moe : nullptr, k.experts));
-    const auto ns = train::detail::per_rank(c, k.ns);
-    if (c.rank() == 0) {
-      step_seconds.push_back(static_cast<double>(*std::max_element(ns.begin(), ns.end())) * 1e-9);
-      line["step"] = t_step + 1;
-      line["loss"] = loss / static_cast<double>(cfg.tokens());
-      line["skipped"] = report.skipped;
-      line["nonfinite_ranks"] = report.nonfinite_ranks;
-      line["step_seconds"] = step_seconds.back();
-      out << line.dump() << '\n' << std::flush;
-      last = std::move(line);
-    }
+    train::detail::emit_step(c, std::move(line), t_step + 1, loss / static_cast<double>(cfg.tokens()), report, k.ns,
+                             step_seconds, last, out);
   }
+  if (!cfg.save_checkpoint.empty())
+    train::detail::save_all(cfg.save_checkpoint,
+                            stage_path(cfg.save_checkpoint, rank, split, static_cast<std::size_t>(tr)), states, dp, moe,
+                            c, step0 + cfg.steps);
   // Each pass of the experts takes the rows this rank holds of a micro-batch (rows/t with sp).
   const auto experts =
       cfg.experts() ? detail::expert_summary(c, cfg, moe ? &*moe : nullptr, cfg.sequence_parallel ? rows / t : rows, m)

@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include <trinity/comm/collectives.hpp>
+#include <trinity/comm/errors.hpp>
 #include <trinity/comm/group.hpp>
 #include <trinity/comm/partition.hpp>
 #include <trinity/comm/ring.hpp>
@@ -30,6 +33,7 @@
 #include <trinity/shard.hpp>
 
 #include "attention.hpp"
+#include "checkpoint_layout.hpp"
 #include "mlp.hpp"
 #include "moe.hpp"
 #include "task.hpp"
@@ -125,6 +129,24 @@ shard::step_report step_voted(Comm& c, States& dense, Moe* moe, const shard::ada
   return report;
 }
 
+// Every rank's part in a step's line; rank 0 prints it: `fields`, the step's number, its loss a token, whether it
+// was skipped and by whom, and the slowest rank's seconds (from every rank's `ns`), which step_seconds keeps. The
+// printed line becomes `last`.
+template <class Comm>
+void emit_step(Comm& c, nlohmann::json fields, long step, double loss, const shard::step_report& report,
+               std::uint64_t ns, std::vector<double>& step_seconds, nlohmann::json& last, std::ostream& out) {
+  const auto all = per_rank(c, ns);
+  if (c.rank() != 0) return;
+  step_seconds.push_back(static_cast<double>(*std::max_element(all.begin(), all.end())) * 1e-9);
+  fields["step"] = step;
+  fields["loss"] = loss;
+  fields["skipped"] = report.skipped;
+  fields["nonfinite_ranks"] = report.nonfinite_ranks;
+  fields["step_seconds"] = step_seconds.back();
+  out << fields.dump() << '\n' << std::flush;
+  last = std::move(fields);
+}
+
 // The data-parallel loop's step: its dense states span the world and vote over it themselves; with experts the
 // world votes over both (step_voted).
 template <class DP, class Moe, class Comm>
@@ -191,31 +213,65 @@ inline long load_iteration(const std::filesystem::path& dir, long steps) {
   return iteration;
 }
 
-// Writes the MLP's states and, with experts, the block's into checkpoint `dir`, then (rank 0) the loop's position.
-template <class DP, class Moe, class Comm>
-void save_all(const std::filesystem::path& dir, const DP& dp, const std::optional<Moe>& moe, const Comm& c,
-              long iteration) {
-  shard::save_checkpoint(dir, dp, c);
+// Writes this rank's piece of the MLP's states into `piece` (checkpoint_layout.hpp: `dir` itself for a model in
+// one piece) over its data-parallel group `group`, the block's experts (where this rank has them) into `dir`,
+// then (the world's rank 0) the loop's position.
+template <class DP, class Group, class Moe, class Comm>
+void save_all(const std::filesystem::path& dir, const std::filesystem::path& piece, const DP& dp, const Group& group,
+              const std::optional<Moe>& moe, const Comm& c, long iteration) {
+  shard::save_checkpoint(piece, dp, group);
   if (moe) moe->save(dir);
   if (c.rank() == 0) save_iteration(dir, iteration);
 }
 
-// Restores the MLP's states and, with experts, the block's from checkpoint `dir`: the steps taken. A checkpoint
-// whose experts this run lacks is refused, not half loaded.
-template <class DP, class Moe, class Comm>
-long load_all(const std::filesystem::path& dir, DP& dp, std::optional<Moe>& moe, const Comm& c) {
-  const long steps = shard::load_checkpoint(dir, dp, c);
-  if (!moe) {
+// Restores this rank's MLP states from checkpoint `dir`, saved at any pipeline layout with this run's tensor
+// slices (load_stages: `layers` the model's index of each of dp's layers, rank `dp_rank` of its group), and,
+// where this rank has them, the block's experts: the steps taken. A checkpoint whose experts this run lacks
+// (`experts` false) is refused, not half loaded.
+template <class DP, class Moe>
+long load_all(const std::filesystem::path& dir, DP& dp, int dp_rank, const std::vector<std::size_t>& layers,
+              std::size_t total, std::size_t tensor, std::size_t tr, bool experts, std::optional<Moe>& moe) {
+  const long steps = load_stages(dir, dp, dp_rank, layers, total, tensor, tr);
+  if (!experts) {
     if (const auto saved = experts_saved_in(dir))
       throw invalid_input("--experts", dir.string() + " holds a mixture's experts (--ep " + std::to_string(saved->ep) +
                                            " --etp " + std::to_string(saved->etp) +
                                            "), which this run has no block for. Fix: --experts N as saved");
     return steps;
   }
-  if (moe->load(dir) != steps)
+  if (moe && moe->load(dir) != steps)
     throw invalid_input("checkpoint",
                         "the experts' and the dense layers' files of " + dir.string() + " come from different runs");
   return steps;
+}
+
+// Resumes every rank from checkpoint `dir` through `load` (load_all, with this rank's pieces): the iteration the
+// loop goes on from. Ranks read different pieces (a stage's, a stage's experts), so a refusal or a piece from
+// another run may reach only some of them; every rank stops then, the refusing ones with their reason and the
+// rest as peers of a failed rank, and none goes on to wait in a step's collectives for one that left.
+template <class Comm, class Load>
+long resume_from(Comm& c, const std::filesystem::path& dir, Load&& load) {
+  constexpr auto refused_mark = std::numeric_limits<std::uint64_t>::max();
+  long steps = 0;
+  std::exception_ptr refused;
+  try {
+    steps = load();
+  } catch (const invalid_input&) {
+    refused = std::current_exception();
+  }
+  const auto all = per_rank(c, refused ? refused_mark : static_cast<std::uint64_t>(steps));
+  if (refused) std::rethrow_exception(refused);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r] == refused_mark)
+      throw comm::peer_failed("rank " + std::to_string(r) + " refused the checkpoint in " + dir.string() +
+                              " (its message says why)");
+    if (all[r] != all[0])
+      throw invalid_input("checkpoint", "the pieces of " + dir.string() + " had taken " + std::to_string(all[0]) +
+                                            " and " + std::to_string(all[r]) +
+                                            " steps: they come from different runs. Fix: save each run into a "
+                                            "directory of its own");
+  }
+  return load_iteration(dir, steps);
 }
 
 // One step's forward and backward through the MLP (and the attention block after its first layer), each
@@ -350,10 +406,11 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   if (cfg.experts())
     emplace_experts(moe, c, data_parallel_expert_groups(c.size(), c.rank(), cfg.moe), 0, n, ledger, cfg.moe,
                     shape.out(1), cfg.seed + 1, opt);
-  const long step0 =
-      cfg.load_checkpoint.empty()
-          ? 0
-          : detail::load_iteration(cfg.load_checkpoint, detail::load_all(cfg.load_checkpoint, dp, moe, c));
+  std::vector<std::size_t> all_layers(shape.layers());
+  std::iota(all_layers.begin(), all_layers.end(), std::size_t{0});
+  const long step0 = cfg.load_checkpoint.empty() ? 0 : detail::resume_from(c, cfg.load_checkpoint, [&] {
+    return detail::load_all(cfg.load_checkpoint, dp, c.rank(), all_layers, shape.layers(), 1, 0, cfg.experts(), moe);
+  });
 
   nlohmann::json last;
   std::vector<double> step_seconds;  // rank 0's list of the slowest rank's time per step
@@ -380,31 +437,25 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
                off_all = detail::per_rank(c, res_off),
                act_all = detail::per_rank(c, ledger.peak(state_kind::activations)),
                peak_all = detail::per_rank(c, ledger.peak(placement::device)),
-               moved_all = detail::per_rank(c, report.offload_bytes), ns_all = detail::per_rank(c, elapsed_ns);
+               moved_all = detail::per_rank(c, report.offload_bytes);
+    nlohmann::json line;
+    if (c.rank() == 0)
+      line = {{"ranks", c.size()},
+              {"stage", stage},
+              {"offload", cfg.offload},
+              {"compress", cfg.compress.empty() ? nlohmann::json(nullptr) : nlohmann::json(cfg.compress)},
+              {"resident_bytes",
+               {{"parameters", p_all}, {"gradients", g_all}, {"optimizer_states", o_all}, {"offloaded", off_all}}},
+              {"peak_bytes", {{"device", peak_all}, {"activations", act_all}}},
+              {"sent_bytes", sent_all},
+              {"offload_bytes", moved_all}};
     const auto experts = moe ? detail::expert_step(c, &*moe, experts_sent) : nlohmann::json();
-    if (c.rank() == 0) {
-      step_seconds.push_back(static_cast<double>(*std::max_element(ns_all.begin(), ns_all.end())) * 1e-9);
-      nlohmann::json line{
-          {"step", t + 1},
-          {"loss", loss / static_cast<double>(cfg.tokens())},
-          {"skipped", report.skipped},
-          {"nonfinite_ranks", report.nonfinite_ranks},
-          {"ranks", c.size()},
-          {"stage", stage},
-          {"offload", cfg.offload},
-          {"compress", cfg.compress.empty() ? nlohmann::json(nullptr) : nlohmann::json(cfg.compress)},
-          {"resident_bytes",
-           {{"parameters", p_all}, {"gradients", g_all}, {"optimizer_states", o_all}, {"offloaded", off_all}}},
-          {"peak_bytes", {{"device", peak_all}, {"activations", act_all}}},
-          {"sent_bytes", sent_all},
-          {"offload_bytes", moved_all},
-          {"step_seconds", step_seconds.back()}};
-      if (moe) line.update(experts);
-      out << line.dump() << '\n' << std::flush;
-      last = std::move(line);
-    }
+    if (moe && c.rank() == 0) line.update(experts);
+    detail::emit_step(c, std::move(line), t + 1, loss / static_cast<double>(cfg.tokens()), report, elapsed_ns,
+                      step_seconds, last, out);
   }
-  if (!cfg.save_checkpoint.empty()) detail::save_all(cfg.save_checkpoint, dp, moe, c, step0 + cfg.steps);
+  if (!cfg.save_checkpoint.empty())
+    detail::save_all(cfg.save_checkpoint, cfg.save_checkpoint, dp, c, moe, c, step0 + cfg.steps);
   const auto expert_totals =
       moe ? detail::expert_summary(c, cfg, &*moe, samples.size(c.rank()) * cfg.sequence, 1) : nlohmann::json();
   if (c.rank() == 0) {

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <trinity/comm/partition.hpp>
@@ -266,6 +267,37 @@ class checkpoint_reader {
   std::vector<std::vector<std::size_t>> offset_;
 };
 
+//! Restores every layer of a data_parallel from wherever a checkpoint holds it, for a model whose layers were
+//! saved by other data_parallels than this run's (a pipeline's stages at another layout, a mixture's experts at
+//! another expert-parallel size): `source(l)` gives the reader holding this run's layer l and that layer's index
+//! in it, as a std::pair<const checkpoint_reader*, std::size_t>. `rank` is this rank in dp's group. Every layer's
+//! reader must have taken the same steps. Returns them.
+template <class DataParallel, class Source>
+long load_layers(DataParallel& dp, int rank, Source&& source) {
+  long steps = -1;
+  for (std::size_t l = 0; l < dp.layers(); ++l) {
+    const auto [in, at] = source(l);
+    const auto& part = dp.partition(l);
+    if (in->layer_size(at) != part.count)
+      throw invalid_input("checkpoint.layer_sizes[" + std::to_string(at) + "]",
+                          std::to_string(in->layer_size(at)) + " values in the checkpoint, " +
+                              std::to_string(part.count) + " in the model's layer " + std::to_string(l) +
+                              ": the checkpoint is of another model. Fix: the model's shape as saved");
+    if (steps >= 0 && in->steps() != steps)
+      throw invalid_input("checkpoint", "the model's layers were saved by runs that had taken " +
+                                            std::to_string(steps) + " and " + std::to_string(in->steps()) +
+                                            " steps: the files come from different runs");
+    steps = in->steps();
+    const std::size_t n = part.size(rank);
+    std::vector<float> params(n), states(n * in->states_per());
+    in->chunk(at, part, rank, params, states);
+    dp.load_chunk(l, params, states);
+  }
+  if (steps < 0) steps = 0;
+  dp.set_steps_taken(steps);
+  return steps;
+}
+
 //! Loads a checkpoint written by any number of ranks into this run's data_parallel. Returns the steps taken.
 template <class DataParallel, class Comm>
 long load_checkpoint(const std::filesystem::path& dir, DataParallel& dp, const Comm& c) {
@@ -273,19 +305,7 @@ long load_checkpoint(const std::filesystem::path& dir, DataParallel& dp, const C
   if (in.layers() != dp.layers())
     throw invalid_input("checkpoint.layers", "the checkpoint has " + std::to_string(in.layers()) +
                                                  " layers, the model " + std::to_string(dp.layers()));
-  for (std::size_t l = 0; l < dp.layers(); ++l) {
-    if (in.layer_size(l) != dp.partition(l).count)
-      throw invalid_input("checkpoint.layer_sizes[" + std::to_string(l) + "]",
-                          std::to_string(in.layer_size(l)) + " values in the checkpoint, " +
-                              std::to_string(dp.partition(l).count) + " in the model");
-    const auto& part = dp.partition(l);
-    const std::size_t n = part.size(c.rank());
-    std::vector<float> params(n), states(n * in.states_per());
-    in.chunk(l, part, c.rank(), params, states);
-    dp.load_chunk(l, params, states);
-  }
-  dp.set_steps_taken(in.steps());
-  return in.steps();
+  return load_layers(dp, c.rank(), [&](std::size_t l) { return std::pair{&in, l}; });
 }
 
 }  // namespace trinity::shard

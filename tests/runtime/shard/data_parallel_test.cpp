@@ -357,6 +357,63 @@ TEST_CASE("a checkpoint reader cuts any partition's chunk of a layer from the fi
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("load_layers restores a model whose layers another layout saved, each from the reader that holds it",
+          "[shard]") {
+  const auto dir = std::filesystem::temp_directory_path() / "trinity-shard-layers-test";
+  std::filesystem::remove_all(dir);
+  const auto saved = train<shard::zero<3>>(4, 3, -1, -1, dir / "three");
+  train<shard::zero<3>>(2, 2, -1, -1, dir / "two");
+  const shard::checkpoint_reader three(dir / "three"), two(dir / "two");
+  // A data_parallel of 3 ranks holding the saved layers 2 and 0, in that order (a pipeline rank's chunks).
+  const std::vector<std::size_t> mine{layer_sizes[2], layer_sizes[0]}, from{2, 0};
+  std::vector<float> init(layer_sizes[2] + layer_sizes[0], 0.0f);
+  comm::thread_world world(3);
+  std::vector<std::vector<float>> chunks(3);
+  std::vector<std::string> refusals(3);
+  std::vector<long> steps(3);
+  const auto load_with = [&](auto& dp, int rank, const shard::checkpoint_reader& second, std::size_t second_at) {
+    return shard::load_layers(dp, rank, [&](std::size_t l) {
+      return l == 0 ? std::pair{&three, from[0]} : std::pair{&second, second_at};
+    });
+  };
+  comm::run_ranks(world, [&](comm::thread_communicator& c) {
+    shard::memory_ledger ledger;
+    shard::data_parallel<shard::zero<1>, comm::thread_communicator> dp(c, ledger, mine, init, shard::adam{});
+    const auto r = static_cast<std::size_t>(c.rank());
+    steps[r] = load_with(dp, c.rank(), three, from[1]);
+    for (std::size_t l = 0; l < dp.layers(); ++l) {
+      const auto p = dp.owned_chunk(l).parameters;
+      chunks[r].insert(chunks[r].end(), p.begin(), p.end());
+    }
+    // Another run's layer beside these, or a layer of another size, is refused by name.
+    try {
+      load_with(dp, c.rank(), two, 0);
+    } catch (const invalid_input& e) {
+      refusals[r] = e.what();
+    }
+    try {
+      load_with(dp, c.rank(), three, 1);
+    } catch (const invalid_input& e) {
+      refusals[r] += std::string(" | ") + e.what();
+    }
+  });
+  for (int r = 0; r < 3; ++r) {
+    CHECK(steps[static_cast<std::size_t>(r)] == 3);
+    // Rank r's chunk of each layer is the saved run's values there: layer 2 first, then layer 0.
+    std::vector<float> expected;
+    const std::size_t offset[] = {layer_sizes[0] + layer_sizes[1], 0};
+    for (std::size_t l = 0; l < 2; ++l) {
+      const comm::partition part(mine[l], 3);
+      const auto begin = saved.parameters.begin() + static_cast<std::ptrdiff_t>(offset[l] + part.begin(r));
+      expected.insert(expected.end(), begin, begin + static_cast<std::ptrdiff_t>(part.size(r)));
+    }
+    CHECK(same_bits(chunks[static_cast<std::size_t>(r)], expected));
+    CHECK_THAT(refusals[static_cast<std::size_t>(r)],
+               Catch::Contains("taken 3 and 2 steps") && Catch::Contains("checkpoint.layer_sizes[1]: 37 values"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("a stateless optimizer trains, checkpoints and resumes on another rank count", "[shard]") {
   const auto dir = std::filesystem::temp_directory_path() / "trinity-shard-sgd-ckpt-test";
   std::filesystem::remove_all(dir);

@@ -1,0 +1,129 @@
+#pragma once
+// Where trinity-train's checkpoints keep a model's dense layers. A model in one piece (one pipeline stage, no
+// tensor slices) is saved at the checkpoint's top, as the data-parallel loop writes it. A model split over
+// pipeline ranks and tensor slices is saved a directory a piece, stage-<r>-of-<p>x<v>-slice-<t>-of-<T>: pipeline
+// rank r's chunks r, r + p, ... (v of them, each (layers)/(p·v) layers) in order, each layer tensor rank t's
+// slice, sharded over the piece's data-parallel group as the run shards it. A run resumes at any pipeline
+// layout and any data-parallel size and ZeRO stage (each layer is found in whichever piece holds it and cut
+// for this rank), with the tensor slices as saved: a slice is a block of rows or columns of a layer, and
+// re-slicing is not done.
+
+#include <charconv>
+#include <cstddef>
+#include <filesystem>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/shard/checkpoint.hpp>
+
+namespace trinity::train {
+
+namespace detail {
+// The whole numbers of a directory name that is `parts[0]`, a number, `parts[1]`, a number, ... (no sign, no
+// leading zero, nothing after the last), or nothing where it is not one.
+inline std::optional<std::vector<std::size_t>> numbers_in(std::string_view name,
+                                                          std::initializer_list<std::string_view> parts) {
+  std::vector<std::size_t> out;
+  const char* at = name.data();
+  const char* const end = name.data() + name.size();
+  for (const auto part : parts) {
+    if (!std::string_view(at, static_cast<std::size_t>(end - at)).starts_with(part)) return std::nullopt;
+    at += part.size();
+    std::size_t n = 0;
+    const auto [next, bad] = std::from_chars(at, end, n);
+    if (bad != std::errc{} || n == 0 || *at == '0') return std::nullopt;  // no sign, no leading zero
+    out.push_back(n);
+    at = next;
+  }
+  if (at != end) return std::nullopt;
+  return out;
+}
+}  // namespace detail
+
+//! How a checkpoint's dense layers were split: p pipeline ranks of v chunks each, every layer in t slices.
+struct saved_stages {
+  std::size_t p = 1, v = 1, t = 1;
+  [[nodiscard]] bool whole() const noexcept { return p == 1 && v == 1 && t == 1; }
+  friend bool operator==(const saved_stages&, const saved_stages&) = default;
+};
+inline std::string stage_directory(std::size_t r, const saved_stages& s, std::size_t tr) {
+  return "stage-" + std::to_string(r) + "-of-" + std::to_string(s.p) + "x" + std::to_string(s.v) + "-slice-" +
+         std::to_string(tr) + "-of-" + std::to_string(s.t);
+}
+//! Where pipeline rank r's tensor slice tr of a model split as `s` is saved in checkpoint `dir`.
+inline std::filesystem::path stage_path(const std::filesystem::path& dir, std::size_t r, const saved_stages& s,
+                                        std::size_t tr) {
+  return s.whole() ? dir : dir / stage_directory(r, s, tr);
+}
+
+//! The split the dense layers in `dir` were saved at, from the name of its first piece's directory (rank 0's
+//! slice 0), or the top's rank-0 file. Refused where it holds none, or two.
+inline saved_stages stages_saved_in(const std::filesystem::path& dir) {
+  if (!std::filesystem::is_directory(dir))
+    throw invalid_input("--load-checkpoint", dir.string() + " is not a directory holding a checkpoint");
+  std::optional<saved_stages> found;
+  const auto add = [&](const saved_stages& s) {
+    if (found && *found != s)
+      throw invalid_input("checkpoint", dir.string() + " holds a model saved at two layouts (--pp " +
+                                            std::to_string(found->p) + " --vpp " + std::to_string(found->v) + " --tp " +
+                                            std::to_string(found->t) + ", and --pp " + std::to_string(s.p) + " --vpp " +
+                                            std::to_string(s.v) + " --tp " + std::to_string(s.t) +
+                                            "). Fix: save each run into a directory of its own");
+    found = s;
+  };
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string n = entry.path().filename().string();
+    if (n.starts_with("rank-0-of-") && n.ends_with(".ckpt")) add({});
+    // rank 0's slice 0 names the split
+    const auto s = detail::numbers_in(n, {"stage-0-of-", "x", "-slice-0-of-"});
+    if (s && (*s)[0] * (*s)[1] * (*s)[2] > 1) add({(*s)[0], (*s)[1], (*s)[2]});
+  }
+  if (!found)
+    throw invalid_input("--load-checkpoint",
+                        dir.string() +
+                            " holds no dense layers (no rank-0-of-<n>.ckpt, no stage-0-of-<p>x<v>-slice-0-of-"
+                            "<t> directory). Fix: a directory --save-checkpoint wrote");
+  return *found;
+}
+
+//! Restores this rank's dense layers from checkpoint `dir` into `states` (over its data-parallel group, where
+//! it is rank `dp_rank`): `layers` holds the model's layer index of each of states' layers, `total` the model's
+//! layer count, and this rank holds tensor slice `tr` of `tensor`. Returns the steps the layers had taken.
+template <class States>
+long load_stages(const std::filesystem::path& dir, States& states, int dp_rank, const std::vector<std::size_t>& layers,
+                 std::size_t total, std::size_t tensor, std::size_t tr) {
+  const saved_stages saved = stages_saved_in(dir);
+  if (saved.t != tensor)
+    throw invalid_input("--tp", "the checkpoint in " + dir.string() + " split each layer over " +
+                                    std::to_string(saved.t) + " tensor-parallel ranks, this run over " +
+                                    std::to_string(tensor) + ". Fix: --tp " + std::to_string(saved.t));
+  const std::size_t chunks = saved.p * saved.v, per = total / chunks;
+  const auto layers_refused = [&](const std::string& what) {
+    return invalid_input("--layers", what + ": the checkpoint in " + dir.string() +
+                                         " is of another model (this run's has " + std::to_string(total) +
+                                         " layers, --layers + 1). Fix: --layers as saved");
+  };
+  if (total % chunks != 0)
+    throw layers_refused("its " + std::to_string(chunks) + " pipeline chunks do not split the model's layers");
+  std::map<std::size_t, shard::checkpoint_reader> readers;  // by saved pipeline rank
+  return shard::load_layers(states, dp_rank, [&](std::size_t i) {
+    const std::size_t l = layers.at(i), chunk = l / per, r = chunk % saved.p;
+    auto it = readers.find(r);
+    if (it == readers.end()) {
+      it = readers.emplace(r, stage_path(dir, r, saved, tr)).first;
+      if (it->second.layers() != saved.v * per)
+        throw layers_refused(stage_path(dir, r, saved, tr).string() + " holds " + std::to_string(it->second.layers()) +
+                             " layers, not " + std::to_string(saved.v * per));
+    }
+    return std::pair{&it->second, chunk / saved.p * per + l % per};
+  });
+}
+
+}  // namespace trinity::train
