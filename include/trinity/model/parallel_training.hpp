@@ -245,6 +245,18 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
   if (l.modules.has(recompute_module::mla_up_proj) && !m.mla())
     return "recompute_modules: mla_up_proj recomputes latent attention's up-projections, and the model's attention "
            "is not latent (give kv_lora_rank)";
+  if (l.modules.has(recompute_module::mlp) && m.moe() && moe_layer_count(m) == m.layers)
+    return "recompute_modules: mlp recomputes the dense layers' MLPs, and every layer of the model is a mixture of "
+           "experts; use moe (the whole block) or moe_act";
+  if (l.modules.has(recompute_module::moe) && !m.moe())
+    return "recompute_modules: moe recomputes the mixture-of-experts blocks, and the model has no experts; use mlp";
+  if (l.modules.has(recompute_module::shared_experts) && m.shared_experts == 0)
+    return "recompute_modules: shared_experts recomputes the shared experts, and the model has none (give "
+           "shared_experts)";
+  if (l.modules.has(recompute_module::moe) &&
+      (l.modules.has(recompute_module::moe_act) || l.modules.has(recompute_module::shared_experts)))
+    return "recompute_modules: moe recomputes the whole block, the experts' activation and the shared experts with "
+           "it; drop moe_act and shared_experts";
   return detail::expert_problem(j, l);
 }
 
@@ -281,10 +293,9 @@ inline double dense_mlp_activation_bytes(const training_job& j, double T, double
   return T * (linear_in * h / (sp ? t : 1.0) + (2.0 * (m.gated_mlp ? 2.0 : 1.0) * f + linear_in * f) / t);
 }
 
-//! An MoE layer: its block in place of the dense MLP (model/moe_layer.hpp). Returns the token-expert rows the
-//! busiest GPU's experts run.
-inline double replace_mlp(layer_cost& x, const training_job& j, const training_cluster& c, const parallel_layout& l,
-                          double T, double& traffic) {
+//! An MoE layer: its block in place of the dense MLP (model/moe_layer.hpp). Returns the block's cost.
+inline moe_block_cost replace_mlp(layer_cost& x, const training_job& j, const training_cluster& c,
+                                  const parallel_layout& l, double T, double& traffic) {
   const auto& m = j.shape;
   const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), etp = static_cast<double>(l.etp);
   const auto e = moe_block(j, c, l, T);
@@ -312,7 +323,7 @@ inline double replace_mlp(layer_cost& x, const training_job& j, const training_c
     x.elem_b += seconds{3.0 * (rows * (up / etp + h) - T * ((m.gated_mlp ? 2.0 : 1.0) * f / t + h)) /
                         c.memory_bandwidth.value()};
   }
-  return rows;
+  return e;
 }
 }  // namespace detail
 
@@ -392,41 +403,85 @@ inline gemm_list attention_gemms(const transformer_shape& m, double T, double t,
 namespace detail {
 //! The layout's single modules (model/recompute_modules.hpp), for T tokens a GPU: what each no longer keeps
 //! comes off the layer's stored activations (and is held again while its layer's backward runs: `modules`),
-//! and its second forward joins the recomputation, memory-bound at the memory's bandwidth or, for the
-//! up-projections, GEMMs:
+//! and its second forward joins the recomputation: GEMMs at the device's curve, memory-bound work at the
+//! memory's bandwidth, and the collectives that forward runs.
 //!  - layernorm: the two norms' outputs as the next GEMMs keep them (an MoE layer's router takes the second,
 //!    16-bit), 1/t of the tokens under sequence parallelism; each norm reads and writes a 16-bit row again
 //!    (and casts it under fp8);
 //!  - moe_act: fc2's input, a row of fe/etp values per token-expert row at the busiest rank's load; the
 //!    activation reads its input(s) and writes its output again;
-//!  - mla_up_proj: Q, K and V at their widths, 1/t of the heads; the two up-projections' GEMMs again.
-//! `attention`: the layer's attention_gemms; `expert_rows`: an MoE layer's busiest rows (replace_mlp's), 0 in a
-//! dense layer.
+//!  - mla_up_proj: Q, K and V at their widths, 1/t of the heads; the two up-projections' GEMMs again;
+//!  - mlp (a dense layer): all the MLP keeps but its input, which the checkpoint holds in 16 bits; fc1, the
+//!    activation, fc2 and their casts again, and the MLP's tensor-parallel collective;
+//!  - moe (an MoE layer): all the block keeps but its 16-bit input; the router, the dispatch and combine, the
+//!    row copies, the experts' GEMMs, activation and casts, and the shared experts with their collective, again;
+//!  - shared_experts: all they keep; their two GEMMs, activation, casts and collective again.
+//! `gemms`: the layer's GEMM list, attention's first (`attention` of them), then the dense MLP's two; `block`:
+//! an MoE layer's (replace_mlp's), null in a dense layer.
 inline void recompute_single_modules(layer_cost& x, const training_job& j, const training_cluster& c,
-                                     const parallel_layout& l, double T, std::span<const gemm_shape> attention,
-                                     double expert_rows) {
+                                     const parallel_layout& l, double T, std::span<const gemm_shape> gemms,
+                                     std::size_t attention, const moe_block_cost* block) {
   const auto& m = j.shape;
-  const bool moe = expert_rows > 0;
+  const bool moe = block != nullptr;
   const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), etp = static_cast<double>(l.etp);
   const double split = l.sequence_parallel ? t : 1.0, linear_in = j.fp8 ? 1.0 : 2.0, cast = j.fp8 ? 3.0 : 0.0;
+  const double expert_rows = moe ? j.expert_load() * block->rows : 0.0;
+  const double fe = m.expert_ffn(), up_e = (m.gated_mlp ? 2.0 : 1.0) * fe;
+  const auto again = [&](const gemm_shape& p) { x.recompute += gemm_time(c, p.m, p.n, p.k, j.fp8); };
+  // A dense MLP of width f over T tokens split t ways: what it keeps past its input (fc1's output, fc2's
+  // input), and the traffic its activation and casts (fc1's and fc2's inputs, under fp8) run again.
+  const auto mlp_inside = [&](double f) {
+    const double up = (m.gated_mlp ? 2.0 : 1.0) * f;
+    return std::pair{T * (2.0 * up + linear_in * f) / t, T * (2.0 * up + 2.0 * f) / t + cast * T * (h + f / t)};
+  };
+  const auto collective_again = [&] {
+    x.recompute += x.all_reduce;
+    x.all_reduces += 1.0;
+  };
   double saved = 0, traffic = 0;
   if (l.modules.has(recompute_module::layernorm)) {
     saved += T / split * h * (linear_in + (moe ? 2.0 : linear_in));
     traffic += 2.0 * T / split * h * (4.0 + cast);
   }
   if (moe && l.modules.has(recompute_module::moe_act)) {
-    const double fe = m.expert_ffn(), up = (m.gated_mlp ? 2.0 : 1.0) * fe;
     saved += expert_rows * linear_in * fe / etp;
-    traffic += expert_rows * (2.0 * up + 2.0 * fe + cast * fe) / etp;
+    traffic += expert_rows * (2.0 * up_e + 2.0 * fe + cast * fe) / etp;
   }
   if (m.mla() && l.modules.has(recompute_module::mla_up_proj)) {
     const double a = static_cast<double>(m.heads);
     saved += 2.0 * T * a * (2.0 * m.query_key_dim() + m.value_dim()) / t;
-    // The up-projections in attention_gemms' list: the keys' and values' (second to last) and, where the
-    // queries have a latent, theirs (second).
-    const auto again = [&](const gemm_shape& p) { x.recompute += gemm_time(c, p.m, p.n, p.k, j.fp8); };
-    again(attention[attention.size() - 2]);
-    if (m.q_lora_rank > 0) again(attention[1]);
+    // The up-projections in attention_gemms' list: the keys' and values' (second to last of attention's) and,
+    // where the queries have a latent, theirs (second).
+    again(gemms[attention - 2]);
+    if (m.q_lora_rank > 0) again(gemms[1]);
+  }
+  if (!moe && l.modules.has(recompute_module::mlp)) {
+    const auto [inside, moved] = mlp_inside(static_cast<double>(m.ffn_hidden));
+    // fc1's input stays, as the checkpoint's 16-bit copy where fc1 kept an fp8 cast.
+    saved += inside + T / split * h * (linear_in - 2.0);
+    traffic += moved;
+    again(gemms[attention]);
+    again(gemms[attention + 1]);
+    collective_again();
+  }
+  if (moe && l.modules.has(recompute_module::moe)) {
+    saved += block->kept - block->tokens * 2.0 * h;
+    traffic += block->copied.value() + expert_rows * ((2.0 * up_e + 2.0 * fe) / etp + cast * (h + fe / etp));
+    x.recompute += block->gemm_f + x.exchange;
+    x.exchanges += 1.0;
+    if (m.shared_experts > 0) {
+      traffic += mlp_inside(static_cast<double>(m.shared_experts) * fe).second;
+      collective_again();
+    }
+  }
+  if (moe && l.modules.has(recompute_module::shared_experts)) {
+    const double fs = static_cast<double>(m.shared_experts) * fe, up_s = (m.gated_mlp ? 2.0 : 1.0) * fs;
+    const auto [inside, moved] = mlp_inside(fs);
+    saved += inside;
+    traffic += moved;
+    again({T, up_s / t, h});
+    again({T, h, fs / t});
+    collective_again();
   }
   x.stored -= saved;
   x.modules = saved;
@@ -487,10 +542,8 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
     x.elem_f += seconds{3.0 * cast_in / c.memory_bandwidth.value()};
     x.elem_b += seconds{3.0 * cast_out / c.memory_bandwidth.value()};
   }
-  const double expert_rows = moe ? detail::replace_mlp(x, j, c, l, T, traffic) : 0.0;
-  if (!l.modules.empty())
-    detail::recompute_single_modules(x, j, c, l, T, std::span<const detail::gemm_shape>(gemms.shapes.data(), attention),
-                                     expert_rows);
+  std::optional<moe_block_cost> block;
+  if (moe) block = detail::replace_mlp(x, j, c, l, T, traffic);
   const seconds elementwise{kappa * traffic / c.memory_bandwidth.value()};
   x.elem_f += elementwise;
   x.elem_b += 2.0 * elementwise;
@@ -500,6 +553,10 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   const auto tp_link = detail::as_collective(detail::level(c, span(l, layout_group::tensor)));
   x.all_reduce = l.tp > 1 ? ring_all_reduce_time(l.tp, activation, tp_link) : seconds{};
   x.all_reduce_bytes = l.tp > 1 ? 2.0 * (t - 1.0) / t * activation : bytes{};
+  if (!l.modules.empty())
+    detail::recompute_single_modules(x, j, c, l, T,
+                                     std::span<const detail::gemm_shape>(gemms.shapes.data(), gemms.size), attention,
+                                     block ? &*block : nullptr);
   // Context parallelism: K and V chunks around the ring, c − 1 hops forward; backward c − 1 hops of K, V, dK
   // and dV, then dK and dV home: 2(c − 1) + 1 chunks' worth (parallel/context_parallel.hpp's ring),
   // hidden behind the attention core where shorter.

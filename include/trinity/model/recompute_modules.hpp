@@ -6,8 +6,13 @@
 //! forward of the module:
 //!  - layernorm: the two norms before attention and the MLP (their outputs are the next GEMMs' inputs);
 //!  - moe_act: the experts' activation function (its output is fc2's input, a row per token and expert);
-//!  - mla_up_proj: latent attention's query and key-value up-projections (their outputs are Q, K and V).
-//! Written `layernorm+moe_act` in a layout (`recompute_modules=`); `none` for none.
+//!  - mla_up_proj: latent attention's query and key-value up-projections (their outputs are Q, K and V);
+//!  - mlp: a dense layer's whole MLP, from its input (DeepSeek-V3's first dense layers in its H100 recipe);
+//!  - moe: a mixture's whole block, router, dispatch, experts, shared experts and combine, from its input;
+//!  - shared_experts: a mixture's shared experts, from their input.
+//! The first three drop only their outputs; the last three keep their input and drop everything inside, as
+//! Megatron-Core checkpoints them. Written `layernorm+moe_act` in a layout (`recompute_modules=`); `none` for
+//! none.
 
 #include <array>
 #include <string>
@@ -16,13 +21,23 @@
 
 namespace trinity::model {
 
-enum class recompute_module : unsigned { layernorm = 1u, moe_act = 2u, mla_up_proj = 4u };
+enum class recompute_module : unsigned {
+  layernorm = 1u,
+  moe_act = 2u,
+  mla_up_proj = 4u,
+  mlp = 8u,
+  moe = 16u,
+  shared_experts = 32u
+};
 
 //! The modules' names, in the order a layout writes them.
-inline constexpr std::array<std::pair<std::string_view, recompute_module>, 3> recompute_module_names{{
+inline constexpr std::array<std::pair<std::string_view, recompute_module>, 6> recompute_module_names{{
     {"layernorm", recompute_module::layernorm},
     {"moe_act", recompute_module::moe_act},
     {"mla_up_proj", recompute_module::mla_up_proj},
+    {"mlp", recompute_module::mlp},
+    {"moe", recompute_module::moe},
+    {"shared_experts", recompute_module::shared_experts},
 }};
 
 //! A set of modules.

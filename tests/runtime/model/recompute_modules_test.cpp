@@ -18,6 +18,15 @@ training_job deepseek_layers(std::size_t layers, bool fp8 = false) {
   return test::recipe_job(shape, 4096, 16, fp8);
 }
 
+// A dense model of 8 layers, no experts, no latent attention.
+training_job dense_job() {
+  training_job dense;
+  dense.shape = {8, 2048, 8192, 16, 16, 51200, false, false};
+  dense.sequence = 2048;
+  dense.global_batch = 8;
+  return dense;
+}
+
 parallel_layout tp2_ep8(const std::string& modules) {
   auto l = io::parse_parallel_layout("tp=2,dp=8,sp=on,zero=1,ep=8,recompute_modules=" + modules);
   return l;
@@ -37,7 +46,8 @@ TEST_CASE("recompute modules: parsed from a layout, written back in order, refus
   CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_modules=layernorm+layernorm"),
                     Catch::Contains("recompute_modules=layernorm+layernorm: layernorm is named twice"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_modules=layernorm+core_attn"),
-                    Catch::Contains("'core_attn' is not a module; use layernorm, moe_act, mla_up_proj"));
+                    Catch::Contains("'core_attn' is not a module; use layernorm, moe_act, mla_up_proj, mlp, moe, "
+                                    "shared_experts"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_modules="), Catch::Contains("'' is not a module"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_module=layernorm"),
                     Catch::Contains("\"recompute_module\" is not a key"));
@@ -45,10 +55,7 @@ TEST_CASE("recompute modules: parsed from a layout, written back in order, refus
 
 TEST_CASE("recompute modules: a module the model does not have, or beside full recomputation, is refused",
           "[model][parallel]") {
-  training_job dense;
-  dense.shape = {8, 2048, 8192, 16, 16, 51200, false, false};
-  dense.sequence = 2048;
-  dense.global_batch = 8;
+  const auto dense = dense_job();
   CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute_modules=layernorm")).empty());
   CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute_modules=moe_act"))
             .rfind("recompute_modules: moe_act recomputes the experts' activation function", 0) == 0);
@@ -105,6 +112,81 @@ TEST_CASE("recompute modules: each keeps less by its outputs and runs its forwar
     selective.recompute = recomputation::selective;
     CHECK(layer(j, c, selective, true).recompute.value() == Approx(x.recompute.value()).epsilon(1e-12));
   }
+}
+
+TEST_CASE("recompute modules: mlp, moe and shared_experts keep their input and run their forward again, in closed form",
+          "[model][parallel]") {
+  const auto c = test::h100_like();
+  const auto j = deepseek_layers(4);
+  const double T = 4096, t = 2, h = 7168, bw = 3e12, f = 18432, fe = 2048;
+  const auto none_dense = layer(j, c, tp2_ep8("none"), false), none = layer(j, c, tp2_ep8("none"), true);
+  REQUIRE(none.all_reduce.value() > 0);
+  {  // A dense layer's MLP (DeepSeek-V3's first three): fc1's gated output and fc2's input off, both GEMMs, the
+     // activation and the MLP's all-reduce again.
+    const auto x = layer(j, c, tp2_ep8("mlp"), false);
+    CHECK(none_dense.stored - x.stored == Approx(T * (2 * 2 * f + 2 * f) / t).epsilon(1e-12));
+    CHECK(x.modules == Approx(none_dense.stored - x.stored).epsilon(1e-12));
+    const double again = model::detail::gemm_time(c, T, 2 * f / t, h).value() +
+                         model::detail::gemm_time(c, T, h, f / t).value() + T * (2 * 2 * f + 2 * f) / t / bw +
+                         none_dense.all_reduce.value();
+    CHECK(x.recompute.value() == Approx(again).epsilon(1e-12));
+    CHECK(x.all_reduces == none_dense.all_reduces + 1);
+    // Under fp8 fc2 keeps a 1-byte cast, and fc1's 1-byte input becomes the checkpoint's 16-bit copy of it.
+    const auto j8 = deepseek_layers(4, true);
+    const auto x8 = layer(j8, c, tp2_ep8("mlp"), false), none8 = layer(j8, c, tp2_ep8("none"), false);
+    CHECK(none8.stored - x8.stored == Approx(T * (2 * 2 * f + f) / t - T / t * h).epsilon(1e-12));
+    // A mixture's layer has no dense MLP to recompute.
+    CHECK(layer(j, c, tp2_ep8("mlp"), true).stored == none.stored);
+  }
+  {  // The whole block: all it keeps but its 16-bit input; the router, experts, shared expert, both all-to-alls,
+     // the row copies and the activations again, and the shared expert's all-reduce.
+    const auto l = tp2_ep8("moe");
+    const auto x = layer(j, c, l, true);
+    const auto block = moe_block(j, c, l, T);
+    CHECK(none.stored - x.stored == Approx(moe_kept_bytes(j, l, T) - T / t * h * 2).epsilon(1e-12));
+    const double rows = T / t * 8,
+                 traffic = block.copied.value() + rows * (2 * 2 * fe + 2 * fe) + T * (2 * 2 * fe + 2 * fe) / t;
+    CHECK(x.recompute.value() ==
+          Approx((block.gemm_f + block.exchange()).value() + traffic / bw + none.all_reduce.value()).epsilon(1e-12));
+    CHECK(x.exchanges == none.exchanges + 1);
+    CHECK(x.all_reduces == none.all_reduces + 1);
+  }
+  {  // The shared expert alone: its gated output and fc2's input off, its two GEMMs and all-reduce again.
+    const auto x = layer(j, c, tp2_ep8("shared_experts"), true);
+    CHECK(none.stored - x.stored == Approx(T * (2 * 2 * fe + 2 * fe) / t).epsilon(1e-12));
+    const double again = model::detail::gemm_time(c, T, 2 * fe / t, h).value() +
+                         model::detail::gemm_time(c, T, h, fe / t).value() + T * (2 * 2 * fe + 2 * fe) / t / bw +
+                         none.all_reduce.value();
+    CHECK(x.recompute.value() == Approx(again).epsilon(1e-12));
+    CHECK(x.exchanges == none.exchanges);
+  }
+}
+
+TEST_CASE(
+    "recompute modules: mlp, moe and shared_experts where the model lacks them, or moe beside its parts, are refused",
+    "[model][parallel]") {
+  auto with_dense = deepseek_layers(4);
+  with_dense.shape.first_dense_layers = 1;
+  CHECK(layout_problem(with_dense, tp2_ep8("mlp+moe")).empty());
+  CHECK(layout_problem(with_dense, tp2_ep8("mlp+moe_act+shared_experts")).empty());
+  CHECK(
+      layout_problem(deepseek_layers(4), tp2_ep8("mlp"))
+          .rfind("recompute_modules: mlp recomputes the dense layers' MLPs, and every layer of the model is a mixture",
+                 0) == 0);
+  const auto dense = dense_job();
+  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute_modules=mlp")).empty());
+  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute_modules=moe"))
+            .rfind("recompute_modules: moe recomputes the mixture-of-experts blocks, and the model has no experts",
+                   0) == 0);
+  auto no_shared = deepseek_layers(4);
+  no_shared.shape.shared_experts = 0;
+  CHECK(layout_problem(no_shared, tp2_ep8("shared_experts"))
+            .rfind("recompute_modules: shared_experts recomputes the shared experts, and the model has none", 0) == 0);
+  for (const char* both : {"moe+moe_act", "moe+shared_experts"})
+    CHECK(layout_problem(deepseek_layers(4), tp2_ep8(both))
+              .rfind("recompute_modules: moe recomputes the whole block", 0) == 0);
+  CHECK(to_string(tp2_ep8("shared_experts+moe_act+mlp+layernorm"))
+            .find("recompute_modules=layernorm+moe_act+mlp+shared_experts") != std::string::npos);
 }
 
 TEST_CASE("recompute modules: a step pays the second forwards and keeps a layer's outputs back while it runs",
