@@ -46,6 +46,11 @@ if(NOT saved EQUAL 0)
 endif()
 refused(two-layouts "holds a model saved at two layouts \\(--pp 1 --vpp 1 --tp 1, and --pp 2 --vpp 1 --tp 1\\)|holds a model saved at two layouts \\(--pp 2 --vpp 1 --tp 1, and --pp 1 --vpp 1 --tp 1\\)")
 
+# A directory's name is input too: counts past the layers are refused as what they are, before they multiply
+# (2^32 x 2^32 wraps to 0 in 64 bits, and the directory was taken for no split at all).
+file(MAKE_DIRECTORY "${DIR}/hostile/stage-0-of-4294967296x4294967296-slice-0-of-1")
+refused(hostile "--layers: its 4294967296 pipeline ranks of 4294967296 chunks hold more chunks than layers")
+
 # Whole, the same directory resumes: its first line is step 3.
 execute_process(COMMAND ${run} ${model} --steps 1 --load-checkpoint "${DIR}/after-2" RESULT_VARIABLE code
                 OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)

@@ -83,7 +83,7 @@ inline saved_stages stages_saved_in(const std::filesystem::path& dir) {
     if (n.starts_with("rank-0-of-") && n.ends_with(".ckpt")) add({});
     // rank 0's slice 0 names the split
     const auto s = detail::numbers_in(n, {"stage-0-of-", "x", "-slice-0-of-"});
-    if (s && (*s)[0] * (*s)[1] * (*s)[2] > 1) add({(*s)[0], (*s)[1], (*s)[2]});
+    if (s && !saved_stages{(*s)[0], (*s)[1], (*s)[2]}.whole()) add({(*s)[0], (*s)[1], (*s)[2]});
   }
   if (!found)
     throw invalid_input("--load-checkpoint",
@@ -104,12 +104,16 @@ long load_stages(const std::filesystem::path& dir, States& states, int dp_rank, 
     throw invalid_input("--tp", "the checkpoint in " + dir.string() + " split each layer over " +
                                     std::to_string(saved.t) + " tensor-parallel ranks, this run over " +
                                     std::to_string(tensor) + ". Fix: --tp " + std::to_string(saved.t));
-  const std::size_t chunks = saved.p * saved.v, per = total / chunks;
   const auto layers_refused = [&](const std::string& what) {
     return invalid_input("--layers", what + ": the checkpoint in " + dir.string() +
                                          " is of another model (this run's has " + std::to_string(total) +
                                          " layers, --layers + 1). Fix: --layers as saved");
   };
+  // The counts come from a directory's name: bounded by the layers before they multiply.
+  if (saved.p > total || saved.v > total)
+    throw layers_refused("its " + std::to_string(saved.p) + " pipeline ranks of " + std::to_string(saved.v) +
+                         " chunks hold more chunks than layers");
+  const std::size_t chunks = saved.p * saved.v, per = total / chunks;
   if (total % chunks != 0)
     throw layers_refused("its " + std::to_string(chunks) + " pipeline chunks do not split the model's layers");
   std::map<std::size_t, shard::checkpoint_reader> readers;  // by saved pipeline rank
