@@ -1,6 +1,6 @@
 # A pipeline's checkpoint (trinity-train --pp 2 on 4 ranks: each stage's dense layers in a directory of their own)
-# with one piece damaged, one piece from another run, or beside a model saved at another layout is refused on
-# resume. Only the second stage's ranks read its piece, so the first stage's must stop too rather than wait in a
+# with one piece damaged, one piece (or, re-sliced, one tensor slice) from another run, or beside a model saved at
+# another layout is refused on resume. Only the second stage's ranks read its piece, so the first stage's must stop too rather than wait in a
 # collective for ranks that left: each case must end within its timeout, non-zero, naming what is wrong.
 #   cmake -DTRAIN=build/bin/trinity-train -DDIR=ckpt [-DLAUNCHER="mpirun;-n;4"] -P pieces_refused.cmake
 if(LAUNCHER)
@@ -50,6 +50,23 @@ refused(two-layouts "holds a model saved at two layouts \\(--pp 1 --vpp 1 --tp 1
 # (2^32 x 2^32 wraps to 0 in 64 bits, and the directory was taken for no split at all).
 file(MAKE_DIRECTORY "${DIR}/hostile/stage-0-of-4294967296x4294967296-slice-0-of-1")
 refused(hostile "--layers: its 4294967296 pipeline ranks of 4294967296 chunks hold more chunks than layers")
+# and a slice count past the widths is refused by them, before a directory a slice is looked for.
+file(MAKE_DIRECTORY "${DIR}/hostile-slices/stage-0-of-1x1-slice-0-of-4294967296")
+refused(hostile-slices "--width: [^\n]*split each layer over 4294967296 tensor-parallel ranks, which do not split layer [0-3]'s 128 (outputs|inputs)")
+
+# Re-slicing joins a layer's tensor slices: one of them from another run is refused by the steps it had taken.
+foreach(steps 2 3)
+  execute_process(COMMAND ${run} --tp 2 ${model} --steps ${steps} --save-checkpoint "${DIR}/sliced-after-${steps}"
+                  RESULT_VARIABLE saved OUTPUT_QUIET TIMEOUT 60)
+  if(NOT saved EQUAL 0)
+    message(FATAL_ERROR "saving the tensor-parallel checkpoint after ${steps} steps failed: ${saved}")
+  endif()
+endforeach()
+set(slice "stage-0-of-2x1-slice-1-of-2")
+file(COPY "${DIR}/sliced-after-2/" DESTINATION "${DIR}/foreign-slice")
+file(REMOVE_RECURSE "${DIR}/foreign-slice/${slice}")
+file(COPY "${DIR}/sliced-after-3/${slice}" DESTINATION "${DIR}/foreign-slice")
+refused(foreign-slice "${slice} holds layer [01] as [0-9]+ values after 3 steps;[^\n]*slice 0 had taken 2: the slices come from another model or run")
 
 # Whole, the same directory resumes: its first line is step 3.
 execute_process(COMMAND ${run} ${model} --steps 1 --load-checkpoint "${DIR}/after-2" RESULT_VARIABLE code

@@ -3,10 +3,10 @@
 // tensor slices) is saved at the checkpoint's top, as the data-parallel loop writes it. A model split over
 // pipeline ranks and tensor slices is saved a directory a piece, stage-<r>-of-<p>x<v>-slice-<t>-of-<T>: pipeline
 // rank r's chunks r, r + p, ... (v of them, each (layers)/(p·v) layers) in order, each layer tensor rank t's
-// slice, sharded over the piece's data-parallel group as the run shards it. A run resumes at any pipeline
-// layout and any data-parallel size and ZeRO stage (each layer is found in whichever piece holds it and cut
-// for this rank), with the tensor slices as saved: a slice is a block of rows or columns of a layer, and
-// re-slicing is not done.
+// slice (tensor_slices.hpp), sharded over the piece's data-parallel group as the run shards it. A run resumes at
+// any pipeline layout, data-parallel size, ZeRO stage and tensor-parallel size: each layer is found in whichever
+// piece holds it, its slices joined and re-cut where the run splits it over another number of ranks, and its
+// chunk cut for this rank.
 
 #include <charconv>
 #include <cstddef>
@@ -22,6 +22,10 @@
 
 #include <trinity/error.hpp>
 #include <trinity/shard/checkpoint.hpp>
+#include <trinity/shard/layer_values.hpp>
+
+#include "mlp.hpp"
+#include "tensor_slices.hpp"
 
 namespace trinity::train {
 
@@ -94,39 +98,73 @@ inline saved_stages stages_saved_in(const std::filesystem::path& dir) {
 }
 
 //! Restores this rank's dense layers from checkpoint `dir` into `states` (over its data-parallel group, where
-//! it is rank `dp_rank`): `layers` holds the model's layer index of each of states' layers, `total` the model's
-//! layer count, and this rank holds tensor slice `tr` of `tensor`. Returns the steps the layers had taken.
+//! it is rank `dp_rank`): `layers` holds the model's layer index of each of states' layers, and this rank holds
+//! tensor slice `tr` of `tensor`, whatever the tensor-parallel size the checkpoint was saved at. Returns the steps
+//! the layers had taken.
 template <class States>
 long load_stages(const std::filesystem::path& dir, States& states, int dp_rank, const std::vector<std::size_t>& layers,
-                 std::size_t total, std::size_t tensor, std::size_t tr) {
+                 const mlp_shape& shape, std::size_t tensor, std::size_t tr) {
   const saved_stages saved = stages_saved_in(dir);
-  if (saved.t != tensor)
-    throw invalid_input("--tp", "the checkpoint in " + dir.string() + " split each layer over " +
-                                    std::to_string(saved.t) + " tensor-parallel ranks, this run over " +
-                                    std::to_string(tensor) + ". Fix: --tp " + std::to_string(saved.t));
+  const std::size_t total = shape.layers();
   const auto layers_refused = [&](const std::string& what) {
     return invalid_input("--layers", what + ": the checkpoint in " + dir.string() +
                                          " is of another model (this run's has " + std::to_string(total) +
                                          " layers, --layers + 1). Fix: --layers as saved");
   };
-  // The counts come from a directory's name: bounded by the layers before they multiply.
+  // The counts come from a directory's name: bounded by the layers before they multiply, and the slices by the
+  // widths they split before a directory a slice is opened.
   if (saved.p > total || saved.v > total)
     throw layers_refused("its " + std::to_string(saved.p) + " pipeline ranks of " + std::to_string(saved.v) +
                          " chunks hold more chunks than layers");
   const std::size_t chunks = saved.p * saved.v, per = total / chunks;
   if (total % chunks != 0)
     throw layers_refused("its " + std::to_string(chunks) + " pipeline chunks do not split the model's layers");
-  std::map<std::size_t, shard::checkpoint_reader> readers;  // by saved pipeline rank
-  return shard::load_layers(states, dp_rank, [&](std::size_t i) {
-    const std::size_t l = layers.at(i), chunk = l / per, r = chunk % saved.p;
-    auto it = readers.find(r);
+  for (const std::size_t l : layers)
+    if (const auto unsplit = unsplit_by(shape, l, saved.t); !unsplit.empty())
+      throw invalid_input("--width", "the checkpoint in " + dir.string() + " split each layer over " +
+                                         std::to_string(saved.t) + " tensor-parallel ranks, which do not split " +
+                                         unsplit + ": it is of another model. Fix: --width as saved");
+  std::map<std::pair<std::size_t, std::size_t>, shard::checkpoint_reader> readers;  // by saved pipeline rank, slice
+  const auto reader = [&](std::size_t r, std::size_t slice) -> const shard::checkpoint_reader& {
+    auto it = readers.find({r, slice});
     if (it == readers.end()) {
-      it = readers.emplace(r, stage_path(dir, r, saved, tr)).first;
+      const auto piece = stage_path(dir, r, saved, slice);
+      it = readers.emplace(std::pair{r, slice}, piece).first;
       if (it->second.layers() != saved.v * per)
-        throw layers_refused(stage_path(dir, r, saved, tr).string() + " holds " + std::to_string(it->second.layers()) +
-                             " layers, not " + std::to_string(saved.v * per));
+        throw layers_refused(piece.string() + " holds " + std::to_string(it->second.layers()) + " layers, not " +
+                             std::to_string(saved.v * per));
     }
-    return std::pair{&it->second, chunk / saved.p * per + l % per};
+    return it->second;
+  };
+  // Where layer l sits: its saved pipeline rank, and its index among that rank's layers.
+  const auto place = [&](std::size_t l) {
+    const std::size_t chunk = l / per;
+    return std::pair{chunk % saved.p, chunk / saved.p * per + l % per};
+  };
+  if (saved.t == tensor)
+    return shard::load_layers(states, dp_rank, [&](std::size_t i) {
+      const auto [r, at] = place(layers.at(i));
+      return std::pair{&reader(r, tr), at};
+    });
+  return shard::load_layers(states, dp_rank, [&](std::size_t i) {
+    const std::size_t l = layers.at(i);
+    const auto [r, at] = place(l);
+    std::vector<shard::layer_values> slices;
+    for (std::size_t s = 0; s < saved.t; ++s) {
+      slices.push_back(reader(r, s).values(at));
+      const std::size_t want = slice_indices(shape, l, saved.t, s).size();
+      if (slices.back().parameters.size() != want || slices.back().steps != slices.front().steps)
+        throw invalid_input("checkpoint", stage_path(dir, r, saved, s).string() + " holds layer " + std::to_string(l) +
+                                              " as " + std::to_string(slices.back().parameters.size()) +
+                                              " values after " + std::to_string(slices.back().steps) +
+                                              " steps; a slice of this model's layer is " + std::to_string(want) +
+                                              " values, and slice 0 had taken " + std::to_string(slices.front().steps) +
+                                              ": the slices come from another model or run. Fix: --width as "
+                                              "saved, and each run saved into a directory of its own");
+    }
+    return shard::recut(
+        slices, shape.layer_size(l), [&](std::size_t t, std::size_t s) { return slice_indices(shape, l, t, s); },
+        tensor, tr);
   });
 }
 

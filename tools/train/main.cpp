@@ -180,7 +180,8 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
           "RATE"));
   app.add_option("--seed", cfg.seed, "seed of the task and the initial parameters");
   app.add_option("--save-checkpoint", cfg.save_checkpoint, "write a sharded checkpoint into DIR after the last step");
-  app.add_option("--load-checkpoint", cfg.load_checkpoint, "resume from a sharded checkpoint in DIR (any rank count)");
+  app.add_option("--load-checkpoint", cfg.load_checkpoint,
+                 "resume from a sharded checkpoint in DIR (any rank count and layout)");
   app.add_option("--pp", cfg.pipeline,
                  "pipeline stages: the layers split over PP ranks, data parallel across pipelines")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));

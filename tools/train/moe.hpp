@@ -32,7 +32,9 @@
 #include <trinity/model/moe_layer.hpp>
 #include <trinity/parallel/expert_parallel.hpp>
 #include <trinity/parallel/scheme.hpp>
+#include <trinity/parallel/tensor_slice.hpp>
 #include <trinity/shard.hpp>
+#include <trinity/shard/layer_values.hpp>
 
 #include "checkpoint_layout.hpp"
 #include "task.hpp"
@@ -241,39 +243,64 @@ class moe_block {
                                                    static_cast<std::size_t>(etp_.rank()), cfg_.etp),
                            experts_, edp_);
   }
-  //! Restores the states save() wrote, at any expert-parallel size and any number of expert-data-parallel
-  //! replicas: expert e is layer e mod E/ep' of the directory of rank e / (E/ep') of the ep' it was saved at.
-  //! The slices must be as saved (--etp). Returns the steps the experts had taken.
+  //! Restores the states save() wrote, at any expert-parallel size, expert-tensor-parallel size and number of
+  //! expert-data-parallel replicas: expert e is layer e mod E/ep' of the directories of rank e / (E/ep') of the
+  //! ep' it was saved at, one a slice; slices saved over another --etp are joined and re-cut (shard::recut).
+  //! Returns the steps the experts had taken.
   long load(const std::filesystem::path& dir) {
     const auto saved = experts_saved_in(dir);
     if (!saved)
       throw invalid_input("--load-checkpoint", dir.string() +
                                                    " holds no experts: it was saved without --experts. Fix: load it "
                                                    "without --experts, or a checkpoint of a run with them");
-    if (saved->etp != cfg_.etp)
-      throw invalid_input("--etp", "the checkpoint in " + dir.string() + " split each expert over " +
-                                       std::to_string(saved->etp) + " ranks, this run over " +
-                                       std::to_string(cfg_.etp) + ". Fix: --etp " + std::to_string(saved->etp));
     if (cfg_.experts % saved->ep != 0)
       throw invalid_input("--experts", "the checkpoint in " + dir.string() + " spread its experts over " +
                                            std::to_string(saved->ep) + " ranks, which do not split this run's " +
                                            std::to_string(cfg_.experts) + ". Fix: --experts as saved");
+    // The count comes from a directory's name: bounded by the width it splits before a slice is looked for.
+    if (shape_.ffn_hidden % saved->etp != 0)
+      throw invalid_input("--expert-width", "the checkpoint in " + dir.string() + " split each expert over " +
+                                                std::to_string(saved->etp) + " ranks, which do not split this " +
+                                                "run's expert width, " + std::to_string(shape_.ffn_hidden) +
+                                                ": it is of another model. Fix: --expert-width as saved");
     const std::size_t per = cfg_.experts / saved->ep, first = static_cast<std::size_t>(ep_.rank()) * local_,
                       t = static_cast<std::size_t>(etp_.rank());
-    std::map<std::size_t, shard::checkpoint_reader> readers;  // by saved expert-parallel rank
-    const long steps = shard::load_layers(experts_, edp_.rank(), [&](std::size_t q) {
-      const std::size_t e = first + q, r = e / per;
-      auto it = readers.find(r);
-      if (it == readers.end()) it = readers.emplace(r, dir / experts_directory(r, saved->ep, t, cfg_.etp)).first;
-      const auto& in = it->second;
-      const std::size_t count = experts_.partition(q).count;
-      if (in.layers() != per || in.layer_size(e % per) != count)
-        throw invalid_input("--load-checkpoint", "expert " + std::to_string(e) + "'s slice in " + dir.string() +
-                                                     " is not this run's (" + std::to_string(count) +
+    std::map<std::pair<std::size_t, std::size_t>, shard::checkpoint_reader> readers;  // by saved rank, slice
+    const auto slice = [&](std::size_t e, std::size_t s) -> const shard::checkpoint_reader& {
+      const std::size_t r = e / per;
+      auto it = readers.find({r, s});
+      if (it == readers.end())
+        it = readers.emplace(std::pair{r, s}, dir / experts_directory(r, saved->ep, s, saved->etp)).first;
+      const std::size_t count = 2 * shape_.ffn_hidden / saved->etp * shape_.hidden;
+      if (it->second.layers() != per || it->second.layer_size(e % per) != count)
+        throw invalid_input("--load-checkpoint", "expert " + std::to_string(e) + "'s slice " + std::to_string(s) +
+                                                     " in " + dir.string() + " is not this run's (" +
+                                                     std::to_string(count) +
                                                      " values: --width, --expert-width, --experts). Fix: the "
                                                      "block's shape as saved");
-      return std::pair{&in, e % per};
-    });
+      return it->second;
+    };
+    const auto at = [&](std::size_t ranks, std::size_t rank) { return expert_slice(ranks, rank); };
+    const long steps =
+        saved->etp == cfg_.etp
+            ? shard::load_layers(experts_, edp_.rank(),
+                                 [&](std::size_t q) {
+                                   const std::size_t e = first + q;
+                                   return std::pair{&slice(e, t), e % per};
+                                 })
+            : shard::load_layers(experts_, edp_.rank(), [&](std::size_t q) {
+                const std::size_t e = first + q;
+                std::vector<shard::layer_values> slices;
+                for (std::size_t s = 0; s < saved->etp; ++s) {
+                  slices.push_back(slice(e, s).values(e % per));
+                  if (slices.back().steps != slices.front().steps)
+                    throw invalid_input("checkpoint", "expert " + std::to_string(e) + "'s slices in " + dir.string() +
+                                                          " had taken " + std::to_string(slices.front().steps) +
+                                                          " and " + std::to_string(slices.back().steps) +
+                                                          " steps: they come from different runs");
+                }
+                return shard::recut(slices, 2 * shape_.ffn_hidden * shape_.hidden, at, cfg_.etp, t);
+              });
     const bool has_router = std::filesystem::is_directory(dir / "router");
     if (has_router != router_.has_value())
       throw invalid_input("--balanced-routing", dir.string() + (has_router ? " holds a router's states, which balanced "
@@ -314,18 +341,24 @@ class moe_block {
   }
 
  private:
-  // This rank's experts, each its tensor rank's slice: W1's rows and W2's columns [t·f/etp, (t + 1)·f/etp).
+  // Where tensor rank t of `ranks` holds an expert's values: W1 (f × h) split by its rows, as a column-parallel
+  // layer, then W2 (h × f) by its columns, as a row-parallel one; neither has a bias.
+  std::vector<std::size_t> expert_slice(std::size_t ranks, std::size_t t) const {
+    const std::size_t h = shape_.hidden, f = shape_.ffn_hidden;
+    auto at = parallel::slice_indices(parallel::linear_split::column, {.in = h, .out = f, .bias = false}, ranks, t);
+    for (const auto k :
+         parallel::slice_indices(parallel::linear_split::row, {.in = f, .out = h, .bias = false}, ranks, t))
+      at.push_back(f * h + k);
+    return at;
+  }
+  // This rank's experts, each its tensor rank's slice.
   std::vector<float> initial_local(std::uint64_t seed) const {
     std::vector<float> all;
-    const std::size_t first = static_cast<std::size_t>(ep_.rank()) * local_, h = shape_.hidden, f = shape_.ffn_hidden,
-                      fs = f / cfg_.etp, t = static_cast<std::size_t>(etp_.rank());
+    const std::size_t first = static_cast<std::size_t>(ep_.rank()) * local_;
+    const auto at = expert_slice(cfg_.etp, static_cast<std::size_t>(etp_.rank()));
     for (std::size_t q = 0; q < local_; ++q) {
-      const auto w = detail::initial_expert(first + q, h, f, seed);
-      all.insert(all.end(), w.begin() + static_cast<std::ptrdiff_t>(t * fs * h),
-                 w.begin() + static_cast<std::ptrdiff_t>((t + 1) * fs * h));
-      for (std::size_t i = 0; i < h; ++i)
-        all.insert(all.end(), w.begin() + static_cast<std::ptrdiff_t>(f * h + i * f + t * fs),
-                   w.begin() + static_cast<std::ptrdiff_t>(f * h + i * f + (t + 1) * fs));
+      const auto w = detail::initial_expert(first + q, shape_.hidden, shape_.ffn_hidden, seed);
+      for (const auto k : at) all.push_back(w[k]);
     }
     return all;
   }

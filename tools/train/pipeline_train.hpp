@@ -28,6 +28,7 @@
 #include "attention.hpp"
 #include "mlp.hpp"
 #include "task.hpp"
+#include "tensor_slices.hpp"
 #include "train.hpp"
 
 namespace trinity::train {
@@ -267,8 +268,8 @@ inline std::size_t micro_batch_rows(const config& cfg, std::size_t mine) {
   return rows;
 }
 
-// This rank's layers, chunk by chunk, and their initial parameters (the data-parallel loop's): a column
-// layer's out/t rows of W and of b, a row layer's in/t columns of W and all of b.
+// This rank's layers, chunk by chunk, and their initial parameters (the data-parallel loop's), each its tensor
+// slice (tensor_slices.hpp).
 struct local_layers {
   std::vector<std::size_t> sizes, ids;  // each layer's values here, and its index in the model
   std::vector<float> initial;
@@ -282,24 +283,13 @@ inline local_layers local_layers_of(const config& cfg, const mlp_shape& shape, s
   std::vector<std::size_t> offset(L + 1, 0);
   for (std::size_t l = 0; l < L; ++l) offset[l + 1] = offset[l] + sizes[l];
   local_layers out;
-  auto& initial = out.initial;
   for (std::size_t ch = 0; ch < v; ++ch)
     for (std::size_t k = 0; k < per_chunk; ++k) {
-      const std::size_t l = (ch * p + rank) * per_chunk + k, n_in = shape.in(l), n_out = shape.out(l);
-      const float* w = all.data() + offset[l];
-      const float* b = w + n_out * n_in;
-      const std::size_t before = initial.size();
-      if (k % 2 == 0) {
-        const std::size_t o = n_out / t, first = static_cast<std::size_t>(tr) * o;
-        initial.insert(initial.end(), w + first * n_in, w + (first + o) * n_in);
-        initial.insert(initial.end(), b + first, b + first + o);
-      } else {
-        const std::size_t i = n_in / t, first = static_cast<std::size_t>(tr) * i;
-        for (std::size_t o = 0; o < n_out; ++o)
-          initial.insert(initial.end(), w + o * n_in + first, w + o * n_in + first + i);
-        initial.insert(initial.end(), b, b + n_out);
-      }
-      out.sizes.push_back(initial.size() - before);
+      // A chunk pairs its layers from an even one (pipelined_layout), so the k-th is a column layer as l is.
+      const std::size_t l = (ch * p + rank) * per_chunk + k;
+      for (const auto at : slice_indices(shape, l, t, static_cast<std::size_t>(tr)))
+        out.initial.push_back(all[offset[l] + at]);
+      out.sizes.push_back(out.initial.size() - out.psi);
       out.ids.push_back(l);
       out.psi += out.sizes.back();
     }
@@ -509,7 +499,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   // Checkpoints: this rank's piece of the dense layers in its pipeline rank's and slice's directory.
   const saved_stages split{p, v, t};
   const long step0 = cfg.load_checkpoint.empty() ? 0 : train::detail::resume_from(c, cfg.load_checkpoint, [&] {
-    return train::detail::load_all(cfg.load_checkpoint, states, dp.rank(), local.ids, shape.layers(), t,
+    return train::detail::load_all(cfg.load_checkpoint, states, dp.rank(), local.ids, shape, t,
                                    static_cast<std::size_t>(tr), cfg.experts(), moe);
   });
 

@@ -224,14 +224,14 @@ void save_all(const std::filesystem::path& dir, const std::filesystem::path& pie
   if (c.rank() == 0) save_iteration(dir, iteration);
 }
 
-// Restores this rank's MLP states from checkpoint `dir`, saved at any pipeline layout with this run's tensor
-// slices (load_stages: `layers` the model's index of each of dp's layers, rank `dp_rank` of its group), and,
+// Restores this rank's MLP states from checkpoint `dir`, saved at any pipeline layout and tensor-parallel size
+// (load_stages: `layers` the model's index of each of dp's layers, rank `dp_rank` of its group), and,
 // where this rank has them, the block's experts: the steps taken. A checkpoint whose experts this run lacks
 // (`experts` false) is refused, not half loaded.
 template <class DP, class Moe>
 long load_all(const std::filesystem::path& dir, DP& dp, int dp_rank, const std::vector<std::size_t>& layers,
-              std::size_t total, std::size_t tensor, std::size_t tr, bool experts, std::optional<Moe>& moe) {
-  const long steps = load_stages(dir, dp, dp_rank, layers, total, tensor, tr);
+              const mlp_shape& shape, std::size_t tensor, std::size_t tr, bool experts, std::optional<Moe>& moe) {
+  const long steps = load_stages(dir, dp, dp_rank, layers, shape, tensor, tr);
   if (!experts) {
     if (const auto saved = experts_saved_in(dir))
       throw invalid_input("--experts", dir.string() + " holds a mixture's experts (--ep " + std::to_string(saved->ep) +
@@ -409,7 +409,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   std::vector<std::size_t> all_layers(shape.layers());
   std::iota(all_layers.begin(), all_layers.end(), std::size_t{0});
   const long step0 = cfg.load_checkpoint.empty() ? 0 : detail::resume_from(c, cfg.load_checkpoint, [&] {
-    return detail::load_all(cfg.load_checkpoint, dp, c.rank(), all_layers, shape.layers(), 1, 0, cfg.experts(), moe);
+    return detail::load_all(cfg.load_checkpoint, dp, c.rank(), all_layers, shape, 1, 0, cfg.experts(), moe);
   });
 
   nlohmann::json last;

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <span>
 #include <string>
 #include <utility>
@@ -28,6 +29,7 @@
 #include <trinity/comm/partition.hpp>
 #include <trinity/detail/input_file.hpp>
 #include <trinity/error.hpp>
+#include <trinity/shard/layer_values.hpp>
 
 namespace trinity::shard {
 
@@ -238,6 +240,14 @@ class checkpoint_reader {
   [[nodiscard]] std::size_t layers() const noexcept { return files_[0].header.layer_sizes.size(); }
   [[nodiscard]] std::size_t layer_size(std::size_t l) const { return files_[0].header.layer_sizes.at(l); }
 
+  //! Layer l's values whole.
+  [[nodiscard]] layer_values values(std::size_t l) const {
+    layer_values v{std::vector<float>(layer_size(l)), std::vector<float>(layer_size(l) * states_per()), states_per(),
+                   steps()};
+    chunk(l, comm::partition(layer_size(l), 1), 0, v.parameters, v.states);
+    return v;
+  }
+
   //! Layer l's parameters and state planes in `rank`'s chunk of `part` (a partition of the layer's values):
   //! `params` its size, `states` states_per() planes of it, cut from every old file it overlaps.
   void chunk(std::size_t l, const comm::partition& part, int rank, std::span<float> params,
@@ -267,31 +277,57 @@ class checkpoint_reader {
   std::vector<std::vector<std::size_t>> offset_;
 };
 
+namespace detail {
+// What load_layers takes from a source's answer, a reader and the layer's index in it or the layer's values
+// whole: where the layer is (for a refusal), its size, its steps, and this rank's chunk of it.
+struct layer_found {
+  std::size_t at, size;
+  long steps;
+};
+using reader_layer = std::pair<const checkpoint_reader*, std::size_t>;
+inline layer_found found(const reader_layer& from, std::size_t) {
+  return {from.second, from.first->layer_size(from.second), from.first->steps()};
+}
+inline layer_found found(const layer_values& from, std::size_t l) { return {l, from.parameters.size(), from.steps}; }
+inline layer_values chunk_of(const reader_layer& from, const comm::partition& part, int rank) {
+  const std::size_t n = part.size(rank);
+  layer_values v{std::vector<float>(n), std::vector<float>(n * from.first->states_per()), from.first->states_per(),
+                 from.first->steps()};
+  from.first->chunk(from.second, part, rank, v.parameters, v.states);
+  return v;
+}
+inline layer_values chunk_of(const layer_values& from, const comm::partition& part, int rank) {
+  std::vector<std::size_t> range(part.size(rank));
+  std::iota(range.begin(), range.end(), part.begin(rank));
+  return cut(from, range);
+}
+}  // namespace detail
+
 //! Restores every layer of a data_parallel from wherever a checkpoint holds it, for a model whose layers were
 //! saved by other data_parallels than this run's (a pipeline's stages at another layout, a mixture's experts at
 //! another expert-parallel size): `source(l)` gives the reader holding this run's layer l and that layer's index
-//! in it, as a std::pair<const checkpoint_reader*, std::size_t>. `rank` is this rank in dp's group. Every layer's
-//! reader must have taken the same steps. Returns them.
+//! in it, as a std::pair<const checkpoint_reader*, std::size_t>, or the layer's values whole (layer_values, where
+//! the caller re-cut them: a tensor-parallel slice at another size). `rank` is this rank in dp's group. Every
+//! layer must have taken the same steps. Returns them.
 template <class DataParallel, class Source>
 long load_layers(DataParallel& dp, int rank, Source&& source) {
   long steps = -1;
   for (std::size_t l = 0; l < dp.layers(); ++l) {
-    const auto [in, at] = source(l);
+    const auto from = source(l);
+    const auto layer = detail::found(from, l);
     const auto& part = dp.partition(l);
-    if (in->layer_size(at) != part.count)
-      throw invalid_input("checkpoint.layer_sizes[" + std::to_string(at) + "]",
-                          std::to_string(in->layer_size(at)) + " values in the checkpoint, " +
-                              std::to_string(part.count) + " in the model's layer " + std::to_string(l) +
+    if (layer.size != part.count)
+      throw invalid_input("checkpoint.layer_sizes[" + std::to_string(layer.at) + "]",
+                          std::to_string(layer.size) + " values in the checkpoint, " + std::to_string(part.count) +
+                              " in the model's layer " + std::to_string(l) +
                               ": the checkpoint is of another model. Fix: the model's shape as saved");
-    if (steps >= 0 && in->steps() != steps)
+    if (steps >= 0 && layer.steps != steps)
       throw invalid_input("checkpoint", "the model's layers were saved by runs that had taken " +
-                                            std::to_string(steps) + " and " + std::to_string(in->steps()) +
+                                            std::to_string(steps) + " and " + std::to_string(layer.steps) +
                                             " steps: the files come from different runs");
-    steps = in->steps();
-    const std::size_t n = part.size(rank);
-    std::vector<float> params(n), states(n * in->states_per());
-    in->chunk(at, part, rank, params, states);
-    dp.load_chunk(l, params, states);
+    steps = layer.steps;
+    const auto mine = detail::chunk_of(from, part, rank);
+    dp.load_chunk(l, mine.parameters, mine.states);
   }
   if (steps < 0) steps = 0;
   dp.set_steps_taken(steps);

@@ -368,23 +368,31 @@ TEST_CASE("load_layers restores a model whose layers another layout saved, each 
   const std::vector<std::size_t> mine{layer_sizes[2], layer_sizes[0]}, from{2, 0};
   std::vector<float> init(layer_sizes[2] + layer_sizes[0], 0.0f);
   comm::thread_world world(3);
-  std::vector<std::vector<float>> chunks(3);
+  std::vector<std::vector<float>> chunks(3), from_values(3), states(3), states_from_values(3);
   std::vector<std::string> refusals(3);
-  std::vector<long> steps(3);
+  std::vector<long> steps(3), steps_from_values(3);
   const auto load_with = [&](auto& dp, int rank, const shard::checkpoint_reader& second, std::size_t second_at) {
     return shard::load_layers(dp, rank, [&](std::size_t l) {
       return l == 0 ? std::pair{&three, from[0]} : std::pair{&second, second_at};
     });
+  };
+  const auto owned = [](const auto& dp, std::vector<float>& params, std::vector<float>& st) {
+    for (std::size_t l = 0; l < dp.layers(); ++l) {
+      const auto ch = dp.owned_chunk(l);
+      params.insert(params.end(), ch.parameters.begin(), ch.parameters.end());
+      st.insert(st.end(), ch.states.begin(), ch.states.end());
+    }
   };
   comm::run_ranks(world, [&](comm::thread_communicator& c) {
     shard::memory_ledger ledger;
     shard::data_parallel<shard::zero<1>, comm::thread_communicator> dp(c, ledger, mine, init, shard::adam{});
     const auto r = static_cast<std::size_t>(c.rank());
     steps[r] = load_with(dp, c.rank(), three, from[1]);
-    for (std::size_t l = 0; l < dp.layers(); ++l) {
-      const auto p = dp.owned_chunk(l).parameters;
-      chunks[r].insert(chunks[r].end(), p.begin(), p.end());
-    }
+    owned(dp, chunks[r], states[r]);
+    // The same layers handed over whole (layer_values, as a caller that rearranged them would) load alike.
+    shard::data_parallel<shard::zero<1>, comm::thread_communicator> whole(c, ledger, mine, init, shard::adam{});
+    steps_from_values[r] = shard::load_layers(whole, c.rank(), [&](std::size_t l) { return three.values(from[l]); });
+    owned(whole, from_values[r], states_from_values[r]);
     // Another run's layer beside these, or a layer of another size, is refused by name.
     try {
       load_with(dp, c.rank(), two, 0);
@@ -408,6 +416,9 @@ TEST_CASE("load_layers restores a model whose layers another layout saved, each 
       expected.insert(expected.end(), begin, begin + static_cast<std::ptrdiff_t>(part.size(r)));
     }
     CHECK(same_bits(chunks[static_cast<std::size_t>(r)], expected));
+    CHECK(steps_from_values[static_cast<std::size_t>(r)] == 3);
+    CHECK(same_bits(from_values[static_cast<std::size_t>(r)], expected));
+    CHECK(same_bits(states_from_values[static_cast<std::size_t>(r)], states[static_cast<std::size_t>(r)]));
     CHECK_THAT(refusals[static_cast<std::size_t>(r)],
                Catch::Contains("taken 3 and 2 steps") && Catch::Contains("checkpoint.layer_sizes[1]: 37 values"));
   }
