@@ -15,7 +15,9 @@ namespace trinity::train {
 template <class Comm>
 int run_data_parallel(Comm& c, const config& cfg, std::ostream& out) {
   auto r = reduction_for<Comm>(cfg.compress);
-  return with_scheme(cfg.stage, cfg.offload, [&]<class Scheme>() { return run<Scheme>(c, cfg, out, std::move(r)); });
+  const group_reductions<Comm> experts = [&] { return reduction_for<comm::group<Comm>>(cfg.compress); };
+  return with_scheme(cfg.stage, cfg.offload,
+                     [&]<class Scheme>() { return run<Scheme>(c, cfg, out, std::move(r), experts); });
 }
 
 }  // namespace trinity::train

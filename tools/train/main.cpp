@@ -70,10 +70,6 @@ void check_experts(const Comm& c, const train::config& cfg) {
                           "experts. Fix: --experts N");
     return;
   }
-  if (!cfg.compress.empty())
-    throw invalid_input("--compress",
-                        "beside --experts would compress the dense layers' gradients only: the router's and the "
-                        "experts' reduce exactly. Fix: drop --compress");
   if (cfg.hidden_layers < 2)
     throw invalid_input("--layers",
                         "the experts follow the second layer, and with 1 hidden layer it is the output "

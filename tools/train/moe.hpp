@@ -36,6 +36,7 @@
 #include <trinity/shard.hpp>
 #include <trinity/shard/layer_values.hpp>
 
+#include "any_reduction.hpp"
 #include "checkpoint_layout.hpp"
 #include "task.hpp"
 
@@ -125,7 +126,8 @@ class moe_block {
   using group = comm::group<Comm>;
 
   moe_block(Comm& c, const parallel::rank_groups& g, std::vector<int> stage, shard::memory_ledger& ledger,
-            const moe_config& m, std::size_t width, std::uint64_t seed, const shard::adam& opt)
+            const moe_config& m, std::size_t width, std::uint64_t seed, const shard::adam& opt,
+            const group_reductions<Comm>& reductions)
       : cfg_(m),
         shape_{.hidden = width,
                .ffn_hidden = m.expert_width ? m.expert_width : width,
@@ -140,10 +142,10 @@ class moe_block {
         edp_(c, g.expert_data),
         stage_(c, std::move(stage)),
         experts_(edp_, ledger, std::vector<std::size_t>(local_, 2 * shape_.ffn_hidden / m.etp * width),
-                 initial_local(seed), opt) {
+                 initial_local(seed), opt, reductions()) {
     if (!m.balanced)
       router_.emplace(stage_, ledger, std::vector<std::size_t>{m.experts * width},
-                      detail::initial_router(m.experts, width, seed), opt);
+                      detail::initial_router(m.experts, width, seed), opt, reductions());
   }
 
   //! h ← h + the experts' weighted outputs, in place; `ids[i]` is row i's index in the global batch (what
@@ -317,6 +319,9 @@ class moe_block {
 
   //! Bytes this rank sent over its expert group and its expert tensor group so far.
   [[nodiscard]] std::uint64_t sent() const noexcept { return ep_.bytes_sent() + etp_.bytes_sent(); }
+  //! Bytes this rank sent over the block's data-parallel groups: the experts' (their gradient reductions and
+  //! ZeRO's gathers) and the router's.
+  [[nodiscard]] std::uint64_t data_sent() const noexcept { return edp_.bytes_sent() + stage_.bytes_sent(); }
   //! What the exchange's count says this rank sent in the last step's passes: each pass's row counts ahead of
   //! the dispatch, and every row to or from another rank twice (forward, then its gradient backward); with
   //! etp > 1 its tensor group's counts and gathered and summed rows (parallel::expert_tensor_bytes), each way.
@@ -420,8 +425,8 @@ class moe_block {
   parallel::moe_shape shape_;
   std::size_t local_;
   group ep_, etp_, edp_, stage_;
-  shard::data_parallel<Scheme, group> experts_;
-  std::optional<shard::data_parallel<Scheme, group>> router_;
+  shard::data_parallel<Scheme, group, any_reduction<group>> experts_;
+  std::optional<shard::data_parallel<Scheme, group, any_reduction<group>>> router_;
   std::uint64_t counted_ = 0, step_counted_ = 0;
   std::size_t dropped_ = 0, step_dropped_ = 0;
 };
@@ -431,10 +436,11 @@ class moe_block {
 template <class Scheme, class Comm>
 void emplace_experts(std::optional<moe_block<Scheme, Comm>>& moe, Comm& c, const parallel::rank_groups& g,
                      std::size_t first, std::size_t ranks, shard::memory_ledger& ledger, const moe_config& m,
-                     std::size_t width, std::uint64_t seed, const shard::adam& opt) {
+                     std::size_t width, std::uint64_t seed, const shard::adam& opt,
+                     const group_reductions<Comm>& reductions) {
   std::vector<int> members(ranks);
   std::iota(members.begin(), members.end(), static_cast<int>(first));
-  moe.emplace(c, g, std::move(members), ledger, m, width, seed, opt);
+  moe.emplace(c, g, std::move(members), ledger, m, width, seed, opt, reductions);
 }
 
 //! The expert groups of a world of data-parallel ranks: one pipeline stage, no tensor or context parallelism.

@@ -388,7 +388,7 @@ shard::step_report finish_step(Comm& c, const config& cfg, long t, States& state
 
 // Bytes each group sent, gathered per rank, and the ledger's residency, for one step's JSON line.
 struct step_counts {
-  std::uint64_t pipeline = 0, data = 0, tensor = 0, context = 0, experts = 0;
+  std::uint64_t pipeline = 0, data = 0, tensor = 0, context = 0, experts = 0, expert_data = 0;
   std::uint64_t parameters = 0, gradients = 0, optimizer = 0, offloaded = 0, moved = 0, stashed = 0, peak = 0, ns = 0;
   // What the ledger holds between the passes and the optimizer step: what ZeRO's formulas count.
   static step_counts resident_in(const shard::memory_ledger& ledger) {
@@ -422,7 +422,7 @@ nlohmann::json step_line(Comm& c, const config& cfg, const model::parallel_layou
             {"optimizer_states", all(k.optimizer)},
             {"offloaded", all(k.offloaded)}}},
           {"peak_bytes", {{"device", all(k.peak)}, {"activations", std::vector<std::uint64_t>(W, 0)}}},
-          {"sent_bytes", all(k.pipeline + k.data + k.tensor + k.context + k.experts)},
+          {"sent_bytes", all(k.pipeline + k.data + k.tensor + k.context + k.experts + k.expert_data)},
           {"offload_bytes", all(k.moved)},
           {"pipeline_bytes", all(k.pipeline)},
           {"data_parallel_bytes", all(k.data)},
@@ -463,7 +463,8 @@ void pipelined_summary(Comm& c, const config& cfg, const mlp_shape& shape, const
 }  // namespace detail
 
 template <class Scheme, class Comm>
-int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<comm::group<Comm>> reduction) {
+int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<comm::group<Comm>> reduction,
+                  const group_reductions<Comm>& expert_reductions) {
   using namespace trinity::shard;
   const mlp_shape shape = cfg.shape();
   const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches, t = cfg.tensor, cps = cfg.context;
@@ -494,7 +495,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   const std::size_t stage_ranks = t * cps * layout.dp, owner = 1 / (shape.layers() / (p * v)) % p;
   if (cfg.experts() && rank == owner)
     emplace_experts(moe, c, groups, owner * stage_ranks, stage_ranks, expert_ledger, cfg.moe, shape.out(1),
-                    cfg.seed + 1, opt);
+                    cfg.seed + 1, opt, expert_reductions);
 
   // Checkpoints: this rank's piece of the dense layers in its pipeline rank's and slice's directory.
   const saved_stages split{p, v, t};
@@ -509,7 +510,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     const auto started = std::chrono::steady_clock::now();
     ledger.reset_peaks();
     const std::uint64_t pp_before = pp.bytes_sent(), dp_before = dp.bytes_sent(), tp_before = tp.bytes_sent(),
-                        cp_before = cp.bytes_sent(), experts_before = moe ? moe->sent() : 0;
+                        cp_before = cp.bytes_sent(), experts_before = moe ? moe->sent() : 0,
+                        expert_data_before = moe ? moe->data_sent() : 0;
     detail::mlp_chunks<decltype(states), comm::group<Comm>, experts_type> stage{
         &shape,
         &task,
@@ -539,11 +541,12 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     k.pipeline = pp.bytes_sent() - pp_before, k.data = dp.bytes_sent() - dp_before;
     k.tensor = tp.bytes_sent() - tp_before, k.context = cp.bytes_sent() - cp_before;
     k.experts = moe ? moe->sent() - experts_before : 0;
+    k.expert_data = moe ? moe->data_sent() - expert_data_before : 0;
     k.moved = dense_moved, k.stashed = stats.peak_stashed, k.peak = ledger.peak(placement::device);
     double loss = stage.loss;
     comm::all_reduce(c, std::span<double>(&loss, 1), comm::reduce_op::sum);
     nlohmann::json line = detail::step_line(c, cfg, layout, k);
-    if (cfg.experts()) line.update(detail::expert_step(c, moe ? &*moe : nullptr, k.experts));
+    if (cfg.experts()) line.update(detail::expert_step(c, moe ? &*moe : nullptr, k.experts, k.expert_data));
     train::detail::emit_step(c, std::move(line), t_step + 1, loss / static_cast<double>(cfg.tokens()), report, k.ns,
                              step_seconds, last, out);
   }

@@ -32,6 +32,7 @@
 #include <trinity/parallel/scheme.hpp>
 #include <trinity/shard.hpp>
 
+#include "any_reduction.hpp"
 #include "attention.hpp"
 #include "checkpoint_layout.hpp"
 #include "mlp.hpp"
@@ -70,27 +71,6 @@ struct config {
     for (std::size_t i = 0; i < hidden_layers; ++i) s.widths.push_back(width);
     s.widths.push_back(outputs);
     return s;
-  }
-};
-
-//! A gradient reduction chosen at run time (--compress): shard::exact_reduction or a
-//! comm::compressed_reduction<Codec>, behind one type so each scheme is compiled once, not once per codec.
-template <class Comm>
-struct any_reduction {
-  std::function<void(Comm&, std::size_t, std::span<float>)> all_reduce_fn;
-  std::function<void(Comm&, std::size_t, std::span<const float>, std::span<float>)> reduce_scatter_fn;
-
-  template <class Reduction>
-  static any_reduction of(Reduction r) {
-    auto held = std::make_shared<Reduction>(std::move(r));
-    return {[held](Comm& c, std::size_t l, std::span<float> g) { held->all_reduce(c, l, g); },
-            [held](Comm& c, std::size_t l, std::span<const float> g, std::span<float> mine) {
-              held->reduce_scatter(c, l, g, mine);
-            }};
-  }
-  void all_reduce(Comm& c, std::size_t l, std::span<float> g) { all_reduce_fn(c, l, g); }
-  void reduce_scatter(Comm& c, std::size_t l, std::span<const float> g, std::span<float> mine) {
-    reduce_scatter_fn(c, l, g, mine);
   }
 };
 
@@ -155,10 +135,13 @@ shard::step_report step_all(DP& dp, std::optional<Moe>& moe, Comm& c, const shar
 }
 
 // The experts' figures of a step, every rank's (a collective; `moe` null on a rank without the block): bytes
-// sent over the expert groups, the exchange's count of them, and assignments dropped at an expert's capacity.
+// sent over the expert groups, the exchange's count of them, bytes sent over the block's data-parallel groups
+// (the experts' gradient reductions and ZeRO's gathers, and the router's), and assignments dropped at an
+// expert's capacity.
 template <class Comm, class Moe>
-nlohmann::json expert_step(Comm& c, const Moe* moe, std::uint64_t sent) {
+nlohmann::json expert_step(Comm& c, const Moe* moe, std::uint64_t sent, std::uint64_t data_sent) {
   return {{"expert_parallel_bytes", per_rank(c, sent)},
+          {"expert_data_parallel_bytes", per_rank(c, data_sent)},
           {"expert_parallel_counted", per_rank(c, moe ? moe->counted() : 0)},
           {"dropped_assignments", per_rank(c, moe ? moe->dropped() : 0)}};
 }
@@ -373,7 +356,8 @@ inline nlohmann::json summary_of(const config& cfg, const mlp_shape& shape, int 
 }  // namespace detail
 
 template <class Scheme, class Comm>
-int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduction) {
+int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduction,
+        const group_reductions<Comm>& expert_reductions) {
   using namespace trinity::shard;
   const mlp_shape shape = cfg.shape();
   const teacher_task task(cfg.inputs, cfg.outputs, cfg.seed);
@@ -405,7 +389,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   std::optional<moe_block<Scheme, Comm>> moe;
   if (cfg.experts())
     emplace_experts(moe, c, data_parallel_expert_groups(c.size(), c.rank(), cfg.moe), 0, n, ledger, cfg.moe,
-                    shape.out(1), cfg.seed + 1, opt);
+                    shape.out(1), cfg.seed + 1, opt, expert_reductions);
   std::vector<std::size_t> all_layers(shape.layers());
   std::iota(all_layers.begin(), all_layers.end(), std::size_t{0});
   const long step0 = cfg.load_checkpoint.empty() ? 0 : detail::resume_from(c, cfg.load_checkpoint, [&] {
@@ -417,7 +401,8 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   for (long t = step0; t < step0 + cfg.steps; ++t) {
     const auto started = std::chrono::steady_clock::now();
     ledger.reset_peaks();
-    const std::uint64_t sent_before = c.bytes_sent(), experts_before = moe ? moe->sent() : 0;
+    const std::uint64_t sent_before = c.bytes_sent(), experts_before = moe ? moe->sent() : 0,
+                        expert_data_before = moe ? moe->data_sent() : 0;
     mlp_pass pass(shape, samples.size(c.rank()) * cfg.sequence, ledger);
     double loss = moe ? detail::forward_backward(dp, c, self, cfg, shape, task, pass, samples, t, &*moe)
                       : detail::forward_backward(dp, c, self, cfg, shape, task, pass, samples, t);
@@ -449,7 +434,8 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
               {"peak_bytes", {{"device", peak_all}, {"activations", act_all}}},
               {"sent_bytes", sent_all},
               {"offload_bytes", moved_all}};
-    const auto experts = moe ? detail::expert_step(c, &*moe, experts_sent) : nlohmann::json();
+    const auto experts =
+        moe ? detail::expert_step(c, &*moe, experts_sent, moe->data_sent() - expert_data_before) : nlohmann::json();
     if (moe && c.rank() == 0) line.update(experts);
     detail::emit_step(c, std::move(line), t + 1, loss / static_cast<double>(cfg.tokens()), report, elapsed_ns,
                       step_seconds, last, out);
