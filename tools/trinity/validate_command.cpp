@@ -1,4 +1,5 @@
 // trinity validate --runs FILE --probe FILE [--json]: the parallel training model against measured runs.
+// trinity validate --runs FILE --probe FILE --explain NAME [--json]: one of the runs, where its predicted step goes.
 // trinity validate --serving --runs FILE [--json]: the serving model against published serving runs.
 //
 // Two kinds of measurement, and what each is used for:
@@ -17,12 +18,17 @@
 #include <trinity/model/parallel_fit.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
 #include <trinity/units/format.hpp>
+#include <trinity/workloads/parallel_breakdown.hpp>
+
+#include <trinity/detail/nearest_name.hpp>
 
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <string_view>
 #include <tuple>
+#include <vector>
 
 namespace trinity::cli {
 
@@ -154,7 +160,51 @@ void print_validation_text(const validation& v) {
             << " stacks, worst " << fixed(held_worst * 100, 1) << "%\n";
 }
 
-void run_validate(const std::string& runs_path, const std::string& probe_path, bool as_json) {
+// The run named `name`, or the refusal that names the nearest run (a name is long and easy to mistype).
+const row& named_row(const std::vector<row>& rows, const std::string& name, const std::string& runs_path) {
+  std::vector<std::string_view> names;
+  for (const auto& x : rows) {
+    if (x.run->name == name) return x;
+    names.push_back(x.run->name);
+  }
+  throw bad_flag("--explain", name, "is not a run of " + runs_path + detail::suggestion(name, names));
+}
+
+// One run priced as the table prices it, and where its predicted step goes: what to read when a run misses.
+void print_explained(const row& x, const io::published_runs& file, const model::training_cluster& c, bool as_json) {
+  const auto& r = *x.run;
+  const auto source = file.sources.find(r.source);
+  const std::string source_text = source == file.sources.end() ? std::string() : source->second;
+  if (as_json) {
+    const nlohmann::json out{{"name", r.name},
+                             {"source", r.source},
+                             {"source_text", source_text},
+                             {"role", r.role},
+                             {"system", r.system},
+                             {"gpus", r.gpus},
+                             {"parallelism", model::to_string(r.layout)},
+                             {"kind", kind_of(r)},
+                             {"published", r.published},
+                             {"published_step_time_s", r.iteration_s},
+                             {"assumed", r.assumed},
+                             {"predicted", workloads::parallel_predicted_json(x.cost)},
+                             {"error", x.error},
+                             {"fits_device_memory", x.fits}};
+    std::cout << out.dump(2) << '\n';
+    return;
+  }
+  std::cout << r.name << " (" << r.role << ", " << r.source << "): " << r.gpus << " GPUs of " << r.system << ", "
+            << model::to_string(r.layout) << (r.job.fp8 ? ", fp8" : "") << "\n"
+            << "  published  " << r.published << ": a step of " << fixed(r.iteration_s, 3) << " s\n"
+            << "  predicted  " << fixed(x.cost.step.value(), 3) << " s, " << percent(x.error) << "\n";
+  if (!r.assumed.empty()) std::cout << "  assumed    " << r.assumed << "\n";
+  if (!source_text.empty()) std::cout << "  source     " << source_text << "\n";
+  std::cout << '\n';
+  workloads::print_parallel_breakdown(std::cout, x.cost, c.memory);
+}
+
+void run_validate(const std::string& runs_path, const std::string& probe_path, bool as_json,
+                  const std::string& explain) {
   const auto file =
       from_file(runs_path, "--runs", {}, [](const nlohmann::json& j) { return io::read_published_runs(j); });
   const auto pr =
@@ -169,6 +219,10 @@ void run_validate(const std::string& runs_path, const std::string& probe_path, b
     const auto c = cal.cluster(r);
     const auto cost = model::price(r.job, c, r.layout);
     rows.push_back({&r, cost, cost.step.value() / r.iteration_s - 1.0, cost.device_bytes <= c.memory});
+  }
+  if (!explain.empty()) {
+    const auto& x = named_row(rows, explain, runs_path);
+    return print_explained(x, file, cal.cluster(*x.run), as_json);
   }
   // The runs of a role (and, held out, of a kind), their mean and worst |error|. "held-out" alone: the 16-bit
   // dense runs, the set the step model was first judged on.
@@ -227,7 +281,7 @@ void register_validate(CLI::App& app) {
                                  "the parallel training model against measured runs (published A100 and "
                                  "H100 training runs, a probe of one H100); --serving: the serving model against "
                                  "published and probed serving runs");
-  static std::string runs, probe_file;
+  static std::string runs, probe_file, explain;
   static bool as_json = false;
   static bool serving = false;
   cmd->add_option("--runs", runs,
@@ -238,16 +292,22 @@ void register_validate(CLI::App& app) {
                   "a transformer_probe.py result (bench/results/transformer-probe-h100.json); training only");
   cmd->add_flag("--serving", serving,
                 "the serving model instead: each run priced as `trinity plan --parallelism` prices a configuration");
+  cmd->add_option("--explain", explain,
+                  "one training run by its name in the table (\"gpt-oss-120b/64\"): where its predicted step goes, "
+                  "beside the published figure and what the run assumes")
+      ->check(non_empty("a run's name as the table prints it"));
   cmd->add_flag("--json", as_json, "print JSON");
   cmd->callback([] {
     if (serving) {
       if (!probe_file.empty())
         throw bad_flag("--probe", probe_file, "is the training model's probe; --serving takes the runs alone");
+      if (!explain.empty())
+        throw bad_flag("--explain", explain, "explains a training run; --serving prints the serving runs' table");
       return run_validate_serving(runs, as_json);
     }
     if (probe_file.empty())
       throw usage_error("--probe is required: the training model's probe (bench/results/transformer-probe-h100.json)");
-    run_validate(runs, probe_file, as_json);
+    run_validate(runs, probe_file, as_json, explain);
   });
 }
 

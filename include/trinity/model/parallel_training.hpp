@@ -157,7 +157,8 @@ inline stage_layers pipeline_stage_layers(std::size_t layers, std::size_t p, std
   return {first, p > 2 ? middle : first, ends - first};
 }
 
-//! The cost of one step, per GPU of the binding stage.
+//! The cost of one step, per GPU of the binding stage. Its times, gemm to codec, are the step's parts: they add up
+//! to `step`, each second in one of them (a recomputed forward's collectives in `recompute`, not `tp_comm`).
 struct parallel_step_cost {
   double micro_batches = 0;
   seconds gemm{}, attention{}, elementwise{}, recompute{};  //!< per step, summed over micro-batches
@@ -727,8 +728,10 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const seconds weight_cast = j.fp8 ? seconds{4.0 * weights.linear / c.memory_bandwidth.value()} : seconds{};
   r.elementwise = mb * L * each([](const layer_cost& x) { return x.elem_f + x.elem_b; }) + weight_cast;
   r.recompute = mb * L * each([](const layer_cost& x) { return x.recompute; });
-  r.tp_comm = mb * L * each([](const layer_cost& x) { return x.all_reduces * x.all_reduce; });
-  r.ep_comm = mb * L * each([](const layer_cost& x) { return x.exchanges * x.exchange; });
+  // The two passes' own collectives: those a recomputed forward runs again are in `recompute` already (the
+  // counts all_reduces and exchanges include them, for the bytes sent).
+  r.tp_comm = mb * L * each([](const layer_cost& x) { return 2.0 * x.pass_all_reduces * x.all_reduce; });
+  r.ep_comm = mb * L * each([](const layer_cost& x) { return 2.0 * x.exchange; });
   r.cp_comm = mb * L * each([](const layer_cost& x) { return x.cp_f + x.cp_b; });
   r.pp_comm = mb * pp_mb;
   r.bubble = pipeline_bubble(l.pp, static_cast<std::size_t>(mb), l.vpp) * mb * per_mb;

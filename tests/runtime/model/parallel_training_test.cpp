@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <trinity/io/parallel_layout.hpp>
+#include <trinity/model/named_shapes.hpp>
 #include <trinity/model/parallel_fit.hpp>
 #include <trinity/model/parallel_training.hpp>
 
@@ -8,6 +9,9 @@
 
 #include <fstream>
 #include <string>
+#include <utility>
+
+#include "test_cluster.hpp"
 
 using namespace trinity;
 using namespace trinity::model;
@@ -349,4 +353,41 @@ TEST_CASE("a pipeline that does not divide the layers gives its first and last s
   const auto l12 = price(small_vocabulary(12), ideal(), io::parse_parallel_layout("pp=4,dp=1"));
   CHECK(l12.layers_per_stage == 3);
   CHECK(l10.step < l12.step);
+}
+
+TEST_CASE("parallel training: the step's parts add up to the step, each second in one of them", "[model][parallel]") {
+  // The layouts where a second could be counted twice: a recomputed forward's tensor-parallel collectives and
+  // all-to-alls (full recomputation, single modules), the context ring, the overlapped reduction, fp8's casts
+  // and ZeRO-3's gathers; on a dense model and on a mixture with shared experts.
+  auto c = test::h100_like();
+  c.host = {seconds{1e-5}, bytes_per_second{50e9}};
+  c.host_memory = bytes{1e12};
+  training_job dense;
+  dense.shape = shapes::llama2_70b;
+  dense.sequence = 4096;
+  dense.global_batch = 64;
+  auto moe = dense;
+  moe.shape = shapes::deepseek_v3;
+  moe.global_batch = 512;
+  const std::pair<const training_job*, const char*> cases[] = {
+      {&dense, "tp=8,pp=4,dp=2,recompute=full,sp=on,zero=1"},
+      {&dense, "tp=4,pp=2,vpp=5,cp=2,dp=4,recompute=selective,sp=on,zero=1"},
+      {&dense, "tp=8,pp=1,dp=8,recompute=none,recompute_modules=mlp+layernorm,sp=on,zero=3"},
+      {&dense, "tp=2,pp=8,dp=4,recompute=none,zero=1,offload=on"},
+      {&moe, "tp=2,pp=16,dp=32,ep=64,recompute=full,sp=on,zero=1"},
+      {&moe, "tp=2,pp=16,dp=32,ep=64,recompute=none,recompute_modules=moe+mla_up_proj,sp=on,zero=1"},
+      {&moe, "tp=4,pp=8,dp=32,ep=32,etp=2,recompute=none,sp=on,zero=2"}};
+  for (const auto& [job, text] : cases)
+    for (const bool fp8 : {false, true})
+      for (const bool overlap : {false, true}) {
+        auto j = *job;
+        j.fp8 = fp8;
+        j.overlap_dp = overlap;
+        const auto l = io::parse_parallel_layout(text);
+        const auto r = price(j, c, l);
+        INFO(text << (fp8 ? " fp8" : "") << (overlap ? " overlap" : ""));
+        const seconds parts = r.gemm + r.attention + r.elementwise + r.recompute + r.tp_comm + r.ep_comm + r.cp_comm +
+                              r.pp_comm + r.bubble + r.dp_comm + r.optimizer + r.offload + r.codec;
+        CHECK(parts.value() == Approx(r.step.value()).epsilon(1e-12));
+      }
 }

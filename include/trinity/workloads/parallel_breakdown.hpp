@@ -1,0 +1,84 @@
+#pragma once
+//! \file
+//! What the step model predicts for one parallel layout, spelt out: the step time, where it goes and the bytes
+//! per GPU, as a table (`trinity plan --parallelism`, `trinity validate --explain`) and as JSON.
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <string>
+
+#include <trinity/model/parallel_training.hpp>
+#include <trinity/plan/engine.hpp>
+#include <trinity/reports/text.hpp>
+#include <trinity/units/format.hpp>
+
+namespace trinity::workloads {
+
+//! What the step model predicts for a layout: the step, peak bytes per GPU, and where each goes.
+inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r) {
+  return {{"step_time_s", r.step.value()},
+          {"device_bytes", r.device_bytes.value()},
+          {"mfu", r.mfu},
+          {"breakdown",
+           {{"gemm_s", r.gemm.value()},
+            {"attention_s", r.attention.value()},
+            {"elementwise_s", r.elementwise.value()},
+            {"recompute_s", r.recompute.value()},
+            {"tensor_parallel_s", r.tp_comm.value()},
+            {"expert_parallel_s", r.ep_comm.value()},
+            {"context_parallel_s", r.cp_comm.value()},
+            {"pipeline_p2p_s", r.pp_comm.value()},
+            {"bubble_s", r.bubble.value()},
+            {"data_parallel_s", r.dp_comm.value()},
+            {"optimizer_s", r.optimizer.value()},
+            {"offload_s", r.offload.value()},
+            {"gradient_coding_s", r.codec.value()}}},
+          {"memory",
+           {{"parameters_bytes", r.parameters.value()},
+            {"gradients_bytes", r.gradients.value()},
+            {"optimizer_states_bytes", r.optimizer_states.value()},
+            {"activations_bytes", r.activations.value()},
+            {"offloaded_bytes", r.offloaded.value()},
+            {"expert_parameters", r.expert_parameters}}},
+          {"offload_bytes_per_step", r.offload_bytes.value()},
+          {"sent_per_gpu",
+           {{"tensor_parallel_bytes", r.tp_bytes.value()},
+            {"expert_parallel_bytes", r.ep_bytes.value()},
+            {"context_parallel_bytes", r.cp_bytes.value()},
+            {"pipeline_bytes", r.pp_bytes.value()},
+            {"data_parallel_bytes", r.dp_bytes.value()}}}};
+}
+
+//! The step's breakdown and the memory per GPU, as a table.
+inline void print_parallel_breakdown(std::ostream& out, const model::parallel_step_cost& r, bytes capacity) {
+  reports::table t({"", "predicted"});
+  const auto share = [&](seconds x) { return to_string(x) + " (" + plan::detail::pct(x / r.step) + ")"; };
+  t.add({"step time", to_string(r.step) + ", MFU " + plan::detail::pct(r.mfu)});
+  t.add({"  matrix multiplies", share(r.gemm)});
+  t.add({"  attention core", share(r.attention)});
+  t.add({"  memory-bound work", share(r.elementwise)});
+  t.add({"  recomputation", share(r.recompute)});
+  t.add({"  tensor-parallel collectives", share(r.tp_comm)});
+  const bool experts = r.expert_parameters > 0;
+  if (experts) t.add({"  expert all-to-alls", share(r.ep_comm)});
+  t.add({"  context-parallel ring (exposed)", share(r.cp_comm)});
+  t.add({"  pipeline sends", share(r.pp_comm)});
+  t.add({"  pipeline bubble", share(r.bubble)});
+  t.add({"  data-parallel reduction (exposed)", share(r.dp_comm)});
+  t.add({"  optimizer step" + std::string(r.offloaded > bytes{} ? " (on the host)" : ""), share(r.optimizer)});
+  if (r.offloaded > bytes{}) t.add({"  optimizer offload traffic", share(r.offload)});
+  if (r.codec > seconds{}) t.add({"  gradient coding", share(r.codec)});
+  t.add({"device memory per GPU", to_string(r.device_bytes) + " of " + to_string(capacity) +
+                                      (r.device_bytes <= capacity ? "" : ": does NOT fit")});
+  t.add({"  weights, gradients, optimizer",
+         to_string(r.parameters) + ", " + to_string(r.gradients) + ", " + to_string(r.optimizer_states)});
+  if (experts)
+    t.add({"  routed experts' parameters per GPU", units::detail::format_number(r.expert_parameters / 1e9) + "G of " +
+                                                       units::detail::format_number(r.stage_parameters / 1e9) + "G"});
+  t.add({"  activations", to_string(r.activations)});
+  if (r.offloaded > bytes{}) t.add({"optimizer states offloaded per GPU", to_string(r.offloaded)});
+  t.print(out);
+}
+
+}  // namespace trinity::workloads

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""`trinity validate --explain NAME` against the table it explains, for every run of the file.
+
+Usage: validate_explain.py TRINITY RUNS PROBE
+
+For each run the table prints, the explained run must carry the table's own figures (the same predicted step,
+error and device bytes, so --explain prices the run as the table does, with the same calibrated cluster), and its
+breakdown must add up to its step: the parts the step model reports are the whole step, nothing left unnamed.
+Prints "explained: N runs" and exits 0, or names the first run that disagrees and exits 1.
+"""
+import json
+import subprocess
+import sys
+
+# The breakdown's parts, in parallel_predicted_json's names: every second of the step is one of them.
+PARTS = ("gemm_s", "attention_s", "elementwise_s", "recompute_s", "tensor_parallel_s", "expert_parallel_s",
+         "context_parallel_s", "pipeline_p2p_s", "bubble_s", "data_parallel_s", "optimizer_s", "offload_s",
+         "gradient_coding_s")
+
+
+def run(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main():
+    trinity, runs, probe = sys.argv[1:4]
+    base = [trinity, "validate", "--runs", runs, "--probe", probe, "--json"]
+    table = run(base)["runs"]
+    if not table:
+        sys.exit("the table has no runs")
+    for row in table:
+        one = run(base + ["--explain", row["name"]])
+        for key in ("name", "source", "role", "parallelism", "published", "published_step_time_s", "error"):
+            if one[key] != row[key]:
+                sys.exit(f"{row['name']}: {key} is {one[key]!r} explained, {row[key]!r} in the table")
+        for key in ("step_time_s", "device_bytes", "mfu"):
+            if one["predicted"][key] != row["predicted"][key]:
+                sys.exit(f"{row['name']}: predicted.{key} is {one['predicted'][key]} explained, "
+                         f"{row['predicted'][key]} in the table")
+        parts = one["predicted"]["breakdown"]
+        unknown = set(parts) - set(PARTS)
+        if unknown:
+            sys.exit(f"{row['name']}: the breakdown has parts this test does not know: {sorted(unknown)}")
+        total, step = sum(parts[p] for p in PARTS), one["predicted"]["step_time_s"]
+        if abs(total - step) > 1e-9 * step:
+            sys.exit(f"{row['name']}: the breakdown adds to {total} s, the step is {step} s")
+    print(f"explained: {len(table)} runs")
+
+
+if __name__ == "__main__":
+    main()
