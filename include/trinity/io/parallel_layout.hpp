@@ -38,6 +38,11 @@ model::recompute_modules parse_recompute_modules(const std::string& value, const
         out.add(m);
         found = true;
       }
+    // Megatron-Core lists the attention core among its modules; here it is the layer policy, named as such.
+    if (!found && item == "core_attn")
+      fail("recompute_modules=" + value +
+           ": core_attn is the attention core, which recompute=selective recomputes; give recompute=selective and "
+           "drop core_attn");
     if (!found)
       fail("recompute_modules=" + value + ": '" + std::string(item) + "' is not a module; use " + known +
            ", joined by + (layernorm+moe_act), or none");

@@ -376,7 +376,9 @@ TEST_CASE("parallel training: the step's parts add up to the step, each second i
       {&dense, "tp=2,pp=8,dp=4,recompute=none,zero=1,offload=on"},
       {&moe, "tp=2,pp=16,dp=32,ep=64,recompute=full,sp=on,zero=1"},
       {&moe, "tp=2,pp=16,dp=32,ep=64,recompute=none,recompute_modules=moe+mla_up_proj,sp=on,zero=1"},
-      {&moe, "tp=4,pp=8,dp=32,ep=32,etp=2,recompute=none,sp=on,zero=2"}};
+      {&moe, "tp=4,pp=8,dp=32,ep=32,etp=2,recompute=none,sp=on,zero=2"},
+      {&dense, "tp=8,pp=2,dp=8,recompute=full,sp=on,zero=1,codec=int8-ef"}};
+  const compressor_cost int8{"int8-ef", 3.9, bytes_per_second{1.5e12}, bytes_per_second{2.2e12}, 0.0065, false, false};
   for (const auto& [job, text] : cases)
     for (const bool fp8 : {false, true})
       for (const bool overlap : {false, true}) {
@@ -384,10 +386,11 @@ TEST_CASE("parallel training: the step's parts add up to the step, each second i
         j.fp8 = fp8;
         j.overlap_dp = overlap;
         const auto l = io::parse_parallel_layout(text);
-        const auto r = price(j, c, l);
+        const auto r = l.codec.empty() ? price(j, c, l) : price(j, c, l, int8);
         INFO(text << (fp8 ? " fp8" : "") << (overlap ? " overlap" : ""));
         const seconds parts = r.gemm + r.attention + r.elementwise + r.recompute + r.tp_comm + r.ep_comm + r.cp_comm +
                               r.pp_comm + r.bubble + r.dp_comm + r.optimizer + r.offload + r.codec;
         CHECK(parts.value() == Approx(r.step.value()).epsilon(1e-12));
+        if (!l.codec.empty()) CHECK(r.codec > seconds{});
       }
 }

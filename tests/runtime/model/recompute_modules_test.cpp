@@ -45,9 +45,13 @@ TEST_CASE("recompute modules: parsed from a layout, written back in order, refus
   CHECK(to_string(io::parse_parallel_layout("dp=4")) == "tp=1,pp=1,vpp=1,cp=1,dp=4,mbs=1,recompute=none,sp=off,zero=0");
   CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_modules=layernorm+layernorm"),
                     Catch::Contains("recompute_modules=layernorm+layernorm: layernorm is named twice"));
-  CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_modules=layernorm+core_attn"),
-                    Catch::Contains("'core_attn' is not a module; use layernorm, moe_act, mla_up_proj, mlp, moe, "
+  CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_modules=layernorm+attn"),
+                    Catch::Contains("'attn' is not a module; use layernorm, moe_act, mla_up_proj, mlp, moe, "
                                     "shared_experts"));
+  // Megatron-Core's core_attn is this model's recompute=selective: the refusal says so.
+  CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_modules=layernorm+core_attn"),
+                    Catch::Contains("core_attn is the attention core, which recompute=selective recomputes; give "
+                                    "recompute=selective and drop core_attn"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_modules="), Catch::Contains("'' is not a module"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("dp=4,recompute_module=layernorm"),
                     Catch::Contains("\"recompute_module\" is not a key"));
