@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """`trinity validate --explain NAME` against the table it explains, for every run of the file.
 
-Usage: validate_explain.py TRINITY RUNS PROBE
+Usage: validate_explain.py TRINITY RUNS PROBE      (the training model)
+       validate_explain.py TRINITY RUNS --serving  (the serving model)
 
-For each run the table prints, the explained run must carry the table's own figures (the same predicted step,
-error and device bytes, so --explain prices the run as the table does, with the same calibrated cluster), and its
-breakdown must add up to its step: the parts the step model reports are the whole step, nothing left unnamed.
+Training: for each run the table prints, the explained run must carry the table's own figures (the same predicted
+step, error and device bytes, so --explain prices the run as the table does, with the same calibrated cluster),
+and its breakdown must add up to its step: the parts the step model reports are the whole step, nothing left
+unnamed.
+Serving: each explained run must carry the table's measured and predicted metric, and the figure of its
+configuration named by that metric must be the table's prediction (so --explain prices it on the same calibrated
+preset); its time to first token must be its prompt's prefill after its cached prefix's load.
 Prints "explained: N runs" and exits 0, or names the first run that disagrees and exits 1.
 """
 import json
@@ -23,7 +28,29 @@ def run(cmd):
     return json.loads(out)
 
 
+def serving(trinity, runs):
+    base = [trinity, "validate", "--serving", "--runs", runs, "--json"]
+    table = run(base)["runs"]
+    if not table:
+        sys.exit("the table has no runs")
+    for row in table:
+        one = run(base + ["--explain", row["name"]])
+        for key in ("name", "source", "role", "parallelism", "metric", "measured", "predicted", "error"):
+            if one[key] != row[key]:
+                sys.exit(f"{row['name']}: {key} is {one[key]!r} explained, {row[key]!r} in the table")
+        figures = one["figures"]
+        if figures[row["metric"]] != row["predicted"]:
+            sys.exit(f"{row['name']}: its configuration's {row['metric']} is {figures[row['metric']]}, "
+                     f"the table predicts {row['predicted']}")
+        ttft, parts = figures["ttft_s"], figures["prefill_s"] + figures["prefix_load_s"]
+        if abs(ttft - parts) > 1e-12 * ttft:
+            sys.exit(f"{row['name']}: time to first token {ttft} s, prefill and load {parts} s")
+    print(f"explained: {len(table)} runs")
+
+
 def main():
+    if sys.argv[3] == "--serving":
+        return serving(*sys.argv[1:3])
     trinity, runs, probe = sys.argv[1:4]
     base = [trinity, "validate", "--runs", runs, "--probe", probe, "--json"]
     table = run(base)["runs"]

@@ -1,6 +1,7 @@
 // trinity validate --runs FILE --probe FILE [--json]: the parallel training model against measured runs.
 // trinity validate --runs FILE --probe FILE --explain NAME [--json]: one of the runs, where its predicted step goes.
-// trinity validate --serving --runs FILE [--json]: the serving model against published serving runs.
+// trinity validate --serving --runs FILE [--explain NAME] [--json]: the serving model against published serving
+// runs, or one of them with every figure the model gives it.
 //
 // Two kinds of measurement, and what each is used for:
 //  - the probe (bench/gpu/transformer_probe.py on one H100): its GEMM sweep fits the H100's GEMM curve; its
@@ -160,14 +161,21 @@ void print_validation_text(const validation& v) {
             << " stacks, worst " << fixed(held_worst * 100, 1) << "%\n";
 }
 
-// The run named `name`, or the refusal that names the nearest run (a name is long and easy to mistype).
-const row& named_row(const std::vector<row>& rows, const std::string& name, const std::string& runs_path) {
+// The run named `name` (a training or a serving row), or the refusal that names the nearest run: a name is long
+// and easy to mistype.
+template <class Row>
+const Row& named_row(const std::vector<Row>& rows, const std::string& name, const std::string& runs_path) {
   std::vector<std::string_view> names;
   for (const auto& x : rows) {
     if (x.run->name == name) return x;
     names.push_back(x.run->name);
   }
-  throw bad_flag("--explain", name, "is not a run of " + runs_path + detail::suggestion(name, names));
+  if (const auto near = detail::nearest_name(name, names))
+    throw bad_flag("--explain", name,
+                   "is not a run of " + runs_path + "; did you mean \"" + std::string(*near) + "\"?");
+  throw bad_flag("--explain", name,
+                 "is not a run of " + runs_path + ": give the \"name\" of one of its " + std::to_string(names.size()) +
+                     " runs (--json prints each run's)");
 }
 
 // One run priced as the table prices it, and where its predicted step goes: what to read when a run misses.
@@ -263,11 +271,19 @@ void run_validate(const std::string& runs_path, const std::string& probe_path, b
 }
 
 // trinity validate --serving --runs FILE: the serving model against measured serving runs
-// (reports/serving_validation.hpp).
-void run_validate_serving(const std::string& runs_path, bool as_json) {
+// (reports/serving_validation.hpp); with --explain NAME, that run spelt out.
+void run_validate_serving(const std::string& runs_path, bool as_json, const std::string& explain) {
   const auto file =
       from_file(runs_path, "--runs", {}, [](const nlohmann::json& j) { return io::read_serving_runs(j); });
   const auto v = reports::validate_serving(file);
+  if (!explain.empty()) {
+    const auto e = reports::explain(v, file, named_row(v.rows, explain, runs_path));
+    if (as_json)
+      std::cout << reports::to_json(e).dump(2) << '\n';
+    else
+      reports::print(std::cout, e);
+    return;
+  }
   if (as_json)
     std::cout << reports::to_json(v).dump(2) << '\n';
   else
@@ -293,17 +309,16 @@ void register_validate(CLI::App& app) {
   cmd->add_flag("--serving", serving,
                 "the serving model instead: each run priced as `trinity plan --parallelism` prices a configuration");
   cmd->add_option("--explain", explain,
-                  "one training run by its name in the table (\"gpt-oss-120b/64\"): where its predicted step goes, "
-                  "beside the published figure and what the run assumes")
+                  "one run by its name in the table (\"gpt-oss-120b/64\"): training, where its predicted step goes "
+                  "beside the published figure and what the run assumes; --serving, every figure the model gives "
+                  "its configuration and its engine's fitted constants")
       ->check(non_empty("a run's name as the table prints it"));
   cmd->add_flag("--json", as_json, "print JSON");
   cmd->callback([] {
     if (serving) {
       if (!probe_file.empty())
         throw bad_flag("--probe", probe_file, "is the training model's probe; --serving takes the runs alone");
-      if (!explain.empty())
-        throw bad_flag("--explain", explain, "explains a training run; --serving prints the serving runs' table");
-      return run_validate_serving(runs, as_json);
+      return run_validate_serving(runs, as_json, explain);
     }
     if (probe_file.empty())
       throw usage_error("--probe is required: the training model's probe (bench/results/transformer-probe-h100.json)");

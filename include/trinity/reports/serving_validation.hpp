@@ -3,7 +3,7 @@
 //! `trinity validate --serving`: the serving model against measured serving runs. Each engine family is calibrated
 //! on its runs marked fit (io/serving_runs.hpp) and every run is priced as `trinity plan --parallelism` prices its
 //! configuration; the constants, the runs beside their predictions, and the mean and worst error of each family's
-//! fit and held-out runs, as JSON and as text.
+//! fit and held-out runs, as JSON and as text. With `--explain`, one run spelt out.
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +16,7 @@
 
 #include <trinity/io/serving_runs.hpp>
 #include <trinity/reports/text.hpp>
+#include <trinity/units/format.hpp>
 
 namespace trinity::reports {
 
@@ -149,6 +150,89 @@ inline void print(std::ostream& out, const serving_validation& v) {
   for (const auto& [family, f] : v.fits)
     out << "  " << family << ": fit " << detail::summary_text(v.of(family, "fit")) << "; held out "
         << detail::summary_text(v.of(family, "held-out")) << '\n';
+}
+
+//! One run of the table spelt out: the configuration priced again on its calibrated preset, every figure the
+//! model gives it (the run's metric among them), and the constants its engine family's fit gives its device.
+struct serving_explained {
+  const serving_validation::row* row;
+  const io::serving_source* source;  //!< null where the file names none
+  plan::priced_configuration priced;
+  model::serving_calibration constants;
+};
+
+[[nodiscard]] inline serving_explained explain(const serving_validation& v, const io::serving_runs& file,
+                                               const serving_validation::row& x) {
+  const auto& r = *x.run;
+  const auto s = io::serving_system(r, v.fits);
+  const auto source = file.sources.find(r.source);
+  return {&x, source == file.sources.end() ? nullptr : &source->second, io::configuration_of(r, s), s.device.serving};
+}
+
+[[nodiscard]] inline nlohmann::json to_json(const serving_explained& e) {
+  const auto& r = *e.row->run;
+  const auto& k = e.priced.cost;
+  const auto& c = e.constants;
+  return {{"name", r.name},
+          {"source", r.source},
+          {"source_title", e.source ? e.source->title : std::string()},
+          {"engine_family", r.engine_family},
+          {"role", r.role},
+          {"system", r.system},
+          {"model", r.model},
+          {"parallelism", r.configuration()},
+          {"prompt_tokens", r.prompt_tokens},
+          {"output_tokens", r.output_tokens},
+          {"metric", r.metric},
+          {"measured", r.value},
+          {"predicted", e.row->predicted},
+          {"error", e.row->error},
+          {"figures",
+           {{"ttft_s", k.ttft.value()},
+            {"tpot_s", k.tpot.value()},
+            {"prefill_s", k.prefill.value()},
+            {"prefix_load_s", k.load.value()},
+            {"output_tokens_per_device_second", k.tokens_per_second},
+            {"output_tokens_per_second", k.replica_tokens_per_second},
+            {"device_bytes", k.tier_bytes.empty() ? 0.0 : k.tier_bytes[0].value()}}},
+          {"constants", detail::constants_json(c)},
+          {"kv_read_per_query_head", c.kv_read_per_query_head}};
+}
+
+inline void print(std::ostream& out, const serving_explained& e) {
+  const auto& r = *e.row->run;
+  const auto& k = e.priced.cost;
+  const auto& c = e.constants;
+  const bool time = r.metric == "ttft_s" || r.metric == "tpot_s";
+  const auto shown = [&](double value) { return time ? fixed(value * 1e3, 2) + " ms" : fixed(value, 0); };
+  out << r.name << " (" << r.role << ", " << r.source << ", " << r.engine_family << "): " << r.model << " on "
+      << r.system << ", " << r.configuration() << ", " << fixed(r.prompt_tokens, 0) << " tokens in, "
+      << fixed(r.output_tokens, 0) << " out\n"
+      << "  measured   " << detail::metric_name(r.metric) << " " << shown(r.value) << "\n"
+      << "  predicted  " << shown(e.row->predicted) << ", " << detail::signed_percent(e.row->error) << "\n";
+  if (e.source) out << "  source     " << e.source->title << " (" << e.source->url << ")\n";
+  out << '\n';
+  table t({"figure", "predicted"});
+  const auto mark = [&](const char* metric) { return r.metric == metric ? "  <- the run's metric" : ""; };
+  t.add({"time to first token", to_string(k.ttft) + mark("ttft_s")});
+  t.add({"  its prompt's prefill", to_string(k.prefill)});
+  if (k.load > seconds{}) t.add({"  its cached prefix's load", to_string(k.load)});
+  t.add({"time per output token", to_string(k.tpot) + mark("tpot_s")});
+  t.add({"output tokens per device-second",
+         units::detail::format_number(k.tokens_per_second) + mark("output_tokens_per_device_second")});
+  t.add({"output tokens per second of a replica",
+         units::detail::format_number(k.replica_tokens_per_second) + mark("output_tokens_per_second")});
+  if (!k.tier_bytes.empty()) t.add({"device memory", to_string(k.tier_bytes[0]) + " per device"});
+  t.print(out);
+  out << "\nConstants (" << r.engine_family << "'s fit, for " << r.system << "): HBM share " << fixed(c.hbm_share, 3)
+      << ", KV read share " << fixed(c.kv_read_share, 3) << ", layer overhead "
+      << fixed(c.layer_overhead.value() * 1e6, 1) << " us (prefill "
+      << fixed((c.layer_overhead + c.prefill_layer_overhead).value() * 1e6, 1) << " us), per sequence per step "
+      << fixed(c.sequence_overhead.value() * 1e6, 2) << " us, per all-reduce "
+      << fixed(c.all_reduce_latency.value() * 1e6, 1) << " us, fp8 GEMM share " << fixed(c.fp8_gemm_share, 3)
+      << ", fused attention " << fixed(c.fused_attention_share, 3) << "; KV read once per "
+      << (c.kv_read_per_query_head ? "query head" : "KV head") << "\n";
+  if (!e.priced.violation.empty()) out << "Does not fit: " << e.priced.violation << "\n";
 }
 
 }  // namespace trinity::reports
