@@ -12,7 +12,8 @@
 //
 // with `output: COMMAND` (run by bash in a work directory holding build/, docs/ and scripts/; its standard
 // output in a ``` block), `table: NAME` (a table rendered from result files, below) or `file: PATH` (a file
-// of the sources in a ```json block). Two headers are generated too: plan/detail/measured_codecs.hpp (the
+// of the sources in a ```json block). Figures the prose quotes from the step model's validation are marked inline
+// (prose_figures.hpp). Two headers are generated too: plan/detail/measured_codecs.hpp (the
 // codec rates the planner prices when no profile is given) and plan/detail/measured_curves.hpp (the
 // diffusion preset's hit-rate curve). A result file names the build and the machine it was measured on;
 // scripts/record-results.sh re-measures them all.
@@ -23,6 +24,8 @@
 #include <trinity/io/parallel_calibration.hpp>
 #include <trinity/io/serving_runs.hpp>
 #include <trinity/units/format.hpp>
+
+#include "prose_figures.hpp"
 
 #include <algorithm>
 #include <array>
@@ -37,6 +40,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -169,6 +173,12 @@ struct sources {
     auto it = cache.find(file);
     if (it == cache.end()) it = cache.emplace(file, load_results(results() / file)).first;
     return it->second;
+  }
+  //! The published training runs priced, for the figures prose quotes; priced once, where a page first asks.
+  std::unique_ptr<docgen::priced_runs> priced;
+  const docgen::priced_runs& runs() {
+    if (!priced) priced = std::make_unique<docgen::priced_runs>(root);
+    return *priced;
   }
 };
 
@@ -908,8 +918,19 @@ void pass_over_page(const fs::path& page, sources& s, const work_dir& w, bool wr
   std::string out;
   bool changed = false;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    out += lines[i] + "\n";
     const std::string& l = lines[i];
+    std::vector<std::string> drifted;
+    const std::string now =
+        l.find("<!-- figure: ") == std::string::npos ? l : docgen::with_figures(l, s.runs(), drifted);
+    for (const auto& d : drifted) {
+      if (write) {
+        changed = true;
+        continue;
+      }
+      ++o.stale;
+      std::cerr << "trinity-docgen: " << page.filename().string() << ":" << i + 1 << " " << d << '\n';
+    }
+    out += (write ? now : l) + "\n";
     const std::string open = "<!-- generated: ";
     if (l.rfind(open, 0) != 0) continue;
     const auto close = l.rfind(" -->");

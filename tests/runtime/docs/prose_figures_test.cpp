@@ -1,0 +1,72 @@
+#include <catch2/catch.hpp>
+
+#include "../../../tools/docgen/prose_figures.hpp"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+// trinity-docgen's inline figures (tools/docgen/prose_figures.hpp): what a marker in the docs' prose holds, held
+// to the published runs as `trinity validate` prices them.
+
+namespace {
+const docgen::priced_runs& runs() {
+  static const docgen::priced_runs r{TRINITY_SOURCE_DIR};
+  return r;
+}
+std::string marker(const std::string& spec, const std::string& text) {
+  return "<!-- figure: " + spec + " -->" + text + "<!-- end figure -->";
+}
+}  // namespace
+
+TEST_CASE("prose figures: each kind reads the priced run", "[docs]") {
+  const auto& oss = runs().at("gpt-oss-120b/64");
+  REQUIRE(oss.error < 0);
+  CHECK(docgen::figure(runs(), "fast \"gpt-oss-120b/64\"") == std::to_string(std::lround(-oss.error * 100)));
+  CHECK(docgen::figure(runs(), "mfu \"gpt-oss-120b/64\"") == std::to_string(std::lround(oss.cost.mfu * 100)));
+  CHECK(docgen::figure(runs(), "share \"gpt-oss-120b/64\" gemm") ==
+        std::to_string(std::lround(oss.cost.gemm / oss.cost.step * 100)));
+  CHECK(docgen::figure(runs(), "gb \"gpt-oss-120b/64\"") ==
+        std::to_string(std::lround(oss.cost.device_bytes.value() / 1e9)));
+  // A ratio of steps, published or predicted, OTHER's over RUN's.
+  const auto &fp8 = runs().at("gpt3-175b/128 fp8"), &bf16 = runs().at("gpt3-175b/128");
+  char want[16];
+  std::snprintf(want, sizeof want, "%.2f", bf16.run->iteration_s / fp8.run->iteration_s);
+  CHECK(docgen::figure(runs(), "measured-speedup \"gpt3-175b/128 fp8\" \"gpt3-175b/128\"") == want);
+  std::snprintf(want, sizeof want, "%.2f", bf16.cost.step / fp8.cost.step);
+  CHECK(docgen::figure(runs(), "speedup \"gpt3-175b/128 fp8\" \"gpt3-175b/128\"") == want);
+  std::snprintf(want, sizeof want, "%.1f", oss.run->iteration_s / oss.cost.step.value());
+  CHECK(docgen::figure(runs(), "ratio \"gpt-oss-120b/64\"") == want);
+}
+
+TEST_CASE("prose figures: a drifted figure is rewritten and reported, a sentence the model reversed is refused",
+          "[docs]") {
+  const std::string now = docgen::figure(runs(), "fast \"gpt-oss-120b/64\"");
+  const std::string right = "comes out " + marker("fast \"gpt-oss-120b/64\"", now) + "% fast, and more";
+  std::vector<std::string> stale;
+  CHECK(docgen::with_figures(right, runs(), stale) == right);
+  CHECK(stale.empty());
+  const std::string drifted = "comes out " + marker("fast \"gpt-oss-120b/64\"", "99") + "% fast, and " +
+                              marker("mfu \"gpt-oss-120b/64\"", "1") + "% MFU";
+  const auto rewritten = docgen::with_figures(drifted, runs(), stale);
+  REQUIRE(stale.size() == 2);
+  CHECK_THAT(stale[0], Catch::Contains("the prose says 99, the runs give " + now));
+  CHECK(rewritten == "comes out " + marker("fast \"gpt-oss-120b/64\"", now) + "% fast, and " +
+                         marker("mfu \"gpt-oss-120b/64\"", docgen::figure(runs(), "mfu \"gpt-oss-120b/64\"")) +
+                         "% MFU");
+  // GPT-OSS is priced fast: a sentence calling it slow cannot be fixed by its number.
+  CHECK_THROWS_WITH(docgen::with_figures(marker("slow \"gpt-oss-120b/64\"", now), runs(), stale),
+                    Catch::Contains("the run now comes out fast") && Catch::Contains("reword it"));
+}
+
+TEST_CASE("prose figures: a marker that names nothing is refused, naming what", "[docs]") {
+  std::vector<std::string> stale;
+  CHECK_THROWS_WITH(docgen::figure(runs(), "fast \"no-such-run\""), Catch::Contains("\"no-such-run\" is not a run"));
+  CHECK_THROWS_WITH(docgen::figure(runs(), "median \"gpt-oss-120b/64\""), Catch::Contains("unknown kind"));
+  CHECK_THROWS_WITH(docgen::figure(runs(), "share \"gpt-oss-120b/64\" lunch"),
+                    Catch::Contains("lunch is not a part of the step"));
+  CHECK_THROWS_WITH(docgen::figure(runs(), "speedup \"gpt-oss-120b/64\""), Catch::Contains("expected 2 after speedup"));
+  CHECK_THROWS_WITH(docgen::figure(runs(), "fast \"gpt-oss-120b/64"), Catch::Contains("a name is not closed"));
+  CHECK_THROWS_WITH(docgen::with_figures("<!-- figure: fast \"gpt-oss-120b/64\" -->35% fast", runs(), stale),
+                    Catch::Contains("without its <!-- end figure --> on the same line"));
+}
