@@ -31,25 +31,18 @@
 
 namespace docgen {
 
-//! Every published training run priced with the validation's calibration, by name.
+//! Every published training run priced as trinity validate prices it (io::price_runs), by name.
 class priced_runs {
  public:
-  struct priced {
-    const trinity::io::published_run* run;
-    trinity::model::parallel_step_cost cost;
-    double error;  //!< predicted over published, less one
-  };
+  using priced = trinity::io::priced_run;
 
   explicit priced_runs(const std::filesystem::path& root)
       : file_(trinity::io::read_published_runs(
             trinity::io::load((root / "bench" / "published" / "training-runs.json").string()))) {
     const auto probe = trinity::io::read_transformer_probe(
         trinity::io::load((root / "bench" / "results" / "transformer-probe-h100.json").string()));
-    const auto cal = trinity::io::calibrate(probe, file_);
-    for (const auto& r : file_.runs) {
-      const auto cost = trinity::model::price(r.job, cal.cluster(r), r.layout);
-      by_name_.emplace(r.name, priced{&r, cost, cost.step.value() / r.iteration_s - 1.0});
-    }
+    for (const auto& p : trinity::io::price_runs(file_, trinity::io::calibrate(probe, file_)))
+      by_name_.emplace(p.run->name, p);
   }
   priced_runs(const priced_runs&) = delete;  // the rows point into file_
   priced_runs& operator=(const priced_runs&) = delete;

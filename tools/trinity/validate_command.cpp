@@ -47,12 +47,7 @@ std::string percent(double v) {
 }
 
 // A published run priced.
-struct row {
-  const io::published_run* run;
-  model::parallel_step_cost cost;
-  double error;
-  bool fits;
-};
+using row = io::priced_run;
 
 // The calibration, the runs priced, and the probe's stacks checked: what `trinity validate` prints.
 struct validation {
@@ -67,6 +62,23 @@ struct validation {
 
 // What a run exercises: a mixture of experts, fp8 GEMMs on a dense model, or a 16-bit dense model.
 std::string kind_of(const io::published_run& r) { return r.job.shape.moe() ? "moe" : r.job.fp8 ? "fp8" : "dense"; }
+
+// A priced run as the table's JSON lists it (--explain's adds to it).
+nlohmann::json run_json(const row& x) {
+  return {{"name", x.run->name},
+          {"source", x.run->source},
+          {"role", x.run->role},
+          {"system", x.run->system},
+          {"gpus", x.run->gpus},
+          {"parallelism", model::to_string(x.run->layout)},
+          {"kind", kind_of(*x.run)},
+          {"published", x.run->published},
+          {"published_step_time_s", x.run->iteration_s},
+          {"predicted",
+           {{"step_time_s", x.cost.step.value()}, {"device_bytes", x.cost.device_bytes.value()}, {"mfu", x.cost.mfu}}},
+          {"error", x.error},
+          {"fits_device_memory", x.fits}};
+}
 
 void print_validation_json(const validation& v, const std::string& probe_path) {
   const auto& [cal, pr, rows, fit_n, held_runs, exact, held_n, fit_mean, fit_worst, held_mean, held_max, worst_bytes,
@@ -91,21 +103,7 @@ void print_validation_json(const validation& v, const std::string& probe_path) {
        {{"peak_fraction", gemm_a100.peak_fraction},
         {"half_size", gemm_a100.half_size},
         {"from", "the runs marked fit"}}}};
-  for (const auto& x : rows)
-    out["runs"].push_back(
-        {{"name", x.run->name},
-         {"source", x.run->source},
-         {"role", x.run->role},
-         {"system", x.run->system},
-         {"gpus", x.run->gpus},
-         {"parallelism", model::to_string(x.run->layout)},
-         {"kind", kind_of(*x.run)},
-         {"published", x.run->published},
-         {"published_step_time_s", x.run->iteration_s},
-         {"predicted",
-          {{"step_time_s", x.cost.step.value()}, {"device_bytes", x.cost.device_bytes.value()}, {"mfu", x.cost.mfu}}},
-         {"error", x.error},
-         {"fits_device_memory", x.fits}});
+  for (const auto& x : rows) out["runs"].push_back(run_json(x));
   out["summary"] = {{"fit", {{"runs", fit_n}, {"mean_abs_error", fit_mean}, {"max_abs_error", fit_worst}}},
                     {"held_out", {{"runs", held_runs}, {"mean_abs_error", held_mean}, {"max_abs_error", held_max}}},
                     {"held_out_fp8", summary_json(fp8)},
@@ -184,20 +182,10 @@ void print_explained(const row& x, const io::published_runs& file, const model::
   const auto source = file.sources.find(r.source);
   const std::string source_text = source == file.sources.end() ? std::string() : source->second;
   if (as_json) {
-    const nlohmann::json out{{"name", r.name},
-                             {"source", r.source},
-                             {"source_text", source_text},
-                             {"role", r.role},
-                             {"system", r.system},
-                             {"gpus", r.gpus},
-                             {"parallelism", model::to_string(r.layout)},
-                             {"kind", kind_of(r)},
-                             {"published", r.published},
-                             {"published_step_time_s", r.iteration_s},
-                             {"assumed", r.assumed},
-                             {"predicted", workloads::parallel_predicted_json(x.cost)},
-                             {"error", x.error},
-                             {"fits_device_memory", x.fits}};
+    auto out = run_json(x);
+    out["source_text"] = source_text;
+    out["assumed"] = r.assumed;
+    out["predicted"] = workloads::parallel_predicted_json(x.cost);  // the table's figures and the breakdown
     std::cout << out.dump(2) << '\n';
     return;
   }
@@ -222,12 +210,7 @@ void run_validate(const std::string& runs_path, const std::string& probe_path, b
   const auto probe_cluster =
       plan::cluster_of(*plan::presets::find("dgx-h100"), cal.h100.model, cal.elementwise_traffic);
 
-  std::vector<row> rows;
-  for (const auto& r : file.runs) {
-    const auto c = cal.cluster(r);
-    const auto cost = model::price(r.job, c, r.layout);
-    rows.push_back({&r, cost, cost.step.value() / r.iteration_s - 1.0, cost.device_bytes <= c.memory});
-  }
+  auto rows = io::price_runs(file, cal);
   if (!explain.empty()) {
     const auto& x = named_row(rows, explain, runs_path);
     return print_explained(x, file, cal.cluster(*x.run), as_json);

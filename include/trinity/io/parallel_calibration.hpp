@@ -5,7 +5,8 @@
 //!  - κ, fitted to the probe's layer stacks without recomputation (on the H100, with that curve);
 //!  - the A100's GEMM curve, fitted to the published runs marked "fit" (no A100 was lent to sweep).
 //! trinity validate reports them; trinity-docgen writes them into plan/detail/measured_gemm.hpp, which the
-//! device presets read, and fails its check when the files and the header disagree.
+//! device presets read, and fails its check when the files and the header disagree. With them, every published
+//! run priced as trinity validate judges it (price_runs), which the docs' prose figures quote too.
 
 #include <stdexcept>
 #include <vector>
@@ -52,6 +53,26 @@ inline parallel_calibration calibrate(const transformer_probe& probe, const publ
   c.runs_fitted = fit.size();
   c.a100 = fit.empty() ? c.h100.model : model::fit_gemm_to_steps(fit);
   return c;
+}
+
+//! A published run priced on its system's calibrated cluster.
+struct priced_run {
+  const published_run* run;  //!< into the runs file, which must outlive it
+  model::parallel_step_cost cost;
+  double error;  //!< the predicted step over the published one, less one
+  bool fits;     //!< within the device's memory
+};
+
+//! Every run of `runs`, in the file's order.
+inline std::vector<priced_run> price_runs(const published_runs& runs, const parallel_calibration& cal) {
+  std::vector<priced_run> out;
+  out.reserve(runs.runs.size());
+  for (const auto& r : runs.runs) {
+    const auto c = cal.cluster(r);
+    const auto cost = model::price(r.job, c, r.layout);
+    out.push_back({&r, cost, cost.step.value() / r.iteration_s - 1.0, cost.device_bytes <= c.memory});
+  }
+  return out;
 }
 
 }  // namespace trinity::io
