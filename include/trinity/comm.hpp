@@ -3,6 +3,7 @@
 //! Umbrella for trinity/comm/: collectives over any Communicator, compressed
 //! ones included, and the in-process backend. MPI lives in
 //! <trinity/backends/mpi.hpp> (trinity::mpi).
+#include <trinity/comm/agreed.hpp>
 #include <trinity/comm/all_to_all.hpp>
 #include <trinity/comm/async.hpp>
 #include <trinity/comm/broadcast.hpp>

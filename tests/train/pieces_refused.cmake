@@ -20,13 +20,24 @@ endforeach()
 set(second "stage-1-of-2x1-slice-0-of-1")
 
 # Resumes the checkpoint in ${DIR}/${case} and requires a refusal matching `regex` (exit code 2 on threads; under
-# mpirun, whatever non-zero code it reports for the processes that stopped).
+# mpirun, whatever non-zero code it reports for the processes that stopped). Every process's line must tell the
+# reason, the peers of a refusing rank too: mpirun aborts the rest when the first exits, and may print only its.
 function(refused case regex)
   execute_process(COMMAND ${run} ${model} --steps 1 --load-checkpoint "${DIR}/${case}"
                   RESULT_VARIABLE code OUTPUT_QUIET ERROR_VARIABLE err TIMEOUT 60)
   if(code STREQUAL "0" OR NOT code MATCHES "^[0-9]+$" OR (NOT LAUNCHER AND NOT code EQUAL 2) OR NOT err MATCHES "${regex}")
     message(FATAL_ERROR "${case}: exit code ${code}, not a refusal matching '${regex}': ${err}")
   endif()
+  # (a list of the lines: their semicolons, which would split one, stand in as another byte)
+  string(ASCII 1 semicolon)
+  string(REPLACE ";" "${semicolon}" err "${err}")
+  string(REPLACE ";" "${semicolon}" regex "${regex}")
+  string(REGEX MATCHALL "trinity-train: [^\n]*" lines "${err}")
+  foreach(line IN LISTS lines)
+    if(NOT line MATCHES "${regex}")
+      message(FATAL_ERROR "${case}: a process stopped without the reason ('${regex}'): ${line}")
+    endif()
+  endforeach()
 endfunction()
 
 file(COPY "${DIR}/after-2/" DESTINATION "${DIR}/damaged")

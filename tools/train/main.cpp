@@ -221,6 +221,13 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
                "route every rank's tokens evenly over the experts, each weighed 1/k, with no router");
 }
 
+// Tells a failure on stderr, in one write so that processes under mpirun do not interleave their lines: exit code
+// 2 for input refused (as `trinity`), 1 for any other.
+int report(const std::exception& e) {
+  std::cerr << ("trinity-train: " + std::string(e.what()) + '\n') << std::flush;
+  return dynamic_cast<const invalid_input*>(&e) ? 2 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -243,12 +250,14 @@ int main(int argc, char** argv) {
     if (mpi) {
 #ifdef TRINITY_TRAIN_WITH_MPI
       trinity::mpi::environment env(argc, argv);
-      int code = 0;
-      {
+      // A failure is told before MPI_Finalize: a peer that exits first has mpirun abort this process, and a
+      // reason printed after finalizing may never be printed.
+      try {
         trinity::mpi::communicator c;
-        code = dispatch(c, cfg, std::cout);
+        return dispatch(c, cfg, std::cout);
+      } catch (const std::exception& e) {
+        return report(e);
       }
-      return code;
 #else
       throw invalid_input("--backend", "this build has no MPI backend; configure with -DTRINITY_WITH_MPI=ON");
 #endif
@@ -260,11 +269,7 @@ int main(int argc, char** argv) {
       if (c.rank() == 0) code = rc;
     });
     return code;
-  } catch (const invalid_input& e) {
-    std::cerr << "trinity-train: " << e.what() << '\n';
-    return 2;
   } catch (const std::exception& e) {
-    std::cerr << "trinity-train: " << e.what() << '\n';
-    return 1;
+    return report(e);
   }
 }

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -22,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <trinity/comm/agreed.hpp>
 #include <trinity/comm/collectives.hpp>
 #include <trinity/comm/errors.hpp>
 #include <trinity/comm/group.hpp>
@@ -230,30 +230,23 @@ long load_all(const std::filesystem::path& dir, DP& dp, int dp_rank, const std::
 
 // Resumes every rank from checkpoint `dir` through `load` (load_all, with this rank's pieces): the iteration the
 // loop goes on from. Ranks read different pieces (a stage's, a stage's experts), so a refusal or a piece from
-// another run may reach only some of them; every rank stops then, the refusing ones with their reason and the
-// rest as peers of a failed rank, and none goes on to wait in a step's collectives for one that left.
+// another run may reach only some of them; every rank stops then with the first refusal's reason (comm::agreed),
+// and none goes on to wait in a step's collectives for one that left.
 template <class Comm, class Load>
 long resume_from(Comm& c, const std::filesystem::path& dir, Load&& load) {
-  constexpr auto refused_mark = std::numeric_limits<std::uint64_t>::max();
   long steps = 0;
-  std::exception_ptr refused;
   try {
-    steps = load();
-  } catch (const invalid_input&) {
-    refused = std::current_exception();
+    steps = comm::agreed(c, std::forward<Load>(load));
+  } catch (const comm::peer_failed& e) {
+    throw comm::peer_failed("reading the checkpoint in " + dir.string() + ", " + e.what());
   }
-  const auto all = per_rank(c, refused ? refused_mark : static_cast<std::uint64_t>(steps));
-  if (refused) std::rethrow_exception(refused);
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    if (all[r] == refused_mark)
-      throw comm::peer_failed("rank " + std::to_string(r) + " refused the checkpoint in " + dir.string() +
-                              " (its message says why)");
+  const auto all = per_rank(c, static_cast<std::uint64_t>(steps));
+  for (std::size_t r = 0; r < all.size(); ++r)
     if (all[r] != all[0])
       throw invalid_input("checkpoint", "the pieces of " + dir.string() + " had taken " + std::to_string(all[0]) +
                                             " and " + std::to_string(all[r]) +
                                             " steps: they come from different runs. Fix: save each run into a "
                                             "directory of its own");
-  }
   return load_iteration(dir, steps);
 }
 
