@@ -16,11 +16,14 @@
 //   speedup RUN OTHER      OTHER's predicted step over RUN's, two decimals
 //   measured-speedup RUN OTHER   the same of their published steps
 //   gb RUN                 its predicted device memory in whole gigabytes
+//   within SOURCE PRECISION   the held-out runs of a source in bf16 (16 bits) or fp8: their worst |error|, in
+//                          whole percent rounded up ("within 10%" holds while the text is the figure)
 
 #include <nlohmann/json.hpp>
 #include <trinity/io/parallel_calibration.hpp>
 #include <trinity/workloads/parallel_breakdown.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -47,6 +50,7 @@ class priced_runs {
   priced_runs(const priced_runs&) = delete;  // the rows point into file_
   priced_runs& operator=(const priced_runs&) = delete;
 
+  [[nodiscard]] const std::map<std::string, priced>& by_name() const noexcept { return by_name_; }
   [[nodiscard]] const priced& at(const std::string& name) const {
     const auto it = by_name_.find(name);
     if (it == by_name_.end())
@@ -84,6 +88,18 @@ inline std::vector<std::string> words_of(const std::string& spec) {
     i = end == std::string::npos ? spec.size() : end + 1;
   }
   return out;
+}
+
+//! The worst |error| of the held-out runs of `source` in fp8 (or not), in whole percent rounded up.
+inline std::string worst_percent(const priced_runs& runs, const std::string& spec, const std::string& source,
+                                 bool fp8) {
+  double worst = -1;
+  for (const auto& [name, p] : runs.by_name())
+    if (p.run->source == source && p.run->role == "held-out" && p.run->job.fp8 == fp8)
+      worst = std::max(worst, std::abs(p.error));
+  if (worst < 0)
+    throw std::runtime_error("figure: " + spec + ": no held-out run of source " + source + " in that precision");
+  return std::to_string(static_cast<long>(std::ceil(worst * 100.0)));
 }
 
 }  // namespace detail
@@ -133,8 +149,14 @@ inline std::string figure(const priced_runs& runs, const std::string& spec) {
     return kind == "speedup" ? detail::decimals(b.cost.step.value() / a.cost.step.value(), 2)
                              : detail::decimals(b.run->iteration_s / a.run->iteration_s, 2);
   }
+  if (kind == "within") {
+    need(3);
+    if (w[2] != "bf16" && w[2] != "fp8")
+      throw std::runtime_error("figure: " + spec + ": " + w[2] + " is not a precision (bf16 or fp8)");
+    return detail::worst_percent(runs, spec, w[1], w[2] == "fp8");
+  }
   throw std::runtime_error("figure: " + spec +
-                           ": unknown kind (fast, slow, ratio, mfu, gb, share, speedup, measured-speedup)");
+                           ": unknown kind (fast, slow, ratio, mfu, gb, share, speedup, measured-speedup, within)");
 }
 
 //! `line` with each inline figure as the runs give it now; `stale` gains a note for each that differed.

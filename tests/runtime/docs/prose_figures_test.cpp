@@ -39,6 +39,27 @@ TEST_CASE("prose figures: each kind reads the priced run", "[docs]") {
   CHECK(docgen::figure(runs(), "ratio \"gpt-oss-120b/64\"") == want);
 }
 
+TEST_CASE("prose figures: `within` bounds a source's held-out runs of one precision by the worst of them", "[docs]") {
+  // The DGX Cloud dense runs: 16 in all, half in fp8, the worst of each named here by hand.
+  const auto bound = [](const char* run) {
+    return std::to_string(static_cast<long>(std::ceil(std::abs(runs().at(run).error) * 100)));
+  };
+  CHECK(docgen::figure(runs(), "within dgxc2409 bf16") == bound("nemotron4-340b/2048"));
+  CHECK(docgen::figure(runs(), "within dgxc2409 fp8") == bound("llama3.1-70b/2048 cp2 fp8"));
+  int bf16 = 0, fp8 = 0;
+  for (const auto& [name, p] : runs().by_name()) {
+    if (p.run->source != "dgxc2409") continue;
+    INFO(name);
+    CHECK(std::abs(p.error) * 100 <=
+          std::stod(bound(p.run->job.fp8 ? "llama3.1-70b/2048 cp2 fp8" : "nemotron4-340b/2048")));
+    ++(p.run->job.fp8 ? fp8 : bf16);
+  }
+  CHECK(bf16 == 8);
+  CHECK(fp8 == 8);
+  CHECK_THROWS_WITH(docgen::figure(runs(), "within dgxc2409 fp16"), Catch::Contains("fp16 is not a precision"));
+  CHECK_THROWS_WITH(docgen::figure(runs(), "within nobody bf16"), Catch::Contains("no held-out run of source nobody"));
+}
+
 TEST_CASE("prose figures: a drifted figure is rewritten and reported, a sentence the model reversed is refused",
           "[docs]") {
   const std::string now = docgen::figure(runs(), "fast \"gpt-oss-120b/64\"");
