@@ -28,6 +28,32 @@ def run(cmd):
     return json.loads(out)
 
 
+def close(a, b):
+    return abs(a - b) <= 1e-12 * max(abs(a), abs(b), 1e-300)
+
+
+def serving_parts_add_up(name, one, figures):
+    """The TTFT's prefill and the TPOT's decode step, part by part: each kernel the longer of its read and its
+    FLOPs, the parts adding up to the figure the table prices."""
+    p = one["prefill"]["parts"]
+    flops = p["multiplies_s"] + p["attention_s"]
+    if p["read_bound"] != (p["weights_read_s"] > flops):
+        sys.exit(f"{name}: the prefill is marked read_bound={p['read_bound']} with its read "
+                 f"{p['weights_read_s']} s against {flops} s of FLOPs")
+    prefill = max(flops, p["weights_read_s"]) + p["overhead_s"] + p["eager_overhead_s"] + p["all_reduces_s"]
+    if not (close(prefill, p["total_s"]) and close(p["total_s"], figures["prefill_s"])):
+        sys.exit(f"{name}: prefill parts add to {prefill} s, total {p['total_s']} s, figure {figures['prefill_s']} s")
+    d = one["decode_step"]["parts"]
+    step = d["overhead_s"] + d["sequences_s"] + d["all_reduces_s"]
+    for kernel in ("multiplies", "attention"):
+        k = d[kernel]
+        if k["read_bound"] != (k["read_s"] >= k["compute_s"]):
+            sys.exit(f"{name}: the decode step's {kernel} marked read_bound={k['read_bound']}: {k}")
+        step += max(k["read_s"], k["compute_s"])
+    if not (close(step, d["total_s"]) and close(d["total_s"], figures["tpot_s"])):
+        sys.exit(f"{name}: decode parts add to {step} s, total {d['total_s']} s, TPOT {figures['tpot_s']} s")
+
+
 def serving(trinity, runs):
     base = [trinity, "validate", "--serving", "--runs", runs, "--json"]
     table = run(base)["runs"]
@@ -45,6 +71,7 @@ def serving(trinity, runs):
         ttft, parts = figures["ttft_s"], figures["prefill_s"] + figures["prefix_load_s"]
         if abs(ttft - parts) > 1e-12 * ttft:
             sys.exit(f"{row['name']}: time to first token {ttft} s, prefill and load {parts} s")
+        serving_parts_add_up(row["name"], one, figures)
     print(f"explained: {len(table)} runs")
 
 

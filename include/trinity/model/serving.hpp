@@ -177,17 +177,32 @@ inline seconds tensor_parallel_time(const serving_replica& r, double tokens) {
   return 2.0 * static_cast<double>(r.shape.layers) * tensor_parallel_all_reduce_time(r, activations);
 }
 
-//! Prefill of `batch` prompts of `prompt` tokens each, whose first `cached` are in the cache, run as one forward
-//! pass: compute (or one read of the weights, whichever is longer), the pass's overhead and its all-reduces.
-inline seconds prefill_time(const serving_replica& r, double prompt, double cached, double batch = 1) {
+//! Where a prefill pass's time goes. Its FLOPs and one read of the weights overlap, so the longer of the two
+//! counts; the rest adds up.
+struct prefill_parts {
+  seconds multiplies{};      //!< the layers' and the head's GEMMs at the GEMM curve (every FLOP, at a flat efficiency)
+  seconds attention{};       //!< the fused attention kernel (0 at a flat efficiency, which counts it in multiplies)
+  seconds weights_read{};    //!< one read of the weights, the floor under the FLOPs
+  seconds overhead{};        //!< the pass's fixed cost a layer (kernel launches)
+  seconds eager_overhead{};  //!< prefill's extra a layer, run eagerly (serving_calibration::prefill_layer_overhead)
+  seconds all_reduces{};     //!< the tensor-parallel all-reduces
+  [[nodiscard]] bool read_bound() const noexcept { return weights_read > multiplies + attention; }
+  [[nodiscard]] seconds total() const noexcept {
+    return std::max(multiplies + attention, weights_read) + overhead + eager_overhead + all_reduces;
+  }
+};
+
+//! The parts of a prefill of `batch` prompts of `prompt` tokens each, whose first `cached` are in the cache, run
+//! as one forward pass (all zero where nothing is left to prefill).
+inline prefill_parts prefill_breakdown(const serving_replica& r, double prompt, double cached, double batch = 1) {
   trinity::detail::require(cached >= 0 && cached <= prompt, "cached", "must be between 0 and the prompt's length");
   trinity::detail::require(batch >= 1, "batch", "must be at least 1");
   const double fresh = prompt - cached;
-  if (fresh <= 0) return seconds{};
+  if (fresh <= 0) return {};
   const double t = static_cast<double>(r.tensor_parallel), tokens = batch * fresh;
-  seconds compute{};
+  prefill_parts out;
   if (r.prefill_efficiency > 0) {
-    compute = batch * forward_flops(r.shape, fresh, cached) / (t * r.prefill_efficiency * r.device_rate);
+    out.multiplies = batch * forward_flops(r.shape, fresh, cached) / (t * r.prefill_efficiency * r.device_rate);
   } else {
     const double h = static_cast<double>(r.shape.hidden), l = static_cast<double>(r.shape.layers);
     const double hq = static_cast<double>(r.shape.heads) * r.shape.head_dim();
@@ -195,13 +210,21 @@ inline seconds prefill_time(const serving_replica& r, double prompt, double cach
     const double logits = static_cast<double>(r.shape.vocabulary) * h;  // the last token's only
     const double attended = fresh * cached + fresh * (fresh + 1.0) / 2.0;
     const auto attention_peak = r.attention_rate.value() > 0 ? r.attention_rate : r.device_rate;
-    compute = flops{2.0 * matmul * tokens} / (t * detail::gemm_rate(r, tokens)) +
-              flops{2.0 * logits * batch} / (t * detail::gemm_rate(r, batch)) +
-              flops{4.0 * hq * l * attended * batch} / (t * r.calibration.fused_attention_share * attention_peak);
+    out.multiplies = flops{2.0 * matmul * tokens} / (t * detail::gemm_rate(r, tokens)) +
+                     flops{2.0 * logits * batch} / (t * detail::gemm_rate(r, batch));
+    out.attention = flops{4.0 * hq * l * attended * batch} / (t * r.calibration.fused_attention_share * attention_peak);
   }
-  const seconds weights = weight_bytes_read_per_device(r) / detail::hbm_rate(r);
-  return std::max(compute, weights) + detail::pass_overhead(r) +
-         static_cast<double>(r.shape.layers) * r.calibration.prefill_layer_overhead + tensor_parallel_time(r, tokens);
+  out.weights_read = weight_bytes_read_per_device(r) / detail::hbm_rate(r);
+  out.overhead = detail::pass_overhead(r);
+  out.eager_overhead = static_cast<double>(r.shape.layers) * r.calibration.prefill_layer_overhead;
+  out.all_reduces = tensor_parallel_time(r, tokens);
+  return out;
+}
+
+//! Prefill of `batch` prompts of `prompt` tokens each, whose first `cached` are in the cache, run as one forward
+//! pass: compute (or one read of the weights, whichever is longer), the pass's overhead and its all-reduces.
+inline seconds prefill_time(const serving_replica& r, double prompt, double cached, double batch = 1) {
+  return prefill_breakdown(r, prompt, cached, batch).total();
 }
 
 //! The KV bytes a decode step reads on one device for `tokens` tokens of context across the batch: once per KV
@@ -213,22 +236,47 @@ inline bytes kv_bytes_read_per_device(const serving_replica& r, double tokens) {
   return reread * kv_bytes_per_device(r, tokens);
 }
 
-//! One decode step: every sequence of the batch, at `context` tokens each, emits a token. Its multiplies and its
-//! attention are different kernels, one after the other, each bound by its own bytes or FLOPs: the GEMMs read the
-//! weights once for the batch (compute-bound past the ridge point), then the attention kernel reads every
-//! sequence's KV, which a compute-bound GEMM does not hide.
-inline seconds decode_step_time(const serving_replica& r, double batch, double context) {
+//! One of a decode step's kernels, bound by its bytes or its FLOPs: the longer counts.
+struct bound_kernel {
+  seconds read{}, compute{};
+  [[nodiscard]] seconds time() const noexcept { return std::max(read, compute); }
+  [[nodiscard]] bool read_bound() const noexcept { return read >= compute; }
+};
+
+//! Where a decode step's time goes; the parts add up to it.
+struct decode_parts {
+  bound_kernel multiplies;  //!< read: the weights once for the batch; compute: the GEMMs at the GEMM curve
+  bound_kernel attention;   //!< read: every sequence's KV; compute: the attention's FLOPs
+  seconds overhead{};       //!< the pass's fixed cost a layer (kernel launches)
+  seconds sequences{};      //!< the per-sequence cost (sampling, the batch's bookkeeping)
+  seconds all_reduces{};    //!< the tensor-parallel all-reduces
+  [[nodiscard]] seconds total() const noexcept {
+    return multiplies.time() + attention.time() + overhead + sequences + all_reduces;
+  }
+};
+
+//! The parts of one decode step: every sequence of the batch, at `context` tokens each, emits a token. Its
+//! multiplies and its attention are different kernels, one after the other, each bound by its own bytes or FLOPs:
+//! the GEMMs read the weights once for the batch (compute-bound past the ridge point), then the attention kernel
+//! reads every sequence's KV, which a compute-bound GEMM does not hide.
+inline decode_parts decode_breakdown(const serving_replica& r, double batch, double context) {
   const double t = static_cast<double>(r.tensor_parallel);
   const auto hbm = detail::hbm_rate(r);
   const double hq = static_cast<double>(r.shape.heads) * r.shape.head_dim();
   const flops attention{4.0 * hq * static_cast<double>(r.shape.layers) * (context + 1.0) * batch};
   const flops multiplies = forward_flops(r.shape, 1, context) * batch - attention;
   const auto attention_peak = r.attention_rate.value() > 0 ? r.attention_rate : r.device_rate;
-  const seconds gemms = std::max(weight_bytes_read_per_device(r) / hbm, multiplies / (t * detail::gemm_rate(r, batch)));
-  const seconds kv = std::max(kv_bytes_read_per_device(r, batch * context) / (hbm * r.calibration.kv_read_share),
-                              attention / (t * attention_peak));
-  return gemms + kv + detail::pass_overhead(r) + batch * r.calibration.sequence_overhead +
-         tensor_parallel_time(r, batch);
+  return {{weight_bytes_read_per_device(r) / hbm, multiplies / (t * detail::gemm_rate(r, batch))},
+          {kv_bytes_read_per_device(r, batch * context) / (hbm * r.calibration.kv_read_share),
+           attention / (t * attention_peak)},
+          detail::pass_overhead(r),
+          batch * r.calibration.sequence_overhead,
+          tensor_parallel_time(r, batch)};
+}
+
+//! One decode step's time (decode_breakdown's parts, added).
+inline seconds decode_step_time(const serving_replica& r, double batch, double context) {
+  return decode_breakdown(r, batch, context).total();
 }
 
 //! Time to first token: loading the cached prefix's KV (`load`, from whichever tier) and the prefill.

@@ -148,6 +148,39 @@ TEST_CASE("calibrated decode: HBM and KV shares, overheads per layer and per seq
   CHECK(busy(fp8) == Approx(busy(bf16) / 0.7).epsilon(1e-9));
 }
 
+TEST_CASE("a pass's parts add up to it, each kernel bound by its bytes or its FLOPs as the closed forms say",
+          "[model][serving]") {
+  const auto r = calibrated(8);
+  // A 2,048-token prompt is bound by its FLOPs, a 16-token one by one read of the weights.
+  const auto long_prompt = model::prefill_breakdown(r, 2048, 0), short_prompt = model::prefill_breakdown(r, 16, 0);
+  CHECK(long_prompt.total() == model::prefill_time(r, 2048, 0));
+  CHECK(short_prompt.total() == model::prefill_time(r, 16, 0));
+  CHECK_FALSE(long_prompt.read_bound());
+  CHECK(short_prompt.read_bound());
+  const double floor = (weights_70b - table_70b) * 2 / 8 / (0.8 * 3.35e12);
+  CHECK(short_prompt.weights_read.value() == Approx(floor).epsilon(1e-12));
+  CHECK(short_prompt.overhead.value() == Approx(80 * 20e-6).epsilon(1e-12));
+  CHECK(short_prompt.eager_overhead.value() == Approx(80 * 10e-6).epsilon(1e-12));
+  CHECK(long_prompt.all_reduces == model::tensor_parallel_time(r, 2048));
+  // The attention core's FLOPs at the fused kernel's share of the 16-bit peak, over 8 devices.
+  CHECK(long_prompt.attention.value() == Approx(4 * 64 * 128.0 * 80 * (2048.0 * 2049 / 2) / (8 * 0.4 * 989e12)));
+  // A prompt wholly in the cache leaves nothing to prefill.
+  CHECK(model::prefill_breakdown(r, 2048, 2048).total() == seconds{});
+  // Decode at batch 16: the weights' read and the KV's, not their FLOPs; at 100,000 sequences of 10 tokens the
+  // multiplies turn compute-bound while the attention stays bound by its KV.
+  const auto small = model::decode_breakdown(r, 16, 4096), large = model::decode_breakdown(r, 100'000, 10);
+  CHECK(small.total() == model::decode_step_time(r, 16, 4096));
+  CHECK(large.total() == model::decode_step_time(r, 100'000, 10));
+  CHECK(small.multiplies.read_bound());
+  CHECK(small.attention.read_bound());
+  CHECK_FALSE(large.multiplies.read_bound());
+  CHECK(large.attention.read_bound());
+  CHECK(small.multiplies.read.value() == Approx(floor).epsilon(1e-12));
+  CHECK(small.attention.read.value() == Approx(16 * 4096.0 * kv_token_70b / 8 / (0.8 * 0.5 * 3.35e12)).epsilon(1e-12));
+  CHECK(small.sequences.value() == Approx(16 * 5e-6).epsilon(1e-12));
+  CHECK(small.overhead.value() == Approx(80 * 20e-6).epsilon(1e-12));
+}
+
 TEST_CASE("a static batch: one prefill pass for its prompts, then output - 1 decode steps", "[model][serving]") {
   const auto r = calibrated(4);
   const double t = model::static_batch_time(r, 32, 2048, 0, 128).value();
