@@ -198,13 +198,23 @@ inline long load_iteration(const std::filesystem::path& dir, long steps) {
 
 // Writes this rank's piece of the MLP's states into `piece` (checkpoint_layout.hpp: `dir` itself for a model in
 // one piece) over its data-parallel group `group`, the block's experts (where this rank has them) into `dir`,
-// then (the world's rank 0) the loop's position.
+// then (the world's rank 0) the loop's position. A piece may fail to be written on one rank alone (its directory,
+// its disk): every rank then stops with that rank's reason (comm::agreed), and the loop's position is written only
+// once every piece is, so a checkpoint missing a piece never claims an iteration to resume at.
 template <class DP, class Group, class Moe, class Comm>
 void save_all(const std::filesystem::path& dir, const std::filesystem::path& piece, const DP& dp, const Group& group,
-              const std::optional<Moe>& moe, const Comm& c, long iteration) {
-  shard::save_checkpoint(piece, dp, group);
-  if (moe) moe->save(dir);
-  if (c.rank() == 0) save_iteration(dir, iteration);
+              const std::optional<Moe>& moe, Comm& c, long iteration) {
+  try {
+    comm::agreed(c, [&] {
+      shard::save_checkpoint(piece, dp, group);
+      if (moe) moe->save(dir);
+    });
+    comm::agreed(c, [&] {
+      if (c.rank() == 0) save_iteration(dir, iteration);
+    });
+  } catch (const comm::peer_failed& e) {
+    throw comm::peer_failed("writing the checkpoint in " + dir.string() + ", " + e.what());
+  }
 }
 
 // Restores this rank's MLP states from checkpoint `dir`, saved at any pipeline layout and tensor-parallel size
