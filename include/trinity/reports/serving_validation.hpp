@@ -17,6 +17,7 @@
 #include <trinity/io/serving_runs.hpp>
 #include <trinity/model/serving.hpp>
 #include <trinity/plan/serving.hpp>
+#include <trinity/reports/serving_time.hpp>
 #include <trinity/reports/text.hpp>
 #include <trinity/units/format.hpp>
 
@@ -161,10 +162,7 @@ struct serving_explained {
   const io::serving_source* source;  //!< null where the file names none
   plan::priced_configuration priced;
   model::serving_calibration constants;
-  double cached_tokens = 0;       //!< of the prompt, from the prefix cache
-  model::prefill_parts prefill;   //!< the TTFT's: one prompt's
-  double batch = 1, context = 0;  //!< the decode step the TPOT is: the batch's, at the output's midpoint
-  model::decode_parts decode;
+  serving_time time;  //!< the TTFT's prefill and the TPOT's decode step, part by part
 };
 
 [[nodiscard]] inline serving_explained explain(const serving_validation& v, const io::serving_runs& file,
@@ -172,130 +170,44 @@ struct serving_explained {
   const auto& r = *x.run;
   const auto s = io::serving_system(r, v.fits);
   const auto source = file.sources.find(r.source);
-  serving_explained e{&x,
-                      source == file.sources.end() ? nullptr : &source->second,
-                      io::configuration_of(r, s),
-                      s.device.serving,
-                      0,
-                      {},
-                      1,
-                      0,
-                      {}};
+  serving_explained e{
+      &x, source == file.sources.end() ? nullptr : &source->second, io::configuration_of(r, s), s.device.serving, {}};
   const auto& p = e.priced.configuration.plan;
-  const auto& w = e.priced.workload;
-  const auto replica = plan::replica_of(s, w, p, e.priced.codecs.at(p.codec));
-  e.cached_tokens = e.priced.cost.hit_rate * w.prompt_tokens;  // as plan::price takes it
-  e.prefill = model::prefill_breakdown(replica, w.prompt_tokens, e.cached_tokens);
-  e.batch = static_cast<double>(p.batch);
-  e.context = w.prompt_tokens + w.output_tokens / 2.0;  // model::time_per_output_token's step
-  e.decode = model::decode_breakdown(replica, e.batch, e.context);
+  e.time = serving_time_of(s, e.priced.workload, p, e.priced.codecs.at(p.codec), e.priced.cost.hit_rate);
   return e;
 }
-
-namespace detail {
-inline nlohmann::json parts_json(const model::prefill_parts& p) {
-  return {{"multiplies_s", p.multiplies.value()},     {"attention_s", p.attention.value()},
-          {"weights_read_s", p.weights_read.value()}, {"read_bound", p.read_bound()},
-          {"overhead_s", p.overhead.value()},         {"eager_overhead_s", p.eager_overhead.value()},
-          {"all_reduces_s", p.all_reduces.value()},   {"total_s", p.total().value()}};
-}
-inline nlohmann::json parts_json(const model::decode_parts& d) {
-  const auto kernel = [](const model::bound_kernel& k) {
-    return nlohmann::json{{"read_s", k.read.value()}, {"compute_s", k.compute.value()}, {"read_bound", k.read_bound()}};
-  };
-  return {{"multiplies", kernel(d.multiplies)},     {"attention", kernel(d.attention)},
-          {"overhead_s", d.overhead.value()},       {"sequences_s", d.sequences.value()},
-          {"all_reduces_s", d.all_reduces.value()}, {"total_s", d.total().value()}};
-}
-}  // namespace detail
 
 [[nodiscard]] inline nlohmann::json to_json(const serving_explained& e) {
   const auto& r = *e.row->run;
   const auto& k = e.priced.cost;
   const auto& c = e.constants;
-  return {{"name", r.name},
-          {"source", r.source},
-          {"source_title", e.source ? e.source->title : std::string()},
-          {"engine_family", r.engine_family},
-          {"role", r.role},
-          {"system", r.system},
-          {"model", r.model},
-          {"parallelism", r.configuration()},
-          {"prompt_tokens", r.prompt_tokens},
-          {"output_tokens", r.output_tokens},
-          {"metric", r.metric},
-          {"measured", r.value},
-          {"predicted", e.row->predicted},
-          {"error", e.row->error},
-          {"figures",
-           {{"ttft_s", k.ttft.value()},
-            {"tpot_s", k.tpot.value()},
-            {"prefill_s", k.prefill.value()},
-            {"prefix_load_s", k.load.value()},
-            {"output_tokens_per_device_second", k.tokens_per_second},
-            {"output_tokens_per_second", k.replica_tokens_per_second},
-            {"device_bytes", k.tier_bytes.empty() ? 0.0 : k.tier_bytes[0].value()}}},
-          {"prefill",
-           {{"prompt_tokens", r.prompt_tokens},
-            {"cached_tokens", e.cached_tokens},
-            {"parts", detail::parts_json(e.prefill)}}},
-          {"decode_step", {{"batch", e.batch}, {"context_tokens", e.context}, {"parts", detail::parts_json(e.decode)}}},
-          {"constants", detail::constants_json(c)},
-          {"kv_read_per_query_head", c.kv_read_per_query_head}};
+  nlohmann::json j{{"name", r.name},
+                   {"source", r.source},
+                   {"source_title", e.source ? e.source->title : std::string()},
+                   {"engine_family", r.engine_family},
+                   {"role", r.role},
+                   {"system", r.system},
+                   {"model", r.model},
+                   {"parallelism", r.configuration()},
+                   {"prompt_tokens", r.prompt_tokens},
+                   {"output_tokens", r.output_tokens},
+                   {"metric", r.metric},
+                   {"measured", r.value},
+                   {"predicted", e.row->predicted},
+                   {"error", e.row->error},
+                   {"figures",
+                    {{"ttft_s", k.ttft.value()},
+                     {"tpot_s", k.tpot.value()},
+                     {"prefill_s", k.prefill.value()},
+                     {"prefix_load_s", k.load.value()},
+                     {"output_tokens_per_device_second", k.tokens_per_second},
+                     {"output_tokens_per_second", k.replica_tokens_per_second},
+                     {"device_bytes", k.tier_bytes.empty() ? 0.0 : k.tier_bytes[0].value()}}},
+                   {"constants", detail::constants_json(c)},
+                   {"kv_read_per_query_head", c.kv_read_per_query_head}};
+  j.update(to_json(e.time));  // "prefill" and "decode_step"
+  return j;
 }
-
-namespace detail {
-// The TTFT's prefill and the TPOT's decode step, part by part, each kernel with what bounds it.
-inline void print_parts(std::ostream& out, const serving_explained& e) {
-  const auto& p = e.prefill;
-  const auto& d = e.decode;
-  const auto percent = [](seconds part, seconds whole) {
-    return whole > seconds{} ? " (" + fixed(part / whole * 100, 0) + "%)" : std::string();
-  };
-  const std::string launches = "a fixed cost a layer: kernel launches, small kernels";
-  const auto all_reduces = [](seconds t) {
-    return t > seconds{} ? std::string("two a layer: a launch's latency, then the bytes")
-                         : std::string("none: one device");
-  };
-  const auto bound = [](const model::bound_kernel& k, const char* read, const char* flops) {
-    return k.read_bound() ? std::string("reading ") + read + " (" + flops + ": " + to_string(k.compute) + ")"
-                          : std::string(flops) + " (reading " + read + ": " + to_string(k.read) + ")";
-  };
-  out << "\nThe time to first token's prefill: " << fixed(e.row->run->prompt_tokens - e.cached_tokens, 0)
-      << " tokens of " << fixed(e.row->run->prompt_tokens, 0) << " prefilled, in one pass\n";
-  table t({"part", "predicted", "bound by"});
-  if (p.read_bound()) {
-    t.add({"one read of the weights", to_string(p.weights_read) + percent(p.weights_read, p.total()),
-           "longer than the FLOPs: multiplies " + to_string(p.multiplies) + ", attention " + to_string(p.attention)});
-  } else {
-    t.add({"matrix multiplies", to_string(p.multiplies) + percent(p.multiplies, p.total()), "FLOPs"});
-    t.add({"attention", to_string(p.attention) + percent(p.attention, p.total()), "FLOPs (a fused kernel)"});
-    t.add({"one read of the weights", "hidden", to_string(p.weights_read) + ", under the FLOPs"});
-  }
-  t.add({"per-layer overhead", to_string(p.overhead) + percent(p.overhead, p.total()), launches});
-  t.add({"  prefill's, run eagerly", to_string(p.eager_overhead) + percent(p.eager_overhead, p.total()),
-         "a fixed cost a layer: prefill's kernels, launched one by one"});
-  t.add({"tensor-parallel all-reduces", to_string(p.all_reduces) + percent(p.all_reduces, p.total()),
-         all_reduces(p.all_reduces)});
-  t.add({"prefill", to_string(p.total()), "the parts above, added"});
-  t.print(out);
-  out << "\nThe time per output token: a decode step of " << fixed(e.batch, 0)
-      << (e.batch == 1 ? " sequence" : " sequences") << " at " << units::detail::format_number(e.context)
-      << " tokens of context (the output's midpoint)\n";
-  table u({"part", "predicted", "bound by"});
-  u.add({"matrix multiplies", to_string(d.multiplies.time()) + percent(d.multiplies.time(), d.total()),
-         bound(d.multiplies, "the weights", "FLOPs")});
-  u.add({"attention", to_string(d.attention.time()) + percent(d.attention.time(), d.total()),
-         bound(d.attention, "the KV cache", "FLOPs")});
-  u.add({"per-layer overhead", to_string(d.overhead) + percent(d.overhead, d.total()), launches});
-  u.add({"per-sequence overhead", to_string(d.sequences) + percent(d.sequences, d.total()),
-         "a fixed cost a sequence: sampling, the batch's bookkeeping"});
-  u.add({"tensor-parallel all-reduces", to_string(d.all_reduces) + percent(d.all_reduces, d.total()),
-         all_reduces(d.all_reduces)});
-  u.add({"decode step", to_string(d.total()), "the parts above, added"});
-  u.print(out);
-}
-}  // namespace detail
 
 inline void print(std::ostream& out, const serving_explained& e) {
   const auto& r = *e.row->run;
@@ -322,7 +234,8 @@ inline void print(std::ostream& out, const serving_explained& e) {
          units::detail::format_number(k.replica_tokens_per_second) + mark("output_tokens_per_second")});
   if (!k.tier_bytes.empty()) t.add({"device memory", to_string(k.tier_bytes[0]) + " per device"});
   t.print(out);
-  detail::print_parts(out, e);
+  out << '\n';
+  print(out, e.time);
   out << "\nConstants (" << r.engine_family << "'s fit, for " << r.system << "): HBM share " << fixed(c.hbm_share, 3)
       << ", KV read share " << fixed(c.kv_read_share, 3) << ", layer overhead "
       << fixed(c.layer_overhead.value() * 1e6, 1) << " us (prefill "

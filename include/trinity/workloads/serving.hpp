@@ -22,6 +22,7 @@
 #include <trinity/plan/serving_replay.hpp>
 #include <trinity/plan/simulate_serving.hpp>
 #include <trinity/plan/system.hpp>
+#include <trinity/reports/serving_time.hpp>
 #include <trinity/workloads/report.hpp>
 #include <trinity/workloads/request.hpp>
 #include <trinity/workloads/verify.hpp>
@@ -113,19 +114,27 @@ inline json serving_json(const plan::serving_evaluated& e, const plan::serving_p
           {"fits", e.fits()}};
 }
 
+// Where a plan's time goes, priced as plan::price priced it.
+inline reports::serving_time time_of(const plan::serving_evaluated& e, const plan::serving_plan_result& r,
+                                     const plan::system& s, const plan::serving_workload& w) {
+  return reports::serving_time_of(s, w, e.plan, r.codecs.at(e.plan.codec), e.cost.hit_rate);
+}
+
 inline void plan_serving(const request& a, const plan::system& s, plan::serving_workload& w, std::ostream& out) {
   const auto r = plan_serving_with(s, w, a.planning);
   const auto by_tier = plan::best_by_cache_tier(r, s.tiers.size(), objective_of(a.planning));
+  const auto time = time_of(r.chosen(), r, s, w);
   if (a.json) {
     json tiers = json::object();
     for (std::size_t t = 0; t < s.tiers.size(); ++t)
       tiers[s.tiers[t].name] =
           by_tier.by_tier[t] ? serving_json(r.candidates[*by_tier.by_tier[t]], r, s) : json(nullptr);
-    print_result_json(out, a, as_serving_states(s), w, "serving",
-                      {{"best_with_cache_in", tiers},
-                       {"best_without_cache",
-                        by_tier.no_cache ? serving_json(r.candidates[*by_tier.no_cache], r, s) : json(nullptr)}},
-                      r, [&](const plan::serving_evaluated& e) { return serving_json(e, r, s); });
+    print_result_json(
+        out, a, as_serving_states(s), w, "serving",
+        {{"best_with_cache_in", tiers},
+         {"best_without_cache", by_tier.no_cache ? serving_json(r.candidates[*by_tier.no_cache], r, s) : json(nullptr)},
+         {"where_the_time_goes", reports::to_json(time)}},
+        r, [&](const plan::serving_evaluated& e) { return serving_json(e, r, s); });
     return;
   }
   const auto& x = r.explanation;
@@ -153,6 +162,8 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
   out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, s, r.codecs) << "): " << x.binding_before
       << "\n  after: " << x.binding_after << '\n';
   for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
+  out << "\nWhere the chosen plan's time goes:\n";
+  reports::print(out, time);
   out << "\nWhat each tier buys (the best plan with the prefix cache there):\n";
   table b({"cache in", "plan", "hit rate", "TTFT", "tokens/device-s"});
   const auto add = [&](const std::string& where, std::optional<std::size_t> i) {
@@ -188,6 +199,7 @@ inline void price_serving_configuration(const request& a, const plan::system& s,
   const auto& p = c.configuration.plan;
   const auto& k = c.cost;
   const double replicas = static_cast<double>(s.device.count / p.tensor_parallel);
+  const auto time = reports::serving_time_of(s, c.workload, p, c.codecs.at(p.codec), k.hit_rate);
   if (a.json) {
     json j{{"workload", w.name},
            {"system", s.name},
@@ -208,6 +220,7 @@ inline void price_serving_configuration(const request& a, const plan::system& s,
              {"device_bytes", k.tier_bytes[0].value()},
              {"hit_rate", k.hit_rate},
              {"bytes_per_tier", tier_bytes_json(s, k.tier_bytes)}}},
+           {"where_the_time_goes", reports::to_json(time)},
            {"fits", c.violation.empty()},
            {"violation", c.violation.empty() ? json(nullptr) : json(c.violation)},
            {"assumed", assumed_json(as_serving_states(s), c.workload.assumed)}};
@@ -228,6 +241,8 @@ inline void price_serving_configuration(const request& a, const plan::system& s,
   t.print(out);
   out << (c.violation.empty() ? "\nFits every constraint.\n" : "\nDoes not fit: " + c.violation + "\n");
   print_assumed(out, as_serving_states(s), c.workload.assumed);
+  out << "\nWhere its time goes:\n";
+  reports::print(out, time);
 }
 
 // An llm-serve plan on the fabric: the trace's KV loads from the fabric's memory tier (the chosen plan's, or the
