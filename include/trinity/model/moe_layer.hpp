@@ -112,13 +112,13 @@ inline double moe_kept_bytes(const training_job& j, const parallel_layout& l, do
   const auto& m = j.shape;
   const double t = static_cast<double>(l.tp), etp = static_cast<double>(l.etp);
   const double h = static_cast<double>(m.hidden), E = static_cast<double>(m.experts), k = static_cast<double>(m.top_k);
-  const double fe = m.expert_ffn(), up = (m.gated_mlp ? 2.0 : 1.0) * fe;
+  const double fe = m.expert_ffn(), up = m.up_width(fe);
   const double tokens = l.sequence_parallel ? T / t : T, rows = etp * tokens * k;
   const double linear_in = j.fp8 ? 1.0 : 2.0;
   double kept =
       tokens * (2.0 * h + 4.0 * E) + j.expert_load() * rows * (linear_in * h + 2.0 * up / etp + linear_in * fe / etp);
   if (m.shared_experts > 0) {
-    const double fs = static_cast<double>(m.shared_experts) * fe, up_s = (m.gated_mlp ? 2.0 : 1.0) * fs;
+    const double fs = m.shared_ffn(), up_s = m.up_width(fs);
     kept += T * (2.0 * up_s + linear_in * fs) / t;
   }
   return kept;
@@ -129,7 +129,7 @@ inline moe_block_cost moe_block(const training_job& j, const training_cluster& c
   const auto& m = j.shape;
   const double t = static_cast<double>(l.tp), ep = static_cast<double>(l.ep), etp = static_cast<double>(l.etp);
   const double h = static_cast<double>(m.hidden), E = static_cast<double>(m.experts), k = static_cast<double>(m.top_k);
-  const double fe = m.expert_ffn(), up = (m.gated_mlp ? 2.0 : 1.0) * fe;
+  const double fe = m.expert_ffn(), up = m.up_width(fe);
   const double load = j.expert_load();
   moe_block_cost x;
   x.tokens = l.sequence_parallel ? T / t : T;
@@ -145,7 +145,7 @@ inline moe_block_cost moe_block(const training_job& j, const training_cluster& c
                        detail::gemm_bwd(c, per_expert, h, fe / etp, j.fp8));
   if (m.shared_experts > 0) {
     // Every token through the shared experts, one dense MLP split t ways.
-    const double fs = static_cast<double>(m.shared_experts) * fe, up_s = (m.gated_mlp ? 2.0 : 1.0) * fs;
+    const double fs = m.shared_ffn(), up_s = m.up_width(fs);
     x.gemm_f += detail::gemm_time(c, T, up_s / t, h, j.fp8) + detail::gemm_time(c, T, h, fs / t, j.fp8);
     x.gemm_b += detail::gemm_bwd(c, T, up_s / t, h, j.fp8) + detail::gemm_bwd(c, T, h, fs / t, j.fp8);
   }

@@ -99,7 +99,7 @@ inline double layer_activation_bytes(const training_job& j, double s_local, doub
   const double linear_in = j.fp8 ? 1.0 : 2.0;      // a GEMM's input as kept: its fp8 cast under fp8
   // The two norms' inputs, QKV's (or the down-projections') and fc1's inputs.
   const double replicated = 2.0 * h + linear_in * h + 2.0 * h + linear_in * h + masks;
-  const double act_in = (m.gated_mlp ? 2.0 : 1.0) * f;  // the activation function's input(s)
+  const double act_in = m.up_width(f);  // the activation function's input(s)
   // Q, K, V (the attention core's, 16-bit); the projection's input; the activation's; fc2's input.
   const double divided = 2.0 * (q + k + v) + linear_in * a * m.value_dim() + 2.0 * act_in + linear_in * f;
   // Latent attention's latents, which every tensor-parallel rank computes whole: their norms' inputs and the
@@ -291,7 +291,7 @@ inline double dense_mlp_activation_bytes(const training_job& j, double T, double
   const auto& m = j.shape;
   const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
   const double linear_in = j.fp8 ? 1.0 : 2.0;
-  return T * (linear_in * h / (sp ? t : 1.0) + (2.0 * (m.gated_mlp ? 2.0 : 1.0) * f + linear_in * f) / t);
+  return T * (linear_in * h / (sp ? t : 1.0) + (2.0 * m.up_width(f) + linear_in * f) / t);
 }
 
 //! An MoE layer: its block in place of the dense MLP (model/moe_layer.hpp). Returns the block's cost.
@@ -319,10 +319,9 @@ inline moe_block_cost replace_mlp(layer_cost& x, const training_job& j, const tr
   if (j.fp8) {
     // The experts' casts instead of the dense MLP's: each row's input and fc2's input forward; the gradients
     // of fc1's and fc2's outputs backward.
-    const double fe = m.expert_ffn(), up = (m.gated_mlp ? 2.0 : 1.0) * fe, f = static_cast<double>(m.ffn_hidden);
+    const double fe = m.expert_ffn(), up = m.up_width(fe), f = static_cast<double>(m.ffn_hidden);
     x.elem_f += seconds{3.0 * (rows * (h + fe / etp) - T * (h + f / t)) / c.memory_bandwidth.value()};
-    x.elem_b += seconds{3.0 * (rows * (up / etp + h) - T * ((m.gated_mlp ? 2.0 : 1.0) * f / t + h)) /
-                        c.memory_bandwidth.value()};
+    x.elem_b += seconds{3.0 * (rows * (up / etp + h) - T * (m.up_width(f) / t + h)) / c.memory_bandwidth.value()};
   }
   return e;
 }
@@ -427,12 +426,12 @@ inline void recompute_single_modules(layer_cost& x, const training_job& j, const
   const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), etp = static_cast<double>(l.etp);
   const double split = l.sequence_parallel ? t : 1.0, linear_in = j.fp8 ? 1.0 : 2.0, cast = j.fp8 ? 3.0 : 0.0;
   const double expert_rows = moe ? j.expert_load() * block->rows : 0.0;
-  const double fe = m.expert_ffn(), up_e = (m.gated_mlp ? 2.0 : 1.0) * fe;
+  const double fe = m.expert_ffn(), up_e = m.up_width(fe);
   const auto again = [&](const gemm_shape& p) { x.recompute += gemm_time(c, p.m, p.n, p.k, j.fp8); };
   // A dense MLP of width f over T tokens split t ways: what it keeps past its input (fc1's output, fc2's
   // input), and the traffic its activation and casts (fc1's and fc2's inputs, under fp8) run again.
   const auto mlp_inside = [&](double f) {
-    const double up = (m.gated_mlp ? 2.0 : 1.0) * f;
+    const double up = m.up_width(f);
     return std::pair{T * (2.0 * up + linear_in * f) / t, T * (2.0 * up + 2.0 * f) / t + cast * T * (h + f / t)};
   };
   const auto collective_again = [&] {
@@ -471,12 +470,12 @@ inline void recompute_single_modules(layer_cost& x, const training_job& j, const
     x.recompute += block->gemm_f + x.exchange;
     x.exchanges += 1.0;
     if (m.shared_experts > 0) {
-      traffic += mlp_inside(static_cast<double>(m.shared_experts) * fe).second;
+      traffic += mlp_inside(m.shared_ffn()).second;
       collective_again();
     }
   }
   if (moe && l.modules.has(recompute_module::shared_experts)) {
-    const double fs = static_cast<double>(m.shared_experts) * fe, up_s = (m.gated_mlp ? 2.0 : 1.0) * fs;
+    const double fs = m.shared_ffn(), up_s = m.up_width(fs);
     const auto [inside, moved] = mlp_inside(fs);
     saved += inside;
     traffic += moved;
@@ -499,7 +498,7 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   const double h = static_cast<double>(m.hidden), f = static_cast<double>(m.ffn_hidden);
   const double T = b * s_local;
   layer_cost x;
-  const double up = (m.gated_mlp ? 2.0 : 1.0) * f / t;
+  const double up = m.up_width(f) / t;
   // Attention's GEMMs, then the dense MLP's two (an MoE layer's block replaces them below). Under fp8 each
   // GEMM's input is cast forward, and its output's gradient backward: cast_in and cast_out elements.
   auto gemms = detail::attention_gemms(m, T, t, l.sequence_parallel ? t : 1.0);

@@ -74,6 +74,10 @@ struct transformer_shape {
   [[nodiscard]] double expert_ffn() const noexcept {
     return static_cast<double>(moe_ffn_hidden ? moe_ffn_hidden : ffn_hidden);
   }
+  //! The shared experts' width together: one dense MLP that every token of an MoE layer runs (0: none).
+  [[nodiscard]] double shared_ffn() const noexcept { return static_cast<double>(shared_experts) * expert_ffn(); }
+  //! The width of an MLP's first GEMM for an inner width f: gated, the gate and the up projection side by side.
+  [[nodiscard]] double up_width(double f) const noexcept { return (gated_mlp ? 2.0 : 1.0) * f; }
 
   [[nodiscard]] double head_dim() const noexcept {
     return head_size ? static_cast<double>(head_size) : static_cast<double>(hidden) / static_cast<double>(heads);
