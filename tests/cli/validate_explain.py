@@ -14,6 +14,7 @@ preset); its time to first token must be its prompt's prefill after its cached p
 Prints "explained: N runs" and exits 0, or names the first run that disagrees and exits 1.
 """
 import json
+import re
 import subprocess
 import sys
 
@@ -75,12 +76,29 @@ def serving(trinity, runs):
     print(f"explained: {len(table)} runs")
 
 
+def pipeline_stages_hold_the_layers(name, one, layers):
+    """The stages' layers add up to the model's, as the layout's pipeline places them (Megatron's split: the first
+    and last hold fewer), and the stage the step is priced on is one that exists."""
+    g = one["predicted"]["pipeline"]
+    p = int(re.search(r"\bpp=(\d+)", one["parallelism"]).group(1))
+    if g["stages"] != p:
+        sys.exit(f"{name}: {g['stages']} pipeline stages explained, pp={p} in its layout")
+    held = g["first_layers"] + g["middle_layers"] * (p - 2) + g["last_layers"] if p > 1 else g["first_layers"]
+    if held != layers or not g["first_layers"] <= g["middle_layers"] or g["last_layers"] > g["first_layers"]:
+        sys.exit(f"{name}: stages of {g['first_layers']}, {g['middle_layers']}, {g['last_layers']} layers do not "
+                 f"place its {layers} as Megatron does")
+    if g["binding"] not in (("last", "first") if p <= 2 else ("last", "middle")) or (p == 1 and g["binding"] != "last"):
+        sys.exit(f"{name}: priced on the {g['binding']} stage of {p}")
+
+
 def main():
     if sys.argv[3] == "--serving":
         return serving(*sys.argv[1:3])
     trinity, runs, probe = sys.argv[1:4]
     base = [trinity, "validate", "--runs", runs, "--probe", probe, "--json"]
     table = run(base)["runs"]
+    with open(runs) as f:
+        layers = {r["name"]: r["model"]["layers"] for r in json.load(f)["runs"]}
     if not table:
         sys.exit("the table has no runs")
     for row in table:
@@ -99,6 +117,7 @@ def main():
         total, step = sum(parts[p] for p in PARTS), one["predicted"]["step_time_s"]
         if abs(total - step) > 1e-9 * step:
             sys.exit(f"{row['name']}: the breakdown adds to {total} s, the step is {step} s")
+        pipeline_stages_hold_the_layers(row["name"], one, layers[row["name"]])
     print(f"explained: {len(table)} runs")
 
 

@@ -176,8 +176,11 @@ struct parallel_step_cost {
   bytes device_bytes{};
   flops model_flops{};  //!< per step, all GPUs: 3 passes, full s² (Narayanan et al.'s count without recomputation)
   double mfu = 0;       //!< model FLOPs over the step time and every GPU's peak
-  std::size_t layers_per_stage = 0;
-  double stage_parameters = 0;   //!< Ψ: the fuller stage's parameters on one GPU, before ZeRO shards them
+  std::size_t layers_per_stage = 0;  //!< the binding stage's
+  std::size_t pipeline_stages = 1;
+  stage_layers stages{};        //!< the layers the first, middle and last stages hold (pipeline_stage_layers)
+  bool last_binds = true;       //!< whether the binding stage is the last, its layers and the logits (else the fullest)
+  double stage_parameters = 0;  //!< Ψ: the fuller stage's parameters on one GPU, before ZeRO shards them
   double expert_parameters = 0;  //!< of Ψ, the routed experts', sharded over the expert-data-parallel ranks
   seconds dp_collectives{};      //!< the data-parallel collectives' whole time, before backward hides any of it
   bool overlap = false;          //!< whether they ran bucket by bucket under the passes (model/overlap.hpp)
@@ -705,6 +708,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const double L = last_binds ? L_last : std::max(L_first, L_mid);  // the binding stage's layers
   const seconds logits_f = last_binds ? full_logits_f : seconds{}, logits_b = last_binds ? full_logits_b : seconds{};
   r.layers_per_stage = static_cast<std::size_t>(L);
+  r.pipeline_stages = l.pp, r.stages = stages, r.last_binds = last_binds;
 
   // Pipeline sends: the activation split t ways, forward and backward, once per model chunk boundary. Without
   // sequence parallelism each rank holds the whole activation: it sends its 1/t and the next stage all-gathers

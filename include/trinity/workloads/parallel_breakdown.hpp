@@ -15,9 +15,22 @@
 
 namespace trinity::workloads {
 
+namespace detail {
+// Which stage a step is priced on: the last (its layers and the logits), or the fullest of the others.
+inline const char* binding_stage(const model::parallel_step_cost& r) {
+  return r.last_binds ? "last" : r.pipeline_stages > 2 ? "middle" : "first";
+}
+}  // namespace detail
+
 //! What the step model predicts for a layout: the step, peak bytes per GPU, and where each goes.
 inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r) {
   return {{"step_time_s", r.step.value()},
+          {"pipeline",
+           {{"stages", r.pipeline_stages},
+            {"first_layers", r.stages.first},
+            {"middle_layers", r.stages.middle},
+            {"last_layers", r.stages.last},
+            {"binding", detail::binding_stage(r)}}},
           {"device_bytes", r.device_bytes.value()},
           {"mfu", r.mfu},
           {"breakdown",
@@ -69,6 +82,16 @@ inline void print_parallel_breakdown(std::ostream& out, const model::parallel_st
   t.add({"  optimizer step" + std::string(r.offloaded > bytes{} ? " (on the host)" : ""), share(r.optimizer)});
   if (r.offloaded > bytes{}) t.add({"  optimizer offload traffic", share(r.offload)});
   if (r.codec > seconds{}) t.add({"  gradient coding", share(r.codec)});
+  if (r.pipeline_stages > 1) {
+    const auto& g = r.stages;
+    t.add({"layers per pipeline stage",
+           "first " + std::to_string(g.first) +
+               (r.pipeline_stages > 2 ? ", middle " + std::to_string(g.middle) : std::string()) + ", last " +
+               std::to_string(g.last) + " and the logits; priced on the busiest, " +
+               (r.last_binds            ? "the last"
+                : r.pipeline_stages > 2 ? "a middle one"
+                                        : "the first")});
+  }
   t.add({"device memory per GPU", to_string(r.device_bytes) + " of " + to_string(capacity) +
                                       (r.device_bytes <= capacity ? "" : ": does NOT fit")});
   t.add({"  weights, gradients, optimizer",

@@ -350,9 +350,15 @@ TEST_CASE("a pipeline that does not divide the layers gives its first and last s
   };
   const auto l10 = price(small_vocabulary(10), ideal(), io::parse_parallel_layout("pp=4,dp=1"));
   CHECK(l10.layers_per_stage == 3);
+  CHECK(!l10.last_binds);
+  CHECK((l10.pipeline_stages == 4 && l10.stages.first == 2 && l10.stages.middle == 3 && l10.stages.last == 2));
   const auto l12 = price(small_vocabulary(12), ideal(), io::parse_parallel_layout("pp=4,dp=1"));
   CHECK(l12.layers_per_stage == 3);
+  CHECK(l12.last_binds);
+  CHECK((l12.stages.first == 3 && l12.stages.middle == 3 && l12.stages.last == 3));
   CHECK(l10.step < l12.step);
+  const auto one = price(small_vocabulary(12), ideal(), io::parse_parallel_layout("pp=1,dp=4"));
+  CHECK((one.pipeline_stages == 1 && one.last_binds && one.layers_per_stage == 12));
 }
 
 TEST_CASE("parallel training: the step's parts add up to the step, each second in one of them", "[model][parallel]") {
