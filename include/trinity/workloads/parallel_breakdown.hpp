@@ -84,13 +84,12 @@ inline void print_parallel_breakdown(std::ostream& out, const model::parallel_st
   if (r.codec > seconds{}) t.add({"  gradient coding", share(r.codec)});
   if (r.pipeline_stages > 1) {
     const auto& g = r.stages;
+    const std::string binding = detail::binding_stage(r);
     t.add({"layers per pipeline stage",
            "first " + std::to_string(g.first) +
                (r.pipeline_stages > 2 ? ", middle " + std::to_string(g.middle) : std::string()) + ", last " +
                std::to_string(g.last) + " and the logits; priced on the busiest, " +
-               (r.last_binds            ? "the last"
-                : r.pipeline_stages > 2 ? "a middle one"
-                                        : "the first")});
+               (binding == "middle" ? "a middle one" : "the " + binding)});
   }
   t.add({"device memory per GPU", to_string(r.device_bytes) + " of " + to_string(capacity) +
                                       (r.device_bytes <= capacity ? "" : ": does NOT fit")});

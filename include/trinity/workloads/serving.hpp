@@ -114,16 +114,11 @@ inline json serving_json(const plan::serving_evaluated& e, const plan::serving_p
           {"fits", e.fits()}};
 }
 
-// Where a plan's time goes, priced as plan::price priced it.
-inline reports::serving_time time_of(const plan::serving_evaluated& e, const plan::serving_plan_result& r,
-                                     const plan::system& s, const plan::serving_workload& w) {
-  return reports::serving_time_of(s, w, e.plan, r.codecs.at(e.plan.codec), e.cost.hit_rate);
-}
-
 inline void plan_serving(const request& a, const plan::system& s, plan::serving_workload& w, std::ostream& out) {
   const auto r = plan_serving_with(s, w, a.planning);
   const auto by_tier = plan::best_by_cache_tier(r, s.tiers.size(), objective_of(a.planning));
-  const auto time = time_of(r.chosen(), r, s, w);
+  const auto& chosen = r.chosen();
+  const auto time = reports::serving_time_of(s, w, chosen.plan, r.codecs.at(chosen.plan.codec), chosen.cost.hit_rate);
   if (a.json) {
     json tiers = json::object();
     for (std::size_t t = 0; t < s.tiers.size(); ++t)
