@@ -7,7 +7,8 @@ Usage: validate_explain.py TRINITY RUNS PROBE      (the training model)
 Training: for each run the table prints, the explained run must carry the table's own figures (the same predicted
 step, error and device bytes, so --explain prices the run as the table does, with the same calibrated cluster),
 and its breakdown must add up to its step: the parts the step model reports are the whole step, nothing left
-unnamed.
+unnamed. The table's memory verdicts must follow its bytes and its device's memory, and the summary must list the
+runs put over.
 Serving: each explained run must carry the table's measured and predicted metric, and the figure of its
 configuration named by that metric must be the table's prediction (so --explain prices it on the same calibrated
 preset); its time to first token must be its prompt's prefill after its cached prefix's load.
@@ -91,12 +92,27 @@ def pipeline_stages_hold_the_layers(name, one, layers):
         sys.exit(f"{name}: priced on the {g['binding']} stage of {p}")
 
 
+def memory_verdicts_agree(table, summary):
+    """Each run fits its device when its predicted bytes are at most the device's memory, and the summary's list
+    of runs put over is exactly those that do not, in the file's order (every one ran, so each is an overcount)."""
+    for row in table:
+        fits = row["predicted"]["device_bytes"] <= row["device_memory_bytes"]
+        if row["fits_device_memory"] != fits or not row["device_memory_bytes"] > 0:
+            sys.exit(f"{row['name']}: fits_device_memory {row['fits_device_memory']} with "
+                     f"{row['predicted']['device_bytes']} bytes of {row['device_memory_bytes']}")
+    over = [row["name"] for row in table if not row["fits_device_memory"]]
+    if summary != {"runs": len(table), "over": over}:
+        sys.exit(f"summary.device_memory {summary}, the table's runs put over: {over} of {len(table)}")
+
+
 def main():
     if sys.argv[3] == "--serving":
         return serving(*sys.argv[1:3])
     trinity, runs, probe = sys.argv[1:4]
     base = [trinity, "validate", "--runs", runs, "--probe", probe, "--json"]
-    table = run(base)["runs"]
+    whole = run(base)
+    table = whole["runs"]
+    memory_verdicts_agree(table, whole["summary"]["device_memory"])
     with open(runs) as f:
         layers = {r["name"]: r["model"]["layers"] for r in json.load(f)["runs"]}
     if not table:
