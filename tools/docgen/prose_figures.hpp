@@ -18,6 +18,8 @@
 //   gb RUN                 its predicted device memory in whole gigabytes
 //   within SOURCE PRECISION   the held-out runs of a source in bf16 (16 bits) or fp8: their worst |error|, in
 //                          whole percent rounded up ("within 10%" holds while the text is the figure)
+//   runs [ROLE]            how many runs the file has (of a role: fit, held-out)
+//   over-memory            how many runs the model puts over their device's memory (each ran, so each fitted)
 
 #include <nlohmann/json.hpp>
 #include <trinity/io/parallel_calibration.hpp>
@@ -155,8 +157,20 @@ inline std::string figure(const priced_runs& runs, const std::string& spec) {
       throw std::runtime_error("figure: " + spec + ": " + w[2] + " is not a precision (bf16 or fp8)");
     return detail::worst_percent(runs, spec, w[1], w[2] == "fp8");
   }
+  if (kind == "runs" || kind == "over-memory") {
+    if (w.size() > (kind == "runs" ? 2u : 1u))
+      throw std::runtime_error("figure: " + spec + ": " + kind +
+                               (kind == "runs" ? " takes one role at most" : " takes nothing"));
+    if (w.size() == 2 && w[1] != "fit" && w[1] != "held-out")
+      throw std::runtime_error("figure: " + spec + ": " + w[1] + " is not a role (fit or held-out)");
+    const auto counted = std::count_if(runs.by_name().begin(), runs.by_name().end(), [&](const auto& x) {
+      return kind == "runs" ? w.size() == 1 || x.second.run->role == w[1] : !x.second.fits;
+    });
+    return std::to_string(counted);
+  }
   throw std::runtime_error("figure: " + spec +
-                           ": unknown kind (fast, slow, ratio, mfu, gb, share, speedup, measured-speedup, within)");
+                           ": unknown kind (fast, slow, ratio, mfu, gb, share, speedup, measured-speedup, within, "
+                           "runs, over-memory)");
 }
 
 //! `line` with each inline figure as the runs give it now; `stale` gains a note for each that differed.

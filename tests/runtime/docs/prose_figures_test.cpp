@@ -91,3 +91,26 @@ TEST_CASE("prose figures: a marker that names nothing is refused, naming what", 
   CHECK_THROWS_WITH(docgen::with_figures("<!-- figure: fast \"gpt-oss-120b/64\" -->35% fast", runs(), stale),
                     Catch::Contains("without its <!-- end figure --> on the same line"));
 }
+
+TEST_CASE("prose figures: `runs` counts the file's runs by role, `over-memory` those the model puts over", "[docs]") {
+  // Counted from the file itself, not through the reader the figures use.
+  const auto file = trinity::io::load(TRINITY_SOURCE_DIR "/bench/published/training-runs.json");
+  std::size_t all = 0, held_out = 0, fit = 0;
+  for (const auto& r : file.at("runs")) {
+    ++all;
+    held_out += r.at("role") == "held-out";
+    fit += r.at("role") == "fit";
+  }
+  REQUIRE(all == held_out + fit);
+  CHECK(docgen::figure(runs(), "runs") == std::to_string(all));
+  CHECK(docgen::figure(runs(), "runs held-out") == std::to_string(held_out));
+  CHECK(docgen::figure(runs(), "runs fit") == std::to_string(fit));
+  // Over: predicted bytes past the device's memory, whatever the `fits` flag says.
+  std::size_t over = 0;
+  for (const auto& [name, p] : runs().by_name()) over += p.cost.device_bytes > p.memory;
+  CHECK(over > 0);  // the docs' sentence names runs the model overcounts; none would make it false
+  CHECK(docgen::figure(runs(), "over-memory") == std::to_string(over));
+  CHECK_THROWS_WITH(docgen::figure(runs(), "runs measured"), Catch::Contains("measured is not a role"));
+  CHECK_THROWS_WITH(docgen::figure(runs(), "runs fit held-out"), Catch::Contains("takes one role at most"));
+  CHECK_THROWS_WITH(docgen::figure(runs(), "over-memory fit"), Catch::Contains("takes nothing"));
+}
