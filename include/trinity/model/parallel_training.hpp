@@ -34,9 +34,9 @@
 //!    copies that put the rows in order for them and back; the routed experts'
 //!    weights shard over the expert-parallel ranks and reduce over the expert-data-parallel ones;
 //!  - full recomputation runs the forward (its all-reduces too) again;
-//!    selective recomputation runs the attention core again; single modules (the norms, the experts'
-//!    activation, latent attention's up-projections: model/recompute_modules.hpp) run again in place of
-//!    keeping their outputs.
+//!    selective recomputation runs the attention core again (a fused one too, for no memory saved); single modules (the
+//!    norms, the experts' activation, latent attention's up-projections: model/recompute_modules.hpp) run again in
+//!    place of keeping their outputs.
 //! A step is m micro-batches plus the bubble (p − 1)/(m·v) of them, then the
 //! data-parallel gradient reduction and ZeRO's parameter all-gathers (exposed
 //! whole, or with overlap, bucket by bucket under the last micro-batch's
@@ -574,8 +574,10 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
     x.recompute = x.forward();
     x.all_reduces += x.pass_all_reduces;
     x.exchanges += 1.0;
-  } else if (l.recompute == recomputation::selective && !j.flash_attention) {
-    // FlashAttention keeps no scores, so there is nothing for selective recomputation to redo.
+  } else if (l.recompute == recomputation::selective) {
+    // The attention core runs forward again during the backward pass, as Megatron-Core checkpoints it
+    // (checkpoint_core_attention), fused or not; a fused kernel keeps no scores (x.scores is 0), so all it
+    // saves is the kernel's own statistics while its forward costs the same again.
     x.recompute += x.attn_f + seconds{kappa * x.scores / c.memory_bandwidth.value()};
   }
   return x;

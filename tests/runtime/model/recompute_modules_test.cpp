@@ -106,7 +106,8 @@ TEST_CASE("recompute modules: each keeps less by its outputs and runs its forwar
     // A dense layer has no experts' activation to recompute.
     CHECK(layer(j, c, tp2_ep8("moe_act"), false).stored == layer(j, c, tp2_ep8("none"), false).stored);
   }
-  {  // Together, the sum; beside selective recomputation with FlashAttention (no scores to redo), the same.
+  {  // Together, the sum; beside selective recomputation, the sum and the attention core's forward again: a fused
+     // core keeps no scores, but Megatron-Core's checkpointed core attention runs its forward again all the same.
     const auto x = layer(j, c, tp2_ep8("layernorm+moe_act+mla_up_proj"), true);
     const double each = (none.stored - layer(j, c, tp2_ep8("layernorm"), true).stored) +
                         (none.stored - layer(j, c, tp2_ep8("moe_act"), true).stored) +
@@ -114,7 +115,10 @@ TEST_CASE("recompute modules: each keeps less by its outputs and runs its forwar
     CHECK(none.stored - x.stored == Approx(each).epsilon(1e-12));
     auto selective = tp2_ep8("layernorm+moe_act+mla_up_proj");
     selective.recompute = recomputation::selective;
-    CHECK(layer(j, c, selective, true).recompute.value() == Approx(x.recompute.value()).epsilon(1e-12));
+    const auto with_selective = layer(j, c, selective, true);
+    REQUIRE(x.attn_f > seconds{});
+    CHECK(with_selective.recompute.value() == Approx((x.recompute + x.attn_f).value()).epsilon(1e-12));
+    CHECK(with_selective.stored == x.stored);  // and keeps the same bytes: there were no scores to drop
   }
 }
 
