@@ -7,9 +7,11 @@
 //!   "model"          3 passes with full s² attention, no recomputation (model::training_flops, none)
 //! The FLOP count converts a throughput into the iteration time the model is judged on.
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <trinity/io/json_object.hpp>
@@ -51,6 +53,7 @@ inline constexpr key run_keys[] = {{"name", required},
                                    {"overlap_dp"},
                                    {"zero"},
                                    {"precision"},
+                                   {"state_bytes"},
                                    {"published", required},
                                    {"assumed"}};
 inline constexpr key run_own_shape_keys[] = {{"layers", required}, {"hidden", required},   {"ffn_hidden", required},
@@ -58,6 +61,7 @@ inline constexpr key run_own_shape_keys[] = {{"layers", required}, {"hidden", re
                                              {"tied_embeddings"}};
 inline constexpr auto run_shape_keys = concat(run_own_shape_keys, optional_shape_keys);
 inline constexpr key published_keys[] = {{"tflops_per_gpu"}, {"flops"}, {"iteration_s"}, {"tokens_per_second_per_gpu"}};
+inline constexpr key state_bytes_keys[] = {{"parameter", required}, {"gradient", required}, {"optimizer", required}};
 inline constexpr std::string_view roles[] = {"fit", "held-out"};
 inline constexpr std::string_view flop_counts[] = {"narayanan-eq3", "model"};
 
@@ -70,6 +74,18 @@ inline model::transformer_shape read_run_shape(const json& j, const std::string&
     if (e.field().rfind(path, 0) == 0) throw;  // already at its path: a key read through o
     fail(join(path, e.field()), e.problem());
   }
+}
+
+//! The bytes a parameter takes in each training state, where a run's optimizer keeps other than mixed precision's
+//! 2, 2 and 12 (fp32 master weights and moments): Apex's DistributedFusedAdam with its state in bf16, say.
+inline model::state_bytes read_state_bytes(const json& j, const std::string& path) {
+  const object o(j, path, state_bytes_keys, "bytes a parameter takes as a weight, a gradient and optimizer state");
+  const model::state_bytes b{o.number("parameter"), o.number("gradient"), o.number("optimizer")};
+  for (const auto& [value, name] : {std::pair{b.parameter, "parameter"}, std::pair{b.gradient, "gradient"}})
+    if (!(value > 0 && std::isfinite(value))) fail(o.path(name), "must be a positive number of bytes");
+  if (!(b.optimizer >= 0 && std::isfinite(b.optimizer)))
+    fail(o.path("optimizer"), "must be a number of bytes, 0 or more (0: an optimizer without state)");
+  return b;
 }
 
 inline published_run read_run(const json& j, const std::string& path, const published_runs& file) {
@@ -93,6 +109,7 @@ inline published_run read_run(const json& j, const std::string& path, const publ
     static constexpr std::string_view precisions[] = {"mixed", "fp8"};
     r.job.fp8 = choice(o.at("precision"), o.path("precision"), precisions) == "fp8";
   }
+  if (o.has("state_bytes")) r.job.precision = read_state_bytes(o.at("state_bytes"), o.path("state_bytes"));
   try {
     r.layout = parse_parallel_layout(o.text("parallelism"), o.path("parallelism"));
   } catch (const invalid_input& e) {

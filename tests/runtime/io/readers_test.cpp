@@ -410,3 +410,44 @@ TEST_CASE("a published run's shape reads tied_embeddings, which a workload refus
                                              plan::presets::dgx_h100()),
                     Catch::Contains("tied_embeddings: unknown key"));
 }
+
+TEST_CASE("a published run's state_bytes replace mixed precision's 2, 2 and 12, and are refused by field", "[io]") {
+  const auto runs_with = [](const std::string& extra) {
+    return io::parse(R"({"sources": {"s": "a source"}, "runs": [{"name": "r", "source": "s", "role": "held-out",
+        "system": "dgx-h100", "gpus": 8, "model": {"layers": 24, "hidden": 2048, "ffn_hidden": 8192, "heads": 16,
+        "kv_heads": 16, "vocabulary": 50304, "gated_mlp": false}, "sequence": 2048, "global_batch": 64,
+        "parallelism": "tp=1,pp=1,cp=1,dp=8,mbs=1,recompute=none,sp=off", "zero": 1)" +
+                         extra + R"(, "published": {"iteration_s": 1.5}}]})",
+                     "runs.json");
+  };
+  const auto mixed = io::read_published_runs(runs_with("")).runs.at(0);
+  const auto bf16 =
+      io::read_published_runs(runs_with(R"(, "state_bytes": {"parameter": 2, "gradient": 2, "optimizer": 6})"))
+          .runs.at(0);
+  CHECK(mixed.job.precision.optimizer == 12);
+  CHECK(bf16.job.precision.parameter == 2);
+  CHECK(bf16.job.precision.gradient == 2);
+  CHECK(bf16.job.precision.optimizer == 6);
+  // Priced: ZeRO 1 over 8 ranks holds an eighth of the states, so half the bytes a parameter is half the states;
+  // weights, gradients and activations are the same.
+  const auto s = plan::presets::dgx_h100();
+  const auto c = plan::cluster_of(s, s.device.gemm, 3.0);
+  const auto a = model::price(mixed.job, c, mixed.layout), b = model::price(bf16.job, c, bf16.layout);
+  CHECK(b.optimizer_states.value() == Approx(a.optimizer_states.value() / 2).epsilon(1e-12));
+  CHECK(b.parameters == a.parameters);
+  CHECK(b.gradients == a.gradients);
+  CHECK(b.activations == a.activations);
+  CHECK(a.device_bytes - b.device_bytes == a.optimizer_states - b.optimizer_states);
+  CHECK(b.optimizer < a.optimizer);  // the update reads and writes fewer bytes
+  CHECK_THROWS_WITH(
+      io::read_published_runs(runs_with(R"(, "state_bytes": {"parameter": 2, "gradient": 2, "optimiser": 6})")),
+      Catch::Contains("runs[0].state_bytes.optimiser: unknown key"));
+  CHECK_THROWS_WITH(
+      io::read_published_runs(runs_with(R"(, "state_bytes": {"parameter": 2, "gradient": -2, "optimizer": 6})")),
+      Catch::Contains("runs[0].state_bytes.gradient: must be a positive number of bytes"));
+  CHECK_THROWS_WITH(
+      io::read_published_runs(runs_with(R"(, "state_bytes": {"parameter": 2, "gradient": 2, "optimizer": -1})")),
+      Catch::Contains("runs[0].state_bytes.optimizer: must be a number of bytes, 0 or more"));
+  CHECK_THROWS_WITH(io::read_published_runs(runs_with(R"(, "state_bytes": {"parameter": 2, "gradient": 2})")),
+                    Catch::Contains("runs[0].state_bytes.optimizer"));
+}
