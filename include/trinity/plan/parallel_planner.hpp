@@ -187,7 +187,8 @@ void for_each_frame(const model::transformer_shape& m, std::size_t gpus, F&& f) 
 }
 
 //! The recomputation policy and sequence parallelism of layout l, each combination worth pricing, as f(l):
-//! selective recomputation redoes nothing under FlashAttention, and sp needs tp > 1.
+//! selective recomputation saves nothing under FlashAttention (it keeps no scores) and still costs the core's
+//! forward again, so none beats it there; and sp needs tp > 1.
 template <class F>
 void for_each_policy(model::parallel_layout l, bool flash_attention, F&& f) {
   static constexpr model::recomputation policies[] = {model::recomputation::none, model::recomputation::selective,
