@@ -157,16 +157,17 @@ inline std::string figure(const priced_runs& runs, const std::string& spec) {
       throw std::runtime_error("figure: " + spec + ": " + w[2] + " is not a precision (bf16 or fp8)");
     return detail::worst_percent(runs, spec, w[1], w[2] == "fp8");
   }
-  if (kind == "runs" || kind == "over-memory") {
-    if (w.size() > (kind == "runs" ? 2u : 1u))
-      throw std::runtime_error("figure: " + spec + ": " + kind +
-                               (kind == "runs" ? " takes one role at most" : " takes nothing"));
+  if (kind == "runs") {
+    if (w.size() > 2) throw std::runtime_error("figure: " + spec + ": runs takes one role at most");
     if (w.size() == 2 && w[1] != "fit" && w[1] != "held-out")
       throw std::runtime_error("figure: " + spec + ": " + w[1] + " is not a role (fit or held-out)");
-    const auto counted = std::count_if(runs.by_name().begin(), runs.by_name().end(), [&](const auto& x) {
-      return kind == "runs" ? w.size() == 1 || x.second.run->role == w[1] : !x.second.fits;
-    });
-    return std::to_string(counted);
+    return std::to_string(std::count_if(runs.by_name().begin(), runs.by_name().end(),
+                                        [&](const auto& x) { return w.size() == 1 || x.second.run->role == w[1]; }));
+  }
+  if (kind == "over-memory") {
+    if (w.size() > 1) throw std::runtime_error("figure: " + spec + ": over-memory takes nothing");
+    return std::to_string(
+        std::count_if(runs.by_name().begin(), runs.by_name().end(), [](const auto& x) { return !x.second.fits(); }));
   }
   throw std::runtime_error("figure: " + spec +
                            ": unknown kind (fast, slow, ratio, mfu, gb, share, speedup, measured-speedup, within, "

@@ -77,7 +77,7 @@ nlohmann::json run_json(const row& x) {
           {"predicted",
            {{"step_time_s", x.cost.step.value()}, {"device_bytes", x.cost.device_bytes.value()}, {"mfu", x.cost.mfu}}},
           {"error", x.error},
-          {"fits_device_memory", x.fits},
+          {"fits_device_memory", x.fits()},
           {"device_memory_bytes", x.memory.value()}};
 }
 
@@ -86,7 +86,7 @@ nlohmann::json run_json(const row& x) {
 std::vector<std::string> over_memory(const std::vector<row>& rows) {
   std::vector<std::string> over;
   for (const auto& x : rows)
-    if (!x.fits) over.push_back(x.run->name);
+    if (!x.fits()) over.push_back(x.run->name);
   return over;
 }
 
@@ -163,7 +163,7 @@ void print_validation_text(const validation& v) {
     t.add({x.run->name, x.run->source, x.run->role, layout, x.run->published, fixed(x.run->iteration_s, 3),
            fixed(x.cost.step.value(), 3), percent(x.error),
            fixed(x.cost.device_bytes.value() / 1e9, 1) +
-               (x.fits ? "" : " (over " + units::detail::format_number(x.memory.value() / 1e9) + ")")});
+               (x.fits() ? "" : " (over " + units::detail::format_number(x.memory.value() / 1e9) + ")")});
   }
   t.print(std::cout);
   std::cout << "\nStep time, mean |error|: fit " << fixed(fit_mean * 100, 1) << "% (" << fit_n << " runs, worst "

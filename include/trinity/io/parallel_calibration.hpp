@@ -60,8 +60,9 @@ struct priced_run {
   const published_run* run;  //!< into the runs file, which must outlive it
   model::parallel_step_cost cost;
   double error;  //!< the predicted step over the published one, less one
-  bool fits;     //!< within the device's memory
-  bytes memory;  //!< the device's memory: a run that ran fitted in it, so `fits` false is the model's overcount
+  bytes memory;  //!< the device's memory: a run that ran fitted in it, so `fits()` false is the model's overcount
+  //! Within the device's memory.
+  [[nodiscard]] bool fits() const noexcept { return cost.device_bytes <= memory; }
 };
 
 //! Every run of `runs`, in the file's order.
@@ -71,7 +72,7 @@ inline std::vector<priced_run> price_runs(const published_runs& runs, const para
   for (const auto& r : runs.runs) {
     const auto c = cal.cluster(r);
     const auto cost = model::price(r.job, c, r.layout);
-    out.push_back({&r, cost, cost.step.value() / r.iteration_s - 1.0, cost.device_bytes <= c.memory, c.memory});
+    out.push_back({&r, cost, cost.step.value() / r.iteration_s - 1.0, c.memory});
   }
   return out;
 }
