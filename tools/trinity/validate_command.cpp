@@ -71,6 +71,9 @@ nlohmann::json run_json(const row& x) {
           {"system", x.run->system},
           {"gpus", x.run->gpus},
           {"parallelism", model::to_string(x.run->layout)},
+          // The fused attention kernel the run names; null: its system's own curve.
+          {"attention_kernel",
+           x.run->attention_kernel.empty() ? nlohmann::json() : nlohmann::json(x.run->attention_kernel)},
           {"kind", kind_of(*x.run)},
           {"published", x.run->published},
           {"published_step_time_s", x.run->iteration_s},
@@ -211,7 +214,8 @@ void print_explained(const row& x, const io::published_runs& file, const model::
     return;
   }
   std::cout << r.name << " (" << r.role << ", " << r.source << "): " << r.gpus << " GPUs of " << r.system << ", "
-            << model::to_string(r.layout) << (r.job.fp8 ? ", fp8" : "") << "\n"
+            << model::to_string(r.layout) << (r.job.fp8 ? ", fp8" : "")
+            << (r.attention_kernel.empty() ? "" : ", " + r.attention_kernel) << "\n"
             << "  published  " << r.published << ": a step of " << fixed(r.iteration_s, 3) << " s\n"
             << "  predicted  " << fixed(x.cost.step.value(), 3) << " s, " << percent(x.error) << "\n";
   if (!r.assumed.empty()) std::cout << "  assumed    " << r.assumed << "\n";

@@ -3,9 +3,10 @@
 //! Published fused-attention kernel speeds, read strictly (bench/published/attention-kernels.json), and each
 //! kernel's curve fitted (model::fit_fused_attention): what the parallel step model prices flash_attention with.
 //! A kernel names the device it ran on (a preset device's name) and its points: pass (forward, backward),
-//! causal, head_dim, sequence and tflops (the kernel's own FLOP count per second). trinity-docgen writes the
-//! cudnn kernel's fit on the H100 into plan/detail/measured_attention.hpp, which the H100 and H200 presets read,
-//! and fails its check when the file and the header disagree.
+//! causal, head_dim, sequence and tflops (the kernel's own FLOP count per second). trinity-docgen writes each
+//! kernel's fit on the H100 into plan/detail/measured_attention.hpp, where the H100 and H200 presets take the
+//! cudnn kernel's and a workload's attention_kernel names another (plan/attention_kernel.hpp), and fails its check
+//! when the file and the header disagree.
 
 #include <string>
 #include <string_view>

@@ -14,6 +14,7 @@
 #include <trinity/io/published_runs.hpp>
 #include <trinity/io/transformer_probe.hpp>
 #include <trinity/model/parallel_fit.hpp>
+#include <trinity/plan/attention_kernel.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
 
 namespace trinity::io {
@@ -25,14 +26,16 @@ struct parallel_calibration {
   model::gemm_efficiency a100;
   std::size_t runs_fitted = 0;
 
-  //! The cluster a published run ran on, as calibrated.
+  //! The cluster a published run ran on, as calibrated, with the attention kernel it ran.
   [[nodiscard]] model::training_cluster cluster(const published_run& r) const {
     const std::string_view precision = r.job.fp8 ? "fp8" : "bf16";
-    if (r.system == "dgx-a100")
-      return plan::cluster_of(*plan::presets::find("dgx-a100"), a100, elementwise_traffic, precision);
-    if (r.system == "dgx-h100")
-      return plan::cluster_of(*plan::presets::find("dgx-h100"), h100.model, elementwise_traffic, precision);
-    throw invalid_input("runs[" + r.name + "].system", "\"" + r.system + "\": the runs know dgx-a100 and dgx-h100");
+    const bool a100_run = r.system == "dgx-a100";
+    if (!a100_run && r.system != "dgx-h100")
+      throw invalid_input("runs[" + r.name + "].system", "\"" + r.system + "\": the runs know dgx-a100 and dgx-h100");
+    const auto s = *plan::presets::find(r.system);
+    auto c = plan::cluster_of(s, a100_run ? a100 : h100.model, elementwise_traffic, precision);
+    c.attention = plan::attention_kernel_curve(s, r.attention_kernel, "runs[" + r.name + "].attention_kernel");
+    return c;
   }
 };
 

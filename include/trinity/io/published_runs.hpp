@@ -19,12 +19,14 @@
 #include <trinity/io/workload.hpp>
 #include <trinity/model/parallel_training.hpp>
 #include <trinity/model/transformer.hpp>
+#include <trinity/plan/attention_kernel.hpp>
 #include <trinity/units/format.hpp>
 
 namespace trinity::io {
 
 struct published_run {
   std::string name, source, role, system, assumed;
+  std::string attention_kernel;  //!< the fused attention kernel it ran (plan/attention_kernel.hpp); empty: its system's
   std::size_t gpus = 0;
   model::training_job job;
   model::parallel_layout layout;
@@ -49,6 +51,7 @@ inline constexpr key run_keys[] = {{"name", required},
                                    {"global_batch", required},
                                    {"parallelism", required},
                                    {"flash_attention"},
+                                   {"attention_kernel"},
                                    {"dropout"},
                                    {"overlap_dp"},
                                    {"zero"},
@@ -102,6 +105,13 @@ inline published_run read_run(const json& j, const std::string& path, const publ
   r.job.sequence = o.count("sequence");
   r.job.global_batch = o.count("global_batch");
   o.get("flash_attention", r.job.flash_attention);
+  if (o.has("attention_kernel")) {
+    r.attention_kernel = o.text("attention_kernel");
+    plan::require_attention_kernel(r.attention_kernel, o.path("attention_kernel"));
+    if (!r.job.flash_attention)
+      fail(o.path("attention_kernel"),
+           "names a fused kernel, but flash_attention is false: set it true, or drop the kernel");
+  }
   o.get("dropout", r.job.dropout);
   o.get("overlap_dp", r.job.overlap_dp);
   if (o.has("precision")) {

@@ -53,6 +53,7 @@
 #include <trinity/detail/nearest_name.hpp>
 #include <trinity/error.hpp>
 #include <trinity/model/parallel_training.hpp>
+#include <trinity/plan/attention_kernel.hpp>
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/detail/measured_gemm.hpp>
 #include <trinity/plan/engine.hpp>
@@ -111,7 +112,9 @@ inline model::training_job job_of(const training_workload& w, std::size_t ranks)
 
 //! The cluster a system is to the step model, with the device's GEMM curve and the measured κ.
 inline model::training_cluster cluster_of(const system& s, const training_workload& w) {
-  return cluster_of(s, s.device.gemm, detail::measured_elementwise_traffic, w.compute_precision);
+  auto c = cluster_of(s, s.device.gemm, detail::measured_elementwise_traffic, w.compute_precision);
+  c.attention = attention_kernel_curve(s, w.attention_kernel, "workload.attention_kernel");
+  return c;
 }
 
 //! The cluster a layout must fit: the system's, its device memory less `o.memory_headroom` of it.

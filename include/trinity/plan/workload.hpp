@@ -17,6 +17,7 @@
 #include <trinity/model/sharding.hpp>
 #include <trinity/model/transformer.hpp>
 #include <trinity/plan/assumed.hpp>
+#include <trinity/plan/attention_kernel.hpp>
 #include <trinity/plan/system.hpp>
 
 namespace trinity::plan {
@@ -46,7 +47,10 @@ struct training_workload {
   std::optional<model::transformer_shape> shape = std::nullopt;
   std::size_t global_batch = 0;  //!< sequences per step over every replica; 0: batch × the data-parallel ranks
   bool flash_attention = true;   //!< the attention core keeps no s² scores (FlashAttention)
-  bool dropout = false;          //!< GPT's dropouts and their masks; Llama trains without
+  //! The fused kernel it runs, by name (plan/attention_kernel.hpp: "cudnn", "flash-attention-2"); empty: the
+  //! device's own curve
+  std::string attention_kernel = {};
+  bool dropout = false;  //!< GPT's dropouts and their masks; Llama trains without
   //! The data-parallel collectives bucket by bucket under the passes (model/overlap.hpp), where a layout
   //! does not say (its overlap=on|off)
   bool overlap = false;
@@ -83,6 +87,10 @@ inline void validate(const training_workload& w, const system& s) {
   detail::require_non_negative(w.precision.optimizer, "workload.precision.optimizer");
   detail::require_non_negative(w.error_budget, "workload.error_budget");
   detail::require_precision(w.compute_precision, "workload.precision.compute");
+  // A kernel measured, on a device it was measured on: the curve itself is cluster_of's to take.
+  (void)attention_kernel_curve(s, w.attention_kernel, "workload.attention_kernel");
+  trinity::detail::require(w.attention_kernel.empty() || w.flash_attention, "workload.attention_kernel",
+                           "names a fused kernel, but flash_attention is false: set it true, or drop the kernel");
 }
 
 namespace presets {

@@ -50,6 +50,7 @@ inline constexpr key training_own_keys[] = {{"name", required},
                                             {"vocabulary"},
                                             {"global_batch"},
                                             {"flash_attention"},
+                                            {"attention_kernel"},
                                             {"dropout"},
                                             {"overlap"},
                                             {"capacity_factor"},
@@ -126,10 +127,10 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     w.hidden = w.shape->hidden;
     w.parameters = shape_parameters(o, *w.shape);
   } else {
-    for (const char* k :
-         {"gated_mlp", "global_batch", "flash_attention", "dropout", "overlap", "sequence_mix", "top_k",
-          "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers", "full_attention_frequency",
-          "q_lora_rank", "rope_head_dim", "v_head_dim", "capacity_factor", "expert_imbalance"})
+    for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "attention_kernel", "dropout", "overlap",
+                          "sequence_mix", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency",
+                          "first_dense_layers", "full_attention_frequency", "q_lora_rank", "rope_head_dim",
+                          "v_head_dim", "capacity_factor", "expert_imbalance"})
       if (o.has(k))
         fail(k,
              "describes a transformer's shape; give heads, ffn_hidden and vocabulary too, or name the "
@@ -150,6 +151,10 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     else
       plan::assume(assumed, "global_batch", w.batch * (w.data_parallel ? w.data_parallel : s.device.count));
     o.get("flash_attention", w.flash_attention, assumed);
+    if (o.has("attention_kernel"))
+      w.attention_kernel = o.text("attention_kernel");
+    else if (w.flash_attention)
+      plan::assume(assumed, "attention_kernel", plan::own_attention_kernel(s));
     o.get("dropout", w.dropout, assumed);
     o.get("overlap", w.overlap, assumed);
     read_routing(o, w);

@@ -451,3 +451,65 @@ TEST_CASE("a published run's state_bytes replace mixed precision's 2, 2 and 12, 
   CHECK_THROWS_WITH(io::read_published_runs(runs_with(R"(, "state_bytes": {"parameter": 2, "gradient": 2})")),
                     Catch::Contains("runs[0].state_bytes.optimizer"));
 }
+
+TEST_CASE("a published run and a workload name the attention kernel they run, and are priced with its curve", "[io]") {
+  const auto runs_with = [](const std::string& system, const std::string& extra) {
+    return io::parse(R"({"sources": {"s": "a source"}, "runs": [{"name": "r", "source": "s", "role": "held-out",
+        "system": ")" + system +
+                         R"(", "gpus": 8, "model": {"layers": 24, "hidden": 2048, "ffn_hidden": 8192,
+        "heads": 16, "kv_heads": 16, "vocabulary": 50304, "gated_mlp": false}, "sequence": 4096, "global_batch": 64,
+        "parallelism": "tp=1,pp=1,cp=1,dp=8,mbs=1,recompute=none,sp=off")" +
+                         extra + R"(, "published": {"iteration_s": 1.5}}]})",
+                     "runs.json");
+  };
+  const auto s = plan::presets::dgx_h100();
+  const auto fa2 = plan::attention_kernel_curve(s, "flash-attention-2", "k");
+  const io::parallel_calibration cal;
+  const auto own = io::read_published_runs(runs_with("dgx-h100", R"(, "flash_attention": true)"));
+  const auto named = io::read_published_runs(
+      runs_with("dgx-h100", R"(, "flash_attention": true, "attention_kernel": "flash-attention-2")"));
+  CHECK(own.runs.at(0).attention_kernel.empty());
+  CHECK(named.runs.at(0).attention_kernel == "flash-attention-2");
+  CHECK(cal.cluster(own.runs.at(0)).attention == s.device.attention);
+  CHECK(cal.cluster(named.runs.at(0)).attention == fa2);
+  // Priced: only the attention core changes, and it grows.
+  const auto a = model::price(own.runs.at(0).job, cal.cluster(own.runs.at(0)), own.runs.at(0).layout);
+  const auto b = model::price(named.runs.at(0).job, cal.cluster(named.runs.at(0)), named.runs.at(0).layout);
+  CHECK(b.attention > a.attention);
+  CHECK(b.gemm == a.gemm);
+  CHECK(b.device_bytes == a.device_bytes);
+  CHECK_THROWS_WITH(io::read_published_runs(runs_with("dgx-h100", R"(, "flash_attention": true,
+      "attention_kernel": "fa2")")),
+                    Catch::Contains("runs[0].attention_kernel: \"fa2\" is no measured kernel; the kernels are cudnn"));
+  CHECK_THROWS_WITH(io::read_published_runs(runs_with("dgx-h100", R"(, "flash_attention": false,
+      "attention_kernel": "cudnn")")),
+                    Catch::Contains("runs[0].attention_kernel: names a fused kernel, but flash_attention is false"));
+  const auto a100 = io::read_published_runs(
+      runs_with("dgx-a100", R"(, "flash_attention": true, "attention_kernel": "flash-attention-2")"));
+  CHECK_THROWS_WITH(cal.cluster(a100.runs.at(0)),
+                    Catch::StartsWith("runs[r].attention_kernel: no attention kernel was measured on a100"));
+
+  // The workload: the same key, the same curve, the same refusals.
+  const std::string shape = R"({"name": "w", "type": "training", "layers": 24, "hidden": 2048, "ffn_hidden": 8192,
+      "heads": 16, "vocabulary": 50304, "sequence": 4096)";
+  const auto w =
+      workloads::read_workload(io::parse(shape + R"(, "attention_kernel": "flash-attention-2"})", "w.json"), s)
+          .as<plan::training_workload>();
+  CHECK(w.attention_kernel == "flash-attention-2");
+  CHECK(plan::cluster_of(s, w).attention == fa2);
+  const auto plain = workloads::read_workload(io::parse(shape + "}", "w.json"), s).as<plan::training_workload>();
+  CHECK(plan::cluster_of(s, plain).attention == s.device.attention);
+  CHECK(error_of(shape + R"(, "attention_kernel": "flash-attn"})", [&](const json& j) {
+          workloads::read_workload(j, s);
+        }) == "attention_kernel: \"flash-attn\" is no measured kernel; the kernels are cudnn, flash-attention-2");
+  CHECK(error_of(shape + R"(, "flash_attention": false, "attention_kernel": "cudnn"})", [&](const json& j) {
+          workloads::read_workload(j, s);
+        }).starts_with("attention_kernel: names a fused kernel, but flash_attention is false"));
+  CHECK(error_of(shape + R"(, "attention_kernel": "cudnn"})", [&](const json& j) {
+          workloads::read_workload(j, plan::presets::dgx_a100());
+        }).starts_with("attention_kernel: no attention kernel was measured on a100"));
+  CHECK(error_of(R"({"name": "w", "type": "training", "parameters": 1e9, "layers": 8, "hidden": 1024,
+      "sequence": 1024, "attention_kernel": "cudnn"})",
+                 [&](const json& j) { workloads::read_workload(j, s); })
+            .starts_with("attention_kernel: describes a transformer's shape"));
+}

@@ -154,6 +154,14 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     CHECK(plan::describe(w.assumed).find("global_batch 8") != std::string::npos);   // batch 1 × 8 ranks
     CHECK(plan::describe(w.assumed).find("gated_mlp true") != std::string::npos);
     CHECK(plan::describe(w.assumed).find("precision \"mixed\"") != std::string::npos);
+    // The fused kernel the device prices by default, named; on a device none was measured on, what stands in.
+    CHECK(plan::describe(w.assumed).find("flash_attention true, attention_kernel \"cudnn\"") != std::string::npos);
+    const auto a100 = workloads::read_workload(j, plan::presets::dgx_a100()).as<plan::training_workload>();
+    CHECK(plan::describe(a100.assumed).find("attention_kernel \"none measured (the GEMM bound)\"") !=
+          std::string::npos);
+    // Without a fused core there is no kernel to assume.
+    const auto unfused = training(R"({"name": "a", )" + shape_13b + ", " + rest + R"(, "flash_attention": false})");
+    CHECK(plan::describe(unfused.assumed).find("attention_kernel") == std::string::npos);
   }
   SECTION("training, with a sliding window") {
     const auto j = io::parse(R"({"name": "a", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,

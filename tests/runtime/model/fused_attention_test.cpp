@@ -4,6 +4,7 @@
 #include <trinity/model/fused_attention.hpp>
 #include <trinity/model/named_shapes.hpp>
 #include <trinity/model/parallel_training.hpp>
+#include <trinity/plan/attention_kernel.hpp>
 #include <trinity/plan/system.hpp>
 
 #include <cmath>
@@ -102,6 +103,52 @@ TEST_CASE("the H100 presets carry the fit of the published cuDNN speeds", "[mode
     if (!p.backward && p.causal && p.head_dim == 128)
       CHECK(std::abs(f.model.forward_share(p.sequence, 128) * s.device.compute.value() / p.flops_per_second - 1) <
             0.05);
+}
+
+TEST_CASE("every kernel measured on the H100 is fitted, and a workload names the one it runs", "[model][plan]") {
+  const auto kernels = io::read_attention_kernels(from("bench/published/attention-kernels.json"));
+  const auto h100 = *plan::presets::find("dgx-h100");
+  const double peak = h100.device.compute.value();
+  std::size_t measured = 0;
+  for (const auto& k : kernels) {
+    if (k.device != "h100-sxm") continue;
+    ++measured;
+    // The generated curve is the fit of the file's points, and the lookup by name returns it on both presets
+    // priced with the H100's measurements.
+    const auto f = fit_fused_attention(k.points, peak);
+    CHECK(plan::attention_kernel_curve(h100, k.name, "kernel") == f.model);
+    CHECK(plan::attention_kernel_curve(*plan::presets::find("dgx-h200"), k.name, "kernel") == f.model);
+  }
+  CHECK(measured == std::size(plan::detail::measured_h100_attention_kernels));
+  // No name: the device's own curve, cuDNN's.
+  const auto cudnn = plan::attention_kernel_curve(h100, "cudnn", "kernel");
+  const auto fa2 = plan::attention_kernel_curve(h100, "flash-attention-2", "kernel");
+  CHECK(plan::attention_kernel_curve(h100, "", "kernel") == cudnn);
+  CHECK(h100.device.attention == cudnn);
+  CHECK_FALSE(fa2 == cudnn);
+  // FlashAttention-2 runs both passes slower than cuDNN at every measured sequence and head dimension.
+  for (const double seq : {512.0, 1024.0, 2048.0, 4096.0, 8192.0, 16384.0})
+    for (const double d : {64.0, 128.0}) {
+      CHECK(fa2.forward_share(seq, d) < cudnn.forward_share(seq, d));
+      CHECK(fa2.backward_share(seq, d) < cudnn.backward_share(seq, d));
+    }
+  // A layer priced with each: the same work, each pass slower by its share's ratio.
+  parallel_layout l;
+  l.tp = 2;
+  l.dp = 1;
+  const auto a = layer(llama_like(true), device(cudnn), l), b = layer(llama_like(true), device(fa2), l);
+  CHECK(b.attn_f.value() / a.attn_f.value() ==
+        Approx(cudnn.forward_share(8192, 128) / fa2.forward_share(8192, 128)).epsilon(1e-12));
+  CHECK(b.attn_b.value() / a.attn_b.value() ==
+        Approx(cudnn.backward_share(8192, 128) / fa2.backward_share(8192, 128)).epsilon(1e-12));
+  // A name not measured, or a device none was measured on, is refused at the field with what would work.
+  CHECK_THROWS_WITH(plan::attention_kernel_curve(h100, "flash-attention-3", "workload.attention_kernel"),
+                    "workload.attention_kernel: \"flash-attention-3\" is no measured kernel; the kernels are "
+                    "cudnn, flash-attention-2");
+  CHECK_THROWS_WITH(plan::attention_kernel_curve(*plan::presets::find("dgx-a100"), "cudnn", "k"),
+                    Catch::StartsWith("k: no attention kernel was measured on a100-sxm-80gb; leave it out"));
+  CHECK(plan::attention_kernel_curve(*plan::presets::find("dgx-a100"), "", "k") ==
+        plan::presets::find("dgx-a100")->device.attention);
 }
 
 TEST_CASE("flash attention is priced as one fused causal kernel", "[model]") {
