@@ -569,10 +569,13 @@ struct training {
     return io::detail::read_training(j, s);
   }
   static std::vector<std::string_view> preset_names() { return plan::presets::workload_names(); }
-  //! A preset's ranks follow the system it is paired with: every device, as a JSON workload without them.
+  //! A preset's ranks and attention kernel follow the system it is paired with: every device, and the device's own
+  //! kernel, as a JSON workload without them.
   static std::optional<description> preset(std::string_view name, const plan::system& s) {
     auto w = plan::presets::find_workload(name);
     if (w && !w->data_parallel) plan::assume(w->assumed, "data_parallel", s.device.count);
+    if (w && w->flash_attention && w->attention_kernel.empty())
+      plan::assume(w->assumed, "attention_kernel", plan::own_attention_kernel(s));
     return w;
   }
   //! The data-parallel planner prices Ψ as every rank's compute and weights: a dense model's.

@@ -159,6 +159,11 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     const auto a100 = workloads::read_workload(j, plan::presets::dgx_a100()).as<plan::training_workload>();
     CHECK(plan::describe(a100.assumed).find("attention_kernel \"none measured (the GEMM bound)\"") !=
           std::string::npos);
+    // A preset names it too, for the system it is paired with.
+    const auto preset = workloads::find_preset("llm-7b-train", plan::presets::dgx_h100());
+    REQUIRE(preset);
+    CHECK(plan::describe(preset->as<plan::training_workload>().assumed).find("attention_kernel \"cudnn\"") !=
+          std::string::npos);
     // Without a fused core there is no kernel to assume.
     const auto unfused = training(R"({"name": "a", )" + shape_13b + ", " + rest + R"(, "flash_attention": false})");
     CHECK(plan::describe(unfused.assumed).find("attention_kernel") == std::string::npos);
