@@ -108,9 +108,7 @@ inline published_run read_run(const json& j, const std::string& path, const publ
   if (o.has("attention_kernel")) {
     r.attention_kernel = o.text("attention_kernel");
     plan::require_attention_kernel(r.attention_kernel, o.path("attention_kernel"));
-    if (!r.job.flash_attention)
-      fail(o.path("attention_kernel"),
-           "names a fused kernel, but flash_attention is false: set it true, or drop the kernel");
+    plan::require_fused_attention(r.attention_kernel, r.job.flash_attention, o.path("attention_kernel"));
   }
   o.get("dropout", r.job.dropout);
   o.get("overlap_dp", r.job.overlap_dp);

@@ -18,6 +18,15 @@
 
 namespace trinity::plan {
 
+namespace detail {
+//! The measured kernel named `kernel`, or null.
+inline const measured_attention_kernel* measured_attention_kernel_named(std::string_view kernel) {
+  for (const auto& k : measured_h100_attention_kernels)
+    if (k.name == kernel) return &k;
+  return nullptr;
+}
+}  // namespace detail
+
 //! "cudnn, flash-attention-2": the kernels there are curves for, for an error to list.
 inline std::string attention_kernel_names() {
   std::string out;
@@ -27,11 +36,15 @@ inline std::string attention_kernel_names() {
 
 //! Throws invalid_input at `field` unless `kernel` is empty or a measured kernel's name.
 inline void require_attention_kernel(std::string_view kernel, const std::string& field) {
-  if (kernel.empty()) return;
-  for (const auto& k : detail::measured_h100_attention_kernels)
-    if (k.name == kernel) return;
+  if (kernel.empty() || detail::measured_attention_kernel_named(kernel)) return;
   throw invalid_input(
       field, "\"" + std::string(kernel) + "\" is no measured kernel; the kernels are " + attention_kernel_names());
+}
+
+//! Throws invalid_input at `field` where a kernel is named for a core that runs unfused: a workload's or a run's.
+inline void require_fused_attention(std::string_view kernel, bool flash_attention, const std::string& field) {
+  trinity::detail::require(kernel.empty() || flash_attention, field,
+                           "names a fused kernel, but flash_attention is false: set it true, or drop the kernel");
 }
 
 //! The name of the kernel system `s`'s device prices flash_attention with by default: the measured kernel whose
@@ -47,15 +60,13 @@ inline std::string own_attention_kernel(const system& s) {
 //! chip) takes another; any other is refused at `field`.
 inline model::fused_attention_efficiency attention_kernel_curve(const system& s, std::string_view kernel,
                                                                 const std::string& field) {
-  require_attention_kernel(kernel, field);
   if (kernel.empty()) return s.device.attention;
+  require_attention_kernel(kernel, field);
   trinity::detail::require(s.device.attention == detail::measured_h100_attention, field, [&] {
     return "no attention kernel was measured on " + s.device.name +
            "; leave it out to price the core with the device's own curve";
   });
-  for (const auto& k : detail::measured_h100_attention_kernels)
-    if (k.name == kernel) return k.curve;
-  return s.device.attention;  // not reached: require_attention_kernel found it
+  return detail::measured_attention_kernel_named(kernel)->curve;
 }
 
 }  // namespace trinity::plan

@@ -89,8 +89,7 @@ inline void validate(const training_workload& w, const system& s) {
   detail::require_precision(w.compute_precision, "workload.precision.compute");
   // A kernel measured, on a device it was measured on: the curve itself is cluster_of's to take.
   (void)attention_kernel_curve(s, w.attention_kernel, "workload.attention_kernel");
-  trinity::detail::require(w.attention_kernel.empty() || w.flash_attention, "workload.attention_kernel",
-                           "names a fused kernel, but flash_attention is false: set it true, or drop the kernel");
+  require_fused_attention(w.attention_kernel, w.flash_attention, "workload.attention_kernel");
 }
 
 namespace presets {
