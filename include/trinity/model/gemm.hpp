@@ -32,10 +32,12 @@ struct gemm_efficiency {
 };
 
 inline void validate(const gemm_efficiency& g, const std::string& at = "gemm") {
-  trinity::detail::require(g.peak_fraction > 0 && g.peak_fraction <= 1, at + ".peak_fraction",
-                           "must lie in (0, 1]: the share of the device's peak a large GEMM reaches");
-  trinity::detail::require(g.half_size >= 0 && std::isfinite(g.half_size), at + ".half_size",
-                           "must be finite and not negative");
+  // The field's name is built only on a failure: the step model checks its curve on every pricing.
+  if (!(g.peak_fraction > 0 && g.peak_fraction <= 1))
+    throw invalid_input(at + ".peak_fraction",
+                        "must lie in (0, 1]: the share of the device's peak a large GEMM reaches");
+  if (!(g.half_size >= 0 && std::isfinite(g.half_size)))
+    throw invalid_input(at + ".half_size", "must be finite and not negative");
 }
 
 //! One measured GEMM: its shape and the rate it ran at.

@@ -74,6 +74,9 @@ inline gemm_efficiency fit_gemm_to_steps(std::span<const measured_step> runs) {
         auto c = r.cluster;
         c.gemm = g;
         err += detail::log_error(price(r.job, c, r.layout).step, r.measured);
+        // The rest of the runs only add to err (squares; a float sum of non-negatives never falls), so a point
+        // already no better than the best cannot win: leaving it changes no result and skips most of the grid.
+        if (best_err >= 0 && err >= best_err) break;
       }
       if (best_err < 0 || err < best_err) best_err = err, best = g;
     }

@@ -90,15 +90,17 @@ struct transformer_shape {
 
 //! Throws invalid_input naming the field.
 inline void validate(const transformer_shape& m) {
+  // Messages that format a number are built only on a failure (the lambdas): the step model checks the shape on
+  // every pricing, and a calibration or a layout search prices hundreds of thousands of times.
   trinity::detail::require(m.layers >= 1, "layers", "must be at least 1");
   trinity::detail::require(m.hidden >= 1, "hidden", "must be at least 1");
   trinity::detail::require(m.ffn_hidden >= 1, "ffn_hidden", "must be at least 1");
-  trinity::detail::require(
-      m.heads >= 1 && (m.head_size > 0 || m.hidden % m.heads == 0), "heads",
-      "must divide hidden (" + std::to_string(m.hidden) + ") into whole heads, or give head_dim (a head's width)");
-  trinity::detail::require(
-      m.kv_heads >= 1 && m.heads % m.kv_heads == 0, "kv_heads",
-      "must divide heads (" + std::to_string(m.heads) + "): each KV head serves whole query heads");
+  trinity::detail::require(m.heads >= 1 && (m.head_size > 0 || m.hidden % m.heads == 0), "heads", [&] {
+    return "must divide hidden (" + std::to_string(m.hidden) + ") into whole heads, or give head_dim (a head's width)";
+  });
+  trinity::detail::require(m.kv_heads >= 1 && m.heads % m.kv_heads == 0, "kv_heads", [&] {
+    return "must divide heads (" + std::to_string(m.heads) + "): each KV head serves whole query heads";
+  });
   trinity::detail::require(m.vocabulary >= 1, "vocabulary", "must be at least 1");
   if (!m.mla()) {
     for (const auto& [value, key] :
@@ -107,20 +109,21 @@ inline void validate(const transformer_shape& m) {
       trinity::detail::require(value == 0, key,
                                "describes multi-head latent attention; give kv_lora_rank too, or leave it out");
   } else {
-    trinity::detail::require(m.kv_heads == m.heads, "kv_heads",
-                             "must equal heads (" + std::to_string(m.heads) +
-                                 ") under latent attention: every head has its own keys and values, "
-                                 "up-projected from the shared latent");
+    trinity::detail::require(m.kv_heads == m.heads, "kv_heads", [&] {
+      return "must equal heads (" + std::to_string(m.heads) +
+             ") under latent attention: every head has its own keys and values, up-projected from the shared latent";
+    });
   }
   if (m.sliding_window == 0)
     trinity::detail::require(m.full_attention_frequency == 0, "full_attention_frequency",
                              "describes sliding-window attention; give sliding_window too, or leave it out");
   else
     trinity::detail::require(m.full_attention_frequency != 1 && m.full_attention_frequency <= m.layers,
-                             "full_attention_frequency",
-                             "must be 0 (every layer windowed) or from 2 to the " + std::to_string(m.layers) +
-                                 " layers (every n-th layer full); 1 would leave no layer windowed: drop "
-                                 "sliding_window instead");
+                             "full_attention_frequency", [&] {
+                               return "must be 0 (every layer windowed) or from 2 to the " + std::to_string(m.layers) +
+                                      " layers (every n-th layer full); 1 would leave no layer windowed: drop "
+                                      "sliding_window instead";
+                             });
   if (!m.moe()) {
     for (const auto& [value, key] : {std::pair{m.top_k, "top_k"}, std::pair{m.moe_ffn_hidden, "moe_ffn_hidden"},
                                      std::pair{m.shared_experts, "shared_experts"}})
@@ -132,13 +135,16 @@ inline void validate(const transformer_shape& m) {
     return;
   }
   trinity::detail::require(m.experts >= 2, "experts", "a mixture needs at least 2 experts (0: a dense model)");
-  trinity::detail::require(m.top_k >= 1 && m.top_k <= m.experts, "top_k",
-                           "must be from 1 to the " + std::to_string(m.experts) + " experts: the experts a token runs");
-  trinity::detail::require(m.moe_layer_frequency >= 1 && m.moe_layer_frequency <= m.layers, "moe_layer_frequency",
-                           "must be from 1 (every layer) to the " + std::to_string(m.layers) + " layers");
-  trinity::detail::require(m.first_dense_layers < m.layers, "first_dense_layers",
-                           "must leave a mixture layer: fewer than the " + std::to_string(m.layers) +
-                               " layers (0: the first layer is a mixture)");
+  trinity::detail::require(m.top_k >= 1 && m.top_k <= m.experts, "top_k", [&] {
+    return "must be from 1 to the " + std::to_string(m.experts) + " experts: the experts a token runs";
+  });
+  trinity::detail::require(m.moe_layer_frequency >= 1 && m.moe_layer_frequency <= m.layers, "moe_layer_frequency", [&] {
+    return "must be from 1 (every layer) to the " + std::to_string(m.layers) + " layers";
+  });
+  trinity::detail::require(m.first_dense_layers < m.layers, "first_dense_layers", [&] {
+    return "must leave a mixture layer: fewer than the " + std::to_string(m.layers) +
+           " layers (0: the first layer is a mixture)";
+  });
 }
 
 //! Layers whose MLP is a mixture of experts: after the first_dense_layers, every moe_layer_frequency-th,
