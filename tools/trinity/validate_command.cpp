@@ -63,8 +63,10 @@ struct validation {
 // What a run exercises: a mixture of experts, fp8 GEMMs on a dense model, or a 16-bit dense model.
 std::string kind_of(const io::published_run& r) { return r.job.shape.moe() ? "moe" : r.job.fp8 ? "fp8" : "dense"; }
 
-// A priced run as the table's JSON lists it (--explain's adds to it).
-nlohmann::json run_json(const row& x) {
+// A priced run as the table's JSON lists it, and as --explain --json prints it alone: its figures, where its
+// predicted step goes, what it assumes and its source.
+nlohmann::json run_json(const row& x, const io::published_runs& file) {
+  const auto source = file.sources.find(x.run->source);
   return {{"name", x.run->name},
           {"source", x.run->source},
           {"role", x.run->role},
@@ -77,8 +79,9 @@ nlohmann::json run_json(const row& x) {
           {"kind", kind_of(*x.run)},
           {"published", x.run->published},
           {"published_step_time_s", x.run->iteration_s},
-          {"predicted",
-           {{"step_time_s", x.cost.step.value()}, {"device_bytes", x.cost.device_bytes.value()}, {"mfu", x.cost.mfu}}},
+          {"predicted", workloads::parallel_predicted_json(x.cost)},  // the step, its breakdown, stages and bytes
+          {"assumed", x.run->assumed},
+          {"source_text", source == file.sources.end() ? std::string() : source->second},
           {"error", x.error},
           {"fits_device_memory", x.fits()},
           {"device_memory_bytes", x.memory.value()}};
@@ -93,7 +96,7 @@ std::vector<std::string> over_memory(const std::vector<row>& rows) {
   return over;
 }
 
-void print_validation_json(const validation& v, const std::string& probe_path) {
+void print_validation_json(const validation& v, const io::published_runs& file, const std::string& probe_path) {
   const auto& [cal, pr, rows, fit_n, held_runs, exact, held_n, fit_mean, fit_worst, held_mean, held_max, worst_bytes,
                held_sum, held_worst, fp8, moe] = v;
   const auto& gemm_h100 = cal.h100;
@@ -116,7 +119,7 @@ void print_validation_json(const validation& v, const std::string& probe_path) {
        {{"peak_fraction", gemm_a100.peak_fraction},
         {"half_size", gemm_a100.half_size},
         {"from", "the runs marked fit"}}}};
-  for (const auto& x : rows) out["runs"].push_back(run_json(x));
+  for (const auto& x : rows) out["runs"].push_back(run_json(x, file));
   out["summary"] = {{"fit", {{"runs", fit_n}, {"mean_abs_error", fit_mean}, {"max_abs_error", fit_worst}}},
                     {"held_out", {{"runs", held_runs}, {"mean_abs_error", held_mean}, {"max_abs_error", held_max}}},
                     {"held_out_fp8", summary_json(fp8)},
@@ -202,17 +205,13 @@ const Row& named_row(const std::vector<Row>& rows, const std::string& name, cons
 
 // One run priced as the table prices it, and where its predicted step goes: what to read when a run misses.
 void print_explained(const row& x, const io::published_runs& file, const model::training_cluster& c, bool as_json) {
+  if (as_json) {
+    std::cout << run_json(x, file).dump(2) << '\n';
+    return;
+  }
   const auto& r = *x.run;
   const auto source = file.sources.find(r.source);
   const std::string source_text = source == file.sources.end() ? std::string() : source->second;
-  if (as_json) {
-    auto out = run_json(x);
-    out["source_text"] = source_text;
-    out["assumed"] = r.assumed;
-    out["predicted"] = workloads::parallel_predicted_json(x.cost);  // the table's figures and the breakdown
-    std::cout << out.dump(2) << '\n';
-    return;
-  }
   std::cout << r.name << " (" << r.role << ", " << r.source << "): " << r.gpus << " GPUs of " << r.system << ", "
             << model::to_string(r.layout) << (r.job.fp8 ? ", fp8" : "")
             << (r.attention_kernel.empty() ? "" : ", " + r.attention_kernel) << "\n"
@@ -273,7 +272,7 @@ void run_validate(const std::string& runs_path, const std::string& probe_path, b
   const validation v{cal,       pr,        std::move(rows), fit_n,       held_runs, exact,      held_n, fit_mean,
                      fit_worst, held_mean, held_max,        worst_bytes, held_sum,  held_worst, fp8,    moe};
   if (as_json)
-    print_validation_json(v, probe_path);
+    print_validation_json(v, file, probe_path);
   else
     print_validation_text(v);
 }
@@ -293,7 +292,7 @@ void run_validate_serving(const std::string& runs_path, bool as_json, const std:
     return;
   }
   if (as_json)
-    std::cout << reports::to_json(v).dump(2) << '\n';
+    std::cout << reports::to_json(v, file).dump(2) << '\n';
   else
     reports::print(std::cout, v);
 }
@@ -321,7 +320,8 @@ void register_validate(CLI::App& app) {
                   "beside the published figure and what the run assumes; --serving, every figure the model gives "
                   "its configuration and its engine's fitted constants")
       ->check(non_empty("a run's name as the table prints it"));
-  cmd->add_flag("--json", as_json, "print JSON");
+  cmd->add_flag("--json", as_json,
+                "print JSON: the calibration, the summaries and every run as --explain --json prints it alone");
   cmd->callback([] {
     if (serving) {
       if (!probe_file.empty())

@@ -81,35 +81,6 @@ inline std::string summary_text(const serving_validation::summary& s) {
 }
 }  // namespace detail
 
-[[nodiscard]] inline nlohmann::json to_json(const serving_validation& v) {
-  nlohmann::json out;
-  for (const auto& [family, f] : v.fits) {
-    out["calibration"][family] = {{"a100", detail::constants_json(f.a100)},
-                                  {"h100", detail::constants_json(f.h100)},
-                                  {"h200", detail::constants_json(f.h200)},
-                                  {"runs_fitted", f.runs},
-                                  {"unfitted", f.unfitted},
-                                  {"rms_log_error", f.rms_log_error}};
-    out["summary"][family] = {{"fit", detail::summary_json(v.of(family, "fit"))},
-                              {"held_out", detail::summary_json(v.of(family, "held-out"))}};
-  }
-  for (const auto& x : v.rows)
-    out["runs"].push_back({{"name", x.run->name},
-                           {"source", x.run->source},
-                           {"engine_family", x.run->engine_family},
-                           {"role", x.run->role},
-                           {"system", x.run->system},
-                           {"model", x.run->model},
-                           {"parallelism", x.run->configuration()},
-                           {"prompt_tokens", x.run->prompt_tokens},
-                           {"output_tokens", x.run->output_tokens},
-                           {"metric", x.run->metric},
-                           {"measured", x.run->value},
-                           {"predicted", x.predicted},
-                           {"error", x.error}});
-  return out;
-}
-
 namespace detail {
 inline void print_calibration(std::ostream& out, const std::string& family, const io::serving_calibration_fit& f) {
   out << family << ": calibrated to its " << f.runs << " runs marked fit (root-mean-square log error "
@@ -207,6 +178,24 @@ struct serving_explained {
                    {"kv_read_per_query_head", c.kv_read_per_query_head}};
   j.update(to_json(e.time));  // "prefill" and "decode_step"
   return j;
+}
+
+//! The table as JSON: each engine family's fitted constants and summary, and every run as --explain --json
+//! prints it alone (explain below): its figures, the constants and the time's parts.
+[[nodiscard]] inline nlohmann::json to_json(const serving_validation& v, const io::serving_runs& file) {
+  nlohmann::json out;
+  for (const auto& [family, f] : v.fits) {
+    out["calibration"][family] = {{"a100", detail::constants_json(f.a100)},
+                                  {"h100", detail::constants_json(f.h100)},
+                                  {"h200", detail::constants_json(f.h200)},
+                                  {"runs_fitted", f.runs},
+                                  {"unfitted", f.unfitted},
+                                  {"rms_log_error", f.rms_log_error}};
+    out["summary"][family] = {{"fit", detail::summary_json(v.of(family, "fit"))},
+                              {"held_out", detail::summary_json(v.of(family, "held-out"))}};
+  }
+  for (const auto& x : v.rows) out["runs"].push_back(to_json(explain(v, file, x)));
+  return out;
 }
 
 inline void print(std::ostream& out, const serving_explained& e) {
