@@ -10,6 +10,7 @@
 #include <trinity/io/parallel_calibration.hpp>
 #include <trinity/io/serving_runs.hpp>
 #include <trinity/io/parallel_layout.hpp>
+#include <trinity/io/priced_alike.hpp>
 #include <trinity/io/profile.hpp>
 #include <trinity/io/published_runs.hpp>
 #include <trinity/io/system.hpp>

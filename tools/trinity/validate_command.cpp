@@ -14,6 +14,7 @@
 #include "cli.hpp"
 
 #include <trinity/io/parallel_calibration.hpp>
+#include <trinity/io/priced_alike.hpp>
 #include <trinity/io/serving_runs.hpp>
 #include <trinity/reports/serving_validation.hpp>
 #include <trinity/model/parallel_fit.hpp>
@@ -96,6 +97,37 @@ std::vector<std::string> over_memory(const std::vector<row>& rows) {
   return over;
 }
 
+// Runs the model prices alike yet were measured apart (io/priced_alike.hpp): one prediction serves each group, so
+// their spread is a floor under the errors that no constant of the model lifts.
+std::string alike_lines(const std::vector<row>& rows) {
+  const auto alike = io::priced_alike(rows);
+  if (alike.empty()) return {};
+  std::string out =
+      "Priced alike, measured apart (one prediction serves each group; only an input they differ in would part "
+      "them):\n";
+  for (const auto& g : alike) {
+    out += " ";
+    for (std::size_t i = 0; i < g.runs.size(); ++i)
+      out += (i ? ", " : " ") + g.runs[i]->run->name + " " + fixed(g.runs[i]->run->iteration_s, 3) + " s";
+    out += ": worst |error| at least " + fixed(g.least_worst_error * 100, 1) + "%, mean at least " +
+           fixed(g.least_mean_error * 100, 1) + "%\n";
+  }
+  return out;
+}
+
+nlohmann::json alike_json(const std::vector<row>& rows) {
+  auto out = nlohmann::json::array();
+  for (const auto& g : io::priced_alike(rows)) {
+    auto names = nlohmann::json::array(), steps = nlohmann::json::array();
+    for (const auto* x : g.runs) names.push_back(x->run->name), steps.push_back(x->run->iteration_s);
+    out.push_back({{"runs", names},
+                   {"published_step_time_s", steps},
+                   {"least_worst_error", g.least_worst_error},
+                   {"least_mean_error", g.least_mean_error}});
+  }
+  return out;
+}
+
 void print_validation_json(const validation& v, const io::published_runs& file, const std::string& probe_path) {
   const auto& [cal, pr, rows, fit_n, held_runs, exact, held_n, fit_mean, fit_worst, held_mean, held_max, worst_bytes,
                held_sum, held_worst, fp8, moe] = v;
@@ -125,6 +157,7 @@ void print_validation_json(const validation& v, const io::published_runs& file, 
                     {"held_out_fp8", summary_json(fp8)},
                     {"held_out_moe", summary_json(moe)},
                     {"device_memory", {{"runs", rows.size()}, {"over", over_memory(rows)}}},
+                    {"priced_alike", alike_json(rows)},
                     {"probe_memory", {{"stacks", pr.stacks.size()}, {"exact", exact}, {"max_abs_error", worst_bytes}}},
                     {"probe_time_held_out",
                      {{"stacks", held_n},
@@ -183,7 +216,8 @@ void print_validation_text(const validation& v) {
             << " stacks exact to the byte (worst " << fixed(worst_bytes * 100, 3) << "%)\n"
             << "Probe, step time with recomputation (held out): mean |error| "
             << fixed(held_n ? held_sum / static_cast<double>(held_n) * 100 : 0.0, 1) << "% over " << held_n
-            << " stacks, worst " << fixed(held_worst * 100, 1) << "%\n";
+            << " stacks, worst " << fixed(held_worst * 100, 1) << "%\n"
+            << alike_lines(rows);
 }
 
 // The run named `name` (a training or a serving row), or the refusal that names the nearest run: a name is long
