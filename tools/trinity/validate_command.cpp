@@ -64,10 +64,15 @@ struct validation {
 // What a run exercises: a mixture of experts, fp8 GEMMs on a dense model, or a 16-bit dense model.
 std::string kind_of(const io::published_run& r) { return r.job.shape.moe() ? "moe" : r.job.fp8 ? "fp8" : "dense"; }
 
+// The text of the source a run names; empty where the file gives none.
+std::string source_text(const io::published_runs& file, const io::published_run& r) {
+  const auto source = file.sources.find(r.source);
+  return source == file.sources.end() ? std::string() : source->second;
+}
+
 // A priced run as the table's JSON lists it, and as --explain --json prints it alone: its figures, where its
 // predicted step goes, what it assumes and its source.
 nlohmann::json run_json(const row& x, const io::published_runs& file) {
-  const auto source = file.sources.find(x.run->source);
   return {{"name", x.run->name},
           {"source", x.run->source},
           {"role", x.run->role},
@@ -82,7 +87,7 @@ nlohmann::json run_json(const row& x, const io::published_runs& file) {
           {"published_step_time_s", x.run->iteration_s},
           {"predicted", workloads::parallel_predicted_json(x.cost)},  // the step, its breakdown, stages and bytes
           {"assumed", x.run->assumed},
-          {"source_text", source == file.sources.end() ? std::string() : source->second},
+          {"source_text", source_text(file, *x.run)},
           {"error", x.error},
           {"fits_device_memory", x.fits()},
           {"device_memory_bytes", x.memory.value()}};
@@ -244,15 +249,14 @@ void print_explained(const row& x, const io::published_runs& file, const model::
     return;
   }
   const auto& r = *x.run;
-  const auto source = file.sources.find(r.source);
-  const std::string source_text = source == file.sources.end() ? std::string() : source->second;
+  const std::string source = source_text(file, r);
   std::cout << r.name << " (" << r.role << ", " << r.source << "): " << r.gpus << " GPUs of " << r.system << ", "
             << model::to_string(r.layout) << (r.job.fp8 ? ", fp8" : "")
             << (r.attention_kernel.empty() ? "" : ", " + r.attention_kernel) << "\n"
             << "  published  " << r.published << ": a step of " << fixed(r.iteration_s, 3) << " s\n"
             << "  predicted  " << fixed(x.cost.step.value(), 3) << " s, " << percent(x.error) << "\n";
   if (!r.assumed.empty()) std::cout << "  assumed    " << r.assumed << "\n";
-  if (!source_text.empty()) std::cout << "  source     " << source_text << "\n";
+  if (!source.empty()) std::cout << "  source     " << source << "\n";
   std::cout << '\n';
   workloads::print_parallel_breakdown(std::cout, x.cost, c.memory);
 }

@@ -9,10 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <map>
 #include <span>
-#include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <trinity/io/parallel_calibration.hpp>
@@ -45,22 +43,26 @@ struct alike_runs {
 
 //! Every group of two or more runs of `rows` priced alike whose published steps differ.
 inline std::vector<alike_runs> priced_alike(const std::vector<priced_run>& rows) {
-  std::map<std::tuple<std::string, double, double>, std::vector<const priced_run*>> by_price;
-  std::vector<std::tuple<std::string, double, double>> order;
+  std::vector<alike_runs> groups;  // a file holds tens of runs: a linear search for each one's group is enough
   for (const auto& x : rows) {
-    const std::tuple key{x.run->system, x.cost.step.value(), x.cost.device_bytes.value()};
-    auto& group = by_price[key];
-    if (group.empty()) order.push_back(key);
-    group.push_back(&x);
+    const auto alike = [&](const alike_runs& g) {
+      const auto& y = *g.runs.front();
+      return y.run->system == x.run->system && y.cost.step == x.cost.step && y.cost.device_bytes == x.cost.device_bytes;
+    };
+    if (const auto g = std::find_if(groups.begin(), groups.end(), alike); g != groups.end())
+      g->runs.push_back(&x);
+    else
+      groups.push_back({{&x}});
   }
   std::vector<alike_runs> out;
-  for (const auto& key : order) {
-    const auto& group = by_price.at(key);
+  for (auto& g : groups) {
     std::vector<double> measured;
-    for (const auto* x : group) measured.push_back(x->run->iteration_s);
+    for (const auto* x : g.runs) measured.push_back(x->run->iteration_s);
     const auto [fastest, slowest] = std::minmax_element(measured.begin(), measured.end());
-    if (group.size() < 2 || *fastest == *slowest) continue;
-    out.push_back({group, least_worst_error(*fastest, *slowest), least_mean_error(measured)});
+    if (*fastest == *slowest) continue;  // one run, or runs measured alike
+    g.least_worst_error = least_worst_error(*fastest, *slowest);
+    g.least_mean_error = least_mean_error(measured);
+    out.push_back(std::move(g));
   }
   return out;
 }
