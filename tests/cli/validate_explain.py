@@ -91,10 +91,13 @@ def serving(trinity, runs):
     print(f"explained: {len(table)} runs")
 
 
-def pipeline_stages_hold_the_layers(name, one, layers):
+def pipeline_stages_hold_the_layers(name, one, layers, modules):
     """The stages' layers add up to the model's, as the layout's pipeline places them (Megatron's split: the first
-    and last hold fewer), and the stage the step is priced on is one that exists."""
+    and last hold fewer), the last holds the run's prediction modules, and the stage the step is priced on is one
+    that exists."""
     g = one["predicted"]["pipeline"]
+    if g["prediction_modules"] != modules:
+        sys.exit(f"{name}: {g['prediction_modules']} prediction modules explained, {modules} in its model")
     p = int(re.search(r"\bpp=(\d+)", one["parallelism"]).group(1))
     if g["stages"] != p:
         sys.exit(f"{name}: {g['stages']} pipeline stages explained, pp={p} in its layout")
@@ -128,7 +131,7 @@ def main():
     table = whole["runs"]
     memory_verdicts_agree(table, whole["summary"]["device_memory"])
     with open(runs) as f:
-        layers = {r["name"]: r["model"]["layers"] for r in json.load(f)["runs"]}
+        models = {r["name"]: r["model"] for r in json.load(f)["runs"]}
     if not table:
         sys.exit("the table has no runs")
     for row in table:
@@ -139,7 +142,8 @@ def main():
         total, step = sum(parts[p] for p in PARTS), row["predicted"]["step_time_s"]
         if abs(total - step) > 1e-9 * step:
             sys.exit(f"{row['name']}: the breakdown adds to {total} s, the step is {step} s")
-        pipeline_stages_hold_the_layers(row["name"], row, layers[row["name"]])
+        model = models[row["name"]]
+        pipeline_stages_hold_the_layers(row["name"], row, model["layers"], model.get("mtp_layers", 0))
     explained_as_in_table(base, table)
     print(f"explained: {len(table)} runs")
 

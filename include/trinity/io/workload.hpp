@@ -64,9 +64,9 @@ inline model::power_law read_power_law(const object& o, const char* what) {
 }
 
 // A spelt-out shape's optional keys beyond its widths, which the training readers (a training workload, a
-// published run) list and read_shape reads: the MLP's gating, a head's width, sliding windows, latent attention
-// and the experts. The serving readers list none of the last three kinds, so they refuse them as unknown; a named
-// model refuses every one of them beside its name.
+// published run) list and read_shape reads: the MLP's gating, a head's width, sliding windows, latent attention,
+// the experts and multi-token prediction. The serving readers list none of the last three kinds, so they refuse them as
+// unknown; a named model refuses every one of them beside its name.
 inline constexpr key optional_shape_keys[] = {{"gated_mlp"},
                                               {"head_dim"},
                                               {"sliding_window"},
@@ -80,7 +80,8 @@ inline constexpr key optional_shape_keys[] = {{"gated_mlp"},
                                               {"moe_ffn_hidden"},
                                               {"shared_experts"},
                                               {"moe_layer_frequency"},
-                                              {"first_dense_layers"}};
+                                              {"first_dense_layers"},
+                                              {"mtp_layers"}};
 
 // A mixture of experts' keys, where the object has them (a reader whose keys leave them out refuses them as
 // unknown): experts, top_k (required with experts), moe_ffn_hidden, shared_experts, moe_layer_frequency,
@@ -182,6 +183,8 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
     plan::assume(*assumed, o.path("full_attention_frequency"), 0);  // every layer windowed
   read_latent_attention(o, m, assumed);
   read_experts(o, m, assumed);
+  // Absent, the model has none, as absent experts make it dense: nothing is assumed.
+  if (o.has("mtp_layers")) m.mtp_layers = o.count("mtp_layers", 1'000);
   if (assumed) {
     if (!o.has("kv_heads")) plan::assume(*assumed, o.path("kv_heads"), m.kv_heads);
     o.get("gated_mlp", m.gated_mlp, *assumed);

@@ -41,9 +41,9 @@ inline constexpr transformer_shape qwen3_235b_a22b{94, 4096, 12288, 64, 4, 15193
 // Then shared_experts, moe_layer_frequency, first_dense_layers, sliding_window, full_attention_frequency.
 inline constexpr transformer_shape gpt_oss_120b{36,  2880, 2880, 64, 8, 201088, true, false, 64,
                                                 128, 4,    2880, 0,  1, 0,      128,  2};
-// Then kv_lora_rank, q_lora_rank, rope_head_dim, v_head_dim (multi-head latent attention).
+// Then kv_lora_rank, q_lora_rank, rope_head_dim, v_head_dim (multi-head latent attention), mtp_layers.
 inline constexpr transformer_shape deepseek_v3{61,   7168, 18432, 128, 128, 129280, true, false, 128, 256, 8,
-                                               2048, 1,    1,     3,   0,   0,      512,  1536,  64,  128};
+                                               2048, 1,    1,     3,   0,   0,      512,  1536,  64,  128, 1};
 }  // namespace shapes
 
 namespace detail {
@@ -90,9 +90,11 @@ inline constexpr named_shape named_shapes[] = {
     {"deepseek-v3", shapes::deepseek_v3,
      "DeepSeek's DeepSeek-V3 config.json (61 layers, the first 3 dense of FFN 18,432, hidden 7,168, 128 heads, "
      "latent attention of kv_lora_rank 512 and q_lora_rank 1,536, heads of 128 plus 64 rotary, values of 128, "
-     "vocabulary 129,280, 256 routed experts of width 2,048 and one shared, 8 a token); DeepSeek-AI 2024, "
-     "\"DeepSeek-V3 Technical Report\", §1 (671B, 37B active; its multi-token prediction module is left out)",
-     671e9},
+     "vocabulary 129,280, 256 routed experts of width 2,048 and one shared, 8 a token, num_nextn_predict_layers "
+     "1); DeepSeek-AI 2024, \"DeepSeek-V3 Technical Report\", §1 and §2.2 (671B, 37B active, and one "
+     "multi-token prediction module sharing the embedding and output head); its model card's 685B counts the "
+     "module's 14B with a head and embedding of its own (11.6B without)",
+     685e9},
 };
 }  // namespace detail
 

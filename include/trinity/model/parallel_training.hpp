@@ -178,7 +178,8 @@ struct parallel_step_cost {
   double mfu = 0;       //!< model FLOPs over the step time and every GPU's peak
   std::size_t layers_per_stage = 0;  //!< the binding stage's
   std::size_t pipeline_stages = 1;
-  stage_layers stages{};        //!< the layers the first, middle and last stages hold (pipeline_stage_layers)
+  stage_layers stages{};               //!< the layers the first, middle and last stages hold (pipeline_stage_layers)
+  std::size_t prediction_modules = 0;  //!< multi-token prediction modules, on the last stage after its layers
   bool last_binds = true;       //!< whether the binding stage is the last, its layers and the logits (else the fullest)
   double stage_parameters = 0;  //!< Ψ: the fuller stage's parameters on one GPU, before ZeRO shards them
   double expert_parameters = 0;  //!< of Ψ, the routed experts', sharded over the expert-data-parallel ranks
@@ -596,13 +597,23 @@ inline stage_weights stage_weights_of(const training_job& j, const parallel_layo
   const double L_first = static_cast<double>(st.first), L_mid = static_cast<double>(st.middle),
                L_last = static_cast<double>(st.last);
   stage_weights w;
+  // Prediction modules sit on the last stage after its layers, their own weights (the layer's dense and routed
+  // parts, the projection, the norms) and the embedding again: Megatron-Core builds one wherever a module runs,
+  // beside an untied output layer (tied, it is the output layer's weight).
+  const double mtp = static_cast<double>(m.mtp_layers);
+  const bool mtp_moe = last_layer_moe(m);
+  const double mtp_experts =  // the routed experts' weights on this GPU, as a mixture layer's
+      mtp_moe ? mtp * static_cast<double>(m.experts / l.ep) * expert_parameters(m) / static_cast<double>(l.etp) : 0.0;
+  const double mtp_dense =
+      mtp * (mtp_module_parameters(m) - (mtp_moe ? static_cast<double>(m.experts) * expert_parameters(m) : 0.0)) / t;
+  const double mtp_embed = mtp > 0 && l.pp > 1 ? V * h / t : 0.0;
   if (!m.moe()) {
     const double layer_params = layer_parameters(m) / t;  // the norms are replicated; a rounding error here
     const double embed = V * h / t;
     // The first stage holds the embedding; the last the final norm and, untied, the output layer.
     const double first = L_first * layer_params + embed, middle = L_mid * layer_params,
-                 last = L_last * layer_params + (m.tied_embeddings ? 0.0 : embed) + h;
-    w.dense = l.pp == 1 ? L_first * layer_params + embed * (m.tied_embeddings ? 1.0 : 2.0) + h
+                 last = L_last * layer_params + (m.tied_embeddings ? 0.0 : embed) + h + mtp_dense + mtp_embed;
+    w.dense = l.pp == 1 ? L_first * layer_params + embed * (m.tied_embeddings ? 1.0 : 2.0) + h + mtp_dense
                         : std::max({first, middle, last});
     w.linear = std::max(L_first, L_mid) * (layer_parameters(m) - 2.0 * h) / t;
     return w;
@@ -618,14 +629,14 @@ inline stage_weights stage_weights_of(const training_job& j, const parallel_layo
                                   phi * ((attention_parameters(m) + shared) / t + local * expert_parameters(m) / etp));
   const double embed = V * h / t;
   if (l.pp == 1) {
-    w.dense = L_first * dense + embed * (m.tied_embeddings ? 1.0 : 2.0) + h;
-    w.experts = L_first * experts;
+    w.dense = L_first * dense + embed * (m.tied_embeddings ? 1.0 : 2.0) + h + mtp_dense;
+    w.experts = L_first * experts + mtp_experts;
     return w;
   }
   const std::pair<double, double> stages[] = {
       {L_first * dense + embed, L_first * experts},
       {L_mid * dense, L_mid * experts},
-      {L_last * dense + (m.tied_embeddings ? 0.0 : embed) + h, L_last * experts}};
+      {L_last * dense + (m.tied_embeddings ? 0.0 : embed) + h + mtp_dense + mtp_embed, L_last * experts + mtp_experts}};
   const auto& fullest = *std::max_element(std::begin(stages), std::end(stages), [](const auto& a, const auto& b) {
     return a.first + a.second < b.first + b.second;
   });
@@ -701,16 +712,26 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const auto each = [&](auto part) { return (1.0 - phi) * part(xd) + phi * part(xm); };
   const bytes activation{T * h * 2.0};
 
-  // The last stage also computes the logits. The binding stage is the slowest: the last with them, or the
-  // fullest of the others.
+  // The last stage also computes the logits, and after its layers any multi-token prediction modules: each a
+  // layer of the last layer's kind, its 2h → h projection and the logits again. The binding stage is the
+  // slowest: the last with them, or the fullest of the others.
+  const double mtp = static_cast<double>(m.mtp_layers);
+  const layer_cost& xk = last_layer_moe(m) ? xm : xd;  // a prediction module's layer
   const seconds full_logits_f = detail::gemm_time(c, T, V / t, h), full_logits_b = detail::gemm_bwd(c, T, V / t, h);
+  const seconds join_f = mtp > 0 ? detail::gemm_time(c, T, h / t, 2.0 * h) : seconds{},
+                join_b = mtp > 0 ? detail::gemm_bwd(c, T, h / t, 2.0 * h) : seconds{};
   const seconds per_layer = each([](const layer_cost& x) { return x.forward() + x.backward() + x.recompute; });
-  const bool last_binds =
-      l.pp == 1 || L_last * per_layer + full_logits_f + full_logits_b >= std::max(L_first, L_mid) * per_layer;
+  const seconds heads = (1.0 + mtp) * (full_logits_f + full_logits_b) + mtp * (join_f + join_b) +
+                        mtp * (xk.forward() + xk.backward() + xk.recompute);
+  const bool last_binds = l.pp == 1 || L_last * per_layer + heads >= std::max(L_first, L_mid) * per_layer;
   const double L = last_binds ? L_last : std::max(L_first, L_mid);  // the binding stage's layers
-  const seconds logits_f = last_binds ? full_logits_f : seconds{}, logits_b = last_binds ? full_logits_b : seconds{};
+  const double M = last_binds ? mtp : 0.0;                          // and prediction modules
+  const seconds logits_f = last_binds ? (1.0 + mtp) * full_logits_f + mtp * join_f : seconds{},
+                logits_b = last_binds ? (1.0 + mtp) * full_logits_b + mtp * join_b : seconds{};
+  // A part of the binding stage's layers per micro-batch, its prediction modules' layers included.
+  const auto binding = [&](auto part) { return L * each(part) + M * part(xk); };
   r.layers_per_stage = static_cast<std::size_t>(L);
-  r.pipeline_stages = l.pp, r.stages = stages, r.last_binds = last_binds;
+  r.pipeline_stages = l.pp, r.stages = stages, r.last_binds = last_binds, r.prediction_modules = m.mtp_layers;
 
   // Pipeline sends: the activation split t ways, forward and backward, once per model chunk boundary. Without
   // sequence parallelism each rank holds the whole activation: it sends its 1/t and the next stage all-gathers
@@ -724,26 +745,27 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
                : seconds{};
   const seconds pp_mb = l.pp > 1 ? transfers * (pp_link.latency + p2p / pp_link.bandwidth) + gather_mb : seconds{};
 
-  const seconds per_mb = L * per_layer + logits_f + logits_b + pp_mb;
-  r.gemm = mb * (L * each([](const layer_cost& x) { return x.gemm_f + x.gemm_b; }) + logits_f + logits_b);
-  r.attention = mb * L * each([](const layer_cost& x) { return x.attn_f + x.attn_b; });
+  const seconds per_mb = binding([](const layer_cost& x) { return x.forward() + x.backward() + x.recompute; }) +
+                         logits_f + logits_b + pp_mb;
+  r.gemm = mb * (binding([](const layer_cost& x) { return x.gemm_f + x.gemm_b; }) + logits_f + logits_b);
+  r.attention = mb * binding([](const layer_cost& x) { return x.attn_f + x.attn_b; });
   // Under fp8 the stage's GEMM weights are cast once a step (2 bytes read, 1 written, 1 more for the transpose
   // the backward pass multiplies by) and kept cast beside their 16-bit copies.
   const auto weights = detail::stage_weights_of(j, l, stages);
   const seconds weight_cast = j.fp8 ? seconds{4.0 * weights.linear / c.memory_bandwidth.value()} : seconds{};
-  r.elementwise = mb * L * each([](const layer_cost& x) { return x.elem_f + x.elem_b; }) + weight_cast;
-  r.recompute = mb * L * each([](const layer_cost& x) { return x.recompute; });
+  r.elementwise = mb * binding([](const layer_cost& x) { return x.elem_f + x.elem_b; }) + weight_cast;
+  r.recompute = mb * binding([](const layer_cost& x) { return x.recompute; });
   // The two passes' own collectives: those a recomputed forward runs again are in `recompute` already (the
   // counts all_reduces and exchanges include them, for the bytes sent).
-  r.tp_comm = mb * L * each([](const layer_cost& x) { return 2.0 * x.pass_all_reduces * x.all_reduce; });
-  r.ep_comm = mb * L * each([](const layer_cost& x) { return 2.0 * x.exchange; });
-  r.cp_comm = mb * L * each([](const layer_cost& x) { return x.cp_f + x.cp_b; });
+  r.tp_comm = mb * binding([](const layer_cost& x) { return 2.0 * x.pass_all_reduces * x.all_reduce; });
+  r.ep_comm = mb * binding([](const layer_cost& x) { return 2.0 * x.exchange; });
+  r.cp_comm = mb * binding([](const layer_cost& x) { return x.cp_f + x.cp_b; });
   r.pp_comm = mb * pp_mb;
   r.bubble = pipeline_bubble(l.pp, static_cast<std::size_t>(mb), l.vpp) * mb * per_mb;
-  r.tp_bytes = mb * L * each([](const layer_cost& x) { return x.all_reduces * x.all_reduce_bytes; }) +
+  r.tp_bytes = mb * binding([](const layer_cost& x) { return x.all_reduces * x.all_reduce_bytes; }) +
                (regather ? mb * transfers * (t - 1.0) / t * activation : bytes{});
-  r.ep_bytes = mb * L * each([](const layer_cost& x) { return x.exchanges * x.exchange_bytes; });
-  r.cp_bytes = mb * L * context_ring_blocks(l.cp) * xd.kv_chunk;
+  r.ep_bytes = mb * binding([](const layer_cost& x) { return x.exchanges * x.exchange_bytes; });
+  r.cp_bytes = mb * (L + M) * context_ring_blocks(l.cp) * xd.kv_chunk;
   r.pp_bytes = mb * transfers * p2p;
 
   // --- weights, data parallelism, optimizer ---
@@ -766,8 +788,8 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
     // Bucket by bucket (model/overlap.hpp): the reduction under the last micro-batch's backward, the gather
     // under the first micro-batch's forward (ZeRO-3: under each micro-batch's forward and backward).
     r.buckets = bucket_count(psi, megatron_bucket_parameters(shard_ranks));
-    const seconds backward = L * each([](const layer_cost&x) { return x.backward() + x.recompute; }) + logits_b,
-                  forward = L * each([](const layer_cost&x) { return x.forward(); });
+    const seconds backward = binding([](const layer_cost&x) { return x.backward() + x.recompute; }) + logits_b,
+                  forward = binding([](const layer_cost&x) { return x.forward(); });
     r.dp_comm = exposed_after_overlap(reduce, backward, r.buckets);
     if (l.zero_stage == 3)
       r.dp_comm +=
@@ -825,9 +847,11 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const double rebuilt = std::max(rebuilt_of(xd), rebuilt_of(xm));
   // A middle stage keeps fewer micro-batches than the first; counted as many, an upper bound.
   const double act_first = std::max(L_first, L_mid) * stored * in_flight + rebuilt;
-  // The last stage holds one micro-batch and its fp32 logits (Korthikanti et al.'s 4·s·b·V/t).
-  const double act_last = L_last * stored + 4.0 * T * V / t + rebuilt;
-  r.activations = bytes{l.pp == 1 ? act_first + 4.0 * T * V / t : std::max(act_first, act_last)};
+  // The last stage holds one micro-batch and its fp32 logits (Korthikanti et al.'s 4·s·b·V/t); each prediction
+  // module its layer's set, the projection's 16-bit input (2h a token) and its own logits.
+  const double heads_kept = (1.0 + mtp) * 4.0 * T * V / t + mtp * (xk.stored + 4.0 * T * h);
+  const double act_last = L_last * stored + heads_kept + rebuilt;
+  r.activations = bytes{l.pp == 1 ? act_first + heads_kept : std::max(act_first, act_last)};
   r.device_bytes = r.parameters + r.gradients + r.optimizer_states + r.activations;
 
   r.model_flops = training_flops(m, static_cast<double>(j.global_batch), s, recomputation::none);

@@ -11,7 +11,8 @@
 //!    experts (Shazeer et al. 2017; Mixtral, Jiang et al. 2024) replaces the MLP of every moe_layer_frequency-th layer
 //!    (Megatron-LM's --moe-layer-freq) with a router of h·E weights, E experts and any shared experts, each an MLP of
 //!    width moe_ffn_hidden; a token runs top_k of the experts and every shared one, so its FLOPs follow the active
-//!    weights and the memory the total.
+//!    weights and the memory the total. A multi-token prediction module (DeepSeek-V3's) adds one layer of the
+//!    last layer's kind, a 2h → h projection and three norms; it shares the embedding and the output layer.
 //!  - forward FLOPs: 2 per weight per token for the matrix multiplies, plus
 //!    the attention term 4·h_q per layer per token per position it attends
 //!    to (QK^T and the weighted sum of V; h_q = heads·d).
@@ -67,6 +68,11 @@ struct transformer_shape {
   //! (0: straight from hidden); each query and key head head_dim wide plus rope_head_dim rotary positions (the
   //! keys' computed once from hidden and shared by every head), each value head v_head_dim wide (0: head_dim).
   std::size_t kv_lora_rank = 0, q_lora_rank = 0, rope_head_dim = 0, v_head_dim = 0;
+  //! Multi-token prediction (DeepSeek-V3's, Megatron-LM's --mtp-num-layers; 0: none): that many modules after the
+  //! last layer, each predicting one token further. A module joins the next token's embedding and the hidden
+  //! state (two norms, a 2h → h projection), runs one layer of the model's last layer's kind and a final norm,
+  //! then the shared output layer and a loss again. Training runs them; a forward pass for serving does not.
+  std::size_t mtp_layers = 0;
 
   [[nodiscard]] bool moe() const noexcept { return experts > 0; }
   [[nodiscard]] bool mla() const noexcept { return kv_lora_rank > 0; }
@@ -102,6 +108,10 @@ inline void validate(const transformer_shape& m) {
     return "must divide heads (" + std::to_string(m.heads) + "): each KV head serves whole query heads";
   });
   trinity::detail::require(m.vocabulary >= 1, "vocabulary", "must be at least 1");
+  trinity::detail::require(m.mtp_layers <= m.layers, "mtp_layers", [&] {
+    return "must be at most the " + std::to_string(m.layers) +
+           " layers: each module predicts one token further (DeepSeek-V3 trains 1; 0: none)";
+  });
   if (!m.mla()) {
     for (const auto& [value, key] :
          {std::pair{m.q_lora_rank, "q_lora_rank"}, std::pair{m.rope_head_dim, "rope_head_dim"},
@@ -153,6 +163,12 @@ inline std::size_t moe_layer_count(const transformer_shape& m) {
   if (!m.moe()) return 0;
   const std::size_t rest = m.layers - m.first_dense_layers;
   return (rest + m.moe_layer_frequency - 1) / m.moe_layer_frequency;
+}
+
+//! Whether the last layer's MLP is a mixture of experts: a multi-token prediction module runs a layer of its kind
+//! (Megatron-Core builds it from the decoder's last layer's spec).
+inline bool last_layer_moe(const transformer_shape& m) {
+  return m.moe() && (m.layers - 1 - m.first_dense_layers) % m.moe_layer_frequency == 0;
 }
 
 //! Layers whose attention sees a window: all of them, or all but every full_attention_frequency-th.
@@ -220,21 +236,33 @@ inline double layers_parameters(const transformer_shape& m, bool active = false)
   return (static_cast<double>(m.layers) - moe) * layer_parameters(m) + sparse;
 }
 
-//! Every weight: the layers, the embedding (twice when untied) and the final norm.
-inline double parameters(const transformer_shape& m) {
-  const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary);
-  return layers_parameters(m) + (m.tied_embeddings ? 1.0 : 2.0) * v * h + h;
+//! Weights of one multi-token prediction module of its own (the embedding and output layer it runs are the
+//! model's): its layer, every expert counted (`active`: a token's top_k), the 2h → h projection and three norms
+//! (the embedding's, the hidden state's and its final one).
+inline double mtp_module_parameters(const transformer_shape& m, bool active = false) {
+  const double h = static_cast<double>(m.hidden);
+  const double layer = last_layer_moe(m) ? moe_layer_parameters(m, active ? m.top_k : m.experts) : layer_parameters(m);
+  return layer + 2.0 * h * h + 3.0 * h;
 }
 
-//! The weights one token runs through: a dense model's every weight; a mixture's top_k experts of each layer.
+//! Every weight: the layers, the embedding (twice when untied), the final norm and any prediction modules.
+inline double parameters(const transformer_shape& m) {
+  const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary);
+  return layers_parameters(m) + (m.tied_embeddings ? 1.0 : 2.0) * v * h + h +
+         static_cast<double>(m.mtp_layers) * mtp_module_parameters(m);
+}
+
+//! The weights one token runs through in training: a dense model's every weight; a mixture's top_k experts of
+//! each layer (and of each prediction module).
 inline double active_parameters(const transformer_shape& m) {
   const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary);
-  return layers_parameters(m, true) + (m.tied_embeddings ? 1.0 : 2.0) * v * h + h;
+  return layers_parameters(m, true) + (m.tied_embeddings ? 1.0 : 2.0) * v * h + h +
+         static_cast<double>(m.mtp_layers) * mtp_module_parameters(m, true);
 }
 
 //! Forward FLOPs of `tokens` new tokens after `past` cached ones, causal: token i attends to past + i positions.
 //! The logits of every token are counted (prefill computes them only for the last; the difference is 2·V·h per
-//! token, a share 1/(l·(12h/V + …)) of the total, under 1% for Llama-3-70B).
+//! token, a share 1/(l·(12h/V + …)) of the total, under 1% for Llama-3-70B). Prediction modules do not run.
 inline flops forward_flops(const transformer_shape& m, double tokens, double past = 0) {
   const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary);
   const double hq = attention_core_width(m);
@@ -254,16 +282,22 @@ inline const char* to_string(recomputation r) {
 //! full s² attention, logits in 3 passes; the layers in 4 passes with full recomputation, 3 otherwise, and
 //! 3 plus the attention scores again with selective recomputation). The count, an MFU's numerator, keeps the full
 //! s² for windowed layers too, as that convention does; the step model prices a window's attention as it runs.
+//! A prediction module counts as one more layer, its projection and the logits again.
 inline flops training_flops(const transformer_shape& m, double batch, double sequence, recomputation r) {
   const double h = static_cast<double>(m.hidden), v = static_cast<double>(m.vocabulary),
-               l = static_cast<double>(m.layers);
+               mtp = static_cast<double>(m.mtp_layers), l = static_cast<double>(m.layers);
   const double hq = attention_core_width(m);
   const double tokens = batch * sequence;
-  const double matmul = 2.0 * (layers_parameters(m, true) - 2.0 * l * h) * tokens;  // one forward pass, active
-  const double attention = 4.0 * hq * l * sequence * tokens;  // one forward pass, s² per sequence
-  const double logits = 2.0 * v * h * tokens;
+  // The layers' GEMM weights, less their two norms each, the modules' layers among them; a module's projection
+  // (2h·h) is outside its layer, so it runs in 3 passes, as the logits do.
+  const double join = mtp * 2.0 * h * h;
+  const double linear =
+      layers_parameters(m, true) - 2.0 * l * h + mtp * (mtp_module_parameters(m, true) - 5.0 * h) - join;
+  const double matmul = 2.0 * linear * tokens;                        // one forward pass, active
+  const double attention = 4.0 * hq * (l + mtp) * sequence * tokens;  // one forward pass, s² per sequence
+  const double heads = 2.0 * (v * h * (1.0 + mtp) + join) * tokens;   // the logits, and the modules' projections
   const double passes = r == recomputation::full ? 4.0 : 3.0;
-  return flops{passes * (matmul + attention) + (r == recomputation::selective ? attention : 0.0) + 3.0 * logits};
+  return flops{passes * (matmul + attention) + (r == recomputation::selective ? attention : 0.0) + 3.0 * heads};
 }
 
 //! Activation bytes one layer keeps for the backward pass, per micro-batch of `batch` sequences of `sequence`

@@ -16,7 +16,8 @@
 namespace trinity::workloads {
 
 namespace detail {
-// Which stage a step is priced on: the last (its layers and the logits), or the fullest of the others.
+// Which stage a step is priced on: the last (its layers, the logits and any prediction modules), or the fullest
+// of the others.
 inline const char* binding_stage(const model::parallel_step_cost& r) {
   return r.last_binds ? "last" : r.pipeline_stages > 2 ? "middle" : "first";
 }
@@ -30,6 +31,7 @@ inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r
             {"first_layers", r.stages.first},
             {"middle_layers", r.stages.middle},
             {"last_layers", r.stages.last},
+            {"prediction_modules", r.prediction_modules},
             {"binding", detail::binding_stage(r)}}},
           {"device_bytes", r.device_bytes.value()},
           {"mfu", r.mfu},
@@ -88,8 +90,11 @@ inline void print_parallel_breakdown(std::ostream& out, const model::parallel_st
     t.add({"layers per pipeline stage",
            "first " + std::to_string(g.first) +
                (r.pipeline_stages > 2 ? ", middle " + std::to_string(g.middle) : std::string()) + ", last " +
-               std::to_string(g.last) + " and the logits; priced on the busiest, " +
-               (binding == "middle" ? "a middle one" : "the " + binding)});
+               std::to_string(g.last) +
+               (r.prediction_modules ? ", the logits and " + std::to_string(r.prediction_modules) +
+                                           " prediction module" + (r.prediction_modules > 1 ? "s" : "")
+                                     : std::string(" and the logits")) +
+               "; priced on the busiest, " + (binding == "middle" ? "a middle one" : "the " + binding)});
   }
   t.add({"device memory per GPU", to_string(r.device_bytes) + " of " + to_string(capacity) +
                                       (r.device_bytes <= capacity ? "" : ": does NOT fit")});

@@ -130,7 +130,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "attention_kernel", "dropout", "overlap",
                           "sequence_mix", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency",
                           "first_dense_layers", "full_attention_frequency", "q_lora_rank", "rope_head_dim",
-                          "v_head_dim", "capacity_factor", "expert_imbalance"})
+                          "v_head_dim", "capacity_factor", "expert_imbalance", "mtp_layers"})
       if (o.has(k))
         fail(k,
              "describes a transformer's shape; give heads, ffn_hidden and vocabulary too, or name the "

@@ -145,11 +145,13 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     // a choice with no default length.
     // A dense model: experts are the alternative to it, and the other expert keys describe a mixture it is not;
     // likewise a window is the alternative to full attention, and full_attention_frequency describes windows.
+    // Prediction modules, like experts, are a part the model has or not: none is assumed when left out.
     check_every_default_listed(
         io::detail::training_keys, j, w.assumed,
         {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
          "moe_layer_frequency", "first_dense_layers", "capacity_factor", "expert_imbalance", "sliding_window",
-         "full_attention_frequency", "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim"});
+         "full_attention_frequency", "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim", "mtp_layers"});
+    CHECK(w.shape->mtp_layers == 0);
     CHECK(plan::describe(w.assumed).find("data_parallel 8") != std::string::npos);  // every device of the DGX
     CHECK(plan::describe(w.assumed).find("global_batch 8") != std::string::npos);   // batch 1 × 8 ranks
     CHECK(plan::describe(w.assumed).find("gated_mlp true") != std::string::npos);
@@ -173,10 +175,11 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
         "vocabulary": 1000, "sequence": 1024, "sliding_window": 256})",
                              "w.json");
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
-    check_every_default_listed(io::detail::training_keys, j, w.assumed,
-                               {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden",
-                                "shared_experts", "moe_layer_frequency", "first_dense_layers", "capacity_factor",
-                                "expert_imbalance", "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim"});
+    check_every_default_listed(
+        io::detail::training_keys, j, w.assumed,
+        {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
+         "moe_layer_frequency", "first_dense_layers", "capacity_factor", "expert_imbalance", "kv_lora_rank",
+         "q_lora_rank", "rope_head_dim", "v_head_dim", "mtp_layers"});
     CHECK(plan::describe(w.assumed).find("full_attention_frequency 0") != std::string::npos);
   }
   SECTION("training, a mixture of experts") {
@@ -187,7 +190,7 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     check_every_default_listed(
         io::detail::training_keys, j, w.assumed,
         {"type", "model", "parameters", "sequence_mix", "sliding_window", "full_attention_frequency", "kv_lora_rank",
-         "q_lora_rank", "rope_head_dim", "v_head_dim"});
+         "q_lora_rank", "rope_head_dim", "v_head_dim", "mtp_layers"});
     CHECK(plan::describe(w.assumed).find("moe_ffn_hidden 4096") != std::string::npos);
     CHECK(plan::describe(w.assumed).find("capacity_factor \"none (dropless)\"") != std::string::npos);
     CHECK(w.shape->experts == 8);
@@ -362,4 +365,23 @@ TEST_CASE("a mixture of experts' keys are read, and refused by field where they 
   const auto named = training(R"({"name": "a", "model": "mixtral-8x7b", "capacity_factor": 1.25, )" + rest + "}");
   CHECK(named.shape->experts == 8);
   CHECK(named.capacity_factor == 1.25);
+}
+
+TEST_CASE("multi-token prediction modules are read from a shape, and refused by field where they cannot be",
+          "[io][model]") {
+  const auto w = training(R"({"name": "a", )" + shape_13b + R"(, "mtp_layers": 1, )" + rest + "}");
+  CHECK(w.shape->mtp_layers == 1);
+  CHECK(w.parameters == model::parameters(*w.shape));
+  CHECK(training(R"({"name": "a", "model": "deepseek-v3", )" + rest + "}").shape->mtp_layers == 1);
+  CHECK(error_of(R"({"name": "a", "model": "deepseek-v3", "mtp_layers": 0, )" + rest + "}")
+            .starts_with("mtp_layers: is part of the named model's shape"));
+  CHECK(error_of(R"({"name": "a", )" + shape_13b + R"(, "mtp_layers": 41, )" + rest + "}")
+            .starts_with("mtp_layers: must be at most the 40 layers"));
+  CHECK(error_of(R"({"name": "a", "parameters": 1e9, "layers": 8, "hidden": 1024, "mtp_layers": 1,
+      "sequence": 4096})")
+            .starts_with("mtp_layers: describes a transformer's shape"));
+  const std::string serve = R"("prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "500ms", "tpot_slo": "30ms",
+      "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}, "hit_rate_bound": 0.37})";
+  CHECK(error_of(R"({"name": "s", "type": "llm-serve", )" + shape_13b + R"(, "mtp_layers": 1, )" + serve)
+            .starts_with("mtp_layers: unknown key"));
 }

@@ -423,3 +423,49 @@ TEST_CASE("parallel training: the step's parts add up to the step, each second i
         if (!l.codec.empty()) CHECK(r.codec > seconds{});
       }
 }
+
+TEST_CASE(
+    "parallel training: a multi-token prediction module runs on the last stage, a layer, a projection and "
+    "the logits more",
+    "[model][parallel]") {
+  const auto c = ideal();
+  auto j = gpt(8, 2048, 16, 1024, 4);
+  j.shape.mtp_layers = 1;
+  const double h = 2048, V = 51200, T = 1024;
+  // One GPU on the ideal device: the step is still the FLOP count, the module's included, over the peak.
+  for (const auto r : {recomputation::none, recomputation::selective, recomputation::full}) {
+    parallel_layout l;
+    l.recompute = r;
+    const auto cost = price(j, c, l);
+    const double psi = parameters(j.shape);
+    CHECK(cost.step.value() ==
+          Approx(training_flops(j.shape, 4, 1024, r).value() / 1e15 + psi * (2.0 * 12 + 2 + 2) / 2e12).epsilon(1e-9));
+    // Its memory: 16 bytes a weight, the module's too; the module's layer's activations, its projection's
+    // 16-bit input and its own fp32 logits beside the model's.
+    const double layer = layer_activation_bytes(j, 1024, 1024, 1, 1, false, r);
+    const double rebuilt = r == recomputation::none
+                               ? 0.0
+                               : layer_activation_bytes(j, 1024, 1024, 1, 1, false, recomputation::none) - layer;
+    CHECK(cost.device_bytes.value() ==
+          Approx(16.0 * psi + 9 * layer + 2 * 4.0 * T * V + 4.0 * T * h + rebuilt).epsilon(1e-12));
+  }
+  // Two stages of 4: the last holds the module and, beside the untied output layer, the embedding again; tied,
+  // the one weight serves both.
+  const auto two = price(j, c, io::parse_parallel_layout("pp=2,dp=1,zero=0"));
+  CHECK(two.last_binds);
+  CHECK(two.stage_parameters == 4 * layer_parameters(j.shape) + 2 * V * h + h + mtp_module_parameters(j.shape));
+  auto tied = j;
+  tied.shape.tied_embeddings = true;
+  CHECK(price(tied, c, io::parse_parallel_layout("pp=2,dp=1,zero=0")).stage_parameters ==
+        4 * layer_parameters(j.shape) + V * h + h + mtp_module_parameters(j.shape));
+  // 10 layers over 4 stages bind on a middle stage of 3 with a small vocabulary (the test above); the module
+  // moves the binding stage to the last, 2 layers, the module's layer and two heads.
+  auto small = gpt(10, 1024, 16, 1024, 8);
+  small.shape.vocabulary = 1024;
+  const auto plain = price(small, ideal(), io::parse_parallel_layout("pp=4,dp=1"));
+  small.shape.mtp_layers = 1;
+  const auto with = price(small, ideal(), io::parse_parallel_layout("pp=4,dp=1"));
+  CHECK((!plain.last_binds && plain.layers_per_stage == 3));
+  CHECK((with.last_binds && with.layers_per_stage == 2));
+  CHECK(with.step > plain.step);
+}

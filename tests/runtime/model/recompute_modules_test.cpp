@@ -10,11 +10,13 @@ using namespace trinity;
 using namespace trinity::model;
 
 namespace {
-// DeepSeek-V3's layer (latent attention, 256 experts of 2,048, 8 a token, one shared), every layer a mixture.
+// DeepSeek-V3's layer (latent attention, 256 experts of 2,048, 8 a token, one shared), every layer a mixture,
+// without its prediction module.
 training_job deepseek_layers(std::size_t layers, bool fp8 = false) {
   auto shape = shapes::deepseek_v3;
   shape.layers = layers;
   shape.first_dense_layers = 0;
+  shape.mtp_layers = 0;
   return test::recipe_job(shape, 4096, 16, fp8);
 }
 

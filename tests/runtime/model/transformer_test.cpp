@@ -110,7 +110,13 @@ TEST_CASE("latent attention counts its down- and up-projections: DeepSeek-V3's 6
   const double h = 7168, a = 128;
   CHECK(model::attention_parameters(m) == h * 1536 + 1536 * a * 192 + h * (512 + 64) + 512 * a * 256 + a * 128 * h);
   CHECK(model::attention_parameters(m) == 187'105'280.0);
-  CHECK(model::parameters(m) == Approx(671e9).epsilon(0.01));
+  // 671B in the main model, as DeepSeek counts it, and its one prediction module's 11.6B of its own: a mixture
+  // layer, the 2h → h projection and three norms.
+  CHECK(m.mtp_layers == 1);
+  CHECK(model::last_layer_moe(m));
+  CHECK(model::mtp_module_parameters(m) == model::moe_layer_parameters(m) + 2 * h * h + 3 * h);
+  CHECK(model::parameters(m) - model::mtp_module_parameters(m) == Approx(671e9).epsilon(0.01));
+  CHECK(model::mtp_module_parameters(m) == Approx(11.61e9).epsilon(0.001));
   // The core's FLOPs a pair: QKᵀ over 192 and the weighted sum over 128, 2·128·(192 + 128) = 4 × 128 × 160.
   CHECK(model::attention_core_width(m) == 128 * 160);
   // Without a query latent the queries come straight from hidden.
@@ -125,4 +131,39 @@ TEST_CASE("latent attention counts its down- and up-projections: DeepSeek-V3's 6
   auto grouped = m;
   grouped.kv_heads = 8;
   CHECK_THROWS_WITH(model::validate(grouped), Catch::StartsWith("kv_heads: must equal heads (128) under latent"));
+}
+
+TEST_CASE("a multi-token prediction module: one more layer of the last one's kind, its projection, the logits again",
+          "[model][transformer]") {
+  // GPT's shape (f = 4h, untied): a layer holds 12h² + 2h; a module that and its 2h → h projection and three norms.
+  model::transformer_shape gpt{24, 2048, 8192, 16, 16, 51200, false, false};
+  const double h = 2048, V = 51200, s = 2048, batch = 8, tokens = batch * s;
+  auto mtp = gpt;
+  mtp.mtp_layers = 1;
+  model::validate(mtp);
+  CHECK(model::mtp_module_parameters(mtp) == 12 * h * h + 2 * h + 2 * h * h + 3 * h);
+  CHECK(model::parameters(mtp) - model::parameters(gpt) == 14 * h * h + 5 * h);
+  // Training: the layer's 3 passes (4 with full recomputation) of 24h² GEMM FLOPs and 4hs of attention a token,
+  // and the projection's 4h² and the logits' 2Vh in 3 passes.
+  using model::recomputation;
+  CHECK((model::training_flops(mtp, batch, s, recomputation::none) -
+         model::training_flops(gpt, batch, s, recomputation::none))
+            .value() == Approx(tokens * (84 * h * h + 12 * h * s + 6 * V * h)).epsilon(1e-12));
+  CHECK((model::training_flops(mtp, batch, s, recomputation::full) -
+         model::training_flops(gpt, batch, s, recomputation::full))
+            .value() == Approx(tokens * (108 * h * h + 16 * h * s + 6 * V * h)).epsilon(1e-12));
+  // A forward pass for serving runs no module.
+  CHECK(model::forward_flops(mtp, 100, 50) == model::forward_flops(gpt, 100, 50));
+  // The module's layer is the last layer's kind: a mixture every other layer from the first leaves the 24th
+  // dense; every layer a mixture makes it one.
+  auto moe = mtp;
+  moe.experts = 8, moe.top_k = 2, moe.moe_layer_frequency = 2;
+  CHECK(!model::last_layer_moe(moe));
+  CHECK(model::mtp_module_parameters(moe) == model::mtp_module_parameters(mtp));
+  moe.moe_layer_frequency = 1;
+  CHECK(model::last_layer_moe(moe));
+  CHECK(model::mtp_module_parameters(moe) == model::moe_layer_parameters(moe) + 2 * h * h + 3 * h);
+  CHECK(model::mtp_module_parameters(moe, true) == model::moe_layer_parameters(moe, 2) + 2 * h * h + 3 * h);
+  mtp.mtp_layers = 25;
+  CHECK_THROWS_WITH(model::validate(mtp), Catch::StartsWith("mtp_layers: must be at most the 24 layers"));
 }
