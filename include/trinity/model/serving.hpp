@@ -99,6 +99,10 @@ inline void validate(const serving_replica& r) {
                            "is priced by the training step model only: latent attention caches one latent a "
                            "token, which the serving model's KV cache does not count. Fix: a model with standard "
                            "attention");
+  trinity::detail::require(r.shape.mtp_layers == 0, "mtp_layers",
+                           "is priced by the training step model only: a serving forward pass runs no prediction "
+                           "module (drafting tokens with one, speculative decoding, is not modelled), and the weights "
+                           "it reads would count the module's. Fix: leave mtp_layers out");
   const std::size_t t = r.tensor_parallel;
   trinity::detail::require(t >= 1 && r.shape.heads % t == 0 && r.shape.kv_heads % t == 0, "tensor_parallel",
                            "must divide the heads (" + std::to_string(r.shape.heads) + ") and the KV heads (" +

@@ -384,4 +384,9 @@ TEST_CASE("multi-token prediction modules are read from a shape, and refused by 
       "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}, "hit_rate_bound": 0.37})";
   CHECK(error_of(R"({"name": "s", "type": "llm-serve", )" + shape_13b + R"(, "mtp_layers": 1, )" + serve)
             .starts_with("mtp_layers: unknown key"));
+  // A replica built in code is refused too: its weights would count the module's.
+  model::serving_replica r;
+  r.shape = model::shapes::llama3_8b;
+  r.shape.mtp_layers = 1;
+  CHECK_THROWS_WITH(model::validate(r), Catch::StartsWith("mtp_layers: is priced by the training step model only"));
 }
