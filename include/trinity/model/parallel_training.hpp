@@ -607,6 +607,13 @@ inline stage_weights stage_weights_of(const training_job& j, const parallel_layo
   const double mtp_dense =
       mtp * (mtp_module_parameters(m) - (mtp_moe ? static_cast<double>(m.experts) * expert_parameters(m) : 0.0)) / t;
   const double mtp_embed = mtp > 0 && l.pp > 1 ? V * h / t : 0.0;
+  // What fp8 casts of them: the GEMM weights, less the norms and a router (which runs in 16 bits).
+  const double mtp_linear =
+      mtp_dense - mtp * (5.0 * h + (mtp_moe ? h * static_cast<double>(m.experts) : 0.0)) / t + mtp_experts;
+  // The GEMM weights of the stage with the most: the fullest's layers, or the last's and its modules.
+  const auto most_linear = [&](double per_layer) {
+    return std::max(std::max(L_first, L_mid) * per_layer, L_last * per_layer + mtp_linear);
+  };
   if (!m.moe()) {
     const double layer_params = layer_parameters(m) / t;  // the norms are replicated; a rounding error here
     const double embed = V * h / t;
@@ -615,7 +622,7 @@ inline stage_weights stage_weights_of(const training_job& j, const parallel_layo
                  last = L_last * layer_params + (m.tied_embeddings ? 0.0 : embed) + h + mtp_dense + mtp_embed;
     w.dense = l.pp == 1 ? L_first * layer_params + embed * (m.tied_embeddings ? 1.0 : 2.0) + h + mtp_dense
                         : std::max({first, middle, last});
-    w.linear = std::max(L_first, L_mid) * (layer_parameters(m) - 2.0 * h) / t;
+    w.linear = most_linear((layer_parameters(m) - 2.0 * h) / t);
     return w;
   }
   // Per layer, the stage's share of MoE layers taken as the model's.
@@ -624,9 +631,8 @@ inline stage_weights stage_weights_of(const training_job& j, const parallel_layo
   const double dense = (1.0 - phi) * layer_parameters(m) / t + phi * moe_layer_parameters(m, 0) / t;
   const double experts = phi * local * expert_parameters(m) / etp;
   const double shared = static_cast<double>(m.shared_experts) * expert_parameters(m);
-  w.linear =
-      std::max(L_first, L_mid) * ((1.0 - phi) * (layer_parameters(m) - 2.0 * h) / t +
-                                  phi * ((attention_parameters(m) + shared) / t + local * expert_parameters(m) / etp));
+  w.linear = most_linear((1.0 - phi) * (layer_parameters(m) - 2.0 * h) / t +
+                         phi * ((attention_parameters(m) + shared) / t + local * expert_parameters(m) / etp));
   const double embed = V * h / t;
   if (l.pp == 1) {
     w.dense = L_first * dense + embed * (m.tied_embeddings ? 1.0 : 2.0) + h + mtp_dense;

@@ -468,4 +468,13 @@ TEST_CASE(
   CHECK((!plain.last_binds && plain.layers_per_stage == 3));
   CHECK((with.last_binds && with.layers_per_stage == 2));
   CHECK(with.step > plain.step);
+  // Under fp8 the module's GEMM weights (all but its five norms) are kept cast too, 2 bytes more each.
+  auto fast = ideal();
+  fast.fp8_peak = flops_per_second{2e15};
+  auto j8 = j, without8 = j;
+  j8.fp8 = without8.fp8 = true;
+  without8.shape.mtp_layers = 0;
+  CHECK((price(j8, fast, parallel_layout{}).parameters - price(without8, fast, parallel_layout{}).parameters).value() ==
+        Approx(j8.precision.parameter * mtp_module_parameters(j.shape) + 2.0 * (mtp_module_parameters(j.shape) - 5 * h))
+            .epsilon(1e-12));
 }
