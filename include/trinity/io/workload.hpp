@@ -65,8 +65,8 @@ inline model::power_law read_power_law(const object& o, const char* what) {
 
 // A spelt-out shape's optional keys beyond its widths, which the training readers (a training workload, a
 // published run) list and read_shape reads: the MLP's gating, a head's width, sliding windows, latent attention,
-// the experts and multi-token prediction. The serving readers list none of the last three kinds, so they refuse them as
-// unknown; a named model refuses every one of them beside its name.
+// the experts and multi-token prediction. The serving readers list none of the last four kinds, so they refuse them
+// as unknown; a named model refuses every one of them beside its name.
 inline constexpr key optional_shape_keys[] = {{"gated_mlp"},
                                               {"head_dim"},
                                               {"sliding_window"},

@@ -727,13 +727,15 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const seconds join_f = mtp > 0 ? detail::gemm_time(c, T, h / t, 2.0 * h) : seconds{},
                 join_b = mtp > 0 ? detail::gemm_bwd(c, T, h / t, 2.0 * h) : seconds{};
   const seconds per_layer = each([](const layer_cost& x) { return x.forward() + x.backward() + x.recompute; });
-  const seconds heads = (1.0 + mtp) * (full_logits_f + full_logits_b) + mtp * (join_f + join_b) +
-                        mtp * (xk.forward() + xk.backward() + xk.recompute);
-  const bool last_binds = l.pp == 1 || L_last * per_layer + heads >= std::max(L_first, L_mid) * per_layer;
+  // The last stage's heads: the logits, and each module's projection and logits again.
+  const seconds heads_f = (1.0 + mtp) * full_logits_f + mtp * join_f,
+                heads_b = (1.0 + mtp) * full_logits_b + mtp * join_b;
+  const bool last_binds =
+      l.pp == 1 || L_last * per_layer + heads_f + heads_b + mtp * (xk.forward() + xk.backward() + xk.recompute) >=
+                       std::max(L_first, L_mid) * per_layer;
   const double L = last_binds ? L_last : std::max(L_first, L_mid);  // the binding stage's layers
   const double M = last_binds ? mtp : 0.0;                          // and prediction modules
-  const seconds logits_f = last_binds ? (1.0 + mtp) * full_logits_f + mtp * join_f : seconds{},
-                logits_b = last_binds ? (1.0 + mtp) * full_logits_b + mtp * join_b : seconds{};
+  const seconds logits_f = last_binds ? heads_f : seconds{}, logits_b = last_binds ? heads_b : seconds{};
   // A part of the binding stage's layers per micro-batch, its prediction modules' layers included.
   const auto binding = [&](auto part) { return L * each(part) + M * part(xk); };
   r.layers_per_stage = static_cast<std::size_t>(L);

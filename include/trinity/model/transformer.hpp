@@ -236,13 +236,18 @@ inline double layers_parameters(const transformer_shape& m, bool active = false)
   return (static_cast<double>(m.layers) - moe) * layer_parameters(m) + sparse;
 }
 
+//! Weights of a multi-token prediction module's layer, of the last layer's kind: every expert counted (`active`: a
+//! token's top_k).
+inline double mtp_layer_parameters(const transformer_shape& m, bool active = false) {
+  return last_layer_moe(m) ? moe_layer_parameters(m, active ? m.top_k : m.experts) : layer_parameters(m);
+}
+
 //! Weights of one multi-token prediction module of its own (the embedding and output layer it runs are the
-//! model's): its layer, every expert counted (`active`: a token's top_k), the 2h → h projection and three norms
-//! (the embedding's, the hidden state's and its final one).
+//! model's): its layer, the 2h → h projection and three norms (the embedding's, the hidden state's and its final
+//! one).
 inline double mtp_module_parameters(const transformer_shape& m, bool active = false) {
   const double h = static_cast<double>(m.hidden);
-  const double layer = last_layer_moe(m) ? moe_layer_parameters(m, active ? m.top_k : m.experts) : layer_parameters(m);
-  return layer + 2.0 * h * h + 3.0 * h;
+  return mtp_layer_parameters(m, active) + 2.0 * h * h + 3.0 * h;
 }
 
 //! Every weight: the layers, the embedding (twice when untied), the final norm and any prediction modules.
@@ -291,8 +296,7 @@ inline flops training_flops(const transformer_shape& m, double batch, double seq
   // The layers' GEMM weights, less their two norms each, the modules' layers among them; a module's projection
   // (2h·h) is outside its layer, so it runs in 3 passes, as the logits do.
   const double join = mtp * 2.0 * h * h;
-  const double linear =
-      layers_parameters(m, true) - 2.0 * l * h + mtp * (mtp_module_parameters(m, true) - 5.0 * h) - join;
+  const double linear = layers_parameters(m, true) - 2.0 * l * h + mtp * (mtp_layer_parameters(m, true) - 2.0 * h);
   const double matmul = 2.0 * linear * tokens;                        // one forward pass, active
   const double attention = 4.0 * hq * (l + mtp) * sequence * tokens;  // one forward pass, s² per sequence
   const double heads = 2.0 * (v * h * (1.0 + mtp) + join) * tokens;   // the logits, and the modules' projections

@@ -37,6 +37,9 @@ std::string error_of(const std::string& text) {
 const std::string shape_13b = R"("layers": 40, "hidden": 5120, "ffn_hidden": 13824, "heads": 40, "kv_heads": 40,
     "vocabulary": 32000)";
 const std::string rest = R"("sequence": 4096, "global_batch": 512, "precision": "mixed")";
+// The rest of a serving workload, closing its object.
+const std::string serve = R"("prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "500ms", "tpot_slo": "30ms",
+    "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}, "hit_rate_bound": 0.37})";
 
 // Every optional key of `keys` that `given` leaves out, less those that name no default (`not_defaults`),
 // must be in `assumed`, and nothing else may be.
@@ -299,8 +302,6 @@ TEST_CASE("sliding-window attention's keys are read by the training reader, and 
   CHECK(oss.shape->sliding_window == 128);
   CHECK(model::windowed_layer_count(*oss.shape) == 18);
   // The serving model does not count a window (it bounds the KV cache): its reader does not know the key.
-  const std::string serve = R"("prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "500ms", "tpot_slo": "30ms",
-      "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}, "hit_rate_bound": 0.37})";
   CHECK(error_of(R"({"name": "s", "type": "llm-serve", )" + shape_13b + R"(, "sliding_window": 4096, )" + serve)
             .starts_with("sliding_window: unknown key"));
   model::serving_replica r;
@@ -329,8 +330,6 @@ TEST_CASE("latent attention's keys are read by the training reader, and refused 
   CHECK(error_of(R"({"name": "a", "model": "deepseek-v3", "kv_lora_rank": 256, )" + rest + "}")
             .starts_with("kv_lora_rank: is part of the named model's shape"));
   CHECK(training(R"({"name": "a", "model": "deepseek-v3", )" + rest + "}").shape->kv_lora_rank == 512);
-  const std::string serve = R"("prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "500ms", "tpot_slo": "30ms",
-      "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}, "hit_rate_bound": 0.37})";
   CHECK(
       error_of(R"({"name": "s", "type": "llm-serve", )" + mla + ", " + serve).starts_with("kv_lora_rank: unknown key"));
   model::serving_replica r;
@@ -380,8 +379,6 @@ TEST_CASE("multi-token prediction modules are read from a shape, and refused by 
   CHECK(error_of(R"({"name": "a", "parameters": 1e9, "layers": 8, "hidden": 1024, "mtp_layers": 1,
       "sequence": 4096})")
             .starts_with("mtp_layers: describes a transformer's shape"));
-  const std::string serve = R"("prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "500ms", "tpot_slo": "30ms",
-      "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}, "hit_rate_bound": 0.37})";
   CHECK(error_of(R"({"name": "s", "type": "llm-serve", )" + shape_13b + R"(, "mtp_layers": 1, )" + serve)
             .starts_with("mtp_layers: unknown key"));
   // A replica built in code is refused too: its weights would count the module's.
