@@ -164,9 +164,9 @@ class thread_communicator {
     double their_stamp = 0.0;
     if (source >= 0) {
       auto& b = world_->box(source, rank_);
-      spin_until([&] { return b.posted.load(std::memory_order_acquire) > b.taken.load(std::memory_order_acquire); });
-      std::unique_lock lock(b.m);
-      wait(lock, b, deadline, source, "send", [&] { return b.posted > b.taken; });
+      auto lock = await(b, deadline, source, "send", [&] {
+        return b.posted.load(std::memory_order_acquire) > b.taken.load(std::memory_order_acquire);
+      });
       if (b.size != in.size()) {
         const std::string why = "rank " + std::to_string(source) + " sent " + std::to_string(b.size) +
                                 " bytes where rank " + std::to_string(rank_) + " expected " +
@@ -182,9 +182,8 @@ class thread_communicator {
     }
     if (dest >= 0) {
       auto& b = world_->box(rank_, dest);
-      spin_until([&] { return b.posted.load(std::memory_order_acquire) == b.taken.load(std::memory_order_acquire); });
-      std::unique_lock lock(b.m);
-      wait(lock, b, deadline, dest, "receive", [&] { return b.posted == b.taken; });
+      await(b, deadline, dest, "receive",
+            [&] { return b.posted.load(std::memory_order_acquire) == b.taken.load(std::memory_order_acquire); });
     }
     return their_stamp;
   }
@@ -212,11 +211,27 @@ class thread_communicator {
       throw invalid_input(field, std::to_string(peer) + " is not a rank of a world of " + std::to_string(size()));
   }
 
+  // Spins, then sleeps until ready() under the mailbox's lock, which it returns held.
+  template <class Ready>
+  std::unique_lock<std::mutex> await(thread_world::mailbox& b, thread_world::clock::time_point deadline, int peer,
+                                     const char* what, Ready ready) {
+    // Marked before the spin, not only before the sleep: on a loaded machine the spin's yields can outlast
+    // another rank's deadline, and a rank not marked ends the wait chain there, blamed for a peer's absence.
+    world_->waiting_for_[static_cast<std::size_t>(rank_)].store(peer, std::memory_order_release);
+    spin_until(ready);
+    std::unique_lock lock(b.m);
+    wait(lock, b, deadline, peer, what, ready);
+    return lock;
+  }
+
   template <class Ready>
   void wait(std::unique_lock<std::mutex>& lock, thread_world::mailbox& b, thread_world::clock::time_point deadline,
             int peer, const char* what, Ready ready) {
-    if (ready()) return;
     auto& me = world_->waiting_for_[static_cast<std::size_t>(rank_)];
+    if (ready()) {
+      me.store(-1, std::memory_order_release);
+      return;
+    }
     me.store(peer, std::memory_order_release);
     const bool ok = b.cv.wait_until(lock, deadline, [&] { return ready() || world_->broken(); });
     if (ready()) {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <latch>
 #include <limits>
 #include <thread>
 #include <vector>
@@ -216,20 +217,24 @@ TEST_CASE("a 256 MiB all-reduce is exact on 2 ranks", "[comm][threads][large]") 
 }
 
 TEST_CASE("a collective whose peer never arrives ends with a timeout that names both ranks", "[comm][threads]") {
-  comm::thread_world world(
-      3, std::chrono::milliseconds(1000));  // long enough that a loaded (or TSan) rank 1 still arrives
+  // Ranks 0 and 1 both start before either calls the all-reduce, so on a loaded machine (or under a
+  // sanitizer) the one that times out finds the other already waiting, and the chain reaches rank 2.
+  comm::thread_world world(3, std::chrono::milliseconds(2000));
+  std::latch both_started(2);
   const auto started = std::chrono::steady_clock::now();
   try {
-    comm::run_ranks(world, [](comm::thread_communicator& c) {
+    comm::run_ranks(world, [&](comm::thread_communicator& c) {
       std::vector<float> g(1000, 1.0f);
-      if (c.rank() != 2) comm::all_reduce(c, std::span<float>(g), reduce_op::sum);  // rank 2 never comes
+      if (c.rank() == 2) return;  // rank 2 never comes
+      both_started.arrive_and_wait();
+      comm::all_reduce(c, std::span<float>(g), reduce_op::sum);
     });
     FAIL("run_ranks returned although rank 2 never joined the all-reduce");
   } catch (const comm::timeout_error& e) {
     const std::string what = e.what();
     CHECK_THAT(what, Catch::Contains("all_reduce") && Catch::Contains("rank 2") && Catch::Contains("never"));
   }
-  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
   CHECK(world.broken());
 }
 
