@@ -93,7 +93,7 @@ def serving(trinity, runs):
 
 def pipeline_stages_hold_the_layers(name, one, layers, modules):
     """The stages' layers add up to the model's, as the layout's pipeline places them (Megatron's split: the first
-    and last hold fewer), the last holds the run's prediction modules, and the stage the step is priced on is one
+    and last hold fewer; or as the layout states them), the last holds the run's prediction modules, and the stage the step is priced on is one
     that exists."""
     g = one["predicted"]["pipeline"]
     if g["prediction_modules"] != modules:
@@ -101,8 +101,14 @@ def pipeline_stages_hold_the_layers(name, one, layers, modules):
     p = int(re.search(r"\bpp=(\d+)", one["parallelism"]).group(1))
     if g["stages"] != p:
         sys.exit(f"{name}: {g['stages']} pipeline stages explained, pp={p} in its layout")
+    # A layout may state its first and last stages' layers (first_stage_layers=, last_stage_layers=): those.
+    stated = {end: int(n) for end, n in re.findall(r"\b(first|last)_stage_layers=(\d+)", one["parallelism"])}
+    for end, n in stated.items():
+        if g[f"{end}_layers"] != n:
+            sys.exit(f"{name}: {g[end + '_layers']} layers on the {end} stage explained, {n} in its layout")
     held = g["first_layers"] + g["middle_layers"] * (p - 2) + g["last_layers"] if p > 1 else g["first_layers"]
-    if held != layers or not g["first_layers"] <= g["middle_layers"] or g["last_layers"] > g["first_layers"]:
+    megatron = g["first_layers"] <= g["middle_layers"] and g["last_layers"] <= g["first_layers"]
+    if held != layers or not (megatron or stated):
         sys.exit(f"{name}: stages of {g['first_layers']}, {g['middle_layers']}, {g['last_layers']} layers do not "
                  f"place its {layers} as Megatron does")
     if g["binding"] not in (("last", "first") if p <= 2 else ("last", "middle")) or (p == 1 and g["binding"] != "last"):

@@ -2,7 +2,8 @@
 //! \file
 //! A hybrid parallel layout as the step model (model/parallel_training.hpp) prices it: tensor, pipeline (and
 //! its interleaving), context, data and expert parallelism, the micro-batch, recomputation, sequence
-//! parallelism, the ZeRO stage, offload, the gradient codec and overlap, and its `tp=..,pp=..` spelling.
+//! parallelism, the ZeRO stage, offload, the gradient codec and overlap, the layers of the pipeline's first and last
+//! stages where a run states them, and its `tp=..,pp=..` spelling.
 //! (Recomputation: a policy, and single modules besides it, model/recompute_modules.hpp.)
 
 #include <cstddef>
@@ -35,6 +36,10 @@ struct parallel_layout {
   //! Single modules recomputed besides `recompute` (Megatron-Core's --recompute-modules). Last, so that the
   //! positional initialisers written before it keep their meaning.
   recompute_modules modules = {};
+  //! The layers the first and the last pipeline stage hold, where the run states them (Megatron-Core's
+  //! --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers): the other stages split the
+  //! rest evenly. Unset: the split of pipeline_stage_layers (model/parallel_training.hpp).
+  std::optional<std::size_t> first_stage_layers = {}, last_stage_layers = {};
 
   [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
   friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
@@ -72,7 +77,9 @@ inline std::string to_string(const parallel_layout& l) {
          ",sp=" + (l.sequence_parallel ? "on" : "off") + ",zero=" + std::to_string(l.zero_stage) +
          (l.offload ? ",offload=on" : "") + (l.codec.empty() ? "" : ",codec=" + l.codec) +
          (l.overlap ? std::string(",overlap=") + (*l.overlap ? "on" : "off") : std::string()) +
-         (l.ep > 1 || l.etp > 1 ? ",ep=" + std::to_string(l.ep) + ",etp=" + std::to_string(l.etp) : std::string());
+         (l.ep > 1 || l.etp > 1 ? ",ep=" + std::to_string(l.ep) + ",etp=" + std::to_string(l.etp) : std::string()) +
+         (l.first_stage_layers ? ",first_stage_layers=" + std::to_string(*l.first_stage_layers) : std::string()) +
+         (l.last_stage_layers ? ",last_stage_layers=" + std::to_string(*l.last_stage_layers) : std::string());
 }
 
 }  // namespace trinity::model

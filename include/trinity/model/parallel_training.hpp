@@ -157,6 +157,18 @@ inline stage_layers pipeline_stage_layers(std::size_t layers, std::size_t p, std
   return {first, p > 2 ? middle : first, ends - first};
 }
 
+//! The layers each stage holds under the layout: where it states its first or last stage's (Megatron-Core's
+//! get_num_layers_to_build), those, and the other stages split the rest evenly; otherwise the split above.
+//! layout_problem has checked that the rest splits.
+inline stage_layers pipeline_stage_layers(std::size_t layers, const parallel_layout& l) {
+  if ((!l.first_stage_layers && !l.last_stage_layers) || l.pp <= 1) return pipeline_stage_layers(layers, l.pp, l.vpp);
+  const std::size_t first = l.first_stage_layers.value_or(0), last = l.last_stage_layers.value_or(0);
+  const std::size_t stated = (l.first_stage_layers ? std::size_t{1} : 0) + (l.last_stage_layers ? std::size_t{1} : 0);
+  const std::size_t each = l.pp > stated ? (layers - first - last) / (l.pp - stated) : first;
+  return {l.first_stage_layers.value_or(each), l.pp > 2 ? each : l.first_stage_layers.value_or(each),
+          l.last_stage_layers.value_or(each)};
+}
+
 //! The cost of one step, per GPU of the binding stage. Its times, gemm to codec, are the step's parts: they add up
 //! to `step`, each second in one of them (a recomputed forward's collectives in `recompute`, not `tp_comm`).
 struct parallel_step_cost {
@@ -208,6 +220,38 @@ inline std::string expert_problem(const training_job& j, const parallel_layout& 
            " ranks, which the expert groups regroup (Megatron-Core's folding)";
   if (l.tp > 1 && !l.sequence_parallel)
     return "sp: a mixture of experts with tp > 1 needs sequence parallelism (Megatron-Core requires it); add sp=on";
+  return {};
+}
+
+//! Megatron-Core's rules for a stated first or last stage (get_num_layers_to_build): at least one layer each,
+//! and the other stages share the rest evenly. Its --decoder-first-pipeline-num-layers also wants a multiple of
+//! vpp where --pipeline-model-parallel-layout does not (DeepSeek-V3's Et|(tt|)*30mL puts 7 on the first of 8
+//! stages of 4 chunks); a stage is priced by its layers either way, so that is not asked here.
+inline std::string stage_split_problem(const training_job& j, const parallel_layout& l) {
+  if (!l.first_stage_layers && !l.last_stage_layers) return {};
+  const std::string field = l.first_stage_layers ? "first_stage_layers" : "last_stage_layers";
+  if (l.first_stage_layers == std::size_t{0} || l.last_stage_layers == std::size_t{0})
+    return (l.first_stage_layers == std::size_t{0} ? "first_stage_layers" : "last_stage_layers") +
+           std::string(": a stage must hold at least one layer");
+  if (l.pp == 1)
+    return field +
+           ": a layout without pipeline stages (pp=1) has no first or last stage to size; drop it, or give "
+           "pp > 1";
+  const std::size_t layers = j.shape.layers, first = l.first_stage_layers.value_or(0),
+                    last = l.last_stage_layers.value_or(0);
+  const std::size_t left =
+      l.pp - (l.first_stage_layers ? std::size_t{1} : 0) - (l.last_stage_layers ? std::size_t{1} : 0);
+  const std::string counts = std::to_string(first + last) + " layers on the stated stages";
+  if (first + last > layers) return field + ": " + counts + " are more than the model's " + std::to_string(layers);
+  const std::size_t rest = layers - first - last;
+  if (left == 0 && rest != 0)
+    return field + ": with pp=2 the first and last stages are all of them, and hold " + counts + " of the model's " +
+           std::to_string(layers) + "; make them add up to " + std::to_string(layers);
+  if (left > 0 && rest == 0) return field + ": " + counts + " leave the other " + std::to_string(left) + " stages none";
+  if (left > 0 && rest % left != 0)
+    return field + ": the other " + std::to_string(left) + " stages cannot share the " + std::to_string(rest) +
+           " layers left evenly (Megatron-Core requires it); state counts that leave a multiple of " +
+           std::to_string(left);
   return {};
 }
 }  // namespace detail
@@ -262,6 +306,7 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
       (l.modules.has(recompute_module::moe_act) || l.modules.has(recompute_module::shared_experts)))
     return "recompute_modules: moe recomputes the whole block, the experts' activation and the shared experts with "
            "it; drop moe_act and shared_experts";
+  if (auto why = detail::stage_split_problem(j, l); !why.empty()) return why;
   return detail::expert_problem(j, l);
 }
 
@@ -705,7 +750,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const double h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocabulary);
   const double T = b * s_local;  // tokens per GPU per micro-batch
   const double mb = static_cast<double>(j.global_batch) / (d * b);
-  const auto stages = pipeline_stage_layers(m.layers, l.pp, l.vpp);
+  const auto stages = pipeline_stage_layers(m.layers, l);
   const double L_first = static_cast<double>(stages.first), L_mid = static_cast<double>(stages.middle),
                L_last = static_cast<double>(stages.last);
 

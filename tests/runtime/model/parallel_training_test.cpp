@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -382,6 +383,72 @@ TEST_CASE("a pipeline that does not divide the layers gives its first and last s
   CHECK(l10.step < l12.step);
   const auto one = price(small_vocabulary(12), ideal(), io::parse_parallel_layout("pp=1,dp=4"));
   CHECK((one.pipeline_stages == 1 && one.last_binds && one.layers_per_stage == 12));
+}
+
+TEST_CASE("a layout that states its first and last stages' layers places them there, the rest evenly",
+          "[model][parallel]") {
+  const auto split = [](std::size_t layers, const std::string& layout) {
+    const auto x = pipeline_stage_layers(layers, io::parse_parallel_layout(layout));
+    return std::array{x.first, x.middle, x.last};
+  };
+  using three = std::array<std::size_t, 3>;
+  // NeMo's DeepSeek-V3 script: 61 layers on 16 stages, 3 on the first and 2 on the last, as the default split.
+  CHECK(split(61, "pp=16,first_stage_layers=3,last_stage_layers=2") == three{3, 4, 2});
+  CHECK(split(61, "pp=16") == three{3, 4, 2});
+  CHECK(split(10, "pp=4,first_stage_layers=1,last_stage_layers=3") == three{1, 3, 3});
+  CHECK(split(10, "pp=4,first_stage_layers=4") == three{4, 2, 2});  // the other three share 6
+  CHECK(split(10, "pp=4,last_stage_layers=1") == three{3, 3, 1});
+  CHECK(split(9, "pp=2,first_stage_layers=4,last_stage_layers=5") == three{4, 4, 5});
+  CHECK(split(9, "pp=2,last_stage_layers=3") == three{6, 6, 3});
+  CHECK(split(16, "pp=4,vpp=2,first_stage_layers=2,last_stage_layers=2") == three{2, 6, 2});
+  // Bridge's later DeepSeek-V3 layout Et|(tt|)*30mL on 8 stages of 4 chunks: 7, 8 and 6, as the default splits.
+  CHECK(split(61, "pp=8,vpp=4,first_stage_layers=7,last_stage_layers=6") == three{7, 8, 6});
+  CHECK(split(61, "pp=8,vpp=4") == three{7, 8, 6});
+  const auto l = io::parse_parallel_layout("pp=4,first_stage_layers=1,last_stage_layers=3");
+  CHECK(to_string(l) ==
+        "tp=1,pp=4,vpp=1,cp=1,dp=1,mbs=1,recompute=none,sp=off,zero=0,first_stage_layers=1,"
+        "last_stage_layers=3");
+  CHECK(io::parse_parallel_layout(to_string(l)) == l);
+  CHECK_THROWS_WITH(io::parse_parallel_layout("pp=4,first_stage_layers=0"),
+                    Catch::Contains("first_stage_layers=0") && Catch::Contains("1 to 1000000"));
+
+  // Megatron-Core's rules, each refused naming the key.
+  const auto j = gpt(10, 1024, 16, 1024, 8);
+  const auto problem = [&](const std::string& layout) { return layout_problem(j, io::parse_parallel_layout(layout)); };
+  CHECK(problem("pp=4,first_stage_layers=1,last_stage_layers=3").empty());
+  CHECK_THAT(problem("dp=8,first_stage_layers=2"), Catch::StartsWith("first_stage_layers: a layout without pipeline"));
+  CHECK_THAT(problem("pp=4,first_stage_layers=6,last_stage_layers=5"),
+             Catch::StartsWith("first_stage_layers: 11 layers on the stated stages are more than the model's 10"));
+  CHECK_THAT(problem("pp=4,last_stage_layers=2"),
+             Catch::StartsWith("last_stage_layers: the other 3 stages cannot share the 8 layers left evenly"));
+  CHECK_THAT(problem("pp=4,first_stage_layers=5,last_stage_layers=5"),
+             Catch::StartsWith("first_stage_layers: 10 layers on the stated stages leave the other 2 stages none"));
+  CHECK_THAT(problem("pp=2,first_stage_layers=4,last_stage_layers=4"),
+             Catch::Contains("pp=2 the first and last stages are all of them") && Catch::Contains("add up to 10"));
+  parallel_layout zero_layers{1, 4, 1, 1, 1};
+  zero_layers.last_stage_layers = 0;
+  CHECK_THAT(layout_problem(j, zero_layers), Catch::StartsWith("last_stage_layers: a stage must hold at least one"));
+
+  // Priced on the busiest stage: stating the default split prices the same step to the bit; taking a layer off
+  // the last stage for the first (10 layers on 4 stages: 3, 3, 3, 1) leaves the busiest at 3 layers, the same
+  // passes, though the first stage now holds the most weights (3 layers and the embedding), whose reduction and
+  // update the step waits for; a middle stage of 4 (1, 4, 4, 1) binds on it.
+  auto small = j;
+  small.shape.vocabulary = 1024;
+  const auto plain = price(small, ideal(), io::parse_parallel_layout("pp=4"));
+  const auto same = price(small, ideal(), io::parse_parallel_layout("pp=4,first_stage_layers=2,last_stage_layers=2"));
+  CHECK(same.step == plain.step);
+  CHECK(same.device_bytes == plain.device_bytes);
+  const auto front = price(small, ideal(), io::parse_parallel_layout("pp=4,first_stage_layers=3,last_stage_layers=1"));
+  CHECK((front.stages.first == 3 && front.stages.middle == 3 && front.stages.last == 1));
+  CHECK((front.gemm == plain.gemm && front.attention == plain.attention && front.bubble == plain.bubble));
+  CHECK(!front.last_binds);
+  CHECK(plain.stage_parameters == Approx(3 * layer_parameters(small.shape)));
+  CHECK(front.stage_parameters == Approx(3 * layer_parameters(small.shape) + 1024.0 * 1024));  // and V·h
+  CHECK(front.step > plain.step);
+  const auto heavy = price(small, ideal(), io::parse_parallel_layout("pp=4,first_stage_layers=1,last_stage_layers=1"));
+  CHECK((heavy.layers_per_stage == 4 && !heavy.last_binds));
+  CHECK(heavy.step.value() == Approx(plain.step.value() * 4.0 / 3.0).epsilon(0.02));
 }
 
 TEST_CASE("parallel training: the step's parts add up to the step, each second in one of them", "[model][parallel]") {
