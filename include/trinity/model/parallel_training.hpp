@@ -157,13 +157,18 @@ inline stage_layers pipeline_stage_layers(std::size_t layers, std::size_t p, std
   return {first, p > 2 ? middle : first, ends - first};
 }
 
+//! The end stages whose layers the layout states: 0, 1 or 2.
+inline std::size_t stated_stages(const parallel_layout& l) noexcept {
+  return (l.first_stage_layers ? std::size_t{1} : 0) + (l.last_stage_layers ? std::size_t{1} : 0);
+}
+
 //! The layers each stage holds under the layout: where it states its first or last stage's (Megatron-Core's
 //! get_num_layers_to_build), those, and the other stages split the rest evenly; otherwise the split above.
 //! layout_problem has checked that the rest splits.
 inline stage_layers pipeline_stage_layers(std::size_t layers, const parallel_layout& l) {
-  if ((!l.first_stage_layers && !l.last_stage_layers) || l.pp <= 1) return pipeline_stage_layers(layers, l.pp, l.vpp);
+  const std::size_t stated = stated_stages(l);
+  if (stated == 0 || l.pp <= 1) return pipeline_stage_layers(layers, l.pp, l.vpp);
   const std::size_t first = l.first_stage_layers.value_or(0), last = l.last_stage_layers.value_or(0);
-  const std::size_t stated = (l.first_stage_layers ? std::size_t{1} : 0) + (l.last_stage_layers ? std::size_t{1} : 0);
   const std::size_t each = l.pp > stated ? (layers - first - last) / (l.pp - stated) : first;
   return {l.first_stage_layers.value_or(each), l.pp > 2 ? each : l.first_stage_layers.value_or(each),
           l.last_stage_layers.value_or(each)};
@@ -228,7 +233,7 @@ inline std::string expert_problem(const training_job& j, const parallel_layout& 
 //! vpp where --pipeline-model-parallel-layout does not (DeepSeek-V3's Et|(tt|)*30mL puts 7 on the first of 8
 //! stages of 4 chunks); a stage is priced by its layers either way, so that is not asked here.
 inline std::string stage_split_problem(const training_job& j, const parallel_layout& l) {
-  if (!l.first_stage_layers && !l.last_stage_layers) return {};
+  if (stated_stages(l) == 0) return {};
   const std::string field = l.first_stage_layers ? "first_stage_layers" : "last_stage_layers";
   if (l.first_stage_layers == std::size_t{0} || l.last_stage_layers == std::size_t{0})
     return (l.first_stage_layers == std::size_t{0} ? "first_stage_layers" : "last_stage_layers") +
@@ -239,17 +244,17 @@ inline std::string stage_split_problem(const training_job& j, const parallel_lay
            "pp > 1";
   const std::size_t layers = j.shape.layers, first = l.first_stage_layers.value_or(0),
                     last = l.last_stage_layers.value_or(0);
-  const std::size_t left =
-      l.pp - (l.first_stage_layers ? std::size_t{1} : 0) - (l.last_stage_layers ? std::size_t{1} : 0);
+  const std::size_t left = l.pp - stated_stages(l);
+  const std::string others = left == 1 ? "the other stage" : "the other " + std::to_string(left) + " stages";
   const std::string counts = std::to_string(first + last) + " layers on the stated stages";
   if (first + last > layers) return field + ": " + counts + " are more than the model's " + std::to_string(layers);
   const std::size_t rest = layers - first - last;
   if (left == 0 && rest != 0)
     return field + ": with pp=2 the first and last stages are all of them, and hold " + counts + " of the model's " +
            std::to_string(layers) + "; make them add up to " + std::to_string(layers);
-  if (left > 0 && rest == 0) return field + ": " + counts + " leave the other " + std::to_string(left) + " stages none";
+  if (left > 0 && rest == 0) return field + ": " + counts + " leave " + others + " none";
   if (left > 0 && rest % left != 0)
-    return field + ": the other " + std::to_string(left) + " stages cannot share the " + std::to_string(rest) +
+    return field + ": " + others + " cannot share the " + std::to_string(rest) +
            " layers left evenly (Megatron-Core requires it); state counts that leave a multiple of " +
            std::to_string(left);
   return {};

@@ -421,6 +421,8 @@ TEST_CASE("a layout that states its first and last stages' layers places them th
              Catch::StartsWith("first_stage_layers: 11 layers on the stated stages are more than the model's 10"));
   CHECK_THAT(problem("pp=4,last_stage_layers=2"),
              Catch::StartsWith("last_stage_layers: the other 3 stages cannot share the 8 layers left evenly"));
+  CHECK_THAT(problem("pp=2,first_stage_layers=10"),
+             Catch::StartsWith("first_stage_layers: 10 layers on the stated stages leave the other stage none"));
   CHECK_THAT(problem("pp=4,first_stage_layers=5,last_stage_layers=5"),
              Catch::StartsWith("first_stage_layers: 10 layers on the stated stages leave the other 2 stages none"));
   CHECK_THAT(problem("pp=2,first_stage_layers=4,last_stage_layers=4"),
