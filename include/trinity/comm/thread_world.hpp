@@ -217,21 +217,24 @@ class thread_communicator {
                                      const char* what, Ready ready) {
     // Marked before the spin, not only before the sleep: on a loaded machine the spin's yields can outlast
     // another rank's deadline, and a rank not marked ends the wait chain there, blamed for a peer's absence.
-    world_->waiting_for_[static_cast<std::size_t>(rank_)].store(peer, std::memory_order_release);
-    spin_until(ready);
+    // A peer already there (the common case) costs no store to the array every rank writes.
+    auto& me = world_->waiting_for_[static_cast<std::size_t>(rank_)];
+    const bool marked = !ready();
+    if (marked) {
+      me.store(peer, std::memory_order_release);
+      spin_until(ready);
+    }
     std::unique_lock lock(b.m);
     wait(lock, b, deadline, peer, what, ready);
+    if (marked) me.store(-1, std::memory_order_release);
     return lock;
   }
 
   template <class Ready>
   void wait(std::unique_lock<std::mutex>& lock, thread_world::mailbox& b, thread_world::clock::time_point deadline,
             int peer, const char* what, Ready ready) {
+    if (ready()) return;
     auto& me = world_->waiting_for_[static_cast<std::size_t>(rank_)];
-    if (ready()) {
-      me.store(-1, std::memory_order_release);
-      return;
-    }
     me.store(peer, std::memory_order_release);
     const bool ok = b.cv.wait_until(lock, deadline, [&] { return ready() || world_->broken(); });
     if (ready()) {
