@@ -345,7 +345,8 @@ inline system dgx_h100_cxl() {
 }
 
 //! One DGX H200: 8 H200 SXM GPUs on NVLink 4 through NVSwitch. The H100's compute (the H200 data sheet gives the
-//! same 989 TFLOP/s dense BF16 and 1,979 dense FP8), 141 GB of HBM3e at 4.8 TB/s (tiers::h200_hbm3e), up to 700 W.
+//! same 989 TFLOP/s dense BF16 and 1,979 dense FP8), 141 GB (binary) of HBM3e at 4.8 TB/s, of which a program
+//! gets 150.1e9 bytes (tiers::h200_hbm3e), up to 700 W.
 //! The GEMM curve is the H100's (the same SMs and clocks); its serving calibration is its own where a fit run
 //! was on an H200, else the H100's (plan/detail/measured_serving.hpp says which).
 inline system dgx_h200() {

@@ -28,48 +28,59 @@ struct gb200_hbm3e {
                                               "CXL report L772; latency and energy: tiers/parameters.hpp"};
 };
 
-//! H100 SXM HBM3: 80 GB at 3.35 TB/s (NVIDIA H100 Tensor Core GPU data sheet).
-//! Not in the report; the GPU of an H100 InfiniBand cluster and of the machines
-//! trinity's CUDA backend is tested on.
+//! H100 SXM HBM3 at 3.35 TB/s (NVIDIA H100 Tensor Core GPU data sheet). The data sheet's "80GB" counts
+//! binary gigabytes, five 16 GiB stacks; the capacity is what CUDA gives a program of them, 85,017,493,504
+//! bytes (79.2 GiB: cudaDeviceProp::totalGlobalMem, bench/results/transformer-probe-h100.json and both
+//! serving probes; presets_test holds the two equal), not 80e9, which would refuse 5 GB a GPU has. Not in
+//! the report; the GPU of an H100 InfiniBand cluster and of the machines trinity's CUDA backend is tested on.
 struct h100_hbm3 {
   using tier_concept = tier_tag;
   static constexpr tier_descriptor descriptor{"h100-hbm3",
                                               tier_level::accelerator_local,
-                                              80_GB,      // NVIDIA H100 data sheet (SXM)
-                                              3.35_TBps,  // NVIDIA H100 data sheet (SXM)
+                                              85'017'493'504_B,  // measured: transformer-probe-h100.json
+                                              3.35_TBps,         // NVIDIA H100 data sheet (SXM)
                                               parameters::hbm_load_latency,
                                               parameters::hbm_energy_per_byte,
                                               true,
-                                              "NVIDIA H100 data sheet (SXM); latency and energy: tiers/parameters.hpp"};
+                                              "NVIDIA H100 data sheet (SXM); capacity as CUDA reports it on the H100 "
+                                              "probe (bench/results/transformer-probe-h100.json); latency and energy: "
+                                              "tiers/parameters.hpp"};
 };
 
-//! H200 HBM3e: 141 GB at 4.8 TB/s (NVIDIA H200 Tensor Core GPU data sheet).
+//! H200 HBM3e at 4.8 TB/s (NVIDIA H200 Tensor Core GPU data sheet). As the H100's, the data sheet's "141GB"
+//! is binary; the capacity is what CUDA gives a program, 150,109,880,320 bytes (139.8 GiB: totalGlobalMem,
+//! bench/results/serving-probe-h200.json; presets_test holds the two equal).
 struct h200_hbm3e {
   using tier_concept = tier_tag;
   static constexpr tier_descriptor descriptor{"h200-hbm3e",
                                               tier_level::accelerator_local,
-                                              141_GB,    // NVIDIA H200 data sheet
-                                              4.8_TBps,  // NVIDIA H200 data sheet
+                                              150'109'880'320_B,  // measured: serving-probe-h200.json
+                                              4.8_TBps,           // NVIDIA H200 data sheet
                                               parameters::hbm_load_latency,
                                               parameters::hbm_energy_per_byte,
                                               true,
-                                              "NVIDIA H200 data sheet; latency and energy: tiers/parameters.hpp"};
+                                              "NVIDIA H200 data sheet; capacity as CUDA reports it on the H200 probe "
+                                              "(bench/results/serving-probe-h200.json); latency and energy: "
+                                              "tiers/parameters.hpp"};
 };
 
-//! A100 SXM 80GB HBM2e: 80 GB at 2,039 GB/s (NVIDIA A100 Tensor Core GPU data sheet). Latency and energy are
-//! not in the data sheet: taken as the H100's HBM (tiers/parameters.hpp). The GPU of dgx-a100.
+//! A100 SXM 80GB HBM2e at 2,039 GB/s (NVIDIA A100 Tensor Core GPU data sheet). The "80GB" is binary, as the
+//! H100's: nvidia-smi shows 81,920 MiB (modal-labs/modal-client PR 2797 lists it beside the H100's 81,559), of
+//! which CUDA gives a program 81,049 MiB (totalGlobalMem on an A100 80GB PCIe, the same five HBM2e stacks:
+//! ekondis/mixbench issue 47); trinity has no probe of its own on an A100. Latency and energy are not in the
+//! data sheet: taken as the H100's HBM (tiers/parameters.hpp). The GPU of dgx-a100.
 struct a100_hbm2e {
   using tier_concept = tier_tag;
   static constexpr tier_descriptor descriptor{
       "a100-hbm2e",
       tier_level::accelerator_local,
-      80_GB,      // NVIDIA A100 data sheet (SXM 80GB)
-      2039_GBps,  // NVIDIA A100 data sheet (SXM 80GB)
+      81'049_MiB,  // CUDA's totalGlobalMem, ekondis/mixbench issue 47
+      2039_GBps,   // NVIDIA A100 data sheet (SXM 80GB)
       parameters::hbm_load_latency,
       parameters::hbm_energy_per_byte,
       true,
-      "NVIDIA A100 data sheet (SXM 80GB: 80 GB HBM2e at 2,039 GB/s); latency and energy taken as the "
-      "H100's HBM: tiers/parameters.hpp"};
+      "NVIDIA A100 data sheet (SXM 80GB: HBM2e at 2,039 GB/s); capacity as CUDA reports it (81,049 MiB, "
+      "ekondis/mixbench issue 47); latency and energy taken as the H100's HBM: tiers/parameters.hpp"};
 };
 
 //! Jetson Orin Nano 8GB's LPDDR5, shared by its CPU and GPU: 8 GB at 68 GB/s (NVIDIA Jetson Orin Nano 8GB

@@ -175,7 +175,7 @@ TEST_CASE("a top-k plan is priced as the all-gather of whole frames that the com
 TEST_CASE("the explanation names the binding resource, the trades and what beat each alternative", "[plan]") {
   const auto s = plan::presets::h100_infiniband();
   const auto r = plan::plan_training(s, plan::presets::llm_70b(), plan::default_codecs());
-  CHECK_THAT(r.explanation.binding_before, Catch::Contains("h100-hbm3 capacity: needs 1.195 TB of 80 GB"));
+  CHECK_THAT(r.explanation.binding_before, Catch::Contains("h100-hbm3 capacity: needs 1.195 TB of 85.02 GB"));
   CHECK(r.chosen().plan.stage == 3);
   CHECK_THAT(r.explanation.trades.front(), Catch::StartsWith("ZeRO stage 3 (bandwidth for memory)"));
   bool named_error = false, named_memory = false;
