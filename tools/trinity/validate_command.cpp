@@ -252,6 +252,7 @@ void print_explained(const row& x, const io::published_runs& file, const model::
   const std::string source = source_text(file, r);
   std::cout << r.name << " (" << r.role << ", " << r.source << "): " << r.gpus << " GPUs of " << r.system << ", "
             << model::to_string(r.layout) << (r.job.fp8 ? ", fp8" : "")
+            << (r.job.fp8_params ? " (weights in fp8 alone)" : "")
             << (r.attention_kernel.empty() ? "" : ", " + r.attention_kernel) << "\n"
             << "  published  " << r.published << ": a step of " << fixed(r.iteration_s, 3) << " s\n"
             << "  predicted  " << fixed(x.cost.step.value(), 3) << " s, " << percent(x.error) << "\n";

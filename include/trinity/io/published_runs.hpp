@@ -56,6 +56,7 @@ inline constexpr key run_keys[] = {{"name", required},
                                    {"overlap_dp"},
                                    {"zero"},
                                    {"precision"},
+                                   {"fp8_params"},
                                    {"state_bytes"},
                                    {"published", required},
                                    {"assumed"}};
@@ -117,6 +118,9 @@ inline published_run read_run(const json& j, const std::string& path, const publ
     static constexpr std::string_view precisions[] = {"mixed", "fp8"};
     r.job.fp8 = choice(o.at("precision"), o.path("precision"), precisions) == "fp8";
   }
+  o.get("fp8_params", r.job.fp8_params);
+  if (r.job.fp8_params && !r.job.fp8)
+    fail(o.path("fp8_params"), "keeps the GEMM weights in fp8; the run's precision must be \"fp8\"");
   if (o.has("state_bytes")) r.job.precision = read_state_bytes(o.at("state_bytes"), o.path("state_bytes"));
   try {
     r.layout = parse_parallel_layout(o.text("parallelism"), o.path("parallelism"));

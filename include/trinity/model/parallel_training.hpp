@@ -286,6 +286,12 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
     return "vpp: the interleaved schedule needs the " + std::to_string(mb) +
            " micro-batches to be a multiple of pp=" + std::to_string(l.pp);
   if (l.zero_stage < 0 || l.zero_stage > 3) return "zero: ZeRO has stages 0 to 3";
+  if (j.fp8_params && !j.fp8)
+    return "fp8_params: keeps the GEMM weights in fp8, and the layers' GEMMs run in 16 bits; train in fp8 "
+           "(\"precision\": \"fp8\"), or drop fp8_params";
+  if (j.fp8_params && l.zero_stage == 0)
+    return "zero: weights kept in fp8 alone (fp8_params) are updated from a sharded optimizer's fp32 master "
+           "weights (Megatron-Core's --fp8-param-gather requires the distributed optimizer); give zero=1 or more";
   if (l.zero_stage == 3 && l.pp > 1)
     return "zero: stage 3 re-gathers every stage's weights for every micro-batch; with pipeline stages use stage 1 or "
            "2";
@@ -713,8 +719,10 @@ struct weight_sync {
     return params > bytes{} ? gathers * (ranks - 1.0) / ranks * params : bytes{};
   }
 };
+//! `in_fp8` of the ψ weights are kept in fp8 alone (fp8_params) and gathered at 1 byte, the rest at the
+//! parameter's bytes.
 inline weight_sync sync_weights(double psi, std::size_t ranks, const training_job& j, const parallel_layout& l,
-                                const compressor_cost& codec, const collective_link& link) {
+                                const compressor_cost& codec, const collective_link& link, double in_fp8 = 0) {
   weight_sync w;
   if (ranks <= 1 || psi <= 0) return w;
   const auto g = gradient_reduction(ranks, psi, j.precision.gradient, l.zero_stage, codec, link);
@@ -722,7 +730,7 @@ inline weight_sync sync_weights(double psi, std::size_t ranks, const training_jo
   w.reduce_bytes = g.sent;
   w.coding = g.coding;
   if (l.zero_stage >= 1) {
-    w.params = bytes{psi * j.precision.parameter};
+    w.params = bytes{(psi - in_fp8) * j.precision.parameter + in_fp8};
     w.ranks = static_cast<double>(ranks);
     w.gather = ring_all_gather_time(ranks, w.params, link);
   }
@@ -808,9 +816,15 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.gemm = mb * (binding([](const layer_cost& x) { return x.gemm_f + x.gemm_b; }) + logits_f + logits_b);
   r.attention = mb * binding([](const layer_cost& x) { return x.attn_f + x.attn_b; });
   // Under fp8 the stage's GEMM weights are cast once a step (2 bytes read, 1 written, 1 more for the transpose
-  // the backward pass multiplies by) and kept cast beside their 16-bit copies.
+  // the backward pass multiplies by) and kept cast beside their 16-bit copies. Kept in fp8 alone (fp8_params),
+  // the optimizer writes them cast and only the transpose is made (1 byte read, 1 written).
   const auto weights = detail::stage_weights_of(j, l, stages);
-  const seconds weight_cast = j.fp8 ? seconds{4.0 * weights.linear / c.memory_bandwidth.value()} : seconds{};
+  const double cast_bytes = j.fp8_params ? 2.0 : 4.0;
+  const seconds weight_cast = j.fp8 ? seconds{cast_bytes * weights.linear / c.memory_bandwidth.value()} : seconds{};
+  // Of the dense and the routed experts' weights, those kept in fp8 alone: the GEMM weights (every routed
+  // expert's weight is one).
+  const double fp8_kept = j.fp8_params ? std::min(weights.linear, weights.dense + weights.experts) : 0.0;
+  const double fp8_experts = std::min(fp8_kept, weights.experts), fp8_dense = fp8_kept - fp8_experts;
   r.elementwise = mb * binding([](const layer_cost& x) { return x.elem_f + x.elem_b; }) + weight_cast;
   r.recompute = mb * binding([](const layer_cost& x) { return x.recompute; });
   // The two passes' own collectives: those a recomputed forward runs again are in `recompute` already (the
@@ -832,8 +846,8 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const double psi = weights.dense + weights.experts;
   const auto dp_link = detail::as_collective(detail::level(c, span(l, layout_group::stage)));
   const auto& pb = j.precision;
-  const auto dense = detail::sync_weights(weights.dense, shard_ranks, j, l, codec, dp_link);
-  const auto experts = detail::sync_weights(weights.experts, expert_ranks, j, l, codec, dp_link);
+  const auto dense = detail::sync_weights(weights.dense, shard_ranks, j, l, codec, dp_link, fp8_dense);
+  const auto experts = detail::sync_weights(weights.experts, expert_ranks, j, l, codec, dp_link, fp8_experts);
   const seconds reduce = dense.reduce + experts.reduce, gather = dense.gather + experts.gather;
   // ZeRO-3 gathers the parameters again for each micro-batch's forward and backward.
   const double gathers = l.zero_stage == 3 ? 2.0 * mb : l.zero_stage >= 1 ? 1.0 : 0.0;
@@ -882,9 +896,16 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.step = mb * per_mb + weight_cast + r.bubble + r.dp_comm + r.codec + r.optimizer + r.offload;
 
   // --- memory ---
-  r.parameters =
-      bytes{weights.dense * pb.parameter / (l.zero_stage >= 3 ? n : 1.0) +
-            weights.experts * pb.parameter / (l.zero_stage >= 3 ? n_e : 1.0) + (j.fp8 ? 2.0 * weights.linear : 0.0)};
+  // The 16-bit weights (ZeRO-3 shards them), and under fp8 the cast GEMM weights with their transposes: beside
+  // the 16-bit copies, or in their place (fp8_params), where ZeRO-3 shards the fp8 ones and builds each
+  // transpose as it gathers.
+  const double shard = l.zero_stage >= 3 ? n : 1.0, shard_e = l.zero_stage >= 3 ? n_e : 1.0;
+  const double cast_kept = !j.fp8              ? 0.0
+                           : !j.fp8_params     ? 2.0 * weights.linear
+                           : l.zero_stage >= 3 ? fp8_dense / n + fp8_experts / n_e
+                                               : 2.0 * fp8_kept;
+  r.parameters = bytes{(weights.dense - fp8_dense) * pb.parameter / shard +
+                       (weights.experts - fp8_experts) * pb.parameter / shard_e + cast_kept};
   // Over several micro-batches each layer's whole gradient accumulates until the last (peak_gradient_bytes).
   r.gradients = peak_gradient_bytes(weights.dense, shard_ranks, l.zero_stage, pb, static_cast<std::size_t>(mb)) +
                 (weights.experts > 0 ? peak_gradient_bytes(weights.experts, expert_ranks, l.zero_stage, pb,

@@ -23,6 +23,11 @@ struct training_job {
   //! kept for the backward pass at 1 byte), the weights cast once a step and kept with their transposes; the
   //! attention core, the logits, norms and the optimizer's states stay as they were.
   bool fp8 = false;
+  //! Under fp8, the GEMM weights kept in fp8 alone (Transformer Engine's fp8_model_init: NeMo's fp8_params,
+  //! Megatron-Core's --fp8-param-gather): no 16-bit copy beside the cast, the distributed optimizer's fp32
+  //! master weights update them, and its all-gather sends them at 1 byte. Megatron-Core runs it only with a
+  //! sharded optimizer (ZeRO 1 to 3).
+  bool fp8_params = false;
   //! A mixture of experts' routing: the busiest expert-parallel rank's tokens over the mean (1: balanced, as
   //! benchmark runs force it), and the capacity factor that caps an expert's tokens at that multiple of the
   //! mean, dropping the rest (0: dropless).

@@ -105,6 +105,7 @@ inline model::training_job job_of(const training_workload& w, std::size_t ranks)
   j.dropout = w.dropout;
   j.overlap_dp = w.overlap;
   j.fp8 = w.compute_precision == "fp8";
+  j.fp8_params = w.fp8_params;
   j.expert_imbalance = w.expert_imbalance;
   j.capacity_factor = w.capacity_factor;
   return j;

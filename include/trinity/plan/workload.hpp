@@ -60,6 +60,8 @@ struct training_workload {
   double capacity_factor = 0;
   //! Lengths the sequences come in, with their shares; empty: every sequence is `sequence` tokens.
   std::vector<sequence_bucket> sequence_mix = {};
+  //! Under fp8, the GEMM weights kept in fp8 alone, with no 16-bit copy (model::training_job's fp8_params)
+  bool fp8_params = false;
   //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
   assumptions assumed = {};
 

@@ -55,6 +55,7 @@ inline constexpr key training_own_keys[] = {{"name", required},
                                             {"overlap"},
                                             {"capacity_factor"},
                                             {"expert_imbalance"},
+                                            {"fp8_params"},
                                             {"sequence_mix"}};
 inline constexpr auto training_keys = concat(training_own_keys, optional_shape_keys);
 inline constexpr key bucket_keys[] = {{"name"}, {"sequence", required}, {"share", required}};
@@ -99,6 +100,14 @@ inline void read_training_precision(const object& o, plan::training_workload& w)
   if (q.has("compute")) w.compute_precision = precision_name(q, "compute");
 }
 
+// Under fp8, whether the GEMM weights are kept in fp8 alone (false unless said); refused for other precisions.
+inline void read_fp8_params(const object& o, plan::training_workload& w) {
+  if (w.compute_precision == "fp8") return o.get("fp8_params", w.fp8_params, w.assumed);
+  if (o.has("fp8_params"))
+    fail("fp8_params", "keeps the GEMM weights in fp8, and this workload trains in " + w.compute_precision +
+                           "; give \"precision\": \"fp8\", or drop fp8_params");
+}
+
 inline plan::training_workload read_training(const json& j, const plan::system& s) {
   const object o(j, "", training_keys, "a training workload");
   plan::training_workload w;
@@ -127,10 +136,26 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     w.hidden = w.shape->hidden;
     w.parameters = shape_parameters(o, *w.shape);
   } else {
-    for (const char* k : {"gated_mlp", "global_batch", "flash_attention", "attention_kernel", "dropout", "overlap",
-                          "sequence_mix", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency",
-                          "first_dense_layers", "full_attention_frequency", "q_lora_rank", "rope_head_dim",
-                          "v_head_dim", "capacity_factor", "expert_imbalance", "mtp_layers"})
+    for (const char* k : {"gated_mlp",
+                          "global_batch",
+                          "flash_attention",
+                          "attention_kernel",
+                          "dropout",
+                          "overlap",
+                          "sequence_mix",
+                          "top_k",
+                          "moe_ffn_hidden",
+                          "shared_experts",
+                          "moe_layer_frequency",
+                          "first_dense_layers",
+                          "full_attention_frequency",
+                          "q_lora_rank",
+                          "rope_head_dim",
+                          "v_head_dim",
+                          "capacity_factor",
+                          "expert_imbalance",
+                          "mtp_layers",
+                          "fp8_params"})
       if (o.has(k))
         fail(k,
              "describes a transformer's shape; give heads, ffn_hidden and vocabulary too, or name the "
@@ -182,6 +207,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
       fail("sequence_mix", "the shares add up to " + std::to_string(total) + "; they must add up to 1");
   }
   read_training_precision(o, w);
+  read_fp8_params(o, w);
   return validated(std::move(w), s);
 }
 

@@ -452,6 +452,28 @@ TEST_CASE("a published run's state_bytes replace mixed precision's 2, 2 and 12, 
                     Catch::Contains("runs[0].state_bytes.optimizer"));
 }
 
+TEST_CASE("a published run keeps its fp8 weights alone where it says fp8_params, and only under fp8", "[io]") {
+  const auto runs_with = [](const std::string& extra, const std::string& zero = "1") {
+    return io::parse(R"({"sources": {"s": "a source"}, "runs": [{"name": "r", "source": "s", "role": "held-out",
+        "system": "dgx-h100", "gpus": 8, "model": {"layers": 24, "hidden": 2048, "ffn_hidden": 8192, "heads": 16,
+        "kv_heads": 16, "vocabulary": 50304, "gated_mlp": false}, "sequence": 2048, "global_batch": 64,
+        "parallelism": "tp=1,pp=1,cp=1,dp=8,mbs=1,recompute=none,sp=off", "zero": )" +
+                         zero + extra + R"(, "published": {"iteration_s": 1.5}}]})",
+                     "runs.json");
+  };
+  CHECK_FALSE(io::read_published_runs(runs_with(R"(, "precision": "fp8")")).runs.at(0).job.fp8_params);
+  const auto kept = io::read_published_runs(runs_with(R"(, "precision": "fp8", "fp8_params": true)")).runs.at(0);
+  CHECK(kept.job.fp8);
+  CHECK(kept.job.fp8_params);
+  CHECK_THROWS_WITH(io::read_published_runs(runs_with(R"(, "fp8_params": true)")),
+                    Catch::Contains("runs[0].fp8_params: keeps the GEMM weights in fp8; the run's precision must be"));
+  CHECK_THROWS_WITH(io::read_published_runs(runs_with(R"(, "precision": "fp8", "fp8_param": true)")),
+                    Catch::Contains("runs[0].fp8_param: unknown key"));
+  // The layout's optimizer must shard: zero=0 is refused at the run's parallelism.
+  CHECK_THROWS_WITH(io::read_published_runs(runs_with(R"(, "precision": "fp8", "fp8_params": true)", "0")),
+                    Catch::Contains("runs[0].parallelism: zero: weights kept in fp8 alone"));
+}
+
 TEST_CASE("a published run and a workload name the attention kernel they run, and are priced with its curve", "[io]") {
   const auto runs_with = [](const std::string& system, const std::string& extra) {
     return io::parse(R"({"sources": {"s": "a source"}, "runs": [{"name": "r", "source": "s", "role": "held-out",

@@ -149,11 +149,27 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     // A dense model: experts are the alternative to it, and the other expert keys describe a mixture it is not;
     // likewise a window is the alternative to full attention, and full_attention_frequency describes windows.
     // Prediction modules, like experts, are a part the model has or not: none is assumed when left out.
-    check_every_default_listed(
-        io::detail::training_keys, j, w.assumed,
-        {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
-         "moe_layer_frequency", "first_dense_layers", "capacity_factor", "expert_imbalance", "sliding_window",
-         "full_attention_frequency", "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim", "mtp_layers"});
+    check_every_default_listed(io::detail::training_keys, j, w.assumed,
+                               {"type",
+                                "model",
+                                "parameters",
+                                "sequence_mix",
+                                "experts",
+                                "top_k",
+                                "moe_ffn_hidden",
+                                "shared_experts",
+                                "moe_layer_frequency",
+                                "first_dense_layers",
+                                "capacity_factor",
+                                "expert_imbalance",
+                                "sliding_window",
+                                "full_attention_frequency",
+                                "kv_lora_rank",
+                                "q_lora_rank",
+                                "rope_head_dim",
+                                "v_head_dim",
+                                "mtp_layers",
+                                "fp8_params"});  // fp8_params describes fp8 training only: assumed there (below)
     CHECK(w.shape->mtp_layers == 0);
     CHECK(plan::describe(w.assumed).find("data_parallel 8") != std::string::npos);  // every device of the DGX
     CHECK(plan::describe(w.assumed).find("global_batch 8") != std::string::npos);   // batch 1 × 8 ranks
@@ -182,7 +198,7 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
         io::detail::training_keys, j, w.assumed,
         {"type", "model", "parameters", "sequence_mix", "experts", "top_k", "moe_ffn_hidden", "shared_experts",
          "moe_layer_frequency", "first_dense_layers", "capacity_factor", "expert_imbalance", "kv_lora_rank",
-         "q_lora_rank", "rope_head_dim", "v_head_dim", "mtp_layers"});
+         "q_lora_rank", "rope_head_dim", "v_head_dim", "mtp_layers", "fp8_params"});
     CHECK(plan::describe(w.assumed).find("full_attention_frequency 0") != std::string::npos);
   }
   SECTION("training, a mixture of experts") {
@@ -193,7 +209,7 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     check_every_default_listed(
         io::detail::training_keys, j, w.assumed,
         {"type", "model", "parameters", "sequence_mix", "sliding_window", "full_attention_frequency", "kv_lora_rank",
-         "q_lora_rank", "rope_head_dim", "v_head_dim", "mtp_layers"});
+         "q_lora_rank", "rope_head_dim", "v_head_dim", "mtp_layers", "fp8_params"});
     CHECK(plan::describe(w.assumed).find("moe_ffn_hidden 4096") != std::string::npos);
     CHECK(plan::describe(w.assumed).find("capacity_factor \"none (dropless)\"") != std::string::npos);
     CHECK(w.shape->experts == 8);
@@ -386,4 +402,21 @@ TEST_CASE("multi-token prediction modules are read from a shape, and refused by 
   r.shape = model::shapes::llama3_8b;
   r.shape.mtp_layers = 1;
   CHECK_THROWS_WITH(model::validate(r), Catch::StartsWith("mtp_layers: is priced by the training step model only"));
+}
+
+TEST_CASE("fp8_params is read under fp8, assumed false there, and refused by field elsewhere", "[io]") {
+  const std::string fp8 = R"("sequence": 4096, "global_batch": 512, "precision": "fp8")";
+  const auto assumed = training(R"({"name": "a", )" + shape_13b + ", " + fp8 + "}");
+  CHECK_FALSE(assumed.fp8_params);
+  CHECK(plan::describe(assumed.assumed).find("fp8_params false") != std::string::npos);
+  const auto kept = training(R"({"name": "a", "fp8_params": true, )" + shape_13b + ", " + fp8 + "}");
+  CHECK(kept.fp8_params);
+  CHECK(plan::describe(kept.assumed).find("fp8_params") == std::string::npos);
+  CHECK(plan::job_of(kept, 8).fp8_params);
+  CHECK(error_of(R"({"name": "a", "fp8_params": true, )" + shape_13b + ", " + rest + "}")
+            .starts_with("fp8_params: keeps the GEMM weights in fp8, and this workload trains in bf16"));
+  // Without a transformer's shape nothing prices the GEMM weights: refused as the other shape keys are.
+  CHECK(error_of(R"({"name": "a", "fp8_params": true, "parameters": 7e9, "layers": 32, "hidden": 4096,
+      "sequence": 4096, "precision": "fp8"})")
+            .starts_with("fp8_params: describes a transformer's shape"));
 }

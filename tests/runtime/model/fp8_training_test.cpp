@@ -52,6 +52,47 @@ TEST_CASE("fp8 keeps its GEMMs' inputs at a byte and caches the cast weights", "
   CHECK(r8.step < r16.step);
 }
 
+// fp8_params (NeMo's; Megatron-Core's --fp8-param-gather): the GEMM weights kept in fp8 alone. Each loses its
+// 16-bit copy and keeps the fp8 cast with its transpose, 2 bytes as the 16-bit weight took; the cast a step is the
+// transpose alone; the distributed optimizer gathers them at a byte.
+TEST_CASE("fp8_params keeps the GEMM weights in fp8 alone: their 16-bit copies, half the cast and the gather go",
+          "[model]") {
+  const auto c = h100_like();
+  const auto j16 = llama(false), j8 = llama(true);
+  auto jp = j8;
+  jp.fp8_params = true;
+  const double t = 2, h = 4096;
+  const double linear = 8 * (layer_parameters(j16.shape) - 2 * h) / t;  // the stage's GEMM weights, a GPU's
+  const auto l = io::parse_parallel_layout("tp=2,dp=8,zero=1");
+  const auto r16 = price(j16, c, l), r8 = price(j8, c, l), rp = price(jp, c, l);
+  CHECK((r8.parameters - rp.parameters).value() == Approx(2 * linear).epsilon(1e-12));
+  CHECK(rp.parameters.value() == Approx(r16.parameters.value()).epsilon(1e-12));  // 1 + 1 bytes for 2
+  CHECK(rp.gradients == r8.gradients);
+  CHECK(rp.optimizer_states == r8.optimizer_states);
+  CHECK(rp.activations == r8.activations);
+  CHECK(rp.gemm == r8.gemm);
+  CHECK((r8.elementwise - rp.elementwise).value() == Approx(2 * linear / 3e12).epsilon(1e-9));
+  // One all-gather of the weights over the 8 ranks: 7/8 of them sent, the GEMM weights at 1 byte for 2.
+  CHECK((r8.dp_bytes - rp.dp_bytes).value() == Approx(7.0 / 8.0 * linear).epsilon(1e-9));
+  CHECK(rp.step < r8.step);
+  // ZeRO-3 shards the fp8 weights as it shards the 16-bit ones: a byte each over the 8 ranks, for 2.
+  const auto l3 = io::parse_parallel_layout("tp=2,dp=8,zero=3");
+  CHECK((price(j16, c, l3).parameters - price(jp, c, l3).parameters).value() == Approx(linear / 8).epsilon(1e-12));
+}
+
+TEST_CASE("fp8_params is refused without fp8 GEMMs or a sharded optimizer, naming the field", "[model]") {
+  const auto c = h100_like();
+  auto j = llama(false);
+  j.fp8_params = true;
+  CHECK_THROWS_WITH(price(j, c, io::parse_parallel_layout("tp=2,dp=8,zero=1")),
+                    Catch::StartsWith("fp8_params: keeps the GEMM weights in fp8, and the layers' GEMMs run in 16"));
+  j.fp8 = true;
+  CHECK_THROWS_WITH(
+      price(j, c, io::parse_parallel_layout("tp=2,dp=8,zero=0")),
+      Catch::StartsWith("zero: weights kept in fp8 alone (fp8_params)") && Catch::Contains("give zero=1 or more"));
+  CHECK_NOTHROW(price(j, c, io::parse_parallel_layout("tp=2,dp=8,zero=2")));
+}
+
 TEST_CASE("fp8 is refused where the device has no fp8 rate", "[model][plan]") {
   auto c = h100_like();
   c.fp8_peak = flops_per_second{};
