@@ -481,6 +481,69 @@ void verify_plan(const verify_args& a, const plan::system&, const Description&, 
                  "plan is not run here yet (for hetero-train's link, run trinity-stream demo)");
 }
 
+// The step time the planner prices with this machine in place of the preset's: its dense rate per rank
+// (threads beyond the cores share them) and the thread link, at the run's samples per rank; beside the fastest
+// step the run took.
+row timed_step_row(const verify_args& a, const plan::system& small_system, const plan::training_workload& small,
+                   const plan::training_plan& p, const model::compressor_cost& codec, const json& summary,
+                   const training_run& run) {
+  auto here = small_system;
+  const double share = std::min(1.0, static_cast<double>(run.cores) / static_cast<double>(run.ranks));
+  here.device.compute = run.machine->dense * share;  // the MLP runs fp32 on the CPU: one rate for all
+  here.device.compute_by_precision.clear();
+  here.interconnect.latency = run.machine->latency;
+  here.interconnect.bandwidth = run.machine->bandwidth;
+  auto at_batch = small;
+  at_batch.batch = 1;
+  at_batch.sequence = static_cast<std::size_t>(summary.at("samples_per_rank").get<double>());
+  auto as_run = p;
+  as_run.recompute = false;  // trinity-train keeps its activations: price the FLOPs it runs
+  auto here_codec = codec;   // this machine's rates for the plan's codec, when the profile measured it
+  for (const auto& k : read_profile(a.planning.profile))
+    if (k.name == codec.name) here_codec = k;
+  const auto timed = plan::price(here, at_batch, here_codec, as_run);
+  auto seconds_of = summary.at("step_seconds").get<std::vector<double>>();
+  const double fastest = *std::min_element(seconds_of.begin(), seconds_of.end());
+  return {"step time (compute " + to_string(timed.compute_time) + ", link " + to_string(timed.comm_time) + ", codec " +
+              to_string(timed.codec_time) + ")",
+          timed.total.time.value(), fastest, true};
+}
+
+// The verified plan's table (or JSON): each mechanism predicted beside measured.
+void print_verify_plan(const verify_args& a, const std::string& plan_text, const std::string& command, double psi,
+                       const training_run& run, const std::vector<row>& rows, bool all, bool recompute) {
+  const auto& [ranks, steps, batch, machine, cores] = run;
+  if (a.json) {
+    const json jr = workloads::rows_json(rows, 0.2, true);
+    std::cout << json{{"plan", plan_text},
+                      {"run", command},
+                      {"parameters", psi},
+                      {"ranks", ranks},
+                      {"rows", jr},
+                      {"all_within_20_percent", all},
+                      {"not_run", {recompute ? "activation recomputation" : "", machine ? "" : "step time"}}}
+                     .dump(2)
+              << '\n';
+  } else {
+    std::cout << "Plan: " << plan_text << "\nRun here, scaled to an MLP of " << static_cast<long>(psi)
+              << " parameters on " << ranks << " ranks as threads:\n  " << command << "\n\n";
+    table t({"mechanism", "predicted", "measured", "measured / predicted", "within 20%"});
+    for (const auto& x : rows)
+      t.add({x.mechanism, x.timing ? to_string(seconds{x.predicted}) : to_string(bytes{x.predicted}),
+             x.timing ? to_string(seconds{x.measured}) : to_string(bytes{x.measured}),
+             units::detail::format_number(x.ratio()),
+             std::string(x.within(0.2) ? "yes" : "NO") + (x.timing ? " (timed)" : "")});
+    t.print(std::cout);
+    if (recompute) std::cout << "\nNot run: activation recomputation (trinity-train keeps its activations).";
+    if (machine)
+      std::cout << "\nStep time: the fastest of " << steps << " steps, on " << ranks << " ranks sharing " << cores
+                << " hardware threads; a time on a shared machine is reported, not held to the 20%.\n";
+    else
+      std::cout << "\nNot verified: step time. Measure the machine first: trinity calibrate --out profile.json, then "
+                   "verify --profile profile.json.\n";
+  }
+}
+
 // A training plan: a layout's slots (verify_parallel), or the data-parallel planner's plan run on threads.
 void verify_plan(const verify_args& a, const plan::system& s, const plan::training_workload& training,
                  const training_run& run) {
@@ -533,62 +596,10 @@ void verify_plan(const verify_args& a, const plan::system& s, const plan::traini
       {"bytes to and from the offload tier per step", priced.offload_bytes.value(),
        step.at("offload_bytes").at(0).get<double>()},
   };
-  if (machine) {
-    // The planner's price with this machine in place of the preset's: its dense rate per rank (threads beyond
-    // the cores share them) and the thread link, at the run's samples per rank.
-    auto here = small_system;
-    const double share = std::min(1.0, static_cast<double>(cores) / static_cast<double>(ranks));
-    here.device.compute = machine->dense * share;  // the MLP runs fp32 on the CPU: one rate for all
-    here.device.compute_by_precision.clear();
-    here.interconnect.latency = machine->latency;
-    here.interconnect.bandwidth = machine->bandwidth;
-    auto at_batch = small;
-    at_batch.batch = 1;
-    at_batch.sequence = static_cast<std::size_t>(summary.at("samples_per_rank").get<double>());
-    auto as_run = p;
-    as_run.recompute = false;  // trinity-train keeps its activations: price the FLOPs it runs
-    auto here_codec = codec;   // this machine's rates for the plan's codec, when the profile measured it
-    for (const auto& k : read_profile(a.planning.profile))
-      if (k.name == codec.name) here_codec = k;
-    const auto timed = plan::price(here, at_batch, here_codec, as_run);
-    auto seconds_of = summary.at("step_seconds").get<std::vector<double>>();
-    const double fastest = *std::min_element(seconds_of.begin(), seconds_of.end());
-    rows.push_back({"step time (compute " + to_string(timed.compute_time) + ", link " + to_string(timed.comm_time) +
-                        ", codec " + to_string(timed.codec_time) + ")",
-                    timed.total.time.value(), fastest, true});
-  }
+  if (machine) rows.push_back(timed_step_row(a, small_system, small, p, codec, summary, run));
   bool all = true;
   for (const auto& x : rows) all &= x.timing || x.within(0.2);
-
-  if (a.json) {
-    const json jr = workloads::rows_json(rows, 0.2, true);
-    std::cout << json{{"plan", plan::describe(r, s)},
-                      {"run", command},
-                      {"parameters", psi},
-                      {"ranks", ranks},
-                      {"rows", jr},
-                      {"all_within_20_percent", all},
-                      {"not_run", {p.recompute ? "activation recomputation" : "", machine ? "" : "step time"}}}
-                     .dump(2)
-              << '\n';
-  } else {
-    std::cout << "Plan: " << plan::describe(r, s) << "\nRun here, scaled to an MLP of " << static_cast<long>(psi)
-              << " parameters on " << ranks << " ranks as threads:\n  " << command << "\n\n";
-    table t({"mechanism", "predicted", "measured", "measured / predicted", "within 20%"});
-    for (const auto& x : rows)
-      t.add({x.mechanism, x.timing ? to_string(seconds{x.predicted}) : to_string(bytes{x.predicted}),
-             x.timing ? to_string(seconds{x.measured}) : to_string(bytes{x.measured}),
-             units::detail::format_number(x.ratio()),
-             std::string(x.within(0.2) ? "yes" : "NO") + (x.timing ? " (timed)" : "")});
-    t.print(std::cout);
-    if (p.recompute) std::cout << "\nNot run: activation recomputation (trinity-train keeps its activations).";
-    if (machine)
-      std::cout << "\nStep time: the fastest of " << steps << " steps, on " << ranks << " ranks sharing " << cores
-                << " hardware threads; a time on a shared machine is reported, not held to the 20%.\n";
-    else
-      std::cout << "\nNot verified: step time. Measure the machine first: trinity calibrate --out profile.json, then "
-                   "verify --profile profile.json.\n";
-  }
+  print_verify_plan(a, plan::describe(r, s), command, psi, run, rows, all, p.recompute);
   if (!all) throw usage_error("a measured figure is more than 20% from the prediction (see the table)");
 }
 

@@ -190,6 +190,9 @@ struct parallel_step_cost {
   bytes parameters{}, gradients{}, optimizer_states{}, activations{};  //!< per GPU, the fuller stage
   bytes offloaded{}, offload_bytes{};  //!< optimizer states held in the host tier; bytes moved to and from it a step
   bytes gradient_frame{};  //!< the fuller stage's gradient as its reduction sends it: bf16, or the codec's frame
+  //! What one parameter all-gather assembles on a GPU, for the dense weights and the routed experts' (under ZeRO
+  //! 1-3; the GEMM weights at a byte where fp8_params keeps them); zero where nothing is gathered.
+  bytes gathered_dense{}, gathered_experts{};
   bytes device_bytes{};
   flops model_flops{};  //!< per step, all GPUs: 3 passes, full s² (Narayanan et al.'s count without recomputation)
   double mfu = 0;       //!< model FLOPs over the step time and every GPU's peak
@@ -738,6 +741,184 @@ inline weight_sync sync_weights(double psi, std::size_t ranks, const training_jo
 }
 }  // namespace detail
 
+namespace detail {
+//! The stage whose time is the step's (price's binding stage): a layer of each kind, how many layers and
+//! prediction modules it runs, and the heads it computes where it is the last stage.
+struct binding_stage {
+  layer_cost dense, mixture;  //!< a dense layer and a mixture-of-experts layer (the dense one's twin without experts)
+  double moe_share = 0;       //!< of the model's layers, the mixtures'
+  bool module_moe = false;    //!< whether a prediction module's layer is a mixture (the last layer's kind)
+  double layers = 0, modules = 0;  //!< the binding stage's layers and prediction modules
+  seconds logits_f{}, logits_b{};  //!< its heads (the logits, each module's projection and logits), if the last
+  bool last = true;                //!< whether it is the last stage
+  [[nodiscard]] const layer_cost& module_layer() const { return module_moe ? mixture : dense; }
+  //! A part of a layer, averaged over the model's dense and mixture-of-experts layers.
+  template <class Part>
+  [[nodiscard]] auto each(Part part) const {
+    return (1.0 - moe_share) * part(dense) + moe_share * part(mixture);
+  }
+  //! A part of the binding stage's layers per micro-batch, its prediction modules' layers included.
+  template <class Part>
+  [[nodiscard]] auto binding(Part part) const {
+    return layers * each(part) + modules * part(module_layer());
+  }
+};
+
+//! The last stage also computes the logits, and after its layers any multi-token prediction modules: each a
+//! layer of the last layer's kind, its 2h → h projection and the logits again. The binding stage is the
+//! slowest: the last with them, or the fullest of the others.
+inline binding_stage binding_stage_of(const training_job& j, const training_cluster& c, const parallel_layout& l,
+                                      const stage_layers& stages, double T) {
+  const auto& m = j.shape;
+  const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocabulary);
+  const double L_first = static_cast<double>(stages.first), L_mid = static_cast<double>(stages.middle),
+               L_last = static_cast<double>(stages.last);
+  binding_stage st;
+  st.dense = layer(j, c, l);
+  st.mixture = m.moe() ? layer(j, c, l, true) : st.dense;
+  st.moe_share = static_cast<double>(moe_layer_count(m)) / static_cast<double>(m.layers);
+  st.module_moe = last_layer_moe(m);
+  const double mtp = static_cast<double>(m.mtp_layers);
+  const layer_cost& xk = st.module_layer();
+  const seconds full_logits_f = gemm_time(c, T, V / t, h), full_logits_b = gemm_bwd(c, T, V / t, h);
+  const seconds join_f = mtp > 0 ? gemm_time(c, T, h / t, 2.0 * h) : seconds{},
+                join_b = mtp > 0 ? gemm_bwd(c, T, h / t, 2.0 * h) : seconds{};
+  const seconds per_layer = st.each([](const layer_cost& x) { return x.forward() + x.backward() + x.recompute; });
+  // The last stage's heads: the logits, and each module's projection and logits again.
+  const seconds heads_f = (1.0 + mtp) * full_logits_f + mtp * join_f,
+                heads_b = (1.0 + mtp) * full_logits_b + mtp * join_b;
+  st.last = l.pp == 1 || L_last * per_layer + heads_f + heads_b + mtp * (xk.forward() + xk.backward() + xk.recompute) >=
+                             std::max(L_first, L_mid) * per_layer;
+  st.layers = st.last ? L_last : std::max(L_first, L_mid);
+  st.modules = st.last ? mtp : 0.0;
+  st.logits_f = st.last ? heads_f : seconds{};
+  st.logits_b = st.last ? heads_b : seconds{};
+  return st;
+}
+
+//! Of the stage's dense and routed experts' weights, those kept in fp8 alone (fp8_params): its GEMM weights,
+//! every routed expert's weight among them.
+struct fp8_weights {
+  double dense = 0, experts = 0, all = 0;
+};
+inline fp8_weights kept_in_fp8(const training_job& j, const stage_weights& w) {
+  if (!j.fp8_params) return {};
+  const double kept = std::min(w.linear, w.dense + w.experts), experts = std::min(kept, w.experts);
+  return {kept - experts, experts, kept};
+}
+
+//! The data-parallel collectives (and how much of them the passes hide), the optimizer's update and what
+//! offloading it moves: fills those parts of `r`.
+inline void price_data_parallel(parallel_step_cost& r, const training_job& j, const training_cluster& c,
+                                const parallel_layout& l, const compressor_cost& codec, const stage_weights& weights,
+                                const binding_stage& st, double mb) {
+  const std::size_t shard_ranks = l.dp * l.cp, expert_ranks = expert_data_parallel(l);
+  const double n = static_cast<double>(shard_ranks), n_e = static_cast<double>(expert_ranks);
+  const double psi = weights.dense + weights.experts;
+  const auto dp_link = as_collective(level(c, span(l, layout_group::stage)));
+  const auto& pb = j.precision;
+  const auto fp8 = kept_in_fp8(j, weights);
+  const auto dense = sync_weights(weights.dense, shard_ranks, j, l, codec, dp_link, fp8.dense);
+  const auto experts = sync_weights(weights.experts, expert_ranks, j, l, codec, dp_link, fp8.experts);
+  const seconds reduce = dense.reduce + experts.reduce, gather = dense.gather + experts.gather;
+  // ZeRO-3 gathers the parameters again for each micro-batch's forward and backward.
+  const double gathers = l.zero_stage == 3 ? 2.0 * mb : l.zero_stage >= 1 ? 1.0 : 0.0;
+  r.codec = dense.coding + experts.coding;
+  r.gradient_frame = bytes{psi * (is_uncoded(codec) ? pb.gradient : 4.0 / codec.ratio)};
+  r.dp_collectives = reduce + gathers * gather;
+  r.dp_comm = r.dp_collectives;
+  r.overlap = l.overlap.value_or(j.overlap_dp);
+  if (r.overlap && std::max(shard_ranks, weights.experts > 0 ? expert_ranks : 1) > 1) {
+    // Bucket by bucket (model/overlap.hpp): the reduction under the last micro-batch's backward, the gather
+    // under the first micro-batch's forward (ZeRO-3: under each micro-batch's forward and backward).
+    r.buckets = bucket_count(psi, megatron_bucket_parameters(shard_ranks));
+    const seconds backward = st.binding([](const layer_cost& x) { return x.backward() + x.recompute; }) + st.logits_b;
+    const seconds forward = st.binding([](const layer_cost& x) { return x.forward(); });
+    r.dp_comm = exposed_after_overlap(reduce, backward, r.buckets);
+    if (l.zero_stage == 3)
+      r.dp_comm +=
+          mb * (exposed_after_overlap(gather, forward, r.buckets) + exposed_after_overlap(gather, backward, r.buckets));
+    else if (l.zero_stage >= 1)
+      r.dp_comm += exposed_after_overlap(gather, forward, r.buckets);
+  }
+  r.stage_parameters = psi;
+  r.expert_parameters = weights.experts;
+  r.dp_bytes = dense.reduce_bytes + dense.gathered(gathers) + experts.reduce_bytes + experts.gathered(gathers);
+  r.gathered_dense = dense.params, r.gathered_experts = experts.params;
+  // The optimizer's share of the weights on this GPU: ZeRO shards each group over its own ranks.
+  const double local =
+      weights.dense / (l.zero_stage >= 1 ? n : 1.0) + weights.experts / (l.zero_stage >= 1 ? n_e : 1.0);
+  // The update reads and writes the optimizer states and reads the parameter and gradient, where it runs: on
+  // the device, or offloaded on the host at the host tier's rate, after the gradient shard comes down and
+  // before the parameter shard goes back up (ZeRO-Offload; what trinity-train --offload moves).
+  if (l.offload && c.host_memory <= bytes{})
+    throw invalid_input("offload",
+                        "the system has no tier below device memory to hold optimizer states. Fix: offload=off, "
+                        "or a system with a host tier");
+  const bytes_per_second update_rate = l.offload ? c.host.bandwidth : c.memory_bandwidth;
+  r.optimizer = seconds{local * (2.0 * pb.optimizer + pb.parameter + pb.gradient) / update_rate.value()};
+  if (l.offload) {
+    r.offload_bytes =
+        model::offload_traffic_per_step(weights.dense, shard_ranks, l.zero_stage, pb) +
+        (weights.experts > 0 ? model::offload_traffic_per_step(weights.experts, expert_ranks, l.zero_stage, pb)
+                             : bytes{});
+    r.offload = c.host.latency + r.offload_bytes / c.host.bandwidth;
+  }
+}
+
+//! Device memory on the binding stage's GPU (the fuller stage's weights, the first or last stage's
+//! activations): fills r's weights, gradients, optimizer states (or what is offloaded), activations and total.
+inline void price_memory(parallel_step_cost& r, const training_job& j, const parallel_layout& l,
+                         const stage_weights& weights, const binding_stage& st, const stage_layers& stages, double mb,
+                         double T) {
+  const auto& m = j.shape;
+  const auto& pb = j.precision;
+  const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocabulary),
+               mtp = static_cast<double>(m.mtp_layers);
+  const double L_first = static_cast<double>(stages.first), L_mid = static_cast<double>(stages.middle),
+               L_last = static_cast<double>(stages.last);
+  const std::size_t shard_ranks = l.dp * l.cp, expert_ranks = expert_data_parallel(l);
+  const double n = static_cast<double>(shard_ranks), n_e = static_cast<double>(expert_ranks);
+  // The 16-bit weights (ZeRO-3 shards them), and under fp8 the cast GEMM weights with their transposes: beside
+  // the 16-bit copies, or in their place (fp8_params), where ZeRO-3 shards the fp8 ones and builds each
+  // transpose as it gathers.
+  const auto fp8 = kept_in_fp8(j, weights);
+  const double shard = l.zero_stage >= 3 ? n : 1.0, shard_e = l.zero_stage >= 3 ? n_e : 1.0;
+  const double cast_kept = !j.fp8              ? 0.0
+                           : !j.fp8_params     ? 2.0 * weights.linear
+                           : l.zero_stage >= 3 ? fp8.dense / n + fp8.experts / n_e
+                                               : 2.0 * fp8.all;
+  r.parameters = bytes{(weights.dense - fp8.dense) * pb.parameter / shard +
+                       (weights.experts - fp8.experts) * pb.parameter / shard_e + cast_kept};
+  // Over several micro-batches each layer's whole gradient accumulates until the last (peak_gradient_bytes).
+  r.gradients = peak_gradient_bytes(weights.dense, shard_ranks, l.zero_stage, pb, static_cast<std::size_t>(mb)) +
+                (weights.experts > 0 ? peak_gradient_bytes(weights.experts, expert_ranks, l.zero_stage, pb,
+                                                           static_cast<std::size_t>(mb))
+                                     : bytes{});
+  (l.offload ? r.offloaded : r.optimizer_states) =
+      bytes{weights.dense * pb.optimizer / (l.zero_stage >= 1 ? n : 1.0) +
+            weights.experts * pb.optimizer / (l.zero_stage >= 1 ? n_e : 1.0)};
+  const double stored = st.each([](const layer_cost& x) { return x.stored; });
+  const double in_flight = pipeline_in_flight(l.pp, static_cast<std::size_t>(mb), l.vpp);
+  // A recomputed layer's backward holds what recomputation rebuilt: the whole layer's set, or the scores.
+  const auto rebuilt_of = [&](const layer_cost& x) {
+    return (l.recompute == recomputation::full        ? x.kept - x.stored
+            : l.recompute == recomputation::selective ? x.scores
+                                                      : 0.0) +
+           x.modules;
+  };
+  const double rebuilt = std::max(rebuilt_of(st.dense), rebuilt_of(st.mixture));
+  // A middle stage keeps fewer micro-batches than the first; counted as many, an upper bound.
+  const double act_first = std::max(L_first, L_mid) * stored * in_flight + rebuilt;
+  // The last stage holds one micro-batch and its fp32 logits (Korthikanti et al.'s 4·s·b·V/t); each prediction
+  // module its layer's set, the projection's 16-bit input (2h a token) and its own logits.
+  const double heads_kept = (1.0 + mtp) * 4.0 * T * V / t + mtp * (st.module_layer().stored + 4.0 * T * h);
+  const double act_last = L_last * stored + heads_kept + rebuilt;
+  r.activations = bytes{l.pp == 1 ? act_first + heads_kept : std::max(act_first, act_last)};
+  r.device_bytes = r.parameters + r.gradients + r.optimizer_states + r.activations;
+}
+}  // namespace detail
+
 //! Throws invalid_input naming the field when the layout cannot run the job. `codec` is the cost of the
 //! gradient codec the layout names (l.codec), uncoded_gradient() when it names none.
 inline parallel_step_cost price(const training_job& j, const training_cluster& c, const parallel_layout& l,
@@ -760,44 +941,17 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const double t = static_cast<double>(l.tp);
   const double cp = static_cast<double>(l.cp), d = static_cast<double>(l.dp), b = static_cast<double>(l.micro_batch);
   const double s = static_cast<double>(j.sequence), s_local = s / cp;
-  const double h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocabulary);
+  const double h = static_cast<double>(m.hidden);
   const double T = b * s_local;  // tokens per GPU per micro-batch
   const double mb = static_cast<double>(j.global_batch) / (d * b);
   const auto stages = pipeline_stage_layers(m.layers, l);
-  const double L_first = static_cast<double>(stages.first), L_mid = static_cast<double>(stages.middle),
-               L_last = static_cast<double>(stages.last);
 
   parallel_step_cost r;
   r.micro_batches = mb;
-
-  // A layer, averaged over the model's dense and mixture-of-experts layers.
-  const layer_cost xd = layer(j, c, l), xm = m.moe() ? layer(j, c, l, true) : xd;
-  const double phi = static_cast<double>(moe_layer_count(m)) / static_cast<double>(m.layers);
-  const auto each = [&](auto part) { return (1.0 - phi) * part(xd) + phi * part(xm); };
   const bytes activation{T * h * 2.0};
-
-  // The last stage also computes the logits, and after its layers any multi-token prediction modules: each a
-  // layer of the last layer's kind, its 2h → h projection and the logits again. The binding stage is the
-  // slowest: the last with them, or the fullest of the others.
-  const double mtp = static_cast<double>(m.mtp_layers);
-  const layer_cost& xk = last_layer_moe(m) ? xm : xd;  // a prediction module's layer
-  const seconds full_logits_f = detail::gemm_time(c, T, V / t, h), full_logits_b = detail::gemm_bwd(c, T, V / t, h);
-  const seconds join_f = mtp > 0 ? detail::gemm_time(c, T, h / t, 2.0 * h) : seconds{},
-                join_b = mtp > 0 ? detail::gemm_bwd(c, T, h / t, 2.0 * h) : seconds{};
-  const seconds per_layer = each([](const layer_cost& x) { return x.forward() + x.backward() + x.recompute; });
-  // The last stage's heads: the logits, and each module's projection and logits again.
-  const seconds heads_f = (1.0 + mtp) * full_logits_f + mtp * join_f,
-                heads_b = (1.0 + mtp) * full_logits_b + mtp * join_b;
-  const bool last_binds =
-      l.pp == 1 || L_last * per_layer + heads_f + heads_b + mtp * (xk.forward() + xk.backward() + xk.recompute) >=
-                       std::max(L_first, L_mid) * per_layer;
-  const double L = last_binds ? L_last : std::max(L_first, L_mid);  // the binding stage's layers
-  const double M = last_binds ? mtp : 0.0;                          // and prediction modules
-  const seconds logits_f = last_binds ? heads_f : seconds{}, logits_b = last_binds ? heads_b : seconds{};
-  // A part of the binding stage's layers per micro-batch, its prediction modules' layers included.
-  const auto binding = [&](auto part) { return L * each(part) + M * part(xk); };
-  r.layers_per_stage = static_cast<std::size_t>(L);
-  r.pipeline_stages = l.pp, r.stages = stages, r.last_binds = last_binds, r.prediction_modules = m.mtp_layers;
+  const auto st = detail::binding_stage_of(j, c, l, stages, T);
+  r.layers_per_stage = static_cast<std::size_t>(st.layers);
+  r.pipeline_stages = l.pp, r.stages = stages, r.last_binds = st.last, r.prediction_modules = m.mtp_layers;
 
   // Pipeline sends: the activation split t ways, forward and backward, once per model chunk boundary. Without
   // sequence parallelism each rank holds the whole activation: it sends its 1/t and the next stage all-gathers
@@ -811,127 +965,35 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
                : seconds{};
   const seconds pp_mb = l.pp > 1 ? transfers * (pp_link.latency + p2p / pp_link.bandwidth) + gather_mb : seconds{};
 
-  const seconds per_mb = binding([](const layer_cost& x) { return x.forward() + x.backward() + x.recompute; }) +
-                         logits_f + logits_b + pp_mb;
-  r.gemm = mb * (binding([](const layer_cost& x) { return x.gemm_f + x.gemm_b; }) + logits_f + logits_b);
-  r.attention = mb * binding([](const layer_cost& x) { return x.attn_f + x.attn_b; });
+  const seconds per_mb = st.binding([](const layer_cost& x) { return x.forward() + x.backward() + x.recompute; }) +
+                         st.logits_f + st.logits_b + pp_mb;
+  r.gemm = mb * (st.binding([](const layer_cost& x) { return x.gemm_f + x.gemm_b; }) + st.logits_f + st.logits_b);
+  r.attention = mb * st.binding([](const layer_cost& x) { return x.attn_f + x.attn_b; });
   // Under fp8 the stage's GEMM weights are cast once a step (2 bytes read, 1 written, 1 more for the transpose
   // the backward pass multiplies by) and kept cast beside their 16-bit copies. Kept in fp8 alone (fp8_params),
   // the optimizer writes them cast and only the transpose is made (1 byte read, 1 written).
   const auto weights = detail::stage_weights_of(j, l, stages);
   const double cast_bytes = j.fp8_params ? 2.0 : 4.0;
   const seconds weight_cast = j.fp8 ? seconds{cast_bytes * weights.linear / c.memory_bandwidth.value()} : seconds{};
-  // Of the dense and the routed experts' weights, those kept in fp8 alone: the GEMM weights (every routed
-  // expert's weight is one).
-  const double fp8_kept = j.fp8_params ? std::min(weights.linear, weights.dense + weights.experts) : 0.0;
-  const double fp8_experts = std::min(fp8_kept, weights.experts), fp8_dense = fp8_kept - fp8_experts;
-  r.elementwise = mb * binding([](const layer_cost& x) { return x.elem_f + x.elem_b; }) + weight_cast;
-  r.recompute = mb * binding([](const layer_cost& x) { return x.recompute; });
+  r.elementwise = mb * st.binding([](const layer_cost& x) { return x.elem_f + x.elem_b; }) + weight_cast;
+  r.recompute = mb * st.binding([](const layer_cost& x) { return x.recompute; });
   // The two passes' own collectives: those a recomputed forward runs again are in `recompute` already (the
   // counts all_reduces and exchanges include them, for the bytes sent).
-  r.tp_comm = mb * binding([](const layer_cost& x) { return 2.0 * x.pass_all_reduces * x.all_reduce; });
-  r.ep_comm = mb * binding([](const layer_cost& x) { return 2.0 * x.exchange; });
-  r.cp_comm = mb * binding([](const layer_cost& x) { return x.cp_f + x.cp_b; });
+  r.tp_comm = mb * st.binding([](const layer_cost& x) { return 2.0 * x.pass_all_reduces * x.all_reduce; });
+  r.ep_comm = mb * st.binding([](const layer_cost& x) { return 2.0 * x.exchange; });
+  r.cp_comm = mb * st.binding([](const layer_cost& x) { return x.cp_f + x.cp_b; });
   r.pp_comm = mb * pp_mb;
   r.bubble = pipeline_bubble(l.pp, static_cast<std::size_t>(mb), l.vpp) * mb * per_mb;
-  r.tp_bytes = mb * binding([](const layer_cost& x) { return x.all_reduces * x.all_reduce_bytes; }) +
+  r.tp_bytes = mb * st.binding([](const layer_cost& x) { return x.all_reduces * x.all_reduce_bytes; }) +
                (regather ? mb * transfers * (t - 1.0) / t * activation : bytes{});
-  r.ep_bytes = mb * binding([](const layer_cost& x) { return x.exchanges * x.exchange_bytes; });
-  r.cp_bytes = mb * (L + M) * context_ring_blocks(l.cp) * xd.kv_chunk;
+  r.ep_bytes = mb * st.binding([](const layer_cost& x) { return x.exchanges * x.exchange_bytes; });
+  r.cp_bytes = mb * (st.layers + st.modules) * context_ring_blocks(l.cp) * st.dense.kv_chunk;
   r.pp_bytes = mb * transfers * p2p;
 
-  // --- weights, data parallelism, optimizer ---
-  const std::size_t shard_ranks = l.dp * l.cp, expert_ranks = expert_data_parallel(l);
-  const double n = static_cast<double>(shard_ranks), n_e = static_cast<double>(expert_ranks);
-  const double psi = weights.dense + weights.experts;
-  const auto dp_link = detail::as_collective(detail::level(c, span(l, layout_group::stage)));
-  const auto& pb = j.precision;
-  const auto dense = detail::sync_weights(weights.dense, shard_ranks, j, l, codec, dp_link, fp8_dense);
-  const auto experts = detail::sync_weights(weights.experts, expert_ranks, j, l, codec, dp_link, fp8_experts);
-  const seconds reduce = dense.reduce + experts.reduce, gather = dense.gather + experts.gather;
-  // ZeRO-3 gathers the parameters again for each micro-batch's forward and backward.
-  const double gathers = l.zero_stage == 3 ? 2.0 * mb : l.zero_stage >= 1 ? 1.0 : 0.0;
-  r.codec = dense.coding + experts.coding;
-  r.gradient_frame = bytes{psi * (is_uncoded(codec) ? pb.gradient : 4.0 / codec.ratio)};
-  r.dp_collectives = reduce + gathers * gather;
-  r.dp_comm = r.dp_collectives;
-  r.overlap = l.overlap.value_or(j.overlap_dp);
-  if (r.overlap && std::max(shard_ranks, weights.experts > 0 ? expert_ranks : 1) > 1) {
-    // Bucket by bucket (model/overlap.hpp): the reduction under the last micro-batch's backward, the gather
-    // under the first micro-batch's forward (ZeRO-3: under each micro-batch's forward and backward).
-    r.buckets = bucket_count(psi, megatron_bucket_parameters(shard_ranks));
-    const seconds backward = binding([](const layer_cost&x) { return x.backward() + x.recompute; }) + logits_b,
-                  forward = binding([](const layer_cost&x) { return x.forward(); });
-    r.dp_comm = exposed_after_overlap(reduce, backward, r.buckets);
-    if (l.zero_stage == 3)
-      r.dp_comm +=
-          mb * (exposed_after_overlap(gather, forward, r.buckets) + exposed_after_overlap(gather, backward, r.buckets));
-    else if (l.zero_stage >= 1)
-      r.dp_comm += exposed_after_overlap(gather, forward, r.buckets);
-  }
-  r.stage_parameters = psi;
-  r.expert_parameters = weights.experts;
-  r.dp_bytes = dense.reduce_bytes + dense.gathered(gathers) + experts.reduce_bytes + experts.gathered(gathers);
-  // The optimizer's share of the weights on this GPU: ZeRO shards each group over its own ranks.
-  const double local =
-      weights.dense / (l.zero_stage >= 1 ? n : 1.0) + weights.experts / (l.zero_stage >= 1 ? n_e : 1.0);
-  // The update reads and writes the optimizer states and reads the parameter and gradient, where it runs: on
-  // the device, or offloaded on the host at the host tier's rate, after the gradient shard comes down and
-  // before the parameter shard goes back up (ZeRO-Offload; what trinity-train --offload moves).
-  if (l.offload && c.host_memory <= bytes{})
-    throw invalid_input("offload",
-                        "the system has no tier below device memory to hold optimizer states. Fix: offload=off, "
-                        "or a system with a host tier");
-  const bytes_per_second update_rate = l.offload ? c.host.bandwidth : c.memory_bandwidth;
-  r.optimizer = seconds{local * (2.0 * pb.optimizer + pb.parameter + pb.gradient) / update_rate.value()};
-  if (l.offload) {
-    r.offload_bytes =
-        model::offload_traffic_per_step(weights.dense, shard_ranks, l.zero_stage, pb) +
-        (weights.experts > 0 ? model::offload_traffic_per_step(weights.experts, expert_ranks, l.zero_stage, pb)
-                             : bytes{});
-    r.offload = c.host.latency + r.offload_bytes / c.host.bandwidth;
-  }
-
+  detail::price_data_parallel(r, j, c, l, codec, weights, st, mb);
   // Coding runs on the device between the last backward and the update, never under either.
   r.step = mb * per_mb + weight_cast + r.bubble + r.dp_comm + r.codec + r.optimizer + r.offload;
-
-  // --- memory ---
-  // The 16-bit weights (ZeRO-3 shards them), and under fp8 the cast GEMM weights with their transposes: beside
-  // the 16-bit copies, or in their place (fp8_params), where ZeRO-3 shards the fp8 ones and builds each
-  // transpose as it gathers.
-  const double shard = l.zero_stage >= 3 ? n : 1.0, shard_e = l.zero_stage >= 3 ? n_e : 1.0;
-  const double cast_kept = !j.fp8              ? 0.0
-                           : !j.fp8_params     ? 2.0 * weights.linear
-                           : l.zero_stage >= 3 ? fp8_dense / n + fp8_experts / n_e
-                                               : 2.0 * fp8_kept;
-  r.parameters = bytes{(weights.dense - fp8_dense) * pb.parameter / shard +
-                       (weights.experts - fp8_experts) * pb.parameter / shard_e + cast_kept};
-  // Over several micro-batches each layer's whole gradient accumulates until the last (peak_gradient_bytes).
-  r.gradients = peak_gradient_bytes(weights.dense, shard_ranks, l.zero_stage, pb, static_cast<std::size_t>(mb)) +
-                (weights.experts > 0 ? peak_gradient_bytes(weights.experts, expert_ranks, l.zero_stage, pb,
-                                                           static_cast<std::size_t>(mb))
-                                     : bytes{});
-  (l.offload ? r.offloaded : r.optimizer_states) =
-      bytes{weights.dense * pb.optimizer / (l.zero_stage >= 1 ? n : 1.0) +
-            weights.experts * pb.optimizer / (l.zero_stage >= 1 ? n_e : 1.0)};
-  const double stored = each([](const layer_cost& x) { return x.stored; });
-  const double in_flight = pipeline_in_flight(l.pp, static_cast<std::size_t>(mb), l.vpp);
-  // A recomputed layer's backward holds what recomputation rebuilt: the whole layer's set, or the scores.
-  const auto rebuilt_of = [&](const layer_cost& x) {
-    return (l.recompute == recomputation::full        ? x.kept - x.stored
-            : l.recompute == recomputation::selective ? x.scores
-                                                      : 0.0) +
-           x.modules;
-  };
-  const double rebuilt = std::max(rebuilt_of(xd), rebuilt_of(xm));
-  // A middle stage keeps fewer micro-batches than the first; counted as many, an upper bound.
-  const double act_first = std::max(L_first, L_mid) * stored * in_flight + rebuilt;
-  // The last stage holds one micro-batch and its fp32 logits (Korthikanti et al.'s 4·s·b·V/t); each prediction
-  // module its layer's set, the projection's 16-bit input (2h a token) and its own logits.
-  const double heads_kept = (1.0 + mtp) * 4.0 * T * V / t + mtp * (xk.stored + 4.0 * T * h);
-  const double act_last = L_last * stored + heads_kept + rebuilt;
-  r.activations = bytes{l.pp == 1 ? act_first + heads_kept : std::max(act_first, act_last)};
-  r.device_bytes = r.parameters + r.gradients + r.optimizer_states + r.activations;
+  detail::price_memory(r, j, l, weights, st, stages, mb, T);
 
   r.model_flops = training_flops(m, static_cast<double>(j.global_batch), s, recomputation::none);
   r.mfu = r.model_flops.value() / (r.step.value() * static_cast<double>(l.gpus()) * c.peak.value());

@@ -78,6 +78,120 @@ inline fabric_binding hierarchy_fabric(const system& s, std::size_t gpus) {
   return fabric_binding{s.name + " links", std::move(t), std::move(gpu), std::nullopt, {}};
 }
 
+namespace detail {
+//! Every group of each kind once (parallel::groups_of's, from its first member), as the fabric places it.
+struct placed_groups {
+  std::vector<std::vector<std::uint32_t>> tp, cp, pp, weights, expert, expert_tensor, expert_data;
+};
+inline placed_groups place_groups(const model::parallel_layout& l, const fabric_binding& f) {
+  const std::size_t n = l.gpus();
+  placed_groups p;
+  for (std::size_t rank = 0; rank < n; ++rank) {
+    const auto g = parallel::groups_of(l, static_cast<int>(n), static_cast<int>(rank));
+    const auto add = [&](const std::vector<int>& group, std::vector<std::vector<std::uint32_t>>& to) {
+      if (static_cast<std::size_t>(group.front()) != rank) return;
+      auto& placed = to.emplace_back();
+      for (const int member : group) placed.push_back(f.ranks[static_cast<std::size_t>(member)]);
+    };
+    add(g.tp, p.tp);
+    add(g.cp, p.cp);
+    add(g.pp, p.pp);
+    add(g.weights, p.weights);
+    add(g.expert, p.expert);
+    add(g.expert_tensor, p.expert_tensor);
+    add(g.expert_data, p.expert_data);
+  }
+  return p;
+}
+
+inline std::string count_of(std::size_t k, const char* what) {
+  return std::to_string(k) + " " + what + (k == 1 ? "" : "s");
+}
+
+//! The last of `flows` to finish, after the simulator ran them all at once.
+inline seconds all_at_once(fabric::simulator& sim, const std::vector<std::size_t>& flows) {
+  sim.run();
+  seconds last{};
+  for (const auto fl : flows) last = std::max(last, sim.finish(fl));
+  return last;
+}
+
+//! A mixture's dispatch all-to-all in every expert group at once, and with etp > 1 the rows' all-gather.
+inline void add_expert_pairs(std::vector<simulated_pair>& pairs, const model::training_job& job,
+                             const model::training_cluster& c, const model::parallel_layout& l, const fabric_binding& f,
+                             const placed_groups& g, double T) {
+  // One dispatch: every member of every expert group sends each other member its share of the busiest
+  // rank's rows at once, over whichever link joins them.
+  const auto e = model::moe_block(job, c, l, T);
+  const bytes size = e.all_to_all_buffer, share = size / static_cast<double>(l.ep);
+  fabric::simulator sim(f.topology);
+  std::vector<std::size_t> flows;
+  for (const auto& group : g.expert)
+    for (const auto a : group)
+      for (const auto b : group)
+        if (a != b) flows.push_back(sim.transfer(a, b, share));
+  const seconds last = all_at_once(sim, flows);
+  pairs.push_back({"an expert all-to-all (" + to_string(size) + " a GPU, " + to_string(share) + " to each member), " +
+                       count_of(g.expert.size(), "group") + " of " + std::to_string(l.ep) + " at once",
+                   e.all_to_all, last, sim.events()});
+  if (l.etp > 1) {
+    // The rows gathered over each expert-tensor-parallel group, a ring.
+    const auto ring =
+        fabric::ring_steps(f.topology, g.expert_tensor, e.etp_gathered / static_cast<double>(l.etp), l.etp - 1);
+    pairs.push_back({"the expert rows' all-gather (" + to_string(e.etp_gathered) + "), " +
+                         count_of(g.expert_tensor.size(), "group") + " of " + std::to_string(l.etp) + " at once",
+                     e.etp_collective, ring.time, ring.events});
+  }
+}
+
+//! The ranks that share weights (data and context): a step's gradient all-reduce, or ZeRO's reduce-scatter and
+//! its parameter all-gathers (one; under ZeRO-3 one per micro-batch pass, as the step model counts). A
+//! mixture's routed experts reduce over their own expert-data-parallel groups after the rest (as price() adds
+//! them), each its share of the frame, and gather what the step model says a gather assembles.
+inline void add_weight_sync_pair(std::vector<simulated_pair>& pairs, const model::parallel_layout& l,
+                                 const model::compressor_cost& codec, const model::parallel_step_cost& r,
+                                 const fabric_binding& f, const placed_groups& g) {
+  const double expert_share = r.stage_parameters > 0 ? r.expert_parameters / r.stage_parameters : 0.0;
+  const std::size_t m_dense = l.dp * l.cp, m_experts = model::expert_data_parallel(l);
+  if (m_dense <= 1 && (expert_share <= 0 || m_experts <= 1)) return;
+  const bytes grads = r.gradient_frame, params = r.gathered_dense + r.gathered_experts;
+  const std::string coded = l.codec.empty() ? "" : ", " + l.codec + " frames";
+  const double gathers = l.zero_stage == 3 ? 2.0 * r.micro_batches : l.zero_stage >= 1 ? 1.0 : 0.0;
+  const auto over = [&](const std::vector<std::vector<std::uint32_t>>& groups, std::size_t m, double share,
+                        bytes gathered) {
+    fabric::collective_result sim{};
+    if (m <= 1 || share <= 0) return sim;
+    const double chunks = static_cast<double>(m);
+    const bytes frame = share * grads;
+    if (codec.gathered)  // frames that cannot be summed on the way go round whole: every rank's to every other
+      sim = fabric::ring_steps(f.topology, groups, frame, m - 1);
+    else
+      sim = fabric::ring_steps(f.topology, groups, frame / chunks, (l.zero_stage == 0 ? 2 : 1) * (m - 1));
+    if (gathers > 0) {
+      const auto ag = fabric::ring_steps(f.topology, groups, gathered / chunks, m - 1);
+      sim = {sim.time + gathers * ag.time, sim.events + static_cast<std::uint64_t>(gathers) * ag.events};
+    }
+    return sim;
+  };
+  const auto dense = over(g.weights, m_dense, 1.0 - expert_share, r.gathered_dense),
+             experts = over(g.expert_data, m_experts, expert_share, r.gathered_experts);
+  const std::string gathered =
+      gathers > 1 ? units::detail::format_number(gathers) + " parameter all-gathers" : "parameter all-gather";
+  std::string what = codec.gathered      ? "gradient all-gather (" + to_string(grads) + coded + ")"
+                     : l.zero_stage == 0 ? "gradient all-reduce (" + to_string(grads) + coded + ")"
+                                         : "ZeRO-" + std::to_string(l.zero_stage) + " gradient reduce-scatter (" +
+                                               to_string(grads) + coded + ")";
+  if (gathers > 0) what += " and " + gathered + " (" + to_string(params) + ")";
+  what += ", " + count_of(g.weights.size(), "group") + " of " + std::to_string(m_dense);
+  if (expert_share > 0)
+    what += " (the routed experts' " + units::detail::format_number(100.0 * expert_share) + "%" +
+            (m_experts > 1 ? " over " + count_of(g.expert_data.size(), "group") + " of " + std::to_string(m_experts)
+                           : std::string(", each slice on one rank: nothing to reduce")) +
+            ")";
+  pairs.push_back({what + " at once", r.dp_collectives, dense.time + experts.time, dense.events + experts.events});
+}
+}  // namespace detail
+
 //! The layout's transfers on a fabric binding with one place per GPU (hierarchy_fabric, or your own), simulated
 //! and as the step model predicts them; the layout's gradient codec priced from `codecs`.
 inline std::vector<simulated_pair> simulate(const system& s, const training_workload& w,
@@ -91,38 +205,20 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
   const auto& codec = gradient_codec(codecs, l.codec);
   const auto r = model::price(job, c, l, codec);
   const auto x = model::layer(job, c, l);
-  // Every group of each kind once (parallel::groups_of's, from its first member), as fabric places.
-  std::vector<std::vector<std::uint32_t>> tp, cp, pp, weights, expert, expert_tensor, expert_data;
-  for (std::size_t rank = 0; rank < n; ++rank) {
-    const auto g = parallel::groups_of(l, static_cast<int>(n), static_cast<int>(rank));
-    const auto add = [&](const std::vector<int>& group, std::vector<std::vector<std::uint32_t>>& to) {
-      if (static_cast<std::size_t>(group.front()) != rank) return;
-      auto& placed = to.emplace_back();
-      for (const int member : group) placed.push_back(f.ranks[static_cast<std::size_t>(member)]);
-    };
-    add(g.tp, tp);
-    add(g.cp, cp);
-    add(g.pp, pp);
-    add(g.weights, weights);
-    add(g.expert, expert);
-    add(g.expert_tensor, expert_tensor);
-    add(g.expert_data, expert_data);
-  }
-  const auto count = [](std::size_t k, const char* what) {
-    return std::to_string(k) + " " + what + (k == 1 ? "" : "s");
-  };
+  const auto groups = detail::place_groups(l, f);
+  const auto count = detail::count_of;
   std::vector<simulated_pair> pairs;
   const double T = static_cast<double>(l.micro_batch) * static_cast<double>(job.sequence) / static_cast<double>(l.cp);
   const bytes activation{T * static_cast<double>(job.shape.hidden) * 2.0};
   if (l.tp > 1) {
-    const auto& g = tp;
+    const auto& g = groups.tp;
     const auto sim = fabric::ring_steps(f.topology, g, activation / static_cast<double>(l.tp), 2 * (l.tp - 1));
     pairs.push_back({"tensor-parallel all-reduce of one layer's activation (" + to_string(activation) + "), " +
                          count(g.size(), "group") + " of " + std::to_string(l.tp) + " at once",
                      x.all_reduce, sim.time, sim.events});
   }
   if (l.cp > 1) {
-    const auto& g = cp;
+    const auto& g = groups.cp;
     const auto& link = model::detail::level(c, model::span(l, model::layout_group::context));
     const auto sim = fabric::ring_steps(f.topology, g, x.kv_chunk, 1);
     pairs.push_back({"one hop of the context ring's K/V chunk (" + to_string(x.kv_chunk) + "), " +
@@ -130,88 +226,20 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
                      link.latency + x.kv_chunk / link.bandwidth, sim.time, sim.events});
   }
   if (l.pp > 1) {
-    const auto& g = pp;
+    const auto& g = groups.pp;
     const bytes p2p = activation / static_cast<double>(l.tp);
     const auto& link = model::detail::level(c, model::span(l, model::layout_group::pipeline));
     fabric::simulator sim(f.topology);
     std::vector<std::size_t> flows;
     for (const auto& pipe : g)
       for (std::size_t i = 0; i + 1 < pipe.size(); ++i) flows.push_back(sim.transfer(pipe[i], pipe[i + 1], p2p));
-    sim.run();
-    seconds last{};
-    for (const auto fl : flows) last = std::max(last, sim.finish(fl));
+    const seconds last = detail::all_at_once(sim, flows);
     pairs.push_back({"an activation (" + to_string(p2p) + " a GPU) from every stage to the next, " +
                          count(g.size(), "pipeline") + " of " + std::to_string(l.pp) + " at once",
                      link.latency + p2p / link.bandwidth, last, sim.events()});
   }
-  if (job.shape.moe() && l.ep > 1) {
-    // One dispatch: every member of every expert group sends each other member its share of the busiest
-    // rank's rows at once, over whichever link joins them.
-    const auto e = model::moe_block(job, c, l, T);
-    const bytes size = e.all_to_all_buffer, share = size / static_cast<double>(l.ep);
-    fabric::simulator sim(f.topology);
-    std::vector<std::size_t> flows;
-    for (const auto& g : expert)
-      for (const auto a : g)
-        for (const auto b : g)
-          if (a != b) flows.push_back(sim.transfer(a, b, share));
-    sim.run();
-    seconds last{};
-    for (const auto fl : flows) last = std::max(last, sim.finish(fl));
-    pairs.push_back({"an expert all-to-all (" + to_string(size) + " a GPU, " + to_string(share) + " to each member), " +
-                         count(expert.size(), "group") + " of " + std::to_string(l.ep) + " at once",
-                     e.all_to_all, last, sim.events()});
-    if (l.etp > 1) {
-      // The rows gathered over each expert-tensor-parallel group, a ring.
-      const auto ring =
-          fabric::ring_steps(f.topology, expert_tensor, e.etp_gathered / static_cast<double>(l.etp), l.etp - 1);
-      pairs.push_back({"the expert rows' all-gather (" + to_string(e.etp_gathered) + "), " +
-                           count(expert_tensor.size(), "group") + " of " + std::to_string(l.etp) + " at once",
-                       e.etp_collective, ring.time, ring.events});
-    }
-  }
-  // The ranks that share weights (data and context): a step's gradient all-reduce, or ZeRO's reduce-scatter and
-  // its parameter all-gathers (one; under ZeRO-3 one per micro-batch pass, as the step model counts). A
-  // mixture's routed experts reduce over their own expert-data-parallel groups after the rest (as price() adds
-  // them), each its share of the frame.
-  const double expert_share = r.stage_parameters > 0 ? r.expert_parameters / r.stage_parameters : 0.0;
-  const std::size_t m_dense = l.dp * l.cp, m_experts = model::expert_data_parallel(l);
-  if (m_dense > 1 || (expert_share > 0 && m_experts > 1)) {
-    const auto& pb = job.precision;
-    const bytes grads = r.gradient_frame, params{r.stage_parameters * pb.parameter};
-    const std::string coded = l.codec.empty() ? "" : ", " + l.codec + " frames";
-    const double gathers = l.zero_stage == 3 ? 2.0 * r.micro_batches : l.zero_stage >= 1 ? 1.0 : 0.0;
-    const auto over = [&](const std::vector<std::vector<std::uint32_t>>& groups, std::size_t m, double share) {
-      fabric::collective_result sim{};
-      if (m <= 1 || share <= 0) return sim;
-      const double chunks = static_cast<double>(m);
-      const bytes g = share * grads, p = share * params;
-      if (codec.gathered)  // frames that cannot be summed on the way go round whole: every rank's to every other
-        sim = fabric::ring_steps(f.topology, groups, g, m - 1);
-      else
-        sim = fabric::ring_steps(f.topology, groups, g / chunks, (l.zero_stage == 0 ? 2 : 1) * (m - 1));
-      if (gathers > 0) {
-        const auto ag = fabric::ring_steps(f.topology, groups, p / chunks, m - 1);
-        sim = {sim.time + gathers * ag.time, sim.events + static_cast<std::uint64_t>(gathers) * ag.events};
-      }
-      return sim;
-    };
-    const auto dense = over(weights, m_dense, 1.0 - expert_share), experts = over(expert_data, m_experts, expert_share);
-    const std::string gathered =
-        gathers > 1 ? units::detail::format_number(gathers) + " parameter all-gathers" : "parameter all-gather";
-    std::string what = codec.gathered      ? "gradient all-gather (" + to_string(grads) + coded + ")"
-                       : l.zero_stage == 0 ? "gradient all-reduce (" + to_string(grads) + coded + ")"
-                                           : "ZeRO-" + std::to_string(l.zero_stage) + " gradient reduce-scatter (" +
-                                                 to_string(grads) + coded + ")";
-    if (gathers > 0) what += " and " + gathered + " (" + to_string(params) + ")";
-    what += ", " + count(weights.size(), "group") + " of " + std::to_string(m_dense);
-    if (expert_share > 0)
-      what += " (the routed experts' " + units::detail::format_number(100.0 * expert_share) + "%" +
-              (m_experts > 1 ? " over " + count(expert_data.size(), "group") + " of " + std::to_string(m_experts)
-                             : std::string(", each slice on one rank: nothing to reduce")) +
-              ")";
-    pairs.push_back({what + " at once", r.dp_collectives, dense.time + experts.time, dense.events + experts.events});
-  }
+  if (job.shape.moe() && l.ep > 1) detail::add_expert_pairs(pairs, job, c, l, f, groups, T);
+  detail::add_weight_sync_pair(pairs, l, codec, r, f, groups);
   return pairs;
 }
 

@@ -56,6 +56,26 @@ TEST_CASE("a hybrid layout's transfers on the DGX H100's links land on the step 
   for (const auto& x : sim) CHECK(x.events > 0);
 }
 
+// Weights kept in fp8 alone travel at a byte: the simulated gather sends what the step model gathers, so the
+// data-parallel pair stays on it, and it is shorter than the 16-bit weights' gather.
+TEST_CASE("with fp8_params the simulated parameter all-gather sends the GEMM weights at a byte, as priced",
+          "[plan][fabric][parallel]") {
+  const auto s = plan::presets::dgx_h100();
+  auto w = plan::presets::llm_70b();
+  w.compute_precision = "fp8";
+  auto kept = w;
+  kept.fp8_params = true;
+  const auto l = layout(2, 4, 20, 2, 4, 1);
+  const auto cast = plan::simulate(s, w, l), alone = plan::simulate(s, kept, l);
+  REQUIRE(cast.size() == 4);
+  REQUIRE(alone.size() == 4);
+  CHECK_THAT(alone[3].what, Catch::Contains("ZeRO-1") && Catch::Contains("parameter all-gather"));
+  CHECK(alone[3].ratio() == Approx(1.0).epsilon(0.01));
+  CHECK(alone[3].predicted < cast[3].predicted);
+  CHECK(alone[3].simulated < cast[3].simulated);
+  CHECK(alone[3].what != cast[3].what);  // the gathered bytes it names
+}
+
 TEST_CASE("one layout on the hierarchy: a group inside the domain never pays the scale-out link",
           "[plan][fabric][parallel]") {
   const auto s = plan::presets::dgx_h100();
