@@ -219,7 +219,9 @@ inline dynamic_result plan_dynamic(const system& s, const training_workload& w, 
   detail::dynamic_search best{r};
   detail::for_each_frame(m, g, [&](model::parallel_layout f) {
     const std::size_t weights = g / (f.tp * f.pp);
-    for (f.zero_stage = 0; f.zero_stage <= (weights == 1 ? 0 : 2); ++f.zero_stage)
+    // Weights kept in fp8 alone (fp8_params) need the distributed optimizer: ZeRO-1 at least.
+    const int least = base.fp8_params ? 1 : 0;
+    for (f.zero_stage = least; f.zero_stage <= (weights == 1 ? least : 2); ++f.zero_stage)
       for (int off = 0; off <= (cluster.host_memory > bytes{} ? 1 : 0); ++off)
         for (const auto& k : codecs) {
           // A codec only where ranks share weights and so reduce a gradient, and only within the error budget.

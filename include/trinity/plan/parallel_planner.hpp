@@ -256,9 +256,11 @@ struct parallel_problem {
           l.micro_batch = mbs;
           if (job.global_batch % (l.dp * mbs) != 0) continue;
           if (l.vpp > 1 && (job.global_batch / (l.dp * mbs)) % l.pp != 0) continue;
-          // Without data or context ranks there is nothing for ZeRO to shard: stage 0 only.
-          const int most = l.dp * l.cp == 1 ? 0 : l.pp > 1 ? 2 : 3;
-          for (l.zero_stage = 0; l.zero_stage <= most; ++l.zero_stage)
+          // Without data or context ranks there is nothing for ZeRO to shard: one stage only, 0, or 1 where
+          // fp8_params needs the distributed optimizer (which then shards over the one rank).
+          const int least = job.fp8_params ? 1 : 0;
+          const int most = l.dp * l.cp == 1 ? least : l.pp > 1 ? 2 : 3;
+          for (l.zero_stage = least; l.zero_stage <= most; ++l.zero_stage)
             for_each_policy(l, job.flash_attention, [&](model::parallel_layout y) {
               for_each_expert_split(job.shape, y, [&](model::parallel_layout x) {
                 // Optimizer states on the device, and where the system has a tier below it, offloaded there.
@@ -481,10 +483,12 @@ struct parallel_problem {
 
 }  // namespace detail
 
-//! Pure data parallelism (DDP, one sequence a micro-batch, nothing recomputed), or where dp = g does not split
-//! the batch, the fewest pipeline stages that make it split: the plan the search trades from.
+//! Pure data parallelism (DDP, one sequence a micro-batch, nothing recomputed; the distributed optimizer, ZeRO-1,
+//! where fp8_params needs it), or where dp = g does not split the batch, the fewest pipeline stages that make
+//! it split: the plan the search trades from.
 inline model::parallel_layout untraded_layout(const model::training_job& j, std::size_t gpus) {
   model::parallel_layout l;
+  l.zero_stage = j.fp8_params ? 1 : 0;
   for (l.pp = 1; l.pp <= gpus; ++l.pp) {
     if (gpus % l.pp != 0) continue;
     l.dp = gpus / l.pp;

@@ -45,7 +45,7 @@ TEST_CASE(
     CHECK(b.layout.offload == r.frame.offload);
     CHECK(b.layout.codec == r.frame.codec);
     CHECK(b.layout.dp * b.layout.cp == r.frame.dp * r.frame.cp);
-    CHECK(b.cost.device_bytes <= bytes{80e9});
+    CHECK(b.cost.device_bytes <= s.tiers[0].capacity);
   }
   // No choice within the frame runs a bucket faster (brute force over the step model).
   const auto c = plan::cluster_of(s, w);
@@ -119,6 +119,17 @@ TEST_CASE("dynamic parallelism prices the frame's codec and offload once a step,
   w.error_budget = video().error_budget;
   const auto plain = plan::plan_dynamic(s, w, {.gpus = 64, .codecs = only});
   CHECK(plain.step.value() == Approx(exact.step.value()).epsilon(1e-12));
+}
+
+// Weights kept in fp8 alone need the distributed optimizer: every frame it tries shards at ZeRO-1 or more.
+TEST_CASE("dynamic parallelism with fp8_params plans frames of ZeRO-1 or more", "[plan][parallel][dynamic]") {
+  const auto s = plan::presets::dgx_h100();
+  auto w = video();
+  w.compute_precision = "fp8";
+  w.fp8_params = true;
+  const auto r = plan::plan_dynamic(s, w, {.gpus = 64});
+  CHECK(r.frame.zero_stage >= 1);
+  for (const auto& b : r.buckets) CHECK(b.layout.zero_stage >= 1);
 }
 
 TEST_CASE("dynamic parallelism refuses what it cannot plan, naming the field", "[plan][parallel][dynamic]") {

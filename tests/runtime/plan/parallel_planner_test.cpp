@@ -226,6 +226,27 @@ TEST_CASE("layout search: memory headroom keeps a share of device memory free, a
                     Catch::StartsWith("memory_headroom: is the fraction of device memory kept free"));
 }
 
+// Weights kept in fp8 alone (fp8_params) need the distributed optimizer (Megatron-Core's --fp8-param-gather):
+// the search trades from data parallelism at ZeRO-1, and offers no layout at ZeRO-0; without fp8_params it does.
+TEST_CASE("layout search: fp8_params trades from ZeRO-1 and never offers ZeRO-0", "[plan][parallel]") {
+  const auto s = plan::presets::dgx_h100();
+  auto w = plan::presets::llm_70b();
+  w.compute_precision = "fp8";
+  const auto cast = plan::plan_parallel(s, w, {.gpus = 64});
+  w.fp8_params = true;
+  const auto alone = plan::plan_parallel(s, w, {.gpus = 64});
+  CHECK(cast.candidates[cast.baseline].plan.layout.zero_stage == 0);
+  CHECK(alone.candidates[alone.baseline].plan.layout.zero_stage == 1);
+  CHECK(std::any_of(cast.candidates.begin(), cast.candidates.end(),
+                    [](const auto& e) { return e.plan.layout.zero_stage == 0; }));
+  CHECK(std::none_of(alone.candidates.begin(), alone.candidates.end(),
+                     [](const auto& e) { return e.plan.layout.zero_stage == 0; }));
+  REQUIRE(alone.chosen().fits());
+  // Its weights take what 16-bit ones take, 2 bytes less a GEMM weight than fp8 casts beside 16-bit copies:
+  // the fastest layout that fits is no slower.
+  CHECK(alone.chosen().cost.total.time <= cast.chosen().cost.total.time);
+}
+
 TEST_CASE("layout search: optimizer offload is a slot, taken where device memory binds and the host tier holds it",
           "[plan][parallel]") {
   const auto s = plan::presets::dgx_h100();
