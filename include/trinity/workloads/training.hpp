@@ -108,18 +108,19 @@ inline void read_fp8_params(const object& o, plan::training_workload& w) {
                            "; give \"precision\": \"fp8\", or drop fp8_params");
 }
 
-inline plan::training_workload read_training(const json& j, const plan::system& s) {
-  const object o(j, "", training_keys, "a training workload");
-  plan::training_workload w;
+// Keys that only a transformer's shape gives meaning to: refused without one.
+// clang-format off
+inline constexpr const char* shape_only_keys[] = {
+    "gated_mlp", "global_batch", "flash_attention", "attention_kernel", "dropout", "overlap", "sequence_mix",
+    "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers",
+    "full_attention_frequency", "q_lora_rank", "rope_head_dim", "v_head_dim", "capacity_factor",
+    "expert_imbalance", "mtp_layers", "fp8_params"};
+// clang-format on
+
+// The model's size: its transformer's shape (for the parallel step model), named or spelt out, or Ψ, L and h
+// alone. Returns whether it has a shape.
+inline bool read_model_size(const object& o, plan::training_workload& w) {
   auto& assumed = w.assumed;
-  w.name = o.text("name");
-  w.sequence = o.count("sequence");
-  o.get("batch", w.batch, assumed);
-  if (o.has("data_parallel"))
-    w.data_parallel = o.count("data_parallel");
-  else
-    plan::assume(assumed, "data_parallel", s.device.count);  // 0 in the workload: every device
-  o.get("error_budget", w.error_budget, assumed);
   // The transformer's shape, for the parallel step model: named, or heads, ffn_hidden and vocabulary together.
   const bool shaped = o.has("model") || o.has("heads") || o.has("ffn_hidden") || o.has("vocabulary") ||
                       o.has("kv_heads") || o.has("head_dim") || o.has("experts") || o.has("sliding_window") ||
@@ -136,26 +137,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     w.hidden = w.shape->hidden;
     w.parameters = shape_parameters(o, *w.shape);
   } else {
-    for (const char* k : {"gated_mlp",
-                          "global_batch",
-                          "flash_attention",
-                          "attention_kernel",
-                          "dropout",
-                          "overlap",
-                          "sequence_mix",
-                          "top_k",
-                          "moe_ffn_hidden",
-                          "shared_experts",
-                          "moe_layer_frequency",
-                          "first_dense_layers",
-                          "full_attention_frequency",
-                          "q_lora_rank",
-                          "rope_head_dim",
-                          "v_head_dim",
-                          "capacity_factor",
-                          "expert_imbalance",
-                          "mtp_layers",
-                          "fp8_params"})
+    for (const char* k : shape_only_keys)
       if (o.has(k))
         fail(k,
              "describes a transformer's shape; give heads, ffn_hidden and vocabulary too, or name the "
@@ -170,6 +152,22 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     w.layers = o.count("layers");
     w.hidden = o.count("hidden");
   }
+  return shaped;
+}
+
+inline plan::training_workload read_training(const json& j, const plan::system& s) {
+  const object o(j, "", training_keys, "a training workload");
+  plan::training_workload w;
+  auto& assumed = w.assumed;
+  w.name = o.text("name");
+  w.sequence = o.count("sequence");
+  o.get("batch", w.batch, assumed);
+  if (o.has("data_parallel"))
+    w.data_parallel = o.count("data_parallel");
+  else
+    plan::assume(assumed, "data_parallel", s.device.count);  // 0 in the workload: every device
+  o.get("error_budget", w.error_budget, assumed);
+  const bool shaped = read_model_size(o, w);
   if (shaped) {
     if (o.has("global_batch"))
       w.global_batch = o.count("global_batch");
