@@ -7,7 +7,8 @@ Usage: validate_explain.py TRINITY RUNS PROBE      (the training model)
 The table's JSON lists every run as `--explain NAME --json` prints it alone. Every run of the table is checked:
 Training: its breakdown must add up to its step (the parts the step model reports are the whole step, nothing left
 unnamed) and its pipeline's stages must hold the model's layers as Megatron places them; the table's memory
-verdicts must follow its bytes and its device's memory, and the summary must list the runs put over.
+verdicts must follow its bytes and its device's memory, and the summary must list the runs put over and each
+source's count and errors as its runs give them.
 Serving: the figure of its configuration named by its metric must be the table's prediction (the configuration
 priced again on the same calibrated preset), its time to first token its prompt's prefill after its cached
 prefix's load, and its prefill's and decode step's parts must add up to those figures.
@@ -128,6 +129,20 @@ def memory_verdicts_agree(table, summary):
         sys.exit(f"summary.device_memory {summary}, the table's runs put over: {over} of {len(table)}")
 
 
+def sources_summarised(table, by_source):
+    """The summary's by_source lists each source once, in the order its first run appears, with the count, the
+    mean signed and absolute errors and the worst of its runs, recomputed here from the table's rows."""
+    order = list(dict.fromkeys(row["source"] for row in table))
+    if [s["source"] for s in by_source] != order:
+        sys.exit(f"summary.by_source lists {[s['source'] for s in by_source]}, the table's sources are {order}")
+    for s in by_source:
+        errors = [row["error"] for row in table if row["source"] == s["source"]]
+        want = (len(errors), sum(errors) / len(errors), sum(map(abs, errors)) / len(errors), max(map(abs, errors)))
+        got = (s["runs"], s["mean_error"], s["mean_abs_error"], s["max_abs_error"])
+        if got[0] != want[0] or not all(abs(a - b) <= 1e-12 for a, b in zip(got[1:], want[1:])):
+            sys.exit(f"summary.by_source {s['source']}: {got}, its runs give {want}")
+
+
 def main():
     if sys.argv[3] == "--serving":
         return serving(*sys.argv[1:3])
@@ -136,6 +151,7 @@ def main():
     whole = run(base)
     table = whole["runs"]
     memory_verdicts_agree(table, whole["summary"]["device_memory"])
+    sources_summarised(table, whole["summary"]["by_source"])
     with open(runs) as f:
         models = {r["name"]: r["model"] for r in json.load(f)["runs"]}
     if not table:

@@ -24,9 +24,11 @@
 
 #include <trinity/detail/nearest_name.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -120,6 +122,51 @@ std::string alike_lines(const std::vector<row>& rows) {
   return out;
 }
 
+// Each source's runs, in the file's order: how many, their mean signed error (a source the model prices fast or
+// slow throughout), mean |error| and worst. Sources that disagree on one shape show here as opposite signs.
+struct source_summary {
+  std::string source, roles;
+  std::size_t runs = 0;
+  double sum = 0, abs_sum = 0, worst = 0;
+  [[nodiscard]] double mean() const { return sum / static_cast<double>(runs); }
+  [[nodiscard]] double mean_abs() const { return abs_sum / static_cast<double>(runs); }
+};
+std::vector<source_summary> by_source(const std::vector<row>& rows) {
+  std::vector<source_summary> out;
+  for (const auto& x : rows) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& s) { return s.source == x.run->source; });
+    if (it == out.end()) it = out.insert(out.end(), source_summary{x.run->source, x.run->role});
+    if (it->roles.find(x.run->role) == std::string::npos) it->roles += "+" + x.run->role;
+    ++it->runs;
+    it->sum += x.error;
+    it->abs_sum += std::abs(x.error);
+    it->worst = std::max(it->worst, std::abs(x.error));
+  }
+  return out;
+}
+
+std::string source_lines(const std::vector<row>& rows) {
+  table t({"source", "role", "runs", "mean error", "mean |error|", "worst |error|"});
+  for (const auto& s : by_source(rows))
+    t.add({s.source, s.roles, std::to_string(s.runs), percent(s.mean()), fixed(s.mean_abs() * 100, 1) + "%",
+           fixed(s.worst * 100, 1) + "%"});
+  std::ostringstream out;
+  out << "By source (a mean error far from zero: the model prices that source's runs fast or slow throughout):\n";
+  t.print(out);
+  return out.str();
+}
+
+nlohmann::json source_json(const std::vector<row>& rows) {
+  auto out = nlohmann::json::array();
+  for (const auto& s : by_source(rows))
+    out.push_back({{"source", s.source},
+                   {"runs", s.runs},
+                   {"mean_error", s.mean()},
+                   {"mean_abs_error", s.mean_abs()},
+                   {"max_abs_error", s.worst}});
+  return out;
+}
+
 nlohmann::json alike_json(const std::vector<row>& rows) {
   auto out = nlohmann::json::array();
   for (const auto& g : io::priced_alike(rows)) {
@@ -163,6 +210,7 @@ void print_validation_json(const validation& v, const io::published_runs& file, 
                     {"held_out_moe", summary_json(moe)},
                     {"device_memory", {{"runs", rows.size()}, {"over", over_memory(rows)}}},
                     {"priced_alike", alike_json(rows)},
+                    {"by_source", source_json(rows)},
                     {"probe_memory", {{"stacks", pr.stacks.size()}, {"exact", exact}, {"max_abs_error", worst_bytes}}},
                     {"probe_time_held_out",
                      {{"stacks", held_n},
@@ -222,7 +270,8 @@ void print_validation_text(const validation& v) {
             << "Probe, step time with recomputation (held out): mean |error| "
             << fixed(held_n ? held_sum / static_cast<double>(held_n) * 100 : 0.0, 1) << "% over " << held_n
             << " stacks, worst " << fixed(held_worst * 100, 1) << "%\n"
-            << alike_lines(rows);
+            << alike_lines(rows) << '\n'
+            << source_lines(rows);
 }
 
 // The run named `name` (a training or a serving row), or the refusal that names the nearest run: a name is long
