@@ -264,6 +264,11 @@ inline std::string stage_split_problem(const training_job& j, const parallel_lay
 }
 }  // namespace detail
 
+//! The least ZeRO stage the job runs at: 1 where its weights are kept in fp8 alone (fp8_params), which the
+//! distributed optimizer's fp32 master weights update (Megatron-Core's --fp8-param-gather requires it); else 0.
+//! layout_problem refuses less, and the planners start their search there.
+inline int least_zero_stage(const training_job& j) noexcept { return j.fp8_params ? 1 : 0; }
+
 //! The first rule the layout breaks for this job and cluster, or empty.
 inline std::string layout_problem(const training_job& j, const parallel_layout& l) {
   const auto& m = j.shape;
@@ -292,7 +297,7 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
   if (j.fp8_params && !j.fp8)
     return "fp8_params: keeps the GEMM weights in fp8, and the layers' GEMMs run in 16 bits; train in fp8 "
            "(\"precision\": \"fp8\"), or drop fp8_params";
-  if (j.fp8_params && l.zero_stage == 0)
+  if (l.zero_stage < least_zero_stage(j))
     return "zero: weights kept in fp8 alone (fp8_params) are updated from a sharded optimizer's fp32 master "
            "weights (Megatron-Core's --fp8-param-gather requires the distributed optimizer); give zero=1 or more";
   if (l.zero_stage == 3 && l.pp > 1)
@@ -811,13 +816,12 @@ inline fp8_weights kept_in_fp8(const training_job& j, const stage_weights& w) {
 //! offloading it moves: fills those parts of `r`.
 inline void price_data_parallel(parallel_step_cost& r, const training_job& j, const training_cluster& c,
                                 const parallel_layout& l, const compressor_cost& codec, const stage_weights& weights,
-                                const binding_stage& st, double mb) {
+                                const fp8_weights& fp8, const binding_stage& st, double mb) {
   const std::size_t shard_ranks = l.dp * l.cp, expert_ranks = expert_data_parallel(l);
   const double n = static_cast<double>(shard_ranks), n_e = static_cast<double>(expert_ranks);
   const double psi = weights.dense + weights.experts;
   const auto dp_link = as_collective(level(c, span(l, layout_group::stage)));
   const auto& pb = j.precision;
-  const auto fp8 = kept_in_fp8(j, weights);
   const auto dense = sync_weights(weights.dense, shard_ranks, j, l, codec, dp_link, fp8.dense);
   const auto experts = sync_weights(weights.experts, expert_ranks, j, l, codec, dp_link, fp8.experts);
   const seconds reduce = dense.reduce + experts.reduce, gather = dense.gather + experts.gather;
@@ -869,8 +873,8 @@ inline void price_data_parallel(parallel_step_cost& r, const training_job& j, co
 //! Device memory on the binding stage's GPU (the fuller stage's weights, the first or last stage's
 //! activations): fills r's weights, gradients, optimizer states (or what is offloaded), activations and total.
 inline void price_memory(parallel_step_cost& r, const training_job& j, const parallel_layout& l,
-                         const stage_weights& weights, const binding_stage& st, const stage_layers& stages, double mb,
-                         double T) {
+                         const stage_weights& weights, const fp8_weights& fp8, const binding_stage& st,
+                         const stage_layers& stages, double mb, double T) {
   const auto& m = j.shape;
   const auto& pb = j.precision;
   const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocabulary),
@@ -882,7 +886,6 @@ inline void price_memory(parallel_step_cost& r, const training_job& j, const par
   // The 16-bit weights (ZeRO-3 shards them), and under fp8 the cast GEMM weights with their transposes: beside
   // the 16-bit copies, or in their place (fp8_params), where ZeRO-3 shards the fp8 ones and builds each
   // transpose as it gathers.
-  const auto fp8 = kept_in_fp8(j, weights);
   const double shard = l.zero_stage >= 3 ? n : 1.0, shard_e = l.zero_stage >= 3 ? n_e : 1.0;
   const double cast_kept = !j.fp8              ? 0.0
                            : !j.fp8_params     ? 2.0 * weights.linear
@@ -990,10 +993,11 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.cp_bytes = mb * (st.layers + st.modules) * context_ring_blocks(l.cp) * st.dense.kv_chunk;
   r.pp_bytes = mb * transfers * p2p;
 
-  detail::price_data_parallel(r, j, c, l, codec, weights, st, mb);
+  const auto fp8 = detail::kept_in_fp8(j, weights);
+  detail::price_data_parallel(r, j, c, l, codec, weights, fp8, st, mb);
   // Coding runs on the device between the last backward and the update, never under either.
   r.step = mb * per_mb + weight_cast + r.bubble + r.dp_comm + r.codec + r.optimizer + r.offload;
-  detail::price_memory(r, j, l, weights, st, stages, mb, T);
+  detail::price_memory(r, j, l, weights, fp8, st, stages, mb, T);
 
   r.model_flops = training_flops(m, static_cast<double>(j.global_batch), s, recomputation::none);
   r.mfu = r.model_flops.value() / (r.step.value() * static_cast<double>(l.gpus()) * c.peak.value());

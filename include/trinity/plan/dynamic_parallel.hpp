@@ -219,8 +219,7 @@ inline dynamic_result plan_dynamic(const system& s, const training_workload& w, 
   detail::dynamic_search best{r};
   detail::for_each_frame(m, g, [&](model::parallel_layout f) {
     const std::size_t weights = g / (f.tp * f.pp);
-    // Weights kept in fp8 alone (fp8_params) need the distributed optimizer: ZeRO-1 at least.
-    const int least = base.fp8_params ? 1 : 0;
+    const int least = model::least_zero_stage(base);  // 1 for weights kept in fp8 alone
     for (f.zero_stage = least; f.zero_stage <= (weights == 1 ? least : 2); ++f.zero_stage)
       for (int off = 0; off <= (cluster.host_memory > bytes{} ? 1 : 0); ++off)
         for (const auto& k : codecs) {

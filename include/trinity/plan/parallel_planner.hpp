@@ -258,7 +258,7 @@ struct parallel_problem {
           if (l.vpp > 1 && (job.global_batch / (l.dp * mbs)) % l.pp != 0) continue;
           // Without data or context ranks there is nothing for ZeRO to shard: one stage only, 0, or 1 where
           // fp8_params needs the distributed optimizer (which then shards over the one rank).
-          const int least = job.fp8_params ? 1 : 0;
+          const int least = model::least_zero_stage(job);
           const int most = l.dp * l.cp == 1 ? least : l.pp > 1 ? 2 : 3;
           for (l.zero_stage = least; l.zero_stage <= most; ++l.zero_stage)
             for_each_policy(l, job.flash_attention, [&](model::parallel_layout y) {
@@ -488,7 +488,7 @@ struct parallel_problem {
 //! it split: the plan the search trades from.
 inline model::parallel_layout untraded_layout(const model::training_job& j, std::size_t gpus) {
   model::parallel_layout l;
-  l.zero_stage = j.fp8_params ? 1 : 0;
+  l.zero_stage = model::least_zero_stage(j);
   for (l.pp = 1; l.pp <= gpus; ++l.pp) {
     if (gpus % l.pp != 0) continue;
     l.dp = gpus / l.pp;
