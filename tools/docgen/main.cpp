@@ -792,9 +792,9 @@ std::string gemm_header(sources& s) {
     << "#include <trinity/model/gemm.hpp>\n\n"
     << "namespace trinity::plan::detail {\n\n"
     << "inline constexpr model::gemm_efficiency measured_h100_gemm{" << c.h100.model.peak_fraction << ", "
-    << c.h100.model.half_size << "};\n"
+    << c.h100.model.half_size << ", " << c.h100.model.ceiling << "};\n"
     << "inline constexpr model::gemm_efficiency fitted_a100_gemm{" << c.a100.peak_fraction << ", " << c.a100.half_size
-    << "};\n"
+    << ", " << c.a100.ceiling << "};\n"
     << "inline constexpr double measured_elementwise_traffic = " << c.elementwise_traffic << ";\n\n"
     << "}  // namespace trinity::plan::detail\n";
   return h.str();

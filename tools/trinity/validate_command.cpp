@@ -195,6 +195,7 @@ void print_validation_json(const validation& v, const io::published_runs& file, 
       {"h100_gemm",
        {{"peak_fraction", gemm_h100.model.peak_fraction},
         {"half_size", gemm_h100.model.half_size},
+        {"ceiling", gemm_h100.model.ceiling},
         {"median_error", gemm_h100.median_error},
         {"points", gemm_h100.points},
         {"from", probe_path}}},
@@ -236,9 +237,9 @@ void print_validation_text(const validation& v) {
   const double kappa = cal.elementwise_traffic;
   std::cout << "Calibration\n"
             << "  H100 GEMM curve   e = " << fixed(gemm_h100.model.peak_fraction, 4)
-            << ", x0 = " << fixed(gemm_h100.model.half_size, 1) << "   fitted to " << gemm_h100.points
-            << " cuBLAS GEMMs of the probe (" << pr.device << ", " << pr.date << "); median error "
-            << fixed(gemm_h100.median_error * 100, 1) << "%\n"
+            << ", x0 = " << fixed(gemm_h100.model.half_size, 1) << ", c = " << fixed(gemm_h100.model.ceiling, 4)
+            << "   fitted to " << gemm_h100.points << " cuBLAS GEMMs of the probe (" << pr.device << ", " << pr.date
+            << "); median error " << fixed(gemm_h100.median_error * 100, 1) << "%\n"
             << "  memory traffic    kappa = " << fixed(kappa, 2) << "   fitted to the probe's " << cal.stacks_fitted
             << " layer stacks without recomputation\n"
             << "  A100 GEMM curve   e = " << fixed(gemm_a100.peak_fraction, 3)

@@ -12,7 +12,8 @@
 //!
 //! A cluster of such nodes adds its scale-out link (per device and direction) and how many devices share the
 //! interconnect: "scale_up_domain": 8, "scale_out": {"preset": "infiniband-400g"}. A device may carry its
-//! GEMM curve for the parallel step model: "gemm": {"peak_fraction": 0.87, "half_size": 496}.
+//! GEMM curve for the parallel step model: "gemm": {"peak_fraction": 1, "half_size": 640, "ceiling": 0.695}
+//! (a missing ceiling is 1, and assumed).
 //!
 //!   plan::system s = io::read_system(io::load("box.json"));
 
@@ -41,7 +42,7 @@ inline constexpr key device_keys[] = {{"name"},
                                       {"gpu"},
                                       {"source"},
                                       {"gemm"}};
-inline constexpr key gemm_keys[] = {{"peak_fraction", required}, {"half_size", required}};
+inline constexpr key gemm_keys[] = {{"peak_fraction", required}, {"half_size", required}, {"ceiling"}};
 // A server is one machine: no count.
 inline constexpr key server_keys[] = {
     {"name"}, {"compute", required}, {"power", required}, {"idle_power"}, {"price_per_hour"}, {"gpu"}, {"source"}};
@@ -100,13 +101,15 @@ inline plan::device_spec read_device(const json& j, const std::string& path, boo
   if (!server && o.has("gemm")) {
     // The share of peak a GEMM gets by its shape (model/gemm.hpp): what the parallel step model prices with.
     const object g(o.at("gemm"), o.path("gemm"), gemm_keys,
-                   "a GEMM curve, {\"peak_fraction\": 0.87, \"half_size\": 496}");
+                   "a GEMM curve, {\"peak_fraction\": 1, \"half_size\": 640, \"ceiling\": 0.695}");
     d.gemm.peak_fraction = g.number("peak_fraction");
     d.gemm.half_size = g.number("half_size");
+    g.get("ceiling", d.gemm.ceiling, assumed);
     model::validate(d.gemm, o.path("gemm"));
   } else if (!server) {
     plan::assume(assumed, o.path("gemm.peak_fraction"), d.gemm.peak_fraction);
     plan::assume(assumed, o.path("gemm.half_size"), d.gemm.half_size);
+    plan::assume(assumed, o.path("gemm.ceiling"), d.gemm.ceiling);
   }
   return d;
 }

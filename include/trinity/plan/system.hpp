@@ -444,9 +444,11 @@ inline std::vector<std::string_view> names() {
 inline system with_defaults_noted(system s) {
   const model::gemm_efficiency full_peak{};
   if (s.device.idle_power == watts{}) assume(s.assumed, "device.idle_power", s.device.idle_power);
-  if (s.device.gemm.peak_fraction == full_peak.peak_fraction && s.device.gemm.half_size == full_peak.half_size) {
+  if (s.device.gemm.peak_fraction == full_peak.peak_fraction && s.device.gemm.half_size == full_peak.half_size &&
+      s.device.gemm.ceiling == full_peak.ceiling) {
     assume(s.assumed, "device.gemm.peak_fraction", s.device.gemm.peak_fraction);
     assume(s.assumed, "device.gemm.half_size", s.device.gemm.half_size);
+    assume(s.assumed, "device.gemm.ceiling", s.device.gemm.ceiling);
   }
   return s;
 }

@@ -44,14 +44,14 @@ TEST_CASE("prose figures: `within` bounds a source's held-out runs of one precis
   const auto bound = [](const char* run) {
     return std::to_string(static_cast<long>(std::ceil(std::abs(runs().at(run).error) * 100)));
   };
-  CHECK(docgen::figure(runs(), "within dgxc2409 bf16") == bound("nemotron4-340b/2048"));
+  CHECK(docgen::figure(runs(), "within dgxc2409 bf16") == bound("llama3.1-70b/2048 cp2"));
   CHECK(docgen::figure(runs(), "within dgxc2409 fp8") == bound("llama3.1-70b/2048 cp2 fp8"));
   int bf16 = 0, fp8 = 0;
   for (const auto& [name, p] : runs().by_name()) {
     if (p.run->source != "dgxc2409") continue;
     INFO(name);
     CHECK(std::abs(p.error) * 100 <=
-          std::stod(bound(p.run->job.fp8 ? "llama3.1-70b/2048 cp2 fp8" : "nemotron4-340b/2048")));
+          std::stod(bound(p.run->job.fp8 ? "llama3.1-70b/2048 cp2 fp8" : "llama3.1-70b/2048 cp2")));
     ++(p.run->job.fp8 ? fp8 : bf16);
   }
   CHECK(bf16 == 8);

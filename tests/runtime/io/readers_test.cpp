@@ -369,6 +369,18 @@ TEST_CASE("a system's scale-out link, domain and GEMM curve are read, and what c
             R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8, "gemm": {"peak_fraction": 0.5,
       "half_size": 1, "knee": 2}}, "tiers": ["h100-hbm3"], "interconnect": "nvlink5-x18"})")
             .find("device.gemm.knee: unknown key") == 0);
+  // A ceiling caps every shape; without one the curve climbs to its peak fraction, and the 1 is listed as assumed.
+  const auto capped = io::read_system(nlohmann::json::parse(R"({"name": "c", "device": {"compute": "1TFLOPs",
+      "power": "1W", "count": 8, "gemm": {"peak_fraction": 1, "half_size": 100, "ceiling": 0.7}}, "tiers": ["h100-hbm3"],
+      "interconnect": "nvlink5-x18"})"));
+  CHECK(capped.device.gemm(1e6, 1e6, 1e6) == 0.7);
+  CHECK(capped.device.gemm(100, 100, 100) == Approx(1.0 / 8));
+  CHECK_FALSE(plan::assumed(capped.assumed, "device.gemm.ceiling"));
+  CHECK(plan::assumed(s.assumed, "device.gemm.ceiling"));
+  CHECK(
+      refused(R"({"name": "c", "device": {"compute": "1TFLOPs", "power": "1W", "count": 8, "gemm": {"peak_fraction": 1,
+      "half_size": 1, "ceiling": 1.2}}, "tiers": ["h100-hbm3"], "interconnect": "nvlink5-x18"})")
+          .find("device.gemm.ceiling: must lie in (0, 1]") == 0);
 }
 
 TEST_CASE("a spelt-out shape takes head_dim; a named model refuses it", "[io]") {

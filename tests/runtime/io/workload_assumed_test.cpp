@@ -276,7 +276,7 @@ TEST_CASE("a system lists the device and tier fields it defaulted, and none a pr
   std::set<std::string> listed;
   for (const auto& a : s.assumed) listed.insert(a.field);
   CHECK(listed == std::set<std::string>{"device.idle_power", "device.gemm.peak_fraction", "device.gemm.half_size",
-                                        "tiers[1].latency", "tiers[1].energy"});
+                                        "device.gemm.ceiling", "tiers[1].latency", "tiers[1].energy"});
   // The DGX H100 preset carries its measured GEMM curve and idle power: nothing assumed.
   CHECK(plan::presets::find("dgx-h100")->assumed.empty());
   // The edge preset's devices have no measured curve.

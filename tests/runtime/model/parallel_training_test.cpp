@@ -246,16 +246,50 @@ TEST_CASE("parallel step: a gradient codec shrinks the data-parallel reduction b
 }
 
 TEST_CASE("parallel fits: recover the parameters that made their data", "[model][parallel][fit]") {
-  SECTION("a GEMM curve from GEMMs it priced") {
-    const gemm_efficiency truth{0.82, 300};
+  // GEMMs of 18 shapes, each at the rate `truth` gives it on a device of 1 PFLOP/s.
+  const auto priced_by = [](const gemm_efficiency& truth) {
     std::vector<gemm_point> points;
     for (const double m : {1024.0, 4096.0, 16384.0})
       for (const double n : {1024.0, 2048.0, 8192.0})
         for (const double k : {1024.0, 4096.0}) points.push_back({m, n, k, 1e15 * truth(m, n, k)});
+    return points;
+  };
+  SECTION("a GEMM curve from GEMMs it priced") {
+    const auto points = priced_by({0.82, 300});
     const auto fit = fit_gemm(points, 1e15);
     CHECK(fit.model.half_size == 300);
     CHECK(fit.model.peak_fraction == Approx(0.82).epsilon(1e-9));
     CHECK(fit.median_error == Approx(0).margin(1e-9));
+    CHECK(fit.model.ceiling == 1);  // nothing capped the data: no ceiling below the peak
+  }
+  SECTION("a GEMM curve that a ceiling caps, exactly and against a brute-force search") {
+    auto points = priced_by({0.95, 300, 0.7});
+    const auto exact = fit_gemm(points, 1e15);
+    CHECK(exact.model.half_size == 300);
+    CHECK(exact.model.peak_fraction == Approx(0.95).epsilon(1e-9));
+    CHECK(exact.model.ceiling == Approx(0.7).epsilon(1e-9));
+    CHECK(exact.median_error == Approx(0).margin(1e-9));
+
+    // Each point off by its own few percent: at the x0 it chose, no (e, c) on a grid of steps of 0.002 fits better
+    // than the fit's closed-form split does.
+    for (std::size_t i = 0; i < points.size(); ++i)
+      points[i].flops_per_second *= 1.0 + 0.06 * std::sin(static_cast<double>(i) * 1.7);
+    const auto noisy = fit_gemm(points, 1e15);
+    const auto error = [&](const gemm_efficiency& g) {
+      double sum = 0;
+      for (const auto& p : points) sum += std::pow(std::log(1e15 * g(p.m, p.n, p.k) / p.flops_per_second), 2);
+      return sum;
+    };
+    const double fitted = error(noisy.model);
+    double grid = -1;
+    for (int e = 1; e <= 500; ++e)
+      for (int c = 1; c <= 500; ++c) {
+        const double err = error({e * 0.002, noisy.model.half_size, c * 0.002});
+        if (grid < 0 || err < grid) grid = err;
+      }
+    CHECK(fitted <= grid + 1e-12);
+    CHECK(fitted < error({noisy.model.peak_fraction, noisy.model.half_size, 1.0}));  // the ceiling earns its place
+    CHECK(noisy.model.ceiling < 0.75);
   }
   SECTION("kappa from layer stacks it priced") {
     auto c = ideal();
