@@ -269,6 +269,12 @@ inline std::string stage_split_problem(const training_job& j, const parallel_lay
 //! layout_problem refuses less, and the planners start their search there.
 inline int least_zero_stage(const training_job& j) noexcept { return j.fp8_params ? 1 : 0; }
 
+//! The parameter all-gathers a step runs over the ranks that share weights, for `micro_batches` a step: ZeRO-1 and
+//! 2 gather the updated shards once; ZeRO-3 gathers the weights again for each micro-batch's forward and backward.
+inline double parameter_gathers(const parallel_layout& l, double micro_batches) noexcept {
+  return l.zero_stage == 3 ? 2.0 * micro_batches : l.zero_stage >= 1 ? 1.0 : 0.0;
+}
+
 //! The first rule the layout breaks for this job and cluster, or empty.
 inline std::string layout_problem(const training_job& j, const parallel_layout& l) {
   const auto& m = j.shape;
@@ -825,8 +831,7 @@ inline void price_data_parallel(parallel_step_cost& r, const training_job& j, co
   const auto dense = sync_weights(weights.dense, shard_ranks, j, l, codec, dp_link, fp8.dense);
   const auto experts = sync_weights(weights.experts, expert_ranks, j, l, codec, dp_link, fp8.experts);
   const seconds reduce = dense.reduce + experts.reduce, gather = dense.gather + experts.gather;
-  // ZeRO-3 gathers the parameters again for each micro-batch's forward and backward.
-  const double gathers = l.zero_stage == 3 ? 2.0 * mb : l.zero_stage >= 1 ? 1.0 : 0.0;
+  const double gathers = parameter_gathers(l, mb);
   r.codec = dense.coding + experts.coding;
   r.gradient_frame = bytes{psi * (is_uncoded(codec) ? pb.gradient : 4.0 / codec.ratio)};
   r.dp_collectives = reduce + gathers * gather;

@@ -156,7 +156,7 @@ inline void add_weight_sync_pair(std::vector<simulated_pair>& pairs, const model
   if (m_dense <= 1 && (expert_share <= 0 || m_experts <= 1)) return;
   const bytes grads = r.gradient_frame, params = r.gathered_dense + r.gathered_experts;
   const std::string coded = l.codec.empty() ? "" : ", " + l.codec + " frames";
-  const double gathers = l.zero_stage == 3 ? 2.0 * r.micro_batches : l.zero_stage >= 1 ? 1.0 : 0.0;
+  const double gathers = model::parameter_gathers(l, r.micro_batches);
   const auto over = [&](const std::vector<std::vector<std::uint32_t>>& groups, std::size_t m, double share,
                         bytes gathered) {
     fabric::collective_result sim{};
