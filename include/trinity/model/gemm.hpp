@@ -26,7 +26,7 @@
 namespace trinity::model {
 
 struct gemm_efficiency {
-  double peak_fraction = 1.0;  //!< e: what a large GEMM gets of the peak
+  double peak_fraction = 1.0;  //!< e: the share of the peak the shape terms scale, before the ceiling caps it
   double half_size = 0.0;      //!< x₀: the dimension at which a GEMM loses half its rate to that dimension
   double ceiling = 1.0;        //!< c: the most of the peak any GEMM sustains, however large
 
@@ -40,8 +40,7 @@ struct gemm_efficiency {
 inline void validate(const gemm_efficiency& g, const std::string& at = "gemm") {
   // The field's name is built only on a failure: the step model checks its curve on every pricing.
   if (!(g.peak_fraction > 0 && g.peak_fraction <= 1))
-    throw invalid_input(at + ".peak_fraction",
-                        "must lie in (0, 1]: the share of the device's peak a large GEMM reaches");
+    throw invalid_input(at + ".peak_fraction", "must lie in (0, 1]: the share of the device's peak the curve scales");
   if (!(g.half_size >= 0 && std::isfinite(g.half_size)))
     throw invalid_input(at + ".half_size", "must be finite and not negative");
   if (!(g.ceiling > 0 && g.ceiling <= 1))
