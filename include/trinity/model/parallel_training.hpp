@@ -33,6 +33,8 @@
 //!    token all-to-alls over the ep ranks, four a layer, at the busiest rank's load, and the memory-bound
 //!    copies that put the rows in order for them and back; the routed experts'
 //!    weights shard over the expert-parallel ranks and reduce over the expert-data-parallel ones;
+//!  - on the last stage, the logits and the cross entropy over them, memory-bound in fp32
+//!    (model/cross_entropy.hpp);
 //!  - full recomputation runs the forward (its all-reduces too) again;
 //!    selective recomputation runs the attention core again (a fused one too, for no memory saved); single modules (the
 //!    norms, the experts' activation, latent attention's up-projections: model/recompute_modules.hpp) run again in
@@ -65,6 +67,7 @@
 
 #include <trinity/error.hpp>
 #include <trinity/model/collectives.hpp>
+#include <trinity/model/cross_entropy.hpp>
 #include <trinity/model/fused_attention.hpp>
 #include <trinity/model/gemm.hpp>
 #include <trinity/model/gradient_reduction.hpp>
@@ -761,6 +764,7 @@ struct binding_stage {
   bool module_moe = false;    //!< whether a prediction module's layer is a mixture (the last layer's kind)
   double layers = 0, modules = 0;  //!< the binding stage's layers and prediction modules
   seconds logits_f{}, logits_b{};  //!< its heads (the logits, each module's projection and logits), if the last
+  seconds loss_f{}, loss_b{};      //!< the cross entropy over each head's logits (model/cross_entropy.hpp), if the last
   bool last = true;                //!< whether it is the last stage
   [[nodiscard]] const layer_cost& module_layer() const { return module_moe ? mixture : dense; }
   //! A part of a layer, averaged over the model's dense and mixture-of-experts layers.
@@ -795,15 +799,19 @@ inline binding_stage binding_stage_of(const training_job& j, const training_clus
   const seconds join_f = mtp > 0 ? gemm_time(c, T, h / t, 2.0 * h) : seconds{},
                 join_b = mtp > 0 ? gemm_bwd(c, T, h / t, 2.0 * h) : seconds{};
   const seconds per_layer = st.each([](const layer_cost& x) { return x.forward() + x.backward() + x.recompute; });
-  // The last stage's heads: the logits, and each module's projection and logits again.
+  // The last stage's heads: the logits, and each module's projection and logits again, each with its loss.
   const seconds heads_f = (1.0 + mtp) * full_logits_f + mtp * join_f,
                 heads_b = (1.0 + mtp) * full_logits_b + mtp * join_b;
-  st.last = l.pp == 1 || L_last * per_layer + heads_f + heads_b + mtp * (xk.forward() + xk.backward() + xk.recompute) >=
+  const auto [loss_f, loss_b] = cross_entropy_time((1.0 + mtp) * T * V / t, c.memory_bandwidth);
+  st.last = l.pp == 1 || L_last * per_layer + heads_f + heads_b + loss_f + loss_b +
+                                 mtp * (xk.forward() + xk.backward() + xk.recompute) >=
                              std::max(L_first, L_mid) * per_layer;
   st.layers = st.last ? L_last : std::max(L_first, L_mid);
   st.modules = st.last ? mtp : 0.0;
   st.logits_f = st.last ? heads_f : seconds{};
   st.logits_b = st.last ? heads_b : seconds{};
+  st.loss_f = st.last ? loss_f : seconds{};
+  st.loss_b = st.last ? loss_b : seconds{};
   return st;
 }
 
@@ -841,7 +849,8 @@ inline void price_data_parallel(parallel_step_cost& r, const training_job& j, co
     // Bucket by bucket (model/overlap.hpp): the reduction under the last micro-batch's backward, the gather
     // under the first micro-batch's forward (ZeRO-3: under each micro-batch's forward and backward).
     r.buckets = bucket_count(psi, megatron_bucket_parameters(shard_ranks));
-    const seconds backward = st.binding([](const layer_cost& x) { return x.backward() + x.recompute; }) + st.logits_b;
+    const seconds backward =
+        st.binding([](const layer_cost& x) { return x.backward() + x.recompute; }) + st.logits_b + st.loss_b;
     const seconds forward = st.binding([](const layer_cost& x) { return x.forward(); });
     r.dp_comm = exposed_after_overlap(reduce, backward, r.buckets);
     if (l.zero_stage == 3)
@@ -974,7 +983,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const seconds pp_mb = l.pp > 1 ? transfers * (pp_link.latency + p2p / pp_link.bandwidth) + gather_mb : seconds{};
 
   const seconds per_mb = st.binding([](const layer_cost& x) { return x.forward() + x.backward() + x.recompute; }) +
-                         st.logits_f + st.logits_b + pp_mb;
+                         st.logits_f + st.logits_b + st.loss_f + st.loss_b + pp_mb;
   r.gemm = mb * (st.binding([](const layer_cost& x) { return x.gemm_f + x.gemm_b; }) + st.logits_f + st.logits_b);
   r.attention = mb * st.binding([](const layer_cost& x) { return x.attn_f + x.attn_b; });
   // Under fp8 the stage's GEMM weights are cast once a step (2 bytes read, 1 written, 1 more for the transpose
@@ -983,7 +992,8 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   const auto weights = detail::stage_weights_of(j, l, stages);
   const double cast_bytes = j.fp8_params ? 2.0 : 4.0;
   const seconds weight_cast = j.fp8 ? seconds{cast_bytes * weights.linear / c.memory_bandwidth.value()} : seconds{};
-  r.elementwise = mb * st.binding([](const layer_cost& x) { return x.elem_f + x.elem_b; }) + weight_cast;
+  r.elementwise =
+      mb * (st.binding([](const layer_cost& x) { return x.elem_f + x.elem_b; }) + st.loss_f + st.loss_b) + weight_cast;
   r.recompute = mb * st.binding([](const layer_cost& x) { return x.recompute; });
   // The two passes' own collectives: those a recomputed forward runs again are in `recompute` already (the
   // counts all_reduces and exchanges include them, for the bytes sent).

@@ -64,7 +64,9 @@ TEST_CASE("overlap=on hides the data-parallel collectives bucket by bucket", "[m
   // The reduce-scatter under the last micro-batch's backward, the gather under the first one's forward.
   const auto x = layer(j, c, l);
   const double L = static_cast<double>(on.layers_per_stage), T = 4096.0, h = 4096, V = 128256, t = 2;
-  const seconds backward = L * (x.backward() + x.recompute) + model::detail::gemm_bwd(c, T, V / t, h);
+  // The last stage's backward: its layers, the logits' GEMMs and the loss's 14 bytes a logit.
+  const seconds backward =
+      L * (x.backward() + x.recompute) + model::detail::gemm_bwd(c, T, V / t, h) + seconds{14.0 * T * V / t / 3e12};
   const seconds forward = L * x.forward();
   const auto link = model::detail::as_collective(c.slow);  // 32 ranks span four scale-up domains
   const seconds reduce = gradient_reduction(16, on.stage_parameters, 2.0, 1, uncoded_gradient(), link).comm;

@@ -29,8 +29,8 @@ training_job gpt(std::size_t layers, std::size_t h, std::size_t a, std::size_t s
   return j;
 }
 
-// A device that runs every GEMM at its peak and moves no bytes for memory-bound work: the step is then the
-// FLOP count over the peak, plus what the optimizer moves.
+// A device that runs every GEMM at its peak and moves no bytes for the layers' memory-bound work: the step is
+// then the FLOP count over the peak, plus what the optimizer and the loss move.
 training_cluster ideal() {
   training_cluster c;
   c.peak = flops_per_second{1e15};
@@ -92,7 +92,11 @@ TEST_CASE("parallel training: on an ideal device one GPU's step is the FLOP coun
     const auto cost = price(j, c, l);
     const double psi = parameters(j.shape);
     const double optimizer = psi * (2.0 * 12 + 2 + 2) / 2e12;
-    CHECK(cost.step.value() == Approx(training_flops(j.shape, 4, 1024, r).value() / 1e15 + optimizer).epsilon(1e-9));
+    // Megatron's cross entropy: 38 bytes a logit forward, 14 backward, over 1024 × 51200 logits a micro-batch.
+    const double loss = 4 * (38.0 + 14.0) * 1024 * 51200 / 2e12;
+    CHECK(cost.step.value() ==
+          Approx(training_flops(j.shape, 4, 1024, r).value() / 1e15 + optimizer + loss).epsilon(1e-9));
+    CHECK(cost.elementwise.value() == Approx(loss).epsilon(1e-12));
     CHECK(cost.micro_batches == 4);
     CHECK(cost.mfu ==
           Approx(training_flops(j.shape, 4, 1024, recomputation::none).value() / (cost.step.value() * 1e15)));
@@ -535,14 +539,17 @@ TEST_CASE(
   auto j = gpt(8, 2048, 16, 1024, 4);
   j.shape.mtp_layers = 1;
   const double h = 2048, V = 51200, T = 1024;
-  // One GPU on the ideal device: the step is still the FLOP count, the module's included, over the peak.
+  // One GPU on the ideal device: the step is still the FLOP count, the module's included, over the peak, and
+  // the loss over each head's logits.
   for (const auto r : {recomputation::none, recomputation::selective, recomputation::full}) {
     parallel_layout l;
     l.recompute = r;
     const auto cost = price(j, c, l);
     const double psi = parameters(j.shape);
+    const double loss = 4 * 2 * (38.0 + 14.0) * T * V / 2e12;
     CHECK(cost.step.value() ==
-          Approx(training_flops(j.shape, 4, 1024, r).value() / 1e15 + psi * (2.0 * 12 + 2 + 2) / 2e12).epsilon(1e-9));
+          Approx(training_flops(j.shape, 4, 1024, r).value() / 1e15 + psi * (2.0 * 12 + 2 + 2) / 2e12 + loss)
+              .epsilon(1e-9));
     // Its memory: 16 bytes a weight, the module's too; the module's layer's activations, its projection's
     // 16-bit input and its own fp32 logits beside the model's.
     const double layer = layer_activation_bytes(j, 1024, 1024, 1, 1, false, r);
@@ -580,4 +587,27 @@ TEST_CASE(
   CHECK((price(j8, fast, parallel_layout{}).parameters - price(without8, fast, parallel_layout{}).parameters).value() ==
         Approx(j8.precision.parameter * mtp_module_parameters(j.shape) + 2.0 * (mtp_module_parameters(j.shape) - 5 * h))
             .epsilon(1e-12));
+}
+
+TEST_CASE("parallel training: the last stage pays the loss over the T·V/t logits a GPU holds, each micro-batch",
+          "[model][parallel]") {
+  // The ideal device's layers move no bytes: what memory-bound time a step has left is the loss's.
+  const auto c = ideal();
+  const auto j = gpt(16, 2048, 16, 1024, 8);
+  const double per_logit = (38.0 + 14.0) / 2e12, V = 51200, T = 1024;
+  // One stage, then two tensor ranks (each holds half the vocabulary's logits), then micro-batches of two.
+  const auto one = price(j, c, io::parse_parallel_layout("dp=1"));
+  CHECK(one.elementwise.value() == Approx(8 * T * V * per_logit).epsilon(1e-12));
+  const auto tp2 = price(j, c, io::parse_parallel_layout("tp=2,dp=1"));
+  CHECK(tp2.elementwise.value() == Approx(8 * T * V / 2 * per_logit).epsilon(1e-12));
+  const auto mbs2 = price(j, c, io::parse_parallel_layout("dp=1,mbs=2"));
+  CHECK(mbs2.elementwise.value() == Approx(4 * 2 * T * V * per_logit).epsilon(1e-12));
+  // Two stages of eight layers: the last, with the logits and their loss, binds.
+  const auto pp2 = price(j, c, io::parse_parallel_layout("pp=2,dp=1"));
+  CHECK(pp2.last_binds);
+  CHECK(pp2.elementwise.value() == Approx(8 * T * V * per_logit).epsilon(1e-12));
+  // The first stage given 14 layers to the last's 2 binds instead, and it computes no loss.
+  const auto first = price(j, c, io::parse_parallel_layout("pp=2,dp=1,first_stage_layers=14"));
+  CHECK_FALSE(first.last_binds);
+  CHECK(first.elementwise.value() == 0.0);
 }
