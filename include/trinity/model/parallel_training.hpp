@@ -363,6 +363,13 @@ struct layer_cost {
 };
 
 namespace detail {
+//! Bytes Transformer Engine's fp8 cast of a GEMM operand moves an element in training: the 16-bit value read
+//! (2), its cast and the cast's transpose, which the weight-gradient GEMM takes, written (1 each). Its Linear
+//! runs fp8_cast_transpose_fused on the input forward and on the output's gradient backward
+//! (transformer_engine/pytorch/module/linear.py); under sequence parallelism the input's transpose is made
+//! apart, after the gather, for the same bytes.
+inline constexpr double fp8_cast_bytes = 4.0;
+
 //! What a dense MLP keeps of layer_activation_bytes: fc1's input, the activation's input(s) and fc2's input.
 inline double dense_mlp_activation_bytes(const training_job& j, double T, double t, bool sp) {
   const auto& m = j.shape;
@@ -397,8 +404,9 @@ inline moe_block_cost replace_mlp(layer_cost& x, const training_job& j, const tr
     // The experts' casts instead of the dense MLP's: each row's input and fc2's input forward; the gradients
     // of fc1's and fc2's outputs backward.
     const double fe = m.expert_ffn(), up = m.up_width(fe), f = static_cast<double>(m.ffn_hidden);
-    x.elem_f += seconds{3.0 * (rows * (h + fe / etp) - T * (h + f / t)) / c.memory_bandwidth.value()};
-    x.elem_b += seconds{3.0 * (rows * (up / etp + h) - T * (m.up_width(f) / t + h)) / c.memory_bandwidth.value()};
+    x.elem_f += seconds{fp8_cast_bytes * (rows * (h + fe / etp) - T * (h + f / t)) / c.memory_bandwidth.value()};
+    x.elem_b +=
+        seconds{fp8_cast_bytes * (rows * (up / etp + h) - T * (m.up_width(f) / t + h)) / c.memory_bandwidth.value()};
   }
   return e;
 }
@@ -501,7 +509,8 @@ inline void recompute_single_modules(layer_cost& x, const training_job& j, const
   const auto& m = j.shape;
   const bool moe = block != nullptr;
   const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), etp = static_cast<double>(l.etp);
-  const double split = l.sequence_parallel ? t : 1.0, linear_in = j.fp8 ? 1.0 : 2.0, cast = j.fp8 ? 3.0 : 0.0;
+  const double split = l.sequence_parallel ? t : 1.0, linear_in = j.fp8 ? 1.0 : 2.0,
+               cast = j.fp8 ? fp8_cast_bytes : 0.0;
   const double expert_rows = moe ? j.expert_load() * block->rows : 0.0;
   const double fe = m.expert_ffn(), up_e = m.up_width(fe);
   const auto again = [&](const gemm_shape& p) { x.recompute += gemm_time(c, p.m, p.n, p.k, j.fp8); };
@@ -614,10 +623,10 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   double traffic =
       j.fp8 ? layer_activation_bytes(bf16, s_local, s, b, t, l.sequence_parallel, recomputation::none) : x.kept;
   if (j.fp8) {
-    // Casts to fp8, each reading 2 bytes and writing 1 an element: forward, the GEMMs' inputs; backward, the
+    // Casts to fp8 with their transposes (detail::fp8_cast_bytes): forward, the GEMMs' inputs; backward, the
     // gradients of their outputs.
-    x.elem_f += seconds{3.0 * cast_in / c.memory_bandwidth.value()};
-    x.elem_b += seconds{3.0 * cast_out / c.memory_bandwidth.value()};
+    x.elem_f += seconds{detail::fp8_cast_bytes * cast_in / c.memory_bandwidth.value()};
+    x.elem_b += seconds{detail::fp8_cast_bytes * cast_out / c.memory_bandwidth.value()};
   }
   std::optional<moe_block_cost> block;
   if (moe) block = detail::replace_mlp(x, j, c, l, T, traffic);
@@ -986,11 +995,11 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
                          st.logits_f + st.logits_b + st.loss_f + st.loss_b + pp_mb;
   r.gemm = mb * (st.binding([](const layer_cost& x) { return x.gemm_f + x.gemm_b; }) + st.logits_f + st.logits_b);
   r.attention = mb * st.binding([](const layer_cost& x) { return x.attn_f + x.attn_b; });
-  // Under fp8 the stage's GEMM weights are cast once a step (2 bytes read, 1 written, 1 more for the transpose
-  // the backward pass multiplies by) and kept cast beside their 16-bit copies. Kept in fp8 alone (fp8_params),
-  // the optimizer writes them cast and only the transpose is made (1 byte read, 1 written).
+  // Under fp8 the stage's GEMM weights are cast once a step, with the transpose the backward pass multiplies by
+  // (detail::fp8_cast_bytes), and kept cast beside their 16-bit copies. Kept in fp8 alone (fp8_params), the
+  // optimizer writes them cast and only the transpose is made (1 byte read, 1 written).
   const auto weights = detail::stage_weights_of(j, l, stages);
-  const double cast_bytes = j.fp8_params ? 2.0 : 4.0;
+  const double cast_bytes = j.fp8_params ? 2.0 : detail::fp8_cast_bytes;
   const seconds weight_cast = j.fp8 ? seconds{cast_bytes * weights.linear / c.memory_bandwidth.value()} : seconds{};
   r.elementwise =
       mb * (st.binding([](const layer_cost& x) { return x.elem_f + x.elem_b; }) + st.loss_f + st.loss_b) + weight_cast;

@@ -26,11 +26,12 @@ TEST_CASE("fp8 runs the layers' GEMMs at the fp8 rate and its share, and nothing
   // The attention core stays in 16 bits.
   CHECK(x8.attn_f == x16.attn_f);
   CHECK(x8.attn_b == x16.attn_b);
-  // The casts: forward the four GEMMs' inputs, backward their outputs' gradients, 3 bytes an element.
+  // The casts: forward the four GEMMs' inputs, backward their outputs' gradients, 4 bytes an element (2 read,
+  // the cast and its transpose written).
   const double T = 4096, h = 4096, t = 2, hq = 4096, kv = 8 * 128, f = 14336;
   const double in = 2 * h + hq / t + f / t, out = (hq + 2 * kv) / t + h + 2 * f / t + h;
-  CHECK((x8.elem_f - x16.elem_f).value() == Approx(3 * T * in / 3e12).epsilon(1e-9));
-  CHECK((x8.elem_b - x16.elem_b).value() == Approx(3 * T * out / 3e12).epsilon(1e-9));
+  CHECK((x8.elem_f - x16.elem_f).value() == Approx(4 * T * in / 3e12).epsilon(1e-9));
+  CHECK((x8.elem_b - x16.elem_b).value() == Approx(4 * T * out / 3e12).epsilon(1e-9));
 }
 
 TEST_CASE("fp8 keeps its GEMMs' inputs at a byte and caches the cast weights", "[model]") {

@@ -94,11 +94,12 @@ TEST_CASE("recompute modules: each keeps less by its outputs and runs its forwar
     const auto x = layer(j, c, tp2_ep8("layernorm"), true);
     CHECK(none.stored - x.stored == Approx(T / t * h * (2 + 2)).epsilon(1e-12));
     CHECK(x.recompute.value() == Approx(2 * T / t * h * 4 / bw).epsilon(1e-12));
-    // Under fp8 the attention's GEMM keeps its 1-byte cast, the router its 16-bit input; each norm casts again.
+    // Under fp8 the attention's GEMM keeps its 1-byte cast, the router its 16-bit input; each norm casts again,
+    // 4 bytes an element with the transpose.
     const auto x8 = layer(deepseek_layers(4, true), c, tp2_ep8("layernorm"), true);
     const auto none8 = layer(deepseek_layers(4, true), c, tp2_ep8("none"), true);
     CHECK(none8.stored - x8.stored == Approx(T / t * h * (1 + 2)).epsilon(1e-12));
-    CHECK(x8.recompute.value() == Approx(2 * T / t * h * 7 / bw).epsilon(1e-12));
+    CHECK(x8.recompute.value() == Approx(2 * T / t * h * 8 / bw).epsilon(1e-12));
   }
   {  // The experts' activation: fc2's input, 2,048 values a row, T/t tokens × 8 rows at balanced load.
     const auto x = layer(j, c, tp2_ep8("moe_act"), true);
