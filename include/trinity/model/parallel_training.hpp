@@ -366,8 +366,8 @@ namespace detail {
 //! Bytes Transformer Engine's fp8 cast of a GEMM operand moves an element in training: the 16-bit value read
 //! (2), its cast and the cast's transpose, which the weight-gradient GEMM takes, written (1 each). Its Linear
 //! runs fp8_cast_transpose_fused on the input forward and on the output's gradient backward
-//! (transformer_engine/pytorch/module/linear.py); under sequence parallelism the input's transpose is made
-//! apart, after the gather, for the same bytes.
+//! (transformer_engine/pytorch/module/linear.py). Under sequence parallelism it casts the rank's rows before
+//! the gather and transposes the gathered ones in the backward pass instead, which this count approximates.
 inline constexpr double fp8_cast_bytes = 4.0;
 
 //! What a dense MLP keeps of layer_activation_bytes: fc1's input, the activation's input(s) and fc2's input.
