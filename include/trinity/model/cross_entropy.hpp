@@ -24,6 +24,8 @@ namespace trinity::model {
 //! Bytes Megatron-Core's vocab-parallel cross entropy reads and writes per logit, forward and backward.
 inline constexpr double cross_entropy_forward_bytes = 38.0;
 inline constexpr double cross_entropy_backward_bytes = 14.0;
+//! Bytes it keeps per logit for the backward pass: the fp32 softmax (Korthikanti et al.'s 4·s·b·V/t).
+inline constexpr double cross_entropy_kept_bytes = 4.0;
 
 //! The loss over `logits` values on one GPU (T·V/t for a micro-batch), forward and backward, at the device's
 //! memory bandwidth.

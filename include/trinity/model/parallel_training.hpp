@@ -936,9 +936,10 @@ inline void price_memory(parallel_step_cost& r, const training_job& j, const par
   const double rebuilt = std::max(rebuilt_of(st.dense), rebuilt_of(st.mixture));
   // A middle stage keeps fewer micro-batches than the first; counted as many, an upper bound.
   const double act_first = std::max(L_first, L_mid) * stored * in_flight + rebuilt;
-  // The last stage holds one micro-batch and its fp32 logits (Korthikanti et al.'s 4·s·b·V/t); each prediction
-  // module its layer's set, the projection's 16-bit input (2h a token) and its own logits.
-  const double heads_kept = (1.0 + mtp) * 4.0 * T * V / t + mtp * (st.module_layer().stored + 4.0 * T * h);
+  // The last stage holds one micro-batch and the softmax its loss keeps (model/cross_entropy.hpp); each
+  // prediction module its layer's set, the projection's 16-bit input (2h a token) and its own loss's softmax.
+  const double heads_kept =
+      (1.0 + mtp) * cross_entropy_kept_bytes * T * V / t + mtp * (st.module_layer().stored + 4.0 * T * h);
   const double act_last = L_last * stored + heads_kept + rebuilt;
   r.activations = bytes{l.pp == 1 ? act_first + heads_kept : std::max(act_first, act_last)};
   r.device_bytes = r.parameters + r.gradients + r.optimizer_states + r.activations;
