@@ -84,6 +84,7 @@ nlohmann::json run_json(const row& x, const io::published_runs& file) {
           // The fused attention kernel the run names; null: its system's own curve.
           {"attention_kernel",
            x.run->attention_kernel.empty() ? nlohmann::json() : nlohmann::json(x.run->attention_kernel)},
+          {"cross_entropy", std::string(model::to_string(x.run->job.cross_entropy))},  // the loss's kernel
           {"kind", kind_of(*x.run)},
           {"published", x.run->published},
           {"published_step_time_s", x.run->iteration_s},
@@ -303,7 +304,8 @@ void print_explained(const row& x, const io::published_runs& file, const model::
   std::cout << r.name << " (" << r.role << ", " << r.source << "): " << r.gpus << " GPUs of " << r.system << ", "
             << model::to_string(r.layout) << (r.job.fp8 ? ", fp8" : "")
             << (r.job.fp8_params ? " (weights in fp8 alone)" : "")
-            << (r.attention_kernel.empty() ? "" : ", " + r.attention_kernel) << "\n"
+            << (r.attention_kernel.empty() ? "" : ", " + r.attention_kernel)
+            << (r.job.cross_entropy == model::loss_kernel::native ? "" : ", Transformer Engine's loss") << "\n"
             << "  published  " << r.published << ": a step of " << fixed(r.iteration_s, 3) << " s\n"
             << "  predicted  " << fixed(x.cost.step.value(), 3) << " s, " << percent(x.error) << "\n";
   if (!r.assumed.empty()) std::cout << "  assumed    " << r.assumed << "\n";

@@ -811,7 +811,7 @@ inline binding_stage binding_stage_of(const training_job& j, const training_clus
   // The last stage's heads: the logits, and each module's projection and logits again, each with its loss.
   const seconds heads_f = (1.0 + mtp) * full_logits_f + mtp * join_f,
                 heads_b = (1.0 + mtp) * full_logits_b + mtp * join_b;
-  const auto [loss_f, loss_b] = cross_entropy_time((1.0 + mtp) * T * V / t, c.memory_bandwidth);
+  const auto [loss_f, loss_b] = cross_entropy_time((1.0 + mtp) * T * V / t, c.memory_bandwidth, j.cross_entropy);
   st.last = l.pp == 1 || L_last * per_layer + heads_f + heads_b + loss_f + loss_b +
                                  mtp * (xk.forward() + xk.backward() + xk.recompute) >=
                              std::max(L_first, L_mid) * per_layer;
@@ -939,7 +939,7 @@ inline void price_memory(parallel_step_cost& r, const training_job& j, const par
   // The last stage holds one micro-batch and the softmax its loss keeps (model/cross_entropy.hpp); each
   // prediction module its layer's set, the projection's 16-bit input (2h a token) and its own loss's softmax.
   const double heads_kept =
-      (1.0 + mtp) * cross_entropy_kept_bytes * T * V / t + mtp * (st.module_layer().stored + 4.0 * T * h);
+      (1.0 + mtp) * bytes_of(j.cross_entropy).kept * T * V / t + mtp * (st.module_layer().stored + 4.0 * T * h);
   const double act_last = L_last * stored + heads_kept + rebuilt;
   r.activations = bytes{l.pp == 1 ? act_first + heads_kept : std::max(act_first, act_last)};
   r.device_bytes = r.parameters + r.gradients + r.optimizer_states + r.activations;

@@ -1,10 +1,12 @@
 #pragma once
 //! \file
 //! The model and the batch a training step prices: the transformer's shape, the sequence and global batch,
-//! the precision of its states and GEMMs, attention's kernel, dropout, overlap and a mixture's routing.
+//! the precision of its states and GEMMs, attention's and the loss's kernels, dropout, overlap and a mixture's
+//! routing.
 
 #include <cstddef>
 
+#include <trinity/model/cross_entropy.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/model/transformer.hpp>
 
@@ -33,6 +35,9 @@ struct training_job {
   //! mean, dropping the rest (0: dropless).
   double expert_imbalance = 1;
   double capacity_factor = 0;
+  //! The kernel that computes the loss over the logits (model/cross_entropy.hpp): Megatron-Core's own unless a
+  //! recipe picks Transformer Engine's.
+  loss_kernel cross_entropy = loss_kernel::native;
 
   //! The load the busiest expert-parallel rank carries over the mean: the imbalance, capped by the capacity.
   [[nodiscard]] double expert_load() const noexcept {

@@ -108,6 +108,7 @@ inline model::training_job job_of(const training_workload& w, std::size_t ranks)
   j.fp8_params = w.fp8_params;
   j.expert_imbalance = w.expert_imbalance;
   j.capacity_factor = w.capacity_factor;
+  j.cross_entropy = w.cross_entropy;
   return j;
 }
 

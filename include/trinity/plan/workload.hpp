@@ -13,6 +13,7 @@
 
 #include <trinity/error.hpp>
 #include <trinity/model/compression.hpp>
+#include <trinity/model/cross_entropy.hpp>
 #include <trinity/model/named_shapes.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/model/transformer.hpp>
@@ -58,6 +59,8 @@ struct training_workload {
   //! factor that caps them (0: dropless); model::training_job's.
   double expert_imbalance = 1;
   double capacity_factor = 0;
+  //! The kernel that computes the loss (model::training_job's cross_entropy): "native" or "te"
+  model::loss_kernel cross_entropy = model::loss_kernel::native;
   //! Lengths the sequences come in, with their shares; empty: every sequence is `sequence` tokens.
   std::vector<sequence_bucket> sequence_mix = {};
   //! Under fp8, the GEMM weights kept in fp8 alone, with no 16-bit copy (model::training_job's fp8_params)
@@ -104,6 +107,7 @@ inline training_workload with_defaults_noted(training_workload w) {
   assume(w.assumed, "flash_attention", w.flash_attention);
   assume(w.assumed, "dropout", w.dropout);
   assume(w.assumed, "overlap", w.overlap);
+  assume(w.assumed, "cross_entropy", std::string(model::to_string(w.cross_entropy)));
   return w;
 }
 

@@ -547,3 +547,52 @@ TEST_CASE("a published run and a workload name the attention kernel they run, an
                  [&](const json& j) { workloads::read_workload(j, s); })
             .starts_with("attention_kernel: describes a transformer's shape"));
 }
+
+TEST_CASE("a published run and a workload name the loss's kernel, by Megatron-Core's names, and are priced with it",
+          "[io]") {
+  const auto runs_with = [](const std::string& extra) {
+    return io::parse(R"({"sources": {"s": "a source"}, "runs": [{"name": "r", "source": "s", "role": "held-out",
+        "system": "dgx-h100", "gpus": 8, "model": {"layers": 24, "hidden": 2048, "ffn_hidden": 8192, "heads": 16,
+        "kv_heads": 16, "vocabulary": 50304, "gated_mlp": false}, "sequence": 2048, "global_batch": 64,
+        "parallelism": "tp=1,pp=1,cp=1,dp=8,mbs=1,recompute=none,sp=off")" +
+                         extra + R"(, "published": {"iteration_s": 1.5}}]})",
+                     "runs.json");
+  };
+  const auto native = io::read_published_runs(runs_with("")).runs.at(0);
+  const auto te = io::read_published_runs(runs_with(R"(, "cross_entropy": "te")")).runs.at(0);
+  CHECK(native.job.cross_entropy == model::loss_kernel::native);
+  CHECK(io::read_published_runs(runs_with(R"(, "cross_entropy": "native")")).runs.at(0).job.cross_entropy ==
+        model::loss_kernel::native);
+  CHECK(te.job.cross_entropy == model::loss_kernel::transformer_engine);
+  // Priced: only the loss's memory-bound time and the bytes it keeps change, and both shrink.
+  const io::parallel_calibration cal;
+  const auto a = model::price(native.job, cal.cluster(native), native.layout);
+  const auto b = model::price(te.job, cal.cluster(te), te.layout);
+  CHECK(b.elementwise < a.elementwise);
+  CHECK(b.activations < a.activations);
+  CHECK(b.gemm == a.gemm);
+  CHECK(b.attention == a.attention);
+  CHECK_THROWS_WITH(io::read_published_runs(runs_with(R"(, "cross_entropy": "nativ")")),
+                    Catch::Contains("runs[0].cross_entropy: \"nativ\" is not allowed; did you mean \"native\"?"));
+  CHECK_THROWS_WITH(io::read_published_runs(runs_with(R"(, "cross_entropy": "liger")")),
+                    Catch::Contains("runs[0].cross_entropy: \"liger\" is not allowed; expected one of native, te"));
+
+  // The workload: the same key and words, assumed "native" when left out, passed to the job it prices.
+  const auto s = plan::presets::dgx_h100();
+  const std::string shape = R"({"name": "w", "type": "training", "layers": 24, "hidden": 2048, "ffn_hidden": 8192,
+      "heads": 16, "vocabulary": 50304, "sequence": 4096)";
+  const auto w = workloads::read_workload(io::parse(shape + R"(, "cross_entropy": "te"})", "w.json"), s)
+                     .as<plan::training_workload>();
+  CHECK(w.cross_entropy == model::loss_kernel::transformer_engine);
+  CHECK(plan::job_of(w, 8).cross_entropy == model::loss_kernel::transformer_engine);
+  const auto plain = workloads::read_workload(io::parse(shape + "}", "w.json"), s).as<plan::training_workload>();
+  CHECK(plain.cross_entropy == model::loss_kernel::native);
+  CHECK(plan::describe(plain.assumed).find("cross_entropy \"native\"") != std::string::npos);
+  CHECK(error_of(shape + R"(, "cross_entropy": "fused"})", [&](const json& j) { workloads::read_workload(j, s); }) ==
+        "cross_entropy: \"fused\" is not allowed; expected one of native, te");
+  // Without a transformer's shape there are no logits to take a loss over.
+  CHECK(error_of(R"({"name": "w", "type": "training", "parameters": 1e9, "layers": 24, "hidden": 2048,
+      "sequence": 4096, "cross_entropy": "te"})",
+                 [&](const json& j) { workloads::read_workload(j, s); })
+            .starts_with("cross_entropy: describes a transformer's shape"));
+}

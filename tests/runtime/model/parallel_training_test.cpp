@@ -611,3 +611,29 @@ TEST_CASE("parallel training: the last stage pays the loss over the T·V/t logit
   CHECK_FALSE(first.last_binds);
   CHECK(first.elementwise.value() == 0.0);
 }
+
+TEST_CASE(
+    "parallel training: Transformer Engine's loss moves 10 bytes a logit and keeps 2, where Megatron's moves 52 "
+    "and keeps 4",
+    "[model][parallel]") {
+  const auto c = ideal();
+  auto native = gpt(16, 2048, 16, 1024, 8), te = native;
+  te.cross_entropy = loss_kernel::transformer_engine;
+  const double V = 51200, T = 1024;
+  for (const char* layout : {"dp=1", "tp=2,dp=1,mbs=2", "pp=2,dp=1,mbs=2"}) {
+    INFO(layout);
+    const auto l = io::parse_parallel_layout(layout);
+    const double t = static_cast<double>(l.tp), logits = 8 * T * V / t;  // a step's: eight micro-batches' worth
+    const auto a = price(native, c, l), b = price(te, c, l);
+    CHECK(a.elementwise.value() == Approx(logits * 52.0 / 2e12).epsilon(1e-12));
+    CHECK(b.elementwise.value() == Approx(logits * 10.0 / 2e12).epsilon(1e-12));
+    // The step loses exactly the 42 bytes a logit, and with two stages as much again of the bubble: the binding
+    // stage's time, the loss's in it, fills (m + p - 1) slots for m micro-batches.
+    const double m = 8.0 / static_cast<double>(l.micro_batch), p = static_cast<double>(l.pp);
+    CHECK((a.step - b.step).value() == Approx(logits * 42.0 / 2e12 * (m + p - 1) / m).epsilon(1e-9));
+    // On one stage, the GPU keeps one micro-batch's logits for the loss's backward pass, 2 bytes less each.
+    if (l.pp == 1)
+      CHECK((a.activations - b.activations).value() ==
+            Approx(2.0 * static_cast<double>(l.micro_batch) * T * V / t).epsilon(1e-12));
+  }
+}
