@@ -159,7 +159,7 @@ TEMPLATE_TEST_CASE("capacity is never exceeded over random inserts and lookups, 
   CHECK(c.stats().evictions > 100);
 }
 
-TEST_CASE("an entry larger than the cache is refused; a bad key evicts nothing", "[cache]") {
+TEST_CASE("an entry larger than the cache is refused, a bad key evicts nothing", "[cache]") {
   cache::approximate_cache<> c(cache::flat_index(2), {.capacity = 10_MB, .step_cost = 1_FLOP});
   c.insert(origin, {{25, 6_MB}});
   CHECK_FALSE(c.insert(at_cosine(0.1), {{25, 11_MB}}));

@@ -62,7 +62,7 @@ TEST_CASE("tenants with different salts never share a block", "[cache][prefix]")
   CHECK(kv.match(3, p).tokens() == 0);
 }
 
-TEST_CASE("blocks held by a lease are never evicted; idle leaves go least recently used first", "[cache][prefix]") {
+TEST_CASE("blocks held by a lease are never evicted, idle leaves go least recently used first", "[cache][prefix]") {
   cache::prefix_cache kv({.block_tokens = 2, .block_size = 1_MB, .capacity = 4_MB});  // four blocks
   auto a = kv.insert(0, range(0, 4));                                                 // blocks a1 a2, held
   { auto b = kv.insert(0, range(10, 4)); }                                            // b1 b2, idle

@@ -19,7 +19,7 @@ namespace {
 double ns(seconds s) { return s.value() * 1e9; }
 }  // namespace
 
-TEST_CASE("1. a load through one CXL switch costs 100-250 ns; over RDMA more than 1 us", "[fabric]") {
+TEST_CASE("1. a load through one CXL switch costs 100-250 ns, over RDMA more than 1 us", "[fabric]") {
   const auto t = fabric::presets::cxl_single_switch();
   const double cxl = ns(t.idle_latency(t.find("host0"), t.find("tray0")));
   CHECK(cxl >= 100);
@@ -161,7 +161,7 @@ TEST_CASE("7. scale limits: 256 coherent accelerators, 576 NVLink GPUs, 1,024 UA
   CHECK_THROWS_WITH(t.validate(), Catch::Contains("cxl.coherent_accelerators"));
 }
 
-TEST_CASE("8. XLink partitions are not coherent: a write is unseen until an explicit copy; mixing XLinks is refused",
+TEST_CASE("8. XLink partitions are not coherent: a write is unseen until an explicit copy, mixing XLinks is refused",
           "[fabric]") {
   const auto t = fabric::presets::nvl72_cxl(4, 1);
   fabric::memory_model mem(t);
@@ -194,7 +194,7 @@ TEST_CASE("9. a coherent region invalidates the other copies on a write", "[fabr
   CHECK(mem.load(h1, shared, 5) == 2);
 }
 
-TEST_CASE("10. under HBR a segment has one host; PBR lets several map it", "[fabric]") {
+TEST_CASE("10. under HBR a segment has one host, PBR lets several map it", "[fabric]") {
   const auto hbr = [] {
     fabric::topology t({.cxl_version = 3, .pbr = false});
     const auto s = t.add_switch("s");
@@ -216,7 +216,7 @@ TEST_CASE("10. under HBR a segment has one host; PBR lets several map it", "[fab
   CHECK(b.wire_bytes(b.transfer(pbr.find("host0"), pbr.find("tray0.0"), 240_B)) == 256);
 }
 
-TEST_CASE("12. exclusive-cache mode: a block lives in exactly one tier; tier-2 only by bulk moves", "[fabric]") {
+TEST_CASE("12. exclusive-cache mode: a block lives in exactly one tier, tier-2 only by bulk moves", "[fabric]") {
   fabric::exclusive_cache cache(4, 16);
   for (std::size_t b : {0u, 1u, 2u, 3u, 4u, 0u, 5u, 1u, 9u, 9u}) cache.access(b);
   for (std::size_t b = 0; b < 16; ++b) REQUIRE(cache.in_tier1(b) != cache.in_tier2(b));
@@ -289,7 +289,7 @@ TEST_CASE("links are shared max-min fairly", "[fabric]") {
   CHECK(sim.finish(f2).value() == Approx(1.0).epsilon(1e-6));  // 2 GB at 2 GB/s
 }
 
-TEST_CASE("a loaded link raises a small access's latency; idle it costs the idle latency", "[fabric]") {
+TEST_CASE("a loaded link raises a small access's latency, idle it costs the idle latency", "[fabric]") {
   auto probe_under = [](int background) {
     const auto t = fabric::presets::cxl_single_switch(1, 1, 2);
     fabric::simulator sim(t);
@@ -320,7 +320,7 @@ TEST_CASE("a ring all-reduce over 1,024 UALink accelerators takes the time and t
   CHECK(r.events == 2u * 1023 * 1024 * 2);
 }
 
-TEST_CASE("10b. port-based routing spreads flows over parallel paths; hierarchy-based routing does not", "[fabric]") {
+TEST_CASE("10b. port-based routing spreads flows over parallel paths, hierarchy-based routing does not", "[fabric]") {
   auto two_paths = [](bool pbr) {
     fabric::topology t({.cxl_version = 3, .pbr = pbr});
     const auto h = t.add_host("h"), s1 = t.add_switch("s1"), s2 = t.add_switch("s2"), m = t.add_memory("m", 1_TB);

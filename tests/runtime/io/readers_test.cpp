@@ -383,7 +383,7 @@ TEST_CASE("a system's scale-out link, domain and GEMM curve are read, and what c
           .find("device.gemm.ceiling: must lie in (0, 1]") == 0);
 }
 
-TEST_CASE("a spelt-out shape takes head_dim; a named model refuses it", "[io]") {
+TEST_CASE("a spelt-out shape takes head_dim, a named model refuses it", "[io]") {
   const auto s = plan::presets::dgx_h100();
   const auto w = workloads::read_workload(io::parse(R"({"name": "q", "type": "training", "layers": 64,
       "hidden": 5120, "ffn_hidden": 25600, "heads": 64, "kv_heads": 8, "head_dim": 128, "vocabulary": 151936,

@@ -59,7 +59,7 @@ TEST_CASE("the switch happens at the closed-form break-even bandwidth", "[model]
   REQUIRE_FALSE(model::choose(one, 1_GB, {bytes_per_second{b_star * 1.01}, 0_s}).index);
 }
 
-TEST_CASE("budgets exclude candidates and say which budget did; the default is the planner's 0.01",
+TEST_CASE("budgets exclude candidates and say which budget did, the default is the planner's 0.01",
           "[model][compress]") {
   const model::link_model slow{125_MBps, 2_us};
   STATIC_REQUIRE(model::exchange_budget{}.error == 0.01);

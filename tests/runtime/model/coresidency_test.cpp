@@ -78,7 +78,7 @@ TEST_CASE("the Hall bound is what a max flow over the placement carries", "[mode
   }
 }
 
-TEST_CASE("one model per device splits the devices in whole numbers; co-residency pools them", "[model][coresidency]") {
+TEST_CASE("one model per device splits the devices in whole numbers, co-residency pools them", "[model][coresidency]") {
   // Two models of 1 and 3 device-seconds per sample on 3 devices, no CPU stage.
   const std::vector<curation_operator> ops = {{"a", true, 1.0, bytes{10e9}, 1}, {"b", true, 3.0, bytes{10e9}, 1}};
   model::curation_cluster c{1, 3, bytes{20e9}, 1.0};

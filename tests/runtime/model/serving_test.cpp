@@ -59,7 +59,7 @@ TEST_CASE("a replica's weights and KV cache split over its tensor-parallel devic
   CHECK(model::kv_bytes_per_device(fp8, 12'000).value() == 12'000.0 * kv_token_70b / 2 / 8);
 }
 
-TEST_CASE("a flat prefill share prices every FLOP at it; a fully cached prompt costs nothing", "[model][serving]") {
+TEST_CASE("a flat prefill share prices every FLOP at it, a fully cached prompt costs nothing", "[model][serving]") {
   const auto r1 = replica(1);
   const double work = model::forward_flops(r1.shape, 8192, 4096).value();
   CHECK(model::prefill_time(r1, 12288, 4096).value() == Approx(work / (0.5 * 989e12)).epsilon(1e-12));

@@ -40,7 +40,7 @@ pipeline::sample plain(std::uint64_t id) { return pipeline::sample{id, {}, {}, 0
 
 }  // namespace
 
-TEST_CASE("every sample leaves once; each model sees what the one before it passed", "[pipeline][concurrent]") {
+TEST_CASE("every sample leaves once, each model sees what the one before it passed", "[pipeline][concurrent]") {
   auto a = std::make_shared<std::atomic<std::size_t>>(0), b = std::make_shared<std::atomic<std::size_t>>(0),
        c = std::make_shared<std::atomic<std::size_t>>(0);
   std::atomic<std::size_t> decoded{0};
@@ -137,7 +137,7 @@ TEST_CASE("co-resident models share a device: each device runs both when both ha
   CHECK(r.runs[0][1] + r.runs[1][1] == 2000);
 }
 
-TEST_CASE("the kernels: clips decode, pool and score; the filter keeps the share its hash gives", "[pipeline]") {
+TEST_CASE("the kernels: clips decode, pool and score, the filter keeps the share its hash gives", "[pipeline]") {
   const auto source = pipeline::encoded_clip_source(4096, 4);
   auto s = source(5);
   CHECK(s.id == 5);

@@ -112,7 +112,7 @@ TEST_CASE("a million random operations with injected faults lose and corrupt not
   CHECK(migrated > 10'000);
 }
 
-TEST_CASE("put fills the fastest tier with room; a pinned object stays put", "[place][store]") {
+TEST_CASE("put fills the fastest tier with room, a pinned object stays put", "[place][store]") {
   place::tier_resource fast("fast", 1_KiB), slow("slow", 1_MiB);
   place::tiered_store<int> store({&fast, &slow});
   const std::vector<std::byte> kb(600);

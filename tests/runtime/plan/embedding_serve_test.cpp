@@ -63,7 +63,7 @@ TEST_CASE("a batch's bytes per tier: all from device memory, all from the pool, 
   CHECK(some.initialization.value() == Approx(w.table_bytes().value() / 8 / pool.bandwidth.value()));
 }
 
-TEST_CASE("a cache of the hottest rows hits the Zipf head share; an online LFU approaches it from below",
+TEST_CASE("a cache of the hottest rows hits the Zipf head share, an online LFU approaches it from below",
           "[plan][embedding]") {
   const std::size_t rows = 20000, dim = 4, cached = 1000;
   const double s = 1.05;

@@ -157,7 +157,7 @@ TEST_CASE("layout search: a 70B model on 64 H100s or A100s takes model paralleli
   }
 }
 
-TEST_CASE("layout search: a 7B model on one H100 node stays data parallel; a 70B on GB200 NVL72 does not",
+TEST_CASE("layout search: a 7B model on one H100 node stays data parallel, a 70B on GB200 NVL72 does not",
           "[plan][parallel]") {
   {
     const auto r = plan::plan_parallel(plan::presets::dgx_h100(), plan::presets::llm_7b());

@@ -199,7 +199,7 @@ TEST_CASE("the pool over RDMA: 2 us an access, 8.3 times the CXL pool's, at most
   CHECK_THROWS_WITH(plan::rdma_pool_access(s.tiers[1]), Catch::Contains("is not a capacity pool"));
 }
 
-TEST_CASE("every plan kept reaches the recall target, fits its tiers and keeps up; more probes read more",
+TEST_CASE("every plan kept reaches the recall target, fits its tiers and keeps up, more probes read more",
           "[plan][rag]") {
   for (const char* name : {"gb200-nvl72-cxl", "dgx-h100-cxl"})
     for (const char* index : {"ivf-flat", "ivf-pq", "hnsw"}) {

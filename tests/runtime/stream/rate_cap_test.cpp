@@ -29,7 +29,7 @@ TEST_CASE("a rate cap lets through at most burst + rate * t + one message, and r
   CHECK(sent / t == Approx(rate).epsilon(0.03));
 }
 
-TEST_CASE("an uncapped rate never waits; a bad rate is refused naming the field", "[stream]") {
+TEST_CASE("an uncapped rate never waits, a bad rate is refused naming the field", "[stream]") {
   stream::rate_cap none;
   CHECK_FALSE(none.capped());
   none.take(1 << 30, clock_type::now());
