@@ -114,9 +114,7 @@ inline published_run read_run(const json& j, const std::string& path, const publ
   }
   o.get("dropout", r.job.dropout);
   o.get("overlap_dp", r.job.overlap_dp);
-  if (o.has("cross_entropy"))  // the loss's kernel, as the run's recipe names it (model/cross_entropy.hpp)
-    r.job.cross_entropy =
-        model::loss_kernel_named(choice(o.at("cross_entropy"), o.path("cross_entropy"), model::loss_kernel_names));
+  if (o.has("cross_entropy")) r.job.cross_entropy = loss_kernel_name(o, "cross_entropy");  // as its recipe names it
   if (o.has("precision")) {
     // mixed: bf16 GEMMs over fp32 master weights; fp8: Transformer Engine's fp8 GEMMs over the same states.
     static constexpr std::string_view precisions[] = {"mixed", "fp8"};

@@ -1,9 +1,9 @@
 #pragma once
 //! \file
 //! The fields several workload readers share (workloads/*.hpp reads each kind): a transformer's shape, named
-//! or spelt out, and the parameter count it determines; a power-law hit-rate curve; a precision's name; the
-//! check against the system that names a field as the file spells it. And the request trace a diffusion
-//! workload may bring in place of its hit-rate curve (io/diffusion_trace.hpp replays it).
+//! or spelt out, and the parameter count it determines; a power-law hit-rate curve; a precision's name and a
+//! loss kernel's; the check against the system that names a field as the file spells it. And the request trace
+//! a diffusion workload may bring in place of its hit-rate curve (io/diffusion_trace.hpp replays it).
 
 #include <cmath>
 #include <filesystem>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <trinity/io/json_object.hpp>
+#include <trinity/model/cross_entropy.hpp>
 #include <trinity/model/hit_rate.hpp>
 #include <trinity/model/named_shapes.hpp>
 #include <trinity/model/sharding.hpp>
@@ -38,6 +39,11 @@ inline constexpr std::string_view shape_keys[] = {"layers", "hidden", "ffn_hidde
 
 inline std::string precision_name(const object& o, std::string_view k) {
   return choice(o.at(k), o.path(k), plan::precisions);
+}
+
+//! The kernel that computes the loss, by Megatron-Core's names for it (model/cross_entropy.hpp).
+inline model::loss_kernel loss_kernel_name(const object& o, std::string_view k) {
+  return model::loss_kernel_named(choice(o.at(k), o.path(k), model::loss_kernel_names));
 }
 
 // Failures of plan::validate name "workload.<field>"; in a workload file the field is spelt without it.

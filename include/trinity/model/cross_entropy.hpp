@@ -57,6 +57,7 @@ inline constexpr std::string_view loss_kernel_names[] = {"native", "te"};
 [[nodiscard]] constexpr std::string_view to_string(loss_kernel k) noexcept {
   return loss_kernel_names[k == loss_kernel::transformer_engine ? 1 : 0];
 }
+//! The kernel `name` names, one of loss_kernel_names (a reader checks it first, io::detail::loss_kernel_name).
 [[nodiscard]] constexpr loss_kernel loss_kernel_named(std::string_view name) noexcept {
   return name == loss_kernel_names[1] ? loss_kernel::transformer_engine : loss_kernel::native;
 }

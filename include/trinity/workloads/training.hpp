@@ -113,8 +113,7 @@ inline void read_fp8_params(const object& o, plan::training_workload& w) {
 // clang-format off
 inline constexpr const char* shape_only_keys[] = {
     "gated_mlp", "global_batch", "flash_attention", "attention_kernel", "dropout", "overlap", "cross_entropy",
-    "sequence_mix",
-    "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers",
+    "sequence_mix", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers",
     "full_attention_frequency", "q_lora_rank", "rope_head_dim", "v_head_dim", "capacity_factor",
     "expert_imbalance", "mtp_layers", "fp8_params"};
 // clang-format on
@@ -184,8 +183,7 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     o.get("overlap", w.overlap, assumed);
     // The loss's kernel, by Megatron-Core's names for it (cross_entropy_fusion_impl): its own unless given.
     if (o.has("cross_entropy"))
-      w.cross_entropy =
-          model::loss_kernel_named(choice(o.at("cross_entropy"), "cross_entropy", model::loss_kernel_names));
+      w.cross_entropy = loss_kernel_name(o, "cross_entropy");
     else
       plan::assume(assumed, "cross_entropy", std::string(model::to_string(w.cross_entropy)));
     read_routing(o, w);
