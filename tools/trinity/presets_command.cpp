@@ -24,6 +24,7 @@ nlohmann::json to_json(const link_descriptor& l) {
   return {{"name", l.name},
           {"family", to_string(l.family)},
           {"bandwidth_bytes_per_second", l.bandwidth.value()},
+          {"collective_bytes_per_second", l.collective_rate().value()},
           {"latency_seconds", l.latency.value()},
           {"flit_bytes", l.flit.value()},
           {"max_endpoints", l.max_endpoints},
@@ -83,11 +84,13 @@ void run(bool json) {
                to_string(t.latency), to_string(t.energy), std::string(t.source)});
   tiers.print(std::cout);
   std::cout << '\n';
-  table links({"link", "family", "bandwidth/dir", "latency", "flit", "max endpoints", "coherent", "source"});
+  table links(
+      {"link", "family", "bandwidth/dir", "collectives/dir", "latency", "flit", "max endpoints", "coherent", "source"});
   for (const auto& l : preset_links)
-    links.add({std::string(l.name), std::string(to_string(l.family)), to_string(l.bandwidth), to_string(l.latency),
-               to_string_iec(l.flit), l.max_endpoints ? std::to_string(l.max_endpoints) : "-",
-               l.coherent ? "yes" : "no", std::string(l.source)});
+    links.add({std::string(l.name), std::string(to_string(l.family)), to_string(l.bandwidth),
+               to_string(l.collective_rate()), to_string(l.latency), to_string_iec(l.flit),
+               l.max_endpoints ? std::to_string(l.max_endpoints) : "-", l.coherent ? "yes" : "no",
+               std::string(l.source)});
   links.print(std::cout);
   std::cout << '\n';
   table routes({"from", "to", "over", "1 GB takes"});

@@ -13,7 +13,9 @@
 //! A cluster of such nodes adds its scale-out link (per device and direction) and how many devices share the
 //! interconnect: "scale_up_domain": 8, "scale_out": {"preset": "infiniband-400g"}. A device may carry its
 //! GEMM curve for the parallel step model: "gemm": {"peak_fraction": 1, "half_size": 640, "ceiling": 0.695}
-//! (a missing ceiling is 1, and assumed).
+//! (a missing ceiling is 1, and assumed). A link may carry what NCCL's collectives move over it,
+//! "collective_bandwidth": "370GB/s" (left out: its bandwidth; the NVLink and InfiniBand presets of the DGX
+//! systems carry NCCL's measured rates, which a link that changes their bandwidth drops).
 //!
 //!   plan::system s = io::read_system(io::load("box.json"));
 
@@ -48,8 +50,8 @@ inline constexpr key server_keys[] = {
     {"name"}, {"compute", required}, {"power", required}, {"idle_power"}, {"price_per_hour"}, {"gpu"}, {"source"}};
 inline constexpr key tier_keys[] = {{"preset"},  {"name"},   {"capacity"},          {"bandwidth"},
                                     {"latency"}, {"energy"}, {"price_per_gb_hour"}, {"source"}};
-inline constexpr key link_keys[] = {{"preset"}, {"name"},         {"bandwidth"}, {"latency"},
-                                    {"energy"}, {"price_per_gb"}, {"source"}};
+inline constexpr key link_keys[] = {{"preset"},  {"name"},   {"bandwidth"},    {"collective_bandwidth"},
+                                    {"latency"}, {"energy"}, {"price_per_gb"}, {"source"}};
 
 template <class Array>
 std::vector<std::string_view> names_of(const Array& presets) {
@@ -160,7 +162,10 @@ inline plan::priced_link read_link(const json& j, const std::string& path, plan:
   l.flit = bytes{1};
   if (o.has("preset")) l = detail::link_preset(o.at("preset"), o.path("preset"));
   o.get("name", l.name);
+  // A preset's collective rate was measured on its own line rate: another bandwidth leaves none measured.
+  if (o.has("bandwidth")) l.collective_bandwidth = {};
   o.get("bandwidth", l.bandwidth);
+  o.get("collective_bandwidth", l.collective_bandwidth);
   detail::get_latency_energy(o, l, assumed);
   o.get("price_per_gb", l.price_per_gb);
   o.get("source", l.source);

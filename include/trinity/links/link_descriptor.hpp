@@ -51,10 +51,18 @@ struct basic_link_descriptor {
   bool coherent;                //!< hardware cache coherence across the link
   joules_per_byte energy;       //!< energy per byte carried
   Text source;
+  //! What NCCL's collectives move per direction: the line rate less what the link's packets spend on headers
+  //! and turnarounds when the GPU's SMs drive it (0: unmeasured, taken as `bandwidth`). Last, so that a preset
+  //! without a measurement need not name it.
+  bytes_per_second collective_bandwidth{};
 
   //! The α-β time of one message of n bytes: latency + n / bandwidth.
   [[nodiscard]] constexpr seconds transfer_time(bytes n) const noexcept { return latency + n / bandwidth; }
   [[nodiscard]] constexpr joules transfer_energy(bytes n) const noexcept { return n * energy; }
+  //! The rate a collective (all-reduce, all-gather, reduce-scatter, all-to-all, send and receive) runs at.
+  [[nodiscard]] constexpr bytes_per_second collective_rate() const noexcept {
+    return collective_bandwidth > bytes_per_second{} ? collective_bandwidth : bandwidth;
+  }
 };
 
 using link_descriptor = basic_link_descriptor<std::string_view>;
@@ -62,8 +70,16 @@ using link_descriptor = basic_link_descriptor<std::string_view>;
 //! The same figures with text of its own: what a run-time system holds.
 template <class Text>
 basic_link_descriptor<std::string> owned(const basic_link_descriptor<Text>& d) {
-  return {std::string(d.name), d.family, d.bandwidth,          d.latency, d.flit, d.max_endpoints,
-          d.coherent,          d.energy, std::string(d.source)};
+  return {std::string(d.name),
+          d.family,
+          d.bandwidth,
+          d.latency,
+          d.flit,
+          d.max_endpoints,
+          d.coherent,
+          d.energy,
+          std::string(d.source),
+          d.collective_bandwidth};
 }
 
 //! Checks a descriptor built at run time; throws invalid_input naming the field.
@@ -77,6 +93,10 @@ constexpr void validate(const basic_link_descriptor<Text>& l) {
   detail::require(l.flit > bytes{} && detail::is_finite(l.flit.value()), "flit", "must be positive and finite");
   detail::require(l.energy >= joules_per_byte{} && detail::is_finite(l.energy.value()), "energy",
                   "must be finite and not negative");
+  detail::require(l.collective_bandwidth >= bytes_per_second{} && l.collective_bandwidth <= l.bandwidth,
+                  "collective_bandwidth",
+                  "must be between 0 (none measured: the bandwidth) and the bandwidth, since a collective cannot "
+                  "move more than the line carries");
 }
 
 }  // namespace trinity

@@ -37,18 +37,30 @@ TRINITY_DETAIL_LINK(nvlink5_x18, "nvlink5-x18", link_family::nvlink, 900_GBps, p
 //! An H100 SXM's NVLink 4: 900 GB/s both directions, so 450 GB/s each way (NVIDIA H100 Tensor Core GPU data
 //! sheet, SXM5), over 18 links; up to 256 GPUs through the NVLink Switch System (the same data sheet). Latency,
 //! granule and energy per byte: NVLink 5's (the report's, above). The scale-up domain of dgx-h100.
+//! NCCL's collectives move 370 GB/s of the 450: NVLink's packets spend about 20% on protocol, NCCL's maintainer
+//! wrote, and 370 GB/s is the bus bandwidth nccl-tests shows for every collective but an all-reduce on NVLink
+//! SHARP (S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/212, 2024-05-06). Megatron-Bridge's performance runs
+//! turn NVLink SHARP off (NCCL_NVLS_ENABLE=0 in scripts/performance/utils/executors.py), so their all-reduces
+//! run at 370 GB/s too.
 TRINITY_DETAIL_LINK(nvlink4_x18, "nvlink4-x18", link_family::nvlink, 450_GBps, p::nvlink_latency, 48_B, 256, false,
                     tp::xlink_energy_per_byte,
                     "NVIDIA H100 Tensor Core GPU data sheet (SXM5): NVLink 900 GB/s, both directions, so 450 GB/s "
-                    "each way; latency and energy per byte taken as NVLink 5's (CXL report L1830 x 18 links)")
+                    "each way; latency and energy per byte taken as NVLink 5's (CXL report L1830 x 18 links); "
+                    "collectives 370 GB/s (NCCL's maintainer, github.com/NVIDIA/nccl-tests/issues/212)",
+                    370_GBps)
 
 //! An A100 SXM's NVLink 3: 600 GB/s both directions, so 300 GB/s each way (NVIDIA A100 data sheet), over 12
 //! links; up to 16 GPUs on one NVSwitch fabric (NVIDIA HGX A100 16-GPU board). Latency, granule and energy per
 //! byte: NVLink 5's. The scale-up domain of dgx-a100.
+//! NCCL's collectives move 230 GB/s of the 300: each link's 25 GB/s carries about 20 GB/s of payload in the
+//! 128-byte packets an SM writes, 240 GB/s over 12 links, and other limits of the GPU hold it to about 230
+//! (S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/149, 2023-07-05).
 TRINITY_DETAIL_LINK(nvlink3_x12, "nvlink3-x12", link_family::nvlink, 300_GBps, p::nvlink_latency, 48_B, 16, false,
                     tp::xlink_energy_per_byte,
                     "NVIDIA A100 data sheet: NVLink 600 GB/s, both directions, so 300 GB/s each way; latency and "
-                    "energy per byte taken as NVLink 5's (CXL report L1830)")
+                    "energy per byte taken as NVLink 5's (CXL report L1830); collectives 230 GB/s (NCCL's "
+                    "maintainer, github.com/NVIDIA/nccl-tests/issues/149)",
+                    230_GBps)
 
 //! NVLink-C2C between Grace and Blackwell: "approximately 900 GB/s of
 //! bandwidth" (L775); coherent (Table 3 "only support by NVLink C2C", L1791).
@@ -92,17 +104,25 @@ TRINITY_DETAIL_LINK(pcie6_x16, "pcie6-x16", link_family::pcie, 128_GBps, p::pcie
 
 //! InfiniBand NDR / XDR ports: NICs and switches run "400 to 800 Gb/s" (L786,
 //! L811, L834–837); RDMA latency ">1µs" (L1344). Granule: a 4 KiB MTU.
+//! NCCL moves 46 to 48 GB/s over an NDR port's 50, its team wrote (github.com/NVIDIA/nccl-tests/issues/290,
+//! 2025-03-03): 47 GB/s, the middle. None is measured for the 800 Gb/s port.
 TRINITY_DETAIL_LINK(infiniband_400g, "infiniband-400g", link_family::infiniband, 400_Gbps, p::rdma_latency, 4_KiB, 0,
-                    false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
+                    false, tp::optical_link_energy_per_byte,
+                    "CXL report L786, L811, L1344; collectives 47 GB/s, the middle of NCCL's team's 46-48 GB/s an "
+                    "NDR port (github.com/NVIDIA/nccl-tests/issues/290)",
+                    47_GBps)
 TRINITY_DETAIL_LINK(infiniband_800g, "infiniband-800g", link_family::infiniband, 800_Gbps, p::rdma_latency, 4_KiB, 0,
                     false, tp::optical_link_energy_per_byte, "CXL report L786, L811, L1344")
 
 //! InfiniBand HDR, one 200 Gb/s port per GPU: 25 GB/s per direction (NVIDIA DGX A100 data sheet: 8 x 200 Gb/s
 //! HDR per node); latency, granule and energy per byte as the NDR ports above. The scale-out link of dgx-a100.
+//! NCCL moves 24 GB/s over it between nodes (S. Jeaugey, github.com/NVIDIA/nccl/issues/412, 2023-04-24).
 TRINITY_DETAIL_LINK(infiniband_hdr200, "infiniband-hdr200", link_family::infiniband, 200_Gbps, p::rdma_latency, 4_KiB,
                     0, false, tp::optical_link_energy_per_byte,
                     "NVIDIA DGX A100 data sheet: 8 x 200 Gb/s HDR InfiniBand per node, one per GPU; latency and "
-                    "energy: CXL report L786, L811, L1344")
+                    "energy: CXL report L786, L811, L1344; collectives 24 GB/s (NCCL's maintainer, "
+                    "github.com/NVIDIA/nccl/issues/412)",
+                    24_GBps)
 
 //! Ethernet (RoCE) ports at the same rates (L786, L811); granule: 4 KiB RoCE MTU.
 TRINITY_DETAIL_LINK(ethernet_400g, "ethernet-400g", link_family::ethernet, 400_Gbps, p::rdma_latency, 4_KiB, 0, false,

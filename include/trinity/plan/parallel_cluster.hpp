@@ -4,6 +4,8 @@
 //! the training precision, its device memory (tiers[0]), the tier below it (tiers[1]) that optimizer states
 //! offload to, and the link hierarchy. The scale-up domain shares
 //! `interconnect`; past it, ranks talk over `scale_out`. A system without a scale-out link is one domain.
+//! Each level runs at what NCCL's collectives get of its link (link_descriptor::collective_rate): every byte
+//! the step model sends is a collective's or a pipeline's send and receive, which NCCL drives the same way.
 
 #include <string_view>
 
@@ -27,10 +29,10 @@ inline model::training_cluster cluster_of(const system& s, model::gemm_efficienc
   c.attention = s.device.attention;
   c.memory_bandwidth = s.tiers.at(0).bandwidth;
   c.memory = s.tiers.at(0).capacity;
-  c.fast = {s.interconnect.latency, s.interconnect.bandwidth};
+  c.fast = {s.interconnect.latency, s.interconnect.collective_rate()};
   if (s.scale_out) {
     c.domain = s.scale_up_domain ? s.scale_up_domain : s.device.count;
-    c.slow = {s.scale_out->latency, s.scale_out->bandwidth};
+    c.slow = {s.scale_out->latency, s.scale_out->collective_rate()};
   } else {
     c.domain = static_cast<std::size_t>(-1);  // one domain, however many devices
     c.slow = c.fast;

@@ -114,7 +114,7 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
   const std::size_t n = w.ranks(s);
   trinity::detail::require(f.ranks.size() == n, "fabric",
                            "places " + std::to_string(f.ranks.size()) + " ranks; the plan runs " + std::to_string(n));
-  const model::collective_link link{s.interconnect.latency, s.interconnect.bandwidth, {}};
+  const model::collective_link link{s.interconnect.latency, s.interconnect.collective_rate(), {}};
   const bytes grads{w.parameters * detail::wire_bytes(r.codecs[p.codec], w.precision)};
   const bytes params{w.parameters * w.precision.parameter};
   std::vector<simulated_pair> out;

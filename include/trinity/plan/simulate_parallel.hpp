@@ -62,7 +62,7 @@ inline fabric_binding hierarchy_fabric(const system& s, std::size_t gpus) {
   // The link as it stands in the hierarchy (scale-up or scale-out), whatever its own family: the simulated
   // fabric routes by these roles.
   const auto as_link = [](const priced_link& l, link_family f) {
-    return link_descriptor{l.name, f, l.bandwidth, l.latency, bytes{1}, 0, false, l.energy, l.source};
+    return link_descriptor{l.name, f, l.collective_rate(), l.latency, bytes{1}, 0, false, l.energy, l.source};
   };
   fabric::topology t;
   std::vector<std::uint32_t> gpu;

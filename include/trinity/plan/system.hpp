@@ -162,6 +162,19 @@ inline void validate(const device_spec& d, const std::string& at) {
                                "); a device waiting draws less than one working");
   require_non_negative(d.price_per_hour, at + ".price_per_hour");
 }
+
+inline void validate(const priced_link& l, const std::string& at) {
+  require_positive(l.bandwidth, at + ".bandwidth");
+  require_non_negative(l.latency, at + ".latency");
+  require_non_negative(l.energy, at + ".energy");
+  require_non_negative(l.price_per_gb, at + ".price_per_gb");
+  require_non_negative(l.collective_bandwidth, at + ".collective_bandwidth");
+  trinity::detail::require(l.collective_bandwidth <= l.bandwidth, at + ".collective_bandwidth",
+                           to_string(l.collective_bandwidth) + " is more than the bandwidth (" +
+                               to_string(l.bandwidth) +
+                               "): a collective cannot move more than the line carries; leave it out to take the "
+                               "bandwidth");
+}
 }  // namespace detail
 
 //! Throws invalid_input naming the path of the first field that cannot work.
@@ -181,10 +194,7 @@ inline void validate(const system& s) {
     detail::require_non_negative(t.energy, at + ".energy");
     detail::require_non_negative(t.price_per_gb_hour, at + ".price_per_gb_hour");
   }
-  detail::require_positive(s.interconnect.bandwidth, "interconnect.bandwidth");
-  detail::require_non_negative(s.interconnect.latency, "interconnect.latency");
-  detail::require_non_negative(s.interconnect.energy, "interconnect.energy");
-  detail::require_non_negative(s.interconnect.price_per_gb, "interconnect.price_per_gb");
+  detail::validate(s.interconnect, "interconnect");
   if (!s.fabric_memory_tier.empty()) {
     bool found = false;
     for (const auto& t : s.tiers) found |= t.name == s.fabric_memory_tier;
@@ -192,10 +202,7 @@ inline void validate(const system& s) {
                              "\"" + s.fabric_memory_tier + "\" is none of the system's tiers; name one of them");
   }
   if (s.scale_out) {
-    detail::require_positive(s.scale_out->bandwidth, "scale_out.bandwidth");
-    detail::require_non_negative(s.scale_out->latency, "scale_out.latency");
-    detail::require_non_negative(s.scale_out->energy, "scale_out.energy");
-    detail::require_non_negative(s.scale_out->price_per_gb, "scale_out.price_per_gb");
+    detail::validate(*s.scale_out, "scale_out");
   }
   trinity::detail::require(s.scale_up_domain == 0 || s.scale_out.has_value(), "scale_up_domain",
                            "domains need a link between them. Fix: give scale_out (the link each device reaches other "

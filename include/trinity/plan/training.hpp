@@ -90,7 +90,7 @@ inline training_cost price(const system& s, const training_workload& w, const mo
   c.tier_bytes[0] = states.total() + c.activations + gathered;
   if (offload) c.tier_bytes[p.offload_tier] = states.offloaded;
 
-  const model::collective_link link{s.interconnect.latency, s.interconnect.bandwidth, {}};
+  const model::collective_link link{s.interconnect.latency, s.interconnect.collective_rate(), {}};
   const bytes params{psi * b.parameter};
   const double share = static_cast<double>(n - 1) / static_cast<double>(n);
   const int gathers = p.stage == 3 ? 2 : p.stage == 0 ? 0 : 1;

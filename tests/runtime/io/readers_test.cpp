@@ -383,6 +383,53 @@ TEST_CASE("a system's scale-out link, domain and GEMM curve are read, and what c
           .find("device.gemm.ceiling: must lie in (0, 1]") == 0);
 }
 
+TEST_CASE(
+    "a link reads what NCCL's collectives move over it, drops a preset's figure with its bandwidth, and "
+    "refuses one past the line rate",
+    "[io]") {
+  const auto read = [](const char* link) {
+    return io::read_system(nlohmann::json::parse(std::string(R"({"name": "c", "device": {"compute": "989TFLOPs",
+      "power": "700W", "count": 16}, "tiers": ["h100-hbm3"], "scale_up_domain": 8, "scale_out": {"preset":
+      "infiniband-400g", "collective_bandwidth": "45GB/s"}, "interconnect": )") +
+                                                 link + "}"));
+  };
+  // The preset keeps NCCL's measured rate; the step model's fast level runs at it, the slow one at the 45 GB/s
+  // the scale-out link names.
+  const auto preset = read(R"("nvlink4-x18")");
+  CHECK(preset.interconnect.bandwidth.value() == 450e9);
+  CHECK(preset.interconnect.collective_bandwidth.value() == 370e9);
+  const auto c = plan::cluster_of(preset, {}, 1.0);
+  CHECK(c.fast.bandwidth.value() == 370e9);
+  CHECK(c.slow.bandwidth.value() == 45e9);
+  CHECK(preset.scale_out->bandwidth.value() == 50e9);
+  // A link that names another bandwidth drops the preset's figure, measured on the preset's line: its
+  // collectives run at the bandwidth it names, unless it names their rate too.
+  const auto faster = read(R"({"preset": "nvlink4-x18", "bandwidth": "900GB/s"})");
+  CHECK(faster.interconnect.collective_bandwidth.value() == 0);
+  CHECK(faster.interconnect.collective_rate().value() == 900e9);
+  CHECK(plan::cluster_of(faster, {}, 1.0).fast.bandwidth.value() == 900e9);
+  const auto both = read(R"({"preset": "nvlink4-x18", "bandwidth": "900GB/s", "collective_bandwidth": "740GB/s"})");
+  CHECK(both.interconnect.collective_rate().value() == 740e9);
+  // A name or price leaves the preset's figure alone.
+  CHECK(read(R"({"preset": "nvlink4-x18", "name": "nvl"})").interconnect.collective_rate().value() == 370e9);
+  CHECK(read(R"({"name": "plain", "bandwidth": "100GB/s"})").interconnect.collective_rate().value() == 100e9);
+  const auto refused = [&](const char* link) {
+    try {
+      read(link);
+    } catch (const invalid_input& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(refused(R"({"preset": "nvlink4-x18", "collective_bandwidth": "500GB/s"})") ==
+        "interconnect.collective_bandwidth: 500 GB/s is more than the bandwidth (450 GB/s): a collective cannot move "
+        "more than the line carries; leave it out to take the bandwidth");
+  CHECK(refused(R"({"preset": "nvlink4-x18", "collective_bandwidth": "-1GB/s"})")
+            .find("interconnect.collective_bandwidth: ") == 0);
+  CHECK(refused(R"({"preset": "nvlink4-x18", "colective_bandwidth": "300GB/s"})") ==
+        "interconnect.colective_bandwidth: unknown key; did you mean \"collective_bandwidth\"?");
+}
+
 TEST_CASE("a spelt-out shape takes head_dim, a named model refuses it", "[io]") {
   const auto s = plan::presets::dgx_h100();
   const auto w = workloads::read_workload(io::parse(R"({"name": "q", "type": "training", "layers": 64,

@@ -317,3 +317,30 @@ TEST_CASE("layout search: the gradient codec is a slot, held to the workload's e
   CHECK_THROWS_WITH(plan::plan_parallel(s, w, {.gpus = 64, .codecs = {crawl}}), Catch::Contains("identity"));
   CHECK_THROWS_WITH(plan::gradient_codec(r.codecs, "int8"), Catch::Contains("did you mean \"int8-ef\""));
 }
+
+TEST_CASE("the step model sends over each level at what NCCL's collectives move: NVLink below its line rate",
+          "[plan][parallel]") {
+  const auto w = plan::presets::llm_70b();
+  for (const auto& [s, rate] :
+       {std::pair{plan::presets::dgx_h100(), 370e9}, std::pair{plan::presets::dgx_a100(), 230e9}}) {
+    INFO(s.name);
+    const auto c = plan::cluster_of(s, w);
+    CHECK(c.fast.bandwidth.value() == rate);
+    CHECK(c.slow.bandwidth == s.scale_out->collective_rate());  // InfiniBand: 47 of 50 GB/s (NDR), 24 of 25 (HDR)
+    CHECK(c.slow.bandwidth < s.scale_out->bandwidth);
+    // The same system at the line rate: a tensor group's collectives take longer at NCCL's rate, by at most the
+    // ratio of the rates (its latency and reduction do not change).
+    auto line = s;
+    line.interconnect.collective_bandwidth = {};
+    model::parallel_layout l;
+    l.tp = 8;
+    l.dp = 8;
+    l.sequence_parallel = true;
+    const auto job = plan::job_of(w, 64);
+    REQUIRE(model::layout_problem(job, l).empty());
+    const auto at_rate = model::price(job, c, l).tp_comm,
+               at_line = model::price(job, plan::cluster_of(line, w), l).tp_comm;
+    CHECK(at_rate > at_line);
+    CHECK(at_rate.value() <= at_line.value() * s.interconnect.bandwidth.value() / rate * (1 + 1e-12));
+  }
+}

@@ -44,6 +44,7 @@ TEST_CASE("every tier and link of a preset system is a library preset's descript
       CHECK(l->family == preset->family);
       CHECK(l->flit == preset->flit);
       CHECK(l->bandwidth == preset->bandwidth);
+      CHECK(l->collective_bandwidth == preset->collective_bandwidth);
       CHECK(l->latency == preset->latency);
       CHECK(l->energy == preset->energy);
       CHECK(l->source.find(std::string(preset->source)) != std::string::npos);
@@ -58,4 +59,30 @@ TEST_CASE("a system's tier and link figures are the library's own: time and ener
   CHECK(s.interconnect.transfer_time(bytes{450e9}) == links::nvlink4_x18::descriptor.transfer_time(bytes{450e9}));
   CHECK(s.interconnect.transfer_time(bytes{450e9}).value() ==
         Approx(1.0 + links::nvlink4_x18::descriptor.latency.value()));
+}
+
+TEST_CASE("NVLink's presets carry what NCCL's collectives move, below the line rate, and other links their line rate",
+          "[plan]") {
+  // NCCL's maintainer's figures: 370 of the H100's 450 GB/s (nccl-tests#212), 230 of the A100's 300 (#149).
+  CHECK(links::nvlink4_x18::descriptor.collective_rate().value() == 370e9);
+  CHECK(links::nvlink3_x12::descriptor.collective_rate().value() == 230e9);
+  CHECK(links::nvlink4_x18::descriptor.bandwidth.value() == 450e9);
+  // InfiniBand: 47 of NDR's 50 GB/s (nccl-tests#290: 46-48), 24 of HDR's 25 (nccl#412).
+  CHECK(links::infiniband_400g::descriptor.collective_rate().value() == 47e9);
+  CHECK(links::infiniband_hdr200::descriptor.collective_rate().value() == 24e9);
+  // None measured: the line rate.
+  CHECK(links::infiniband_800g::descriptor.collective_rate() == links::infiniband_800g::descriptor.bandwidth);
+  CHECK(links::nvlink5_x18::descriptor.collective_rate() == links::nvlink5_x18::descriptor.bandwidth);
+  CHECK(owned(links::nvlink4_x18::descriptor).collective_bandwidth.value() == 370e9);
+  // A descriptor built at run time is refused past its line rate, by field.
+  auto l = owned(links::nvlink4_x18::descriptor);
+  l.collective_bandwidth = bytes_per_second{451e9};
+  try {
+    validate(l);
+    FAIL("a collective rate past the line rate was accepted");
+  } catch (const invalid_input& e) {
+    CHECK(std::string(e.what()).find("collective_bandwidth: ") == 0);
+  }
+  l.collective_bandwidth = bytes_per_second{450e9};
+  CHECK_NOTHROW(validate(l));
 }

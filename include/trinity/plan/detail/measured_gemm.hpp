@@ -13,7 +13,7 @@
 namespace trinity::plan::detail {
 
 inline constexpr model::gemm_efficiency measured_h100_gemm{1, 639, 0.69533574542084242};
-inline constexpr model::gemm_efficiency fitted_a100_gemm{0.68500000000000005, 80, 1};
+inline constexpr model::gemm_efficiency fitted_a100_gemm{0.70000000000000007, 76, 1};
 inline constexpr double measured_elementwise_traffic = 1.1599999999999999;
 
 }  // namespace trinity::plan::detail
