@@ -17,6 +17,7 @@
 #include <trinity/io/priced_alike.hpp>
 #include <trinity/io/serving_runs.hpp>
 #include <trinity/reports/serving_validation.hpp>
+#include <trinity/reports/text.hpp>
 #include <trinity/model/parallel_fit.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
 #include <trinity/units/format.hpp>
@@ -38,11 +39,7 @@ namespace trinity::cli {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
+using reports::fixed;
 std::string percent(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%+.1f%%", v * 100);
@@ -50,13 +47,13 @@ std::string percent(double v) {
 }
 
 // A published run priced.
-using row = io::priced_run;
+using priced_row = io::priced_run;
 
 // The calibration, the runs priced, and the probe's stacks checked: what `trinity validate` prints.
 struct validation {
   io::parallel_calibration cal;
   io::transformer_probe pr;
-  std::vector<row> rows;
+  std::vector<priced_row> rows;
   std::size_t fit_n, held_runs, exact, held_n;
   double fit_mean, fit_worst, held_mean, held_max, worst_bytes, held_sum, held_worst;
   // Held-out runs of the two kinds the 16-bit dense ones do not cover: fp8 dense, and mixtures of experts.
@@ -74,7 +71,7 @@ std::string source_text(const io::published_runs& file, const io::published_run&
 
 // A priced run as the table's JSON lists it, and as --explain --json prints it alone: its figures, where its
 // predicted step goes, what it assumes and its source.
-nlohmann::json run_json(const row& x, const io::published_runs& file) {
+nlohmann::json run_json(const priced_row& x, const io::published_runs& file) {
   return {{"name", x.run->name},
           {"source", x.run->source},
           {"role", x.run->role},
@@ -98,7 +95,7 @@ nlohmann::json run_json(const row& x, const io::published_runs& file) {
 
 // The runs the model puts over their device's memory, in the file's order. Each ran, so each fitted: every name
 // here is the memory model counting more than the run kept.
-std::vector<std::string> over_memory(const std::vector<row>& rows) {
+std::vector<std::string> over_memory(const std::vector<priced_row>& rows) {
   std::vector<std::string> over;
   for (const auto& x : rows)
     if (!x.fits()) over.push_back(x.run->name);
@@ -107,7 +104,7 @@ std::vector<std::string> over_memory(const std::vector<row>& rows) {
 
 // Runs the model prices alike yet were measured apart (io/priced_alike.hpp): one prediction serves each group, so
 // their spread is a floor under the errors that no constant of the model lifts.
-std::string alike_lines(const std::vector<row>& rows) {
+std::string alike_lines(const std::vector<priced_row>& rows) {
   const auto alike = io::priced_alike(rows);
   if (alike.empty()) return {};
   std::string out =
@@ -132,7 +129,7 @@ struct source_summary {
   [[nodiscard]] double mean() const { return sum / static_cast<double>(runs); }
   [[nodiscard]] double mean_abs() const { return abs_sum / static_cast<double>(runs); }
 };
-std::vector<source_summary> by_source(const std::vector<row>& rows) {
+std::vector<source_summary> by_source(const std::vector<priced_row>& rows) {
   std::vector<source_summary> out;
   for (const auto& x : rows) {
     auto it = std::find_if(out.begin(), out.end(), [&](const auto& s) { return s.source == x.run->source; });
@@ -146,7 +143,7 @@ std::vector<source_summary> by_source(const std::vector<row>& rows) {
   return out;
 }
 
-std::string source_lines(const std::vector<row>& rows) {
+std::string source_lines(const std::vector<priced_row>& rows) {
   table t({"source", "role", "runs", "mean error", "mean |error|", "worst |error|"});
   for (const auto& s : by_source(rows))
     t.add({s.source, s.roles, std::to_string(s.runs), percent(s.mean()), fixed(s.mean_abs() * 100, 1) + "%",
@@ -157,7 +154,7 @@ std::string source_lines(const std::vector<row>& rows) {
   return out.str();
 }
 
-nlohmann::json source_json(const std::vector<row>& rows) {
+nlohmann::json source_json(const std::vector<priced_row>& rows) {
   auto out = nlohmann::json::array();
   for (const auto& s : by_source(rows))
     out.push_back({{"source", s.source},
@@ -168,7 +165,7 @@ nlohmann::json source_json(const std::vector<row>& rows) {
   return out;
 }
 
-nlohmann::json alike_json(const std::vector<row>& rows) {
+nlohmann::json alike_json(const std::vector<priced_row>& rows) {
   auto out = nlohmann::json::array();
   for (const auto& g : io::priced_alike(rows)) {
     auto names = nlohmann::json::array(), steps = nlohmann::json::array();
@@ -222,7 +219,7 @@ void print_validation_json(const validation& v, const io::published_runs& file, 
 }
 
 // Every published run ran, so it fitted its GPUs: the memory model is judged by how many it puts over.
-std::string memory_line(const std::vector<row>& rows) {
+std::string memory_line(const std::vector<priced_row>& rows) {
   const auto over = over_memory(rows);
   std::string line = "Device memory: every run ran, so each fitted; the model puts " + std::to_string(over.size()) +
                      " of " + std::to_string(rows.size()) + " over their GPUs' memory";
@@ -285,7 +282,7 @@ const Row& named_row(const std::vector<Row>& rows, const std::string& name, cons
     if (x.run->name == name) return x;
     names.push_back(x.run->name);
   }
-  if (const auto near = detail::nearest_name(name, names))
+  if (const auto near = trinity::detail::nearest_name(name, names))
     throw bad_flag("--explain", name,
                    "is not a run of " + runs_path + "; did you mean \"" + std::string(*near) + "\"?");
   throw bad_flag("--explain", name,
@@ -294,7 +291,8 @@ const Row& named_row(const std::vector<Row>& rows, const std::string& name, cons
 }
 
 // One run priced as the table prices it, and where its predicted step goes: what to read when a run misses.
-void print_explained(const row& x, const io::published_runs& file, const model::training_cluster& c, bool as_json) {
+void print_explained(const priced_row& x, const io::published_runs& file, const model::training_cluster& c,
+                     bool as_json) {
   if (as_json) {
     std::cout << run_json(x, file).dump(2) << '\n';
     return;

@@ -15,6 +15,8 @@
 #include <tuple>
 #include <vector>
 
+namespace backends_backend_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -66,3 +68,5 @@ TEST_CASE("the simulated tier refuses to exceed its capacity", "[backends][sim]"
   b.deallocate(p, 1_MB, 64);
   CHECK(b.resident() == 0_B);
 }
+
+}  // namespace backends_backend_test

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <vector>
 
+namespace backends_sim_communicator_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -201,3 +203,5 @@ TEST_CASE("the simulated pairwise all-to-all takes (n-1)·α + (n-1)/n·S/B, wit
       for (const auto& t : r.clocks) REQUIRE(t.value() == Approx(textbook).epsilon(0.01));
     }
 }
+
+}  // namespace backends_sim_communicator_test

@@ -13,6 +13,8 @@
 #include <random>
 #include <vector>
 
+namespace cache_approximate_cache_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -176,3 +178,5 @@ TEST_CASE("an entry larger than the cache is refused, a bad key evicts nothing",
   CHECK_FALSE(c.erase(0));
   CHECK(c.resident() == 0_B);
 }
+
+}  // namespace cache_approximate_cache_test

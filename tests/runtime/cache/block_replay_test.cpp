@@ -6,6 +6,8 @@
 
 #include <vector>
 
+namespace cache_block_replay_test {
+
 using namespace trinity;
 using cache::block_request;
 
@@ -88,3 +90,5 @@ TEST_CASE("with room for every distinct block the replay is the infinite bound: 
     previous = h;
   }
 }
+
+}  // namespace cache_block_replay_test

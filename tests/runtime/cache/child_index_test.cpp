@@ -9,6 +9,8 @@
 #include <random>
 #include <vector>
 
+namespace cache_child_index_test {
+
 using namespace trinity;
 
 namespace {
@@ -57,3 +59,5 @@ TEST_CASE("the edge table finds exactly what was inserted and not erased, whatev
     CHECK(model.size() > 100);
   }
 }
+
+}  // namespace cache_child_index_test

@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+namespace cache_concurrent_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -120,3 +122,5 @@ TEST_CASE("HNSW's batched search on several threads gives each query's own searc
   REQUIRE(batch.size() == nq);
   for (std::size_t i = 0; i < nq; ++i) CHECK(batch[i] == index.search(std::span<const float>(&q[i * d], d), 3));
 }
+
+}  // namespace cache_concurrent_test

@@ -12,6 +12,8 @@
 #include <set>
 #include <vector>
 
+namespace cache_index_test {
+
 using namespace trinity;
 
 namespace {
@@ -198,3 +200,5 @@ TEST_CASE("HNSW recall@1 against brute force is measured, and churn reuses graph
   CHECK(found >= n / 10 * 95 / 100);
   CHECK(double(again) / nq >= 0.9);
 }
+
+}  // namespace cache_index_test

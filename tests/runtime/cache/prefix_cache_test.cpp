@@ -13,6 +13,8 @@
 #include <set>
 #include <vector>
 
+namespace cache_prefix_cache_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 using cache::token;
@@ -165,3 +167,5 @@ TEST_CASE("every cached block has an identity below the capacity, its own while 
   REQUIRE_THROWS_WITH(cache::prefix_cache({.block_tokens = 1, .block_size = bytes{1}, .capacity = bytes{1e12}}),
                       Catch::Contains("more than 2^32 blocks"));
 }
+
+}  // namespace cache_prefix_cache_test

@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <vector>
 
+namespace cache_replay_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -131,3 +133,5 @@ TEST_CASE("the synthetic trace is deterministic, skewed, and spans the reuse tab
   CHECK(approx.front().hit_rate == Approx(curve.back().hit_rate).margin(0.03));
   CHECK_THROWS_WITH(cache::generate_trace({.paraphrase = 2}), Catch::StartsWith("paraphrase"));
 }
+
+}  // namespace cache_replay_test

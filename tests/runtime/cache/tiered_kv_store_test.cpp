@@ -11,6 +11,8 @@
 #include <random>
 #include <vector>
 
+namespace cache_tiered_kv_store_test {
+
 using namespace trinity;
 
 namespace {
@@ -153,3 +155,5 @@ TEST_CASE("a device resource without room for the chain says so in the request's
   cache::tiered_kv_store ok(config(), {&roomy, &host2, &nvme2}, fill);
   for (const auto& q : trace(200)) REQUIRE(ok.request(q.tenant, q.chain).refused_moves == 0);
 }
+
+}  // namespace cache_tiered_kv_store_test

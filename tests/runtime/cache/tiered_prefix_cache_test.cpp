@@ -8,6 +8,8 @@
 
 #include <vector>
 
+namespace cache_tiered_prefix_cache_test {
+
 using namespace trinity;
 
 namespace {
@@ -93,3 +95,5 @@ TEST_CASE("with one tier the tiered cache hits exactly what the prefix cache's r
     CHECK(kv.counts()[0].hits == hits);
   }
 }
+
+}  // namespace cache_tiered_prefix_cache_test

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace comm_agreed_test {
+
 using namespace trinity;
 
 namespace {
@@ -87,3 +89,5 @@ TEST_CASE("comm::agreed runs a step that returns nothing", "[comm]") {
   });
   CHECK(calls == 1);
 }
+
+}  // namespace comm_agreed_test

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace comm_all_to_all_test {
+
 using namespace trinity;
 using test_backends::sim_backend;
 using test_backends::threads_backend;
@@ -54,3 +56,5 @@ TEST_CASE("all_to_all and all_to_allv refuse blocks that do not fit, naming the 
     CHECK_THAT(e, Catch::Contains("in: has 3 elements, not a multiple of the 2 ranks"));
   }
 }
+
+}  // namespace comm_all_to_all_test

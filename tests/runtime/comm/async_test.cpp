@@ -15,6 +15,8 @@
 
 #include "forwarding_communicator.hpp"
 
+namespace comm_async_test {
+
 using namespace trinity;
 
 namespace {
@@ -158,3 +160,5 @@ TEST_CASE("a rank's thread and its progress engine send through two groups at on
     CHECK(c.bytes_sent() == rows.bytes_sent() + columns.bytes_sent());
   });
 }
+
+}  // namespace comm_async_test

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+namespace comm_backends_test {
+
 using namespace trinity;
 using test_backends::sim_backend;
 using test_backends::threads_backend;
@@ -64,3 +66,5 @@ TEMPLATE_LIST_TEST_CASE("every collective agrees with a serial reference on ever
       REQUIRE(std::count(wrong.begin(), wrong.end(), 0) == ranks);
     }
 }
+
+}  // namespace comm_backends_test

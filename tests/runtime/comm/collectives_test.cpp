@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+namespace comm_collectives_test {
+
 using namespace trinity;
 using comm::reduce_op;
 
@@ -307,3 +309,5 @@ TEST_CASE("a ring all-reduce sends 2(n-1)/n of the buffer per rank", "[comm][thr
       REQUIRE(s == 2 * static_cast<std::size_t>(ranks - 1) * count * sizeof(float) / static_cast<std::size_t>(ranks));
   }
 }
+
+}  // namespace comm_collectives_test

@@ -16,6 +16,8 @@
 #include <random>
 #include <vector>
 
+namespace comm_compressed_test {
+
 using namespace trinity;
 
 namespace {
@@ -196,3 +198,5 @@ TEST_CASE(
   CHECK(worst < 1e-3);
   CHECK(carried_norm > 1e-4);  // int8 did lose something each step: the identity would carry nothing
 }
+
+}  // namespace comm_compressed_test

@@ -6,6 +6,8 @@
 #include <trinity/compress/calibrate.hpp>
 #include <trinity/compress/lossless/catalog.hpp>
 
+namespace compress_calibrate_test {
+
 using namespace trinity;
 using namespace trinity::compress;
 
@@ -25,3 +27,5 @@ TEST_CASE("measure: the ratio is input bytes over body bytes, the error is the d
   REQUIRE_FALSE(q.lossless);
   REQUIRE_THROWS_WITH(measure(make_compressor("identity"), std::span(samples).first(1)), Catch::Contains("samples"));
 }
+
+}  // namespace compress_calibrate_test

@@ -9,6 +9,8 @@
 
 #include "inputs.hpp"
 
+namespace compress_chain_test {
+
 using namespace trinity;
 using namespace trinity::compress;
 
@@ -58,3 +60,5 @@ TEST_CASE("make_compressor finds built-ins by name and lists them when it cannot
   REQUIRE_THROWS_WITH(make_compressor("int9"), Catch::Contains("compressor: \"int9\" is not a built-in") &&
                                                    Catch::Contains("int8-ef") && Catch::Contains("powersgd-4"));
 }
+
+}  // namespace compress_chain_test

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <random>
 
+namespace compress_element_test {
+
 using namespace trinity::compress;
 
 TEST_CASE("fp16 conversion agrees with the compiler's _Float16 on every half and a million floats", "[compress]") {
@@ -55,3 +57,5 @@ TEST_CASE("bf16 conversion rounds to nearest even", "[compress]") {
     if (!std::isinf(r) && !std::isinf(hi)) REQUIRE(std::fabs(r - f) <= std::fabs((r == lo ? hi : lo) - f));
   }
 }
+
+}  // namespace compress_element_test

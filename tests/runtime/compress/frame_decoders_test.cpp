@@ -13,6 +13,8 @@
 
 #include "inputs.hpp"
 
+namespace compress_frame_decoders_test {
+
 using namespace trinity;
 using namespace trinity::compress;
 
@@ -151,3 +153,5 @@ TEST_CASE("the catalog takes a user's compressor after the built-in ones and ref
   CHECK(same_bits(decode(f.bytes()), x));
   CHECK_THROWS_AS(register_compressor(named<identity>("zstd", "again")), std::logic_error);
 }
+
+}  // namespace compress_frame_decoders_test

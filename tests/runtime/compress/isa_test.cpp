@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+namespace compress_isa_test {
+
 using namespace trinity;
 using namespace trinity::compress;
 using trinity::detail::isa;
@@ -219,3 +221,5 @@ TEST_CASE("the casts' vector paths narrow and widen every exponent, NaN payload 
     }
   }
 }
+
+}  // namespace compress_isa_test

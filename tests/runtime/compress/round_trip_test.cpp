@@ -13,6 +13,8 @@
 
 #include "inputs.hpp"
 
+namespace compress_round_trip_test {
+
 using namespace trinity;
 using namespace trinity::compress;
 
@@ -297,3 +299,5 @@ TEST_CASE("int8 refuses a block whose scale times a level would round past FLT_M
   REQUIRE_THROWS_WITH(q.encode(std::vector<float>{1.0f, 3.4e38f}, f), Catch::Contains("block scale overflows fp32"));
   REQUIRE_NOTHROW(q.encode(std::vector<float>{1.0f, 1.0e38f}, f));
 }
+
+}  // namespace compress_round_trip_test

@@ -12,6 +12,8 @@
 
 #include "inputs.hpp"
 
+namespace compress_stateful_test {
+
 using namespace trinity;
 using namespace trinity::compress;
 
@@ -126,3 +128,5 @@ TEST_CASE("a delta stream decodes bit-exactly in order and refuses a gap", "[com
     REQUIRE(late.decode(sent[4].bytes()).size() == frame.size());  // frame 4 is a key frame (every 4)
   }
 }
+
+}  // namespace compress_stateful_test

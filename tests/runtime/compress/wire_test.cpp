@@ -12,6 +12,8 @@
 
 #include "inputs.hpp"
 
+namespace compress_wire_test {
+
 using namespace trinity;
 using namespace trinity::compress;
 
@@ -206,3 +208,5 @@ TEST_CASE("block_quant refuses a level outside the symmetric range and a NaN sca
   std::memcpy(bad.data() + header_size, &nan, 4);
   REQUIRE_THROWS_WITH(decode(bad.bytes(), {.verify_hashes = false}), Catch::Contains("block_quant.scales[0]"));
 }
+
+}  // namespace compress_wire_test

@@ -10,6 +10,8 @@
 
 #include <tuple>
 
+namespace concepts_laws_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -106,3 +108,5 @@ TEST_CASE("policy law: spending more never saves less", "[laws][policies]") {
     last = saved;
   }
 }
+
+}  // namespace concepts_laws_test

@@ -9,6 +9,8 @@
 // trinity-docgen's inline figures (tools/docgen/prose_figures.hpp): what a marker in the docs' prose holds, held
 // to the published runs as `trinity validate` prices them.
 
+namespace docs_prose_figures_test {
+
 namespace {
 const docgen::priced_runs& runs() {
   static const docgen::priced_runs r{TRINITY_SOURCE_DIR};
@@ -114,3 +116,5 @@ TEST_CASE("prose figures: `runs` counts the file's runs by role, `over-memory` t
   CHECK_THROWS_WITH(docgen::figure(runs(), "runs fit held-out"), Catch::Contains("takes one role at most"));
   CHECK_THROWS_WITH(docgen::figure(runs(), "over-memory fit"), Catch::Contains("takes nothing"));
 }
+
+}  // namespace docs_prose_figures_test

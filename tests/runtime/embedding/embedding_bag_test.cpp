@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+namespace embedding_embedding_bag_test {
+
 using namespace trinity;
 
 TEST_CASE("every instruction set's bags equal a plain loop's sum, bit for bit, tails and empty bags included",
@@ -67,3 +69,5 @@ TEST_CASE("the recorded run: embedding_bag reads its rows faster than a plain ga
   CHECK(by.at("embedding/tiered/100/real_time")->at("hit_rate").get<double>() == 1.0);
   CHECK(j.at("context").at("trinity_build").get<std::string>().rfind("preset ci", 0) == 0);
 }
+
+}  // namespace embedding_embedding_bag_test

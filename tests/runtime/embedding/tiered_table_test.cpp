@@ -12,6 +12,8 @@
 #include <trinity/detail/splitmix.hpp>
 #include <trinity/place/tier_resource.hpp>
 
+namespace embedding_tiered_table_test {
+
 using namespace trinity;
 
 namespace {
@@ -208,3 +210,5 @@ TEST_CASE("a tiered table refuses what does not fit and batches that are not wel
   const std::size_t short_off[] = {0, 2};
   CHECK_THROWS_WITH(table.bag({idx, short_off}, embedding::pooling::sum, out), Catch::Contains("offsets: must run"));
 }
+
+}  // namespace embedding_tiered_table_test

@@ -11,6 +11,8 @@
 #include <trinity/embedding/trace_replay.hpp>
 #include <trinity/io/dlrm_trace.hpp>
 
+namespace embedding_trace_replay_test {
+
 using namespace trinity;
 
 namespace {
@@ -146,3 +148,5 @@ TEST_CASE("the shipped DLRM trace replays: LRU's hits never fall as its cache gr
     CHECK(r.batches == 8);
   }
 }
+
+}  // namespace embedding_trace_replay_test

@@ -11,6 +11,8 @@
 
 #include <numeric>
 
+namespace fabric_behaviours_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 using fabric::node_kind;
@@ -342,3 +344,5 @@ TEST_CASE("10b. port-based routing spreads flows over parallel paths, hierarchy-
     CHECK(sim.finish(b).value() == Approx((pbr ? 1 : 2) * alone).epsilon(0.01));
   }
 }
+
+}  // namespace fabric_behaviours_test

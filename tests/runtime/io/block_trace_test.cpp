@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+namespace io_block_trace_test {
+
 using namespace trinity;
 
 namespace {
@@ -65,3 +67,5 @@ TEST_CASE("a malformed block trace is refused by line and field", "[io][trace]")
   refused("[1, 2]", ":1", "a JSON object");
   refused("\n\n", "", "no request");
 }
+
+}  // namespace io_block_trace_test

@@ -8,6 +8,8 @@
 
 #include <trinity/io/dlrm_trace.hpp>
 
+namespace io_dlrm_trace_test {
+
 using namespace trinity;
 
 namespace {
@@ -135,3 +137,5 @@ TEST_CASE("a DLRM trace directory reads table by table, text or binary, until th
     CHECK_THAT(refusal([&] { io::read_dlrm_trace(d.path.string()); }), Catch::Contains("holds no bag size"));
   }
 }
+
+}  // namespace io_dlrm_trace_test

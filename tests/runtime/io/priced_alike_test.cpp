@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+namespace io_priced_alike_test {
+
 using namespace trinity;
 
 TEST_CASE("one prediction for steps measured apart misses by at least their spread", "[io]") {
@@ -65,3 +67,5 @@ TEST_CASE("runs the step model prices alike are grouped, and only those measured
                 "runs.json"));
   CHECK(io::priced_alike(io::price_runs(same, cal)).empty());
 }
+
+}  // namespace io_priced_alike_test

@@ -11,6 +11,8 @@
 #include <random>
 #include <string>
 
+namespace io_readers_test {
+
 using namespace trinity;
 using io::json;
 
@@ -643,3 +645,5 @@ TEST_CASE("a published run and a workload name the loss's kernel, by Megatron-Co
                  [&](const json& j) { workloads::read_workload(j, s); })
             .starts_with("cross_entropy: describes a transformer's shape"));
 }
+
+}  // namespace io_readers_test

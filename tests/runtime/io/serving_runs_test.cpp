@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+namespace io_serving_runs_test {
+
 using namespace trinity;
 
 namespace {
@@ -127,3 +129,5 @@ TEST_CASE("serving runs: a bad file is refused at its path", "[io][serving]") {
   bad["runs"][0]["value"] = -1;
   CHECK_THROWS_WITH(io::read_serving_runs(bad), "runs[0].value: must be positive");
 }
+
+}  // namespace io_serving_runs_test

@@ -15,6 +15,8 @@
 #include <string>
 #include <tuple>
 
+namespace io_workload_assumed_test {
+
 using namespace trinity;
 using io::json;
 
@@ -421,3 +423,5 @@ TEST_CASE("fp8_params is read under fp8, assumed false there, and refused by fie
       "sequence": 4096, "precision": "fp8"})")
             .starts_with("fp8_params: describes a transformer's shape"));
 }
+
+}  // namespace io_workload_assumed_test

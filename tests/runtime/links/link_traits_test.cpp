@@ -2,6 +2,8 @@
 
 #include <trinity/links.hpp>
 
+namespace links_link_traits_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -33,3 +35,5 @@ TEST_CASE("the report's two tiers are linked as §6.3 describes", "[links][cxl]"
   // Tier-1 coherent memory exchanges with tier-2 only through the accelerator.
   CHECK(std::is_same_v<link_traits<tiers::cxl_coherent, tiers::cxl_capacity>::staging, tiers::gb200_hbm3e>);
 }
+
+}  // namespace links_link_traits_test

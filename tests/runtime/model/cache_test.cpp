@@ -10,6 +10,8 @@
 #include <trinity/model/deficit.hpp>
 #include <trinity/model/frontier.hpp>
 
+namespace model_cache_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 namespace m = trinity::model;
@@ -101,3 +103,5 @@ TEST_CASE("infinite or NaN inputs are refused by every model, by name", "[model]
   const std::vector<F::point> not_a_number{{1e9_FLOP, bits_per_pixel{nan}}, {1e10_FLOP, 0.05_bpp}};
   CHECK_THROWS_WITH(F(not_a_number), "points.bandwidth: every bandwidth value must be positive and finite");
 }
+
+}  // namespace model_cache_test

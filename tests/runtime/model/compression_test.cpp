@@ -8,6 +8,8 @@
 
 #include <vector>
 
+namespace model_compression_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 using model::compressor_cost;
@@ -82,3 +84,5 @@ TEST_CASE("the chooser refuses bad costs and budgets by name", "[model][compress
   REQUIRE_THROWS_WITH(model::choose(costs, 1_MB, {1_GBps, 0_s}, {.error = -1}), Catch::Contains("budget.error"));
   REQUIRE_FALSE(model::choose(std::vector<compressor_cost>{}, 1_MB, {1_GBps, 0_s}).index);
 }
+
+}  // namespace model_compression_test

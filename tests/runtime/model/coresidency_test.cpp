@@ -10,6 +10,8 @@
 #include <queue>
 #include <vector>
 
+namespace model_coresidency_test {
+
 using namespace trinity;
 using model::curation_operator;
 
@@ -153,3 +155,5 @@ TEST_CASE("a model larger than a device, or a bad share, is refused naming the f
   ops[3].share = 0;
   CHECK_THROWS_WITH(model::sweep(ops, {8, 4, bytes{80e9}, 1}), Catch::Contains("operators[3].share"));
 }
+
+}  // namespace model_coresidency_test

@@ -2,6 +2,8 @@
 
 #include <trinity/model/cross_entropy.hpp>
 
+namespace model_cross_entropy_test {
+
 using namespace trinity;
 using namespace trinity::model;
 
@@ -26,3 +28,5 @@ TEST_CASE("cross entropy: the kernels go by Megatron-Core's names for them, both
   CHECK(to_string(loss_kernel::native) == "native");
   CHECK(to_string(loss_kernel::transformer_engine) == "te");
 }
+
+}  // namespace model_cross_entropy_test

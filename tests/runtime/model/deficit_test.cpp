@@ -3,6 +3,8 @@
 #include <trinity/model/deficit.hpp>
 #include <trinity/units/literals.hpp>
 
+namespace model_deficit_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 namespace m = trinity::model;
@@ -44,3 +46,5 @@ TEST_CASE("impossible deficit inputs name their field", "[model][deficit]") {
   CHECK_THROWS_WITH(m::memory_deficit(400_GB, 100_GB, 0), "devices: must be at least 1");
   CHECK_THROWS_WITH(m::communication_cost(0_B, 0.0, -0.5, 1_GB), "k: must be finite and not negative");
 }
+
+}  // namespace model_deficit_test

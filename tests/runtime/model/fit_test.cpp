@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+namespace model_fit_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 namespace m = trinity::model;
@@ -73,3 +75,5 @@ TEST_CASE("fit inputs that cannot work name the point", "[model][fit]") {
   const std::vector<m::capacity_point> one{{10_GB, 0.5}};
   CHECK_THROWS_WITH(m::fit_power_law(one), Catch::StartsWith("points: need at least 2"));
 }
+
+}  // namespace model_fit_test

@@ -7,6 +7,8 @@
 
 #include "test_cluster.hpp"
 
+namespace model_fp8_training_test {
+
 using namespace trinity;
 using trinity::test::h100_like;
 using namespace trinity::model;
@@ -109,3 +111,5 @@ TEST_CASE("fp8 is refused where the device has no fp8 rate", "[model][plan]") {
   CHECK(c8.peak.value() == 989e12);
   CHECK(c8.fp8_gemm_share == h100.device.serving.fp8_gemm_share);
 }
+
+}  // namespace model_fp8_training_test

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+namespace model_frontier_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 namespace m = trinity::model;
@@ -73,3 +75,5 @@ TEST_CASE("moving along the frontier is priced per frame", "[model][frontier]") 
   CHECK(t.saved().value() == Approx((0.15 - 0.0375) / 8 * 921600).epsilon(1e-12));
   CHECK(t.pays());
 }
+
+}  // namespace model_frontier_test

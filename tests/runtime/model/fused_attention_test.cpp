@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace model_fused_attention_test {
+
 using namespace trinity;
 using namespace trinity::model;
 
@@ -284,3 +286,5 @@ TEST_CASE("attention kernel files are read strictly", "[io]") {
                         io::read_attention_kernels(from("bench/published/attention-kernels.json")), "cudnn", "a100"),
                     Catch::Contains("no kernel \"cudnn\" measured on a100"));
 }
+
+}  // namespace model_fused_attention_test

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <vector>
 
+namespace model_hetero_test {
+
 using namespace trinity;
 
 TEST_CASE("streams carry the least of the link and their caps", "[model][hetero]") {
@@ -55,3 +57,5 @@ TEST_CASE("the preset reproduces the paper's three figures from its stated input
   CHECK(nodes == 22);
   CHECK(model::nodes_supported(h.link, 8 * h.phase.consume_per_second, h.phase.sample) == 0);  // one stream: none
 }
+
+}  // namespace model_hetero_test

@@ -11,6 +11,8 @@
 
 #include "test_cluster.hpp"
 
+namespace model_moe_layer_test {
+
 using namespace trinity;
 using trinity::test::h100_like;
 using namespace trinity::model;
@@ -243,3 +245,5 @@ TEST_CASE("fp8 runs the experts' GEMMs at the fp8 rate, the router in 16 bits", 
   const double router = model::detail::gemm_time(c, T, E, h).value();
   CHECK((x8.gemm_f.value() - router) == Approx((x16.gemm_f.value() - router) / 1.4).epsilon(1e-12));
 }
+
+}  // namespace model_moe_layer_test

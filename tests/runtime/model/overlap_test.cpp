@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <string>
 
+namespace model_overlap_test {
+
 using namespace trinity;
 using namespace trinity::model;
 
@@ -126,3 +128,5 @@ TEST_CASE("the recorded run of shard::data_parallel's buckets meets the predicti
   }
   CHECK(seen == 3);
 }
+
+}  // namespace model_overlap_test

@@ -15,6 +15,8 @@
 
 #include "test_cluster.hpp"
 
+namespace model_parallel_training_test {
+
 using namespace trinity;
 using namespace trinity::model;
 
@@ -637,3 +639,5 @@ TEST_CASE(
             Approx(2.0 * static_cast<double>(l.micro_batch) * T * V / t).epsilon(1e-12));
   }
 }
+
+}  // namespace model_parallel_training_test

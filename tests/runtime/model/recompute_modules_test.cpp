@@ -6,6 +6,8 @@
 
 #include "test_cluster.hpp"
 
+namespace model_recompute_modules_test {
+
 using namespace trinity;
 using namespace trinity::model;
 
@@ -215,3 +217,5 @@ TEST_CASE("recompute modules: a step pays the second forwards and keeps a layer'
   // its rebuilt outputs again.
   CHECK((without.activations - with.activations).value() == Approx(3 * x.modules).epsilon(1e-9));
 }
+
+}  // namespace model_recompute_modules_test

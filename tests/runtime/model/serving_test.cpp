@@ -12,6 +12,8 @@
 #include <string>
 #include <tuple>
 
+namespace model_serving_test {
+
 using namespace trinity;
 
 namespace {
@@ -280,3 +282,5 @@ TEST_CASE("the serving probes (H100, H200): fp8 weights decode a batch of one fa
     }
   }
 }
+
+}  // namespace model_serving_test

@@ -5,6 +5,8 @@
 
 #include <trinity/model/sharding.hpp>
 
+namespace model_sharding_test {
+
 using namespace trinity;
 
 TEST_CASE("memory per rank reproduces the ZeRO paper's 7.5B-parameter figures", "[model][shard]") {
@@ -52,3 +54,5 @@ TEST_CASE("the sharding model refuses impossible inputs by name", "[model][shard
   CHECK_THROWS_WITH(model::zero_memory_per_rank(1e9, 4, 4), Catch::Contains("stage"));
   CHECK_THROWS_WITH(model::zero_memory_per_rank(-1.0, 4, 1), Catch::Contains("parameters"));
 }
+
+}  // namespace model_sharding_test

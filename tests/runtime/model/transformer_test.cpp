@@ -6,6 +6,8 @@
 #include <trinity/model/named_shapes.hpp>
 #include <trinity/model/transformer.hpp>
 
+namespace model_transformer_test {
+
 using namespace trinity;
 using model::recomputation;
 
@@ -167,3 +169,5 @@ TEST_CASE("a multi-token prediction module: one more layer of the last one's kin
   mtp.mtp_layers = 25;
   CHECK_THROWS_WITH(model::validate(mtp), Catch::StartsWith("mtp_layers: must be at most the 24 layers"));
 }
+
+}  // namespace model_transformer_test

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace parallel_context_parallel_test {
+
 using namespace trinity;
 using test_backends::sim_backend;
 using test_backends::threads_backend;
@@ -61,3 +63,5 @@ TEST_CASE("ring attention refuses tensors of the wrong size, naming them", "[par
   CHECK_THROWS_WITH(a.forward(c, ok, ok, short_, ok), Catch::Contains("q, k, v and o") && Catch::Contains("24"));
   CHECK_THROWS_WITH(a.backward(c, ok, ok, ok, ok), Catch::Contains("forward") && Catch::Contains("before backward"));
 }
+
+}  // namespace parallel_context_parallel_test

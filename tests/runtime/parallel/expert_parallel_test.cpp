@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace parallel_expert_parallel_test {
+
 using namespace trinity;
 using test_backends::sim_backend;
 using test_backends::threads_backend;
@@ -161,3 +163,5 @@ TEST_CASE("the MoE layer's gradients are the loss's derivatives (central differe
       CHECK(dw[e].w2[i] == Approx(central(w[e].w2[i], [&] { return loss(x, logits, w); })).margin(2e-3));
     }
 }
+
+}  // namespace parallel_expert_parallel_test

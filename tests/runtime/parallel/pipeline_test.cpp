@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace parallel_pipeline_test {
+
 using namespace trinity;
 using test_backends::sim_backend;
 using test_backends::threads_backend;
@@ -114,3 +116,5 @@ TEST_CASE(
   CHECK(model::pipeline_in_flight(4, 2, 1) == 2.0);
   CHECK(model::pipeline_in_flight(4, 12, 2) == 5.5);
 }
+
+}  // namespace parallel_pipeline_test

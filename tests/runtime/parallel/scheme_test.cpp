@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace parallel_scheme_test {
+
 using namespace trinity;
 
 TEST_CASE("a parallel scheme lays ranks out as Megatron-Core does, and every group partitions the world",
@@ -156,3 +158,5 @@ TEST_CASE("a pipeline of stages whose weights are ZeRO-3 is refused with the fix
     CHECK(e.find("Fix: use shard::zero<1> or shard::zero<2>") != std::string::npos);
   }
 }
+
+}  // namespace parallel_scheme_test

@@ -15,6 +15,8 @@
 #include <tuple>
 #include <vector>
 
+namespace parallel_tensor_parallel_test {
+
 using namespace trinity;
 using test_backends::sim_backend;
 using test_backends::threads_backend;
@@ -95,3 +97,5 @@ TEST_CASE("tensor parallelism refuses a degree that does not divide the layer, n
   CHECK_THROWS_WITH(up.load(std::vector<float>(31), std::vector<float>(8)),
                     Catch::Contains("w") && Catch::Contains("needs 32"));
 }
+
+}  // namespace parallel_tensor_parallel_test

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <vector>
 
+namespace parallel_tensor_slice_test {
+
 using namespace trinity;
 using parallel::linear_split;
 
@@ -80,3 +82,5 @@ TEST_CASE("slice_indices refuses a degree that does not split the layer, and a r
                     Catch::Contains("rank 4 is not one of 4"));
   CHECK_THROWS_AS(parallel::slice_indices(linear_split::column, {.in = 8, .out = 8}, 0, 0), invalid_input);
 }
+
+}  // namespace parallel_tensor_slice_test

@@ -7,6 +7,8 @@
 #include <set>
 #include <stdexcept>
 
+namespace pipeline_executor_test {
+
 using namespace trinity;
 using pipeline::device_config;
 using pipeline::executor;
@@ -179,3 +181,5 @@ TEST_CASE("the kernels: clips decode, pool and score, the filter keeps the share
     CHECK(copy->run(x) == again->run(y));
   }
 }
+
+}  // namespace pipeline_executor_test

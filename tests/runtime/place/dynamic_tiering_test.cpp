@@ -10,6 +10,8 @@
 #include <random>
 #include <vector>
 
+namespace place_dynamic_tiering_test {
+
 using namespace trinity;
 
 namespace {
@@ -115,3 +117,5 @@ TEST_CASE("an epoch never migrates more than its budget", "[place][tiering]") {
   CHECK(worst > 0);
   CHECK(policy.migrations() > 0);
 }
+
+}  // namespace place_dynamic_tiering_test

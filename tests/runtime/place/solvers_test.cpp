@@ -14,6 +14,8 @@
 #include <random>
 #include <vector>
 
+namespace place_solvers_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -156,3 +158,5 @@ TEST_CASE("tiers come from the presets with their figures", "[place]") {
   CHECK(t.read_latency == tiers::gb200_hbm3e::descriptor.latency);
   CHECK(place::tier_slot::from(tiers::cxl_capacity::descriptor, 1_TB).capacity == 1_TB);
 }
+
+}  // namespace place_solvers_test

@@ -20,6 +20,8 @@
 #include <random>
 #include <vector>
 
+namespace place_tiered_store_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -212,3 +214,5 @@ TEST_CASE("a tier shared by threads keeps an exact count and is never overfilled
   REQUIRE(worst.load() <= tier.capacity());
   REQUIRE(refused.load() < 2u * pairs);
 }
+
+}  // namespace place_tiered_store_test

@@ -11,6 +11,8 @@
 #include <map>
 #include <sstream>
 
+namespace plan_data_curation_test {
+
 using namespace trinity;
 
 namespace {
@@ -195,3 +197,5 @@ TEST_CASE("a data-curation workload file reads into the preset's plan, and bad i
   CHECK_THAT(refused(R"("cpu_workers": 112)", R"("cpu_workers": 0)"), Catch::Contains("cpu_workers"));
   CHECK_THAT(refused(R"("share": 0.6)", R"("share": 1.5)"), Catch::Contains("operators[3].share"));
 }
+
+}  // namespace plan_data_curation_test

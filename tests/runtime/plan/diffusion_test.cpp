@@ -6,6 +6,8 @@
 #include <trinity/plan/diffusion.hpp>
 #include <trinity/units/literals.hpp>
 
+namespace plan_diffusion_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -103,3 +105,5 @@ TEST_CASE("latents stored through a codec: ratio times the entries, decoded on e
   CHECK(plan::storage_ratio(w, codecs[int8]) == Approx(ratio / 2));
   for (const auto& e : plan::plan_diffusion(small, w).candidates) CHECK(e.plan.codec != 1);
 }
+
+}  // namespace plan_diffusion_test

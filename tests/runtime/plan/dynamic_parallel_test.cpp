@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+namespace plan_dynamic_parallel_test {
+
 using namespace trinity;
 
 namespace {
@@ -154,3 +156,5 @@ TEST_CASE("dynamic parallelism refuses what it cannot plan, naming the field", "
   CHECK(bad(R"([{"sequence": 1024, "share": 1, "lenght": 2}])").find("sequence_mix[0].lenght") == 0);
   CHECK(bad(R"([{"sequence": 1024, "share": 0}])").find("sequence_mix[0].share") == 0);
 }
+
+}  // namespace plan_dynamic_parallel_test

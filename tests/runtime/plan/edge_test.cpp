@@ -11,6 +11,8 @@
 #include <limits>
 #include <vector>
 
+namespace plan_edge_test {
+
 using namespace trinity;
 
 namespace {
@@ -232,3 +234,5 @@ TEST_CASE("the edge plan's frames cross the simulated uplink in the predicted ti
   CHECK(q[0].simulated.value() == Approx(10e-3 + worst).epsilon(1e-9));
   CHECK(q[0].ratio() > 10);
 }
+
+}  // namespace plan_edge_test

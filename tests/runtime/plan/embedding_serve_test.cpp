@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+namespace plan_embedding_serve_test {
+
 using namespace trinity;
 
 TEST_CASE("the DLRM preset: MLPerf's tables, and its dense part from the layer sizes", "[plan][embedding]") {
@@ -137,3 +139,5 @@ TEST_CASE("an embedding-serve workload's bad input is refused by field", "[plan]
   refused([](auto& w) { w.samples_per_second = 0; }, "workload.samples_per_second");
   refused([](auto& w) { w.latency_slo = seconds{}; }, "workload.latency_slo");
 }
+
+}  // namespace plan_embedding_serve_test

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+namespace plan_engine_test {
+
 using namespace trinity;
 
 namespace {
@@ -149,3 +151,5 @@ TEST_CASE("the engine's Pareto front is exactly the feasible plans no other feas
     CHECK(best == lowest);
   }
 }
+
+}  // namespace plan_engine_test

@@ -16,6 +16,8 @@
 #include <cstring>
 #include <string>
 
+namespace plan_extend_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -175,3 +177,5 @@ TEST_CASE(
   // Searched where it stores latents smaller, and skipped exactly where it would not.
   CHECK((coded > 0) == (plan::storage_ratio(w, r.codecs.back()) > 1.0));
 }
+
+}  // namespace plan_extend_test

@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+namespace plan_hetero_train_test {
+
 using namespace trinity;
 
 TEST_CASE("the preset's plan is the fewest producers and streams that keep every consumer training", "[plan][hetero]") {
@@ -111,3 +113,5 @@ TEST_CASE("a hetero-train workload reads from JSON, every key checked", "[plan][
       "phases": [{"sample": "0B", "produce_per_second": 1, "consume_per_second": 1}]})"),
              Catch::StartsWith("phases[0].sample"));
 }
+
+}  // namespace plan_hetero_train_test

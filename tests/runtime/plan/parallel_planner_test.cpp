@@ -10,6 +10,8 @@
 #include <string>
 #include <tuple>
 
+namespace plan_parallel_planner_test {
+
 using namespace trinity;
 
 namespace {
@@ -344,3 +346,5 @@ TEST_CASE("the step model sends over each level at what NCCL's collectives move:
     CHECK(at_rate.value() <= at_line.value() * s.interconnect.bandwidth.value() / rate * (1 + 1e-12));
   }
 }
+
+}  // namespace plan_parallel_planner_test

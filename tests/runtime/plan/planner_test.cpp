@@ -15,6 +15,8 @@
 #include <ratio>
 #include <vector>
 
+namespace plan_planner_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -288,3 +290,5 @@ TEST_CASE("a step's energy counts the device's idle power while it waits on the 
           Approx((busy + moved).value()).epsilon(1e-12));
   }
 }
+
+}  // namespace plan_planner_test

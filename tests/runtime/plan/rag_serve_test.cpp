@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace plan_rag_serve_test {
+
 using namespace trinity;
 
 namespace {
@@ -303,3 +305,5 @@ TEST_CASE("the report's case studies: bandwidth-bound phases near the report, se
   for (const auto i : {0, 1, 2, 5})
     CHECK(rows[static_cast<std::size_t>(i)].predicted < rows[static_cast<std::size_t>(i)].reported);
 }
+
+}  // namespace plan_rag_serve_test

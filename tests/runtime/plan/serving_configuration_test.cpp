@@ -5,6 +5,8 @@
 #include <trinity/plan/serving_configuration.hpp>
 #include <trinity/presets.hpp>
 
+namespace plan_serving_configuration_test {
+
 using namespace trinity;
 
 TEST_CASE("a configuration is priced as the planner prices the same plan", "[plan][serving]") {
@@ -74,3 +76,5 @@ TEST_CASE("every bad configuration is refused, naming the key and what would do"
   CHECK_THROWS_WITH(plan::price_configuration(plan::presets::dgx_a100(), w, "weights=fp8"),
                     Catch::StartsWith("parallelism: weights=fp8: fp8 needs fp8 tensor cores"));
 }
+
+}  // namespace plan_serving_configuration_test

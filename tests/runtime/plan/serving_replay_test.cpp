@@ -9,6 +9,8 @@
 
 #include <vector>
 
+namespace plan_serving_replay_test {
+
 using namespace trinity;
 
 namespace {
@@ -149,3 +151,5 @@ TEST_CASE("KV loads on a fabric take the tier's time alone and twice it when two
       plan::simulate(s, w, evaluated(s, w, {1, 8, 0, bytes{64e9}, 0}, codecs), codecs, {{seconds{0}, size}}, f),
       Catch::Contains("off the fabric's memory nodes"));
 }
+
+}  // namespace plan_serving_replay_test

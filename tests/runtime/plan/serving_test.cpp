@@ -3,11 +3,14 @@
 // tokens per device-second.
 #include <catch2/catch.hpp>
 
+#include <trinity/io/block_trace.hpp>
 #include <trinity/plan/serving.hpp>
 
 #include <algorithm>
 #include <bit>
 #include <vector>
+
+namespace plan_serving_test {
 
 using namespace trinity;
 
@@ -149,7 +152,6 @@ TEST_CASE("a serving workload that cannot meet its objectives is refused with th
 }
 
 #ifdef TRINITY_SHARED_TRACE
-#include <trinity/io/block_trace.hpp>
 TEST_CASE("the serving preset's mean prompt and answer are the whole trace's", "[plan][serving][shared]") {
   const auto t = io::read_block_trace(TRINITY_SHARED_TRACE);
   double in = 0, out = 0;
@@ -231,3 +233,5 @@ TEST_CASE(
   CHECK_THROWS_WITH(plan::plan_serving(s, w), Catch::Contains("workload.precision: \"fp32\" is not a precision a "
                                                               "replica serves at. Fix: bf16, fp16, fp8"));
 }
+
+}  // namespace plan_serving_test

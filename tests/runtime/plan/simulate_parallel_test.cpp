@@ -11,6 +11,8 @@
 
 #include <algorithm>
 
+namespace plan_simulate_parallel_test {
+
 using namespace trinity;
 
 namespace {
@@ -158,3 +160,5 @@ TEST_CASE("a mixture's all-to-all on the hierarchy: inside a node, and across no
     CHECK(g.expert_data.size() == l.tp * l.dp / l.ep);
   }
 }
+
+}  // namespace plan_simulate_parallel_test

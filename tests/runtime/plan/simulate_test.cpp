@@ -5,6 +5,8 @@
 
 #include <trinity/plan.hpp>
 
+namespace plan_simulate_test {
+
 using namespace trinity;
 
 TEST_CASE("the planner's collectives, simulated on the preset fabrics, land where the α-β formula and flits say",
@@ -81,3 +83,5 @@ TEST_CASE("plan::simulate runs a plan on the user's own topology, bound with pla
   CHECK_THROWS_WITH(plan::simulate(s, w, r, plan::bind(small, 2, {}, "tiny")),
                     Catch::Contains("places 2 ranks; the plan runs"));
 }
+
+}  // namespace plan_simulate_test

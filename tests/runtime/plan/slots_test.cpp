@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace plan_slots_test {
+
 using namespace trinity;
 
 namespace {
@@ -72,3 +74,5 @@ TEST_CASE("every planner's choice is a walk of priced slot trades from its basel
     check_walk(plan::plan_hetero_train(dgx, plan::presets::wan22_t2v_hetero()), {"disaggregation"});
   }
 }
+
+}  // namespace plan_slots_test

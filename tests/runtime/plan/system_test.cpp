@@ -8,6 +8,8 @@
 
 #include <string>
 
+namespace plan_system_test {
+
 using namespace trinity;
 
 TEST_CASE("every tier and link of a preset system is a library preset's descriptor, or says how it departs from one",
@@ -86,3 +88,5 @@ TEST_CASE("NVLink's presets carry what NCCL's collectives move, below the line r
   l.collective_bandwidth = bytes_per_second{450e9};
   CHECK_NOTHROW(validate(l));
 }
+
+}  // namespace plan_system_test

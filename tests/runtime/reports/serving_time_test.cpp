@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+namespace reports_serving_time_test {
+
 using namespace trinity;
 
 TEST_CASE("every serving candidate's passes, part by part, add up to the prefill and TPOT it was priced at",
@@ -68,3 +70,5 @@ TEST_CASE("the text tells each part's share and bound: a long prompt's FLOPs, a 
   CHECK_THAT(short_prompt, Catch::Contains("none: one device"));
   CHECK_THAT(short_prompt, Catch::Contains("decode step of 1 sequence at"));
 }
+
+}  // namespace reports_serving_time_test

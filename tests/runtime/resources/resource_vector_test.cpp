@@ -3,6 +3,8 @@
 #include <trinity/resources.hpp>
 #include <trinity/units/literals.hpp>
 
+namespace resources_resource_vector_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -83,3 +85,5 @@ TEST_CASE("a priced trade says the time and energy it saves", "[resources][price
   CHECK(s.time_saved() == -2_s);
   CHECK(s.energy_saved().value() == Approx(-24.0).epsilon(1e-12));
 }
+
+}  // namespace resources_resource_vector_test

@@ -15,6 +15,8 @@
 
 #include "recorded_runs.hpp"
 
+namespace retrieval_tiered_hnsw_test {
+
 using namespace trinity;
 
 namespace {
@@ -228,3 +230,5 @@ TEST_CASE("the recorded run beside FAISS's HNSW: recall as FAISS's, the tiered g
   }
   CHECK(r.on_ci_build());
 }
+
+}  // namespace retrieval_tiered_hnsw_test

@@ -14,6 +14,8 @@
 
 #include "recorded_runs.hpp"
 
+namespace retrieval_tiered_ivf_pq_test {
+
 using namespace trinity;
 
 namespace {
@@ -191,3 +193,5 @@ TEST_CASE("the recorded run beside FAISS's IVFPQ: the same recall, re-ranked rea
   }
   CHECK(r.on_ci_build());
 }
+
+}  // namespace retrieval_tiered_ivf_pq_test

@@ -15,6 +15,8 @@
 
 #include "recorded_runs.hpp"
 
+namespace retrieval_tiered_ivf_test {
+
 using namespace trinity;
 
 namespace {
@@ -216,3 +218,5 @@ TEST_CASE("the recorded run beside FAISS: the same recall, tiered or not, at lea
   }
   CHECK(r.on_ci_build());
 }
+
+}  // namespace retrieval_tiered_ivf_test

@@ -24,6 +24,8 @@
 
 #include "../comm/forwarding_communicator.hpp"
 
+namespace shard_data_parallel_test {
+
 using namespace trinity;
 
 namespace {
@@ -730,3 +732,5 @@ TEST_CASE("with overlap a layer's gradient is reduced while the next layer's bac
   CHECK(timed_out.load() == 0);
   CHECK(on_caller.load() == 0);  // every reduction ran on the engine's thread
 }
+
+}  // namespace shard_data_parallel_test

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <vector>
 
+namespace shard_layer_values_test {
+
 using namespace trinity;
 using parallel::linear_split;
 
@@ -73,3 +75,5 @@ TEST_CASE("recut turns one tensor-parallel size's slices into another's, as cutt
     }
   }
 }
+
+}  // namespace shard_layer_values_test

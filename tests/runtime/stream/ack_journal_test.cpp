@@ -8,6 +8,8 @@
 #include <fstream>
 #include <unistd.h>
 
+namespace stream_ack_journal_test {
+
 using namespace trinity;
 namespace fs = std::filesystem;
 
@@ -108,3 +110,5 @@ TEST_CASE("corruption before the last record, a wrong head or a gap is refused n
                     Catch::Contains("record 1 acknowledges producer 5 offset 2 where 1 was next"));
   fs::remove(p);
 }
+
+}  // namespace stream_ack_journal_test

@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+namespace stream_frame_test {
+
 using namespace trinity::stream::detail;
 
 namespace {
@@ -165,3 +167,5 @@ TEST_CASE("a batch whose lengths do not fill its body exactly, or that counts fe
   const auto data = encoded(d, 8);
   CHECK_FALSE(batch_samples(data, *decode(data)));
 }
+
+}  // namespace stream_frame_test

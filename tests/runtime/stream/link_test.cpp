@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include <vector>
 
+namespace stream_link_test {
+
 using namespace trinity;
 using namespace std::chrono_literals;
 
@@ -281,3 +283,5 @@ TEST_CASE("bad options and endpoints are refused naming the field", "[stream]") 
   CHECK_THROWS_WITH(stream::producer(context, "tcp://127.0.0.1:1", {.streams = 0}), Catch::Contains("streams"));
   CHECK_THROWS_WITH(stream::producer(context, "nonsense://x", {}), Catch::Contains("endpoint"));
 }
+
+}  // namespace stream_link_test

@@ -3,6 +3,8 @@
 
 #include <trinity/stream/rate_cap.hpp>
 
+namespace stream_rate_cap_test {
+
 using namespace trinity;
 using clock_type = stream::rate_cap::clock;
 
@@ -36,3 +38,5 @@ TEST_CASE("an uncapped rate never waits, a bad rate is refused naming the field"
   CHECK(none.wait(clock_type::now()) == clock_type::duration::zero());
   CHECK_THROWS_WITH(stream::rate_cap(bytes_per_second(-1), bytes(1)), Catch::Contains("stream_cap"));
 }
+
+}  // namespace stream_rate_cap_test

@@ -11,6 +11,8 @@
 #include <trinity/presets.hpp>
 #include <trinity/tiers.hpp>
 
+namespace tiers_presets_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -180,3 +182,5 @@ TEST_CASE("routes are found by tier name in either direction", "[tiers][links]")
   CHECK_FALSE(find_route("nvme", "cxl-coherent").has_value());  // not connected in the presets
   CHECK_FALSE(find_route("gb200-hbm3e", "no-such-tier").has_value());
 }
+
+}  // namespace tiers_presets_test

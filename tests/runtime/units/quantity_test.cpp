@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+namespace units_quantity_test {
+
 using namespace trinity;
 using namespace trinity::literals;
 
@@ -122,3 +124,5 @@ TEST_CASE("the parser treats every byte as hostile: it returns a finite value or
   CHECK(parsed > 0);
   CHECK(refused > 0);
 }
+
+}  // namespace units_quantity_test
