@@ -9,7 +9,8 @@ cd "$(dirname "$(readlink -f "$0")")/.."
 scripts/setup.sh
 
 jobs=$(nproc)
-step() { printf '\n== %s\n' "$*" >&2; }
+# Each step says how far into the run it starts, so a CI log shows where the time went.
+step() { printf '\n== %s (at %d min %02d s)\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)) >&2; }
 
 step "configure and build (preset ci: RelWithDebInfo, -Werror)"
 cmake --preset ci >/dev/null
@@ -31,3 +32,5 @@ cmake --build --preset tsan -j "$jobs"
 
 step "test (preset tsan)"
 ctest --preset tsan -j "$jobs"
+
+step "every test passed"
