@@ -1,6 +1,6 @@
 # Every runtime test file keeps its body (its helpers, its using-directives, its test cases) in a namespace named
 # after its path under tests/runtime: plan/serving_test.cpp in plan_serving_test. The unity build
-# (TRINITY_UNITY_BUILD) compiles sixteen files as one translation unit, and a batch's members change whenever a
+# (TRINITY_UNITY_BUILD) compiles up to 32 files as one translation unit, and a batch's members change whenever a
 # file is added; without the namespace, one file's `n`, `fixture` or `using namespace trinity` reaches the files
 # after it. Run with -DSOURCE_DIR=<checkout>.
 file(GLOB_RECURSE sources RELATIVE "${SOURCE_DIR}/tests/runtime" "${SOURCE_DIR}/tests/runtime/*.cpp")
