@@ -163,10 +163,13 @@ inline std::vector<std::vector<std::uint8_t>> reader_seed_inputs(std::string_vie
   if (target == "reader_runs") return files({"bench/published/training-runs.json", "tests/cli/bad-runs.json"});
   if (target == "reader_probe") return files({"bench/results/transformer-probe-h100.json"});
   if (target == "reader_layout")
-    return {text("tp=2,pp=4,dp=8"), text("zero=3,dp=64"),
+    return {text("tp=2,pp=4,dp=8"),
+            text("zero=3,dp=64"),
             text("tp=8,pp=16,vpp=2,cp=2,dp=4,mbs=2,recompute=selective,sp=on,zero=1,offload=on,codec=int8-ef"),
             text("tp=2,pp=16,dp=32,sp=on,ep=64,overlap=on,recompute_modules=mla_up_proj,first_stage_layers=3,"
-                 "last_stage_layers=2")};
+                 "last_stage_layers=2"),
+            text("tp=2,pp=8,dp=64,sp=on,ep=64,pipeline_layout=Et|(tt|)*30mL"),
+            text("pp=4,vpp=2,pipeline_layout=E(t*3|)*7tmL")};
   if (target == "reader_mooncake") {
     auto whole = file("docs/examples/mooncake_conversation_excerpt.jsonl");
     std::vector<bytes> out;

@@ -451,10 +451,11 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                    "(docs/parallelism.md) to verify a parallel layout");
   const auto l = a.parallelism == "search" ? search_layouts(s, w, a.gpus, 0, a.planning).chosen().plan.layout
                                            : named_layout(s, a.parallelism, a.gpus);
-  if (l.first_stage_layers || l.last_stage_layers)
+  if (l.first_stage_layers || l.last_stage_layers || !l.pipeline_layout.empty())
     throw bad_flag("--parallelism", a.parallelism,
-                   "states the model's layers on the first or last pipeline stage; the run here is scaled down to a "
-                   "few layers of its own, so verify the layout without first_stage_layers and last_stage_layers");
+                   "states where the model's layers sit on the pipeline's stages; the run here is scaled down to a "
+                   "few layers of its own, so verify the layout without first_stage_layers, last_stage_layers and "
+                   "pipeline_layout");
   if (w.shape->moe()) return run_verify_experts(a, w, l);
   const auto run = layout_run_of(a, l);
   // The codec the layout names, at the rates and ratio the planner priced it with (the system's devices').

@@ -3,9 +3,10 @@
 //! A parallel layout written as the command line takes it:
 //!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,sp=on|off,zero=0..3,offload=on|off,codec=NAME|none,
 //!   overlap=on|off,ep=8,etp=1,recompute_modules=layernorm+moe_act+mla_up_proj|none,first_stage_layers=3,
-//!   last_stage_layers=2
+//!   last_stage_layers=2  (or instead of those two: pipeline_layout=Et|(tt|)*30mL, model/pipeline_layout.hpp)
 //! Every key is optional (a missing degree is 1, recompute none, sp off, ZeRO 0, no offload, no gradient codec,
-//! overlap as the workload says, the pipeline's layers split as model::pipeline_stage_layers splits them); an
+//! overlap as the workload says, the pipeline's layers split as model::pipeline_stage_layers splits them, vpp
+//! as many chunks as pipeline_layout gives each stage); an
 //! unknown key, a key given twice or a value that is not allowed is refused, naming it and what would be. A codec's
 //! name is checked where its cost is looked up (plan::gradient_codec).
 
@@ -17,11 +18,27 @@
 #include <trinity/detail/key_value_list.hpp>
 #include <trinity/error.hpp>
 #include <trinity/model/parallel_training.hpp>
+#include <trinity/model/pipeline_layout.hpp>
 #include <trinity/plan/assumed.hpp>
 
 namespace trinity::io {
 
 namespace detail {
+//! Megatron-Core drops the commas of a pipeline layout (`Ettt|(tt|)*29,m|L`) as cosmetic; here a comma ends the
+//! item, and the rest would read as an item with no '='. Refused before that, saying so.
+template <class Fail>
+void refuse_layout_commas(std::string_view text, const Fail& fail) {
+  const auto at = text.find("pipeline_layout=");
+  if (at == std::string_view::npos || (at > 0 && text[at - 1] != ',')) return;
+  const auto comma = text.find(',', at);
+  if (comma == std::string_view::npos) return;
+  const auto next = text.substr(comma + 1, text.find(',', comma + 1) - comma - 1);
+  if (!next.empty() && next.find('=') == std::string_view::npos &&
+      next.find_first_not_of("EtmL|()*0123456789") == std::string_view::npos)
+    fail("pipeline_layout: a comma inside the layout (before \"" + std::string(next) +
+         "\"); Megatron-Core drops its commas as cosmetic, and here a comma ends the item: leave them out");
+}
+
 //! `layernorm+moe_act`, or `none`: each module once, by its name.
 template <class Fail>
 model::recompute_modules parse_recompute_modules(const std::string& value, const Fail& fail) {
@@ -57,10 +74,12 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
   // clang-format off
   static constexpr std::string_view keys[] = {"tp", "pp", "vpp", "cp", "dp", "mbs", "recompute", "sp", "zero",
                                               "offload", "codec", "overlap", "ep", "etp", "recompute_modules",
-                                              "first_stage_layers", "last_stage_layers"};
+                                              "first_stage_layers", "last_stage_layers", "pipeline_layout"};
   // clang-format on
   model::parallel_layout l;
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
+  detail::refuse_layout_commas(text, fail);
+  bool vpp_given = false;
   trinity::detail::for_each_key_value(
       text, field, keys, {"tp=8,pp=4,dp=2", "tp=8", ""}, [&](const std::string& key, const std::string& value) {
         if (key == "recompute") {
@@ -81,6 +100,16 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
         if (key == "codec") {
           if (value.empty()) fail("codec=: name a gradient codec (e.g. int8-ef), or none");
           l.codec = value == "none" || value == "identity" ? "" : value;
+          return;
+        }
+        if (key == "pipeline_layout") {
+          if (value.empty()) fail("pipeline_layout=: name the chunks, e.g. Et|(tt|)*30mL");
+          try {  // its form, here; its fit to the model where it is priced (model::layout_problem)
+            model::parse_pipeline_layout(value);
+          } catch (const invalid_input& e) {
+            fail("pipeline_layout=" + e.problem());
+          }
+          l.pipeline_layout = value;
           return;
         }
         if (key == "sp" || key == "offload" || key == "overlap") {
@@ -104,7 +133,7 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
         else if (key == "pp")
           l.pp = n;
         else if (key == "vpp")
-          l.vpp = n;
+          l.vpp = n, vpp_given = true;
         else if (key == "cp")
           l.cp = n;
         else if (key == "dp")
@@ -124,6 +153,14 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
           l.zero_stage = static_cast<int>(n);
         }
       });
+  if (!l.pipeline_layout.empty()) {
+    if (l.first_stage_layers || l.last_stage_layers)
+      fail(std::string(l.first_stage_layers ? "first_stage_layers" : "last_stage_layers") +
+           ": pipeline_layout places every stage's layers already; give one or the other");
+    // The chunks fix vpp; one that disagrees is refused where the layout is priced (model::layout_problem).
+    const std::size_t chunks = model::parse_pipeline_layout(l.pipeline_layout).size();
+    if (!vpp_given && l.pp > 1 && chunks % l.pp == 0) l.vpp = chunks / l.pp;
+  }
   return l;
 }
 
@@ -147,7 +184,7 @@ inline plan::assumptions parallel_layout_defaults(std::string_view text, const m
   };
   note("tp", l.tp);
   note("pp", l.pp);
-  note("vpp", l.vpp);
+  if (l.pipeline_layout.empty()) note("vpp", l.vpp);  // else the layout's chunks gave it
   note("cp", l.cp);
   note("dp", l.dp);
   note("mbs", l.micro_batch);

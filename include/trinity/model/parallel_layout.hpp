@@ -3,7 +3,7 @@
 //! A hybrid parallel layout as the step model (model/parallel_training.hpp) prices it: tensor, pipeline (and
 //! its interleaving), context, data and expert parallelism, the micro-batch, recomputation, sequence
 //! parallelism, the ZeRO stage, offload, the gradient codec and overlap, the layers of the pipeline's first and last
-//! stages where a run states them, and its `tp=..,pp=..` spelling.
+//! stages (or of every chunk) where a run states them, and its `tp=..,pp=..` spelling.
 //! (Recomputation: a policy, and single modules besides it, model/recompute_modules.hpp.)
 
 #include <cstddef>
@@ -40,6 +40,9 @@ struct parallel_layout {
   //! --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers): the other stages split the
   //! rest evenly. Unset: the split of pipeline_stage_layers (model/parallel_training.hpp).
   std::optional<std::size_t> first_stage_layers = {}, last_stage_layers = {};
+  //! Every chunk's layers, as Megatron-Core's --pipeline-model-parallel-layout places them (`Et|(tt|)*30mL`,
+  //! model/pipeline_layout.hpp), where the run states them; empty: the split above. It fixes vpp.
+  std::string pipeline_layout = {};
 
   [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
   friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
@@ -79,7 +82,8 @@ inline std::string to_string(const parallel_layout& l) {
          (l.overlap ? std::string(",overlap=") + (*l.overlap ? "on" : "off") : std::string()) +
          (l.ep > 1 || l.etp > 1 ? ",ep=" + std::to_string(l.ep) + ",etp=" + std::to_string(l.etp) : std::string()) +
          (l.first_stage_layers ? ",first_stage_layers=" + std::to_string(*l.first_stage_layers) : std::string()) +
-         (l.last_stage_layers ? ",last_stage_layers=" + std::to_string(*l.last_stage_layers) : std::string());
+         (l.last_stage_layers ? ",last_stage_layers=" + std::to_string(*l.last_stage_layers) : std::string()) +
+         (l.pipeline_layout.empty() ? std::string() : ",pipeline_layout=" + l.pipeline_layout);
 }
 
 }  // namespace trinity::model

@@ -74,6 +74,7 @@
 #include <trinity/model/moe_layer.hpp>
 #include <trinity/model/overlap.hpp>
 #include <trinity/model/parallel_layout.hpp>
+#include <trinity/model/pipeline_layout.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/model/training_cluster.hpp>
 #include <trinity/model/training_job.hpp>
@@ -147,7 +148,7 @@ inline double pipeline_in_flight(std::size_t p, std::size_t m, std::size_t v) {
 //! chunks), and the first and last share what is left, the first the larger half (the last also computes the
 //! logits). Even splits give every stage l/p.
 struct stage_layers {
-  std::size_t first = 0, middle = 0, last = 0;
+  std::size_t first = 0, middle = 0, last = 0;  //!< middle: the fullest, where a stated layout makes them differ
 };
 inline stage_layers pipeline_stage_layers(std::size_t layers, std::size_t p, std::size_t v = 1) {
   if (p <= 1) return {layers, layers, layers};
@@ -165,10 +166,17 @@ inline std::size_t stated_stages(const parallel_layout& l) noexcept {
   return (l.first_stage_layers ? std::size_t{1} : 0) + (l.last_stage_layers ? std::size_t{1} : 0);
 }
 
-//! The layers each stage holds under the layout: where it states its first or last stage's (Megatron-Core's
-//! get_num_layers_to_build), those, and the other stages split the rest evenly; otherwise the split above.
-//! layout_problem has checked that the rest splits.
+//! The layers each stage holds under the layout: where it states every chunk's (pipeline_layout), each stage's
+//! sum; where it states its first or last stage's (Megatron-Core's get_num_layers_to_build), those, and the
+//! other stages split the rest evenly; otherwise the split above. layout_problem has checked the statement.
 inline stage_layers pipeline_stage_layers(std::size_t layers, const parallel_layout& l) {
+  if (!l.pipeline_layout.empty() && l.pp > 1) {
+    // Stated chunk by chunk: each stage's own sum; the middle stages priced at the fullest of them.
+    const auto per_rank = layers_per_rank(parse_pipeline_layout(l.pipeline_layout), l.pp);
+    const std::size_t middle =
+        l.pp > 2 ? *std::max_element(per_rank.begin() + 1, per_rank.end() - 1) : per_rank.front();
+    return {per_rank.front(), middle, per_rank.back()};
+  }
   const std::size_t stated = stated_stages(l);
   if (stated == 0 || l.pp <= 1) return pipeline_stage_layers(layers, l.pp, l.vpp);
   const std::size_t first = l.first_stage_layers.value_or(0), last = l.last_stage_layers.value_or(0);
@@ -239,6 +247,17 @@ inline std::string expert_problem(const training_job& j, const parallel_layout& 
 //! vpp where --pipeline-model-parallel-layout does not (DeepSeek-V3's Et|(tt|)*30mL puts 7 on the first of 8
 //! stages of 4 chunks); a stage is priced by its layers either way, so that is not asked here.
 inline std::string stage_split_problem(const training_job& j, const parallel_layout& l) {
+  if (!l.pipeline_layout.empty()) {
+    if (stated_stages(l) > 0)
+      return std::string(l.first_stage_layers ? "first_stage_layers" : "last_stage_layers") +
+             ": pipeline_layout places every stage's layers already; give one or the other";
+    try {
+      return pipeline_layout_problem(parse_pipeline_layout(l.pipeline_layout), l.pp, l.vpp, j.shape.layers,
+                                     j.shape.mtp_layers);
+    } catch (const invalid_input& e) {
+      return "pipeline_layout: " + e.problem();
+    }
+  }
   if (stated_stages(l) == 0) return {};
   const std::string field = l.first_stage_layers ? "first_stage_layers" : "last_stage_layers";
   if (l.first_stage_layers == std::size_t{0} || l.last_stage_layers == std::size_t{0})
@@ -289,7 +308,7 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
     return "tp: " + std::to_string(l.tp) + " and the " + std::to_string(m.kv_heads) +
            " KV heads do not divide each other";
   if (m.ffn_hidden % l.tp != 0) return "tp: " + std::to_string(l.tp) + " does not divide ffn_hidden";
-  if (l.pp * l.vpp > m.layers)
+  if (l.pp * l.vpp > m.layers && l.pipeline_layout.empty())  // a stated layout may leave a chunk empty
     return "pp: " + std::to_string(l.pp * l.vpp) + " model chunks for " + std::to_string(m.layers) + " layers";
   if (l.vpp > 1 && l.pp == 1) return "vpp: interleaving needs pipeline stages (pp > 1)";
   if (j.sequence % l.cp != 0)

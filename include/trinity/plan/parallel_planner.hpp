@@ -404,12 +404,13 @@ struct parallel_problem {
             " (bandwidth for memory: the sequence split " + std::to_string(want.cp) + " ways)");
     move(
         want.pp != at.pp || want.vpp != at.vpp || want.first_stage_layers != at.first_stage_layers ||
-            want.last_stage_layers != at.last_stage_layers,
+            want.last_stage_layers != at.last_stage_layers || want.pipeline_layout != at.pipeline_layout,
         [&](model::parallel_layout& l) {
           l.pp = want.pp;
           l.vpp = want.vpp;
           l.first_stage_layers = want.first_stage_layers;
           l.last_stage_layers = want.last_stage_layers;
+          l.pipeline_layout = want.pipeline_layout;
         },
         "pipeline pp=" + std::to_string(want.pp) +
             (want.vpp > 1 ? " interleaved vpp=" + std::to_string(want.vpp) : "") + " " +
