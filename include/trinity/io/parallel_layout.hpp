@@ -39,6 +39,23 @@ void refuse_layout_commas(std::string_view text, const Fail& fail) {
          "\"); Megatron-Core drops its commas as cosmetic, and here a comma ends the item: leave them out");
 }
 
+//! A layout's pipeline_layout, read: its form checked here (its fit to the model where it is priced,
+//! model::layout_problem), the stated-stage keys refused beside it, and vpp taken from its chunks unless given.
+template <class Fail>
+void settle_pipeline_layout(model::parallel_layout& l, bool vpp_given, const Fail& fail) {
+  if (l.pipeline_layout.empty()) fail("pipeline_layout=: name the chunks, e.g. Et|(tt|)*30mL");
+  std::size_t chunks = 0;
+  try {
+    chunks = model::parse_pipeline_layout(l.pipeline_layout).size();
+  } catch (const invalid_input& e) {
+    fail("pipeline_layout=" + e.problem());
+  }
+  if (l.first_stage_layers || l.last_stage_layers)
+    fail(std::string(l.first_stage_layers ? "first_stage_layers" : "last_stage_layers") +
+         ": pipeline_layout places every stage's layers already; give one or the other");
+  if (!vpp_given && l.pp > 1 && chunks % l.pp == 0) l.vpp = chunks / l.pp;
+}
+
 //! `layernorm+moe_act`, or `none`: each module once, by its name.
 template <class Fail>
 model::recompute_modules parse_recompute_modules(const std::string& value, const Fail& fail) {
@@ -79,7 +96,7 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
   model::parallel_layout l;
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
   detail::refuse_layout_commas(text, fail);
-  bool vpp_given = false;
+  bool vpp_given = false, layout_given = false;
   trinity::detail::for_each_key_value(
       text, field, keys, {"tp=8,pp=4,dp=2", "tp=8", ""}, [&](const std::string& key, const std::string& value) {
         if (key == "recompute") {
@@ -103,13 +120,7 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
           return;
         }
         if (key == "pipeline_layout") {
-          if (value.empty()) fail("pipeline_layout=: name the chunks, e.g. Et|(tt|)*30mL");
-          try {  // its form, here; its fit to the model where it is priced (model::layout_problem)
-            model::parse_pipeline_layout(value);
-          } catch (const invalid_input& e) {
-            fail("pipeline_layout=" + e.problem());
-          }
-          l.pipeline_layout = value;
+          l.pipeline_layout = value, layout_given = true;
           return;
         }
         if (key == "sp" || key == "offload" || key == "overlap") {
@@ -153,14 +164,7 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
           l.zero_stage = static_cast<int>(n);
         }
       });
-  if (!l.pipeline_layout.empty()) {
-    if (l.first_stage_layers || l.last_stage_layers)
-      fail(std::string(l.first_stage_layers ? "first_stage_layers" : "last_stage_layers") +
-           ": pipeline_layout places every stage's layers already; give one or the other");
-    // The chunks fix vpp; one that disagrees is refused where the layout is priced (model::layout_problem).
-    const std::size_t chunks = model::parse_pipeline_layout(l.pipeline_layout).size();
-    if (!vpp_given && l.pp > 1 && chunks % l.pp == 0) l.vpp = chunks / l.pp;
-  }
+  if (layout_given) detail::settle_pipeline_layout(l, vpp_given, fail);
   return l;
 }
 
