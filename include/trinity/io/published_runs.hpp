@@ -59,6 +59,8 @@ inline constexpr key run_keys[] = {{"name", required},
                                    {"precision"},
                                    {"fp8_params"},
                                    {"state_bytes"},
+                                   {"capacity_factor"},
+                                   {"expert_imbalance"},
                                    {"published", required},
                                    {"assumed"}};
 inline constexpr key run_own_shape_keys[] = {{"layers", required}, {"hidden", required},   {"ffn_hidden", required},
@@ -124,6 +126,8 @@ inline published_run read_run(const json& j, const std::string& path, const publ
   if (r.job.fp8_params && !r.job.fp8)
     fail(o.path("fp8_params"), "keeps the GEMM weights in fp8; the run's precision must be \"fp8\"");
   if (o.has("state_bytes")) r.job.precision = read_state_bytes(o.at("state_bytes"), o.path("state_bytes"));
+  const auto routing = read_routing(o, r.job.shape);  // as a workload gives it: balanced and dropless unless said
+  r.job.expert_imbalance = routing.imbalance, r.job.capacity_factor = routing.capacity_factor;
   try {
     r.layout = parse_parallel_layout(o.text("parallelism"), o.path("parallelism"));
   } catch (const invalid_input& e) {

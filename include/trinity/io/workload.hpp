@@ -89,6 +89,40 @@ inline constexpr key optional_shape_keys[] = {{"gated_mlp"},
                                               {"first_dense_layers"},
                                               {"mtp_layers"}};
 
+//! A mixture of experts' routing: the busiest expert-parallel rank's tokens over the mean (1: balanced, as
+//! benchmark runs force it) and the cap on an expert's tokens over its even share (0: none, dropless).
+struct expert_routing {
+  double imbalance = 1, capacity_factor = 0;
+};
+
+//! The routing `o` gives, each key checked and named at its path; what it leaves out is assumed (balanced,
+//! dropless) and noted in `assumed` where given. A dense model refuses both keys.
+inline expert_routing read_routing(const object& o, const model::transformer_shape& m,
+                                   plan::assumptions* assumed = nullptr) {
+  expert_routing r;
+  if (!m.moe()) {
+    for (const char* k : {"capacity_factor", "expert_imbalance"})
+      if (o.has(k)) fail(o.path(k), "describes a mixture of experts' routing; the model has no experts");
+    return r;
+  }
+  if (assumed)
+    o.get("expert_imbalance", r.imbalance, *assumed);
+  else
+    o.get("expert_imbalance", r.imbalance);
+  if (!(r.imbalance >= 1 && r.imbalance <= static_cast<double>(m.experts)))
+    fail(o.path("expert_imbalance"), "must be from 1 (balanced) to the " + std::to_string(m.experts) +
+                                         " experts: the busiest expert-parallel rank's tokens over the mean");
+  if (!o.has("capacity_factor")) {
+    if (assumed) plan::assume(*assumed, o.path("capacity_factor"), "none (dropless)");
+    return r;
+  }
+  r.capacity_factor = o.number("capacity_factor");
+  if (!(r.capacity_factor >= 1))
+    fail(o.path("capacity_factor"),
+         "must be at least 1: an expert's tokens over its even share (leave it out for dropless routing)");
+  return r;
+}
+
 // A mixture of experts' keys, where the object has them (a reader whose keys leave them out refuses them as
 // unknown): experts, top_k (required with experts), moe_ffn_hidden, shared_experts, moe_layer_frequency,
 // first_dense_layers.

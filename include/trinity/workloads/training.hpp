@@ -63,23 +63,10 @@ inline constexpr key bucket_keys[] = {{"name"}, {"sequence", required}, {"share"
 inline constexpr key precision_keys[] = {
     {"parameter", required}, {"gradient", required}, {"optimizer", required}, {"compute"}};
 
-// A mixture's routing: balanced unless said otherwise (benchmark runs force it), dropless unless capped; a dense
-// model refuses both keys.
+// A mixture's routing (io/workload.hpp's read_routing, which the published runs read too).
 inline void read_routing(const object& o, plan::training_workload& w) {
-  if (!w.shape->moe()) {
-    for (const char* k : {"capacity_factor", "expert_imbalance"})
-      if (o.has(k)) fail(k, "describes a mixture of experts' routing; the model has no experts");
-    return;
-  }
-  o.get("expert_imbalance", w.expert_imbalance, w.assumed);
-  if (!(w.expert_imbalance >= 1 && w.expert_imbalance <= static_cast<double>(w.shape->experts)))
-    fail("expert_imbalance", "must be from 1 (balanced) to the " + std::to_string(w.shape->experts) +
-                                 " experts: the busiest expert-parallel rank's tokens over the mean");
-  if (!o.has("capacity_factor")) return plan::assume(w.assumed, "capacity_factor", "none (dropless)");
-  w.capacity_factor = o.number("capacity_factor");
-  if (!(w.capacity_factor >= 1))
-    fail("capacity_factor",
-         "must be at least 1: an expert's tokens over its even share (leave it out for dropless routing)");
+  const auto r = io::detail::read_routing(o, *w.shape, &w.assumed);
+  w.expert_imbalance = r.imbalance, w.capacity_factor = r.capacity_factor;
 }
 
 // "mixed", "fp8" (Transformer Engine's recipe: the layers' GEMMs in fp8 over mixed precision's states), "fp32",

@@ -535,6 +535,38 @@ TEST_CASE("a published run keeps its fp8 weights alone where it says fp8_params,
                     Catch::Contains("runs[0].parallelism: zero: weights kept in fp8 alone"));
 }
 
+TEST_CASE("a published mixture's run reads a workload's routing keys, priced as the workload prices them", "[io]") {
+  const auto runs_with = [](const std::string& extra, const std::string& experts = R"(, "experts": 8, "top_k": 2)") {
+    return io::parse(R"({"sources": {"s": "a source"}, "runs": [{"name": "r", "source": "s", "role": "held-out",
+        "system": "dgx-h100", "gpus": 8, "model": {"layers": 24, "hidden": 2048, "ffn_hidden": 8192, "heads": 16,
+        "kv_heads": 16, "vocabulary": 50304, "gated_mlp": true)" +
+                         experts + R"(}, "sequence": 2048, "global_batch": 64,
+        "parallelism": "tp=1,pp=1,cp=1,dp=8,mbs=1,recompute=none,sp=off,ep=8", "zero": 1)" +
+                         extra + R"(, "published": {"iteration_s": 1.5}}]})",
+                     "runs.json");
+  };
+  const auto run = [&](const std::string& extra) { return io::read_published_runs(runs_with(extra)).runs.at(0); };
+  const auto balanced = run(""), skewed = run(R"(, "expert_imbalance": 2)"),
+             capped = run(R"(, "expert_imbalance": 2, "capacity_factor": 1.5)");
+  CHECK((balanced.job.expert_imbalance == 1 && balanced.job.capacity_factor == 0));
+  CHECK((capped.job.expert_imbalance == 2 && capped.job.capacity_factor == 1.5));
+  CHECK(capped.job.expert_load() == 1.5);  // the cap binds below the skew
+  const auto s = plan::presets::dgx_h100();
+  const auto c = plan::cluster_of(s, s.device.gemm, 3.0);
+  const auto step = [&](const io::published_run& r) { return model::price(r.job, c, r.layout).step; };
+  CHECK(step(balanced) < step(capped));
+  CHECK(step(capped) < step(skewed));
+  // The keys are refused as a workload refuses them, named at their path in the file.
+  CHECK_THROWS_WITH(io::read_published_runs(runs_with(R"(, "capacity_factor": 0.5)")),
+                    Catch::Contains("runs[0].capacity_factor: must be at least 1"));
+  CHECK_THROWS_WITH(io::read_published_runs(runs_with(R"(, "expert_imbalance": 9)")),
+                    Catch::Contains("runs[0].expert_imbalance: must be from 1 (balanced) to the 8 experts"));
+  CHECK_THROWS_WITH(io::read_published_runs(runs_with(R"(, "capacity_factor": 1)", "")),
+                    Catch::Contains("runs[0].capacity_factor: describes a mixture of experts' routing"));
+  CHECK_THROWS_WITH(io::read_published_runs(runs_with(R"(, "capacity_factr": 1)")),
+                    Catch::Contains("runs[0].capacity_factr: unknown key"));
+}
+
 TEST_CASE("a published run and a workload name the attention kernel they run, and are priced with its curve", "[io]") {
   const auto runs_with = [](const std::string& system, const std::string& extra) {
     return io::parse(R"({"sources": {"s": "a source"}, "runs": [{"name": "r", "source": "s", "role": "held-out",
