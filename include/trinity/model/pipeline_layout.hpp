@@ -35,11 +35,26 @@ struct pipeline_chunk {
 inline constexpr std::size_t pipeline_layout_marks_max = 100'000;
 
 namespace detail {
+//! `text` as an error may quote it: a byte outside printable ASCII as \xNN, so that hostile bytes reach no
+//! terminal raw (and a NUL does not cut the message short).
+inline std::string printable(std::string_view text) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (const char ch : text) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (byte >= 0x20 && byte < 0x7f)
+      out += ch;
+    else
+      out += std::string("\\x") + hex[byte >> 4] + hex[byte & 15];
+  }
+  return out;
+}
+
 //! The repeat count after a '*' at text[at]: digits, at least 1, at most pipeline_layout_marks_max.
 inline std::size_t layout_repeat(std::string_view text, std::size_t& at, const std::string& field,
                                  std::string_view whole, std::size_t offset) {
   const std::size_t start = at;
-  const auto fail = [&](const std::string& why) { throw invalid_input(field, std::string(whole) + ": " + why); };
+  const auto fail = [&](const std::string& why) { throw invalid_input(field, printable(whole) + ": " + why); };
   std::size_t n = 0;
   while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
     n = n * 10 + static_cast<std::size_t>(text[at] - '0');
@@ -61,13 +76,16 @@ inline std::size_t layout_repeat(std::string_view text, std::size_t& at, const s
 //! `offset` of the `whole` layout, which an error quotes.
 inline std::string unroll_layout(std::string_view text, const std::string& field, std::string_view whole,
                                  std::size_t offset) {
-  const auto fail = [&](const std::string& why) { throw invalid_input(field, std::string(whole) + ": " + why); };
+  const auto fail = [&](const std::string& why) { throw invalid_input(field, printable(whole) + ": " + why); };
   const auto is_mark = [](char ch) { return ch == 'E' || ch == 't' || ch == 'm' || ch == 'L' || ch == '|'; };
   const auto not_a_mark = [&](char ch, std::size_t at) {
     if (ch == ',')
       fail("a comma at character " + std::to_string(at + 1) +
            "; Megatron-Core drops commas as cosmetic, and here a comma ends the layout's item: leave them out");
-    fail("'" + std::string(1, ch) + "' at character " + std::to_string(at + 1) +
+    const auto byte = static_cast<unsigned char>(ch);
+    const std::string shown =
+        byte >= 0x20 && byte < 0x7f ? "'" + std::string(1, ch) + "'" : "byte " + printable(std::string_view(&ch, 1));
+    fail(shown + " at character " + std::to_string(at + 1) +
          " is not a mark; use E (embedding), t (a layer), m (a prediction module), L (the loss), | between "
          "chunks, x*n and (..)*n to repeat");
   };
@@ -113,7 +131,7 @@ inline std::vector<pipeline_chunk> parse_pipeline_layout(std::string_view text,
                                                          const std::string& field = "pipeline_layout") {
   if (text.empty()) throw invalid_input(field, "empty; give the chunks, e.g. Et|(tt|)*30mL");
   const std::string marks = detail::unroll_layout(text, field, text, 0);
-  const auto fail = [&](const std::string& why) { throw invalid_input(field, std::string(text) + ": " + why); };
+  const auto fail = [&](const std::string& why) { throw invalid_input(field, detail::printable(text) + ": " + why); };
   if (marks.find_first_not_of('|') == std::string::npos) fail("has no marks; it needs at least E, a layer and L");
   if (marks.front() != 'E') fail("the first mark must be E, the embedding (Megatron-Core requires it)");
   if (marks.back() != 'L') fail("the last mark must be L, the loss (Megatron-Core requires it)");

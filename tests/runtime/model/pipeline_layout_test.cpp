@@ -66,6 +66,9 @@ TEST_CASE("a pipeline layout that breaks a rule is refused, naming the character
   CHECK_THAT(refusal("Ett,|L"), Contains("a comma at character 4") && Contains("leave them out"));
   CHECK_THAT(refusal("Etx|L"), Contains("'x' at character 3 is not a mark"));
   CHECK_THAT(refusal("E(tx|)*2L"), Contains("'x' at character 4 is not a mark"));  // inside a group, in the whole
+  CHECK_THAT(refusal(std::string("Et\x01L")), Contains("Et\\x01L: byte \\x01 at character 3 is not a mark"));
+  CHECK_THAT(refusal(std::string("Et\xffL")), Contains("byte \\xff at character 3 is not a mark"));
+  CHECK_THAT(refusal(std::string("Et\0L", 4)), Contains("Et\\x00L: byte \\x00 at character 3"));
   CHECK_THAT(refusal("E(t|"), Contains("the '(' at character 2 is never closed"));
   CHECK_THAT(refusal("E()*2L"), Contains("an empty group () at character 2"));
   CHECK_THAT(refusal("E((t|)*2)*2L"), Contains("a group inside a group at character 2"));
