@@ -50,9 +50,7 @@ void settle_pipeline_layout(model::parallel_layout& l, bool vpp_given, const Fai
   } catch (const invalid_input& e) {
     fail("pipeline_layout=" + e.problem());
   }
-  if (l.first_stage_layers || l.last_stage_layers)
-    fail(std::string(l.first_stage_layers ? "first_stage_layers" : "last_stage_layers") +
-         ": pipeline_layout places every stage's layers already; give one or the other");
+  if (const auto why = model::stated_twice(l); !why.empty()) fail(why);
   if (!vpp_given && l.pp > 1 && chunks % l.pp == 0) l.vpp = chunks / l.pp;
 }
 

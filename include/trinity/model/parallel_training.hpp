@@ -166,6 +166,14 @@ inline std::size_t stated_stages(const parallel_layout& l) noexcept {
   return (l.first_stage_layers ? std::size_t{1} : 0) + (l.last_stage_layers ? std::size_t{1} : 0);
 }
 
+//! Why the layout states its stages twice, or empty: pipeline_layout places every stage's layers, and
+//! first_stage_layers or last_stage_layers beside it would say it again.
+inline std::string stated_twice(const parallel_layout& l) {
+  if (l.pipeline_layout.empty() || stated_stages(l) == 0) return {};
+  return std::string(l.first_stage_layers ? "first_stage_layers" : "last_stage_layers") +
+         ": pipeline_layout places every stage's layers already; give one or the other";
+}
+
 //! The layers each stage holds under the layout: where it states every chunk's (pipeline_layout), each stage's
 //! sum; where it states its first or last stage's (Megatron-Core's get_num_layers_to_build), those, and the
 //! other stages split the rest evenly; otherwise the split above. layout_problem has checked the statement.
@@ -248,9 +256,7 @@ inline std::string expert_problem(const training_job& j, const parallel_layout& 
 //! stages of 4 chunks); a stage is priced by its layers either way, so that is not asked here.
 inline std::string stage_split_problem(const training_job& j, const parallel_layout& l) {
   if (!l.pipeline_layout.empty()) {
-    if (stated_stages(l) > 0)
-      return std::string(l.first_stage_layers ? "first_stage_layers" : "last_stage_layers") +
-             ": pipeline_layout places every stage's layers already; give one or the other";
+    if (auto why = stated_twice(l); !why.empty()) return why;
     try {
       return pipeline_layout_problem(parse_pipeline_layout(l.pipeline_layout), l.pp, l.vpp, j.shape.layers,
                                      j.shape.mtp_layers);

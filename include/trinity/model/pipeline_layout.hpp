@@ -82,10 +82,8 @@ inline std::string unroll_layout(std::string_view text, const std::string& field
     if (ch == ',')
       fail("a comma at character " + std::to_string(at + 1) +
            "; Megatron-Core drops commas as cosmetic, and here a comma ends the layout's item: leave them out");
-    const auto byte = static_cast<unsigned char>(ch);
-    const std::string shown =
-        byte >= 0x20 && byte < 0x7f ? "'" + std::string(1, ch) + "'" : "byte " + printable(std::string_view(&ch, 1));
-    fail(shown + " at character " + std::to_string(at + 1) +
+    const std::string one = printable(std::string_view(&ch, 1));  // the byte itself, or its \xNN
+    fail((one.size() == 1 ? "'" + one + "'" : "byte " + one) + " at character " + std::to_string(at + 1) +
          " is not a mark; use E (embedding), t (a layer), m (a prediction module), L (the loss), | between "
          "chunks, x*n and (..)*n to repeat");
   };
