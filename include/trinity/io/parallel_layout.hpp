@@ -3,7 +3,8 @@
 //! A parallel layout written as the command line takes it:
 //!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,sp=on|off,zero=0..3,offload=on|off,codec=NAME|none,
 //!   overlap=on|off,ep=8,etp=1,recompute_modules=layernorm+moe_act+mla_up_proj|none,first_stage_layers=3,
-//!   last_stage_layers=2  (or instead of those two: pipeline_layout=Et|(tt|)*30mL, model/pipeline_layout.hpp)
+//!   last_stage_layers=2  (or instead of those two: pipeline_layout=Et|(tt|)*30mL, model/pipeline_layout.hpp;
+//!   the cosmetic commas Megatron's recipes write in it are taken: the items after it with no '=' continue it)
 //! Every key is optional (a missing degree is 1, recompute none, sp off, ZeRO 0, no offload, no gradient codec,
 //! overlap as the workload says, the pipeline's layers split as model::pipeline_stage_layers splits them, vpp
 //! as many chunks as pipeline_layout gives each stage); an
@@ -24,21 +25,6 @@
 namespace trinity::io {
 
 namespace detail {
-//! Megatron-Core drops the commas of a pipeline layout (`Ettt|(tt|)*29,m|L`) as cosmetic; here a comma ends the
-//! item, and the rest would read as an item with no '='. Refused before that, saying so.
-template <class Fail>
-void refuse_layout_commas(std::string_view text, const Fail& fail) {
-  const auto at = text.find("pipeline_layout=");
-  if (at == std::string_view::npos || (at > 0 && text[at - 1] != ',')) return;
-  const auto comma = text.find(',', at);
-  if (comma == std::string_view::npos) return;
-  const auto next = text.substr(comma + 1, text.find(',', comma + 1) - comma - 1);
-  if (!next.empty() && next.find('=') == std::string_view::npos &&
-      next.find_first_not_of("EtmL|()*0123456789") == std::string_view::npos)
-    fail("pipeline_layout: a comma inside the layout (before \"" + std::string(next) +
-         "\"); Megatron-Core drops its commas as cosmetic, and here a comma ends the item: leave them out");
-}
-
 //! A layout's pipeline_layout, read: its form checked here (its fit to the model where it is priced,
 //! model::layout_problem), the stated-stage keys refused beside it, and vpp taken from its chunks unless given.
 template <class Fail>
@@ -93,10 +79,10 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
   // clang-format on
   model::parallel_layout l;
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
-  detail::refuse_layout_commas(text, fail);
   bool vpp_given = false, layout_given = false;
   trinity::detail::for_each_key_value(
-      text, field, keys, {"tp=8,pp=4,dp=2", "tp=8", ""}, [&](const std::string& key, const std::string& value) {
+      text, field, keys, {"tp=8,pp=4,dp=2", "tp=8", "", "pipeline_layout"},
+      [&](const std::string& key, const std::string& value) {
         if (key == "recompute") {
           if (value == "none")
             l.recompute = model::recomputation::none;

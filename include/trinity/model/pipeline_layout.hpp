@@ -7,9 +7,9 @@
 //! of pp·vpp chunks fixes vpp. Megatron-Core's rules hold: E the first mark and L the last, each once, no layer
 //! after a prediction module. One rule is trinity's: the step model prices prediction modules on the last stage,
 //! beside the logits, so every m sits in the last chunk (Megatron-Core also lets them stand on a stage of their
-//! own, and split the loss over stages). Commas, which Megatron-Core drops as cosmetic, are refused here: a
-//! layout is a comma-separated list (`pipeline_layout=` in it), and a layout must read the same wherever it is
-//! written.
+//! own, and split the loss over stages). Commas are cosmetic and dropped, as Megatron-Core drops them: its
+//! recipes write them (Llama 3 70B on 8 H100 stages: `Et*2|(t*2|)*34,t*3|(t*2|)*3,tL`), and a layout given in
+//! a `key=value` list keeps them (io/parallel_layout.hpp).
 
 #include <algorithm>
 #include <cstddef>
@@ -52,9 +52,9 @@ inline std::string printable(std::string_view text) {
 
 //! The repeat count after a '*' at text[at]: digits, at least 1, at most pipeline_layout_marks_max.
 inline std::size_t layout_repeat(std::string_view text, std::size_t& at, const std::string& field,
-                                 std::string_view whole, std::size_t offset) {
+                                 std::string_view quoted, std::size_t offset) {
   const std::size_t start = at;
-  const auto fail = [&](const std::string& why) { throw invalid_input(field, printable(whole) + ": " + why); };
+  const auto fail = [&](const std::string& why) { throw invalid_input(field, std::string(quoted) + ": " + why); };
   std::size_t n = 0;
   while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
     n = n * 10 + static_cast<std::size_t>(text[at] - '0');
@@ -73,19 +73,19 @@ inline std::size_t layout_repeat(std::string_view text, std::size_t& at, const s
 }
 
 //! `text` with every repeat unrolled: marks and `|`, checked character by character. `text` starts at character
-//! `offset` of the `whole` layout, which an error quotes.
-inline std::string unroll_layout(std::string_view text, const std::string& field, std::string_view whole,
+//! `offset` of the layout, which an error quotes as `quoted`.
+inline std::string unroll_layout(std::string_view text, const std::string& field, std::string_view quoted,
                                  std::size_t offset) {
-  const auto fail = [&](const std::string& why) { throw invalid_input(field, printable(whole) + ": " + why); };
+  const auto fail = [&](const std::string& why) { throw invalid_input(field, std::string(quoted) + ": " + why); };
   const auto is_mark = [](char ch) { return ch == 'E' || ch == 't' || ch == 'm' || ch == 'L' || ch == '|'; };
   const auto not_a_mark = [&](char ch, std::size_t at) {
-    if (ch == ',')
-      fail("a comma at character " + std::to_string(at + 1) +
-           "; Megatron-Core drops commas as cosmetic, and here a comma ends the layout's item: leave them out");
     const std::string one = printable(std::string_view(&ch, 1));  // the byte itself, or its \xNN
+    // In a key=value list the items after a layout's commas continue it; a key there without its '=' lands here.
+    const bool had_commas = quoted.find(',') != std::string_view::npos;
     fail((one.size() == 1 ? "'" + one + "'" : "byte " + one) + " at character " + std::to_string(at + 1) +
          " is not a mark; use E (embedding), t (a layer), m (a prediction module), L (the loss), | between "
-         "chunks, x*n and (..)*n to repeat");
+         "chunks, x*n and (..)*n to repeat" +
+         (had_commas ? "; after a comma, an item with no '=' reads as more of the layout" : ""));
   };
   std::string out;
   const auto append = [&](std::string_view piece, std::size_t times) {
@@ -104,18 +104,18 @@ inline std::string unroll_layout(std::string_view text, const std::string& field
       if (group.find('(') != std::string_view::npos)
         fail("a group inside a group at character " + std::to_string(offset + at + 1) +
              "; Megatron-Core does not nest them: unroll the inner one");
-      const std::string inner = unroll_layout(group, field, whole, offset + at + 1);
+      const std::string inner = unroll_layout(group, field, quoted, offset + at + 1);
       at = close + 1;
       if (at >= text.size() || text[at] != '*')
         fail("the group closed at character " + std::to_string(offset + close + 1) + " wants a count, as in (tt|)*30");
       ++at;
-      append(inner, layout_repeat(text, at, field, whole, offset));
+      append(inner, layout_repeat(text, at, field, quoted, offset));
       continue;
     }
     if (!is_mark(ch)) not_a_mark(ch, offset + at);
     ++at;
     std::size_t times = 1;
-    if (at < text.size() && text[at] == '*') times = layout_repeat(text, ++at, field, whole, offset);
+    if (at < text.size() && text[at] == '*') times = layout_repeat(text, ++at, field, quoted, offset);
     append(std::string_view(&ch, 1), times);
   }
   return out;
@@ -128,8 +128,14 @@ inline std::string unroll_layout(std::string_view text, const std::string& field
 inline std::vector<pipeline_chunk> parse_pipeline_layout(std::string_view text,
                                                          const std::string& field = "pipeline_layout") {
   if (text.empty()) throw invalid_input(field, "empty; give the chunks, e.g. Et|(tt|)*30mL");
-  const std::string marks = detail::unroll_layout(text, field, text, 0);
-  const auto fail = [&](const std::string& why) { throw invalid_input(field, detail::printable(text) + ": " + why); };
+  std::string read(text);
+  std::erase(read, ',');  // cosmetic: Megatron-Core's parse_str_to_list drops them before it reads the rest
+  // An error quotes the layout as written, and as read when that differs: its characters count in the second.
+  const std::string quoted = read.size() == text.size() ? detail::printable(text)
+                                                        : detail::printable(text) + " (read without its commas as " +
+                                                              detail::printable(read) + ")";
+  const std::string marks = detail::unroll_layout(read, field, quoted, 0);
+  const auto fail = [&](const std::string& why) { throw invalid_input(field, quoted + ": " + why); };
   if (marks.find_first_not_of('|') == std::string::npos) fail("has no marks; it needs at least E, a layer and L");
   if (marks.front() != 'E') fail("the first mark must be E, the embedding (Megatron-Core requires it)");
   if (marks.back() != 'L') fail("the last mark must be L, the loss (Megatron-Core requires it)");

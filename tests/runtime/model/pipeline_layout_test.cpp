@@ -53,17 +53,30 @@ TEST_CASE("a pipeline layout unrolls its repeats as Megatron-Core's parse_str_to
   CHECK(layers_of("E|t|t|L") == std::vector<std::size_t>{0, 1, 1, 0});  // chunks may be empty
   CHECK(layers_of("Et|*2tL") == std::vector<std::size_t>{1, 0, 1});     // a repeated separator, an empty chunk
   CHECK(layers_of("EtttL") == std::vector<std::size_t>{3});
+  // Commas are cosmetic, dropped before the rest is read, as Megatron-Core drops them: inside a count as well.
+  CHECK(layers_of("Ettt|(tt|)*29,|L") == layers_of("Ettt|(tt|)*29|L"));
+  CHECK(layers_of("E,t*1,0,L") == std::vector<std::size_t>{10});
 
   // Rank r holds chunks r, r + pp, ...: DeepSeek-V3's first stage 1 + 3·2 = 7, the middle 8, the last 6.
   const auto per_rank = layers_per_rank(deepseek, 8);
   CHECK(per_rank == std::vector<std::size_t>{7, 8, 8, 8, 8, 8, 8, 6});
+  // Megatron-Bridge's Llama 3 70B recipe for 8 H100 stages of 5 chunks, commas and all: chunk 35 holds 3 layers
+  // (rank 3 holds 11) and the last chunk 1 beside the loss (the last rank 9).
+  const auto llama = parse_pipeline_layout("Et*2|(t*2|)*34,t*3|(t*2|)*3,tL");
+  REQUIRE(llama.size() == 40);
+  CHECK(layers_per_rank(llama, 8) == std::vector<std::size_t>{10, 10, 10, 11, 10, 10, 10, 9});
 }
 
 TEST_CASE("a pipeline layout that breaks a rule is refused, naming the character", "[model][parallel]") {
   using Catch::Contains;
   using Catch::StartsWith;
   CHECK_THAT(refusal(""), StartsWith("pipeline_layout: empty"));
-  CHECK_THAT(refusal("Ett,|L"), Contains("a comma at character 4") && Contains("leave them out"));
+  // With commas the error quotes the layout as read too, and counts characters in that.
+  CHECK_THAT(refusal("Et,xL"), StartsWith("pipeline_layout: Et,xL (read without its commas as EtxL): 'x' at "
+                                          "character 3 is not a mark") &&
+                                   Contains("after a comma, an item with no '=' reads as more of the layout"));
+  CHECK_THAT(refusal("Etx|L"), !Contains("after a comma"));
+  CHECK_THAT(refusal(",,,"), Contains("has no marks"));
   CHECK_THAT(refusal("Etx|L"), Contains("'x' at character 3 is not a mark"));
   CHECK_THAT(refusal("E(tx|)*2L"), Contains("'x' at character 4 is not a mark"));  // inside a group, in the whole
   CHECK_THAT(refusal(std::string("Et\x01L")), Contains("Et\\x01L: byte \\x01 at character 3 is not a mark"));
@@ -89,7 +102,7 @@ TEST_CASE("a pipeline layout that breaks a rule is refused, naming the character
   CHECK_THAT(refusal("EtmtL"), Contains("a layer after a prediction module"));
   // Megatron-Core lets a prediction module stand on a stage of its own (its docstring's ..,m|L); trinity prices
   // them beside the logits and says so.
-  CHECK_THAT(refusal("Ettt|(tt|)*29m|L"), Contains("put every m in the last chunk"));
+  CHECK_THAT(refusal("Ettt|(tt|)*29,m|L"), Contains("put every m in the last chunk"));
 }
 
 TEST_CASE("a pipeline layout must fit the model and the pipeline it is priced with", "[model][parallel]") {
@@ -123,8 +136,17 @@ TEST_CASE("a layout's pipeline_layout key fixes vpp, reads back the same and exc
   for (const auto& a : assumed) CHECK(a.field != "vpp");
 
   using Catch::Contains;
-  CHECK_THROWS_WITH(io::parse_parallel_layout("pp=16,pipeline_layout=Ettt|(tt|)*29,m|L"),
-                    Contains("parallelism: pipeline_layout: a comma inside the layout (before \"m|L\")"));
+  // Megatron's cosmetic commas: the items after the key with no '=' continue its value, kept as written.
+  const auto llama = io::parse_parallel_layout("tp=4,pp=8,pipeline_layout=Et*2|(t*2|)*34,t*3|(t*2|)*3,tL,sp=on");
+  CHECK((llama.vpp == 5 && llama.sequence_parallel && llama.tp == 4));
+  CHECK(llama.pipeline_layout == "Et*2|(t*2|)*34,t*3|(t*2|)*3,tL");
+  CHECK(io::parse_parallel_layout(to_string(llama)) == llama);
+  CHECK_THROWS_WITH(io::parse_parallel_layout("pp=2,pipeline_layout=Et|tL,tp4"),
+                    Contains("parallelism: pipeline_layout=Et|tL,tp4 (read without its commas as Et|tLtp4): 'p' at "
+                             "character 7 is not a mark") &&
+                        Contains("after a comma, an item with no '=' reads as more of the layout"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("pp=2,pipeline_layout=Et|tL,"), Contains("an empty item"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("pp=2,pipeline_layout=Et|tL,,tp=2"), Contains("an empty item"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("pp=2,pipeline_layout=EtxL"),
                     Contains("parallelism: pipeline_layout=EtxL: 'x' at character 3 is not a mark"));
   CHECK_THROWS_WITH(io::parse_parallel_layout("pp=2,pipeline_layout="),
@@ -166,6 +188,23 @@ TEST_CASE("a stated pipeline layout prices each stage's own layers, the busiest 
                     Catch::Contains("places 1 prediction modules (m), and the model has 0"));
   CHECK_THROWS_WITH(price(j, c, layout("tp=2,dp=512,sp=on,ep=64,zero=1,pipeline_layout=Et*61mL")),
                     Catch::Contains("pipeline_layout: a layout without pipeline stages (pp=1)"));
+}
+
+TEST_CASE("a layout that moves a layer off the logits' stage binds on the middle one it lands on",
+          "[model][parallel]") {
+  // Megatron-Bridge's Llama 3 70B layout for 8 H100 stages: rank 3 holds 11 layers, the last 9 beside the logits.
+  const auto j = test::recipe_job(shapes::llama3_70b, 8192, 256, true);
+  const auto c = test::h100_like();
+  const auto even = price(j, c, io::parse_parallel_layout("tp=4,pp=8,vpp=5,dp=2,sp=on,zero=1"));
+  const auto moved = price(
+      j, c, io::parse_parallel_layout("tp=4,pp=8,dp=2,sp=on,zero=1,pipeline_layout=Et*2|(t*2|)*34,t*3|(t*2|)*3,tL"));
+  CHECK((even.stages.first == 10 && even.stages.middle == 10 && even.stages.last == 10 && even.last_binds));
+  CHECK((moved.stages.first == 10 && moved.stages.middle == 11 && moved.stages.last == 9));
+  // The logits of a 128,256-token vocabulary cost more than a layer of 70B's and less than two: the last stage
+  // bound the even split, and a middle stage of 11 binds the moved one, one layer's work below it.
+  CHECK(!moved.last_binds);
+  CHECK(moved.layers_per_stage == 11);
+  CHECK(moved.step < even.step);
 }
 
 }  // namespace model_pipeline_layout_test
