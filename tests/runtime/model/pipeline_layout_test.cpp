@@ -200,8 +200,8 @@ TEST_CASE("a layout that moves a layer off the logits' stage binds on the middle
       j, c, io::parse_parallel_layout("tp=4,pp=8,dp=2,sp=on,zero=1,pipeline_layout=Et*2|(t*2|)*34,t*3|(t*2|)*3,tL"));
   CHECK((even.stages.first == 10 && even.stages.middle == 10 && even.stages.last == 10 && even.last_binds));
   CHECK((moved.stages.first == 10 && moved.stages.middle == 11 && moved.stages.last == 9));
-  // The logits of a 128,256-token vocabulary cost more than a layer of 70B's and less than two: the last stage
-  // bound the even split, and a middle stage of 11 binds the moved one, one layer's work below it.
+  // The logits of a 128,256-token vocabulary (and their loss) cost more than a layer of 70B's and less than two:
+  // the last stage, 10 layers and the logits, bound the even split; the moved one binds on the stage of 11.
   CHECK(!moved.last_binds);
   CHECK(moved.layers_per_stage == 11);
   CHECK(moved.step < even.step);
