@@ -149,16 +149,17 @@ inline double pipeline_in_flight(std::size_t p, std::size_t m, std::size_t v) {
 //! logits). Even splits give every stage l/p.
 struct stage_layers {
   std::size_t first = 0, middle = 0, last = 0;  //!< middle: the fullest, where a stated layout makes them differ
+  std::size_t middle_fewest = 0;                //!< the emptiest middle stage: middle, unless a layout parts them
 };
 inline stage_layers pipeline_stage_layers(std::size_t layers, std::size_t p, std::size_t v = 1) {
-  if (p <= 1) return {layers, layers, layers};
+  if (p <= 1) return {layers, layers, layers, layers};
   const std::size_t middle = (layers + p * v - 1) / (p * v) * v;
   // Whole chunks that leave the first stage nothing (80 layers on 32 stages): Megatron's split does not apply,
   // and every stage is priced as holding the fullest's count, an upper bound.
-  if (p > 2 && middle * (p - 2) >= layers) return {middle, middle, middle};
+  if (p > 2 && middle * (p - 2) >= layers) return {middle, middle, middle, middle};
   const std::size_t ends = layers - middle * (p - 2);  // at most 2·middle, since middle·p ≥ layers
   const std::size_t first = std::min(middle, (ends + 1) / 2);
-  return {first, p > 2 ? middle : first, ends - first};
+  return {first, p > 2 ? middle : first, ends - first, p > 2 ? middle : first};
 }
 
 //! The end stages whose layers the layout states: 0, 1 or 2.
@@ -181,16 +182,16 @@ inline stage_layers pipeline_stage_layers(std::size_t layers, const parallel_lay
   if (!l.pipeline_layout.empty() && l.pp > 1) {
     // Stated chunk by chunk: each stage's own sum; the middle stages priced at the fullest of them.
     const auto per_rank = layers_per_rank(parse_pipeline_layout(l.pipeline_layout), l.pp);
-    const std::size_t middle =
-        l.pp > 2 ? *std::max_element(per_rank.begin() + 1, per_rank.end() - 1) : per_rank.front();
-    return {per_rank.front(), middle, per_rank.back()};
+    const auto [fewest, fullest] = l.pp > 2 ? std::minmax_element(per_rank.begin() + 1, per_rank.end() - 1)
+                                            : std::pair{per_rank.begin(), per_rank.begin()};
+    return {per_rank.front(), *fullest, per_rank.back(), *fewest};
   }
   const std::size_t stated = stated_stages(l);
   if (stated == 0 || l.pp <= 1) return pipeline_stage_layers(layers, l.pp, l.vpp);
   const std::size_t first = l.first_stage_layers.value_or(0), last = l.last_stage_layers.value_or(0);
   const std::size_t each = l.pp > stated ? (layers - first - last) / (l.pp - stated) : first;
-  return {l.first_stage_layers.value_or(each), l.pp > 2 ? each : l.first_stage_layers.value_or(each),
-          l.last_stage_layers.value_or(each)};
+  const std::size_t middle = l.pp > 2 ? each : l.first_stage_layers.value_or(each);
+  return {l.first_stage_layers.value_or(each), middle, l.last_stage_layers.value_or(each), middle};
 }
 
 //! The cost of one step, per GPU of the binding stage. Its times, gemm to codec, are the step's parts: they add up

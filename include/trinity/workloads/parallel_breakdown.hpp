@@ -30,6 +30,7 @@ inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r
            {{"stages", r.pipeline_stages},
             {"first_layers", r.stages.first},
             {"middle_layers", r.stages.middle},
+            {"middle_layers_fewest", r.stages.middle_fewest},
             {"last_layers", r.stages.last},
             {"prediction_modules", r.prediction_modules},
             {"binding", detail::binding_stage(r)}}},
@@ -87,10 +88,12 @@ inline void print_parallel_breakdown(std::ostream& out, const model::parallel_st
   if (r.pipeline_stages > 1) {
     const auto& g = r.stages;
     const std::string binding = detail::binding_stage(r);
+    // A stated layout's middle stages may hold different counts: the range, the fullest priced.
+    const std::string middle =
+        (g.middle_fewest < g.middle ? std::to_string(g.middle_fewest) + " to " : "") + std::to_string(g.middle);
     t.add({"layers per pipeline stage",
-           "first " + std::to_string(g.first) +
-               (r.pipeline_stages > 2 ? ", middle " + std::to_string(g.middle) : std::string()) + ", last " +
-               std::to_string(g.last) +
+           "first " + std::to_string(g.first) + (r.pipeline_stages > 2 ? ", middle " + middle : std::string()) +
+               ", last " + std::to_string(g.last) +
                (r.prediction_modules ? ", the logits and " + std::to_string(r.prediction_modules) +
                                            " prediction module" + (r.prediction_modules > 1 ? "s" : "")
                                      : std::string(" and the logits")) +

@@ -416,6 +416,7 @@ TEST_CASE("a pipeline that does not divide the layers gives its first and last s
   CHECK(l10.layers_per_stage == 3);
   CHECK(!l10.last_binds);
   CHECK((l10.pipeline_stages == 4 && l10.stages.first == 2 && l10.stages.middle == 3 && l10.stages.last == 2));
+  CHECK(l10.stages.middle_fewest == 3);  // Megatron's remainder split leaves the middle stages equal
   const auto l12 = price(small_vocabulary(12), ideal(), io::parse_parallel_layout("pp=4,dp=1"));
   CHECK(l12.layers_per_stage == 3);
   CHECK(l12.last_binds);
@@ -483,6 +484,7 @@ TEST_CASE("a layout that states its first and last stages' layers places them th
   CHECK(same.device_bytes == plain.device_bytes);
   const auto front = price(small, ideal(), io::parse_parallel_layout("pp=4,first_stage_layers=3,last_stage_layers=1"));
   CHECK((front.stages.first == 3 && front.stages.middle == 3 && front.stages.last == 1));
+  CHECK(front.stages.middle_fewest == 3);
   CHECK((front.gemm == plain.gemm && front.attention == plain.attention && front.bubble == plain.bubble));
   CHECK(!front.last_binds);
   CHECK(plain.stage_parameters == Approx(3 * layer_parameters(small.shape)));

@@ -168,6 +168,7 @@ TEST_CASE("a stated pipeline layout prices each stage's own layers, the busiest 
                           layout("tp=2,pp=8,vpp=4,dp=64,sp=on,ep=64,zero=1,first_stage_layers=7,"
                                  "last_stage_layers=6"));
   CHECK((stated.stages.first == 7 && stated.stages.middle == 8 && stated.stages.last == 6));
+  CHECK((stated.stages.middle_fewest == 8 && ends.stages.middle_fewest == 8));
   CHECK(stated.step.value() == ends.step.value());
   CHECK(stated.device_bytes.value() == ends.device_bytes.value());
   // Uneven middle stages are priced at the fullest: one stage of 9 layers (a chunk of 3) binds the step where
@@ -176,7 +177,7 @@ TEST_CASE("a stated pipeline layout prices each stage's own layers, the busiest 
   const auto counts = layers_per_rank(parse_pipeline_layout(uneven), 8);
   REQUIRE(counts == std::vector<std::size_t>{7, 8, 9, 8, 8, 8, 7, 6});
   const auto busy = price(j, c, layout("tp=2,pp=8,dp=64,sp=on,ep=64,zero=1,pipeline_layout=" + uneven));
-  CHECK(busy.stages.middle == 9);
+  CHECK((busy.stages.middle == 9 && busy.stages.middle_fewest == 7));  // ranks 1 to 6 hold 8, 9, 8, 8, 8, 7
   CHECK(busy.layers_per_stage == 9);
   CHECK(busy.step > stated.step);
   // What the model cannot run is refused where it is priced, naming the key.
@@ -200,6 +201,7 @@ TEST_CASE("a layout that moves a layer off the logits' stage binds on the middle
       j, c, io::parse_parallel_layout("tp=4,pp=8,dp=2,sp=on,zero=1,pipeline_layout=Et*2|(t*2|)*34,t*3|(t*2|)*3,tL"));
   CHECK((even.stages.first == 10 && even.stages.middle == 10 && even.stages.last == 10 && even.last_binds));
   CHECK((moved.stages.first == 10 && moved.stages.middle == 11 && moved.stages.last == 9));
+  CHECK((moved.stages.middle_fewest == 10 && even.stages.middle_fewest == 10));
   // The logits of a 128,256-token vocabulary (and their loss) cost more than a layer of 70B's and less than two:
   // the last stage, 10 layers and the logits, bound the even split; the moved one binds on the stage of 11.
   CHECK(!moved.last_binds);
