@@ -1,9 +1,10 @@
 #pragma once
 //! \file
 //! A hybrid parallel layout as the step model (model/parallel_training.hpp) prices it: tensor, pipeline (and
-//! its interleaving), context, data and expert parallelism, the micro-batch, recomputation, sequence
-//! parallelism, the ZeRO stage, offload, the gradient codec and overlap, the layers of the pipeline's first and last
-//! stages (or of every chunk) where a run states them, and its `tp=..,pp=..` spelling.
+//! its interleaving), context, data and expert parallelism, the micro-batch, recomputation (of every layer, or
+//! of a chunk's first few), sequence parallelism, the ZeRO stage, offload, the gradient codec and overlap, the
+//! layers of the pipeline's first and last stages (or of every chunk) where a run states them, and its
+//! `tp=..,pp=..` spelling.
 //! (Recomputation: a policy, and single modules besides it, model/recompute_modules.hpp.)
 
 #include <cstddef>
@@ -43,6 +44,10 @@ struct parallel_layout {
   //! Every chunk's layers, as Megatron-Core's --pipeline-model-parallel-layout places them (`Et|(tt|)*30mL`,
   //! model/pipeline_layout.hpp), where the run states them; empty: the split above. It fixes vpp.
   std::string pipeline_layout = {};
+  //! Under recompute=full, the layers of each model chunk recomputed, its first ones (Megatron-Core's
+  //! --recompute-method block --recompute-num-layers N); the chunk's others keep their activations and run once.
+  //! Unset: every layer (its --recompute-method uniform --recompute-num-layers 1).
+  std::optional<std::size_t> recompute_layers = {};
 
   [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
   friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
@@ -76,6 +81,7 @@ inline std::string to_string(const parallel_layout& l) {
   return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
          ",cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
          ",recompute=" + to_string(l.recompute) +
+         (l.recompute_layers ? ",recompute_layers=" + std::to_string(*l.recompute_layers) : std::string()) +
          (l.modules.empty() ? std::string() : ",recompute_modules=" + to_string(l.modules)) +
          ",sp=" + (l.sequence_parallel ? "on" : "off") + ",zero=" + std::to_string(l.zero_stage) +
          (l.offload ? ",offload=on" : "") + (l.codec.empty() ? "" : ",codec=" + l.codec) +

@@ -35,7 +35,9 @@
 //!    weights shard over the expert-parallel ranks and reduce over the expert-data-parallel ones;
 //!  - on the last stage, the logits and the cross entropy over them, memory-bound in fp32
 //!    (model/cross_entropy.hpp);
-//!  - full recomputation runs the forward (its all-reduces too) again;
+//!  - full recomputation runs the forward (its all-reduces too) again, of every layer, or of the first
+//!    recompute_layers of each chunk (Megatron-Core's block method; the chunk's other layers keep their
+//!    activations and run once);
 //!    selective recomputation runs the attention core again (a fused one too, for no memory saved); single modules (the
 //!    norms, the experts' activation, latent attention's up-projections: model/recompute_modules.hpp) run again in
 //!    place of keeping their outputs.
@@ -64,6 +66,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <trinity/error.hpp>
 #include <trinity/model/collectives.hpp>
@@ -150,6 +153,7 @@ inline double pipeline_in_flight(std::size_t p, std::size_t m, std::size_t v) {
 struct stage_layers {
   std::size_t first = 0, middle = 0, last = 0;  //!< middle: the fullest, where a stated layout makes them differ
   std::size_t middle_fewest = 0;                //!< the emptiest middle stage: middle, unless a layout parts them
+  friend bool operator==(const stage_layers&, const stage_layers&) = default;
 };
 inline stage_layers pipeline_stage_layers(std::size_t layers, std::size_t p, std::size_t v = 1) {
   if (p <= 1) return {layers, layers, layers, layers};
@@ -194,6 +198,46 @@ inline stage_layers pipeline_stage_layers(std::size_t layers, const parallel_lay
   return {l.first_stage_layers.value_or(each), middle, l.last_stage_layers.value_or(each), middle};
 }
 
+namespace detail {
+//! Of L layers split as evenly as they go over v chunks, those whose first n of each chunk are.
+inline std::size_t first_of_each_chunk(std::size_t L, std::size_t v, std::size_t n) noexcept {
+  const std::size_t q = L / v, fuller = L % v;  // `fuller` chunks of q + 1, the rest of q
+  return fuller * std::min(n, q + 1) + (v - fuller) * std::min(n, q);
+}
+}  // namespace detail
+
+//! Of the layers each stage holds (`stages`), those recomputed in full: under recompute=full with
+//! recompute_layers = n, the first n of each of the stage's model chunks (Megatron-Core's block method counts them
+//! in each chunk's TransformerBlock); under recompute=full without it, every one; else none. A stated layout gives
+//! each chunk's layers, and of the middle stages the fullest's (and the emptiest's) count; otherwise a stage's
+//! layers split as evenly as they go over its vpp chunks.
+inline stage_layers recomputed_stage_layers(const parallel_layout& l, const stage_layers& stages) {
+  if (l.recompute != recomputation::full) return {};
+  if (!l.recompute_layers) return stages;
+  const std::size_t n = *l.recompute_layers;
+  if (!l.pipeline_layout.empty() && l.pp > 1) {
+    const auto chunks = parse_pipeline_layout(l.pipeline_layout);
+    std::vector<std::size_t> held(l.pp, 0), recomputed(l.pp, 0);
+    for (std::size_t c = 0; c < chunks.size(); ++c) {
+      held[c % l.pp] += chunks[c].layers;
+      recomputed[c % l.pp] += std::min(n, chunks[c].layers);
+    }
+    // The middle stages are priced at the fullest; of those that hold as many, the one that recomputes most.
+    std::size_t middle = 0, fewest = recomputed.front();
+    bool any_fewest = false;
+    for (std::size_t r = 1; r + 1 < l.pp; ++r) {
+      if (held[r] == stages.middle) middle = std::max(middle, recomputed[r]);
+      if (held[r] == stages.middle_fewest) fewest = any_fewest ? std::min(fewest, recomputed[r]) : recomputed[r];
+      any_fewest = any_fewest || held[r] == stages.middle_fewest;
+    }
+    if (l.pp == 2) middle = fewest = recomputed.front();
+    return {recomputed.front(), middle, recomputed.back(), fewest};
+  }
+  const std::size_t v = l.pp > 1 ? l.vpp : 1;
+  return {detail::first_of_each_chunk(stages.first, v, n), detail::first_of_each_chunk(stages.middle, v, n),
+          detail::first_of_each_chunk(stages.last, v, n), detail::first_of_each_chunk(stages.middle_fewest, v, n)};
+}
+
 //! The cost of one step, per GPU of the binding stage. Its times, gemm to codec, are the step's parts: they add up
 //! to `step`, each second in one of them (a recomputed forward's collectives in `recompute`, not `tp_comm`).
 struct parallel_step_cost {
@@ -219,6 +263,7 @@ struct parallel_step_cost {
   std::size_t layers_per_stage = 0;  //!< the binding stage's
   std::size_t pipeline_stages = 1;
   stage_layers stages{};               //!< the layers the first, middle and last stages hold (pipeline_stage_layers)
+  stage_layers recomputed{};           //!< of those, the layers recomputed in full (recomputed_stage_layers)
   std::size_t prediction_modules = 0;  //!< multi-token prediction modules, on the last stage after its layers
   bool last_binds = true;       //!< whether the binding stage is the last, its layers and the logits (else the fullest)
   double stage_parameters = 0;  //!< Ψ: the fuller stage's parameters on one GPU, before ZeRO shards them
@@ -340,6 +385,11 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
            "2";
   if (l.sequence_parallel && l.tp == 1)
     return "sp: sequence parallelism splits along tensor-parallel ranks; it needs tp > 1";
+  if (l.recompute_layers && l.recompute != recomputation::full)
+    return "recompute_layers: recomputes that many layers of each model chunk in full (Megatron-Core's "
+           "--recompute-method block); give recompute=full beside it, or drop it";
+  if (l.recompute_layers == std::size_t{0})
+    return "recompute_layers: 0 layers recomputed is recompute=none; give at least 1, or drop it";
   if (!l.modules.empty() && l.recompute == recomputation::full)
     return "recompute_modules: full recomputation already runs every module again; drop recompute_modules, or use "
            "recompute=selective or none";
@@ -795,9 +845,13 @@ namespace detail {
 //! prediction modules it runs, and the heads it computes where it is the last stage.
 struct binding_stage {
   layer_cost dense, mixture;  //!< a dense layer and a mixture-of-experts layer (the dense one's twin without experts)
-  double moe_share = 0;       //!< of the model's layers, the mixtures'
-  bool module_moe = false;    //!< whether a prediction module's layer is a mixture (the last layer's kind)
+  //! The same where the layout recomputes only some layers (recompute_layers): those it leaves, which recompute
+  //! nothing. Elsewhere copies of dense and mixture, and no layer is one of them.
+  layer_cost dense_kept, mixture_kept;
+  double moe_share = 0;            //!< of the model's layers, the mixtures'
+  bool module_moe = false;         //!< whether a prediction module's layer is a mixture (the last layer's kind)
   double layers = 0, modules = 0;  //!< the binding stage's layers and prediction modules
+  double recomputed = 0;           //!< of its layers, those priced as `dense` and `mixture` (all but the kept)
   seconds logits_f{}, logits_b{};  //!< its heads (the logits, each module's projection and logits), if the last
   seconds loss_f{}, loss_b{};      //!< the cross entropy over each head's logits (model/cross_entropy.hpp), if the last
   bool last = true;                //!< whether it is the last stage
@@ -807,18 +861,29 @@ struct binding_stage {
   [[nodiscard]] auto each(Part part) const {
     return (1.0 - moe_share) * part(dense) + moe_share * part(mixture);
   }
+  //! The same for a layer the layout does not recompute where it recomputes some.
+  template <class Part>
+  [[nodiscard]] auto each_kept(Part part) const {
+    return (1.0 - moe_share) * part(dense_kept) + moe_share * part(mixture_kept);
+  }
+  //! A part of `held` layers of which `recomputed` are.
+  template <class Part>
+  [[nodiscard]] auto over(Part part, double held, double recomputed_of_them) const {
+    return recomputed_of_them * each(part) + (held - recomputed_of_them) * each_kept(part);
+  }
   //! A part of the binding stage's layers per micro-batch, its prediction modules' layers included.
   template <class Part>
   [[nodiscard]] auto binding(Part part) const {
-    return layers * each(part) + modules * part(module_layer());
+    return over(part, layers, recomputed) + modules * part(module_layer());
   }
 };
 
 //! The last stage also computes the logits, and after its layers any multi-token prediction modules: each a
 //! layer of the last layer's kind, its 2h → h projection and the logits again. The binding stage is the
-//! slowest: the last with them, or the fullest of the others.
+//! slowest: the last with them, or the fullest of the others. `recomputed`: of each stage's layers, those
+//! recomputed in full (recomputed_stage_layers).
 inline binding_stage binding_stage_of(const training_job& j, const training_cluster& c, const parallel_layout& l,
-                                      const stage_layers& stages, double T) {
+                                      const stage_layers& stages, const stage_layers& recomputed, double T) {
   const auto& m = j.shape;
   const double t = static_cast<double>(l.tp), h = static_cast<double>(m.hidden), V = static_cast<double>(m.vocabulary);
   const double L_first = static_cast<double>(stages.first), L_mid = static_cast<double>(stages.middle),
@@ -826,6 +891,19 @@ inline binding_stage binding_stage_of(const training_job& j, const training_clus
   binding_stage st;
   st.dense = layer(j, c, l);
   st.mixture = m.moe() ? layer(j, c, l, true) : st.dense;
+  st.dense_kept = st.dense, st.mixture_kept = st.mixture;
+  // Block recomputation: the layers it leaves are priced as a layout that recomputes nothing.
+  const bool some = l.recompute_layers.has_value() && l.recompute == recomputation::full;
+  if (some) {
+    auto none = l;
+    none.recompute = recomputation::none, none.recompute_layers.reset();
+    st.dense_kept = layer(j, c, none);
+    st.mixture_kept = m.moe() ? layer(j, c, none, true) : st.dense_kept;
+  }
+  // Without it the layers priced as `dense` are all of a stage's, so the stages compare by their layers.
+  const auto R = [&](std::size_t held, std::size_t of_them) { return static_cast<double>(some ? of_them : held); };
+  const double R_first = R(stages.first, recomputed.first), R_mid = R(stages.middle, recomputed.middle),
+               R_last = R(stages.last, recomputed.last);
   st.moe_share = static_cast<double>(moe_layer_count(m)) / static_cast<double>(m.layers);
   st.module_moe = last_layer_moe(m);
   const double mtp = static_cast<double>(m.mtp_layers);
@@ -833,15 +911,18 @@ inline binding_stage binding_stage_of(const training_job& j, const training_clus
   const seconds full_logits_f = gemm_time(c, T, V / t, h), full_logits_b = gemm_bwd(c, T, V / t, h);
   const seconds join_f = mtp > 0 ? gemm_time(c, T, h / t, 2.0 * h) : seconds{},
                 join_b = mtp > 0 ? gemm_bwd(c, T, h / t, 2.0 * h) : seconds{};
-  const seconds per_layer = st.each([](const layer_cost& x) { return x.forward() + x.backward() + x.recompute; });
+  const auto pass_time = [](const layer_cost& x) { return x.forward() + x.backward() + x.recompute; };
+  const seconds first = st.over(pass_time, L_first, R_first), middle = st.over(pass_time, L_mid, R_mid);
   // The last stage's heads: the logits, and each module's projection and logits again, each with its loss.
   const seconds heads_f = (1.0 + mtp) * full_logits_f + mtp * join_f,
                 heads_b = (1.0 + mtp) * full_logits_b + mtp * join_b;
   const auto [loss_f, loss_b] = cross_entropy_time((1.0 + mtp) * T * V / t, c.memory_bandwidth, j.cross_entropy);
-  st.last = l.pp == 1 || L_last * per_layer + heads_f + heads_b + loss_f + loss_b +
-                                 mtp * (xk.forward() + xk.backward() + xk.recompute) >=
-                             std::max(L_first, L_mid) * per_layer;
-  st.layers = st.last ? L_last : std::max(L_first, L_mid);
+  st.last =
+      l.pp == 1 || st.over(pass_time, L_last, R_last) + heads_f + heads_b + loss_f + loss_b + mtp * pass_time(xk) >=
+                       std::max(first, middle);
+  const bool first_binds = first >= middle;
+  st.layers = st.last ? L_last : first_binds ? L_first : L_mid;
+  st.recomputed = st.last ? R_last : first_binds ? R_first : R_mid;
   st.modules = st.last ? mtp : 0.0;
   st.logits_f = st.last ? heads_f : seconds{};
   st.logits_b = st.last ? heads_b : seconds{};
@@ -950,7 +1031,11 @@ inline void price_memory(parallel_step_cost& r, const training_job& j, const par
   (l.offload ? r.offloaded : r.optimizer_states) =
       bytes{weights.dense * pb.optimizer / (l.zero_stage >= 1 ? n : 1.0) +
             weights.experts * pb.optimizer / (l.zero_stage >= 1 ? n_e : 1.0)};
-  const double stored = st.each([](const layer_cost& x) { return x.stored; });
+  // Each stage's layers keep their sets as the layout recomputes them: some of them, under block recomputation.
+  const auto stored_of = [](const layer_cost& x) { return x.stored; };
+  const double stored_first = st.over(stored_of, L_first, static_cast<double>(r.recomputed.first)),
+               stored_mid = st.over(stored_of, L_mid, static_cast<double>(r.recomputed.middle)),
+               stored_last = st.over(stored_of, L_last, static_cast<double>(r.recomputed.last));
   const double in_flight = pipeline_in_flight(l.pp, static_cast<std::size_t>(mb), l.vpp);
   // A recomputed layer's backward holds what recomputation rebuilt: the whole layer's set, or the scores.
   const auto rebuilt_of = [&](const layer_cost& x) {
@@ -961,12 +1046,12 @@ inline void price_memory(parallel_step_cost& r, const training_job& j, const par
   };
   const double rebuilt = std::max(rebuilt_of(st.dense), rebuilt_of(st.mixture));
   // A middle stage keeps fewer micro-batches than the first; counted as many, an upper bound.
-  const double act_first = std::max(L_first, L_mid) * stored * in_flight + rebuilt;
+  const double act_first = std::max(stored_first, stored_mid) * in_flight + rebuilt;
   // The last stage holds one micro-batch and the softmax its loss keeps (model/cross_entropy.hpp); each
   // prediction module its layer's set, the projection's 16-bit input (2h a token) and its own loss's softmax.
   const double heads_kept =
       (1.0 + mtp) * bytes_of(j.cross_entropy).kept * T * V / t + mtp * (st.module_layer().stored + 4.0 * T * h);
-  const double act_last = L_last * stored + heads_kept + rebuilt;
+  const double act_last = stored_last + heads_kept + rebuilt;
   r.activations = bytes{l.pp == 1 ? act_first + heads_kept : std::max(act_first, act_last)};
   r.device_bytes = r.parameters + r.gradients + r.optimizer_states + r.activations;
 }
@@ -1002,7 +1087,8 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   parallel_step_cost r;
   r.micro_batches = mb;
   const bytes activation{T * h * 2.0};
-  const auto st = detail::binding_stage_of(j, c, l, stages, T);
+  r.recomputed = recomputed_stage_layers(l, stages);
+  const auto st = detail::binding_stage_of(j, c, l, stages, r.recomputed, T);
   r.layers_per_stage = static_cast<std::size_t>(st.layers);
   r.pipeline_stages = l.pp, r.stages = stages, r.last_binds = st.last, r.prediction_modules = m.mtp_layers;
 

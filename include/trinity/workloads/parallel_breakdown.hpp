@@ -21,6 +21,27 @@ namespace detail {
 inline const char* binding_stage(const model::parallel_step_cost& r) {
   return r.last_binds ? "last" : r.pipeline_stages > 2 ? "middle" : "first";
 }
+
+// Whether the layout recomputes some of each chunk's layers and not all (model::recomputed_stage_layers).
+inline bool recomputes_some(const model::parallel_step_cost& r) {
+  return r.recomputed != model::stage_layers{} && r.recomputed != r.stages;
+}
+
+// "5 of 32", or per stage "first 4 of 8, middle 6 of 8, last 2 of 4"; middle stages that hold different counts
+// (a stated layout) as "middle 10 of 10 to 11", or "middle 9 of 10 to 10 of 11" where they recompute different ones.
+inline std::string recomputed_text(const model::parallel_step_cost& r) {
+  const auto& g = r.stages;
+  const auto& x = r.recomputed;
+  const auto of = [](std::size_t a, std::size_t b) { return std::to_string(a) + " of " + std::to_string(b); };
+  if (r.pipeline_stages == 1) return of(x.first, g.first);
+  std::string middle;
+  if (r.pipeline_stages > 2)
+    middle = ", middle " + (g.middle_fewest == g.middle ? of(x.middle, g.middle)
+                            : x.middle_fewest == x.middle
+                                ? of(x.middle, g.middle_fewest) + " to " + std::to_string(g.middle)
+                                : of(x.middle_fewest, g.middle_fewest) + " to " + of(x.middle, g.middle));
+  return "first " + of(x.first, g.first) + middle + ", last " + of(x.last, g.last);
+}
 }  // namespace detail
 
 //! What the step model predicts for a layout: the step, peak bytes per GPU, and where each goes.
@@ -34,6 +55,11 @@ inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r
             {"last_layers", r.stages.last},
             {"prediction_modules", r.prediction_modules},
             {"binding", detail::binding_stage(r)}}},
+          {"recomputed_layers",
+           {{"first", r.recomputed.first},
+            {"middle", r.recomputed.middle},
+            {"middle_fewest", r.recomputed.middle_fewest},
+            {"last", r.recomputed.last}}},
           {"device_bytes", r.device_bytes.value()},
           {"mfu", r.mfu},
           {"breakdown",
@@ -99,6 +125,8 @@ inline void print_parallel_breakdown(std::ostream& out, const model::parallel_st
                                      : std::string(" and the logits")) +
                "; priced on the busiest, " + (binding == "middle" ? "a middle one" : "the " + binding)});
   }
+  if (detail::recomputes_some(r))
+    t.add({"layers recomputed in full", detail::recomputed_text(r) + " (each chunk's first)"});
   t.add({"device memory per GPU", to_string(r.device_bytes) + " of " + to_string(capacity) +
                                       (r.device_bytes <= capacity ? "" : ": does NOT fit")});
   t.add({"  weights, gradients, optimizer",

@@ -495,6 +495,86 @@ TEST_CASE("a layout that states its first and last stages' layers places them th
   CHECK(heavy.step.value() == Approx(plain.step.value() * 4.0 / 3.0).epsilon(0.02));
 }
 
+TEST_CASE("block recomputation prices a chunk's first n layers as recomputed in full and the rest as kept",
+          "[model][parallel]") {
+  // Eight layers on one GPU, one chunk: n of them recomputed. Every part of the step is a sum over layers, so
+  // the step and the activations move from recompute=none to recompute=full by n/8 of the way, exactly; the
+  // backward of a recomputed layer holds its whole set again, once.
+  const auto j = gpt(8, 2048, 16, 1024, 4);
+  const auto c = ideal();
+  const auto none = price(j, c, io::parse_parallel_layout("recompute=none"));
+  const auto full = price(j, c, io::parse_parallel_layout("recompute=full"));
+  const double kept = layer_activation_bytes(j, 1024, 1024, 1, 1, false, recomputation::none),
+               stored = layer_activation_bytes(j, 1024, 1024, 1, 1, false, recomputation::full);
+  for (std::size_t n = 1; n <= 8; ++n) {
+    INFO("recompute_layers=" << n);
+    const auto block = price(j, c, io::parse_parallel_layout("recompute=full,recompute_layers=" + std::to_string(n)));
+    const double share = static_cast<double>(n) / 8.0;
+    CHECK(block.step.value() == Approx(none.step.value() + share * (full.step - none.step).value()).epsilon(1e-12));
+    CHECK(block.recompute.value() == Approx(share * full.recompute.value()).epsilon(1e-12));
+    CHECK(block.activations.value() ==
+          Approx(none.activations.value() - static_cast<double>(n) * (kept - stored) + (kept - stored)).epsilon(1e-12));
+    CHECK((block.recomputed.first == n && block.recomputed.last == n));
+  }
+  // More than a chunk holds is all of it: full recomputation, to the bit.
+  const auto all = price(j, c, io::parse_parallel_layout("recompute=full,recompute_layers=12"));
+  CHECK(all.step == full.step);
+  CHECK(all.device_bytes == full.device_bytes);
+  CHECK(full.recomputed == full.stages);
+  CHECK(none.recomputed == stage_layers{});
+
+  // Tensor-parallel bytes: a recomputed layer's forward all-reduces twice more, six a layer against four.
+  const auto wide = gpt(8, 2048, 16, 1024, 32);
+  auto l = io::parse_parallel_layout("tp=4,pp=2,dp=2,mbs=2,recompute=full,recompute_layers=3");
+  const auto r = price(wide, c, l);
+  const double mb = 32.0 / (2 * 2), T = 2 * 1024.0, h = 2048;
+  CHECK(r.tp_bytes.value() == Approx(mb * (3 * 6 + 1 * 4) * 2.0 * 3 / 4 * T * h * 2 + mb * 1 * 3.0 / 4 * T * h * 2));
+}
+
+TEST_CASE("block recomputation counts n layers in each chunk of a stage, as a stated layout places them",
+          "[model][parallel]") {
+  const auto counts = [](std::size_t layers, const std::string& layout) {
+    const auto l = io::parse_parallel_layout(layout);
+    const auto x = recomputed_stage_layers(l, pipeline_stage_layers(layers, l));
+    return std::array{x.first, x.middle, x.last, x.middle_fewest};
+  };
+  using four = std::array<std::size_t, 4>;
+  // 16 layers on 2 stages of 2 chunks of 4: 3 of each chunk is 6 a stage; 5 is all of them.
+  CHECK(counts(16, "pp=2,vpp=2,recompute=full,recompute_layers=3") == four{6, 6, 6, 6});
+  CHECK(counts(16, "pp=2,vpp=2,recompute=full,recompute_layers=5") == four{8, 8, 8, 8});
+  // Llama 3 405B's 126 layers on 16 stages of 4 chunks: the end stages' 7 split 2, 2, 2, 1, so 2 a chunk
+  // recomputes 7 there and 8 on a middle stage's chunks of 2.
+  CHECK(counts(126, "pp=16,vpp=4,recompute=full,recompute_layers=2") == four{7, 8, 7, 8});
+  CHECK(counts(126, "pp=16,vpp=4,recompute=full,recompute_layers=1") == four{4, 4, 4, 4});
+  // A stated layout, chunk by chunk (chunk c on rank c mod pp): ranks 1 and 2 both hold 6, as 3 + 3 and 5 + 1;
+  // 2 a chunk recomputes 4 of rank 1's and 3 of rank 2's. The middle is priced at the fuller count.
+  CHECK(counts(20, "pp=4,recompute=full,recompute_layers=2,pipeline_layout=Et*2|t*3|t*5|t*2|t*2|t*3|t|t*2L") ==
+        four{4, 4, 4, 3});
+  CHECK(counts(16, "pp=2,recompute=full,recompute_layers=4,pipeline_layout=Et*3|t*5|t*6|t*2L") == four{7, 7, 6, 7});
+  // Not recomputing, or recomputing every layer.
+  CHECK(counts(16, "pp=2,vpp=2,recompute=selective") == four{0, 0, 0, 0});
+  CHECK(counts(16, "pp=2,vpp=2,recompute=full") == four{8, 8, 8, 8});
+
+  // The key, read and written back; refused where it means nothing.
+  const auto l = io::parse_parallel_layout("tp=1,dp=8,recompute=full,recompute_layers=5,zero=3");
+  CHECK(l.recompute_layers == std::size_t{5});
+  CHECK(to_string(l) == "tp=1,pp=1,vpp=1,cp=1,dp=8,mbs=1,recompute=full,recompute_layers=5,sp=off,zero=3");
+  CHECK(io::parse_parallel_layout(to_string(l)) == l);
+  CHECK_THROWS_WITH(io::parse_parallel_layout("recompute=full,recompute_layers=0"),
+                    Catch::Contains("recompute_layers=0") && Catch::Contains("1 to 1000000"));
+  const auto j = gpt(8, 2048, 16, 1024, 8);
+  CHECK_THAT(layout_problem(j, io::parse_parallel_layout("recompute=selective,recompute_layers=2")),
+             Catch::StartsWith("recompute_layers: recomputes that many layers of each model chunk in full") &&
+                 Catch::Contains("give recompute=full beside it"));
+  CHECK_THAT(layout_problem(j, io::parse_parallel_layout("recompute_layers=2")),
+             Catch::StartsWith("recompute_layers:"));
+  auto zero = io::parse_parallel_layout("recompute=full");
+  zero.recompute_layers = 0;
+  CHECK_THAT(layout_problem(j, zero), Catch::StartsWith("recompute_layers: 0 layers recomputed is recompute=none"));
+  CHECK_THROWS_WITH(price(j, ideal(), io::parse_parallel_layout("recompute_layers=2")),
+                    Catch::Contains("recompute_layers") && Catch::Contains("recompute=full"));
+}
+
 TEST_CASE("parallel training: the step's parts add up to the step, each second in one of them", "[model][parallel]") {
   // The layouts where a second could be counted twice: a recomputed forward's tensor-parallel collectives and
   // all-to-alls (full recomputation, single modules), the context ring, the overlapped reduction, fp8's casts
@@ -511,6 +591,8 @@ TEST_CASE("parallel training: the step's parts add up to the step, each second i
   moe.global_batch = 512;
   const std::pair<const training_job*, const char*> cases[] = {
       {&dense, "tp=8,pp=4,dp=2,recompute=full,sp=on,zero=1"},
+      {&dense, "tp=8,pp=4,vpp=2,dp=2,recompute=full,recompute_layers=3,sp=on,zero=1"},
+      {&moe, "tp=2,pp=16,dp=32,ep=64,recompute=full,recompute_layers=1,sp=on,zero=1"},
       {&dense, "tp=4,pp=2,vpp=5,cp=2,dp=4,recompute=selective,sp=on,zero=1"},
       {&dense, "tp=8,pp=1,dp=8,recompute=none,recompute_modules=mlp+layernorm,sp=on,zero=3"},
       {&dense, "tp=2,pp=8,dp=4,recompute=none,zero=1,offload=on"},
