@@ -30,7 +30,9 @@
 //!  - cp: divisors of g/(tp·pp) that divide the sequence; dp what is left;
 //!  - micro-batch 1, 2, 4, 8 (dividing the replica's share of the batch);
 //!  - recomputation none, selective (not under FlashAttention, where it redoes
-//!    nothing), full; sp off, and on with tp > 1;
+//!    nothing), full; and where recomputing none does not fit and every layer
+//!    does, the fewest layers of each chunk that fit (recompute_layers, found by
+//!    bisection: memory falls as time rises); sp off, and on with tp > 1;
 //!  - ZeRO 0-3 (3 only without a pipeline, as the step model refuses it; 0 only
 //!    when no data or context ranks share the weights);
 //!  - optimizer states on the device, or offloaded to the system's second tier
@@ -46,6 +48,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -267,11 +270,16 @@ struct parallel_problem {
                 // Optimizer states on the device, and where the system has a tier below it, offloaded there.
                 for (int off = 0; off <= (cluster.host_memory > bytes{} ? 1 : 0); ++off) {
                   x.offload = off == 1;
-                  // A gradient codec only where ranks share weights and so reduce a gradient.
-                  for (const auto& k : ks) {
-                    if (!model::is_uncoded(k) && l.dp * l.cp == 1) continue;
-                    x.codec = model::is_uncoded(k) ? std::string() : k.name;
-                    f(parallel_plan{x});
+                  x.codec.clear();
+                  x.recompute_layers = fewest_recomputed_to_fit(x);
+                  for (int block = x.recompute_layers ? 0 : 1; block <= 1; ++block) {
+                    if (block == 1) x.recompute_layers.reset();
+                    // A gradient codec only where ranks share weights and so reduce a gradient.
+                    for (const auto& k : ks) {
+                      if (!model::is_uncoded(k) && l.dp * l.cp == 1) continue;
+                      x.codec = model::is_uncoded(k) ? std::string() : k.name;
+                      f(parallel_plan{x});
+                    }
                   }
                 }
               });
@@ -279,6 +287,33 @@ struct parallel_problem {
         }
       }
     });
+  }
+
+  //! Under full recomputation, the fewest of each chunk's layers recomputed (Megatron-Core's block method) that fit
+  //! the device where recomputing none does not. Memory falls and time rises with each layer recomputed, so of the
+  //! blocks this is the fastest that fits; none where no block is worth pricing (recomputing nothing fits, every
+  //! layer does not, or a chunk holds one layer).
+  [[nodiscard]] std::optional<std::size_t> fewest_recomputed_to_fit(model::parallel_layout x) const {
+    if (x.recompute != model::recomputation::full) return {};
+    const auto stages = model::pipeline_stage_layers(job.shape.layers, x);
+    const std::size_t v = x.pp > 1 ? x.vpp : 1,
+                      chunk = (std::max({stages.first, stages.middle, stages.last}) + v - 1) / v;
+    if (chunk <= 1) return {};
+    const auto fits = [&](const model::parallel_layout& y) { return step_of(y).device_bytes <= cluster.memory; };
+    auto none = x;
+    none.recompute = model::recomputation::none;
+    if (fits(none) || !fits(x)) return {};
+    std::size_t lo = 1, hi = chunk;  // hi fits: a block of a whole chunk is full recomputation
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      x.recompute_layers = mid;
+      if (fits(x))
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    if (lo >= chunk) return {};
+    return lo;
   }
 
   [[nodiscard]] parallel_cost price(const parallel_plan& p) const {
@@ -440,8 +475,14 @@ struct parallel_problem {
             std::to_string(job.shape.experts / want.ep) + " of the " + std::to_string(job.shape.experts) +
             " experts, and every MoE layer sends its tokens to them and back)");
     move(
-        want.recompute != at.recompute, [&](model::parallel_layout& l) { l.recompute = want.recompute; },
-        std::string(to_string(want.recompute)) + " recomputation (compute for memory)");
+        want.recompute != at.recompute || want.recompute_layers != at.recompute_layers,
+        [&](model::parallel_layout& l) {
+          l.recompute = want.recompute;
+          l.recompute_layers = want.recompute_layers;
+        },
+        std::string(to_string(want.recompute)) + " recomputation" +
+            (want.recompute_layers ? " of " + std::to_string(*want.recompute_layers) + " layers a chunk" : "") +
+            " (compute for memory)");
     move(
         want.micro_batch != at.micro_batch, [&](model::parallel_layout& l) { l.micro_batch = want.micro_batch; },
         "micro-batches of " + std::to_string(want.micro_batch) + " (memory for compute: larger matrix multiplies" +
@@ -466,9 +507,9 @@ struct parallel_problem {
     const auto& q = r.candidates[i].plan.layout;
     const auto& p = r.chosen().plan.layout;
     return (q.tp != p.tp) + (q.pp != p.pp) + (q.vpp != p.vpp) + (q.cp != p.cp) + (q.micro_batch != p.micro_batch) +
-               (q.recompute != p.recompute) + (q.sequence_parallel != p.sequence_parallel) +
-               (q.zero_stage != p.zero_stage) + (q.offload != p.offload) + (q.codec != p.codec) +
-               (q.ep != p.ep || q.etp != p.etp) ==
+               (q.recompute != p.recompute || q.recompute_layers != p.recompute_layers) +
+               (q.sequence_parallel != p.sequence_parallel) + (q.zero_stage != p.zero_stage) +
+               (q.offload != p.offload) + (q.codec != p.codec) + (q.ep != p.ep || q.etp != p.etp) ==
            1;
   }
 

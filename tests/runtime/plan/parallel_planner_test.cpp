@@ -6,6 +6,7 @@
 #include <trinity/plan/planner.hpp>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -30,7 +31,7 @@ plan::training_workload small() {
 }
 
 using key = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, std::size_t, int, int, int, int,
-                       std::string>;
+                       std::string, std::size_t>;
 key key_of(const model::parallel_layout& l) {
   return {l.tp,
           l.pp,
@@ -42,7 +43,8 @@ key key_of(const model::parallel_layout& l) {
           l.sequence_parallel ? 1 : 0,
           l.zero_stage,
           l.offload ? 1 : 0,
-          l.codec};
+          l.codec,
+          l.recompute_layers.value_or(0)};
 }
 
 }  // namespace
@@ -215,17 +217,75 @@ TEST_CASE("layout search: memory headroom keeps a share of device memory free, a
   CHECK(tight.chosen().cost.total.memory > usable);
   CHECK(roomy.chosen().plan.layout != tight.chosen().plan.layout);
   CHECK(roomy.chosen().cost.total.time >= tight.chosen().cost.total.time);
-  // The same layouts fit or not by the one rule: within the usable bytes.
-  std::size_t both = 0;
-  for (std::size_t i = 0; i < roomy.candidates.size(); ++i) {
-    CHECK(roomy.candidates[i].fits() ==
-          (tight.candidates[i].fits() && tight.candidates[i].cost.total.memory <= usable));
-    both += roomy.candidates[i].fits();
+  // The same layouts fit or not by the one rule: within the usable bytes. The blocks of recomputed layers the
+  // search adds are the fewest that fit each memory, so the two searches are matched by layout; every layout
+  // but those is in both.
+  std::map<std::string, const plan::parallel_evaluated*> tight_of;
+  for (const auto& e : tight.candidates) tight_of[model::to_string(e.plan.layout)] = &e;
+  std::size_t both = 0, matched = 0;
+  for (const auto& e : roomy.candidates) {
+    const auto it = tight_of.find(model::to_string(e.plan.layout));
+    if (it == tight_of.end()) {
+      CHECK(e.plan.layout.recompute_layers.has_value());
+      continue;
+    }
+    ++matched;
+    CHECK(e.fits() == (it->second->fits() && it->second->cost.total.memory <= usable));
+    both += e.fits();
   }
   CHECK(both > 0);
+  CHECK(matched > roomy.candidates.size() / 2);
   CHECK_THAT(roomy.candidates[roomy.baseline].violation, Catch::Contains("of 72.26 GB (85.02 GB less 15% headroom)"));
   CHECK_THROWS_WITH(plan::plan_parallel(s, w, {.gpus = 64, .memory_headroom = 1.0}),
                     Catch::StartsWith("memory_headroom: is the fraction of device memory kept free"));
+}
+
+// Block recomputation (recompute_layers): the search adds, beside each layout that recomputes every layer, the
+// fewest layers of each chunk that fit, wherever recomputing none does not fit and every layer does; and no
+// other block. Checked against the step model called directly, layout by layout.
+TEST_CASE("layout search: a block of recomputed layers is the fewest of each chunk that fit, where none does not",
+          "[plan][parallel]") {
+  const auto s = plan::presets::dgx_h100();
+  const auto w = plan::presets::llm_70b();
+  const auto r = plan::plan_parallel(s, w, {.gpus = 64});
+  const auto job = plan::job_of(w, 64);
+  const auto c = plan::cluster_of(s, w);
+  const auto fits = [&](const model::parallel_layout& l) {
+    return model::price(job, c, l, plan::gradient_codec(r.codecs, l.codec)).device_bytes <= c.memory;
+  };
+  std::set<std::string> blocks;
+  for (const auto& e : r.candidates)
+    if (e.plan.layout.recompute_layers) blocks.insert(model::to_string(e.plan.layout));
+  REQUIRE(blocks.size() > 100);
+  std::set<std::string> expected;
+  for (const auto& e : r.candidates) {
+    auto l = e.plan.layout;
+    if (l.recompute != model::recomputation::full || l.recompute_layers) continue;
+    auto none = l;
+    none.recompute = model::recomputation::none;
+    if (fits(none) || !e.fits()) continue;
+    const auto stages = model::pipeline_stage_layers(job.shape.layers, l);
+    const std::size_t v = l.pp > 1 ? l.vpp : 1,
+                      chunk = (std::max({stages.first, stages.middle, stages.last}) + v - 1) / v;
+    // The fewest n below a chunk's layers that fits, found by walking up from 1.
+    for (std::size_t n = 1; n < chunk; ++n) {
+      l.recompute_layers = n;
+      if (fits(l)) {
+        expected.insert(model::to_string(l));
+        break;
+      }
+    }
+  }
+  CHECK(blocks == expected);
+  // Each block recomputes part of every chunk: less memory than none, more time, less than every layer.
+  for (const auto& e : r.candidates)
+    if (e.plan.layout.recompute_layers) {
+      auto full = e.plan.layout;
+      full.recompute_layers.reset();
+      const auto all = model::price(job, c, full, plan::gradient_codec(r.codecs, full.codec));
+      CHECK(e.cost.step.recompute < all.recompute);
+      CHECK(e.cost.total.memory > all.device_bytes);
+    }
 }
 
 // Weights kept in fp8 alone (fp8_params) need the distributed optimizer (Megatron-Core's --fp8-param-gather):
