@@ -181,6 +181,8 @@ inline plan::assumptions parallel_layout_defaults(std::string_view text, const m
   note("dp", l.dp);
   note("mbs", l.micro_batch);
   note("recompute", model::to_string(l.recompute));
+  // Megatron-Core's full recomputation needs a method; left out here, it is every layer (uniform, 1 a group).
+  if (l.recompute == model::recomputation::full && !l.recompute_layers) note("recompute_layers", "all");
   note("sp", l.sequence_parallel ? "on" : "off");
   note("zero", l.zero_stage);
   note("offload", l.offload ? "on" : "off");

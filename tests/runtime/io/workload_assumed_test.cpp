@@ -294,6 +294,14 @@ TEST_CASE("a layout lists the keys it left out with the values priced", "[io]") 
   CHECK(listed == std::set<std::string>{"vpp", "cp", "mbs", "recompute", "sp", "zero", "offload", "codec"});
   CHECK(plan::describe(a) ==
         "vpp 1, cp 1, mbs 1, recompute \"none\", sp \"off\", zero 0, offload \"off\", codec \"none\"");
+  // Full recomputation without recompute_layers is every layer: assumed, as Megatron-Core asks for a method.
+  const auto full = io::parse_parallel_layout("tp=2,dp=8,recompute=full");
+  CHECK(
+      plan::describe(io::parallel_layout_defaults("tp=2,dp=8,recompute=full", full)).find("recompute_layers \"all\"") !=
+      std::string::npos);
+  const auto block = io::parse_parallel_layout("tp=2,dp=8,recompute=full,recompute_layers=3");
+  CHECK(plan::describe(io::parallel_layout_defaults("tp=2,dp=8,recompute=full,recompute_layers=3", block))
+            .find("recompute_layers") == std::string::npos);
 }
 
 TEST_CASE("sliding-window attention's keys are read by the training reader, and refused by field elsewhere", "[io]") {
