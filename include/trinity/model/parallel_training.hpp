@@ -855,7 +855,10 @@ struct binding_stage {
   seconds logits_f{}, logits_b{};  //!< its heads (the logits, each module's projection and logits), if the last
   seconds loss_f{}, loss_b{};      //!< the cross entropy over each head's logits (model/cross_entropy.hpp), if the last
   bool last = true;                //!< whether it is the last stage
-  [[nodiscard]] const layer_cost& module_layer() const { return module_moe ? mixture : dense; }
+  //! A prediction module's layer. Under block recomputation it is a kept one: Megatron-Core's module skips its
+  //! recomputation there ("recompute_method == 'block' is not supported for MTP yet", multi_token_prediction.py)
+  //! and recomputes it under the uniform method, every layer's here.
+  [[nodiscard]] const layer_cost& module_layer() const { return module_moe ? mixture_kept : dense_kept; }
   //! A part of a layer, averaged over the model's dense and mixture-of-experts layers.
   template <class Part>
   [[nodiscard]] auto each(Part part) const {

@@ -523,6 +523,19 @@ TEST_CASE("block recomputation prices a chunk's first n layers as recomputed in 
   CHECK(full.recomputed == full.stages);
   CHECK(none.recomputed == stage_layers{});
 
+  // A prediction module's layer is not recomputed under the block method (Megatron-Core skips it there), and
+  // is under full recomputation: past a chunk's layers, the block differs from full by the module's second
+  // forward a micro-batch, on the last stage, which binds.
+  auto mtp = j;
+  mtp.shape.mtp_layers = 1;
+  const auto every = price(mtp, c, io::parse_parallel_layout("pp=2,recompute=full"));
+  const auto most = price(mtp, c, io::parse_parallel_layout("pp=2,recompute=full,recompute_layers=4"));
+  REQUIRE((every.last_binds && most.last_binds));
+  CHECK(most.recomputed == every.recomputed);
+  const double module_again = layer(mtp, c, io::parse_parallel_layout("pp=2,recompute=full")).recompute.value();
+  CHECK(every.recompute.value() - most.recompute.value() == Approx(4 * module_again).epsilon(1e-12));
+  CHECK(most.activations > every.activations);
+
   // Tensor-parallel bytes: a recomputed layer's forward all-reduces twice more, six a layer against four.
   const auto wide = gpt(8, 2048, 16, 1024, 32);
   auto l = io::parse_parallel_layout("tp=4,pp=2,dp=2,mbs=2,recompute=full,recompute_layers=3");
