@@ -303,7 +303,9 @@ struct parallel_problem {
     auto none = x;
     none.recompute = model::recomputation::none;
     if (fits(none) || !fits(x)) return {};
-    std::size_t lo = 1, hi = chunk;  // hi fits: a block of a whole chunk is full recomputation
+    // The least n below a chunk's layers that fits; hi = chunk stands for none (a block of a whole chunk is full
+    // recomputation, but for a prediction module, which the block method leaves unrecomputed).
+    std::size_t lo = 1, hi = chunk;
     while (lo < hi) {
       const std::size_t mid = lo + (hi - lo) / 2;
       x.recompute_layers = mid;
