@@ -126,6 +126,16 @@ int check_model_parallel(const run_output& o) {
     EXPECT(last["context_parallel_bytes"][r] == model["context_parallel_bytes_per_step"][r],
            o.args + ": rank " + std::to_string(r) + " sent " + last["context_parallel_bytes"][r].dump() +
                " bytes around its context ring, the model " + model["context_parallel_bytes_per_step"][r].dump());
+  // The layers' activations each rank held at most, and the layer forwards it ran (recomputed ones too), exactly as
+  // its schedule and each chunk's kept and rebuilt floats count them.
+  for (std::size_t r = 0; r < ranks; ++r) {
+    EXPECT(last["peak_bytes"]["activations"][r] == model["peak_activation_bytes"][r],
+           o.args + ": rank " + std::to_string(r) + " held " + last["peak_bytes"]["activations"][r].dump() +
+               " bytes of activations at most, the count " + model["peak_activation_bytes"][r].dump());
+    EXPECT(last["layer_forwards"][r] == model["layer_forwards_per_step"][r],
+           o.args + ": rank " + std::to_string(r) + " ran " + last["layer_forwards"][r].dump() +
+               " layer forwards, the count " + model["layer_forwards_per_step"][r].dump());
+  }
   EXPECT(last["peak_stashed_chunks"][0] == model["peak_stashed_chunks_rank0"],
          o.args + ": rank 0 kept " + last["peak_stashed_chunks"][0].dump() + " chunks' activations, the model " +
              model["peak_stashed_chunks_rank0"].dump());

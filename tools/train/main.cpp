@@ -112,7 +112,7 @@ int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
   check_attention(cfg);
   check_experts(c, cfg);
   if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0 || cfg.tensor > 1 || cfg.sequence_parallel ||
-      cfg.context > 1) {
+      cfg.context > 1 || cfg.recompute_layers > 0) {
     auto pcfg = cfg;
     if (pcfg.micro_batches == 0) pcfg.micro_batches = pcfg.pipeline;
     if (pcfg.virtual_stages > 1 && pcfg.pipeline == 1)
@@ -190,6 +190,11 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
   app.add_option("--tp", cfg.tensor,
                  "tensor-parallel ranks: each pair of a chunk's layers split column- then row-wise over them")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  app.add_option("--recompute-layers", cfg.recompute_layers,
+                 "blocks of each model chunk that keep only their input and run their forward again in the "
+                 "backward (Megatron-Core's full recomputation, block method); a block is a column/row pair of "
+                 "layers")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
   app.add_flag("--sp", cfg.sequence_parallel,
                "sequence parallelism: tokens outside a pair split over the tensor group");
   app.add_option("--sequence", cfg.sequence,

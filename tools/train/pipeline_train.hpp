@@ -59,6 +59,12 @@ struct mlp_chunks {
   bool sp;
   long step;
   double loss = 0;
+  // --recompute-layers: the first `recompute` blocks of each chunk keep only their input and run their forward
+  // again in the backward (Megatron-Core's block method); a block is a column/row pair, as a transformer layer's MLP.
+  std::size_t recompute = 0;
+  // The layers' activation floats this rank holds now and at most (the kept chunks and a rebuilt block), and the
+  // layer forwards it ran, recomputed ones too.
+  std::size_t held_floats = 0, peak_floats = 0, layer_forwards = 0;
   struct kept_chunk {
     std::vector<std::vector<float>> outs;   // the chunk's input as held, then each layer's output as held
     std::vector<std::vector<float>> whole;  // a column layer's whole input (empty for a row layer)
@@ -68,6 +74,8 @@ struct mlp_chunks {
   std::map<std::pair<std::size_t, std::size_t>, kept_chunk> kept;
 
   std::size_t t() const { return static_cast<std::size_t>(tp->size()); }
+  static constexpr std::size_t block() { return 2; }
+  std::size_t recomputed() const { return recompute * block(); }  // a chunk's layers run again backward
   int tr() const { return tp->rank(); }
   parallel::tokens held() const { return sp ? parallel::tokens::sequence_parallel : parallel::tokens::all; }
   std::size_t held_rows() const { return sp ? rows / t() : rows; }
@@ -119,6 +127,45 @@ struct mlp_chunks {
   }
   std::size_t cp_size() const { return static_cast<std::size_t>(cp->size()); }
 
+  // Layer k of `chunk` on `in`: its output after tanh (the model's last layer: linear); a column layer leaves its
+  // whole input in `whole`. `keep` leaves the weights acquired for the layer's backward (a recomputed forward's:
+  // ZeRO-3 gathers a layer once for both, as FSDP does under activation checkpointing).
+  std::vector<float> layer_forward(std::size_t chunk, std::size_t k, std::span<const float> in,
+                                   std::vector<float>& whole, bool keep) {
+    const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k, nw = local_w(k, l);
+    states->acquire(local);
+    const auto w = states->parameters(local);
+    const parallel::linear_part part{w.first(nw), w.subspan(nw)};
+    std::vector<float> z;
+    if (column(k)) {
+      z.resize(rows * part.b.size());
+      parallel::column_forward(*tp, part, in, whole, z, rows, local_in(k, l), held());
+    } else {
+      z.resize(held_rows() * part.b.size());
+      parallel::row_forward(*tp, part, in, z, rows, local_in(k, l), held());
+    }
+    if (!keep) states->release(local);
+    if (l + 1 != shape->layers())
+      for (auto& x : z) x = std::tanh(x);
+    ++layer_forwards;
+    return z;
+  }
+
+  static std::size_t floats_of(const kept_chunk& c) {
+    std::size_t n = 0;
+    for (const auto* set : {&c.outs, &c.whole})
+      for (const auto& x : *set) n += x.size();
+    return n;
+  }
+  void hold(std::size_t floats) { peak_floats = std::max(peak_floats, held_floats += floats); }
+  void drop(std::vector<float>& x) {
+    held_floats -= x.size();
+    std::vector<float>().swap(x);
+  }
+  // What a recomputed block's backward rebuilds: its layers' whole inputs and outputs, but not its input, nor the
+  // next block's where that block is kept. The chunk's output goes where its last block is recomputed.
+  bool rebuilt_output(std::size_t i) const { return i <= recomputed() && (i % block() != 0 || i == per_chunk()); }
+
   std::vector<float> forward(std::size_t chunk, std::size_t mb, std::span<const float> in) {
     kept_chunk c;
     if (chunk * p + rank == 0) {
@@ -129,31 +176,22 @@ struct mlp_chunks {
       c.outs.push_back(received(in, shape->widths[(chunk * p + rank) * per_chunk()]));
     }
     for (std::size_t k = 0; k < per_chunk(); ++k) {
-      const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k, nw = local_w(k, l);
-      states->acquire(local);
-      const auto w = states->parameters(local);
-      const parallel::linear_part part{w.first(nw), w.subspan(nw)};
-      std::vector<float> z;
+      const std::size_t l = layer_of(chunk, k);
       c.whole.emplace_back();
-      if (column(k)) {
-        z.resize(rows * part.b.size());
-        parallel::column_forward(*tp, part, c.outs.back(), c.whole.back(), z, rows, local_in(k, l), held());
-      } else {
-        z.resize(held_rows() * part.b.size());
-        parallel::row_forward(*tp, part, c.outs.back(), z, rows, local_in(k, l), held());
-      }
-      states->release(local);
-      if (l + 1 != shape->layers())
-        for (auto& x : z) x = std::tanh(x);
+      auto z = layer_forward(chunk, k, c.outs.back(), c.whole.back(), false);
       if (l == 0 && S > 1) {  // this rank's heads (a column layer's outputs) over its tokens of rows/(S/c) sequences
         const std::size_t local_tokens = S / cp_size();
-        c.block.emplace(rows / local_tokens, local_tokens, part.b.size(), head_dim);
+        c.block.emplace(rows / local_tokens, local_tokens, shape->out(0) / t(), head_dim);
         c.block->forward(*cp, z);
       }
       if (l == 1 && moe) c.experts = moe->forward(z, held_ids(mb));
       c.outs.push_back(std::move(z));
     }
     auto out = c.outs.back();
+    for (std::size_t k = 0; k < recomputed(); ++k) std::vector<float>().swap(c.whole[k]);
+    for (std::size_t i = 1; i < c.outs.size(); ++i)
+      if (rebuilt_output(i)) std::vector<float>().swap(c.outs[i]);
+    hold(floats_of(c));
     kept[{chunk, mb}] = std::move(c);
     return to_send(std::move(out));
   }
@@ -161,7 +199,20 @@ struct mlp_chunks {
   std::vector<float> backward(std::size_t chunk, std::size_t mb, std::span<const float> grad) {
     auto c = std::move(kept.at({chunk, mb}));
     kept.erase({chunk, mb});
+    // A recomputed block's forward again, from its kept input, its weights left acquired for its backward; an
+    // output the next block keeps is rebuilt beside it (`spare`), as a checkpointed layer's is.
+    std::vector<float> spare;
+    std::size_t rebuilt = per_chunk();  // the first layer of the block rebuilt, if any
+    const auto rebuild = [&](std::size_t first) {
+      for (std::size_t k = first; k < first + block(); ++k) {
+        auto z = layer_forward(chunk, k, c.outs[k], c.whole[k], true);
+        hold(c.whole[k].size() + z.size());
+        (rebuilt_output(k + 1) ? c.outs[k + 1] : spare) = std::move(z);
+      }
+      rebuilt = first;
+    };
     std::vector<float> delta;
+    if (recomputed() == per_chunk() && chunk * p + rank + 1 == p * v) rebuild(per_chunk() - block());  // the loss's
     if (chunk * p + rank + 1 == p * v) {
       // ½‖ŷ − y‖², averaged over the global batch, as the data-parallel loop; without sp every rank of the
       // tensor group holds every row, and the first counts the loss.
@@ -178,7 +229,9 @@ struct mlp_chunks {
     }
     for (std::size_t k = per_chunk(); k-- > 0;) {
       const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k, nw = local_w(k, l),
-                        in = local_in(k, l);
+                        in = local_in(k, l), first = k - k % block();
+      const bool again = k < recomputed();
+      if (again && rebuilt != first) rebuild(first);
       std::span<const float> at = c.outs[k + 1];  // tanh' at the layer's output, before an attention block
       if (c.block && l == 0) {
         c.block->backward(*cp, delta);
@@ -187,7 +240,7 @@ struct mlp_chunks {
       if (c.experts && l == 1) at = moe->backward(*c.experts, delta, /*ready=*/false);  // step() reduces them
       if (l + 1 != shape->layers())
         for (std::size_t i = 0; i < delta.size(); ++i) delta[i] *= 1 - at[i] * at[i];
-      states->acquire(local);
+      if (!again) states->acquire(local);
       const auto w = states->parameters(local);
       auto g = states->gradient(local);
       const parallel::linear_part part{w.first(nw), w.subspan(nw)};
@@ -202,7 +255,15 @@ struct mlp_chunks {
       }
       states->release(local);
       delta = std::move(dx);
+      if (again && k == first) {  // the block's backward is done: what it rebuilt goes
+        for (std::size_t j = first; j < first + block(); ++j) {
+          drop(c.whole[j]);
+          if (rebuilt_output(j + 1)) drop(c.outs[j + 1]);
+        }
+        drop(spare);
+      }
     }
+    held_floats -= floats_of(c);
     return to_send(std::move(delta));
   }
 };
@@ -237,6 +298,23 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
                                       std::to_string(shape.out(l)) + " outputs. Fix: a --width it divides");
   if (cfg.sequence_parallel && t == 1)
     throw invalid_input("--sp", "splits tokens over the tensor group. Fix: --tp 2 or more");
+  const std::size_t blocks = per_chunk / 2, again = cfg.recompute_layers;
+  if (again > 0 && per_chunk % 2 != 0)
+    throw invalid_input("--recompute-layers",
+                        "recomputes blocks of a column and a row layer (a transformer "
+                        "layer's MLP), and a chunk of " +
+                            std::to_string(per_chunk) +
+                            " layers does not pair. Fix: --layers so that (layers + 1) / "
+                            "(pp * vpp) is even");
+  if (again > blocks)
+    throw invalid_input("--recompute-layers", std::to_string(again) + " blocks recomputed, and a chunk has " +
+                                                  std::to_string(blocks) + " (a column/row pair each). Fix: at most " +
+                                                  std::to_string(blocks));
+  if (again > 0 && (cfg.attention() || cfg.experts()))
+    throw invalid_input("--recompute-layers",
+                        std::string("recomputes the MLP's layers; the ") +
+                            (cfg.attention() ? "attention block (--sequence)" : "experts' block") +
+                            " is not recomputed yet. Fix: drop one of them");
   model::parallel_layout layout;
   layout.tp = t;
   layout.pp = p;
@@ -246,6 +324,8 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
   layout.micro_batch = 1;
   layout.sequence_parallel = cfg.sequence_parallel;
   layout.zero_stage = zero_stage;
+  if (again > 0) layout.recompute = model::recomputation::full;
+  if (again > 0 && again < blocks) layout.recompute_layers = again;
   if (cfg.experts()) layout.ep = cfg.moe.ep, layout.etp = cfg.moe.etp;
   return layout;
 }
@@ -296,11 +376,45 @@ inline local_layers local_layers_of(const config& cfg, const mlp_shape& shape, s
   return out;
 }
 
-// The mechanism's counts of one step, in bytes, as the step model counts them.
+// The mechanism's counts of one step, in bytes, as the step model counts them; the layers' activation floats this
+// rank holds at most, and the layer forwards it runs.
 struct pipelined_prediction {
-  std::uint64_t pipeline = 0, tensor = 0, context = 0;
+  std::uint64_t pipeline = 0, tensor = 0, context = 0, activation_peak = 0, layer_forwards = 0;
   std::size_t peak_rank0 = 0;
 };
+
+// The floats this rank's chunks keep between their passes, and the most a recomputed block of each rebuilds, from
+// the layers' shapes: a column layer (k even) keeps its whole input, rows·in, and its rows·out/t outputs; a row
+// layer its held_rows·out outputs; a chunk its input, held_rows wide. A recomputed block keeps only its input.
+struct kept_floats {
+  std::vector<std::uint64_t> kept, rebuilt;  // by chunk
+};
+inline kept_floats kept_floats_of(const config& cfg, const mlp_shape& shape, std::size_t rows, std::size_t rank) {
+  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, t = cfg.tensor, per_chunk = shape.layers() / (p * v),
+                    held_rows = cfg.sequence_parallel ? rows / t : rows, block = 2,
+                    again = cfg.recompute_layers * block;
+  kept_floats out;
+  for (std::size_t ch = 0; ch < v; ++ch) {
+    const std::size_t first = (ch * p + rank) * per_chunk;
+    std::uint64_t kept = held_rows * shape.in(first), rebuilt = 0, block_floats = 0;
+    for (std::size_t k = 0; k < per_chunk; ++k) {
+      const std::size_t l = first + k, whole = k % 2 == 0 ? rows * shape.in(l) : 0,
+                        z = k % 2 == 0 ? rows * (shape.out(l) / t) : held_rows * shape.out(l);
+      // An output is kept unless its block is recomputed and it is not the next block's input (or it is the
+      // chunk's output), as mlp_chunks::rebuilt_output says.
+      const bool output_kept = k + 1 > again || ((k + 1) % block == 0 && k + 1 != per_chunk);
+      if (k >= again) kept += whole;
+      if (output_kept) kept += z;
+      if (k < again) {
+        block_floats += whole + z;
+        if ((k + 1) % block == 0) rebuilt = std::max(rebuilt, std::exchange(block_floats, 0));
+      }
+    }
+    out.kept.push_back(kept);
+    out.rebuilt.push_back(rebuilt);
+  }
+  return out;
+}
 inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape& shape, std::size_t rows,
                                               std::size_t rank, int tr) {
   const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches, t = cfg.tensor, cps = cfg.context,
@@ -316,6 +430,7 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
   const auto gather = [&](std::size_t n) { return t == 1 ? 0 : n - chunk_of(n, tr + 1); };
   const auto scatter = [&](std::size_t n) { return t == 1 ? 0 : n - chunk_of(n, tr); };
   std::uint64_t boundary_floats = 0, tensor_floats = 0;
+  const std::size_t again = cfg.recompute_layers * 2;
   for (std::size_t ch = 0; ch < v; ++ch) {
     const std::size_t stage = ch * p + rank;
     const std::size_t in_n = rows * shape.widths[stage * per_chunk],
@@ -330,6 +445,8 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
       const std::size_t l = stage * per_chunk + k, x_n = rows * shape.in(l), y_n = rows * shape.out(l + 1);
       tensor_floats += cfg.sequence_parallel ? gather(x_n) + scatter(y_n) + gather(y_n) + scatter(x_n)
                                              : gather(y_n) + scatter(y_n) + gather(x_n) + scatter(x_n);
+      // A recomputed pair's forward runs again, its collectives too.
+      if (k < again) tensor_floats += cfg.sequence_parallel ? gather(x_n) + scatter(y_n) : gather(y_n) + scatter(y_n);
     }
   }
   pipelined_prediction out;
@@ -343,6 +460,20 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
                           : 0;
   // The first stage's most chunks in flight, as the step model counts them (micro-batches of v chunks each).
   out.peak_rank0 = static_cast<std::size_t>(std::llround(model::pipeline_in_flight(p, m, v) * static_cast<double>(v)));
+  // This rank's passes in its schedule's order: each forward adds its chunk's kept floats; each backward holds them,
+  // and a recomputed block's rebuilt ones, until it ends.
+  const auto floats = kept_floats_of(cfg, shape, rows, rank);
+  std::uint64_t now = 0;
+  for (const auto& x : parallel::interleaved(p, rank, m, v)) {
+    if (x.forward) {
+      out.activation_peak = std::max(out.activation_peak, now += floats.kept[x.chunk]);
+    } else {
+      out.activation_peak = std::max(out.activation_peak, now + floats.rebuilt[x.chunk]);
+      now -= floats.kept[x.chunk];
+    }
+  }
+  out.activation_peak *= sizeof(float);
+  out.layer_forwards = m * v * (per_chunk + again);
   return out;
 }
 
@@ -390,6 +521,7 @@ shard::step_report finish_step(Comm& c, const config& cfg, long t, States& state
 struct step_counts {
   std::uint64_t pipeline = 0, data = 0, tensor = 0, context = 0, experts = 0, expert_data = 0;
   std::uint64_t parameters = 0, gradients = 0, optimizer = 0, offloaded = 0, moved = 0, stashed = 0, peak = 0, ns = 0;
+  std::uint64_t activations = 0, forwards = 0;  // the layers' activation bytes at most, and their forwards run
   // What the ledger holds between the passes and the optimizer step: what ZeRO's formulas count.
   static step_counts resident_in(const shard::memory_ledger& ledger) {
     using shard::state_kind;
@@ -404,7 +536,6 @@ struct step_counts {
 template <class Comm>
 nlohmann::json step_line(Comm& c, const config& cfg, const model::parallel_layout& layout, const step_counts& k) {
   const auto all = [&](std::uint64_t x) { return train::detail::per_rank(c, x); };
-  const auto W = static_cast<std::size_t>(c.size());
   return {{"ranks", c.size()},
           {"tp", layout.tp},
           {"sp", cfg.sequence_parallel},
@@ -421,7 +552,8 @@ nlohmann::json step_line(Comm& c, const config& cfg, const model::parallel_layou
             {"gradients", all(k.gradients)},
             {"optimizer_states", all(k.optimizer)},
             {"offloaded", all(k.offloaded)}}},
-          {"peak_bytes", {{"device", all(k.peak)}, {"activations", std::vector<std::uint64_t>(W, 0)}}},
+          {"peak_bytes", {{"device", all(k.peak)}, {"activations", all(k.activations)}}},
+          {"layer_forwards", all(k.forwards)},
           {"sent_bytes", all(k.pipeline + k.data + k.tensor + k.context + k.experts + k.expert_data)},
           {"offload_bytes", all(k.moved)},
           {"pipeline_bytes", all(k.pipeline)},
@@ -443,6 +575,9 @@ void pipelined_summary(Comm& c, const config& cfg, const mlp_shape& shape, const
   pipeline["peak_stashed_chunks_rank0"] = predicted.peak_rank0;
   pipeline["tensor_parallel_bytes_per_step"] = train::detail::per_rank(c, predicted.tensor);
   pipeline["context_parallel_bytes_per_step"] = train::detail::per_rank(c, predicted.context);
+  pipeline["peak_activation_bytes"] = train::detail::per_rank(c, predicted.activation_peak);
+  pipeline["layer_forwards_per_step"] = train::detail::per_rank(c, predicted.layer_forwards);
+  pipeline["recompute_layers"] = cfg.recompute_layers;
   const auto psi_all = train::detail::per_rank(c, local.psi);
   if (c.rank() != 0) return;
   nlohmann::json summary{
@@ -531,6 +666,10 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
         cfg.sequence_parallel,
         t_step,
         0,
+        cfg.recompute_layers,
+        0,
+        0,
+        0,
         {}};
     const auto stats = parallel::run_pipeline(pp, m, v, stage);
     auto k = detail::step_counts::resident_in(ledger);
@@ -543,6 +682,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     k.experts = moe ? moe->sent() - experts_before : 0;
     k.expert_data = moe ? moe->data_sent() - expert_data_before : 0;
     k.moved = dense_moved, k.stashed = stats.peak_stashed, k.peak = ledger.peak(placement::device);
+    k.activations = stage.peak_floats * sizeof(float), k.forwards = stage.layer_forwards;
     double loss = stage.loss;
     comm::all_reduce(c, std::span<double>(&loss, 1), comm::reduce_op::sum);
     nlohmann::json line = detail::step_line(c, cfg, layout, k);

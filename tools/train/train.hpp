@@ -55,8 +55,9 @@ struct config {
   int inject_nan_rank = 0;
   std::size_t pipeline = 1, virtual_stages = 1, micro_batches = 0;  // --pp, --vpp, --micro-batches (0: pp)
   std::size_t tensor = 1;                                           // --tp
-  bool sequence_parallel = false;                                   // --sp
-  std::size_t context = 1;                                          // --cp: ranks that share each sequence's tokens
+  std::size_t recompute_layers = 0;  // --recompute-layers: blocks of each chunk that keep only their input
+  bool sequence_parallel = false;    // --sp
+  std::size_t context = 1;           // --cp: ranks that share each sequence's tokens
   std::size_t sequence = 1;  // --sequence: tokens a sample has; above 1 an attention block follows the first layer
   std::size_t heads = 4;     // --heads: the attention block's heads, over the first layer's outputs
   moe_config moe;            // --experts, --top-k, --ep, ...: a mixture-of-experts block after the second layer
