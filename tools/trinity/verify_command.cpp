@@ -115,11 +115,23 @@ double busiest(const json& values) {
 
 // A layout scaled down to run here: its tp, pp, vpp, sp and ZeRO stage; two context ranks where it has context
 // parallelism, two data-parallel replicas where it has any. ZeRO shards over data and context ranks together.
+// Full recomputation runs where the chunk is the MLP's alone (no context ring, no experts): every pair of a chunk
+// of one, or, where the layout recomputes some of a chunk's layers (recompute_layers), the first of two.
 struct layout_run {
   model::parallel_layout l;
   std::size_t t, p, v, c, d, ranks, shards, m, rows, width, pairs;  // pairs: column/row pairs a chunk (tp > 1)
+  std::size_t chunk_layers, recomputed;  // layers a chunk (one pair, or one layer), and pairs of each recomputed
   std::string command;
 };
+
+// Pairs of each chunk the scaled run recomputes, and pairs a chunk: none where it cannot run it.
+std::pair<std::size_t, std::size_t> recomputed_pairs(const plan::training_workload& w, const model::parallel_layout& l,
+                                                     bool runs) {
+  if (!runs || l.recompute != model::recomputation::full || !w.shape) return {0, 0};
+  const auto stages = model::pipeline_stage_layers(w.shape->layers, l.pp, l.vpp);
+  const bool some = model::recomputed_stage_layers(l, stages).first < stages.first;
+  return {1, some ? 2 : 1};
+}
 
 // A mixture's experts in a scaled run: `experts` of them, `top_k` a token, over the layout's ep and etp.
 struct expert_run {
@@ -131,7 +143,8 @@ struct expert_run {
 // expert-data-parallel replicas where the layout has them), each rank holding `experts` tokens a micro-batch
 // (after sp's split), so a pass spreads evenly over the experts, 64 features wide or more (a multiple of tp and
 // etp), at least three layers.
-layout_run layout_run_of(const verify_args& a, const model::parallel_layout& l, const expert_run* moe = nullptr) {
+layout_run layout_run_of(const verify_args& a, const plan::training_workload& w, const model::parallel_layout& l,
+                         const expert_run* moe = nullptr) {
   const std::size_t t = l.tp, p = l.pp, v = l.vpp, c = l.cp > 1 ? 2 : 1;
   std::size_t d = l.dp > 1 ? 2 : 1;
   if (moe) {
@@ -151,8 +164,13 @@ layout_run layout_run_of(const verify_args& a, const model::parallel_layout& l, 
   // Each rank takes `rows` tokens a micro-batch: 2t samples (t·experts with experts), or with context parallelism
   // one sequence of c·rows tokens, rows of them on each context rank, in heads of width/t features (one a
   // tensor-parallel rank).
+  const auto [recomputed, recompute_pairs] = recomputed_pairs(w, l, !moe && c == 1);
   const std::size_t m = p > 1 ? 2 * p : 2, rows = moe ? t * moe->experts : 2 * t,
-                    width = unit * ((base_width + unit - 1) / unit), chunk = p * v * (t > 1 ? 2 : 1),
+                    width = unit * ((base_width + unit - 1) / unit),
+                    chunk = p * v *
+                            (recomputed ? 2 * recompute_pairs
+                             : t > 1    ? 2
+                                        : 1),
                     layers = moe ? chunk * ((3 + chunk - 1) / chunk) : std::max<std::size_t>(2, chunk);
   const std::string context =
       c > 1 ? " --cp " + std::to_string(c) + " --sequence " + std::to_string(c * rows) + " --heads " + std::to_string(t)
@@ -170,9 +188,29 @@ layout_run layout_run_of(const verify_args& a, const model::parallel_layout& l, 
       " --steps " + std::to_string(steps) + " --batch " + std::to_string(batch) + " --inputs " + std::to_string(width) +
       " --width " + std::to_string(width) + " --outputs " + std::to_string(width) + " --layers " +
       std::to_string(layers - 1) + (l.offload ? " --offload" : "") +
-      (l.codec.empty() ? "" : " --compress '" + l.codec + "'");
-  return {l, t, p, v, c, d, ranks, shards, m, rows, width, t > 1 ? layers / (p * v) / 2 : 1, command};
+      (l.codec.empty() ? "" : " --compress '" + l.codec + "'") +
+      (recomputed ? " --recompute-layers " + std::to_string(recomputed) : "");
+  const std::size_t chunk_layers = layers / (p * v);
+  return {l,
+          t,
+          p,
+          v,
+          c,
+          d,
+          ranks,
+          shards,
+          m,
+          rows,
+          width,
+          std::max<std::size_t>(1, chunk_layers / 2),
+          chunk_layers,
+          recomputed,
+          command};
 }
+
+// The rows that count, not weigh: their figures print as numbers.
+constexpr std::string_view kept_chunks_row = "chunks' activations the first stage keeps at its peak";
+constexpr std::string_view forwards_row = "layer forwards the first stage runs a step (a recomputed one twice)";
 
 // The row that counts parameters, not bytes, in a mixture's table.
 constexpr std::string_view routed_parameters_row = "routed experts' parameters per rank";
@@ -180,13 +218,14 @@ constexpr std::string_view routed_parameters_row = "routed experts' parameters p
 // The step model's counts at the run's size beside what the run measured, the busiest rank's.
 std::vector<row> layout_rows(const layout_run& run, const json& summary, const model::compressor_cost& codec,
                              double psi) {
-  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, command] = run;
+  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command] = run;
   const auto& step = summary.at("last_step");
-  // fp32 activations of `rows` tokens, `pairs` column/row pairs a chunk.
+  // fp32 activations of `rows` tokens, `pairs` column/row pairs a chunk; a pair's forward and backward each
+  // all-reduce one (with sp: an all-gather and a reduce-scatter), and a recomputed pair's forward runs again.
   const bytes activation{static_cast<double>(rows * width) * 4.0};
   const double md = static_cast<double>(m), tt = static_cast<double>(t), transfers = model::pipeline_transfers(p, v);
   const bytes tp_bytes =
-      t > 1 ? md * static_cast<double>(v * pairs) * 2.0 * (2.0 * (tt - 1.0) / tt) * activation +
+      t > 1 ? md * static_cast<double>(v * (2 * pairs + recomputed)) * (2.0 * (tt - 1.0) / tt) * activation +
                   (p > 1 && !l.sequence_parallel ? md * transfers * (tt - 1.0) / tt * activation : bytes{})
             : bytes{};
   const bytes pp_bytes = md * transfers * activation / tt;
@@ -218,9 +257,29 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
     rows_out.push_back(
         {"bytes between stages per rank and step (pp=" + std::to_string(p) + ", vpp=" + std::to_string(v) + ")",
          pp_bytes.value(), busiest(step.at("pipeline_bytes"))});
-    rows_out.push_back({"chunks' activations the first stage keeps at its peak",
-                        model::pipeline_in_flight(p, m, v) * static_cast<double>(v),
+    rows_out.push_back({std::string(kept_chunks_row), model::pipeline_in_flight(p, m, v) * static_cast<double>(v),
                         step.at("peak_stashed_chunks").at(0).get<double>()});
+  }
+  if (c == 1 && !summary.contains("experts")) {
+    // What a chunk keeps: its input, and each pair's whole input, column outputs (1/t of them) and output (a chunk
+    // of one layer: its whole input and outputs); a recomputed pair only its input, its output kept as the next
+    // pair's. The first stage keeps its in-flight chunks (model::pipeline_in_flight) and, in a recomputed pair's
+    // backward, that pair rebuilt.
+    const double held = static_cast<double>(l.sequence_parallel ? rows / t : rows) * static_cast<double>(width),
+                 whole = static_cast<double>(rows * width), n = static_cast<double>(pairs),
+                 r = static_cast<double>(recomputed), pair = whole + whole / tt + held;
+    const double chunk = chunk_layers == 1 ? held + whole + whole / tt
+                                           : held + (n - r) * pair + (recomputed == pairs ? r - 1.0 : r) * held;
+    const double in_flight = model::pipeline_in_flight(p, m, v) * static_cast<double>(v);
+    rows_out.push_back({"activation bytes the first stage keeps at its peak" +
+                            (recomputed == 0       ? std::string()
+                             : recomputed == pairs ? std::string(" (each chunk's pair recomputed)")
+                                                   : " (" + std::to_string(recomputed) + " of each chunk's " +
+                                                         std::to_string(pairs) + " pairs recomputed)"),
+                        4.0 * (in_flight * chunk + (recomputed ? pair : 0.0)),
+                        step.at("peak_bytes").at("activations").at(0).get<double>()});
+    rows_out.push_back({std::string(forwards_row), md * static_cast<double>(v * (chunk_layers + 2 * recomputed)),
+                        step.at("layer_forwards").at(0).get<double>()});
   }
   if (c > 1)
     rows_out.push_back({"bytes around the context ring per rank and step (cp=" + std::to_string(c) + ")",
@@ -249,12 +308,15 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
 void print_layout_rows(const verify_args& a, const plan::training_workload& w, const layout_run& run,
                        const json& summary, double psi, const std::vector<row>& rows_out,
                        const std::string& experts = "") {
-  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, command] = run;
+  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command] = run;
   bool all = true;
   for (const auto& x : rows_out) all &= x.within(0.01);
-  const bool chunks_row = p > 1;
   std::vector<std::string> not_run{"step time"};
-  if (l.recompute != model::recomputation::none) not_run.push_back("activation recomputation");
+  if (l.recompute != model::recomputation::none && !recomputed)
+    not_run.push_back(l.recompute == model::recomputation::full
+                          ? "activation recomputation (beside " + std::string(c > 1 ? "the context ring" : "experts") +
+                                ")"
+                          : "activation recomputation");
   if (!l.modules.empty()) not_run.push_back("recomputed modules (" + model::to_string(l.modules) + ")");
   if (a.json) {
     const json jr = workloads::rows_json(rows_out, 0.01);
@@ -273,18 +335,27 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
               << ", pp=" << p << ", vpp=" << v << (c > 1 ? ", cp=" + std::to_string(c) : std::string()) << ", " << d
               << " data-parallel replica" << (d > 1 ? "s" : "") << ", " << m << " micro-batches of " << rows
               << (c > 1 ? " tokens of a sequence of " + std::to_string(c * rows) : std::string(" samples")) << experts
+              << (recomputed == 0 ? std::string()
+                  : recomputed == pairs
+                      ? ", each chunk's column/row pair recomputed"
+                      : ", the first of each chunk's " + std::to_string(pairs) + " column/row pairs recomputed")
               << "):\n  " << command << "\n\n";
     table tb({"mechanism (the busiest rank)", "predicted", "measured", "measured / predicted", "within 1%"});
     for (std::size_t i = 0; i < rows_out.size(); ++i) {
       const auto& x = rows_out[i];
-      const bool count = (chunks_row && i == (t > 1 ? 2u : 1u)) || x.mechanism == routed_parameters_row;
+      const bool count =
+          x.mechanism == kept_chunks_row || x.mechanism == forwards_row || x.mechanism == routed_parameters_row;
       tb.add({x.mechanism, count ? units::detail::format_number(x.predicted) : to_string(bytes{x.predicted}),
               count ? units::detail::format_number(x.measured) : to_string(bytes{x.measured}),
               units::detail::format_number(x.ratio()), x.within(0.01) ? "yes" : "NO"});
     }
     tb.print(std::cout);
     std::cout << "\nPredicted: the step model's counts (model/parallel_training.hpp, model/sharding.hpp"
-              << (experts.empty() ? "" : ", model/moe_layer.hpp") << ") at the run's size. Not run:";
+              << (experts.empty() ? "" : ", model/moe_layer.hpp") << ") at the run's size";
+    if (c == 1 && experts.empty())
+      std::cout << "; activations: the MLP's own (each layer's whole input and outputs), kept as the step model keeps "
+                   "a layer's: the in-flight chunks, a recomputed pair's input alone, one pair rebuilt in its backward";
+    std::cout << ". Not run:";
     for (std::size_t i = 0; i < not_run.size(); ++i) std::cout << (i ? "; " : " ") << not_run[i];
     std::cout << ".\n";
   }
@@ -346,7 +417,7 @@ std::array<row, 2> expert_rows(const model::parallel_layout& l, const expert_run
 // without experts) and the experts', one pass a micro-batch of the tokens a rank holds there.
 void run_verify_experts_parallel(const verify_args& a, const plan::training_workload& w,
                                  const model::parallel_layout& l, const expert_run& moe) {
-  const auto run = layout_run_of(a, l, &moe);
+  const auto run = layout_run_of(a, w, l, &moe);
   std::cerr << "trinity verify: " << run.command << '\n';
   const json summary = summary_of(run_and_capture(run.command + " 2>&1"));
   const double psi = busiest(summary.at("parameters_per_rank"));
@@ -457,7 +528,7 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                    "few layers of its own, so verify the layout without first_stage_layers, last_stage_layers and "
                    "pipeline_layout");
   if (w.shape->moe()) return run_verify_experts(a, w, l);
-  const auto run = layout_run_of(a, l);
+  const auto run = layout_run_of(a, w, l);
   // The codec the layout names, at the rates and ratio the planner priced it with (the system's devices').
   model::compressor_cost codec;
   if (!l.codec.empty()) {
