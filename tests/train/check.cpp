@@ -164,6 +164,11 @@ int check_sharding(const run_output& o) {
            o.args + ": rank " + std::to_string(r) + " peaked at " + last["peak_bytes"]["device"][r].dump() +
                " bytes, above the model plus overheads (" + std::to_string(allowed) + ")");
   }
+  // The pass's activations at their peak: its layers' inputs and output, and a recomputed pair rebuilt.
+  for (std::size_t r = 0; r < ranks; ++r)
+    EXPECT(last["peak_bytes"]["activations"][r] == model["activation_peak_bytes"][r],
+           o.args + ": rank " + std::to_string(r) + " held " + last["peak_bytes"]["activations"][r].dump() +
+               " bytes of activations at most, the count " + model["activation_peak_bytes"][r].dump());
   if (!model["sent_bytes_per_step"].is_null())
     for (std::size_t r = 0; r < ranks; ++r)
       EXPECT(within(last["sent_bytes"][r].get<double>(), model["sent_bytes_per_step"].get<double>(), 0.01),

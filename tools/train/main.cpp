@@ -112,13 +112,14 @@ int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
   check_attention(cfg);
   check_experts(c, cfg);
   if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0 || cfg.tensor > 1 || cfg.sequence_parallel ||
-      cfg.context > 1 || cfg.recompute_layers > 0) {
+      cfg.context > 1) {
     auto pcfg = cfg;
     if (pcfg.micro_batches == 0) pcfg.micro_batches = pcfg.pipeline;
     if (pcfg.virtual_stages > 1 && pcfg.pipeline == 1)
       throw invalid_input("--vpp", "interleaving needs pipeline stages. Fix: --pp 2 or more");
     return train::run_model_parallel(c, pcfg, out);
   }
+  train::check_recompute(cfg, cfg.shape().layers());
   return train::run_data_parallel(c, cfg, out);
 }
 

@@ -51,13 +51,51 @@ inline std::vector<float> initial_parameters(const mlp_shape& shape, std::uint64
   return p;
 }
 
-//! Activations of one rank's samples, booked in its ledger as activations.
+//! Activations of one rank's samples, booked in its ledger as activations. With `recomputed` pairs, the first
+//! that many pairs of layers (2j, 2j + 1) keep only their input: the activation between the two (layer 2j + 1's
+//! input) exists only while a forward or a rebuild needs it.
 class mlp_pass {
  public:
-  mlp_pass(const mlp_shape& shape, std::size_t samples, shard::memory_ledger& ledger) : shape_(&shape), m_(samples) {
+  mlp_pass(const mlp_shape& shape, std::size_t samples, shard::memory_ledger& ledger, std::size_t recomputed = 0)
+      : shape_(&shape),
+        m_(samples),
+        recomputed_(recomputed),
+        spare_(shard::tracking_allocator<float>(ledger, shard::state_kind::activations)) {
     for (std::size_t l = 0; l <= shape.layers(); ++l)
-      acts_.emplace_back(samples * shape.widths[l], 0.0f,
+      acts_.emplace_back(rebuilt(l) ? 0 : samples * shape.widths[l], 0.0f,
                          shard::tracking_allocator<float>(ledger, shard::state_kind::activations));
+  }
+
+  //! Whether layer l's input is rebuilt in the backward rather than kept: the middle of a recomputed pair.
+  [[nodiscard]] bool rebuilt(std::size_t l) const noexcept { return l % 2 == 1 && l / 2 < recomputed_; }
+  //! Frees layer l's input (a rebuilt one, once its layer has run).
+  void forget(std::size_t l) {
+    acts_[l].clear();
+    acts_[l].shrink_to_fit();
+  }
+  //! A recomputed pair's forward again from its kept input (l = 2j): layer l's output, its middle activation, and
+  //! layer l + 1's into a spare, since the next layer keeps that one; `rebuilt_done(l)` frees both.
+  void rebuild(std::size_t l, std::span<const float> first, std::span<const float> second) {
+    forward(l, first);
+    spare_.resize(m_ * shape_->out(l + 1));
+    forward(l + 1, second, spare_);
+  }
+  void rebuilt_done(std::size_t l) {
+    forget(l + 1);
+    spare_.clear();
+    spare_.shrink_to_fit();
+  }
+  //! The floats this pass keeps between its forward and backward, and the most a recomputed pair rebuilds (its
+  //! middle activation and its output again): what its ledger's activation peak is.
+  [[nodiscard]] static std::size_t peak_floats(const mlp_shape& shape, std::size_t samples, std::size_t recomputed) {
+    std::size_t kept = 0, rebuilt = 0;
+    for (std::size_t l = 0; l <= shape.layers(); ++l) {
+      if (l % 2 == 1 && l / 2 < recomputed)
+        rebuilt = std::max(rebuilt, shape.widths[l] + shape.widths[l + 1]);
+      else
+        kept += shape.widths[l];
+    }
+    return samples * (kept + rebuilt);
   }
 
   [[nodiscard]] std::span<float> input() { return acts_[0]; }
@@ -65,15 +103,20 @@ class mlp_pass {
   [[nodiscard]] std::span<float> output_of(std::size_t l) { return acts_[l + 1]; }
   [[nodiscard]] std::span<const float> output() const { return acts_.back(); }
 
-  //! a_{l+1} = act(a_l · Wᵀ + b).
-  void forward(std::size_t l, std::span<const float> p) {
+  //! a_{l+1} = act(a_l · Wᵀ + b), into `into` (a rebuilt pair's output, which the next layer already keeps) or,
+  //! by default, a_{l+1}, allocated here where it is rebuilt.
+  void forward(std::size_t l, std::span<const float> p, std::span<float> into = {}) {
     const std::size_t in = shape_->in(l), out = shape_->out(l);
+    if (into.empty()) {
+      acts_[l + 1].resize(m_ * out);
+      into = acts_[l + 1];
+    }
     const float* w = p.data();
     const float* b = p.data() + out * in;
     const bool last = l + 1 == shape_->layers();
     for (std::size_t s = 0; s < m_; ++s) {
       const float* a = acts_[l].data() + s * in;
-      float* z = acts_[l + 1].data() + s * out;
+      float* z = into.data() + s * out;
       for (std::size_t o = 0; o < out; ++o) {
         float acc = b[o];
         const float* row = w + o * in;
@@ -119,8 +162,9 @@ class mlp_pass {
 
  private:
   const mlp_shape* shape_;
-  std::size_t m_;
+  std::size_t m_, recomputed_;
   std::vector<shard::tracked_vector<float>> acts_;
+  shard::tracked_vector<float> spare_;
 };
 
 }  // namespace trinity::train

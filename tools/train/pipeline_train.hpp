@@ -298,23 +298,8 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
                                       std::to_string(shape.out(l)) + " outputs. Fix: a --width it divides");
   if (cfg.sequence_parallel && t == 1)
     throw invalid_input("--sp", "splits tokens over the tensor group. Fix: --tp 2 or more");
+  check_recompute(cfg, per_chunk);
   const std::size_t blocks = per_chunk / 2, again = cfg.recompute_layers;
-  if (again > 0 && per_chunk % 2 != 0)
-    throw invalid_input("--recompute-layers",
-                        "recomputes blocks of a column and a row layer (a transformer "
-                        "layer's MLP), and a chunk of " +
-                            std::to_string(per_chunk) +
-                            " layers does not pair. Fix: --layers so that (layers + 1) / "
-                            "(pp * vpp) is even");
-  if (again > blocks)
-    throw invalid_input("--recompute-layers", std::to_string(again) + " blocks recomputed, and a chunk has " +
-                                                  std::to_string(blocks) + " (a column/row pair each). Fix: at most " +
-                                                  std::to_string(blocks));
-  if (again > 0 && (cfg.attention() || cfg.experts()))
-    throw invalid_input("--recompute-layers",
-                        std::string("recomputes the MLP's layers; the ") +
-                            (cfg.attention() ? "attention block (--sequence)" : "experts' block") +
-                            " is not recomputed yet. Fix: drop one of them");
   model::parallel_layout layout;
   layout.tp = t;
   layout.pp = p;

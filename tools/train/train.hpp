@@ -75,6 +75,29 @@ struct config {
   }
 };
 
+//! --recompute-layers against a model chunk of `layers` layers: pairs of them, not more than it has, and neither the
+//! attention block nor the experts (not recomputed yet). Each refusal names the flag and the fix.
+inline void check_recompute(const config& cfg, std::size_t layers) {
+  const std::size_t again = cfg.recompute_layers;
+  if (again == 0) return;
+  if (layers % 2 != 0)
+    throw invalid_input("--recompute-layers",
+                        "recomputes blocks of a column and a row layer (a transformer "
+                        "layer's MLP), and a chunk of " +
+                            std::to_string(layers) +
+                            " layers does not pair. Fix: --layers so that (layers + 1) / "
+                            "(pp * vpp) is even");
+  if (again > layers / 2)
+    throw invalid_input("--recompute-layers",
+                        std::to_string(again) + " blocks recomputed, and a chunk has " + std::to_string(layers / 2) +
+                            " (a column/row pair each). Fix: at most " + std::to_string(layers / 2));
+  if (cfg.attention() || cfg.experts())
+    throw invalid_input("--recompute-layers",
+                        std::string("recomputes the MLP's layers; the ") +
+                            (cfg.attention() ? "attention block (--sequence)" : "experts' block") +
+                            " is not recomputed yet. Fix: drop one of them");
+}
+
 namespace detail {
 
 // Every rank's values of one statistic, on every rank (a ring all-gather of one word each).
@@ -282,6 +305,7 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
     dp.acquire(l);
     pass.forward(l, dp.parameters(l));
     dp.release(l);
+    if (pass.rebuilt(l)) pass.forget(l);  // a recomputed pair's middle, rebuilt in the backward
     if (l == 0 && block) block->forward(self, pass.output_of(0));
     if constexpr (!std::is_null_pointer_v<Experts>)
       if (l == 1 && moe) {  // this rank's rows are the global batch's from its first sample's
@@ -300,7 +324,15 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
     delta[k] = d / static_cast<float>(cfg.tokens());
   }
   for (std::size_t l = shape.layers(); l-- > 0;) {
-    dp.acquire(l);
+    // A recomputed pair (l − 1, l) runs its forward again, both layers' weights acquired once for it and their
+    // backwards (ZeRO-3 gathers each once, as FSDP does under activation checkpointing).
+    if (pass.rebuilt(l)) {
+      dp.acquire(l - 1);
+      dp.acquire(l);
+      pass.rebuild(l - 1, dp.parameters(l - 1), dp.parameters(l));
+    } else if (!pass.rebuilt(l + 1)) {
+      dp.acquire(l);
+    }
     auto g = dp.gradient(l);
     if (l == 1 && block)
       pass.backward(l, dp.parameters(l), g, delta, [&](std::vector<float>& d) {
@@ -317,6 +349,7 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
       g[0] = std::numeric_limits<float>::quiet_NaN();
     dp.gradient_ready(l);
     dp.release(l);
+    if (pass.rebuilt(l)) pass.rebuilt_done(l - 1);
   }
   return loss;
 }
@@ -348,10 +381,12 @@ inline nlohmann::json summary_of(const config& cfg, const mlp_shape& shape, int 
           {"offload_bytes_per_step",
            model::offload_traffic_per_step(psi, n, stage, model::fp32_adam, cfg.offload).value()}}},
         // The peak above the formula, activations aside, one layer at a time: stage 1 reduce-scatters into a
-        // shard-sized buffer, stage 2 stages a layer's full gradient, stage 3 also gathers a layer's parameters.
-        {"fixed_overhead_bytes",
-         stage == 1 ? static_cast<double>(comm::partition(largest_layer, ranks).largest()) * 4.0
-                    : (stage >= 2 ? 1 : 0) * largest_layer * 4.0 + (stage >= 3 ? 1 : 0) * largest_layer * 4.0},
+        // shard-sized buffer, stage 2 stages a layer's full gradient, stage 3 also gathers a layer's parameters
+        // (a recomputed pair's two at once).
+        {"fixed_overhead_bytes", stage == 1
+                                     ? static_cast<double>(comm::partition(largest_layer, ranks).largest()) * 4.0
+                                     : (stage >= 2 ? 1 : 0) * largest_layer * 4.0 +
+                                           (stage >= 3 ? (cfg.recompute_layers > 0 ? 2 : 1) : 0) * largest_layer * 4.0},
         {"samples_per_rank", static_cast<double>(cfg.batch) / static_cast<double>(ranks)},
         {"step_seconds", step_seconds},
         {"last_step", last}}}};
@@ -407,7 +442,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     ledger.reset_peaks();
     const std::uint64_t sent_before = c.bytes_sent(), experts_before = moe ? moe->sent() : 0,
                         expert_data_before = moe ? moe->data_sent() : 0;
-    mlp_pass pass(shape, samples.size(c.rank()) * cfg.sequence, ledger);
+    mlp_pass pass(shape, samples.size(c.rank()) * cfg.sequence, ledger, cfg.recompute_layers);
     double loss = moe ? detail::forward_backward(dp, c, self, cfg, shape, task, pass, samples, t, &*moe)
                       : detail::forward_backward(dp, c, self, cfg, shape, task, pass, samples, t);
     // What the formula counts is resident now: states, no gathered layer, no staging buffer.
@@ -448,9 +483,15 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     detail::save_all(cfg.save_checkpoint, cfg.save_checkpoint, dp, c, moe, c, step0 + cfg.steps);
   const auto expert_totals =
       moe ? detail::expert_summary(c, cfg, &*moe, samples.size(c.rank()) * cfg.sequence, 1) : nlohmann::json();
+  // The activations each rank's pass holds at most: its layers' inputs and output, a recomputed pair rebuilt.
+  const auto activation_peak = detail::per_rank(
+      c, sizeof(float) * mlp_pass::peak_floats(shape, samples.size(c.rank()) * cfg.sequence, cfg.recompute_layers));
   if (c.rank() == 0) {
     auto summary = detail::summary_of(cfg, shape, c.size(), stage, sb, predicted_memory, predicted_traffic,
                                       largest_layer, step_seconds, last);
+    summary["summary"]["model"]["activation_peak_bytes"] = activation_peak;
+    summary["summary"]["model"]["recompute_layers"] = cfg.recompute_layers;
+    summary["summary"]["widths"] = shape.widths;
     if (moe) summary["summary"]["experts"] = expert_totals;
     out << summary.dump() << '\n' << std::flush;
   }
