@@ -151,6 +151,14 @@ struct mlp_chunks {
     return z;
   }
 
+  // The attention block after layer 0 on its output: this rank's heads (a column layer's outputs) over its tokens
+  // of rows/(S/c) sequences, the keys and values around the context ring.
+  void attend(kept_chunk& c, std::vector<float>& z) {
+    const std::size_t local_tokens = S / cp_size();
+    c.block.emplace(rows / local_tokens, local_tokens, shape->out(0) / t(), head_dim);
+    c.block->forward(*cp, z);
+  }
+
   static std::size_t floats_of(const kept_chunk& c) {
     std::size_t n = 0;
     for (const auto* set : {&c.outs, &c.whole})
@@ -179,15 +187,12 @@ struct mlp_chunks {
       const std::size_t l = layer_of(chunk, k);
       c.whole.emplace_back();
       auto z = layer_forward(chunk, k, c.outs.back(), c.whole.back(), false);
-      if (l == 0 && S > 1) {  // this rank's heads (a column layer's outputs) over its tokens of rows/(S/c) sequences
-        const std::size_t local_tokens = S / cp_size();
-        c.block.emplace(rows / local_tokens, local_tokens, shape->out(0) / t(), head_dim);
-        c.block->forward(*cp, z);
-      }
+      if (l == 0 && S > 1) attend(c, z);
       if (l == 1 && moe) c.experts = moe->forward(z, held_ids(mb));
       c.outs.push_back(std::move(z));
     }
     auto out = c.outs.back();
+    if (recomputed() > 0) c.block.reset();  // the attention after layer 0 runs again with its pair
     for (std::size_t k = 0; k < recomputed(); ++k) std::vector<float>().swap(c.whole[k]);
     for (std::size_t i = 1; i < c.outs.size(); ++i)
       if (rebuilt_output(i)) std::vector<float>().swap(c.outs[i]);
@@ -206,6 +211,7 @@ struct mlp_chunks {
     const auto rebuild = [&](std::size_t first) {
       for (std::size_t k = first; k < first + block(); ++k) {
         auto z = layer_forward(chunk, k, c.outs[k], c.whole[k], true);
+        if (layer_of(chunk, k) == 0 && S > 1) attend(c, z);
         hold(c.whole[k].size() + z.size());
         (rebuilt_output(k + 1) ? c.outs[k + 1] : spare) = std::move(z);
       }
@@ -298,7 +304,7 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
                                       std::to_string(shape.out(l)) + " outputs. Fix: a --width it divides");
   if (cfg.sequence_parallel && t == 1)
     throw invalid_input("--sp", "splits tokens over the tensor group. Fix: --tp 2 or more");
-  check_recompute(cfg, per_chunk);
+  check_recompute(cfg, per_chunk, true);
   const std::size_t blocks = per_chunk / 2, again = cfg.recompute_layers;
   model::parallel_layout layout;
   layout.tp = t;
@@ -441,7 +447,7 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
   // heads and tokens c − 1 hops forward, with their gradients c − 1 hops backward, then the gradients home.
   const std::uint64_t kv_floats = 2 * rows * (shape.out(0) / t);
   out.context = rank == 0 ? static_cast<std::uint64_t>(std::llround(static_cast<double>(m * kv_floats * sizeof(float)) *
-                                                                    model::context_ring_blocks(cps)))
+                                                                    model::context_ring_blocks(cps, again > 0)))
                           : 0;
   // The first stage's most chunks in flight, as the step model counts them (micro-batches of v chunks each).
   out.peak_rank0 = static_cast<std::size_t>(std::llround(model::pipeline_in_flight(p, m, v) * static_cast<double>(v)));

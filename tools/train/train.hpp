@@ -75,9 +75,10 @@ struct config {
   }
 };
 
-//! --recompute-layers against a model chunk of `layers` layers: pairs of them, not more than it has, and neither the
-//! attention block nor the experts (not recomputed yet). Each refusal names the flag and the fix.
-inline void check_recompute(const config& cfg, std::size_t layers) {
+//! --recompute-layers against a model chunk of `layers` layers: pairs of them, not more than it has, and not the
+//! experts (not recomputed yet), nor, in the data-parallel loop (`pipelined` false), the attention block. Each
+//! refusal names the flag and the fix.
+inline void check_recompute(const config& cfg, std::size_t layers, bool pipelined) {
   const std::size_t again = cfg.recompute_layers;
   if (again == 0) return;
   if (layers % 2 != 0)
@@ -91,11 +92,13 @@ inline void check_recompute(const config& cfg, std::size_t layers) {
     throw invalid_input("--recompute-layers",
                         std::to_string(again) + " blocks recomputed, and a chunk has " + std::to_string(layers / 2) +
                             " (a column/row pair each). Fix: at most " + std::to_string(layers / 2));
-  if (cfg.attention() || cfg.experts())
+  if (cfg.experts())
     throw invalid_input("--recompute-layers",
-                        std::string("recomputes the MLP's layers; the ") +
-                            (cfg.attention() ? "attention block (--sequence)" : "experts' block") +
-                            " is not recomputed yet. Fix: drop one of them");
+                        "recomputes the MLP's layers; the experts' block is not recomputed yet. Fix: drop one of them");
+  if (cfg.attention() && !pipelined)
+    throw invalid_input("--recompute-layers",
+                        "the data-parallel loop does not recompute the attention block "
+                        "(--sequence). Fix: --micro-batches 1 runs it model-parallel, which does");
 }
 
 namespace detail {

@@ -116,8 +116,8 @@ double busiest(const json& values) {
 
 // A layout scaled down to run here: its tp, pp, vpp, sp and ZeRO stage; two context ranks where it has context
 // parallelism, two data-parallel replicas where it has any. ZeRO shards over data and context ranks together.
-// Full recomputation runs where the chunk is the MLP's alone (no context ring, no experts): every pair of a chunk
-// of one, or, where the layout recomputes some of a chunk's layers (recompute_layers), the first of two.
+// Full recomputation runs where the layout has no experts: every pair of a chunk of one, or, where the layout
+// recomputes some of a chunk's layers (recompute_layers), the first of two, the attention block with the first.
 struct layout_run {
   model::parallel_layout l;
   std::size_t t, p, v, c, d, ranks, shards, m, rows, width, pairs;  // pairs: column/row pairs a chunk (tp > 1)
@@ -165,7 +165,7 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
   // Each rank takes `rows` tokens a micro-batch: 2t samples (t·experts with experts), or with context parallelism
   // one sequence of c·rows tokens, rows of them on each context rank, in heads of width/t features (one a
   // tensor-parallel rank).
-  const auto [recomputed, recompute_pairs] = recomputed_pairs(w, l, !moe && c == 1);
+  const auto [recomputed, recompute_pairs] = recomputed_pairs(w, l, !moe);
   const std::size_t m = p > 1 ? 2 * p : 2, rows = moe ? t * moe->experts : 2 * t,
                     width = unit * ((base_width + unit - 1) / unit),
                     chunk = p * v *
@@ -230,8 +230,9 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
                   (p > 1 && !l.sequence_parallel ? md * transfers * (tt - 1.0) / tt * activation : bytes{})
             : bytes{};
   const bytes pp_bytes = md * transfers * activation / tt;
-  // One attention layer, on the first stage: fp32 keys and values of this rank's tokens and heads.
-  const bytes cp_bytes = md * model::context_ring_blocks(c) * 2.0 * activation / tt;
+  // One attention layer, on the first stage: fp32 keys and values of this rank's tokens and heads, their forward
+  // again where the first pair is recomputed.
+  const bytes cp_bytes = md * model::context_ring_blocks(c, recomputed > 0) * 2.0 * activation / tt;
   // ZeRO-3 gathers each layer for every micro-batch's forward and backward: 2m gathers where one pass has two.
   const double zero3 = l.zero_stage == 3 ? (1.0 + 2.0 * md) / 3.0 : 1.0;
   // A codec's frames replace the gradient's reduction (model/gradient_reduction.hpp, as the step model prices
@@ -279,9 +280,10 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
                                                          std::to_string(pairs) + " pairs recomputed)"),
                         4.0 * (in_flight * chunk + (recomputed ? pair : 0.0)),
                         step.at("peak_bytes").at("activations").at(0).get<double>()});
+  }
+  if (!summary.contains("experts"))
     rows_out.push_back({std::string(forwards_row), md * static_cast<double>(v * (chunk_layers + 2 * recomputed)),
                         step.at("layer_forwards").at(0).get<double>()});
-  }
   if (c > 1)
     rows_out.push_back({"bytes around the context ring per rank and step (cp=" + std::to_string(c) + ")",
                         cp_bytes.value(), busiest(step.at("context_parallel_bytes"))});
@@ -314,10 +316,8 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
   for (const auto& x : rows_out) all &= x.within(0.01);
   std::vector<std::string> not_run{"step time"};
   if (l.recompute != model::recomputation::none && !recomputed)
-    not_run.push_back(l.recompute == model::recomputation::full
-                          ? "activation recomputation (beside " + std::string(c > 1 ? "the context ring" : "experts") +
-                                ")"
-                          : "activation recomputation");
+    not_run.push_back(l.recompute == model::recomputation::full ? "activation recomputation (beside experts)"
+                                                                : "activation recomputation");
   if (!l.modules.empty()) not_run.push_back("recomputed modules (" + model::to_string(l.modules) + ")");
   if (a.json) {
     const json jr = workloads::rows_json(rows_out, 0.01);

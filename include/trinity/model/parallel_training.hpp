@@ -35,12 +35,12 @@
 //!    weights shard over the expert-parallel ranks and reduce over the expert-data-parallel ones;
 //!  - on the last stage, the logits and the cross entropy over them, memory-bound in fp32
 //!    (model/cross_entropy.hpp);
-//!  - full recomputation runs the forward (its all-reduces too) again, of every layer, or of the first
+//!  - full recomputation runs the forward (its all-reduces and context ring too) again, of every layer, or of the first
 //!    recompute_layers of each chunk (Megatron-Core's block method; the chunk's other layers keep their
 //!    activations and run once);
-//!    selective recomputation runs the attention core again (a fused one too, for no memory saved); single modules (the
-//!    norms, the experts' activation, latent attention's up-projections: model/recompute_modules.hpp) run again in
-//!    place of keeping their outputs.
+//!    selective recomputation runs the attention core again, its ring with it (a fused one too, for no memory saved);
+//!    single modules (the norms, the experts' activation, latent attention's up-projections:
+//!    model/recompute_modules.hpp) run again in place of keeping their outputs.
 //! A step is m micro-batches plus the bubble (p − 1)/(m·v) of them, then the
 //! data-parallel gradient reduction and ZeRO's parameter all-gathers (exposed
 //! whole, or with overlap, bucket by bucket under the last micro-batch's
@@ -124,8 +124,13 @@ inline double layer_activation_bytes(const training_job& j, double s_local, doub
 
 //! Key-and-value blocks a rank sends around a c-rank context ring per attention layer and micro-batch,
 //! forward and backward: c − 1 hops of K and V, c − 1 of K, V, dK and dV, then dK and dV home
-//! (parallel/context_parallel.hpp's ring), 3(c − 1) + 1; none without context parallelism.
-inline double context_ring_blocks(std::size_t c) { return c > 1 ? 3.0 * (static_cast<double>(c) - 1.0) + 1.0 : 0.0; }
+//! (parallel/context_parallel.hpp's ring), 3(c − 1) + 1; none without context parallelism. `again`: the attention's
+//! forward runs a second time, under full or selective recomputation, and sends its c − 1 hops again (Transformer
+//! Engine's context-parallel attention is what Megatron-Core's checkpoint reruns).
+inline double context_ring_blocks(std::size_t c, bool again = false) {
+  const double hops = c > 1 ? static_cast<double>(c) - 1.0 : 0.0;
+  return c > 1 ? (again ? 4.0 : 3.0) * hops + 1.0 : 0.0;
+}
 
 //! Activations (or their gradients) the busiest rank of a p-stage pipeline, v model chunks a rank, sends per
 //! micro-batch, and as many as it receives: one each way per chunk boundary it feeds. With p > 2 a middle
@@ -426,6 +431,7 @@ struct layer_cost {
   double exchanges = 2;         //!< passes that exchange: forward and backward, and forward again recomputed
   seconds cp_f{}, cp_b{};       //!< the context ring's exposed time
   bytes kv_chunk{};             //!< what one hop of the ring sends
+  double ring_blocks = 0;       //!< hops a micro-batch's passes send (context_ring_blocks), recomputed ones too
   seconds recompute{};
   double kept = 0, scores = 0;  //!< activation bytes without recomputation, and the attention scores' share
   double stored = 0;            //!< activation bytes kept under the layout's recomputation policy
@@ -729,15 +735,16 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   const seconds ring_b = l.cp > 1 ? (cp - 1.0) * (hop + hop) + hop : seconds{};
   x.cp_f = ring_f > x.attn_f ? ring_f - x.attn_f : seconds{};
   x.cp_b = ring_b > x.attn_b ? ring_b - x.attn_b : seconds{};
+  x.ring_blocks = context_ring_blocks(l.cp, l.recompute != recomputation::none);
   if (l.recompute == recomputation::full) {
     x.recompute = x.forward();
     x.all_reduces += x.pass_all_reduces;
     x.exchanges += 1.0;
   } else if (l.recompute == recomputation::selective) {
     // The attention core runs forward again during the backward pass, as Megatron-Core checkpoints it
-    // (checkpoint_core_attention), fused or not; a fused kernel keeps no scores (x.scores is 0), so all it
-    // saves is the kernel's own statistics while its forward costs the same again.
-    x.recompute += x.attn_f + seconds{kappa * x.scores / c.memory_bandwidth.value()};
+    // (checkpoint_core_attention), fused or not, with its context ring; a fused kernel keeps no scores
+    // (x.scores is 0), so all it saves is the kernel's own statistics while its forward costs the same again.
+    x.recompute += x.attn_f + x.cp_f + seconds{kappa * x.scores / c.memory_bandwidth.value()};
   }
   return x;
 }
@@ -1130,7 +1137,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.tp_bytes = mb * st.binding([](const layer_cost& x) { return x.all_reduces * x.all_reduce_bytes; }) +
                (regather ? mb * transfers * (t - 1.0) / t * activation : bytes{});
   r.ep_bytes = mb * st.binding([](const layer_cost& x) { return x.exchanges * x.exchange_bytes; });
-  r.cp_bytes = mb * (st.layers + st.modules) * context_ring_blocks(l.cp) * st.dense.kv_chunk;
+  r.cp_bytes = mb * st.binding([](const layer_cost& x) { return x.ring_blocks * x.kv_chunk; });
   r.pp_bytes = mb * transfers * p2p;
 
   const auto fp8 = detail::kept_in_fp8(j, weights);

@@ -544,6 +544,29 @@ TEST_CASE("block recomputation prices a chunk's first n layers as recomputed in 
   CHECK(r.tp_bytes.value() == Approx(mb * (3 * 6 + 1 * 4) * 2.0 * 3 / 4 * T * h * 2 + mb * 1 * 3.0 / 4 * T * h * 2));
 }
 
+TEST_CASE("a recomputed attention sends its keys and values around the context ring again", "[model][parallel]") {
+  // Eight layers, cp = 2: a pass of a layer sends 3(c − 1) + 1 = 4 K-and-V chunks; an attention run again (full
+  // recomputation, selective, or the first n layers of a block) sends its forward's c − 1 = 1 again.
+  const auto j = gpt(8, 2048, 16, 2048, 4);
+  const auto c = ideal();
+  const auto bytes_of = [&](const std::string& layout) {
+    return price(j, c, io::parse_parallel_layout("cp=2," + layout)).cp_bytes.value();
+  };
+  const double none = bytes_of("recompute=none");
+  REQUIRE(none > 0);
+  CHECK(model::context_ring_blocks(2) == 4.0);
+  CHECK(model::context_ring_blocks(4, true) == 13.0);  // 4·3 + 1: the forward's three hops twice
+  CHECK(model::context_ring_blocks(1, true) == 0.0);
+  CHECK(bytes_of("recompute=full") == Approx(none * 5.0 / 4.0).epsilon(1e-12));
+  CHECK(bytes_of("recompute=selective") == Approx(none * 5.0 / 4.0).epsilon(1e-12));
+  for (std::size_t n = 1; n <= 8; ++n) {
+    INFO("recompute_layers=" << n);
+    CHECK(bytes_of("recompute=full,recompute_layers=" + std::to_string(n)) ==
+          Approx(none * (5.0 * static_cast<double>(n) + 4.0 * static_cast<double>(8 - n)) / 32.0).epsilon(1e-12));
+  }
+  CHECK(bytes_of("recompute=none,recompute_modules=layernorm") == none);
+}
+
 TEST_CASE("block recomputation counts n layers in each chunk of a stage, as a stated layout places them",
           "[model][parallel]") {
   const auto counts = [](std::size_t layers, const std::string& layout) {
