@@ -565,6 +565,16 @@ TEST_CASE("a recomputed attention sends its keys and values around the context r
           Approx(none * (5.0 * static_cast<double>(n) + 4.0 * static_cast<double>(8 - n)) / 32.0).epsilon(1e-12));
   }
   CHECK(bytes_of("recompute=none,recompute_modules=layernorm") == none);
+
+  // Selective recomputation reruns the attention with its ring: on a link slow enough to leave the ring exposed,
+  // its recomputed time grows by exactly the forward ring's exposed time, as the link is all that differs.
+  auto slow = c;
+  slow.fast.bandwidth = bytes_per_second{1e9};
+  const auto selective = io::parse_parallel_layout("cp=2,recompute=selective");
+  const auto on_slow = layer(j, slow, selective), on_fast = layer(j, c, selective);
+  REQUIRE(on_slow.cp_f > on_fast.cp_f);
+  CHECK((on_slow.recompute - on_fast.recompute).value() ==
+        Approx((on_slow.cp_f - on_fast.cp_f).value()).epsilon(1e-12));
 }
 
 TEST_CASE("block recomputation counts n layers in each chunk of a stage, as a stated layout places them",
