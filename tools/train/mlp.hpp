@@ -80,6 +80,8 @@ class mlp_pass {
     spare_.resize(m_ * shape_->out(l + 1));
     forward(l + 1, second, spare_);
   }
+  //! The output a rebuild ran again into the spare (layer l + 1's, which the next layer keeps as it was).
+  [[nodiscard]] std::span<float> rebuilt_output() { return spare_; }
   void rebuilt_done(std::size_t l) {
     forget(l + 1);
     spare_.clear();

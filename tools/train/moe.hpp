@@ -149,14 +149,16 @@ class moe_block {
   }
 
   //! h ← h + the experts' weighted outputs, in place; `ids[i]` is row i's index in the global batch (what
-  //! balanced routing assigns by). Returns what the backward pass needs.
-  moe_kept forward(std::span<float> h, std::span<const std::size_t> ids) {
+  //! balanced routing assigns by). Returns what the backward pass needs. `again` runs a recomputed block's forward
+  //! in its backward: the same dispatch and combine a second time, counted as one pass more, and the weights left
+  //! gathered for the backward that follows (ZeRO-3 gathers them once for both, as for the dense layers).
+  moe_kept forward(std::span<float> h, std::span<const std::size_t> ids, bool again = false) {
     const std::size_t rows = h.size() / shape_.hidden;
     moe_kept k;
     k.in.assign(h.begin(), h.end());
-    k.logits = logits(k.in, ids);
+    k.logits = logits(k.in, ids, again);
     const auto r = parallel::route_top_k(k.logits, rows, shape_);
-    const auto local = acquire_experts();
+    const auto local = acquire_experts(true);
     std::vector<float> y(h.size());
     if (cfg_.etp > 1)
       parallel::moe_forward(ep_, etp_, shape_, std::span<const parallel::expert_weights>(local),
@@ -164,9 +166,10 @@ class moe_block {
     else
       parallel::moe_forward(ep_, shape_, std::span<const parallel::expert_weights>(local), std::span<const float>(k.in),
                             r, std::span<float>(y), k.pass);
-    release_experts();
+    if (!again) release_experts();
+    held_ = again;
     for (std::size_t i = 0; i < h.size(); ++i) h[i] += y[i];
-    count_rows(k.pass);
+    count_rows(k.pass, again);
     return k;
   }
 
@@ -175,7 +178,8 @@ class moe_block {
   //! leaves them to step(). Returns the block's input, where the layer before takes tanh'.
   std::span<const float> backward(const moe_kept& k, std::vector<float>& delta, bool ready) {
     const std::size_t rows = k.in.size() / shape_.hidden, h = shape_.hidden, E = shape_.experts;
-    auto local = acquire_experts();
+    const bool gather = !std::exchange(held_, false);  // a recomputed forward left them gathered
+    auto local = acquire_experts(gather);
     std::vector<parallel::expert_weights> dlocal(local_);
     for (auto& d : dlocal) d = {std::vector<float>(local[0].w1.size()), std::vector<float>(local[0].w2.size())};
     std::vector<float> dx(delta.size()), dlogits(rows * E);
@@ -198,7 +202,7 @@ class moe_block {
     for (std::size_t i = 0; i < delta.size(); ++i) delta[i] += dx[i];
     if (router_) {
       // logits = h·Wrᵀ: dWr += dlogitsᵀ·h, and δ at h gains dlogits·Wr.
-      router_->acquire(0);
+      if (gather) router_->acquire(0);
       const auto w = router_->parameters(0);
       auto g = router_->gradient(0);
       for (std::size_t t = 0; t < rows; ++t)
@@ -328,16 +332,16 @@ class moe_block {
   [[nodiscard]] std::uint64_t counted() const noexcept { return step_counted_; }
   //! The step model's count for one pass of `rows` tokens a rank under balanced routing, in fp32 values: a
   //! forward and a backward pass's exchange (model::expert_exchange_bytes), and the counts ahead of the dispatch and of
-  //! the forward's gather.
-  [[nodiscard]] double modelled(std::size_t rows) const {
+  //! the forward's gather; with `recomputed`, the forward's again (layer_cost::exchanges, 3 against 2), counts too.
+  [[nodiscard]] double modelled(std::size_t rows, bool recomputed) const {
     model::transformer_shape m;
     m.hidden = shape_.hidden;
     m.top_k = shape_.top_k;
     const auto r = static_cast<double>(rows);
     const std::size_t counts = local_ * (cfg_.ep - 1) + (cfg_.etp - 1) * cfg_.ep * local_;
-    constexpr double passes = 2;  // forward and backward
+    const double passes = model::expert_exchange_passes(recomputed), forwards = recomputed ? 2 : 1;
     return passes * model::expert_exchange_bytes(m, r, cfg_.ep, cfg_.etp, 4.0).value() +
-           static_cast<double>(counts * sizeof(std::size_t));
+           forwards * static_cast<double>(counts * sizeof(std::size_t));
   }
   //! Assignments dropped at an expert's capacity in the last step's passes.
   [[nodiscard]] std::size_t dropped() const noexcept { return step_dropped_; }
@@ -369,7 +373,7 @@ class moe_block {
   }
   // The router's logits for the block's input `in`, or under balanced routing a 1 at each of row i's experts
   // (ids[i]·k + j) mod E.
-  std::vector<float> logits(std::span<const float> in, std::span<const std::size_t> ids) {
+  std::vector<float> logits(std::span<const float> in, std::span<const std::size_t> ids, bool keep) {
     const std::size_t h = shape_.hidden, E = shape_.experts, k = shape_.top_k, rows = in.size() / h;
     std::vector<float> z(rows * E, 0.0f);
     if (!router_) {
@@ -385,14 +389,15 @@ class moe_block {
         for (std::size_t i = 0; i < h; ++i) acc += w[e * h + i] * in[t * h + i];
         z[t * E + e] = acc;
       }
-    router_->release(0);
+    if (!keep) router_->release(0);
     return z;
   }
-  std::vector<parallel::expert_weights> acquire_experts() {
+  // This rank's experts' weights, gathered first (ZeRO-3) unless a recomputed forward left them so.
+  std::vector<parallel::expert_weights> acquire_experts(bool gather) {
     std::vector<parallel::expert_weights> local(local_);
     const std::size_t half = shape_.ffn_hidden / cfg_.etp * shape_.hidden;
     for (std::size_t q = 0; q < local_; ++q) {
-      experts_.acquire(q);
+      if (gather) experts_.acquire(q);
       const auto p = experts_.parameters(q);
       local[q].w1.assign(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(half));
       local[q].w2.assign(p.begin() + static_cast<std::ptrdiff_t>(half), p.end());
@@ -402,13 +407,16 @@ class moe_block {
   void release_experts() {
     for (std::size_t q = 0; q < local_; ++q) experts_.release(q);
   }
-  // Adds the pass just run's rows to and from other ranks (its counts, in floats) and the counts ahead.
-  void count_rows(const parallel::moe_pass& pass) {
+  // Adds the forward pass just run's rows to and from other ranks (its counts, in floats) and the counts ahead,
+  // and its backward's, which sends the same rows back without counts. A recomputed forward (`again`) adds only
+  // itself, counts and all, and no dropped assignment twice.
+  void count_rows(const parallel::moe_pass& pass, bool again) {
     const auto me = static_cast<std::size_t>(ep_.rank());
+    const std::uint64_t passes = again ? 1 : 2;
     std::uint64_t rows = 0;
     for (std::size_t j = 0; j < pass.send_counts.size(); ++j)
       if (j != me) rows += pass.send_counts[j] / shape_.hidden + pass.recv_counts[j] / shape_.hidden;
-    counted_ += local_ * (cfg_.ep - 1) * sizeof(std::size_t) + 2 * rows * shape_.hidden * sizeof(float);
+    counted_ += local_ * (cfg_.ep - 1) * sizeof(std::size_t) + passes * rows * shape_.hidden * sizeof(float);
     if (cfg_.etp > 1) {
       // The tensor group: this member's rows, and the others', from every member's counts.
       const std::size_t groups = pass.counts_in.size(), t = static_cast<std::size_t>(etp_.rank());
@@ -416,9 +424,10 @@ class moe_block {
       for (std::size_t i = 0; i < pass.member_counts_in.size(); ++i)
         (i / groups == t ? mine : all) += pass.member_counts_in[i];
       const std::size_t once = parallel::expert_tensor_bytes(mine, all, shape_.hidden, groups, cfg_.etp);
-      counted_ += 2 * once - (cfg_.etp - 1) * groups * sizeof(std::size_t);
+      counted_ += passes * once - (passes - 1) * (cfg_.etp - 1) * groups * sizeof(std::size_t);
     }
-    for (const auto k : pass.r.kept) dropped_ += k == 0;
+    if (!again)
+      for (const auto k : pass.r.kept) dropped_ += k == 0;
   }
 
   moe_config cfg_;
@@ -429,6 +438,7 @@ class moe_block {
   std::optional<shard::data_parallel<Scheme, group, any_reduction<group>>> router_;
   std::uint64_t counted_ = 0, step_counted_ = 0;
   std::size_t dropped_ = 0, step_dropped_ = 0;
+  bool held_ = false;  // a recomputed forward's weights, gathered for the backward that follows it
 };
 
 //! Emplaces into `moe` the block of the pipeline stage whose `ranks` consecutive ranks start at `first` (this rank

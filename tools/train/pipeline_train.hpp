@@ -192,7 +192,10 @@ struct mlp_chunks {
       c.outs.push_back(std::move(z));
     }
     auto out = c.outs.back();
-    if (recomputed() > 0) c.block.reset();  // the attention after layer 0 runs again with its pair
+    if (recomputed() > 0) {  // the attention after layer 0 and the experts after layer 1 run again with their pair
+      c.block.reset();
+      c.experts.reset();
+    }
     for (std::size_t k = 0; k < recomputed(); ++k) std::vector<float>().swap(c.whole[k]);
     for (std::size_t i = 1; i < c.outs.size(); ++i)
       if (rebuilt_output(i)) std::vector<float>().swap(c.outs[i]);
@@ -212,6 +215,7 @@ struct mlp_chunks {
       for (std::size_t k = first; k < first + block(); ++k) {
         auto z = layer_forward(chunk, k, c.outs[k], c.whole[k], true);
         if (layer_of(chunk, k) == 0 && S > 1) attend(c, z);
+        if (layer_of(chunk, k) == 1 && moe) c.experts = moe->forward(z, held_ids(mb), /*again=*/true);
         hold(c.whole[k].size() + z.size());
         (rebuilt_output(k + 1) ? c.outs[k + 1] : spare) = std::move(z);
       }

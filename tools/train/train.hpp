@@ -75,9 +75,8 @@ struct config {
   }
 };
 
-//! --recompute-layers against a model chunk of `layers` layers: pairs of them, not more than it has, and not the
-//! experts (not recomputed yet), nor, in the data-parallel loop (`pipelined` false), the attention block. Each
-//! refusal names the flag and the fix.
+//! --recompute-layers against a model chunk of `layers` layers: pairs of them, not more than it has, and not, in
+//! the data-parallel loop (`pipelined` false), the attention block. Each refusal names the flag and the fix.
 inline void check_recompute(const config& cfg, std::size_t layers, bool pipelined) {
   const std::size_t again = cfg.recompute_layers;
   if (again == 0) return;
@@ -92,9 +91,6 @@ inline void check_recompute(const config& cfg, std::size_t layers, bool pipeline
     throw invalid_input("--recompute-layers",
                         std::to_string(again) + " blocks recomputed, and a chunk has " + std::to_string(layers / 2) +
                             " (a column/row pair each). Fix: at most " + std::to_string(layers / 2));
-  if (cfg.experts())
-    throw invalid_input("--recompute-layers",
-                        "recomputes the MLP's layers; the experts' block is not recomputed yet. Fix: drop one of them");
   if (cfg.attention() && !pipelined)
     throw invalid_input("--recompute-layers",
                         "the data-parallel loop does not recompute the attention block "
@@ -175,11 +171,12 @@ nlohmann::json expert_step(Comm& c, const Moe* moe, std::uint64_t sent, std::uin
 
 // The summary's experts (a collective; `moe` null on a rank without the block): the block's shape and, under
 // balanced routing, the step model's count of each rank's bytes over its expert groups a step, `passes` passes of
-// `rows` tokens each.
+// `rows` tokens each (the block sits in the first recomputed pair, so --recompute-layers runs its forward again).
 template <class Comm, class Moe>
 nlohmann::json expert_summary(Comm& c, const config& cfg, const Moe* moe, std::size_t rows, std::size_t passes) {
+  const bool again = cfg.recompute_layers > 0;
   const auto modelled = per_rank(
-      c, moe ? static_cast<std::uint64_t>(std::llround(static_cast<double>(passes) * moe->modelled(rows))) : 0);
+      c, moe ? static_cast<std::uint64_t>(std::llround(static_cast<double>(passes) * moe->modelled(rows, again))) : 0);
   const auto params = per_rank(c, moe ? moe->parameters_per_rank() : 0);
   nlohmann::json per = nlohmann::json::array();
   for (const auto m : modelled) per.push_back(cfg.moe.balanced ? nlohmann::json(m) : nlohmann::json());
@@ -304,6 +301,8 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
   std::optional<attention_block> block;
   if (cfg.attention()) block.emplace(mine, S, shape.out(0), shape.out(0) / cfg.heads);
   std::optional<moe_kept> kept;
+  std::vector<std::size_t> ids(rows);  // this rank's rows are the global batch's from its first sample's
+  std::iota(ids.begin(), ids.end(), samples.begin(c.rank()) * S);
   for (std::size_t l = 0; l < shape.layers(); ++l) {
     dp.acquire(l);
     pass.forward(l, dp.parameters(l));
@@ -311,10 +310,9 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
     if (pass.rebuilt(l)) pass.forget(l);  // a recomputed pair's middle, rebuilt in the backward
     if (l == 0 && block) block->forward(self, pass.output_of(0));
     if constexpr (!std::is_null_pointer_v<Experts>)
-      if (l == 1 && moe) {  // this rank's rows are the global batch's from its first sample's
-        std::vector<std::size_t> ids(rows);
-        std::iota(ids.begin(), ids.end(), samples.begin(c.rank()) * S);
+      if (l == 1 && moe) {
         kept = moe->forward(pass.output_of(1), ids);
+        if (pass.rebuilt(1)) kept.reset();  // the experts end the first pair: they run again with it
       }
   }
   // Loss and δ at the output: ½‖ŷ − y‖², averaged over the global batch's tokens.
@@ -326,14 +324,25 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
     loss += 0.5 * static_cast<double>(d) * d;
     delta[k] = d / static_cast<float>(cfg.tokens());
   }
+  bool experts_rebuilt = false;
   for (std::size_t l = shape.layers(); l-- > 0;) {
+    // The experts end the first pair and layer 2's backward carries δ through them: where that pair is
+    // recomputed, it runs again, the experts after it, before layer 2's backward, and its own finds it rebuilt.
+    if constexpr (!std::is_null_pointer_v<Experts>)
+      if (moe && l == 2 && pass.rebuilt(1)) {
+        dp.acquire(0);
+        dp.acquire(1);
+        pass.rebuild(0, dp.parameters(0), dp.parameters(1));
+        kept = moe->forward(pass.rebuilt_output(), ids, /*again=*/true);
+        experts_rebuilt = true;
+      }
     // A recomputed pair (l − 1, l) runs its forward again, both layers' weights acquired once for it and their
     // backwards (ZeRO-3 gathers each once, as FSDP does under activation checkpointing).
-    if (pass.rebuilt(l)) {
+    if (pass.rebuilt(l) && !(l == 1 && experts_rebuilt)) {
       dp.acquire(l - 1);
       dp.acquire(l);
       pass.rebuild(l - 1, dp.parameters(l - 1), dp.parameters(l));
-    } else if (!pass.rebuilt(l + 1)) {
+    } else if (!pass.rebuilt(l + 1) && !pass.rebuilt(l)) {
       dp.acquire(l);
     }
     auto g = dp.gradient(l);
@@ -385,11 +394,13 @@ inline nlohmann::json summary_of(const config& cfg, const mlp_shape& shape, int 
            model::offload_traffic_per_step(psi, n, stage, model::fp32_adam, cfg.offload).value()}}},
         // The peak above the formula, activations aside, one layer at a time: stage 1 reduce-scatters into a
         // shard-sized buffer, stage 2 stages a layer's full gradient, stage 3 also gathers a layer's parameters
-        // (a recomputed pair's two at once).
-        {"fixed_overhead_bytes", stage == 1
-                                     ? static_cast<double>(comm::partition(largest_layer, ranks).largest()) * 4.0
-                                     : (stage >= 2 ? 1 : 0) * largest_layer * 4.0 +
-                                           (stage >= 3 ? (cfg.recompute_layers > 0 ? 2 : 1) : 0) * largest_layer * 4.0},
+        // (a recomputed pair's two at once, three where the experts after the first pair run again before the
+        // third layer's backward).
+        {"fixed_overhead_bytes",
+         stage == 1
+             ? static_cast<double>(comm::partition(largest_layer, ranks).largest()) * 4.0
+             : (stage >= 2 ? 1 : 0) * largest_layer * 4.0 +
+                   (stage >= 3 ? (cfg.recompute_layers > 0 ? (cfg.experts() ? 3 : 2) : 1) : 0) * largest_layer * 4.0},
         {"samples_per_rank", static_cast<double>(cfg.batch) / static_cast<double>(ranks)},
         {"step_seconds", step_seconds},
         {"last_step", last}}}};

@@ -116,22 +116,22 @@ double busiest(const json& values) {
 
 // A layout scaled down to run here: its tp, pp, vpp, sp and ZeRO stage; two context ranks where it has context
 // parallelism, two data-parallel replicas where it has any. ZeRO shards over data and context ranks together.
-// Full recomputation runs where the layout has no experts: every pair of a chunk of one, or, where the layout
-// recomputes some of a chunk's layers (recompute_layers), the first of two, the attention block with the first.
+// Full recomputation runs: every pair of each chunk, or, where the layout recomputes some of a chunk's layers
+// (recompute_layers), the first of two, the attention block and the experts with the first.
 struct layout_run {
   model::parallel_layout l;
   std::size_t t, p, v, c, d, ranks, shards, m, rows, width, pairs;  // pairs: column/row pairs a chunk (tp > 1)
-  std::size_t chunk_layers, recomputed;  // layers a chunk (one pair, or one layer), and pairs of each recomputed
+  std::size_t chunk_layers, recomputed;  // layers a chunk (pairs, or one layer), and pairs of each recomputed
   std::string command;
 };
 
-// Pairs of each chunk the scaled run recomputes, and pairs a chunk: none where it cannot run it.
-std::pair<std::size_t, std::size_t> recomputed_pairs(const plan::training_workload& w, const model::parallel_layout& l,
-                                                     bool runs) {
-  if (!runs || l.recompute != model::recomputation::full || !w.shape) return {0, 0};
+// Whether the scaled run recomputes, and pairs a chunk needs for it: one recomputed of two where the layout
+// recomputes some of a chunk's layers (recompute_layers), every one of one or more where it recomputes all.
+std::pair<bool, std::size_t> recomputed_pairs(const plan::training_workload& w, const model::parallel_layout& l) {
+  if (l.recompute != model::recomputation::full || !w.shape) return {false, 0};
   const auto stages = model::pipeline_stage_layers(w.shape->layers, l.pp, l.vpp);
   const bool some = model::recomputed_stage_layers(l, stages).first < stages.first;
-  return {1, some ? 2 : 1};
+  return {true, some ? 2 : 1};
 }
 
 // A mixture's experts in a scaled run: `experts` of them, `top_k` a token, over the layout's ep and etp.
@@ -165,14 +165,17 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
   // Each rank takes `rows` tokens a micro-batch: 2t samples (t·experts with experts), or with context parallelism
   // one sequence of c·rows tokens, rows of them on each context rank, in heads of width/t features (one a
   // tensor-parallel rank).
-  const auto [recomputed, recompute_pairs] = recomputed_pairs(w, l, !moe);
+  const auto [recomputes, recompute_pairs] = recomputed_pairs(w, l);
   const std::size_t m = p > 1 ? 2 * p : 2, rows = moe ? t * moe->experts : 2 * t,
                     width = unit * ((base_width + unit - 1) / unit),
                     chunk = p * v *
-                            (recomputed ? 2 * recompute_pairs
+                            (recomputes ? 2 * recompute_pairs
                              : t > 1    ? 2
                                         : 1),
-                    layers = moe ? chunk * ((3 + chunk - 1) / chunk) : std::max<std::size_t>(2, chunk);
+                    layers = moe ? chunk * ((3 + chunk - 1) / chunk) : std::max<std::size_t>(2, chunk),
+                    chunk_layers = layers / (p * v);
+  // Every pair of a chunk where the layout recomputes all its layers (a mixture's chunk may hold two), else the first.
+  const std::size_t recomputed = !recomputes ? 0 : recompute_pairs == 1 ? chunk_layers / 2 : 1;
   const std::string context =
       c > 1 ? " --cp " + std::to_string(c) + " --sequence " + std::to_string(c * rows) + " --heads " + std::to_string(t)
             : "";
@@ -191,7 +194,6 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
       std::to_string(layers - 1) + (l.offload ? " --offload" : "") +
       (l.codec.empty() ? "" : " --compress '" + l.codec + "'") +
       (recomputed ? " --recompute-layers " + std::to_string(recomputed) : "");
-  const std::size_t chunk_layers = layers / (p * v);
   return {l,
           t,
           p,
@@ -207,6 +209,14 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
           chunk_layers,
           recomputed,
           command};
+}
+
+// Of a layout run here, what its run leaves out: the step time, always, and a recomputation it does not run.
+std::vector<std::string> not_run_of(const model::parallel_layout& l, bool recomputed) {
+  std::vector<std::string> not_run{"step time"};
+  if (l.recompute != model::recomputation::none && !recomputed) not_run.emplace_back("selective recomputation");
+  if (!l.modules.empty()) not_run.push_back("recomputed modules (" + model::to_string(l.modules) + ")");
+  return not_run;
 }
 
 // The rows that count, not weigh: their figures print as numbers.
@@ -281,9 +291,8 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
                         4.0 * (in_flight * chunk + (recomputed ? pair : 0.0)),
                         step.at("peak_bytes").at("activations").at(0).get<double>()});
   }
-  if (!summary.contains("experts"))
-    rows_out.push_back({std::string(forwards_row), md * static_cast<double>(v * (chunk_layers + 2 * recomputed)),
-                        step.at("layer_forwards").at(0).get<double>()});
+  rows_out.push_back({std::string(forwards_row), md * static_cast<double>(v * (chunk_layers + 2 * recomputed)),
+                      step.at("layer_forwards").at(0).get<double>()});
   if (c > 1)
     rows_out.push_back({"bytes around the context ring per rank and step (cp=" + std::to_string(c) + ")",
                         cp_bytes.value(), busiest(step.at("context_parallel_bytes"))});
@@ -314,11 +323,7 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
   const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command] = run;
   bool all = true;
   for (const auto& x : rows_out) all &= x.within(0.01);
-  std::vector<std::string> not_run{"step time"};
-  if (l.recompute != model::recomputation::none && !recomputed)
-    not_run.push_back(l.recompute == model::recomputation::full ? "activation recomputation (beside experts)"
-                                                                : "activation recomputation");
-  if (!l.modules.empty()) not_run.push_back("recomputed modules (" + model::to_string(l.modules) + ")");
+  const auto not_run = not_run_of(l, recomputed > 0);
   if (a.json) {
     const json jr = workloads::rows_json(rows_out, 0.01);
     std::cout << json{{"parallelism", model::to_string(l)},
@@ -338,7 +343,8 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
               << (c > 1 ? " tokens of a sequence of " + std::to_string(c * rows) : std::string(" samples")) << experts
               << (recomputed == 0 ? std::string()
                   : recomputed == pairs
-                      ? ", each chunk's column/row pair recomputed"
+                      ? (pairs == 1 ? std::string(", each chunk's column/row pair recomputed")
+                                    : ", each chunk's " + std::to_string(pairs) + " column/row pairs recomputed")
                       : ", the first of each chunk's " + std::to_string(pairs) + " column/row pairs recomputed")
               << "):\n  " << command << "\n\n";
     table tb({"mechanism (the busiest rank)", "predicted", "measured", "measured / predicted", "within 1%"});
@@ -367,7 +373,7 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
 // when one is more than 1% off.
 void print_expert_rows(const verify_args& a, const plan::training_workload& w, const model::parallel_layout& l,
                        const std::string& command, const std::string& scaled, std::size_t ranks,
-                       const std::vector<row>& rows_out) {
+                       const std::vector<row>& rows_out, const std::vector<std::string>& not_run) {
   bool all = true;
   for (const auto& x : rows_out) all &= x.within(0.01);
   if (a.json) {
@@ -376,7 +382,7 @@ void print_expert_rows(const verify_args& a, const plan::training_workload& w, c
                       {"ranks", ranks},
                       {"rows", workloads::rows_json(rows_out, 0.01)},
                       {"all_within_1_percent", all},
-                      {"not_run", {"step time"}}}
+                      {"not_run", not_run}}
                      .dump(2)
               << '\n';
   } else {
@@ -391,19 +397,23 @@ void print_expert_rows(const verify_args& a, const plan::training_workload& w, c
     }
     tb.print(std::cout);
     std::cout << "\nPredicted: the step model's counts (model/moe_layer.hpp, model/sharding.hpp) at the run's size. "
-                 "Not run: step time.\n";
+                 "Not run:";
+    for (std::size_t i = 0; i < not_run.size(); ++i) std::cout << (i ? "; " : " ") << not_run[i];
+    std::cout << ".\n";
   }
   if (!all) throw usage_error("a measured figure is more than 1% from the prediction (see the table)");
 }
 
 // The experts' two rows at the run's size: the bytes over the expert groups (model/moe_layer.hpp's count of
-// `passes` passes of `tokens` tokens a rank, forward and backward, fp32 rows; `note` says how many a step) and the
-// routed parameters a rank, of an fp32 expert MLP as wide as the layer, not gated.
+// `passes` passes of `tokens` tokens a rank, forward and backward and, `recomputed`, the forward again, fp32 rows;
+// `note` says how many a step) and the routed parameters a rank, of an fp32 expert MLP as wide as the layer, not
+// gated.
 std::array<row, 2> expert_rows(const model::parallel_layout& l, const expert_run& moe, std::size_t width, double tokens,
-                               double passes, const std::string& note, const json& summary) {
+                               double passes, bool recomputed, const std::string& note, const json& summary) {
   const model::transformer_shape run_shape{
       .hidden = width, .ffn_hidden = width, .gated_mlp = false, .experts = moe.experts, .top_k = moe.top_k};
-  const bytes exchange = passes * 2.0 * model::expert_exchange_bytes(run_shape, tokens, l.ep, l.etp, 4.0);
+  const bytes exchange = passes * model::expert_exchange_passes(recomputed) *
+                         model::expert_exchange_bytes(run_shape, tokens, l.ep, l.etp, 4.0);
   const double routed =
       static_cast<double>(moe.experts / l.ep) * model::expert_parameters(run_shape) / static_cast<double>(l.etp);
   return {
@@ -424,7 +434,9 @@ void run_verify_experts_parallel(const verify_args& a, const plan::training_work
   const double psi = busiest(summary.at("parameters_per_rank"));
   auto rows_out = layout_rows(run, summary, model::compressor_cost{}, psi);
   const double held = static_cast<double>(l.sequence_parallel ? run.rows / run.t : run.rows);
-  for (auto& x : expert_rows(l, moe, run.width, held, static_cast<double>(run.m), ", a pass a micro-batch", summary))
+  for (auto& x : expert_rows(
+           l, moe, run.width, held, static_cast<double>(run.m), run.recomputed > 0,
+           run.recomputed > 0 ? ", a micro-batch's passes, its forward again" : ", a pass a micro-batch", summary))
     rows_out.push_back(std::move(x));
   const std::string experts = ", " + std::to_string(moe.experts) + " experts after the second layer (" +
                               std::to_string(moe.experts / l.ep) + " a rank, " + std::to_string(moe.top_k) +
@@ -455,19 +467,26 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
            "verify runs at most 64");
   const std::size_t top_k = moe.top_k, width = etp * ((64 + etp - 1) / etp), tokens = experts;
   const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000);
+  // The loop's four layers are two column/row pairs, the experts after the first: both recomputed, or the first
+  // where the layout recomputes some of each chunk's layers.
+  const auto [recomputes, recompute_pairs] = recomputed_pairs(w, l);
+  const std::size_t recomputed = !recomputes ? 0 : recompute_pairs == 1 ? 2 : 1;
   const std::string command = "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) +
                               " --experts " + std::to_string(experts) + " --top-k " + std::to_string(top_k) + " --ep " +
                               std::to_string(ep) + " --etp " + std::to_string(etp) + " --balanced-routing --stage " +
                               std::to_string(l.zero_stage) + " --steps " + std::to_string(steps) + " --batch " +
                               std::to_string(ranks * tokens) + " --width " + std::to_string(width) +
-                              (l.offload ? " --offload" : "");
+                              (l.offload ? " --offload" : "") +
+                              (recomputed ? " --layers 3 --recompute-layers " + std::to_string(recomputed) : "");
   std::cerr << "trinity verify: " << command << '\n';
   const json summary = summary_of(run_and_capture(command + " 2>&1"));
   const auto& step = summary.at("last_step");
 
-  // The step model's counts at the run's size: its MoE block (one pass a step) and ZeRO's formulas, the dense
-  // weights over every rank and the experts' over their replicas.
-  const auto [exchange_row, routed_row] = expert_rows(l, moe, width, static_cast<double>(tokens), 1.0, "", summary);
+  // The step model's counts at the run's size: its MoE block (one pass a step, its forward again recomputed) and
+  // ZeRO's formulas, the dense weights over every rank and the experts' over their replicas, gathered under ZeRO-3
+  // once for a recomputed forward and its backward.
+  const auto [exchange_row, routed_row] = expert_rows(l, moe, width, static_cast<double>(tokens), 1.0, recomputed > 0,
+                                                      recomputed ? ", the forward again" : "", summary);
   const bytes exchange{exchange_row.predicted};
   const double dense = summary.at("parameters").get<double>(), routed = routed_row.predicted;
   const auto& sb_json = summary.at("state_bytes");
@@ -498,8 +517,12 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
                              std::to_string(ranks) + " ranks as threads (ep=" + std::to_string(ep) +
                              ", etp=" + std::to_string(etp) + ", " + std::to_string(replicas) +
                              " expert-data-parallel " + (replicas > 1 ? "replicas" : "replica") + ", " +
-                             std::to_string(tokens) + " tokens a rank routed evenly)";
-  print_expert_rows(a, w, l, command, scaled, ranks, rows_out);
+                             std::to_string(tokens) + " tokens a rank routed evenly" +
+                             (recomputed == 2   ? ", both column/row pairs recomputed"
+                              : recomputed == 1 ? ", the first of two column/row pairs recomputed"
+                                                : "") +
+                             ")";
+  print_expert_rows(a, w, l, command, scaled, ranks, rows_out, not_run_of(l, recomputed > 0));
 }
 
 // A model-parallel layout (--parallelism): its tensor, pipeline, context and ZeRO slots run here on threads,

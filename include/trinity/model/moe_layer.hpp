@@ -79,6 +79,11 @@ inline bytes expert_exchange_bytes(const transformer_shape& m, double tokens, st
                 expert_tensor_gather_bytes(m, tokens, etp, value_bytes));
 }
 
+//! Passes a step runs one MoE layer's exchange (expert_exchange_bytes) for each micro-batch: the forward and the
+//! backward, and the forward again where the layer is recomputed (in full, or its `moe` module), since Megatron-Core's
+//! checkpoint reruns the token dispatcher with the experts.
+constexpr double expert_exchange_passes(bool recomputed) noexcept { return recomputed ? 3.0 : 2.0; }
+
 //! One all-to-all of `size` bytes per rank (size/ep to each member) over the ep ranks of an expert group whose
 //! members sit etp ranks apart. Within one scale-up domain, the pairwise exchange on its link. Across domains,
 //! a rank's i = domain/etp − 1 domain-mates take i/ep of its buffer over the fast link while the o = ep − 1 − i

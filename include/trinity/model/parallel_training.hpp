@@ -428,10 +428,10 @@ struct layer_cost {
   double all_reduces = 4;       //!< per layer: both passes', and the forward's again with full recomputation
   seconds exchange{};           //!< per pass, an MoE block's dispatch and combine (model/moe_layer.hpp)
   bytes exchange_bytes{};       //!< what they send per GPU per pass
-  double exchanges = 2;         //!< passes that exchange: forward and backward, and forward again recomputed
-  seconds cp_f{}, cp_b{};       //!< the context ring's exposed time
-  bytes kv_chunk{};             //!< what one hop of the ring sends
-  double ring_blocks = 0;       //!< hops a micro-batch's passes send (context_ring_blocks), recomputed ones too
+  double exchanges = expert_exchange_passes(false);  //!< passes that exchange, a recomputed forward's too
+  seconds cp_f{}, cp_b{};                            //!< the context ring's exposed time
+  bytes kv_chunk{};                                  //!< what one hop of the ring sends
+  double ring_blocks = 0;  //!< hops a micro-batch's passes send (context_ring_blocks), recomputed ones too
   seconds recompute{};
   double kept = 0, scores = 0;  //!< activation bytes without recomputation, and the attention scores' share
   double stored = 0;            //!< activation bytes kept under the layout's recomputation policy
@@ -636,7 +636,7 @@ inline void recompute_single_modules(layer_cost& x, const training_job& j, const
     saved += block->kept - block->tokens * 2.0 * h;
     traffic += block->copied.value() + expert_rows * ((2.0 * up_e + 2.0 * fe) / etp + cast * (h + fe / etp));
     x.recompute += block->gemm_f + x.exchange;
-    x.exchanges += 1.0;
+    x.exchanges = expert_exchange_passes(true);
     if (m.shared_experts > 0) {
       traffic += mlp_inside(m.shared_ffn()).second;
       collective_again();
@@ -739,7 +739,7 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   if (l.recompute == recomputation::full) {
     x.recompute = x.forward();
     x.all_reduces += x.pass_all_reduces;
-    x.exchanges += 1.0;
+    x.exchanges = expert_exchange_passes(true);
   } else if (l.recompute == recomputation::selective) {
     // The attention core runs forward again during the backward pass, as Megatron-Core checkpoints it
     // (checkpoint_core_attention), fused or not, with its context ring; a fused kernel keeps no scores

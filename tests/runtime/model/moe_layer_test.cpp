@@ -190,6 +190,15 @@ TEST_CASE("a step of a mixture: four all-to-alls a layer, bytes counted exactly"
     CHECK(r.ep_bytes.value() == Approx(mb * 4 * passes * 2 * tokens * k * (ep - 1) / ep * h * 2).epsilon(1e-12));
     CHECK(r.ep_comm > seconds{});
   }
+  // A block of the first n of the chunk's 4 layers recomputed: those n exchange a third time, the others twice (what
+  // trinity-train's recomputed experts send, and verify holds).
+  for (const std::size_t n : {std::size_t{1}, std::size_t{3}}) {
+    CAPTURE(n);
+    const auto r =
+        price(j, c, io::parse_parallel_layout("dp=8,ep=8,recompute=full,recompute_layers=" + std::to_string(n)));
+    const double per = 2 * T * k * (8 - 1) / 8.0 * h * 2, layers = static_cast<double>(n);
+    CHECK(r.ep_bytes.value() == Approx(4 * (3 * layers + 2 * (4 - layers)) * per).epsilon(1e-12));
+  }
   // Without expert parallelism the tokens stay home.
   CHECK(price(j, c, io::parse_parallel_layout("dp=8")).ep_bytes == bytes{});
   // Every other layer a mixture: half the exchange.
