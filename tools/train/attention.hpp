@@ -25,7 +25,8 @@ class attention_block {
         features_(features),
         dim_(head_dim),
         heads_(features / head_dim),
-        attn_({.heads = sequences * (features / head_dim), .tokens = tokens, .head_dim = head_dim}) {}
+        shape_{.heads = sequences * (features / head_dim), .tokens = tokens, .head_dim = head_dim},
+        attn_(shape_) {}
 
   //! h ← h + attention(h), in place; keeps h as it came in (input()), where the layer before takes its tanh'.
   template <Communicator C>
@@ -45,6 +46,18 @@ class attention_block {
     attn_.backward(cp, d_o, dq, dk, dv);
     for (std::size_t i = 0; i < dq.size(); ++i) dq[i] += dk[i] + dv[i];
     add_rows(dq, delta);
+  }
+
+  //! Drops what the core kept for its backward (its queries, keys, values, output and each row's log-sum-exp),
+  //! keeping only the block's input: Megatron-Core's selective recomputation (checkpoint_core_attention).
+  void forget() { attn_ = parallel::ring_attention(shape_); }
+  //! The core's forward again from the kept input, its keys and values around the ring again, for the backward
+  //! that follows: the same arithmetic in the same order, so what it keeps is what the first forward kept.
+  template <Communicator C>
+  void rebuild(C& cp) {
+    const std::vector<float> x = to_heads(in_);
+    std::vector<float> o(x.size());
+    attn_.forward(cp, x, x, x, o);
   }
 
   //! h before the block: the first layer's output, whose tanh' the backward pass takes.
@@ -67,6 +80,7 @@ class attention_block {
   }
 
   std::size_t tokens_, features_, dim_, heads_;
+  parallel::attention_shape shape_;
   parallel::ring_attention attn_;
   std::vector<float> in_;
 };

@@ -196,6 +196,9 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
                  "backward (Megatron-Core's full recomputation, block method); a block is a column/row pair of "
                  "layers")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
+  app.add_flag("--recompute-attention", cfg.recompute_attention,
+               "the attention block keeps its input alone and runs its core again in the backward, its keys and "
+               "values around the context ring again (Megatron-Core's selective recomputation)");
   app.add_flag("--sp", cfg.sequence_parallel,
                "sequence parallelism: tokens outside a pair split over the tensor group");
   app.add_option("--sequence", cfg.sequence,

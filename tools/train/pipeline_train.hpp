@@ -62,6 +62,9 @@ struct mlp_chunks {
   // --recompute-layers: the first `recompute` blocks of each chunk keep only their input and run their forward
   // again in the backward (Megatron-Core's block method); a block is a column/row pair, as a transformer layer's MLP.
   std::size_t recompute = 0;
+  // --recompute-attention: the attention block's core keeps its input alone and runs again, its ring too, when the
+  // backward reaches it (Megatron-Core's selective recomputation).
+  bool recompute_attention = false;
   // The layers' activation floats this rank holds now and at most (the kept chunks and a rebuilt block), and the
   // layer forwards it ran, recomputed ones too.
   std::size_t held_floats = 0, peak_floats = 0, layer_forwards = 0;
@@ -188,6 +191,7 @@ struct mlp_chunks {
       c.whole.emplace_back();
       auto z = layer_forward(chunk, k, c.outs.back(), c.whole.back(), false);
       if (l == 0 && S > 1) attend(c, z);
+      if (l == 0 && S > 1 && recompute_attention) c.block->forget();
       if (l == 1 && moe) c.experts = moe->forward(z, held_ids(mb));
       c.outs.push_back(std::move(z));
     }
@@ -244,6 +248,7 @@ struct mlp_chunks {
       if (again && rebuilt != first) rebuild(first);
       std::span<const float> at = c.outs[k + 1];  // tanh' at the layer's output, before an attention block
       if (c.block && l == 0) {
+        if (recompute_attention) c.block->rebuild(*cp);
         c.block->backward(*cp, delta);
         at = c.block->input();
       }
@@ -321,6 +326,7 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
   layout.zero_stage = zero_stage;
   if (again > 0) layout.recompute = model::recomputation::full;
   if (again > 0 && again < blocks) layout.recompute_layers = again;
+  if (cfg.recompute_attention) layout.recompute = model::recomputation::selective;
   if (cfg.experts()) layout.ep = cfg.moe.ep, layout.etp = cfg.moe.etp;
   return layout;
 }
@@ -450,9 +456,10 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
   // The context ring (parallel/context_parallel.hpp), on the stage holding the first layer: K and V of this rank's
   // heads and tokens c − 1 hops forward, with their gradients c − 1 hops backward, then the gradients home.
   const std::uint64_t kv_floats = 2 * rows * (shape.out(0) / t);
-  out.context = rank == 0 ? static_cast<std::uint64_t>(std::llround(static_cast<double>(m * kv_floats * sizeof(float)) *
-                                                                    model::context_ring_blocks(cps, again > 0)))
-                          : 0;
+  out.context = rank == 0
+                    ? static_cast<std::uint64_t>(std::llround(static_cast<double>(m * kv_floats * sizeof(float)) *
+                                                              model::context_ring_blocks(cps, cfg.attention_again())))
+                    : 0;
   // The first stage's most chunks in flight, as the step model counts them (micro-batches of v chunks each).
   out.peak_rank0 = static_cast<std::size_t>(std::llround(model::pipeline_in_flight(p, m, v) * static_cast<double>(v)));
   // This rank's passes in its schedule's order: each forward adds its chunk's kept floats; each backward holds them,
@@ -573,6 +580,7 @@ void pipelined_summary(Comm& c, const config& cfg, const mlp_shape& shape, const
   pipeline["peak_activation_bytes"] = train::detail::per_rank(c, predicted.activation_peak);
   pipeline["layer_forwards_per_step"] = train::detail::per_rank(c, predicted.layer_forwards);
   pipeline["recompute_layers"] = cfg.recompute_layers;
+  pipeline["recompute_attention"] = cfg.recompute_attention;
   const auto psi_all = train::detail::per_rank(c, local.psi);
   if (c.rank() != 0) return;
   nlohmann::json summary{
@@ -662,6 +670,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
         t_step,
         0,
         cfg.recompute_layers,
+        cfg.recompute_attention,
         0,
         0,
         0,

@@ -56,6 +56,7 @@ struct config {
   std::size_t pipeline = 1, virtual_stages = 1, micro_batches = 0;  // --pp, --vpp, --micro-batches (0: pp)
   std::size_t tensor = 1;                                           // --tp
   std::size_t recompute_layers = 0;  // --recompute-layers: blocks of each chunk that keep only their input
+  bool recompute_attention = false;  // --recompute-attention: the attention core keeps its input alone
   bool sequence_parallel = false;    // --sp
   std::size_t context = 1;           // --cp: ranks that share each sequence's tokens
   std::size_t sequence = 1;  // --sequence: tokens a sample has; above 1 an attention block follows the first layer
@@ -63,6 +64,11 @@ struct config {
   moe_config moe;            // --experts, --top-k, --ep, ...: a mixture-of-experts block after the second layer
 
   [[nodiscard]] bool attention() const noexcept { return sequence > 1; }
+  //! Whether the attention block runs its forward again in the backward: alone (--recompute-attention), or with
+  //! its pair under --recompute-layers. Either sends its keys and values around the context ring again.
+  [[nodiscard]] bool attention_again() const noexcept {
+    return attention() && (recompute_attention || recompute_layers > 0);
+  }
   [[nodiscard]] bool experts() const noexcept { return moe.experts > 0; }
   [[nodiscard]] std::size_t tokens() const noexcept { return batch * sequence; }
 
@@ -78,6 +84,14 @@ struct config {
 //! --recompute-layers against a model chunk of `layers` layers: pairs of them, not more than it has, and not, in
 //! the data-parallel loop (`pipelined` false), the attention block. Each refusal names the flag and the fix.
 inline void check_recompute(const config& cfg, std::size_t layers, bool pipelined) {
+  if (cfg.recompute_attention && !cfg.attention())
+    throw invalid_input("--recompute-attention",
+                        "recomputes the attention block, and there is none without sequences. Fix: --sequence N "
+                        "(above 1), or drop it");
+  if (cfg.recompute_attention && cfg.recompute_layers > 0)
+    throw invalid_input("--recompute-attention",
+                        "full recomputation (--recompute-layers) runs the attention block again with its pair "
+                        "already; Megatron-Core takes one granularity. Fix: drop one of them");
   const std::size_t again = cfg.recompute_layers;
   if (again == 0) return;
   if (layers % 2 != 0)
@@ -308,7 +322,10 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
     pass.forward(l, dp.parameters(l));
     dp.release(l);
     if (pass.rebuilt(l)) pass.forget(l);  // a recomputed pair's middle, rebuilt in the backward
-    if (l == 0 && block) block->forward(self, pass.output_of(0));
+    if (l == 0 && block) {
+      block->forward(self, pass.output_of(0));
+      if (cfg.recompute_attention) block->forget();  // its core runs again when the backward reaches it
+    }
     if constexpr (!std::is_null_pointer_v<Experts>)
       if (l == 1 && moe) {
         kept = moe->forward(pass.output_of(1), ids);
@@ -348,6 +365,7 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
     auto g = dp.gradient(l);
     if (l == 1 && block)
       pass.backward(l, dp.parameters(l), g, delta, [&](std::vector<float>& d) {
+        if (cfg.recompute_attention) block->rebuild(self);
         block->backward(self, d);
         return block->input();
       });
@@ -505,6 +523,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
                                       largest_layer, step_seconds, last);
     summary["summary"]["model"]["activation_peak_bytes"] = activation_peak;
     summary["summary"]["model"]["recompute_layers"] = cfg.recompute_layers;
+    summary["summary"]["model"]["recompute_attention"] = cfg.recompute_attention;
     summary["summary"]["widths"] = shape.widths;
     if (moe) summary["summary"]["experts"] = expert_totals;
     out << summary.dump() << '\n' << std::flush;

@@ -134,6 +134,12 @@ std::pair<bool, std::size_t> recomputed_pairs(const plan::training_workload& w, 
   return {true, some ? 2 : 1};
 }
 
+// Whether a layout's scaled run recomputes its attention core alone (trinity-train --recompute-attention): under
+// selective recomputation, where it has an attention block to recompute, beside a context ring (`context` ranks).
+bool runs_selective(const model::parallel_layout& l, std::size_t context) {
+  return l.recompute == model::recomputation::selective && context > 1;
+}
+
 // A mixture's experts in a scaled run: `experts` of them, `top_k` a token, over the layout's ep and etp.
 struct expert_run {
   std::size_t experts, top_k;
@@ -193,7 +199,8 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
       " --width " + std::to_string(width) + " --outputs " + std::to_string(width) + " --layers " +
       std::to_string(layers - 1) + (l.offload ? " --offload" : "") +
       (l.codec.empty() ? "" : " --compress '" + l.codec + "'") +
-      (recomputed ? " --recompute-layers " + std::to_string(recomputed) : "");
+      (recomputed ? " --recompute-layers " + std::to_string(recomputed) : "") +
+      (runs_selective(l, c) ? " --recompute-attention" : "");
   return {l,
           t,
           p,
@@ -214,7 +221,8 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
 // Of a layout run here, what its run leaves out: the step time, always, and a recomputation it does not run.
 std::vector<std::string> not_run_of(const model::parallel_layout& l, bool recomputed) {
   std::vector<std::string> not_run{"step time"};
-  if (l.recompute != model::recomputation::none && !recomputed) not_run.emplace_back("selective recomputation");
+  if (l.recompute != model::recomputation::none && !recomputed)
+    not_run.emplace_back("selective recomputation (the run has an attention core only beside a context ring)");
   if (!l.modules.empty()) not_run.push_back("recomputed modules (" + model::to_string(l.modules) + ")");
   return not_run;
 }
@@ -241,8 +249,9 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
             : bytes{};
   const bytes pp_bytes = md * transfers * activation / tt;
   // One attention layer, on the first stage: fp32 keys and values of this rank's tokens and heads, their forward
-  // again where the first pair is recomputed.
-  const bytes cp_bytes = md * model::context_ring_blocks(c, recomputed > 0) * 2.0 * activation / tt;
+  // again where the first pair, or the attention core alone, is recomputed.
+  const bytes cp_bytes =
+      md * model::context_ring_blocks(c, recomputed > 0 || runs_selective(l, c)) * 2.0 * activation / tt;
   // ZeRO-3 gathers each layer for every micro-batch's forward and backward: 2m gathers where one pass has two.
   const double zero3 = l.zero_stage == 3 ? (1.0 + 2.0 * md) / 3.0 : 1.0;
   // A codec's frames replace the gradient's reduction (model/gradient_reduction.hpp, as the step model prices
@@ -323,7 +332,7 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
   const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command] = run;
   bool all = true;
   for (const auto& x : rows_out) all &= x.within(0.01);
-  const auto not_run = not_run_of(l, recomputed > 0);
+  const auto not_run = not_run_of(l, recomputed > 0 || runs_selective(l, c));
   if (a.json) {
     const json jr = workloads::rows_json(rows_out, 0.01);
     std::cout << json{{"parallelism", model::to_string(l)},
@@ -346,7 +355,7 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
                       ? (pairs == 1 ? std::string(", each chunk's column/row pair recomputed")
                                     : ", each chunk's " + std::to_string(pairs) + " column/row pairs recomputed")
                       : ", the first of each chunk's " + std::to_string(pairs) + " column/row pairs recomputed")
-              << "):\n  " << command << "\n\n";
+              << (runs_selective(l, c) ? ", the attention core recomputed alone" : "") << "):\n  " << command << "\n\n";
     table tb({"mechanism (the busiest rank)", "predicted", "measured", "measured / predicted", "within 1%"});
     for (std::size_t i = 0; i < rows_out.size(); ++i) {
       const auto& x = rows_out[i];
