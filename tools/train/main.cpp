@@ -199,6 +199,9 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
   app.add_flag("--recompute-attention", cfg.recompute_attention,
                "the attention block keeps its input alone and runs its core again in the backward, its keys and "
                "values around the context ring again (Megatron-Core's selective recomputation)");
+  app.add_flag("--recompute-experts", cfg.recompute_experts,
+               "the experts' block keeps its input alone and runs again in the backward, its router, dispatch and "
+               "combine (Megatron-Core's recompute module moe)");
   app.add_flag("--sp", cfg.sequence_parallel,
                "sequence parallelism: tokens outside a pair split over the tensor group");
   app.add_option("--sequence", cfg.sequence,

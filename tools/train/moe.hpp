@@ -173,6 +173,19 @@ class moe_block {
     return k;
   }
 
+  //! Drops what `k` kept for the backward but the block's input: the router's logits and the exchange's pass, the
+  //! rows it dispatched and the experts' activations among them (Megatron-Core's recompute module `moe`).
+  static void forget(moe_kept& k) {
+    std::vector<float>().swap(k.logits);
+    k.pass = parallel::moe_pass{};
+  }
+  //! The block's forward again from the input `k` kept, for the backward that follows: its router, dispatch and
+  //! combine a second time (forward with `again`), what it keeps the same as the first forward kept.
+  moe_kept rebuild(const moe_kept& k, std::span<const std::size_t> ids) {
+    std::vector<float> h = k.in;  // the forward adds the experts' outputs to it; the output is not needed again
+    return forward(h, ids, /*again=*/true);
+  }
+
   //! δ at the block's output ← δ at its input (the residual's, the experts' and the router's), the gradients
   //! added to the two data_parallels' and, with `ready` (one pass a step), handed to them as ready; a pipeline
   //! leaves them to step(). Returns the block's input, where the layer before takes tanh'.

@@ -65,6 +65,9 @@ struct mlp_chunks {
   // --recompute-attention: the attention block's core keeps its input alone and runs again, its ring too, when the
   // backward reaches it (Megatron-Core's selective recomputation).
   bool recompute_attention = false;
+  // --recompute-experts: the experts' block keeps its input alone and runs again, router, dispatch and combine, when
+  // the backward reaches it (Megatron-Core's recompute module `moe`).
+  bool recompute_experts = false;
   // The layers' activation floats this rank holds now and at most (the kept chunks and a rebuilt block), and the
   // layer forwards it ran, recomputed ones too.
   std::size_t held_floats = 0, peak_floats = 0, layer_forwards = 0;
@@ -192,7 +195,10 @@ struct mlp_chunks {
       auto z = layer_forward(chunk, k, c.outs.back(), c.whole.back(), false);
       if (l == 0 && S > 1) attend(c, z);
       if (l == 0 && S > 1 && recompute_attention) c.block->forget();
-      if (l == 1 && moe) c.experts = moe->forward(z, held_ids(mb));
+      if (l == 1 && moe) {
+        c.experts = moe->forward(z, held_ids(mb));
+        if (recompute_experts) moe->forget(*c.experts);
+      }
       c.outs.push_back(std::move(z));
     }
     auto out = c.outs.back();
@@ -252,7 +258,10 @@ struct mlp_chunks {
         c.block->backward(*cp, delta);
         at = c.block->input();
       }
-      if (c.experts && l == 1) at = moe->backward(*c.experts, delta, /*ready=*/false);  // step() reduces them
+      if (c.experts && l == 1) {
+        if (recompute_experts) c.experts = moe->rebuild(*c.experts, held_ids(mb));
+        at = moe->backward(*c.experts, delta, /*ready=*/false);  // step() reduces them
+      }
       if (l + 1 != shape->layers())
         for (std::size_t i = 0; i < delta.size(); ++i) delta[i] *= 1 - at[i] * at[i];
       if (!again) states->acquire(local);
@@ -327,6 +336,7 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
   if (again > 0) layout.recompute = model::recomputation::full;
   if (again > 0 && again < blocks) layout.recompute_layers = again;
   if (cfg.recompute_attention) layout.recompute = model::recomputation::selective;
+  if (cfg.recompute_experts) layout.modules.add(model::recompute_module::moe);
   if (cfg.experts()) layout.ep = cfg.moe.ep, layout.etp = cfg.moe.etp;
   return layout;
 }
@@ -581,6 +591,7 @@ void pipelined_summary(Comm& c, const config& cfg, const mlp_shape& shape, const
   pipeline["layer_forwards_per_step"] = train::detail::per_rank(c, predicted.layer_forwards);
   pipeline["recompute_layers"] = cfg.recompute_layers;
   pipeline["recompute_attention"] = cfg.recompute_attention;
+  pipeline["recompute_experts"] = cfg.recompute_experts;
   const auto psi_all = train::detail::per_rank(c, local.psi);
   if (c.rank() != 0) return;
   nlohmann::json summary{
@@ -671,6 +682,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
         0,
         cfg.recompute_layers,
         cfg.recompute_attention,
+        cfg.recompute_experts,
         0,
         0,
         0,

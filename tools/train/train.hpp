@@ -57,6 +57,7 @@ struct config {
   std::size_t tensor = 1;                                           // --tp
   std::size_t recompute_layers = 0;  // --recompute-layers: blocks of each chunk that keep only their input
   bool recompute_attention = false;  // --recompute-attention: the attention core keeps its input alone
+  bool recompute_experts = false;    // --recompute-experts: the experts' block keeps its input alone
   bool sequence_parallel = false;    // --sp
   std::size_t context = 1;           // --cp: ranks that share each sequence's tokens
   std::size_t sequence = 1;  // --sequence: tokens a sample has; above 1 an attention block follows the first layer
@@ -88,6 +89,13 @@ inline void check_recompute(const config& cfg, std::size_t layers, bool pipeline
     throw invalid_input("--recompute-attention",
                         "recomputes the attention block, and there is none without sequences. Fix: --sequence N "
                         "(above 1), or drop it");
+  if (cfg.recompute_experts && !cfg.experts())
+    throw invalid_input("--recompute-experts",
+                        "recomputes the experts' block, and the run has none. Fix: --experts N, or drop it");
+  if (cfg.recompute_experts && cfg.recompute_layers > 0)
+    throw invalid_input("--recompute-experts",
+                        "full recomputation (--recompute-layers) runs the experts again with their pair already. Fix: "
+                        "drop one of them");
   if (cfg.recompute_attention && cfg.recompute_layers > 0)
     throw invalid_input("--recompute-attention",
                         "full recomputation (--recompute-layers) runs the attention block again with its pair "
@@ -185,10 +193,11 @@ nlohmann::json expert_step(Comm& c, const Moe* moe, std::uint64_t sent, std::uin
 
 // The summary's experts (a collective; `moe` null on a rank without the block): the block's shape and, under
 // balanced routing, the step model's count of each rank's bytes over its expert groups a step, `passes` passes of
-// `rows` tokens each (the block sits in the first recomputed pair, so --recompute-layers runs its forward again).
+// `rows` tokens each (the block sits in the first recomputed pair, so --recompute-layers runs its forward again, as
+// --recompute-experts does alone).
 template <class Comm, class Moe>
 nlohmann::json expert_summary(Comm& c, const config& cfg, const Moe* moe, std::size_t rows, std::size_t passes) {
-  const bool again = cfg.recompute_layers > 0;
+  const bool again = cfg.recompute_layers > 0 || cfg.recompute_experts;
   const auto modelled = per_rank(
       c, moe ? static_cast<std::uint64_t>(std::llround(static_cast<double>(passes) * moe->modelled(rows, again))) : 0);
   const auto params = per_rank(c, moe ? moe->parameters_per_rank() : 0);
@@ -329,7 +338,8 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
     if constexpr (!std::is_null_pointer_v<Experts>)
       if (l == 1 && moe) {
         kept = moe->forward(pass.output_of(1), ids);
-        if (pass.rebuilt(1)) kept.reset();  // the experts end the first pair: they run again with it
+        if (pass.rebuilt(1)) kept.reset();              // the experts end the first pair: they run again with it
+        if (cfg.recompute_experts) moe->forget(*kept);  // their input alone, the block run again backward
       }
   }
   // Loss and δ at the output: ½‖ŷ − y‖², averaged over the global batch's tokens.
@@ -371,8 +381,10 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
       });
     else if (l == 2 && kept) {
       if constexpr (!std::is_null_pointer_v<Experts>)
-        pass.backward(l, dp.parameters(l), g, delta,
-                      [&](std::vector<float>& d) { return moe->backward(*kept, d, /*ready=*/true); });
+        pass.backward(l, dp.parameters(l), g, delta, [&](std::vector<float>& d) {
+          if (cfg.recompute_experts) kept = moe->rebuild(*kept, ids);
+          return moe->backward(*kept, d, /*ready=*/true);
+        });
     } else
       pass.backward(l, dp.parameters(l), g, delta);
     if (t == cfg.inject_nan_step && c.rank() == cfg.inject_nan_rank && l == 0)
@@ -524,6 +536,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     summary["summary"]["model"]["activation_peak_bytes"] = activation_peak;
     summary["summary"]["model"]["recompute_layers"] = cfg.recompute_layers;
     summary["summary"]["model"]["recompute_attention"] = cfg.recompute_attention;
+    summary["summary"]["model"]["recompute_experts"] = cfg.recompute_experts;
     summary["summary"]["widths"] = shape.widths;
     if (moe) summary["summary"]["experts"] = expert_totals;
     out << summary.dump() << '\n' << std::flush;

@@ -140,6 +140,10 @@ bool runs_selective(const model::parallel_layout& l, std::size_t context) {
   return l.recompute == model::recomputation::selective && context > 1;
 }
 
+// Whether a layout's scaled run recomputes a mixture's whole block alone (trinity-train --recompute-experts): under
+// the single module `moe`, which the run's expert block is.
+bool runs_experts_module(const model::parallel_layout& l) { return l.modules.has(model::recompute_module::moe); }
+
 // A mixture's experts in a scaled run: `experts` of them, `top_k` a token, over the layout's ep and etp.
 struct expert_run {
   std::size_t experts, top_k;
@@ -200,7 +204,7 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
       std::to_string(layers - 1) + (l.offload ? " --offload" : "") +
       (l.codec.empty() ? "" : " --compress '" + l.codec + "'") +
       (recomputed ? " --recompute-layers " + std::to_string(recomputed) : "") +
-      (runs_selective(l, c) ? " --recompute-attention" : "");
+      (runs_selective(l, c) ? " --recompute-attention" : "") + (runs_experts_module(l) ? " --recompute-experts" : "");
   return {l,
           t,
           p,
@@ -218,12 +222,14 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
           command};
 }
 
-// Of a layout run here, what its run leaves out: the step time, always, and a recomputation it does not run.
+// Of a layout run here, what its run leaves out: the step time, always, and a recomputation it does not run (of
+// the single modules, all but `moe`, which the run's expert block recomputes).
 std::vector<std::string> not_run_of(const model::parallel_layout& l, bool recomputed) {
   std::vector<std::string> not_run{"step time"};
   if (l.recompute != model::recomputation::none && !recomputed)
     not_run.emplace_back("selective recomputation (the run has an attention core only beside a context ring)");
-  if (!l.modules.empty()) not_run.push_back("recomputed modules (" + model::to_string(l.modules) + ")");
+  const model::recompute_modules rest{l.modules.bits & ~static_cast<unsigned>(model::recompute_module::moe)};
+  if (!rest.empty()) not_run.push_back("recomputed modules (" + model::to_string(rest) + ")");
   return not_run;
 }
 
@@ -355,7 +361,9 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
                       ? (pairs == 1 ? std::string(", each chunk's column/row pair recomputed")
                                     : ", each chunk's " + std::to_string(pairs) + " column/row pairs recomputed")
                       : ", the first of each chunk's " + std::to_string(pairs) + " column/row pairs recomputed")
-              << (runs_selective(l, c) ? ", the attention core recomputed alone" : "") << "):\n  " << command << "\n\n";
+              << (runs_selective(l, c) ? ", the attention core recomputed alone" : "")
+              << (runs_experts_module(l) ? ", the experts' block recomputed alone" : "") << "):\n  " << command
+              << "\n\n";
     table tb({"mechanism (the busiest rank)", "predicted", "measured", "measured / predicted", "within 1%"});
     for (std::size_t i = 0; i < rows_out.size(); ++i) {
       const auto& x = rows_out[i];
@@ -443,9 +451,9 @@ void run_verify_experts_parallel(const verify_args& a, const plan::training_work
   const double psi = busiest(summary.at("parameters_per_rank"));
   auto rows_out = layout_rows(run, summary, model::compressor_cost{}, psi);
   const double held = static_cast<double>(l.sequence_parallel ? run.rows / run.t : run.rows);
-  for (auto& x : expert_rows(
-           l, moe, run.width, held, static_cast<double>(run.m), run.recomputed > 0,
-           run.recomputed > 0 ? ", a micro-batch's passes, its forward again" : ", a pass a micro-batch", summary))
+  const bool again = run.recomputed > 0 || runs_experts_module(l);
+  for (auto& x : expert_rows(l, moe, run.width, held, static_cast<double>(run.m), again,
+                             again ? ", a micro-batch's passes, its forward again" : ", a pass a micro-batch", summary))
     rows_out.push_back(std::move(x));
   const std::string experts = ", " + std::to_string(moe.experts) + " experts after the second layer (" +
                               std::to_string(moe.experts / l.ep) + " a rank, " + std::to_string(moe.top_k) +
@@ -486,7 +494,8 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
                               std::to_string(l.zero_stage) + " --steps " + std::to_string(steps) + " --batch " +
                               std::to_string(ranks * tokens) + " --width " + std::to_string(width) +
                               (l.offload ? " --offload" : "") +
-                              (recomputed ? " --layers 3 --recompute-layers " + std::to_string(recomputed) : "");
+                              (recomputed ? " --layers 3 --recompute-layers " + std::to_string(recomputed) : "") +
+                              (runs_experts_module(l) ? " --recompute-experts" : "");
   std::cerr << "trinity verify: " << command << '\n';
   const json summary = summary_of(run_and_capture(command + " 2>&1"));
   const auto& step = summary.at("last_step");
@@ -494,8 +503,9 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
   // The step model's counts at the run's size: its MoE block (one pass a step, its forward again recomputed) and
   // ZeRO's formulas, the dense weights over every rank and the experts' over their replicas, gathered under ZeRO-3
   // once for a recomputed forward and its backward.
-  const auto [exchange_row, routed_row] = expert_rows(l, moe, width, static_cast<double>(tokens), 1.0, recomputed > 0,
-                                                      recomputed ? ", the forward again" : "", summary);
+  const bool again = recomputed > 0 || runs_experts_module(l);
+  const auto [exchange_row, routed_row] =
+      expert_rows(l, moe, width, static_cast<double>(tokens), 1.0, again, again ? ", the forward again" : "", summary);
   const bytes exchange{exchange_row.predicted};
   const double dense = summary.at("parameters").get<double>(), routed = routed_row.predicted;
   const auto& sb_json = summary.at("state_bytes");
@@ -530,7 +540,7 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
                              (recomputed == 2   ? ", both column/row pairs recomputed"
                               : recomputed == 1 ? ", the first of two column/row pairs recomputed"
                                                 : "") +
-                             ")";
+                             (runs_experts_module(l) ? ", the experts' block recomputed alone" : "") + ")";
   print_expert_rows(a, w, l, command, scaled, ranks, rows_out, not_run_of(l, recomputed > 0));
 }
 
