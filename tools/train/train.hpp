@@ -82,8 +82,10 @@ struct config {
   }
 };
 
-//! --recompute-layers against a model chunk of `layers` layers: pairs of them, not more than it has, and not, in
-//! the data-parallel loop (`pipelined` false), the attention block. Each refusal names the flag and the fix.
+//! The recomputation flags against a model chunk of `layers` layers. --recompute-layers: pairs of them, not more
+//! than it has, and not, in the data-parallel loop (`pipelined` false), the attention block. --recompute-attention
+//! and --recompute-experts: a block to recompute, and not beside --recompute-layers, which reruns both with their
+//! pair. Each refusal names the flag and the fix.
 inline void check_recompute(const config& cfg, std::size_t layers, bool pipelined) {
   if (cfg.recompute_attention && !cfg.attention())
     throw invalid_input("--recompute-attention",

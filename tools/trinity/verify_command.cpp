@@ -144,6 +144,21 @@ bool runs_selective(const model::parallel_layout& l, std::size_t context) {
 // the single module `moe`, which the run's expert block is.
 bool runs_experts_module(const model::parallel_layout& l) { return l.modules.has(model::recompute_module::moe); }
 
+// Whether it recomputes the MLP alone (recompute_modules=mlp): every column/row pair keeps its input and runs again,
+// as under full recomputation, where a pair is all a layer of the run holds: no attention block (no context ring)
+// and no experts after the first pair.
+bool runs_mlp_module(const model::parallel_layout& l, std::size_t context, bool experts) {
+  return l.modules.has(model::recompute_module::mlp) && context == 1 && !experts;
+}
+
+// The single modules the scaled run recomputes of the layout's.
+model::recompute_modules modules_run(const model::parallel_layout& l, std::size_t context, bool experts) {
+  model::recompute_modules ran;
+  if (runs_experts_module(l)) ran.add(model::recompute_module::moe);
+  if (runs_mlp_module(l, context, experts)) ran.add(model::recompute_module::mlp);
+  return ran;
+}
+
 // A mixture's experts in a scaled run: `experts` of them, `top_k` a token, over the layout's ep and etp.
 struct expert_run {
   std::size_t experts, top_k;
@@ -175,7 +190,8 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
   // Each rank takes `rows` tokens a micro-batch: 2t samples (t·experts with experts), or with context parallelism
   // one sequence of c·rows tokens, rows of them on each context rank, in heads of width/t features (one a
   // tensor-parallel rank).
-  const auto [recomputes, recompute_pairs] = recomputed_pairs(w, l);
+  auto [recomputes, recompute_pairs] = recomputed_pairs(w, l);
+  if (runs_mlp_module(l, c, moe != nullptr)) recomputes = true, recompute_pairs = 1;  // every pair
   const std::size_t m = p > 1 ? 2 * p : 2, rows = moe ? t * moe->experts : 2 * t,
                     width = unit * ((base_width + unit - 1) / unit),
                     chunk = p * v *
@@ -222,13 +238,13 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
           command};
 }
 
-// Of a layout run here, what its run leaves out: the step time, always, and a recomputation it does not run (of
-// the single modules, all but `moe`, which the run's expert block recomputes).
-std::vector<std::string> not_run_of(const model::parallel_layout& l, bool recomputed) {
+// Of a layout run here, what its run leaves out: the step time, always, and a recomputation it does not run: the
+// layout's policy unless `policy_ran`, and its single modules but those in `ran`.
+std::vector<std::string> not_run_of(const model::parallel_layout& l, bool policy_ran, model::recompute_modules ran) {
   std::vector<std::string> not_run{"step time"};
-  if (l.recompute != model::recomputation::none && !recomputed)
+  if (l.recompute != model::recomputation::none && !policy_ran)
     not_run.emplace_back("selective recomputation (the run has an attention core only beside a context ring)");
-  const model::recompute_modules rest{l.modules.bits & ~static_cast<unsigned>(model::recompute_module::moe)};
+  const model::recompute_modules rest{l.modules.bits & ~ran.bits};
   if (!rest.empty()) not_run.push_back("recomputed modules (" + model::to_string(rest) + ")");
   return not_run;
 }
@@ -338,7 +354,9 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
   const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command] = run;
   bool all = true;
   for (const auto& x : rows_out) all &= x.within(0.01);
-  const auto not_run = not_run_of(l, recomputed > 0 || runs_selective(l, c));
+  const bool has_experts = summary.contains("experts");
+  const auto not_run = not_run_of(l, l.recompute == model::recomputation::full ? recomputed > 0 : runs_selective(l, c),
+                                  modules_run(l, c, has_experts));
   if (a.json) {
     const json jr = workloads::rows_json(rows_out, 0.01);
     std::cout << json{{"parallelism", model::to_string(l)},
@@ -362,8 +380,8 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
                                     : ", each chunk's " + std::to_string(pairs) + " column/row pairs recomputed")
                       : ", the first of each chunk's " + std::to_string(pairs) + " column/row pairs recomputed")
               << (runs_selective(l, c) ? ", the attention core recomputed alone" : "")
-              << (runs_experts_module(l) ? ", the experts' block recomputed alone" : "") << "):\n  " << command
-              << "\n\n";
+              << (runs_experts_module(l) ? ", the experts' block recomputed alone" : "")
+              << (runs_mlp_module(l, c, has_experts) ? ", as the module mlp" : "") << "):\n  " << command << "\n\n";
     table tb({"mechanism (the busiest rank)", "predicted", "measured", "measured / predicted", "within 1%"});
     for (std::size_t i = 0; i < rows_out.size(); ++i) {
       const auto& x = rows_out[i];
@@ -541,7 +559,7 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
                               : recomputed == 1 ? ", the first of two column/row pairs recomputed"
                                                 : "") +
                              (runs_experts_module(l) ? ", the experts' block recomputed alone" : "") + ")";
-  print_expert_rows(a, w, l, command, scaled, ranks, rows_out, not_run_of(l, recomputed > 0));
+  print_expert_rows(a, w, l, command, scaled, ranks, rows_out, not_run_of(l, recomputed > 0, modules_run(l, 1, true)));
 }
 
 // A model-parallel layout (--parallelism): its tensor, pipeline, context and ZeRO slots run here on threads,
