@@ -66,13 +66,15 @@ inline void dy_w(std::span<const float> dy, std::span<const float> w, std::span<
       dx[i * k + j] = acc;
     }
 }
-// dw[n×k] += dyᵀ·x, db[n] += Σ_i dy.
+// dw[n×k] += dyᵀ·x, db[n] += Σ_i dy (none for a layer without b).
 inline void accumulate_grads(std::span<const float> dy, std::span<const float> x, std::span<float> dw,
                              std::span<float> db, std::size_t m, std::size_t k, std::size_t n) {
   for (std::size_t o = 0; o < n; ++o) {
-    float bsum = 0.0f;
-    for (std::size_t i = 0; i < m; ++i) bsum += dy[i * n + o];
-    db[o] += bsum;
+    if (!db.empty()) {
+      float bsum = 0.0f;
+      for (std::size_t i = 0; i < m; ++i) bsum += dy[i * n + o];
+      db[o] += bsum;
+    }
     for (std::size_t j = 0; j < k; ++j) {
       float acc = 0.0f;
       for (std::size_t i = 0; i < m; ++i) acc += dy[i * n + o] * x[i * k + j];
@@ -105,7 +107,8 @@ inline void need(std::size_t have, std::size_t want, const char* what) {
 enum class tokens { all, sequence_parallel };
 
 //! One rank's part of a linear layer, in the caller's memory: W (out × in, row-major, this rank's out and in)
-//! and b (out values).
+//! and b (out values, or none: a layer without bias, as Megatron-Core's --disable-bias-linear trains a mixture's
+//! experts).
 struct linear_part {
   std::span<const float> w, b;
 };
@@ -121,11 +124,19 @@ inline void need_grads(linear_part l, linear_grads g) {
   need(g.b.size(), l.b.size(), "db");
 }
 inline std::size_t outputs_of(linear_part l, std::size_t in) {
+  if (l.b.empty()) {
+    trinity::detail::require(in > 0 && !l.w.empty() && l.w.size() % in == 0, "w",
+                             "holds " + std::to_string(l.w.size()) + " values; a layer without b of " +
+                                 std::to_string(in) + " inputs holds a whole number of rows of them");
+    return l.w.size() / in;
+  }
   trinity::detail::require(in > 0 && l.w.size() == l.b.size() * in, "w",
                            "holds " + std::to_string(l.w.size()) + " values; a layer of " + std::to_string(l.b.size()) +
                                " outputs and " + std::to_string(in) + " inputs holds their product");
   return l.b.size();
 }
+// b's values, or none for x_wt.
+inline const float* bias_of(linear_part l) { return l.b.empty() ? nullptr : l.b.data(); }
 }  // namespace detail
 
 //! The column layer's forward: y (rows × out/t) = x·Wᵀ + b. x is rows × in, or with sequence parallelism this
@@ -142,7 +153,7 @@ void column_forward(C& tp, linear_part l, std::span<const float> x, std::vector<
     std::copy(x.begin(), x.end(), whole.begin());
   else
     comm::all_gather(tp, x, std::span<float>(whole), comm::algorithm::ring);
-  detail::x_wt(whole, l.w, l.b.data(), y, rows, in, out);
+  detail::x_wt(whole, l.w, detail::bias_of(l), y, rows, in, out);
 }
 
 //! The column layer's backward: adds dW and db from dy (rows × out/t) and the whole x column_forward kept; dx
@@ -184,8 +195,9 @@ void row_forward(C& tp, linear_part l, std::span<const float> x, std::span<float
     detail::need(y.size(), mine * out, "y");
     comm::reduce_scatter(tp, std::span<const float>(partial), y, comm::reduce_op::sum, comm::algorithm::ring);
   }
-  for (std::size_t i = 0; i < mine; ++i)
-    for (std::size_t o = 0; o < out; ++o) y[i * out + o] += l.b[o];
+  if (!l.b.empty())
+    for (std::size_t i = 0; i < mine; ++i)
+      for (std::size_t o = 0; o < out; ++o) y[i * out + o] += l.b[o];
 }
 
 //! The row layer's backward: adds dW and db given the x row_forward took; dx (rows × in/t) needs no message. dy

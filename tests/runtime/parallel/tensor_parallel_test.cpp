@@ -89,6 +89,45 @@ TEST_CASE("a group of ranks is a Communicator over its members, counting only wh
   });
 }
 
+TEST_CASE("tensor parallelism: a pair without biases computes what one with zero biases does, to the bit",
+          "[parallel][tensor]") {
+  // A part with no b (a mixture's shared experts, Megatron-Core's --disable-bias-linear) takes its output count
+  // from W; its forward adds nothing, its backward touches no db. The same arithmetic as zero biases, so equal to
+  // the bit, on sequence-parallel tokens as on all of them.
+  using tp_check::hidden, tp_check::in, tp_check::out, tp_check::rows;
+  for (const auto held : {parallel::tokens::all, parallel::tokens::sequence_parallel})
+    threads_backend::run(2, [&](auto& w) {
+      const int t = 2, tr = w.rank();
+      const std::size_t mine = held == parallel::tokens::all ? rows : rows / 2, h = hidden / 2;
+      const auto w1 = tp_check::values(1, hidden * in), w2 = tp_check::values(3, out * hidden);
+      const auto x = tp_check::values(5 + static_cast<std::uint64_t>(tr), mine * in);
+      const auto dy = tp_check::values(7 + static_cast<std::uint64_t>(tr), mine * out);
+      const std::vector<float> w1_mine(
+          w1.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(tr) * h * in),
+          w1.begin() + static_cast<std::ptrdiff_t>((static_cast<std::size_t>(tr) + 1) * h * in));
+      std::vector<float> w2_mine;
+      for (std::size_t o = 0; o < out; ++o)
+        for (std::size_t j = 0; j < h; ++j) w2_mine.push_back(w2[o * hidden + static_cast<std::size_t>(tr) * h + j]);
+      const std::vector<float> b1(h, 0.0f), b2(out, 0.0f);
+      // Both pairs' outputs, dx and weight gradients: with zero biases, then with none.
+      std::vector<std::vector<float>> got[2];
+      for (const bool biased : {true, false}) {
+        const parallel::linear_part up{w1_mine, biased ? std::span<const float>(b1) : std::span<const float>()};
+        const parallel::linear_part down{w2_mine, biased ? std::span<const float>(b2) : std::span<const float>()};
+        std::vector<float> whole, z(rows * h), y(mine * out), dz(rows * h), dx(mine * in), dw1(h * in), dw2(out * h),
+            db1(biased ? h : 0), db2(biased ? out : 0);
+        comm::group tp(w, {0, 1});
+        parallel::column_forward(tp, up, x, whole, z, rows, in, held);
+        parallel::row_forward(tp, down, z, y, rows, h, held);
+        parallel::row_backward(tp, down, z, dy, {dw2, db2}, dz, rows, h, held);
+        parallel::column_backward(tp, up, whole, dz, {dw1, db1}, dx, rows, in, held);
+        got[biased ? 0 : 1] = {y, dx, dw1, dw2};
+        CHECK(tp.bytes_sent() == 2 * (t - 1) * (rows * out + rows * in) * 4 / t);
+      }
+      CHECK(got[0] == got[1]);
+    });
+}
+
 TEST_CASE("tensor parallelism refuses a degree that does not divide the layer, naming it", "[parallel][tensor]") {
   CHECK_THROWS_WITH(parallel::column_parallel_linear(12, 10, 4, 0),
                     Catch::Contains("out") && Catch::Contains("10 does not split into 4"));
@@ -96,6 +135,14 @@ TEST_CASE("tensor parallelism refuses a degree that does not divide the layer, n
   parallel::column_parallel_linear up(4, 8, 2, 1);
   CHECK_THROWS_WITH(up.load(std::vector<float>(31), std::vector<float>(8)),
                     Catch::Contains("w") && Catch::Contains("needs 32"));
+  // Without b, W's values are whole rows of the inputs.
+  std::vector<float> whole, y(8);
+  comm::thread_world one(1);
+  comm::run_ranks(one, [&](auto& c) {
+    CHECK_THROWS_WITH(parallel::column_forward(c, parallel::linear_part{std::vector<float>(10), {}},
+                                               std::vector<float>(4), whole, y, 1, 4),
+                      Catch::Contains("w") && Catch::Contains("a whole number of rows"));
+  });
 }
 
 }  // namespace parallel_tensor_parallel_test
