@@ -64,10 +64,10 @@ template <class Comm>
 void check_experts(const Comm& c, const train::config& cfg) {
   const auto& m = cfg.moe;
   if (!cfg.experts()) {
-    if (m.ep > 1 || m.etp > 1 || m.expert_width > 0 || m.capacity_factor > 0 || m.balanced)
-      throw invalid_input("--ep",
-                          "--ep, --etp, --expert-width, --capacity-factor and --balanced-routing shape a mixture of "
-                          "experts. Fix: --experts N");
+    if (m.ep > 1 || m.etp > 1 || m.expert_width > 0 || m.capacity_factor > 0 || m.balanced || m.shared_experts > 0)
+      throw invalid_input(m.shared_experts > 0 ? "--shared-experts" : "--ep",
+                          "--ep, --etp, --expert-width, --capacity-factor, --balanced-routing and --shared-experts "
+                          "shape a mixture of experts. Fix: --experts N");
     return;
   }
   if (cfg.hidden_layers < 2)
@@ -96,6 +96,12 @@ void check_experts(const Comm& c, const train::config& cfg) {
   if (width % m.etp != 0)
     throw invalid_input("--etp", std::to_string(m.etp) + " ranks do not split an expert's width, " +
                                      std::to_string(width) + ". Fix: an --etp that divides --expert-width");
+  if (width * m.shared_experts % cfg.tensor != 0)
+    throw invalid_input("--shared-experts", std::to_string(m.shared_experts) + " shared experts of width " +
+                                                std::to_string(width) + " do not split over the " +
+                                                std::to_string(cfg.tensor) +
+                                                " tensor-parallel ranks. Fix: --expert-width or --shared-experts "
+                                                "that --tp divides");
   if (stage % (m.ep * m.etp) != 0)
     throw invalid_input("--etp", "--ep times --etp (" + std::to_string(m.ep * m.etp) + ") does not divide the " +
                                      ranks + ". Fix: " + fix + " --ep x --etp");
@@ -202,6 +208,9 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
   app.add_flag("--recompute-experts", cfg.recompute_experts,
                "the experts' block keeps its input alone and runs again in the backward, its router, dispatch and "
                "combine (Megatron-Core's recompute module moe)");
+  app.add_flag("--recompute-shared-experts", cfg.recompute_shared,
+               "the shared experts keep the block's input alone and run again in the backward, their collectives "
+               "too (Megatron-Core's recompute module shared_experts)");
   app.add_flag("--sp", cfg.sequence_parallel,
                "sequence parallelism: tokens outside a pair split over the tensor group");
   app.add_option("--sequence", cfg.sequence,
@@ -229,6 +238,10 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
                  "an expert's capacity over its even share of a rank's assignments; the rest are dropped "
                  "(default: dropless)")
       ->check(CLI::Range(1.0, 1024.0));
+  app.add_option("--shared-experts", cfg.moe.shared_experts,
+                 "experts every token runs beside its routed ones, one MLP that many experts wide, split over the "
+                 "tensor group (DeepSeek's, Qwen's)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{64}));
   app.add_flag("--balanced-routing", cfg.moe.balanced,
                "route every rank's tokens evenly over the experts, each weighed 1/k, with no router");
 }

@@ -15,10 +15,18 @@
 // dense, shared by every rank of the stage in a data_parallel over it; the experts' are shared by the ranks that
 // hold the same slices (the expert-data-parallel group: the ranks of its t and e) in a data_parallel over that
 // group, each under the run's ZeRO stage, as Megatron-Core shards them.
+//
+// With --shared-experts N every token also runs N shared experts, fused into one MLP N experts wide (DeepSeek's
+// and Qwen's, Megatron-Core's SharedExpertMLP) beside the routed ones: a column/row pair over the stage's tensor
+// group with relu between and no biases, its input all-gathered from the rank's sequence-parallel rows and its
+// output reduce-scattered back, one more all-reduce's bytes a pass over the tensor group, as the step model's
+// shared experts add (model::shared_expert_all_reduces). Their weights are dense: each tensor rank's slice is
+// shared by the ranks holding the same slice (data and context: rank_groups::weights) in a data_parallel over them.
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -32,6 +40,7 @@
 #include <trinity/model/moe_layer.hpp>
 #include <trinity/parallel/expert_parallel.hpp>
 #include <trinity/parallel/scheme.hpp>
+#include <trinity/parallel/tensor_parallel.hpp>
 #include <trinity/parallel/tensor_slice.hpp>
 #include <trinity/shard.hpp>
 #include <trinity/shard/layer_values.hpp>
@@ -43,13 +52,14 @@
 namespace trinity::train {
 
 struct moe_config {
-  std::size_t experts = 0;       // --experts: 0, no block
-  std::size_t top_k = 2;         // --top-k
-  std::size_t ep = 1;            // --ep: ranks an expert group spreads the experts over
-  std::size_t etp = 1;           // --etp: ranks each expert's width splits over
-  std::size_t expert_width = 0;  // --expert-width: an expert's FFN width (0: the MLP's --width)
-  double capacity_factor = 0;    // --capacity-factor: 0 dropless
-  bool balanced = false;         // --balanced-routing
+  std::size_t experts = 0;         // --experts: 0, no block
+  std::size_t top_k = 2;           // --top-k
+  std::size_t ep = 1;              // --ep: ranks an expert group spreads the experts over
+  std::size_t etp = 1;             // --etp: ranks each expert's width splits over
+  std::size_t expert_width = 0;    // --expert-width: an expert's FFN width (0: the MLP's --width)
+  double capacity_factor = 0;      // --capacity-factor: 0 dropless
+  bool balanced = false;           // --balanced-routing
+  std::size_t shared_experts = 0;  // --shared-experts: experts every token runs beside its routed ones
 };
 
 //! Adds `from`'s step to `into`: skipped where either skipped, the offload tier's bytes of both.
@@ -70,6 +80,11 @@ inline std::vector<float> initial_expert(std::size_t e, std::size_t h, std::size
   for (std::size_t i = 0; i < f * h; ++i) w[i] = draw(i, 0, std::sqrt(3.0f / static_cast<float>(h)));
   for (std::size_t i = 0; i < h * f; ++i) w[f * h + i] = draw(i, 1, std::sqrt(3.0f / static_cast<float>(f)));
   return w;
+}
+// The shared experts' W1 (f × h) and W2 (h × f), f their fused width: drawn as an expert's, under an index no
+// routed expert has.
+inline std::vector<float> initial_shared(std::size_t h, std::size_t f, std::uint64_t seed) {
+  return initial_expert(std::size_t{1} << 20, h, f, seed);
 }
 inline std::vector<float> initial_router(std::size_t experts, std::size_t h, std::uint64_t seed) {
   std::vector<float> w(experts * h);
@@ -112,11 +127,18 @@ inline std::optional<saved_experts> experts_saved_in(const std::filesystem::path
 }
 
 //! What one forward pass through the block keeps for its backward: the block's input, the router's logits and
-//! the exchange's pass. A pipeline keeps one a micro-batch in flight.
+//! the exchange's pass, and the shared experts' gathered input and activation. A pipeline keeps one a micro-batch
+//! in flight.
 struct moe_kept {
   std::vector<float> in, logits;
   parallel::moe_pass pass;
+  std::vector<float> shared_in, shared_act;
 };
+
+//! Where a checkpoint keeps tensor rank t's slice of the shared experts, saved over tp ranks.
+inline std::string shared_experts_directory(std::size_t t, std::size_t tp) {
+  return "shared-experts-slice-" + std::to_string(t) + "-of-" + std::to_string(tp);
+}
 
 //! The block and its states. Every rank of a pipeline stage that holds it constructs it, with the same arguments:
 //! `g` its expert groups (parallel::groups_of), `stage` the stage's ranks, over which the router's weights live.
@@ -141,11 +163,16 @@ class moe_block {
         etp_(c, g.expert_tensor),
         edp_(c, g.expert_data),
         stage_(c, std::move(stage)),
+        tp_(c, g.tp),
+        weights_(c, g.weights),
         experts_(edp_, ledger, std::vector<std::size_t>(local_, 2 * shape_.ffn_hidden / m.etp * width),
                  initial_local(seed), opt, reductions()) {
     if (!m.balanced)
       router_.emplace(stage_, ledger, std::vector<std::size_t>{m.experts * width},
                       detail::initial_router(m.experts, width, seed), opt, reductions());
+    if (m.shared_experts > 0)
+      shared_.emplace(weights_, ledger, std::vector<std::size_t>{2 * shared_local() * width}, initial_shared(seed), opt,
+                      reductions());
   }
 
   //! h ← h + the experts' weighted outputs, in place; `ids[i]` is row i's index in the global batch (what
@@ -169,6 +196,10 @@ class moe_block {
     if (!again) release_experts();
     held_ = again;
     for (std::size_t i = 0; i < h.size(); ++i) h[i] += y[i];
+    if (shared_) {
+      const auto ys = shared_forward(k, again);
+      for (std::size_t i = 0; i < h.size(); ++i) h[i] += ys[i];
+    }
     count_rows(k.pass, again);
     return k;
   }
@@ -178,7 +209,17 @@ class moe_block {
   static void forget(moe_kept& k) {
     std::vector<float>().swap(k.logits);
     k.pass = parallel::moe_pass{};
+    forget_shared(k);
   }
+  //! Drops what the shared experts kept, their gathered input and activation (Megatron-Core's recompute module
+  //! `shared_experts`); rebuild_shared runs them again from the block's input.
+  static void forget_shared(moe_kept& k) {
+    std::vector<float>().swap(k.shared_in);
+    std::vector<float>().swap(k.shared_act);
+  }
+  //! The shared experts' forward again from the input `k` kept, their collectives too, for the backward that
+  //! follows; their output is not needed again. Their weights stay gathered for that backward (ZeRO-3).
+  void rebuild_shared(moe_kept& k) { shared_forward(k, /*keep=*/true); }
   //! The block's forward again from the input `k` kept, for the backward that follows: its router, dispatch and
   //! combine a second time (forward with `again`), what it keeps the same as the first forward kept.
   moe_kept rebuild(const moe_kept& k, std::span<const std::size_t> ids) {
@@ -191,6 +232,8 @@ class moe_block {
   //! leaves them to step(). Returns the block's input, where the layer before takes tanh'.
   std::span<const float> backward(const moe_kept& k, std::vector<float>& delta, bool ready) {
     const std::size_t rows = k.in.size() / shape_.hidden, h = shape_.hidden, E = shape_.experts;
+    // The shared experts take δ at the block's output, before the routed experts' δ joins it.
+    const auto shared_dx = shared_ ? shared_backward(k, delta, ready) : std::vector<float>();
     const bool gather = !std::exchange(held_, false);  // a recomputed forward left them gathered
     auto local = acquire_experts(gather);
     std::vector<parallel::expert_weights> dlocal(local_);
@@ -213,6 +256,7 @@ class moe_block {
       experts_.release(q);
     }
     for (std::size_t i = 0; i < delta.size(); ++i) delta[i] += dx[i];
+    for (std::size_t i = 0; i < shared_dx.size(); ++i) delta[i] += shared_dx[i];
     if (router_) {
       // logits = h·Wrᵀ: dWr += dlogitsᵀ·h, and δ at h gains dlogits·Wr.
       if (gather) router_->acquire(0);
@@ -236,10 +280,11 @@ class moe_block {
   void finish_gradients() {
     for (std::size_t q = 0; q < local_; ++q) experts_.gradient_ready(q);
     if (router_) router_->gradient_ready(0);
+    if (shared_) shared_->gradient_ready(0);
   }
   //! Whether a gradient of the block this rank marked ready this step held NaN or Inf.
   [[nodiscard]] bool saw_nonfinite() const noexcept {
-    return experts_.saw_nonfinite() || (router_ && router_->saw_nonfinite());
+    return experts_.saw_nonfinite() || (router_ && router_->saw_nonfinite()) || (shared_ && shared_->saw_nonfinite());
   }
   //! The optimizer step of the experts' and the router's states; skipped where either skips, or everywhere with
   //! `also_skip` (the model's vote over every rank: shard::data_parallel::step). The step's exchange counts
@@ -247,6 +292,7 @@ class moe_block {
   shard::step_report step(const shard::adam& opt, bool also_skip = false) {
     auto r = experts_.step(opt, also_skip);
     if (router_) add_step(r, router_->step(opt, also_skip));
+    if (shared_) add_step(r, shared_->step(opt, also_skip));
     step_counted_ = std::exchange(counted_, 0);
     step_dropped_ = std::exchange(dropped_, 0);
     return r;
@@ -258,6 +304,9 @@ class moe_block {
   //! shards them. Every rank of the stage calls it.
   void save(const std::filesystem::path& dir) const {
     if (router_) shard::save_checkpoint(dir / "router", *router_, stage_);
+    if (shared_)
+      shard::save_checkpoint(dir / shared_experts_directory(static_cast<std::size_t>(tp_.rank()), tensor_ranks()),
+                             *shared_, weights_);
     shard::save_checkpoint(dir / experts_directory(static_cast<std::size_t>(ep_.rank()), cfg_.ep,
                                                    static_cast<std::size_t>(etp_.rank()), cfg_.etp),
                            experts_, edp_);
@@ -331,14 +380,21 @@ class moe_block {
     if (router_ && shard::load_checkpoint(dir / "router", *router_, stage_) != steps)
       throw invalid_input("checkpoint",
                           "the router's and the experts' files of " + dir.string() + " come from different runs");
+    if (load_shared(dir) != steps)
+      throw invalid_input("checkpoint",
+                          "the shared and the routed experts' files of " + dir.string() + " come from different runs");
     return steps;
   }
 
   //! Bytes this rank sent over its expert group and its expert tensor group so far.
   [[nodiscard]] std::uint64_t sent() const noexcept { return ep_.bytes_sent() + etp_.bytes_sent(); }
+  //! Bytes this rank sent over its tensor group so far: the shared experts' collectives.
+  [[nodiscard]] std::uint64_t tensor_sent() const noexcept { return tp_.bytes_sent(); }
   //! Bytes this rank sent over the block's data-parallel groups: the experts' (their gradient reductions and
-  //! ZeRO's gathers) and the router's.
-  [[nodiscard]] std::uint64_t data_sent() const noexcept { return edp_.bytes_sent() + stage_.bytes_sent(); }
+  //! ZeRO's gathers), the router's and the shared experts'.
+  [[nodiscard]] std::uint64_t data_sent() const noexcept {
+    return edp_.bytes_sent() + stage_.bytes_sent() + weights_.bytes_sent();
+  }
   //! What the exchange's count says this rank sent in the last step's passes: each pass's row counts ahead of
   //! the dispatch, and every row to or from another rank twice (forward, then its gradient backward); with
   //! etp > 1 its tensor group's counts and gathered and summed rows (parallel::expert_tensor_bytes), each way.
@@ -361,12 +417,20 @@ class moe_block {
   [[nodiscard]] std::size_t parameters_per_rank() const noexcept {
     return local_ * 2 * shape_.ffn_hidden / cfg_.etp * shape_.hidden + (router_ ? shape_.experts * shape_.hidden : 0);
   }
+  //! The shared experts' weights this rank's tensor slice holds (before ZeRO shards them).
+  [[nodiscard]] std::size_t shared_parameters_per_rank() const noexcept {
+    return shared_ ? 2 * shared_local() * shape_.hidden : 0;
+  }
 
  private:
   // Where tensor rank t of `ranks` holds an expert's values: W1 (f × h) split by its rows, as a column-parallel
-  // layer, then W2 (h × f) by its columns, as a row-parallel one; neither has a bias.
+  // layer, then W2 (h × f) by its columns, as a row-parallel one; neither has a bias. The shared experts' MLP, f
+  // wide, splits so over the tensor group.
   std::vector<std::size_t> expert_slice(std::size_t ranks, std::size_t t) const {
-    const std::size_t h = shape_.hidden, f = shape_.ffn_hidden;
+    return mlp_slice(shape_.ffn_hidden, ranks, t);
+  }
+  std::vector<std::size_t> mlp_slice(std::size_t f, std::size_t ranks, std::size_t t) const {
+    const std::size_t h = shape_.hidden;
     auto at = parallel::slice_indices(parallel::linear_split::column, {.in = h, .out = f, .bias = false}, ranks, t);
     for (const auto k :
          parallel::slice_indices(parallel::linear_split::row, {.in = f, .out = h, .bias = false}, ranks, t))
@@ -420,6 +484,105 @@ class moe_block {
   void release_experts() {
     for (std::size_t q = 0; q < local_; ++q) experts_.release(q);
   }
+
+  std::size_t tensor_ranks() const { return static_cast<std::size_t>(tp_.size()); }
+  // The shared experts' fused width, and this tensor rank's part of it.
+  std::size_t shared_width() const { return cfg_.shared_experts * shape_.ffn_hidden; }
+  std::size_t shared_local() const { return shared_width() / tensor_ranks(); }
+  parallel::tokens shared_tokens() const {
+    return tp_.size() > 1 ? parallel::tokens::sequence_parallel : parallel::tokens::all;
+  }
+  std::vector<float> initial_shared(std::uint64_t seed) const {
+    const auto w = detail::initial_shared(shape_.hidden, shared_width(), seed);
+    std::vector<float> mine;
+    for (const auto k : mlp_slice(shared_width(), tensor_ranks(), static_cast<std::size_t>(tp_.rank())))
+      mine.push_back(w[k]);
+    return mine;
+  }
+  // The shared experts on the block's input `k.in` (this rank's rows, the tensor group's all gathered): k keeps
+  // the gathered input and the activation. Returns this rank's rows of their output. `keep` leaves their weights
+  // gathered for a backward that follows at once (a recomputed forward's).
+  std::vector<float> shared_forward(moe_kept& k, bool keep) {
+    const std::size_t h = shape_.hidden, held = k.in.size() / h, rows = held * tensor_ranks(), f = shared_local();
+    shared_->acquire(0);
+    const auto p = shared_->parameters(0);
+    const parallel::linear_part up{p.first(f * h), {}}, down{p.subspan(f * h), {}};
+    k.shared_act.assign(rows * f, 0.0f);
+    parallel::column_forward(tp_, up, k.in, k.shared_in, k.shared_act, rows, h, shared_tokens());
+    for (auto& a : k.shared_act) a = std::max(a, 0.0f);
+    std::vector<float> y(held * h);
+    parallel::row_forward(tp_, down, k.shared_act, y, rows, f, shared_tokens());
+    shared_held_ = keep;
+    if (!keep) shared_->release(0);
+    return y;
+  }
+  // δ at the shared experts' input from δ at the block's output (this rank's rows), their gradients added and,
+  // with `ready`, handed to their data_parallel.
+  std::vector<float> shared_backward(const moe_kept& k, std::span<const float> delta, bool ready) {
+    const std::size_t h = shape_.hidden, held = k.in.size() / h, rows = held * tensor_ranks(), f = shared_local();
+    if (!std::exchange(shared_held_, false)) shared_->acquire(0);
+    const auto p = shared_->parameters(0);
+    auto g = shared_->gradient(0);
+    const parallel::linear_part up{p.first(f * h), {}}, down{p.subspan(f * h), {}};
+    std::vector<float> da(rows * f), dx(held * h);
+    parallel::row_backward(tp_, down, k.shared_act, delta, {g.subspan(f * h), {}}, da, rows, f, shared_tokens());
+    for (std::size_t i = 0; i < da.size(); ++i)
+      if (k.shared_act[i] <= 0.0f) da[i] = 0.0f;  // relu'
+    parallel::column_backward(tp_, up, k.shared_in, da, {g.first(f * h), {}}, dx, rows, h, shared_tokens());
+    if (ready) shared_->gradient_ready(0);
+    shared_->release(0);
+    return dx;
+  }
+  // Restores the shared experts' states save() wrote, at any tensor-parallel size (slices saved over another are
+  // joined and re-cut), and refuses a checkpoint that has them where the run has none, or the other way round.
+  // Returns the steps they had taken: the routed experts' where the run has none.
+  long load_shared(const std::filesystem::path& dir) {
+    std::size_t saved = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      if (const auto k = detail::numbers_in(entry.path().filename().string(), {"shared-experts-slice-0-of-"})) {
+        if (saved > 0 && saved != (*k)[0])
+          throw invalid_input("checkpoint", dir.string() + " holds shared experts saved at two layouts (--tp " +
+                                                std::to_string(saved) + " and " + std::to_string((*k)[0]) +
+                                                "). Fix: save each run into a directory of its own");
+        saved = (*k)[0];
+      }
+    if ((saved > 0) != shared_.has_value())
+      throw invalid_input("--shared-experts", dir.string() + (saved > 0 ? " holds shared experts, which this run has "
+                                                                          "none of. Fix: --shared-experts as saved"
+                                                                        : " holds no shared experts. Fix: drop "
+                                                                          "--shared-experts, or load a checkpoint of "
+                                                                          "a run with them"));
+    if (!shared_) return experts_.steps_taken();
+    const std::size_t count = 2 * shared_width() * shape_.hidden;
+    if (shared_width() % saved != 0)
+      throw invalid_input("--shared-experts", "the checkpoint in " + dir.string() + " split the shared experts over " +
+                                                  std::to_string(saved) + " ranks, which do not split this run's " +
+                                                  std::to_string(shared_width()) +
+                                                  " features: it is of another model. Fix: --shared-experts and "
+                                                  "--expert-width as saved");
+    std::deque<shard::checkpoint_reader> readers;
+    for (std::size_t s = 0; s < saved; ++s) {
+      readers.emplace_back(dir / shared_experts_directory(s, saved));
+      if (readers.back().layers() != 1 || readers.back().layer_size(0) != count / saved)
+        throw invalid_input("--load-checkpoint", "the shared experts' slice " + std::to_string(s) + " in " +
+                                                     dir.string() + " is not this run's (" +
+                                                     std::to_string(count / saved) +
+                                                     " values: --width, --expert-width, --shared-experts). Fix: the "
+                                                     "block's shape as saved");
+    }
+    const std::size_t t = static_cast<std::size_t>(tp_.rank());
+    if (saved == tensor_ranks())
+      return shard::load_layers(*shared_, weights_.rank(), [&](std::size_t) {
+        return std::pair<const shard::checkpoint_reader*, std::size_t>{&readers[t], 0};
+      });
+    std::vector<shard::layer_values> slices;
+    for (auto& r : readers) slices.push_back(r.values(0));
+    return shard::load_layers(*shared_, weights_.rank(), [&](std::size_t) {
+      return shard::recut(
+          slices, count, [&](std::size_t n, std::size_t at) { return mlp_slice(shared_width(), n, at); },
+          tensor_ranks(), t);
+    });
+  }
   // Adds the forward pass just run's rows to and from other ranks (its counts, in floats) and the counts ahead,
   // and its backward's, which sends the same rows back without counts. A recomputed forward (`again`) adds only
   // itself, counts and all, and no dropped assignment twice.
@@ -446,12 +609,14 @@ class moe_block {
   moe_config cfg_;
   parallel::moe_shape shape_;
   std::size_t local_;
-  group ep_, etp_, edp_, stage_;
+  group ep_, etp_, edp_, stage_, tp_, weights_;
   shard::data_parallel<Scheme, group, any_reduction<group>> experts_;
   std::optional<shard::data_parallel<Scheme, group, any_reduction<group>>> router_;
+  std::optional<shard::data_parallel<Scheme, group, any_reduction<group>>> shared_;
   std::uint64_t counted_ = 0, step_counted_ = 0;
   std::size_t dropped_ = 0, step_dropped_ = 0;
-  bool held_ = false;  // a recomputed forward's weights, gathered for the backward that follows it
+  bool held_ = false;         // a recomputed forward's weights, gathered for the backward that follows it
+  bool shared_held_ = false;  // the same, of the shared experts
 };
 
 //! Emplaces into `moe` the block of the pipeline stage whose `ranks` consecutive ranks start at `first` (this rank

@@ -68,6 +68,9 @@ struct mlp_chunks {
   // --recompute-experts: the experts' block keeps its input alone and runs again, router, dispatch and combine, when
   // the backward reaches it (Megatron-Core's recompute module `moe`).
   bool recompute_experts = false;
+  // --recompute-shared-experts: the shared experts keep the block's input alone and run again when the backward
+  // reaches them (Megatron-Core's recompute module `shared_experts`).
+  bool recompute_shared = false;
   // The layers' activation floats this rank holds now and at most (the kept chunks and a rebuilt block), and the
   // layer forwards it ran, recomputed ones too.
   std::size_t held_floats = 0, peak_floats = 0, layer_forwards = 0;
@@ -198,6 +201,7 @@ struct mlp_chunks {
       if (l == 1 && moe) {
         c.experts = moe->forward(z, held_ids(mb));
         if (recompute_experts) moe->forget(*c.experts);
+        if (recompute_shared) moe->forget_shared(*c.experts);
       }
       c.outs.push_back(std::move(z));
     }
@@ -260,6 +264,7 @@ struct mlp_chunks {
       }
       if (c.experts && l == 1) {
         if (recompute_experts) c.experts = moe->rebuild(*c.experts, held_ids(mb));
+        if (recompute_shared) moe->rebuild_shared(*c.experts);
         at = moe->backward(*c.experts, delta, /*ready=*/false);  // step() reduces them
       }
       if (l + 1 != shape->layers())
@@ -337,6 +342,7 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
   if (again > 0 && again < blocks) layout.recompute_layers = again;
   if (cfg.recompute_attention) layout.recompute = model::recomputation::selective;
   if (cfg.recompute_experts) layout.modules.add(model::recompute_module::moe);
+  if (cfg.recompute_shared) layout.modules.add(model::recompute_module::shared_experts);
   if (cfg.experts()) layout.ep = cfg.moe.ep, layout.etp = cfg.moe.etp;
   return layout;
 }
@@ -458,6 +464,15 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
                                              : gather(y_n) + scatter(y_n) + gather(x_n) + scatter(x_n);
       // A recomputed pair's forward runs again, its collectives too.
       if (k < again) tensor_floats += cfg.sequence_parallel ? gather(x_n) + scatter(y_n) : gather(y_n) + scatter(y_n);
+    }
+    // The shared experts after layer 1, on its chunk, on the block's sequence-parallel rows: a pair's collectives
+    // more a pass, the forward's again where they run again (with their pair, with the block, or alone).
+    const std::size_t first = stage * per_chunk;
+    if (t > 1 && cfg.moe.shared_experts > 0 && first <= 1 && 1 < first + per_chunk) {
+      const std::size_t x_n = rows * shape.out(1);
+      tensor_floats += 2 * (gather(x_n) + scatter(x_n));
+      if (1 - first < again || cfg.recompute_experts || cfg.recompute_shared)
+        tensor_floats += gather(x_n) + scatter(x_n);
     }
   }
   pipelined_prediction out;
@@ -592,6 +607,7 @@ void pipelined_summary(Comm& c, const config& cfg, const mlp_shape& shape, const
   pipeline["recompute_layers"] = cfg.recompute_layers;
   pipeline["recompute_attention"] = cfg.recompute_attention;
   pipeline["recompute_experts"] = cfg.recompute_experts;
+  pipeline["recompute_shared_experts"] = cfg.recompute_shared;
   const auto psi_all = train::detail::per_rank(c, local.psi);
   if (c.rank() != 0) return;
   nlohmann::json summary{
@@ -660,7 +676,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     ledger.reset_peaks();
     const std::uint64_t pp_before = pp.bytes_sent(), dp_before = dp.bytes_sent(), tp_before = tp.bytes_sent(),
                         cp_before = cp.bytes_sent(), experts_before = moe ? moe->sent() : 0,
-                        expert_data_before = moe ? moe->data_sent() : 0;
+                        shared_before = moe ? moe->tensor_sent() : 0, expert_data_before = moe ? moe->data_sent() : 0;
     detail::mlp_chunks<decltype(states), comm::group<Comm>, experts_type> stage{
         &shape,
         &task,
@@ -683,6 +699,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
         cfg.recompute_layers,
         cfg.recompute_attention,
         cfg.recompute_experts,
+        cfg.recompute_shared,
         0,
         0,
         0,
@@ -694,7 +711,9 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
     k.ns = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count());
     k.pipeline = pp.bytes_sent() - pp_before, k.data = dp.bytes_sent() - dp_before;
-    k.tensor = tp.bytes_sent() - tp_before, k.context = cp.bytes_sent() - cp_before;
+    // The shared experts' collectives are the tensor group's, as the step model counts them.
+    k.tensor = tp.bytes_sent() - tp_before + (moe ? moe->tensor_sent() - shared_before : 0);
+    k.context = cp.bytes_sent() - cp_before;
     k.experts = moe ? moe->sent() - experts_before : 0;
     k.expert_data = moe ? moe->data_sent() - expert_data_before : 0;
     k.moved = dense_moved, k.stashed = stats.peak_stashed, k.peak = ledger.peak(placement::device);

@@ -58,6 +58,7 @@ struct config {
   std::size_t recompute_layers = 0;  // --recompute-layers: blocks of each chunk that keep only their input
   bool recompute_attention = false;  // --recompute-attention: the attention core keeps its input alone
   bool recompute_experts = false;    // --recompute-experts: the experts' block keeps its input alone
+  bool recompute_shared = false;     // --recompute-shared-experts: the shared experts keep the block's input alone
   bool sequence_parallel = false;    // --sp
   std::size_t context = 1;           // --cp: ranks that share each sequence's tokens
   std::size_t sequence = 1;  // --sequence: tokens a sample has; above 1 an attention block follows the first layer
@@ -85,7 +86,8 @@ struct config {
 //! The recomputation flags against a model chunk of `layers` layers. --recompute-layers: pairs of them, not more
 //! than it has, and not, in the data-parallel loop (`pipelined` false), the attention block. --recompute-attention
 //! and --recompute-experts: a block to recompute, and not beside --recompute-layers, which reruns both with their
-//! pair. Each refusal names the flag and the fix.
+//! pair; --recompute-shared-experts also not beside --recompute-experts, whose block holds them (Megatron-Core's
+//! modules moe and shared_experts do not go together). Each refusal names the flag and the fix.
 inline void check_recompute(const config& cfg, std::size_t layers, bool pipelined) {
   if (cfg.recompute_attention && !cfg.attention())
     throw invalid_input("--recompute-attention",
@@ -98,6 +100,14 @@ inline void check_recompute(const config& cfg, std::size_t layers, bool pipeline
     throw invalid_input("--recompute-experts",
                         "full recomputation (--recompute-layers) runs the experts again with their pair already. Fix: "
                         "drop one of them");
+  if (cfg.recompute_shared && cfg.moe.shared_experts == 0)
+    throw invalid_input("--recompute-shared-experts",
+                        "recomputes the shared experts, and the run has none. Fix: --shared-experts N, or drop it");
+  if (cfg.recompute_shared && (cfg.recompute_layers > 0 || cfg.recompute_experts))
+    throw invalid_input("--recompute-shared-experts",
+                        std::string(cfg.recompute_experts ? "the experts' block (--recompute-experts)"
+                                                          : "full recomputation (--recompute-layers)") +
+                            " runs the shared experts again already. Fix: drop one of them");
   if (cfg.recompute_attention && cfg.recompute_layers > 0)
     throw invalid_input("--recompute-attention",
                         "full recomputation (--recompute-layers) runs the attention block again with its pair "
@@ -203,6 +213,7 @@ nlohmann::json expert_summary(Comm& c, const config& cfg, const Moe* moe, std::s
   const auto modelled = per_rank(
       c, moe ? static_cast<std::uint64_t>(std::llround(static_cast<double>(passes) * moe->modelled(rows, again))) : 0);
   const auto params = per_rank(c, moe ? moe->parameters_per_rank() : 0);
+  const auto shared = per_rank(c, moe ? moe->shared_parameters_per_rank() : 0);
   nlohmann::json per = nlohmann::json::array();
   for (const auto m : modelled) per.push_back(cfg.moe.balanced ? nlohmann::json(m) : nlohmann::json());
   return {{"experts", cfg.moe.experts},
@@ -211,6 +222,8 @@ nlohmann::json expert_summary(Comm& c, const config& cfg, const Moe* moe, std::s
           {"etp", cfg.moe.etp},
           {"balanced", cfg.moe.balanced},
           {"parameters_per_rank", *std::max_element(params.begin(), params.end())},
+          {"shared_experts", cfg.moe.shared_experts},
+          {"shared_parameters_per_rank", *std::max_element(shared.begin(), shared.end())},
           {"modelled_bytes_per_step", per}};
 }
 
@@ -342,6 +355,7 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
         kept = moe->forward(pass.output_of(1), ids);
         if (pass.rebuilt(1)) kept.reset();              // the experts end the first pair: they run again with it
         if (cfg.recompute_experts) moe->forget(*kept);  // their input alone, the block run again backward
+        if (cfg.recompute_shared) moe->forget_shared(*kept);
       }
   }
   // Loss and δ at the output: ½‖ŷ − y‖², averaged over the global batch's tokens.
@@ -385,6 +399,7 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
       if constexpr (!std::is_null_pointer_v<Experts>)
         pass.backward(l, dp.parameters(l), g, delta, [&](std::vector<float>& d) {
           if (cfg.recompute_experts) kept = moe->rebuild(*kept, ids);
+          if (cfg.recompute_shared) moe->rebuild_shared(*kept);
           return moe->backward(*kept, d, /*ready=*/true);
         });
     } else
@@ -539,6 +554,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     summary["summary"]["model"]["recompute_layers"] = cfg.recompute_layers;
     summary["summary"]["model"]["recompute_attention"] = cfg.recompute_attention;
     summary["summary"]["model"]["recompute_experts"] = cfg.recompute_experts;
+    summary["summary"]["model"]["recompute_shared_experts"] = cfg.recompute_shared;
     summary["summary"]["widths"] = shape.widths;
     if (moe) summary["summary"]["experts"] = expert_totals;
     out << summary.dump() << '\n' << std::flush;

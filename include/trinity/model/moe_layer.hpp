@@ -84,6 +84,13 @@ inline bytes expert_exchange_bytes(const transformer_shape& m, double tokens, st
 //! checkpoint reruns the token dispatcher with the experts.
 constexpr double expert_exchange_passes(bool recomputed) noexcept { return recomputed ? 3.0 : 2.0; }
 
+//! All-reduces over the tensor group one pass of an MoE layer's shared experts adds (with sequence parallelism an
+//! all-gather and a reduce-scatter of the same bytes): one, their row-parallel GEMM's partial sums, where the model
+//! has shared experts; they run as one dense MLP split tp ways (Megatron-Core's SharedExpertMLP).
+constexpr double shared_expert_all_reduces(const transformer_shape& m) noexcept {
+  return m.shared_experts > 0 ? 1.0 : 0.0;
+}
+
 //! One all-to-all of `size` bytes per rank (size/ep to each member) over the ep ranks of an expert group whose
 //! members sit etp ranks apart. Within one scale-up domain, the pairwise exchange on its link. Across domains,
 //! a rank's i = domain/etp − 1 domain-mates take i/ep of its buffer over the fast link while the o = ep − 1 − i

@@ -468,7 +468,7 @@ inline moe_block_cost replace_mlp(layer_cost& x, const training_job& j, const tr
   const auto e = moe_block(j, c, l, T);
   x.gemm_f += e.gemm_f;
   x.gemm_b += e.gemm_b;
-  x.pass_all_reduces = m.shared_experts > 0 ? 2.0 : 1.0;  // attention's, and the shared experts'
+  x.pass_all_reduces = 1.0 + shared_expert_all_reduces(m);  // attention's, and the shared experts'
   x.all_reduces = 2.0 * x.pass_all_reduces;
   x.exchange = e.exchange();
   x.exchange_bytes = expert_exchange_bytes(m, e.tokens, l.ep, l.etp);
