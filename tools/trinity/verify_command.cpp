@@ -151,18 +151,38 @@ bool runs_mlp_module(const model::parallel_layout& l, std::size_t context, bool 
   return l.modules.has(model::recompute_module::mlp) && context == 1 && !experts;
 }
 
+// Whether it recomputes a mixture's shared experts alone (trinity-train --recompute-shared-experts): under the single
+// module `shared_experts`, which the layout takes only for a model that has them (model::layout_problem).
+bool runs_shared_module(const model::parallel_layout& l) {
+  return l.modules.has(model::recompute_module::shared_experts);
+}
+
 // The single modules the scaled run recomputes of the layout's.
 model::recompute_modules modules_run(const model::parallel_layout& l, std::size_t context, bool experts) {
   model::recompute_modules ran;
   if (runs_experts_module(l)) ran.add(model::recompute_module::moe);
+  if (experts && runs_shared_module(l)) ran.add(model::recompute_module::shared_experts);
   if (runs_mlp_module(l, context, experts)) ran.add(model::recompute_module::mlp);
   return ran;
 }
 
-// A mixture's experts in a scaled run: `experts` of them, `top_k` a token, over the layout's ep and etp.
+// A mixture's experts in a scaled run: `experts` of them, `top_k` a token, over the layout's ep and etp, and
+// `shared` shared experts every token runs (the model's, two at most: their bytes over the tensor group do not
+// depend on how many).
 struct expert_run {
-  std::size_t experts, top_k;
+  std::size_t experts, top_k, shared = 0;
 };
+
+// The flags of a mixture's recomputation the layout asks for: the block alone (module moe), or its shared experts.
+// How a scaled run's description names its shared experts.
+std::string shared_note(const expert_run& moe) {
+  return moe.shared == 0 ? ""
+                         : ", " + std::to_string(moe.shared) + " shared " + (moe.shared > 1 ? "experts" : "expert");
+}
+std::string expert_recompute_flags(const model::parallel_layout& l) {
+  return std::string(runs_experts_module(l) ? " --recompute-experts" : "") +
+         (runs_shared_module(l) ? " --recompute-shared-experts" : "");
+}
 
 // With `moe`, the run puts trinity-train's expert block after the second layer (--balanced-routing, as the step
 // model prices it): as many data-parallel replicas as make a stage's tp·cp·dp ranks a multiple of ep·etp (two
@@ -207,7 +227,8 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
             : "";
   const std::string experts = moe ? " --experts " + std::to_string(moe->experts) + " --top-k " +
                                         std::to_string(moe->top_k) + " --ep " + std::to_string(l.ep) + " --etp " +
-                                        std::to_string(l.etp) + " --balanced-routing"
+                                        std::to_string(l.etp) + " --balanced-routing" +
+                                        (moe->shared ? " --shared-experts " + std::to_string(moe->shared) : "")
                                   : "";
   const std::size_t batch = c > 1 ? d * m : d * m * rows;  // sequences
   const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000);
@@ -220,7 +241,7 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
       std::to_string(layers - 1) + (l.offload ? " --offload" : "") +
       (l.codec.empty() ? "" : " --compress '" + l.codec + "'") +
       (recomputed ? " --recompute-layers " + std::to_string(recomputed) : "") +
-      (runs_selective(l, c) ? " --recompute-attention" : "") + (runs_experts_module(l) ? " --recompute-experts" : "");
+      (runs_selective(l, c) ? " --recompute-attention" : "") + (moe ? expert_recompute_flags(l) : "");
   return {l,
           t,
           p,
@@ -253,8 +274,20 @@ std::vector<std::string> not_run_of(const model::parallel_layout& l, bool policy
 constexpr std::string_view kept_chunks_row = "chunks' activations the first stage keeps at its peak";
 constexpr std::string_view forwards_row = "layer forwards the first stage runs a step (a recomputed one twice)";
 
-// The row that counts parameters, not bytes, in a mixture's table.
+// The rows that count parameters, not bytes, in a mixture's table.
 constexpr std::string_view routed_parameters_row = "routed experts' parameters per rank";
+constexpr std::string_view shared_parameters_row = "shared experts' parameters per rank";
+bool counts_parameters(const row& x) {
+  return x.mechanism == routed_parameters_row || x.mechanism == shared_parameters_row;
+}
+
+// A scaled run's shared experts as the step model's shape has them (the run's block: fp32, not gated, as wide as
+// the layer), from what its summary says it ran: none without experts.
+model::transformer_shape shared_shape_of(const json& summary, std::size_t width) {
+  const std::size_t shared =
+      summary.contains("experts") ? summary["experts"].value("shared_experts", std::size_t{0}) : 0;
+  return {.hidden = width, .ffn_hidden = width, .gated_mlp = false, .shared_experts = shared};
+}
 
 // The step model's counts at the run's size beside what the run measured, the busiest rank's.
 std::vector<row> layout_rows(const layout_run& run, const json& summary, const model::compressor_cost& codec,
@@ -265,8 +298,14 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
   // all-reduce one (with sp: an all-gather and a reduce-scatter), and a recomputed pair's forward runs again.
   const bytes activation{static_cast<double>(rows * width) * 4.0};
   const double md = static_cast<double>(m), tt = static_cast<double>(t), transfers = model::pipeline_transfers(p, v);
+  // A mixture's shared experts, on the stage holding its block: their all-reduce a pass, forward and backward, and
+  // the forward's again where they run again (with their pair, with the block, or alone).
+  const bool shared_again = recomputed > 0 || runs_experts_module(l) || runs_shared_module(l);
+  const double shared_passes =
+      model::shared_expert_all_reduces(shared_shape_of(summary, width)) * (shared_again ? 3.0 : 2.0);
   const bytes tp_bytes =
-      t > 1 ? md * static_cast<double>(v * (2 * pairs + recomputed)) * (2.0 * (tt - 1.0) / tt) * activation +
+      t > 1 ? md * (static_cast<double>(v * (2 * pairs + recomputed)) + shared_passes) * (2.0 * (tt - 1.0) / tt) *
+                      activation +
                   (p > 1 && !l.sequence_parallel ? md * transfers * (tt - 1.0) / tt * activation : bytes{})
             : bytes{};
   const bytes pp_bytes = md * transfers * activation / tt;
@@ -381,12 +420,12 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
                       : ", the first of each chunk's " + std::to_string(pairs) + " column/row pairs recomputed")
               << (runs_selective(l, c) ? ", the attention core recomputed alone" : "")
               << (runs_experts_module(l) ? ", the experts' block recomputed alone" : "")
+              << (has_experts && runs_shared_module(l) ? ", the shared experts recomputed alone" : "")
               << (runs_mlp_module(l, c, has_experts) ? ", as the module mlp" : "") << "):\n  " << command << "\n\n";
     table tb({"mechanism (the busiest rank)", "predicted", "measured", "measured / predicted", "within 1%"});
     for (std::size_t i = 0; i < rows_out.size(); ++i) {
       const auto& x = rows_out[i];
-      const bool count =
-          x.mechanism == kept_chunks_row || x.mechanism == forwards_row || x.mechanism == routed_parameters_row;
+      const bool count = x.mechanism == kept_chunks_row || x.mechanism == forwards_row || counts_parameters(x);
       tb.add({x.mechanism, count ? units::detail::format_number(x.predicted) : to_string(bytes{x.predicted}),
               count ? units::detail::format_number(x.measured) : to_string(bytes{x.measured}),
               units::detail::format_number(x.ratio()), x.within(0.01) ? "yes" : "NO"});
@@ -426,8 +465,9 @@ void print_expert_rows(const verify_args& a, const plan::training_workload& w, c
     table tb({"mechanism (the busiest rank)", "predicted", "measured", "measured / predicted", "within 1%"});
     for (std::size_t i = 0; i < rows_out.size(); ++i) {
       const auto& x = rows_out[i];
-      tb.add({x.mechanism, i == 1 ? units::detail::format_number(x.predicted) : to_string(bytes{x.predicted}),
-              i == 1 ? units::detail::format_number(x.measured) : to_string(bytes{x.measured}),
+      const bool count = counts_parameters(x);
+      tb.add({x.mechanism, count ? units::detail::format_number(x.predicted) : to_string(bytes{x.predicted}),
+              count ? units::detail::format_number(x.measured) : to_string(bytes{x.measured}),
               units::detail::format_number(x.ratio()), x.within(0.01) ? "yes" : "NO"});
     }
     tb.print(std::cout);
@@ -458,6 +498,16 @@ std::array<row, 2> expert_rows(const model::parallel_layout& l, const expert_run
       row{std::string(routed_parameters_row), routed, summary.at("experts").at("parameters_per_rank").get<double>()}};
 }
 
+// The shared experts' row, where the run has them: the weights a rank holds of them, the model's count of them
+// (model::expert_parameters each, split over the tp ranks as a dense MLP is) at the run's size.
+std::optional<row> shared_row(const model::parallel_layout& l, std::size_t width, const json& summary) {
+  const auto m = shared_shape_of(summary, width);
+  if (m.shared_experts == 0) return std::nullopt;
+  return row{std::string(shared_parameters_row),
+             static_cast<double>(m.shared_experts) * model::expert_parameters(m) / static_cast<double>(l.tp),
+             summary.at("experts").at("shared_parameters_per_rank").get<double>()};
+}
+
 // A mixture laid out with tp, pp or cp: the layout's scaled run (layout_run_of) with the expert block on the stage
 // holding the second layer. Its rows: the layout's (the dense layers' tensor, pipeline, ring and ZeRO counts, as
 // without experts) and the experts', one pass a micro-batch of the tokens a rank holds there.
@@ -473,10 +523,11 @@ void run_verify_experts_parallel(const verify_args& a, const plan::training_work
   for (auto& x : expert_rows(l, moe, run.width, held, static_cast<double>(run.m), again,
                              again ? ", a micro-batch's passes, its forward again" : ", a pass a micro-batch", summary))
     rows_out.push_back(std::move(x));
+  if (auto x = shared_row(l, run.width, summary)) rows_out.push_back(std::move(*x));
   const std::string experts = ", " + std::to_string(moe.experts) + " experts after the second layer (" +
                               std::to_string(moe.experts / l.ep) + " a rank, " + std::to_string(moe.top_k) +
                               " a token, ep=" + std::to_string(l.ep) + ", etp=" + std::to_string(l.etp) +
-                              ", routed evenly)";
+                              ", routed evenly" + shared_note(moe) + ")";
   print_layout_rows(a, w, run, summary, psi, rows_out, experts);
 }
 
@@ -492,7 +543,7 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
   if (const auto why = model::layout_problem(plan::job_of(w, l.gpus()), l); !why.empty()) refuse(why);
   const auto& m = *w.shape;
   const std::size_t local = std::min<std::size_t>(m.experts / l.ep, 2), experts = l.ep * local;
-  const expert_run moe{experts, std::min(m.top_k, experts)};
+  const expert_run moe{experts, std::min(m.top_k, experts), std::min<std::size_t>(m.shared_experts, 2)};
   if (l.tp > 1 || l.pp > 1 || l.cp > 1) return run_verify_experts_parallel(a, w, l, moe);
   const std::size_t ep = l.ep, etp = l.etp, group = ep * etp, replicas = l.dp / group > 1 ? 2 : 1;
   const std::size_t ranks = group * replicas;
@@ -506,14 +557,13 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
   // where the layout recomputes some of each chunk's layers.
   const auto [recomputes, recompute_pairs] = recomputed_pairs(w, l);
   const std::size_t recomputed = !recomputes ? 0 : recompute_pairs == 1 ? 2 : 1;
-  const std::string command = "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) +
-                              " --experts " + std::to_string(experts) + " --top-k " + std::to_string(top_k) + " --ep " +
-                              std::to_string(ep) + " --etp " + std::to_string(etp) + " --balanced-routing --stage " +
-                              std::to_string(l.zero_stage) + " --steps " + std::to_string(steps) + " --batch " +
-                              std::to_string(ranks * tokens) + " --width " + std::to_string(width) +
-                              (l.offload ? " --offload" : "") +
-                              (recomputed ? " --layers 3 --recompute-layers " + std::to_string(recomputed) : "") +
-                              (runs_experts_module(l) ? " --recompute-experts" : "");
+  const std::string command =
+      "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) + " --experts " +
+      std::to_string(experts) + " --top-k " + std::to_string(top_k) + " --ep " + std::to_string(ep) + " --etp " +
+      std::to_string(etp) + " --balanced-routing --stage " + std::to_string(l.zero_stage) + " --steps " +
+      std::to_string(steps) + " --batch " + std::to_string(ranks * tokens) + " --width " + std::to_string(width) +
+      (moe.shared ? " --shared-experts " + std::to_string(moe.shared) : "") + (l.offload ? " --offload" : "") +
+      (recomputed ? " --layers 3 --recompute-layers " + std::to_string(recomputed) : "") + expert_recompute_flags(l);
   std::cerr << "trinity verify: " << command << '\n';
   const json summary = summary_of(run_and_capture(command + " 2>&1"));
   const auto& step = summary.at("last_step");
@@ -525,7 +575,10 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
   const auto [exchange_row, routed_row] =
       expert_rows(l, moe, width, static_cast<double>(tokens), 1.0, again, again ? ", the forward again" : "", summary);
   const bytes exchange{exchange_row.predicted};
-  const double dense = summary.at("parameters").get<double>(), routed = routed_row.predicted;
+  // The shared experts are dense weights over every rank, beside the MLP's.
+  const auto shared = shared_row(l, width, summary);
+  const double dense = summary.at("parameters").get<double>() + (shared ? shared->predicted : 0.0),
+               routed = routed_row.predicted;
   const auto& sb_json = summary.at("state_bytes");
   const model::state_bytes sb{sb_json.at("parameter").get<double>(), sb_json.at("gradient").get<double>(),
                               sb_json.at("optimizer").get<double>()};
@@ -549,16 +602,18 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
     rows_out.push_back({"optimizer states and master copy offloaded per rank",
                         (dense_states.offloaded + expert_states.offloaded).value(),
                         measured("resident_bytes", "offloaded")});
+  if (shared) rows_out.insert(rows_out.begin() + 2, *shared);
   const std::string scaled = std::to_string(experts) + " experts of " + std::to_string(width) + " features (" +
                              std::to_string(local) + " a rank, " + std::to_string(top_k) + " a token) on " +
                              std::to_string(ranks) + " ranks as threads (ep=" + std::to_string(ep) +
                              ", etp=" + std::to_string(etp) + ", " + std::to_string(replicas) +
                              " expert-data-parallel " + (replicas > 1 ? "replicas" : "replica") + ", " +
-                             std::to_string(tokens) + " tokens a rank routed evenly" +
+                             std::to_string(tokens) + " tokens a rank routed evenly" + shared_note(moe) +
                              (recomputed == 2   ? ", both column/row pairs recomputed"
                               : recomputed == 1 ? ", the first of two column/row pairs recomputed"
                                                 : "") +
-                             (runs_experts_module(l) ? ", the experts' block recomputed alone" : "") + ")";
+                             (runs_experts_module(l) ? ", the experts' block recomputed alone" : "") +
+                             (runs_shared_module(l) ? ", the shared experts recomputed alone" : "") + ")";
   print_expert_rows(a, w, l, command, scaled, ranks, rows_out, not_run_of(l, recomputed > 0, modules_run(l, 1, true)));
 }
 
