@@ -125,7 +125,7 @@ int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
       throw invalid_input("--vpp", "interleaving needs pipeline stages. Fix: --pp 2 or more");
     return train::run_model_parallel(c, pcfg, out);
   }
-  train::check_recompute(cfg, cfg.shape().layers(), false);
+  train::check_recompute(cfg, cfg.shape().layers());
   return train::run_data_parallel(c, cfg, out);
 }
 

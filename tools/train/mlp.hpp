@@ -74,9 +74,12 @@ class mlp_pass {
     acts_[l].shrink_to_fit();
   }
   //! A recomputed pair's forward again from its kept input (l = 2j): layer l's output, its middle activation, and
-  //! layer l + 1's into a spare, since the next layer keeps that one; `rebuilt_done(l)` frees both.
-  void rebuild(std::size_t l, std::span<const float> first, std::span<const float> second) {
+  //! layer l + 1's into a spare, since the next layer keeps that one; `rebuilt_done(l)` frees both. `between`, where
+  //! a block sits between the two layers (the attention block), runs it again on layer l's output in place.
+  template <class Between = std::nullptr_t>
+  void rebuild(std::size_t l, std::span<const float> first, std::span<const float> second, Between between = nullptr) {
     forward(l, first);
+    if constexpr (!std::is_null_pointer_v<Between>) between(std::span<float>(acts_[l + 1]));
     spare_.resize(m_ * shape_->out(l + 1));
     forward(l + 1, second, spare_);
   }

@@ -327,7 +327,7 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
                                       std::to_string(shape.out(l)) + " outputs. Fix: a --width it divides");
   if (cfg.sequence_parallel && t == 1)
     throw invalid_input("--sp", "splits tokens over the tensor group. Fix: --tp 2 or more");
-  check_recompute(cfg, per_chunk, true);
+  check_recompute(cfg, per_chunk);
   const std::size_t blocks = per_chunk / 2, again = cfg.recompute_layers;
   model::parallel_layout layout;
   layout.tp = t;

@@ -84,11 +84,11 @@ struct config {
 };
 
 //! The recomputation flags against a model chunk of `layers` layers. --recompute-layers: pairs of them, not more
-//! than it has, and not, in the data-parallel loop (`pipelined` false), the attention block. --recompute-attention
+//! than it has. --recompute-attention
 //! and --recompute-experts: a block to recompute, and not beside --recompute-layers, which reruns both with their
 //! pair; --recompute-shared-experts also not beside --recompute-experts, whose block holds them (Megatron-Core's
 //! modules moe and shared_experts do not go together). Each refusal names the flag and the fix.
-inline void check_recompute(const config& cfg, std::size_t layers, bool pipelined) {
+inline void check_recompute(const config& cfg, std::size_t layers) {
   if (cfg.recompute_attention && !cfg.attention())
     throw invalid_input("--recompute-attention",
                         "recomputes the attention block, and there is none without sequences. Fix: --sequence N "
@@ -125,10 +125,6 @@ inline void check_recompute(const config& cfg, std::size_t layers, bool pipeline
     throw invalid_input("--recompute-layers",
                         std::to_string(again) + " blocks recomputed, and a chunk has " + std::to_string(layers / 2) +
                             " (a column/row pair each). Fix: at most " + std::to_string(layers / 2));
-  if (cfg.attention() && !pipelined)
-    throw invalid_input("--recompute-layers",
-                        "the data-parallel loop does not recompute the attention block "
-                        "(--sequence). Fix: --micro-batches 1 runs it model-parallel, which does");
 }
 
 namespace detail {
@@ -349,6 +345,7 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
     if (l == 0 && block) {
       block->forward(self, pass.output_of(0));
       if (cfg.recompute_attention) block->forget();  // its core runs again when the backward reaches it
+      if (pass.rebuilt(1)) block.reset();            // it runs again with the first pair
     }
     if constexpr (!std::is_null_pointer_v<Experts>)
       if (l == 1 && moe) {
@@ -367,6 +364,14 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
     loss += 0.5 * static_cast<double>(d) * d;
     delta[k] = d / static_cast<float>(cfg.tokens());
   }
+  // The first pair again, the attention block between its layers (a new one, its state the first forward's).
+  const auto rebuild_first_pair = [&] {
+    pass.rebuild(0, dp.parameters(0), dp.parameters(1), [&](std::span<float> h) {
+      if (!cfg.attention()) return;
+      block.emplace(mine, S, shape.out(0), shape.out(0) / cfg.heads);
+      block->forward(self, h);
+    });
+  };
   bool experts_rebuilt = false;
   for (std::size_t l = shape.layers(); l-- > 0;) {
     // The experts end the first pair and layer 2's backward carries δ through them: where that pair is
@@ -375,7 +380,7 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
       if (moe && l == 2 && pass.rebuilt(1)) {
         dp.acquire(0);
         dp.acquire(1);
-        pass.rebuild(0, dp.parameters(0), dp.parameters(1));
+        rebuild_first_pair();
         kept = moe->forward(pass.rebuilt_output(), ids, /*again=*/true);
         experts_rebuilt = true;
       }
@@ -384,7 +389,10 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
     if (pass.rebuilt(l) && !(l == 1 && experts_rebuilt)) {
       dp.acquire(l - 1);
       dp.acquire(l);
-      pass.rebuild(l - 1, dp.parameters(l - 1), dp.parameters(l));
+      if (l == 1)
+        rebuild_first_pair();
+      else
+        pass.rebuild(l - 1, dp.parameters(l - 1), dp.parameters(l));
     } else if (!pass.rebuilt(l + 1) && !pass.rebuilt(l)) {
       dp.acquire(l);
     }
