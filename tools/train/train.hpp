@@ -84,10 +84,10 @@ struct config {
 };
 
 //! The recomputation flags against a model chunk of `layers` layers. --recompute-layers: pairs of them, not more
-//! than it has. --recompute-attention
-//! and --recompute-experts: a block to recompute, and not beside --recompute-layers, which reruns both with their
-//! pair; --recompute-shared-experts also not beside --recompute-experts, whose block holds them (Megatron-Core's
-//! modules moe and shared_experts do not go together). Each refusal names the flag and the fix.
+//! than it has. --recompute-attention and --recompute-experts: a block to recompute, and not beside
+//! --recompute-layers, which reruns both with their pair; --recompute-shared-experts also not beside
+//! --recompute-experts, whose block holds them (Megatron-Core's modules moe and shared_experts do not go together).
+//! Each refusal names the flag and the fix.
 inline void check_recompute(const config& cfg, std::size_t layers) {
   if (cfg.recompute_attention && !cfg.attention())
     throw invalid_input("--recompute-attention",

@@ -173,12 +173,12 @@ struct expert_run {
   std::size_t experts, top_k, shared = 0;
 };
 
-// The flags of a mixture's recomputation the layout asks for: the block alone (module moe), or its shared experts.
 // How a scaled run's description names its shared experts.
 std::string shared_note(const expert_run& moe) {
   return moe.shared == 0 ? ""
                          : ", " + std::to_string(moe.shared) + " shared " + (moe.shared > 1 ? "experts" : "expert");
 }
+// The flags of a mixture's recomputation the layout asks for: the block alone (module moe), or its shared experts.
 std::string expert_recompute_flags(const model::parallel_layout& l) {
   return std::string(runs_experts_module(l) ? " --recompute-experts" : "") +
          (runs_shared_module(l) ? " --recompute-shared-experts" : "");
