@@ -1,6 +1,7 @@
-# --compress beside experts compresses the mixture's own gradient reductions, not only the dense layers': each
-# rank's bytes over the block's data-parallel groups (the step line's expert_data_parallel_bytes) under int8-ef are
-# under 40% of the exact run's (int8 carries a byte a value where fp32 carries four), and not zero.
+# --compress beside experts compresses the mixture's own gradient reductions (the experts', the router's and the
+# shared experts'), not only the dense layers': each rank's bytes over the block's data-parallel groups (the step
+# line's expert_data_parallel_bytes) under int8-ef are under 40% of the exact run's (int8 carries a byte a value
+# where fp32 carries four), and not zero.
 #   cmake -DTRAIN=build/bin/trinity-train -P compressed_experts.cmake
 set(moe --steps 3 --width 64 --layers 3 --batch 48 --experts 4 --top-k 2 --stage 0)
 
@@ -33,7 +34,9 @@ function(expert_data_bytes out)
   set(${out} ${largest} PARENT_SCOPE)
 endfunction()
 
-foreach(layout "--ranks;4;--ep;2" "--ranks;8;--tp;2;--sp;--pp;2;--ep;2")
+# With shared experts their reduction is the block's too: left in fp32, a third of these bytes would stay at four
+# bytes a value and the run would send about half the exact run's.
+foreach(layout "--ranks;4;--ep;2" "--ranks;8;--tp;2;--sp;--pp;2;--ep;2" "--ranks;4;--tp;2;--sp;--ep;2;--shared-experts;2")
   expert_data_bytes(exact ${layout})
   expert_data_bytes(int8 ${layout} --compress int8-ef)
   math(EXPR ceiling "${exact} * 2 / 5")
