@@ -171,7 +171,8 @@ inline std::vector<std::vector<std::uint8_t>> reader_seed_inputs(std::string_vie
             text("tp=2,pp=8,dp=64,sp=on,ep=64,pipeline_layout=Et|(tt|)*30mL"),
             text("pp=4,vpp=2,pipeline_layout=E(t*3|)*7tmL"),
             text("tp=4,pp=8,pipeline_layout=Et*2|(t*2|)*34,t*3|(t*2|)*3,tL,sp=on"),
-            text("dp=8,zero=3,recompute=full,recompute_layers=5")};
+            text("dp=8,zero=3,recompute=full,recompute_layers=5"),
+            text("tp=8,pp=4,recompute=full,recompute_layers=2,recompute_method=uniform")};
   if (target == "reader_mooncake") {
     auto whole = file("docs/examples/mooncake_conversation_excerpt.jsonl");
     std::vector<bytes> out;

@@ -103,7 +103,8 @@ void register_plan(CLI::App& app) {
   p->add_option("--parallelism", a->parallelism,
                 "Price one parallel layout of a transformer training workload, no search: "
                 "tp=8,pp=8,vpp=1,cp=1,dp=1,mbs=1,recompute=none|selective|full,sp=on|off,zero=0..3 (a missing key is "
-                "1, none, off, 0; recompute_layers=N beside recompute=full: each chunk's first N only; "
+                "1, none, off, 0; recompute_layers=N beside recompute=full: each chunk's first N only, or with "
+                "recompute_method=uniform every layer in groups of N; "
                 "docs/parallelism.md has every key); or one llm-serve configuration: "
                 "tp=4,batch=64,weights=bf16|fp16|fp8|int8|int4,"
                 "kv=bf16|fp16|fp8|int8[,prefix=TIER:SIZE]; `search` (the default for a workload with a transformer "

@@ -1,12 +1,14 @@
 #pragma once
 //! \file
 //! A parallel layout written as the command line takes it:
-//!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,recompute_layers=5,sp=on|off,zero=0..3,
+//!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,recompute_layers=5,recompute_method=block|uniform,
+//!   sp=on|off,zero=0..3,
 //!   offload=on|off,codec=NAME|none,overlap=on|off,ep=8,etp=1,recompute_modules=layernorm+moe_act+mla_up_proj|none,
 //!   first_stage_layers=3,last_stage_layers=2  (or instead of those two: pipeline_layout=Et|(tt|)*30mL,
 //!   model/pipeline_layout.hpp; the cosmetic commas Megatron's recipes write in it are taken: the items after it
 //!   with no '=' continue it)
-//! Every key is optional (a missing degree is 1, recompute none, recompute=full recomputing every layer, sp off,
+//! Every key is optional (a missing degree is 1, recompute none, recompute=full recomputing every layer,
+//! recompute_layers counting the first layers of each chunk (the block method), sp off,
 //! ZeRO 0, no offload, no gradient codec, overlap as the workload says, the pipeline's layers split as
 //! model::pipeline_stage_layers splits them, vpp as many chunks as pipeline_layout gives each stage); an
 //! unknown key, a key given twice or a value that is not allowed is refused, naming it and what would be. A codec's
@@ -77,7 +79,7 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
   static constexpr std::string_view keys[] = {"tp", "pp", "vpp", "cp", "dp", "mbs", "recompute", "sp", "zero",
                                               "offload", "codec", "overlap", "ep", "etp", "recompute_modules",
                                               "first_stage_layers", "last_stage_layers", "pipeline_layout",
-                                              "recompute_layers"};
+                                              "recompute_layers", "recompute_method"};
   // clang-format on
   model::parallel_layout l;
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
@@ -94,6 +96,14 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
             l.recompute = model::recomputation::full;
           else
             fail("recompute=" + value + ": use none, selective or full");
+          return;
+        }
+        if (key == "recompute_method") {
+          if (value != "block" && value != "uniform")
+            fail("recompute_method=" + value +
+                 ": use block (each chunk's first recompute_layers layers) or uniform (every layer, in groups of "
+                 "recompute_layers)");
+          l.recompute_method = value == "uniform" ? model::recompute_method::uniform : model::recompute_method::block;
           return;
         }
         if (key == "recompute_modules") {
@@ -183,6 +193,7 @@ inline plan::assumptions parallel_layout_defaults(std::string_view text, const m
   note("recompute", model::to_string(l.recompute));
   // Megatron-Core's full recomputation needs a method; left out here, it is every layer (uniform, 1 a group).
   if (l.recompute == model::recomputation::full && !l.recompute_layers) note("recompute_layers", "all");
+  if (l.recompute_layers) note("recompute_method", model::to_string(l.recompute_method));
   note("sp", l.sequence_parallel ? "on" : "off");
   note("zero", l.zero_stage);
   note("offload", l.offload ? "on" : "off");

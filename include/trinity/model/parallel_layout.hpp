@@ -1,9 +1,9 @@
 #pragma once
 //! \file
 //! A hybrid parallel layout as the step model (model/parallel_training.hpp) prices it: tensor, pipeline (and
-//! its interleaving), context, data and expert parallelism, the micro-batch, recomputation (of every layer, or
-//! of a chunk's first few), sequence parallelism, the ZeRO stage, offload, the gradient codec and overlap, the
-//! layers of the pipeline's first and last stages (or of every chunk) where a run states them, and its
+//! its interleaving), context, data and expert parallelism, the micro-batch, recomputation (of every layer, alone or
+//! in groups, or of a chunk's first few), sequence parallelism, the ZeRO stage, offload, the gradient codec and
+//! overlap, the layers of the pipeline's first and last stages (or of every chunk) where a run states them, and its
 //! `tp=..,pp=..` spelling.
 //! (Recomputation: a policy, and single modules besides it, model/recompute_modules.hpp.)
 
@@ -15,6 +15,14 @@
 #include <trinity/model/transformer.hpp>
 
 namespace trinity::model {
+
+//! How full recomputation spends recompute_layers = n (Megatron-Core's --recompute-method): `block` recomputes the
+//! first n layers of each model chunk, each alone, and keeps the others' activations; `uniform` recomputes every
+//! layer, checkpointing the input of each group of n (a chunk's last group the layers left), so a chunk keeps fewer
+//! inputs and its backward rebuilds a whole group at once.
+enum class recompute_method { block, uniform };
+
+inline const char* to_string(recompute_method m) { return m == recompute_method::block ? "block" : "uniform"; }
 
 //! How the ranks split the work. tp·pp·cp·dp ranks in all; a mixture of experts' layers regroup the tp·cp·dp
 //! ranks of a stage into ep-way expert parallelism of etp-way tensor-parallel experts over the rest
@@ -46,8 +54,11 @@ struct parallel_layout {
   std::string pipeline_layout = {};
   //! Under recompute=full, the layers of each model chunk recomputed, its first ones (Megatron-Core's
   //! --recompute-method block --recompute-num-layers N); the chunk's others keep their activations and run once.
-  //! Unset: every layer (its --recompute-method uniform --recompute-num-layers 1).
+  //! Under recompute_method uniform, the layers a checkpointed group holds. Unset: every layer, each alone (its
+  //! --recompute-method uniform --recompute-num-layers 1).
   std::optional<std::size_t> recompute_layers = {};
+  //! What recompute_layers counts (above). Last, for the positional initialisers before it.
+  model::recompute_method recompute_method = model::recompute_method::block;
 
   [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
   friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
@@ -82,6 +93,7 @@ inline std::string to_string(const parallel_layout& l) {
          ",cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
          ",recompute=" + to_string(l.recompute) +
          (l.recompute_layers ? ",recompute_layers=" + std::to_string(*l.recompute_layers) : std::string()) +
+         (l.recompute_method == recompute_method::uniform ? ",recompute_method=uniform" : "") +
          (l.modules.empty() ? std::string() : ",recompute_modules=" + to_string(l.modules)) +
          ",sp=" + (l.sequence_parallel ? "on" : "off") + ",zero=" + std::to_string(l.zero_stage) +
          (l.offload ? ",offload=on" : "") + (l.codec.empty() ? "" : ",codec=" + l.codec) +

@@ -37,7 +37,8 @@
 //!    (model/cross_entropy.hpp);
 //!  - full recomputation runs the forward (its all-reduces and context ring too) again, of every layer, or of the first
 //!    recompute_layers of each chunk (Megatron-Core's block method; the chunk's other layers keep their
-//!    activations and run once);
+//!    activations and run once), or of every layer in groups of recompute_layers (its uniform method: a chunk
+//!    keeps one input a group, and a group's backward holds the whole group rebuilt);
 //!    selective recomputation runs the attention core again, its ring with it (a fused one too, for no memory saved);
 //!    single modules (the norms, the experts' activation, latent attention's up-projections:
 //!    model/recompute_modules.hpp) run again in place of keeping their outputs.
@@ -56,7 +57,7 @@
 //! activations of the micro-batches in flight (1F1B keeps min(p, m) on the
 //! first stage, times 1 + (p − 1)/(p·v) interleaved; Korthikanti et al. §4.2.3)
 //! counted per tensor the layer keeps (below), with a recomputed layer's whole
-//! set during its backward; the last stage's fp32 logits.
+//! set (or group's) during its backward; the last stage's fp32 logits.
 
 #include <algorithm>
 #include <array>
@@ -204,43 +205,78 @@ inline stage_layers pipeline_stage_layers(std::size_t layers, const parallel_lay
 }
 
 namespace detail {
-//! Of L layers split as evenly as they go over v chunks, those whose first n of each chunk are.
-inline std::size_t first_of_each_chunk(std::size_t L, std::size_t v, std::size_t n) noexcept {
-  const std::size_t q = L / v, fuller = L % v;  // `fuller` chunks of q + 1, the rest of q
-  return fuller * std::min(n, q + 1) + (v - fuller) * std::min(n, q);
+//! Of the layers each stage holds (`stages`), split into model chunks as the layout splits them, `per_chunk` (a
+//! chunk's layers → a count) summed over each stage's chunks: the first, the middle, the last and the emptiest middle
+//! stage's. A stated layout gives each chunk's layers, and of the middle stages the fullest's (and the emptiest's)
+//! count, the largest of those that hold as many; otherwise a stage's layers split as evenly as they go over its vpp
+//! chunks.
+template <class PerChunk>
+stage_layers sum_over_chunks(const parallel_layout& l, const stage_layers& stages, PerChunk per_chunk) {
+  if (!l.pipeline_layout.empty() && l.pp > 1) {
+    const auto chunks = parse_pipeline_layout(l.pipeline_layout);
+    std::vector<std::size_t> held(l.pp, 0), counted(l.pp, 0);
+    for (std::size_t c = 0; c < chunks.size(); ++c) {
+      held[c % l.pp] += chunks[c].layers;
+      counted[c % l.pp] += per_chunk(chunks[c].layers);
+    }
+    // The middle stages are priced at the fullest; of those that hold as many, the one that counts most.
+    std::size_t middle = 0, fewest = counted.front();
+    bool any_fewest = false;
+    for (std::size_t r = 1; r + 1 < l.pp; ++r) {
+      if (held[r] == stages.middle) middle = std::max(middle, counted[r]);
+      if (held[r] == stages.middle_fewest) fewest = any_fewest ? std::min(fewest, counted[r]) : counted[r];
+      any_fewest = any_fewest || held[r] == stages.middle_fewest;
+    }
+    if (l.pp == 2) middle = fewest = counted.front();
+    return {counted.front(), middle, counted.back(), fewest};
+  }
+  const std::size_t v = l.pp > 1 ? l.vpp : 1;
+  const auto stage = [&](std::size_t L) {  // `fuller` chunks of q + 1 layers, the rest of q
+    const std::size_t q = L / v, fuller = L % v;
+    return fuller * per_chunk(q + 1) + (v - fuller) * per_chunk(q);
+  };
+  return {stage(stages.first), stage(stages.middle), stage(stages.last), stage(stages.middle_fewest)};
+}
+
+//! Whether the layout recomputes every layer in groups of recompute_layers (the uniform method).
+inline bool uniform_groups(const parallel_layout& l) noexcept {
+  return l.recompute == recomputation::full && l.recompute_layers && l.recompute_method == recompute_method::uniform;
 }
 }  // namespace detail
 
 //! Of the layers each stage holds (`stages`), those recomputed in full: under recompute=full with
 //! recompute_layers = n, the first n of each of the stage's model chunks (Megatron-Core's block method counts them
-//! in each chunk's TransformerBlock); under recompute=full without it, every one; else none. A stated layout gives
-//! each chunk's layers, and of the middle stages the fullest's (and the emptiest's) count; otherwise a stage's
-//! layers split as evenly as they go over its vpp chunks.
+//! in each chunk's TransformerBlock); under recompute=full without it, or with the uniform method, every one; else
+//! none.
 inline stage_layers recomputed_stage_layers(const parallel_layout& l, const stage_layers& stages) {
   if (l.recompute != recomputation::full) return {};
-  if (!l.recompute_layers) return stages;
+  if (!l.recompute_layers || detail::uniform_groups(l)) return stages;
   const std::size_t n = *l.recompute_layers;
-  if (!l.pipeline_layout.empty() && l.pp > 1) {
-    const auto chunks = parse_pipeline_layout(l.pipeline_layout);
-    std::vector<std::size_t> held(l.pp, 0), recomputed(l.pp, 0);
-    for (std::size_t c = 0; c < chunks.size(); ++c) {
-      held[c % l.pp] += chunks[c].layers;
-      recomputed[c % l.pp] += std::min(n, chunks[c].layers);
-    }
-    // The middle stages are priced at the fullest; of those that hold as many, the one that recomputes most.
-    std::size_t middle = 0, fewest = recomputed.front();
-    bool any_fewest = false;
-    for (std::size_t r = 1; r + 1 < l.pp; ++r) {
-      if (held[r] == stages.middle) middle = std::max(middle, recomputed[r]);
-      if (held[r] == stages.middle_fewest) fewest = any_fewest ? std::min(fewest, recomputed[r]) : recomputed[r];
-      any_fewest = any_fewest || held[r] == stages.middle_fewest;
-    }
-    if (l.pp == 2) middle = fewest = recomputed.front();
-    return {recomputed.front(), middle, recomputed.back(), fewest};
+  return detail::sum_over_chunks(l, stages, [n](std::size_t layers) { return std::min(n, layers); });
+}
+
+//! Under recompute=full with the uniform method, the inputs each stage checkpoints a micro-batch: one a group of
+//! recompute_layers of each chunk's layers, a chunk's last group the layers left (Megatron-Core's
+//! TransformerBlock._checkpointed_forward: chunk_end = min(layer_idx + recompute_num_layers, num_layers)). Each
+//! layer's own elsewhere: the stage's layers under full recomputation, none without it.
+inline stage_layers checkpointed_stage_inputs(const parallel_layout& l, const stage_layers& stages) {
+  if (!detail::uniform_groups(l)) return recomputed_stage_layers(l, stages);
+  const std::size_t n = *l.recompute_layers;
+  return detail::sum_over_chunks(l, stages, [n](std::size_t layers) { return (layers + n - 1) / n; });
+}
+
+//! The layers a group of the uniform method rebuilds at once on the fullest chunk: recompute_layers, or the chunk's
+//! layers where it holds fewer; 1 under every other policy (a recomputed layer rebuilds itself).
+inline std::size_t rebuilt_group_layers(const parallel_layout& l, const stage_layers& stages) {
+  if (!detail::uniform_groups(l)) return 1;
+  std::size_t fullest = 0;
+  if (!l.pipeline_layout.empty() && l.pp > 1)
+    for (const auto& c : parse_pipeline_layout(l.pipeline_layout)) fullest = std::max(fullest, c.layers);
+  else {
+    const std::size_t v = l.pp > 1 ? l.vpp : 1;
+    fullest = (std::max({stages.first, stages.middle, stages.last}) + v - 1) / v;
   }
-  const std::size_t v = l.pp > 1 ? l.vpp : 1;
-  return {detail::first_of_each_chunk(stages.first, v, n), detail::first_of_each_chunk(stages.middle, v, n),
-          detail::first_of_each_chunk(stages.last, v, n), detail::first_of_each_chunk(stages.middle_fewest, v, n)};
+  return std::max<std::size_t>(1, std::min(*l.recompute_layers, fullest));
 }
 
 //! The cost of one step, per GPU of the binding stage. Its times, gemm to codec, are the step's parts: they add up
@@ -267,8 +303,12 @@ struct parallel_step_cost {
   double mfu = 0;       //!< model FLOPs over the step time and every GPU's peak
   std::size_t layers_per_stage = 0;  //!< the binding stage's
   std::size_t pipeline_stages = 1;
-  stage_layers stages{};               //!< the layers the first, middle and last stages hold (pipeline_stage_layers)
-  stage_layers recomputed{};           //!< of those, the layers recomputed in full (recomputed_stage_layers)
+  stage_layers stages{};      //!< the layers the first, middle and last stages hold (pipeline_stage_layers)
+  stage_layers recomputed{};  //!< of those, the layers recomputed in full (recomputed_stage_layers)
+  //! The inputs those keep a micro-batch (checkpointed_stage_inputs), and the layers one backward rebuilds at once
+  //! (rebuilt_group_layers): a recomputed layer's own, or under the uniform method one a group and its group.
+  stage_layers checkpointed{};
+  std::size_t rebuilt_group = 1;
   std::size_t prediction_modules = 0;  //!< multi-token prediction modules, on the last stage after its layers
   bool last_binds = true;       //!< whether the binding stage is the last, its layers and the logits (else the fullest)
   double stage_parameters = 0;  //!< Ψ: the fuller stage's parameters on one GPU, before ZeRO shards them
@@ -392,7 +432,11 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
     return "sp: sequence parallelism splits along tensor-parallel ranks; it needs tp > 1";
   if (l.recompute_layers && l.recompute != recomputation::full)
     return "recompute_layers: recomputes that many layers of each model chunk in full (Megatron-Core's "
-           "--recompute-method block); give recompute=full beside it, or drop it";
+           "--recompute-method block), or every layer in groups of that many (recompute_method=uniform); give "
+           "recompute=full beside it, or drop it";
+  if (l.recompute_method == recompute_method::uniform && !l.recompute_layers)
+    return "recompute_method: uniform checkpoints every layer in groups of recompute_layers; give recompute_layers=N "
+           "beside it, or drop it (recompute=full alone recomputes each layer by itself)";
   if (l.recompute_layers == std::size_t{0})
     return "recompute_layers: 0 layers recomputed is recompute=none; give at least 1, or drop it";
   if (!l.modules.empty() && l.recompute == recomputation::full)
@@ -903,7 +947,7 @@ inline binding_stage binding_stage_of(const training_job& j, const training_clus
   st.mixture = m.moe() ? layer(j, c, l, true) : st.dense;
   st.dense_kept = st.dense, st.mixture_kept = st.mixture;
   // Block recomputation: the layers it leaves are priced as a layout that recomputes nothing.
-  const bool some = l.recompute_layers.has_value() && l.recompute == recomputation::full;
+  const bool some = l.recompute_layers.has_value() && l.recompute == recomputation::full && !detail::uniform_groups(l);
   if (some) {
     auto none = l;
     none.recompute = recomputation::none, none.recompute_layers.reset();
@@ -1043,13 +1087,21 @@ inline void price_memory(parallel_step_cost& r, const training_job& j, const par
             weights.experts * pb.optimizer / (l.zero_stage >= 1 ? n_e : 1.0)};
   // Each stage's layers keep their sets as the layout recomputes them: some of them, under block recomputation.
   const auto stored_of = [](const layer_cost& x) { return x.stored; };
-  const double stored_first = st.over(stored_of, L_first, static_cast<double>(r.recomputed.first)),
-               stored_mid = st.over(stored_of, L_mid, static_cast<double>(r.recomputed.middle)),
-               stored_last = st.over(stored_of, L_last, static_cast<double>(r.recomputed.last));
+  // Under the uniform method only each group's input: a recomputed layer's, one a group.
+  const auto& inputs = r.checkpointed;
+  const auto stored_at = [&](double held, std::size_t recomputed, std::size_t checkpointed) {
+    return detail::uniform_groups(l) ? static_cast<double>(checkpointed) * st.each(stored_of)
+                                     : st.over(stored_of, held, static_cast<double>(recomputed));
+  };
+  const double stored_first = stored_at(L_first, r.recomputed.first, inputs.first),
+               stored_mid = stored_at(L_mid, r.recomputed.middle, inputs.middle),
+               stored_last = stored_at(L_last, r.recomputed.last, inputs.last);
   const double in_flight = pipeline_in_flight(l.pp, static_cast<std::size_t>(mb), l.vpp);
-  // A recomputed layer's backward holds what recomputation rebuilt: the whole layer's set, or the scores.
+  // A recomputed layer's backward holds what recomputation rebuilt: the whole layer's set (under the uniform
+  // method its group's, every layer's set but the input it kept), or the scores.
+  const double group = static_cast<double>(r.rebuilt_group);
   const auto rebuilt_of = [&](const layer_cost& x) {
-    return (l.recompute == recomputation::full        ? x.kept - x.stored
+    return (l.recompute == recomputation::full        ? group * x.kept - x.stored
             : l.recompute == recomputation::selective ? x.scores
                                                       : 0.0) +
            x.modules;
@@ -1098,6 +1150,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.micro_batches = mb;
   const bytes activation{T * h * 2.0};
   r.recomputed = recomputed_stage_layers(l, stages);
+  r.checkpointed = checkpointed_stage_inputs(l, stages), r.rebuilt_group = rebuilt_group_layers(l, stages);
   const auto st = detail::binding_stage_of(j, c, l, stages, r.recomputed, T);
   r.layers_per_stage = static_cast<std::size_t>(st.layers);
   r.pipeline_stages = l.pp, r.stages = stages, r.last_binds = st.last, r.prediction_modules = m.mtp_layers;

@@ -32,7 +32,9 @@
 //!  - recomputation none, selective (not under FlashAttention, where it redoes
 //!    nothing), full; and where recomputing none does not fit and every layer
 //!    does, the fewest layers of each chunk that fit (recompute_layers, found by
-//!    bisection: memory falls as time rises); sp off, and on with tp > 1;
+//!    bisection: memory falls as time rises); where every layer alone does not
+//!    fit, the uniform method's group that holds least (leanest_uniform_group);
+//!    sp off, and on with tp > 1;
 //!  - ZeRO 0-3 (3 only without a pipeline, as the step model refuses it; 0 only
 //!    when no data or context ranks share the weights);
 //!  - optimizer states on the device, or offloaded to the system's second tier
@@ -48,9 +50,11 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <trinity/detail/nearest_name.hpp>
@@ -271,9 +275,18 @@ struct parallel_problem {
                 for (int off = 0; off <= (cluster.host_memory > bytes{} ? 1 : 0); ++off) {
                   x.offload = off == 1;
                   x.codec.clear();
-                  x.recompute_layers = fewest_recomputed_to_fit(x);
-                  for (int block = x.recompute_layers ? 0 : 1; block <= 1; ++block) {
-                    if (block == 1) x.recompute_layers.reset();
+                  // Every layer recomputed alone, and where worth pricing the block method's fewest layers and
+                  // the uniform method's leanest groups.
+                  using model::recompute_method;
+                  x.recompute_layers.reset(), x.recompute_method = recompute_method::block;
+                  const std::pair<std::optional<std::size_t>, recompute_method> ways[] = {
+                      {std::nullopt, recompute_method::block},
+                      {fewest_recomputed_to_fit(x), recompute_method::block},
+                      {leanest_uniform_group(x), recompute_method::uniform}};
+                  for (std::size_t way = 0; way < std::size(ways); ++way) {
+                    const auto& [layers, method] = ways[way];
+                    if (way > 0 && !layers) continue;
+                    x.recompute_layers = layers, x.recompute_method = method;
                     // A gradient codec only where ranks share weights and so reduce a gradient.
                     for (const auto& k : ks) {
                       if (!model::is_uncoded(k) && l.dp * l.cp == 1) continue;
@@ -316,6 +329,29 @@ struct parallel_problem {
     }
     if (lo >= chunk) return {};
     return lo;
+  }
+
+  //! Under full recomputation, where recomputing every layer alone does not fit the device, the group of the
+  //! uniform method (Megatron-Core's --recompute-method uniform) that holds the least and fits: a chunk of C layers
+  //! keeps one input a group and rebuilds a group at once, so memory falls with the groups and then rises with their
+  //! size, every size from 2 to C priced (the stages' chunks differ, so no closed form picks it). None where nothing
+  //! fits, every layer alone does, or a chunk holds one layer. Its time is full recomputation's whatever the group.
+  [[nodiscard]] std::optional<std::size_t> leanest_uniform_group(model::parallel_layout x) const {
+    if (x.recompute != model::recomputation::full) return {};
+    const auto stages = model::pipeline_stage_layers(job.shape.layers, x);
+    const std::size_t v = x.pp > 1 ? x.vpp : 1,
+                      chunk = (std::max({stages.first, stages.middle, stages.last}) + v - 1) / v;
+    x.recompute_layers.reset(), x.recompute_method = model::recompute_method::block;
+    if (chunk <= 1 || step_of(x).device_bytes <= cluster.memory) return {};
+    x.recompute_method = model::recompute_method::uniform;
+    std::optional<std::size_t> best;
+    bytes least{};
+    for (std::size_t n = 2; n <= chunk; ++n) {
+      x.recompute_layers = n;
+      const bytes held = step_of(x).device_bytes;
+      if (held <= cluster.memory && (!best || held < least)) best = n, least = held;
+    }
+    return best;
   }
 
   [[nodiscard]] parallel_cost price(const parallel_plan& p) const {
@@ -477,13 +513,19 @@ struct parallel_problem {
             std::to_string(job.shape.experts / want.ep) + " of the " + std::to_string(job.shape.experts) +
             " experts, and every MoE layer sends its tokens to them and back)");
     move(
-        want.recompute != at.recompute || want.recompute_layers != at.recompute_layers,
+        want.recompute != at.recompute || want.recompute_layers != at.recompute_layers ||
+            want.recompute_method != at.recompute_method,
         [&](model::parallel_layout& l) {
           l.recompute = want.recompute;
           l.recompute_layers = want.recompute_layers;
+          l.recompute_method = want.recompute_method;
         },
         std::string(to_string(want.recompute)) + " recomputation" +
-            (want.recompute_layers ? " of " + std::to_string(*want.recompute_layers) + " layers a chunk" : "") +
+            (!want.recompute_layers ? ""
+             : want.recompute_method == model::recompute_method::uniform
+                 ? " in groups of " + std::to_string(*want.recompute_layers) +
+                       " layers, one input kept a group (the uniform method)"
+                 : " of " + std::to_string(*want.recompute_layers) + " layers a chunk") +
             " (compute for memory)");
     move(
         want.micro_batch != at.micro_batch, [&](model::parallel_layout& l) { l.micro_batch = want.micro_batch; },
@@ -509,7 +551,8 @@ struct parallel_problem {
     const auto& q = r.candidates[i].plan.layout;
     const auto& p = r.chosen().plan.layout;
     return (q.tp != p.tp) + (q.pp != p.pp) + (q.vpp != p.vpp) + (q.cp != p.cp) + (q.micro_batch != p.micro_batch) +
-               (q.recompute != p.recompute || q.recompute_layers != p.recompute_layers) +
+               (q.recompute != p.recompute || q.recompute_layers != p.recompute_layers ||
+                q.recompute_method != p.recompute_method) +
                (q.sequence_parallel != p.sequence_parallel) + (q.zero_stage != p.zero_stage) +
                (q.offload != p.offload) + (q.codec != p.codec) + (q.ep != p.ep || q.etp != p.etp) ==
            1;

@@ -28,10 +28,10 @@ inline bool recomputes_some(const model::parallel_step_cost& r) {
 }
 
 // "5 of 32", or per stage "first 4 of 8, middle 6 of 8, last 2 of 4"; middle stages that hold different counts
-// (a stated layout) as "middle 10 of 10 to 11", or "middle 9 of 10 to 10 of 11" where they recompute different ones.
-inline std::string recomputed_text(const model::parallel_step_cost& r) {
+// (a stated layout) as "middle 10 of 10 to 11", or "middle 9 of 10 to 10 of 11" where they count different ones:
+// of each stage's layers, those `x` counts (the recomputed ones, or the inputs kept).
+inline std::string recomputed_text(const model::parallel_step_cost& r, const model::stage_layers& x) {
   const auto& g = r.stages;
-  const auto& x = r.recomputed;
   const auto of = [](std::size_t a, std::size_t b) { return std::to_string(a) + " of " + std::to_string(b); };
   if (r.pipeline_stages == 1) return of(x.first, g.first);
   std::string middle;
@@ -60,6 +60,12 @@ inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r
             {"middle", r.recomputed.middle},
             {"middle_fewest", r.recomputed.middle_fewest},
             {"last", r.recomputed.last}}},
+          {"checkpointed_inputs",
+           {{"first", r.checkpointed.first},
+            {"middle", r.checkpointed.middle},
+            {"middle_fewest", r.checkpointed.middle_fewest},
+            {"last", r.checkpointed.last},
+            {"rebuilt_group_layers", r.rebuilt_group}}},
           {"device_bytes", r.device_bytes.value()},
           {"mfu", r.mfu},
           {"breakdown",
@@ -126,7 +132,10 @@ inline void print_parallel_breakdown(std::ostream& out, const model::parallel_st
                "; priced on the busiest, " + (binding == "middle" ? "a middle one" : "the " + binding)});
   }
   if (detail::recomputes_some(r))
-    t.add({"layers recomputed in full", detail::recomputed_text(r) + " (each chunk's first)"});
+    t.add({"layers recomputed in full", detail::recomputed_text(r, r.recomputed) + " (each chunk's first)"});
+  if (r.rebuilt_group > 1)
+    t.add({"inputs kept a micro-batch", detail::recomputed_text(r, r.checkpointed) + " (one a group of " +
+                                            std::to_string(r.rebuilt_group) + " layers, rebuilt at once)"});
   t.add({"device memory per GPU", to_string(r.device_bytes) + " of " + to_string(capacity) +
                                       (r.device_bytes <= capacity ? "" : ": does NOT fit")});
   t.add({"  weights, gradients, optimizer",

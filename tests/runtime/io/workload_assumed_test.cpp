@@ -302,6 +302,14 @@ TEST_CASE("a layout lists the keys it left out with the values priced", "[io]") 
   const auto block = io::parse_parallel_layout("tp=2,dp=8,recompute=full,recompute_layers=3");
   CHECK(plan::describe(io::parallel_layout_defaults("tp=2,dp=8,recompute=full,recompute_layers=3", block))
             .find("recompute_layers") == std::string::npos);
+  // A count without its method is the block method's: assumed, and not where the method is given.
+  CHECK(plan::describe(io::parallel_layout_defaults("tp=2,dp=8,recompute=full,recompute_layers=3", block))
+            .find("recompute_method \"block\"") != std::string::npos);
+  const auto uniform =
+      io::parse_parallel_layout("tp=2,dp=8,recompute=full,recompute_layers=3,recompute_method=uniform");
+  CHECK(plan::describe(io::parallel_layout_defaults(
+                           "tp=2,dp=8,recompute=full,recompute_layers=3,recompute_method=uniform", uniform))
+            .find("recompute_method") == std::string::npos);
 }
 
 TEST_CASE("sliding-window attention's keys are read by the training reader, and refused by field elsewhere", "[io]") {

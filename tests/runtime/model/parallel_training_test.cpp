@@ -621,6 +621,98 @@ TEST_CASE("block recomputation counts n layers in each chunk of a stage, as a st
                     Catch::Contains("recompute_layers") && Catch::Contains("recompute=full"));
 }
 
+TEST_CASE("the uniform method recomputes every layer, keeping one input a group and rebuilding a group at once",
+          "[model][parallel]") {
+  // Eight layers on one GPU, one chunk, groups of n: every layer runs its forward again, as under recompute=full,
+  // so the step, its recomputation and its collectives are full recomputation's to the bit. The chunk keeps ⌈8/n⌉
+  // inputs where full recomputation keeps 8, and a group's backward holds n whole sets where one layer's holds one:
+  // activations differ from full recomputation's by (⌈8/n⌉ − 8) inputs and (n − 1) sets.
+  const auto j = gpt(8, 2048, 16, 1024, 4);
+  const auto c = ideal();
+  const auto full = price(j, c, io::parse_parallel_layout("tp=2,cp=2,recompute=full"));
+  const double kept = layer_activation_bytes(j, 512, 1024, 1, 2, false, recomputation::none),
+               stored = layer_activation_bytes(j, 512, 1024, 1, 2, false, recomputation::full);
+  for (std::size_t n = 1; n <= 12; ++n) {
+    INFO("recompute_layers=" << n);
+    const auto uniform =
+        price(j, c,
+              io::parse_parallel_layout("tp=2,cp=2,recompute=full,recompute_method=uniform,recompute_layers=" +
+                                        std::to_string(n)));
+    CHECK(uniform.step == full.step);
+    CHECK(uniform.recompute == full.recompute);
+    CHECK((uniform.tp_bytes == full.tp_bytes && uniform.cp_bytes == full.cp_bytes));
+    CHECK(uniform.recomputed == full.recomputed);
+    const double group = static_cast<double>(std::min<std::size_t>(n, 8)), inputs = std::ceil(8.0 / group);
+    CHECK(uniform.activations.value() ==
+          Approx(full.activations.value() + (inputs - 8.0) * stored + (group - 1.0) * kept).epsilon(1e-12));
+  }
+  // A group of one is full recomputation's own layout in all but its name.
+  CHECK(price(j, c, io::parse_parallel_layout("recompute=full,recompute_method=uniform,recompute_layers=1"))
+            .device_bytes == price(j, c, io::parse_parallel_layout("recompute=full")).device_bytes);
+
+  // A pipeline's first stage keeps its inputs for every micro-batch in flight and rebuilds one group, so groups pay
+  // there: on 4 stages of 8 layers (4 micro-batches in flight), groups of 2 keep 4 inputs a micro-batch instead of
+  // 8 and rebuild two layers' sets instead of one, about 76 tokens' worth of h against 85.
+  const auto deep = gpt(32, 2048, 16, 2048, 64);
+  const auto alone = price(deep, c, io::parse_parallel_layout("tp=8,pp=4,recompute=full"));
+  const auto twos =
+      price(deep, c, io::parse_parallel_layout("tp=8,pp=4,recompute=full,recompute_method=uniform,recompute_layers=2"));
+  CHECK(twos.activations < alone.activations);
+  CHECK(twos.step == alone.step);
+}
+
+TEST_CASE("the uniform method's groups, counted chunk by chunk as a stated layout places them", "[model][parallel]") {
+  const auto inputs = [](std::size_t layers, const std::string& layout) {
+    const auto l = io::parse_parallel_layout(layout);
+    const auto x = checkpointed_stage_inputs(l, pipeline_stage_layers(layers, l));
+    return std::array{x.first, x.middle, x.last, x.middle_fewest};
+  };
+  using four = std::array<std::size_t, 4>;
+  // 16 layers on 2 stages of 2 chunks of 4: groups of 3 are 2 a chunk (3 and 1), 4 a stage; of 5, one a chunk.
+  CHECK(inputs(16, "pp=2,vpp=2,recompute=full,recompute_method=uniform,recompute_layers=3") == four{4, 4, 4, 4});
+  CHECK(inputs(16, "pp=2,vpp=2,recompute=full,recompute_method=uniform,recompute_layers=5") == four{2, 2, 2, 2});
+  // Llama 3 405B's 126 layers on 16 stages of 4 chunks: the end stages' 7 split 2, 2, 2, 1 and the middle's 8 in
+  // 2s; groups of 2 are one a chunk, groups of 1 each layer.
+  CHECK(inputs(126, "pp=16,vpp=4,recompute=full,recompute_method=uniform,recompute_layers=2") == four{4, 4, 4, 4});
+  CHECK(inputs(126, "pp=16,vpp=4,recompute=full,recompute_method=uniform,recompute_layers=1") == four{7, 8, 7, 8});
+  // A stated layout (chunk c on rank c mod pp): ranks 0 to 3 hold 2 + 2, 3 + 3, 5 + 1 and 2 + 2 layers; groups of
+  // 2 are 1 + 1, 2 + 2, 3 + 1 and 1 + 1. The middle stages both hold 6 and keep 4.
+  CHECK(inputs(20,
+               "pp=4,recompute=full,recompute_method=uniform,recompute_layers=2,"
+               "pipeline_layout=Et*2|t*3|t*5|t*2|t*2|t*3|t|t*2L") == four{2, 4, 2, 4});
+  // Elsewhere each recomputed layer keeps its own input: full recomputation's layers, the block method's first n.
+  CHECK(inputs(16, "pp=2,vpp=2,recompute=full") == four{8, 8, 8, 8});
+  CHECK(inputs(16, "pp=2,vpp=2,recompute=full,recompute_layers=3") == four{6, 6, 6, 6});
+  // Every layer is recomputed, whatever the group; a group rebuilds at most a chunk.
+  const auto l = io::parse_parallel_layout("pp=2,vpp=2,recompute=full,recompute_method=uniform,recompute_layers=3");
+  CHECK(recomputed_stage_layers(l, pipeline_stage_layers(16, l)) == pipeline_stage_layers(16, l));
+  CHECK(rebuilt_group_layers(l, pipeline_stage_layers(16, l)) == 3);
+  const auto wide = io::parse_parallel_layout("pp=2,vpp=2,recompute=full,recompute_method=uniform,recompute_layers=9");
+  CHECK(rebuilt_group_layers(wide, pipeline_stage_layers(16, wide)) == 4);
+  CHECK(rebuilt_group_layers(io::parse_parallel_layout("recompute=full,recompute_layers=3"),
+                             stage_layers{8, 8, 8, 8}) == 1);
+
+  // The key, read and written back; the method alone means nothing, and an unknown one is refused naming both.
+  CHECK(to_string(l) ==
+        "tp=1,pp=2,vpp=2,cp=1,dp=1,mbs=1,recompute=full,recompute_layers=3,recompute_method=uniform,"
+        "sp=off,zero=0");
+  CHECK(io::parse_parallel_layout(to_string(l)) == l);
+  CHECK(io::parse_parallel_layout("recompute=full,recompute_layers=3,recompute_method=block") ==
+        io::parse_parallel_layout("recompute=full,recompute_layers=3"));
+  CHECK_THROWS_WITH(
+      io::parse_parallel_layout("recompute=full,recompute_layers=3,recompute_method=groups"),
+      Catch::Contains("recompute_method=groups") && Catch::Contains("use block") && Catch::Contains("or uniform"));
+  const auto j = gpt(8, 2048, 16, 1024, 8);
+  CHECK_THAT(layout_problem(j, io::parse_parallel_layout("recompute=full,recompute_method=uniform")),
+             Catch::StartsWith("recompute_method: uniform checkpoints every layer in groups of recompute_layers") &&
+                 Catch::Contains("give recompute_layers=N"));
+  CHECK_THAT(layout_problem(j, io::parse_parallel_layout("recompute=none,recompute_method=uniform")),
+             Catch::StartsWith("recompute_method:"));
+  CHECK_THAT(layout_problem(j, io::parse_parallel_layout("recompute=selective,recompute_method=uniform,"
+                                                         "recompute_layers=2")),
+             Catch::StartsWith("recompute_layers:") && Catch::Contains("recompute_method=uniform"));
+}
+
 TEST_CASE("parallel training: the step's parts add up to the step, each second in one of them", "[model][parallel]") {
   // The layouts where a second could be counted twice: a recomputed forward's tensor-parallel collectives and
   // all-to-alls (full recomputation, single modules), the context ring, the overlapped reduction, fp8's casts

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -255,7 +256,8 @@ TEST_CASE("layout search: a block of recomputed layers is the fewest of each chu
   };
   std::set<std::string> blocks;
   for (const auto& e : r.candidates)
-    if (e.plan.layout.recompute_layers) blocks.insert(model::to_string(e.plan.layout));
+    if (e.plan.layout.recompute_layers && e.plan.layout.recompute_method == model::recompute_method::block)
+      blocks.insert(model::to_string(e.plan.layout));
   REQUIRE(blocks.size() > 100);
   std::set<std::string> expected;
   for (const auto& e : r.candidates) {
@@ -279,13 +281,59 @@ TEST_CASE("layout search: a block of recomputed layers is the fewest of each chu
   CHECK(blocks == expected);
   // Each block recomputes part of every chunk: less memory than none, more time, less than every layer.
   for (const auto& e : r.candidates)
-    if (e.plan.layout.recompute_layers) {
+    if (e.plan.layout.recompute_layers && e.plan.layout.recompute_method == model::recompute_method::block) {
       auto full = e.plan.layout;
       full.recompute_layers.reset();
       const auto all = model::price(job, c, full, plan::gradient_codec(r.codecs, full.codec));
       CHECK(e.cost.step.recompute < all.recompute);
       CHECK(e.cost.total.memory > all.device_bytes);
     }
+}
+
+// The uniform method (recompute_method=uniform): where recomputing every layer alone does not fit, the search adds
+// the group size that holds least of those that fit, and nowhere else. Checked against the step model called
+// directly, every size from 2 to a chunk's layers.
+TEST_CASE("layout search: the uniform method's group is the leanest that fits, where every layer alone does not",
+          "[plan][parallel]") {
+  const auto s = plan::presets::dgx_h100();
+  auto w = plan::presets::llm_70b();
+  w.flash_attention = false;  // the attention scores make recomputation worth more than its time
+  const auto r = plan::plan_parallel(s, w, {.gpus = 64});
+  const auto job = plan::job_of(w, 64);
+  const auto c = plan::cluster_of(s, w);
+  const auto held = [&](const model::parallel_layout& l) {
+    return model::price(job, c, l, plan::gradient_codec(r.codecs, l.codec)).device_bytes;
+  };
+  std::set<std::string> groups, expected;
+  for (const auto& e : r.candidates)
+    if (e.plan.layout.recompute_method == model::recompute_method::uniform) {
+      groups.insert(model::to_string(e.plan.layout));
+      CHECK(e.fits());
+    }
+  for (const auto& e : r.candidates) {
+    auto l = e.plan.layout;
+    if (l.recompute != model::recomputation::full || l.recompute_layers || e.fits()) continue;
+    const auto stages = model::pipeline_stage_layers(job.shape.layers, l);
+    const std::size_t v = l.pp > 1 ? l.vpp : 1,
+                      chunk = (std::max({stages.first, stages.middle, stages.last}) + v - 1) / v;
+    l.recompute_method = model::recompute_method::uniform;
+    std::optional<std::size_t> best;
+    bytes least{};
+    for (std::size_t n = 2; n <= chunk; ++n) {
+      l.recompute_layers = n;
+      const bytes b = held(l);
+      if (b <= c.memory && (!best || b < least)) best = n, least = b;
+    }
+    if (!best) continue;
+    l.recompute_layers = best;
+    expected.insert(model::to_string(l));
+    // The same time as every layer alone, in less memory.
+    const auto& same = e;
+    CHECK(model::price(job, c, l, plan::gradient_codec(r.codecs, l.codec)).step == same.cost.step.step);
+    CHECK(least < same.cost.total.memory);
+  }
+  REQUIRE(!expected.empty());
+  CHECK(groups == expected);
 }
 
 // Weights kept in fp8 alone (fp8_params) need the distributed optimizer (Megatron-Core's --fp8-param-gather):
