@@ -125,6 +125,10 @@ int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
       throw invalid_input("--vpp", "interleaving needs pipeline stages. Fix: --pp 2 or more");
     return train::run_model_parallel(c, pcfg, out);
   }
+  if (cfg.uniform())
+    throw invalid_input("--recompute-method",
+                        "uniform groups are run by the model-parallel path; the data-parallel loop recomputes its "
+                        "pairs one by one. Fix: add --micro-batches 1, which runs that path on the same ranks");
   train::check_recompute(cfg, cfg.shape().layers());
   return train::run_data_parallel(c, cfg, out);
 }
@@ -202,6 +206,14 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
                  "backward (Megatron-Core's full recomputation, block method); a block is a column/row pair of "
                  "layers")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
+  app.add_option_function<std::string>(
+         "--recompute-method",
+         [&cfg](const std::string& v) {
+           cfg.recompute_method = v == "uniform" ? model::recompute_method::uniform : model::recompute_method::block;
+         },
+         "block (the default): --recompute-layers counts each chunk's first blocks recomputed; uniform: every block "
+         "is, in checkpointed groups of --recompute-layers blocks (Megatron-Core's --recompute-method)")
+      ->check(CLI::IsMember({"block", "uniform"}));
   app.add_flag("--recompute-attention", cfg.recompute_attention,
                "the attention block keeps its input alone and runs its core again in the backward, its keys and "
                "values around the context ring again (Megatron-Core's selective recomputation)");

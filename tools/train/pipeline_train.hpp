@@ -61,7 +61,10 @@ struct mlp_chunks {
   double loss = 0;
   // --recompute-layers: the first `recompute` blocks of each chunk keep only their input and run their forward
   // again in the backward (Megatron-Core's block method); a block is a column/row pair, as a transformer layer's MLP.
+  // Under --recompute-method uniform every block does, in groups of `recompute` that keep only the group's input
+  // and run again together (a chunk's last group the blocks left).
   std::size_t recompute = 0;
+  bool uniform = false;
   // --recompute-attention: the attention block's core keeps its input alone and runs again, its ring too, when the
   // backward reaches it (Megatron-Core's selective recomputation).
   bool recompute_attention = false;
@@ -83,8 +86,10 @@ struct mlp_chunks {
   std::map<std::pair<std::size_t, std::size_t>, kept_chunk> kept;
 
   std::size_t t() const { return static_cast<std::size_t>(tp->size()); }
-  static constexpr std::size_t block() { return 2; }
-  std::size_t recomputed() const { return recompute * block(); }  // a chunk's layers run again backward
+  // The layers a checkpointed group holds, and of a chunk's those whose forward runs again in the backward.
+  std::size_t block() const { return uniform && recompute > 0 ? 2 * recompute : 2; }
+  std::size_t recomputed() const { return recompute == 0 ? 0 : uniform ? per_chunk() : 2 * recompute; }
+  std::size_t group_end(std::size_t first) const { return std::min(first + block(), per_chunk()); }
   int tr() const { return tp->rank(); }
   parallel::tokens held() const { return sp ? parallel::tokens::sequence_parallel : parallel::tokens::all; }
   std::size_t held_rows() const { return sp ? rows / t() : rows; }
@@ -226,7 +231,7 @@ struct mlp_chunks {
     std::vector<float> spare;
     std::size_t rebuilt = per_chunk();  // the first layer of the block rebuilt, if any
     const auto rebuild = [&](std::size_t first) {
-      for (std::size_t k = first; k < first + block(); ++k) {
+      for (std::size_t k = first; k < group_end(first); ++k) {
         auto z = layer_forward(chunk, k, c.outs[k], c.whole[k], true);
         if (layer_of(chunk, k) == 0 && S > 1) attend(c, z);
         if (layer_of(chunk, k) == 1 && moe) c.experts = moe->forward(z, held_ids(mb), /*again=*/true);
@@ -236,7 +241,8 @@ struct mlp_chunks {
       rebuilt = first;
     };
     std::vector<float> delta;
-    if (recomputed() == per_chunk() && chunk * p + rank + 1 == p * v) rebuild(per_chunk() - block());  // the loss's
+    if (recomputed() == per_chunk() && chunk * p + rank + 1 == p * v)  // the loss's: the last group's
+      rebuild((per_chunk() - 1) / block() * block());
     if (chunk * p + rank + 1 == p * v) {
       // ½‖ŷ − y‖², averaged over the global batch, as the data-parallel loop; without sp every rank of the
       // tensor group holds every row, and the first counts the loss.
@@ -285,7 +291,7 @@ struct mlp_chunks {
       states->release(local);
       delta = std::move(dx);
       if (again && k == first) {  // the block's backward is done: what it rebuilt goes
-        for (std::size_t j = first; j < first + block(); ++j) {
+        for (std::size_t j = first; j < group_end(first); ++j) {
           drop(c.whole[j]);
           if (rebuilt_output(j + 1)) drop(c.outs[j + 1]);
         }
@@ -339,7 +345,8 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
   layout.sequence_parallel = cfg.sequence_parallel;
   layout.zero_stage = zero_stage;
   if (again > 0) layout.recompute = model::recomputation::full;
-  if (again > 0 && again < blocks) layout.recompute_layers = again;
+  if (again > 0 && (again < blocks || cfg.uniform())) layout.recompute_layers = again;
+  layout.recompute_method = cfg.recompute_method;
   if (cfg.recompute_attention) layout.recompute = model::recomputation::selective;
   if (cfg.recompute_experts) layout.modules.add(model::recompute_module::moe);
   if (cfg.recompute_shared) layout.modules.add(model::recompute_module::shared_experts);
@@ -408,8 +415,8 @@ struct kept_floats {
 };
 inline kept_floats kept_floats_of(const config& cfg, const mlp_shape& shape, std::size_t rows, std::size_t rank) {
   const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, t = cfg.tensor, per_chunk = shape.layers() / (p * v),
-                    held_rows = cfg.sequence_parallel ? rows / t : rows, block = 2,
-                    again = cfg.recompute_layers * block;
+                    held_rows = cfg.sequence_parallel ? rows / t : rows, block = cfg.group_layers(),
+                    again = cfg.recomputed_layers(per_chunk);
   kept_floats out;
   for (std::size_t ch = 0; ch < v; ++ch) {
     const std::size_t first = (ch * p + rank) * per_chunk;
@@ -424,7 +431,7 @@ inline kept_floats kept_floats_of(const config& cfg, const mlp_shape& shape, std
       if (output_kept) kept += z;
       if (k < again) {
         block_floats += whole + z;
-        if ((k + 1) % block == 0) rebuilt = std::max(rebuilt, std::exchange(block_floats, 0));
+        if ((k + 1) % block == 0 || k + 1 == per_chunk) rebuilt = std::max(rebuilt, std::exchange(block_floats, 0));
       }
     }
     out.kept.push_back(kept);
@@ -447,7 +454,7 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
   const auto gather = [&](std::size_t n) { return t == 1 ? 0 : n - chunk_of(n, tr + 1); };
   const auto scatter = [&](std::size_t n) { return t == 1 ? 0 : n - chunk_of(n, tr); };
   std::uint64_t boundary_floats = 0, tensor_floats = 0;
-  const std::size_t again = cfg.recompute_layers * 2;
+  const std::size_t again = cfg.recomputed_layers(per_chunk);
   for (std::size_t ch = 0; ch < v; ++ch) {
     const std::size_t stage = ch * p + rank;
     const std::size_t in_n = rows * shape.widths[stage * per_chunk],
@@ -605,6 +612,7 @@ void pipelined_summary(Comm& c, const config& cfg, const mlp_shape& shape, const
   pipeline["peak_activation_bytes"] = train::detail::per_rank(c, predicted.activation_peak);
   pipeline["layer_forwards_per_step"] = train::detail::per_rank(c, predicted.layer_forwards);
   pipeline["recompute_layers"] = cfg.recompute_layers;
+  pipeline["recompute_method"] = model::to_string(cfg.recompute_method);
   pipeline["recompute_attention"] = cfg.recompute_attention;
   pipeline["recompute_experts"] = cfg.recompute_experts;
   pipeline["recompute_shared_experts"] = cfg.recompute_shared;
@@ -697,6 +705,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
         t_step,
         0,
         cfg.recompute_layers,
+        cfg.uniform(),
         cfg.recompute_attention,
         cfg.recompute_experts,
         cfg.recompute_shared,

@@ -28,6 +28,7 @@
 #include <trinity/comm/partition.hpp>
 #include <trinity/comm/ring.hpp>
 #include <trinity/detail/input_file.hpp>
+#include <trinity/model/parallel_layout.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/parallel/scheme.hpp>
 #include <trinity/shard.hpp>
@@ -56,6 +57,8 @@ struct config {
   std::size_t pipeline = 1, virtual_stages = 1, micro_batches = 0;  // --pp, --vpp, --micro-batches (0: pp)
   std::size_t tensor = 1;                                           // --tp
   std::size_t recompute_layers = 0;  // --recompute-layers: blocks of each chunk that keep only their input
+  // --recompute-method: what --recompute-layers counts, each chunk's first blocks or the blocks of each group
+  model::recompute_method recompute_method = model::recompute_method::block;
   bool recompute_attention = false;  // --recompute-attention: the attention core keeps its input alone
   bool recompute_experts = false;    // --recompute-experts: the experts' block keeps its input alone
   bool recompute_shared = false;     // --recompute-shared-experts: the shared experts keep the block's input alone
@@ -70,6 +73,16 @@ struct config {
   //! its pair under --recompute-layers. Either sends its keys and values around the context ring again.
   [[nodiscard]] bool attention_again() const noexcept {
     return attention() && (recompute_attention || recompute_layers > 0);
+  }
+  //! Of a chunk of `layers` layers, those whose forward runs again in the backward under --recompute-layers:
+  //! the first blocks' (a block is a column/row pair), or under the uniform method every one.
+  [[nodiscard]] std::size_t recomputed_layers(std::size_t layers) const noexcept {
+    return recompute_layers == 0 ? 0 : uniform() ? layers : 2 * recompute_layers;
+  }
+  //! The layers a checkpointed group holds: a block, or under the uniform method --recompute-layers blocks.
+  [[nodiscard]] bool uniform() const noexcept { return recompute_method == model::recompute_method::uniform; }
+  [[nodiscard]] std::size_t group_layers() const noexcept {
+    return uniform() && recompute_layers > 0 ? 2 * recompute_layers : 2;
   }
   [[nodiscard]] bool experts() const noexcept { return moe.experts > 0; }
   [[nodiscard]] std::size_t tokens() const noexcept { return batch * sequence; }
@@ -112,6 +125,10 @@ inline void check_recompute(const config& cfg, std::size_t layers) {
     throw invalid_input("--recompute-attention",
                         "full recomputation (--recompute-layers) runs the attention block again with its pair "
                         "already; Megatron-Core takes one granularity. Fix: drop one of them");
+  if (cfg.uniform() && cfg.recompute_layers == 0)
+    throw invalid_input("--recompute-method",
+                        "uniform recomputes every block in groups of --recompute-layers, and none is given. Fix: "
+                        "--recompute-layers N (the blocks a group holds), or drop it");
   const std::size_t again = cfg.recompute_layers;
   if (again == 0) return;
   if (layers % 2 != 0)
@@ -121,7 +138,7 @@ inline void check_recompute(const config& cfg, std::size_t layers) {
                             std::to_string(layers) +
                             " layers does not pair. Fix: --layers so that (layers + 1) / "
                             "(pp * vpp) is even");
-  if (again > layers / 2)
+  if (again > layers / 2 && !cfg.uniform())  // a uniform group past the chunk is the chunk (Megatron-Core's)
     throw invalid_input("--recompute-layers",
                         std::to_string(again) + " blocks recomputed, and a chunk has " + std::to_string(layers / 2) +
                             " (a column/row pair each). Fix: at most " + std::to_string(layers / 2));
