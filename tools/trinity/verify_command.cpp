@@ -123,6 +123,7 @@ struct layout_run {
   std::size_t t, p, v, c, d, ranks, shards, m, rows, width, pairs;  // pairs: column/row pairs a chunk (tp > 1)
   std::size_t chunk_layers, recomputed;  // layers a chunk (pairs, or one layer), and pairs of each recomputed
   std::string command;
+  std::size_t group;  // pairs a checkpointed group holds, where the run recomputes in groups (the uniform method)
 };
 
 // Whether the scaled run recomputes, and pairs a chunk needs for it: one recomputed of two where the layout
@@ -132,6 +133,14 @@ std::pair<bool, std::size_t> recomputed_pairs(const plan::training_workload& w, 
   const auto stages = model::pipeline_stage_layers(w.shape->layers, l.pp, l.vpp);
   const bool some = model::recomputed_stage_layers(l, stages).first < stages.first;
   return {true, some ? 2 : 1};
+}
+
+// The pairs a checkpointed group of the scaled run holds: two where the layout recomputes every layer in groups of
+// two or more on its fullest chunk (recompute_method=uniform), a chunk of two pairs run as one group; else none (a
+// group of one layer is full recomputation's own).
+std::size_t grouped_pairs(const plan::training_workload& w, const model::parallel_layout& l) {
+  if (!w.shape || !model::detail::uniform_groups(l)) return 0;
+  return model::rebuilt_group_layers(l, model::pipeline_stage_layers(w.shape->layers, l)) >= 2 ? 2 : 0;
 }
 
 // Whether a layout's scaled run recomputes its attention core alone (trinity-train --recompute-attention): under
@@ -212,6 +221,8 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
   // tensor-parallel rank).
   auto [recomputes, recompute_pairs] = recomputed_pairs(w, l);
   if (runs_mlp_module(l, c, moe != nullptr)) recomputes = true, recompute_pairs = 1;  // every pair
+  const std::size_t group = grouped_pairs(w, l);
+  if (group > 0) recompute_pairs = group;  // a chunk of one group
   const std::size_t m = p > 1 ? 2 * p : 2, rows = moe ? t * moe->experts : 2 * t,
                     width = unit * ((base_width + unit - 1) / unit),
                     chunk = p * v *
@@ -221,7 +232,7 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
                     layers = moe ? chunk * ((3 + chunk - 1) / chunk) : std::max<std::size_t>(2, chunk),
                     chunk_layers = layers / (p * v);
   // Every pair of a chunk where the layout recomputes all its layers (a mixture's chunk may hold two), else the first.
-  const std::size_t recomputed = !recomputes ? 0 : recompute_pairs == 1 ? chunk_layers / 2 : 1;
+  const std::size_t recomputed = !recomputes ? 0 : recompute_pairs == 1 || group > 0 ? chunk_layers / 2 : 1;
   const std::string context =
       c > 1 ? " --cp " + std::to_string(c) + " --sequence " + std::to_string(c * rows) + " --heads " + std::to_string(t)
             : "";
@@ -240,8 +251,9 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
       " --width " + std::to_string(width) + " --outputs " + std::to_string(width) + " --layers " +
       std::to_string(layers - 1) + (l.offload ? " --offload" : "") +
       (l.codec.empty() ? "" : " --compress '" + l.codec + "'") +
-      (recomputed ? " --recompute-layers " + std::to_string(recomputed) : "") +
-      (runs_selective(l, c) ? " --recompute-attention" : "") + (moe ? expert_recompute_flags(l) : "");
+      (recomputed ? " --recompute-layers " + std::to_string(group > 0 ? group : recomputed) : "") +
+      (group > 0 ? " --recompute-method uniform" : "") + (runs_selective(l, c) ? " --recompute-attention" : "") +
+      (moe ? expert_recompute_flags(l) : "");
   return {l,
           t,
           p,
@@ -256,7 +268,8 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
           std::max<std::size_t>(1, chunk_layers / 2),
           chunk_layers,
           recomputed,
-          command};
+          command,
+          group};
 }
 
 // Of a layout run here, what its run leaves out: the step time, always, and a recomputation it does not run: the
@@ -292,7 +305,7 @@ model::transformer_shape shared_shape_of(const json& summary, std::size_t width)
 // The step model's counts at the run's size beside what the run measured, the busiest rank's.
 std::vector<row> layout_rows(const layout_run& run, const json& summary, const model::compressor_cost& codec,
                              double psi) {
-  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command] = run;
+  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command, group] = run;
   const auto& step = summary.at("last_step");
   // fp32 activations of `rows` tokens, `pairs` column/row pairs a chunk; a pair's forward and backward each
   // all-reduce one (with sp: an all-gather and a reduce-scatter), and a recomputed pair's forward runs again.
@@ -329,7 +342,7 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
   const model::state_bytes sb{sb_json.at("parameter").get<double>(), sb_json.at("gradient").get<double>(),
                               sb_json.at("optimizer").get<double>()};
   const auto states = model::zero_memory_per_rank(psi, shards, l.zero_stage, sb, l.offload);
-  const auto measured = [&](const char* group, const char* key) { return busiest(step.at(group).at(key)); };
+  const auto measured = [&](const char* kind, const char* key) { return busiest(step.at(kind).at(key)); };
   std::vector<row> rows_out;
   if (t > 1)
     rows_out.push_back({"bytes over the tensor group per rank and step (tp=" + std::to_string(t) +
@@ -345,20 +358,24 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
   if (c == 1 && !summary.contains("experts")) {
     // What a chunk keeps: its input, and each pair's whole input, column outputs (1/t of them) and output (a chunk
     // of one layer: its whole input and outputs); a recomputed pair only its input, its output kept as the next
-    // pair's. The first stage keeps its in-flight chunks (model::pipeline_in_flight) and, in a recomputed pair's
-    // backward, that pair rebuilt.
+    // pair's; recomputed in groups, a group's input alone. The first stage keeps its in-flight chunks
+    // (model::pipeline_in_flight) and, in a recomputed pair's backward, that pair rebuilt (or its whole group).
     const double held = static_cast<double>(l.sequence_parallel ? rows / t : rows) * static_cast<double>(width),
                  whole = static_cast<double>(rows * width), n = static_cast<double>(pairs),
-                 r = static_cast<double>(recomputed), pair = whole + whole / tt + held;
+                 r = static_cast<double>(recomputed), pair = whole + whole / tt + held,
+                 g = static_cast<double>(std::min(std::max<std::size_t>(group, 1), pairs));
     const double chunk = chunk_layers == 1 ? held + whole + whole / tt
+                         : group > 0       ? std::ceil(n / g) * held
                                            : held + (n - r) * pair + (recomputed == pairs ? r - 1.0 : r) * held;
     const double in_flight = model::pipeline_in_flight(p, m, v) * static_cast<double>(v);
     rows_out.push_back({"activation bytes the first stage keeps at its peak" +
-                            (recomputed == 0       ? std::string()
+                            (recomputed == 0 ? std::string()
+                             : group > 0     ? " (each chunk's " + std::to_string(pairs) + " pairs recomputed as " +
+                                               (pairs == group ? std::string("one group)") : "groups)")
                              : recomputed == pairs ? std::string(" (each chunk's pair recomputed)")
                                                    : " (" + std::to_string(recomputed) + " of each chunk's " +
                                                          std::to_string(pairs) + " pairs recomputed)"),
-                        4.0 * (in_flight * chunk + (recomputed ? pair : 0.0)),
+                        4.0 * (in_flight * chunk + (recomputed ? g * pair : 0.0)),
                         step.at("peak_bytes").at("activations").at(0).get<double>()});
   }
   rows_out.push_back({std::string(forwards_row), md * static_cast<double>(v * (chunk_layers + 2 * recomputed)),
@@ -390,7 +407,7 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
 void print_layout_rows(const verify_args& a, const plan::training_workload& w, const layout_run& run,
                        const json& summary, double psi, const std::vector<row>& rows_out,
                        const std::string& experts = "") {
-  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command] = run;
+  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command, group] = run;
   bool all = true;
   for (const auto& x : rows_out) all &= x.within(0.01);
   const bool has_experts = summary.contains("experts");
@@ -414,6 +431,8 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
               << " data-parallel replica" << (d > 1 ? "s" : "") << ", " << m << " micro-batches of " << rows
               << (c > 1 ? " tokens of a sequence of " + std::to_string(c * rows) : std::string(" samples")) << experts
               << (recomputed == 0 ? std::string()
+                  : group > 0     ? ", each chunk's " + std::to_string(pairs) +
+                                    " column/row pairs recomputed as one group, its input alone kept"
                   : recomputed == pairs
                       ? (pairs == 1 ? std::string(", each chunk's column/row pair recomputed")
                                     : ", each chunk's " + std::to_string(pairs) + " column/row pairs recomputed")
@@ -435,7 +454,9 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
               << (experts.empty() ? "" : ", model/moe_layer.hpp") << ") at the run's size";
     if (c == 1 && experts.empty())
       std::cout << "; activations: the MLP's own (each layer's whole input and outputs), kept as the step model keeps "
-                   "a layer's: the in-flight chunks, a recomputed pair's input alone, one pair rebuilt in its backward";
+                   "a layer's: the in-flight chunks, "
+                << (group > 0 ? "a recomputed group's input alone, one group rebuilt in its backward"
+                              : "a recomputed pair's input alone, one pair rebuilt in its backward");
     std::cout << ". Not run:";
     for (std::size_t i = 0; i < not_run.size(); ++i) std::cout << (i ? "; " : " ") << not_run[i];
     std::cout << ".\n";
@@ -614,7 +635,10 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
                                                 : "") +
                              (runs_experts_module(l) ? ", the experts' block recomputed alone" : "") +
                              (runs_shared_module(l) ? ", the shared experts recomputed alone" : "") + ")";
-  print_expert_rows(a, w, l, command, scaled, ranks, rows_out, not_run_of(l, recomputed > 0, modules_run(l, 1, true)));
+  auto not_run = not_run_of(l, recomputed > 0, modules_run(l, 1, true));
+  // The loop recomputes its pairs one by one; its counts are full recomputation's whatever the group.
+  if (grouped_pairs(w, l) > 0) not_run.emplace_back("the uniform method's groups (each pair recomputed alone)");
+  print_expert_rows(a, w, l, command, scaled, ranks, rows_out, not_run);
 }
 
 // A model-parallel layout (--parallelism): its tensor, pipeline, context and ZeRO slots run here on threads,
