@@ -22,6 +22,16 @@ using namespace trinity::model;
 
 namespace {
 
+// A per-stage count of a layout over `layers` layers (recomputed_stage_layers, checkpointed_stage_inputs): the
+// first, middle, last and emptiest middle stage's.
+using four = std::array<std::size_t, 4>;
+four per_stage(std::size_t layers, const std::string& layout,
+               stage_layers (*count)(const parallel_layout&, const stage_layers&)) {
+  const auto l = io::parse_parallel_layout(layout);
+  const auto x = count(l, pipeline_stage_layers(layers, l));
+  return {x.first, x.middle, x.last, x.middle_fewest};
+}
+
 // GPT's shape as Korthikanti et al. count it: MLP 4h, every head its own KV.
 training_job gpt(std::size_t layers, std::size_t h, std::size_t a, std::size_t s, std::size_t batch) {
   training_job j;
@@ -580,11 +590,8 @@ TEST_CASE("a recomputed attention sends its keys and values around the context r
 TEST_CASE("block recomputation counts n layers in each chunk of a stage, as a stated layout places them",
           "[model][parallel]") {
   const auto counts = [](std::size_t layers, const std::string& layout) {
-    const auto l = io::parse_parallel_layout(layout);
-    const auto x = recomputed_stage_layers(l, pipeline_stage_layers(layers, l));
-    return std::array{x.first, x.middle, x.last, x.middle_fewest};
+    return per_stage(layers, layout, recomputed_stage_layers);
   };
-  using four = std::array<std::size_t, 4>;
   // 16 layers on 2 stages of 2 chunks of 4: 3 of each chunk is 6 a stage; 5 is all of them.
   CHECK(counts(16, "pp=2,vpp=2,recompute=full,recompute_layers=3") == four{6, 6, 6, 6});
   CHECK(counts(16, "pp=2,vpp=2,recompute=full,recompute_layers=5") == four{8, 8, 8, 8});
@@ -663,11 +670,8 @@ TEST_CASE("the uniform method recomputes every layer, keeping one input a group 
 
 TEST_CASE("the uniform method's groups, counted chunk by chunk as a stated layout places them", "[model][parallel]") {
   const auto inputs = [](std::size_t layers, const std::string& layout) {
-    const auto l = io::parse_parallel_layout(layout);
-    const auto x = checkpointed_stage_inputs(l, pipeline_stage_layers(layers, l));
-    return std::array{x.first, x.middle, x.last, x.middle_fewest};
+    return per_stage(layers, layout, checkpointed_stage_inputs);
   };
-  using four = std::array<std::size_t, 4>;
   // 16 layers on 2 stages of 2 chunks of 4: groups of 3 are 2 a chunk (3 and 1), 4 a stage; of 5, one a chunk.
   CHECK(inputs(16, "pp=2,vpp=2,recompute=full,recompute_method=uniform,recompute_layers=3") == four{4, 4, 4, 4});
   CHECK(inputs(16, "pp=2,vpp=2,recompute=full,recompute_method=uniform,recompute_layers=5") == four{2, 2, 2, 2});
