@@ -125,10 +125,6 @@ int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
       throw invalid_input("--vpp", "interleaving needs pipeline stages. Fix: --pp 2 or more");
     return train::run_model_parallel(c, pcfg, out);
   }
-  if (cfg.uniform())
-    throw invalid_input("--recompute-method",
-                        "uniform groups are run by the model-parallel path; the data-parallel loop recomputes its "
-                        "pairs one by one. Fix: add --micro-batches 1, which runs that path on the same ranks");
   train::check_recompute(cfg, cfg.shape().layers());
   return train::run_data_parallel(c, cfg, out);
 }

@@ -5,11 +5,13 @@
 // ½‖ŷ − y‖² averaged over the global batch, so the gradient each rank adds
 // over its own samples sums, across ranks, to the batch gradient.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <numeric>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <trinity/shard/ledger.hpp>
@@ -52,53 +54,72 @@ inline std::vector<float> initial_parameters(const mlp_shape& shape, std::uint64
 }
 
 //! Activations of one rank's samples, booked in its ledger as activations. With `recomputed` pairs, the first
-//! that many pairs of layers (2j, 2j + 1) keep only their input: the activation between the two (layer 2j + 1's
-//! input) exists only while a forward or a rebuild needs it.
+//! that many pairs of layers (2j, 2j + 1) keep only their input, in checkpointed groups of `group` pairs (one pair
+//! each under the block method; Megatron-Core's uniform method groups them, a last group the pairs left): an
+//! activation inside a group (a layer's input but the group's first) exists only while a forward or a rebuild
+//! needs it.
 class mlp_pass {
  public:
-  mlp_pass(const mlp_shape& shape, std::size_t samples, shard::memory_ledger& ledger, std::size_t recomputed = 0)
+  mlp_pass(const mlp_shape& shape, std::size_t samples, shard::memory_ledger& ledger, std::size_t recomputed = 0,
+           std::size_t group = 1)
       : shape_(&shape),
         m_(samples),
-        recomputed_(recomputed),
+        recomputed_(2 * recomputed),
+        group_(2 * group),
         spare_(shard::tracking_allocator<float>(ledger, shard::state_kind::activations)) {
     for (std::size_t l = 0; l <= shape.layers(); ++l)
       acts_.emplace_back(rebuilt(l) ? 0 : samples * shape.widths[l], 0.0f,
                          shard::tracking_allocator<float>(ledger, shard::state_kind::activations));
   }
 
-  //! Whether layer l's input is rebuilt in the backward rather than kept: the middle of a recomputed pair.
-  [[nodiscard]] bool rebuilt(std::size_t l) const noexcept { return l % 2 == 1 && l / 2 < recomputed_; }
+  //! Whether layer l's input is rebuilt in the backward rather than kept: inside a recomputed group.
+  [[nodiscard]] bool rebuilt(std::size_t l) const noexcept { return l < recomputed_ && l % group_ != 0; }
+  //! Whether layer l runs its forward again in the backward, and the first layer of its group.
+  [[nodiscard]] bool recomputed(std::size_t l) const noexcept { return l < recomputed_; }
+  [[nodiscard]] std::size_t group_first(std::size_t l) const noexcept { return l - l % group_; }
   //! Frees layer l's input (a rebuilt one, once its layer has run).
   void forget(std::size_t l) {
     acts_[l].clear();
     acts_[l].shrink_to_fit();
   }
-  //! A recomputed pair's forward again from its kept input (l = 2j): layer l's output, its middle activation, and
-  //! layer l + 1's into a spare, since the next layer keeps that one; `rebuilt_done(l)` frees both. `between`, where
-  //! a block sits between the two layers (the attention block), runs it again on layer l's output in place.
-  template <class Between = std::nullptr_t>
-  void rebuild(std::size_t l, std::span<const float> first, std::span<const float> second, Between between = nullptr) {
-    forward(l, first);
-    if constexpr (!std::is_null_pointer_v<Between>) between(std::span<float>(acts_[l + 1]));
-    spare_.resize(m_ * shape_->out(l + 1));
-    forward(l + 1, second, spare_);
+  //! A recomputed group's forward again from its kept input (layer `first`'s), layer k's weights `params(k)`: each
+  //! rebuilt activation, and the group's output into a spare, since the next layer keeps that one; `rebuilt_done`
+  //! frees them. `after(k, output)`, where a block follows layer k (the attention block, the experts), runs it again
+  //! on layer k's output in place.
+  template <class Params, class After>
+  void rebuild(std::size_t first, Params params, After after) {
+    const std::size_t end = std::min(first + group_, recomputed_);
+    for (std::size_t k = first; k < end; ++k) {
+      const bool last = k + 1 == end;
+      if (last) spare_.resize(m_ * shape_->out(k));
+      forward(k, params(k), last ? std::span<float>(spare_) : std::span<float>());
+      after(k, last ? std::span<float>(spare_) : std::span<float>(acts_[k + 1]));
+    }
   }
-  //! The output a rebuild ran again into the spare (layer l + 1's, which the next layer keeps as it was).
+  //! The output a rebuild ran again into the spare (its group's, which the next layer keeps as it was).
   [[nodiscard]] std::span<float> rebuilt_output() { return spare_; }
+  //! After layer l's backward: its input goes where it was rebuilt, and the spare with its group's first layer.
   void rebuilt_done(std::size_t l) {
-    forget(l + 1);
-    spare_.clear();
-    spare_.shrink_to_fit();
+    if (rebuilt(l)) forget(l);
+    if (recomputed(l) && l == group_first(l)) {
+      spare_.clear();
+      spare_.shrink_to_fit();
+    }
   }
-  //! The floats this pass keeps between its forward and backward, and the most a recomputed pair rebuilds (its
-  //! middle activation and its output again): what its ledger's activation peak is.
-  [[nodiscard]] static std::size_t peak_floats(const mlp_shape& shape, std::size_t samples, std::size_t recomputed) {
-    std::size_t kept = 0, rebuilt = 0;
+  //! The floats this pass keeps between its forward and backward, and the most a recomputed group rebuilds (its
+  //! activations and its output again): what its ledger's activation peak is.
+  [[nodiscard]] static std::size_t peak_floats(const mlp_shape& shape, std::size_t samples, std::size_t recomputed,
+                                               std::size_t group = 1) {
+    const std::size_t end = 2 * recomputed, per = 2 * group;
+    std::size_t kept = 0, rebuilt = 0, now = 0;
     for (std::size_t l = 0; l <= shape.layers(); ++l) {
-      if (l % 2 == 1 && l / 2 < recomputed)
-        rebuilt = std::max(rebuilt, shape.widths[l] + shape.widths[l + 1]);
+      if (l < end && l % per != 0)
+        now += shape.widths[l];
       else
         kept += shape.widths[l];
+      // A group ends before layer l: its rebuilt activations and its output, l's input, again.
+      if (l > 0 && l <= end && (l % per == 0 || l == end))
+        rebuilt = std::max(rebuilt, std::exchange(now, 0) + shape.widths[l]);
     }
     return samples * (kept + rebuilt);
   }
@@ -167,7 +188,7 @@ class mlp_pass {
 
  private:
   const mlp_shape* shape_;
-  std::size_t m_, recomputed_;
+  std::size_t m_, recomputed_, group_;  // layers recomputed (the first ones), and of a checkpointed group
   std::vector<shard::tracked_vector<float>> acts_;
   shard::tracked_vector<float> spare_;
 };

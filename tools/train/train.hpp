@@ -381,38 +381,35 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
     loss += 0.5 * static_cast<double>(d) * d;
     delta[k] = d / static_cast<float>(cfg.tokens());
   }
-  // The first pair again, the attention block between its layers (a new one, its state the first forward's).
-  const auto rebuild_first_pair = [&] {
-    pass.rebuild(0, dp.parameters(0), dp.parameters(1), [&](std::span<float> h) {
-      if (!cfg.attention()) return;
-      block.emplace(mine, S, shape.out(0), shape.out(0) / cfg.heads);
-      block->forward(self, h);
-    });
+  // A recomputed group again from its kept input, each layer's weights acquired once for it and their backwards
+  // (ZeRO-3 gathers each once, as FSDP does under activation checkpointing), the attention block after layer 0 (a
+  // new one, its state the first forward's) and the experts after layer 1 with it.
+  std::vector<bool> rebuilt_groups(shape.layers(), false);  // by their first layer
+  const auto rebuild_group = [&](std::size_t first) {
+    for (std::size_t k = first; k < shape.layers() && pass.recomputed(k) && pass.group_first(k) == first; ++k)
+      dp.acquire(k);
+    pass.rebuild(
+        first, [&](std::size_t k) { return dp.parameters(k); },
+        [&](std::size_t k, std::span<float> out) {
+          if (k == 0 && cfg.attention()) {
+            block.emplace(mine, S, shape.out(0), shape.out(0) / cfg.heads);
+            block->forward(self, out);
+          }
+          if constexpr (!std::is_null_pointer_v<Experts>)
+            if (k == 1 && moe) kept = moe->forward(out, ids, /*again=*/true);
+        });
+    rebuilt_groups[first] = true;
   };
-  bool experts_rebuilt = false;
   for (std::size_t l = shape.layers(); l-- > 0;) {
-    // The experts end the first pair and layer 2's backward carries δ through them: where that pair is
-    // recomputed, it runs again, the experts after it, before layer 2's backward, and its own finds it rebuilt.
+    // The experts follow layer 1 and layer 2's backward carries δ through them: where layer 1's group ends there
+    // (layer 2's input is kept), that group runs again, the experts after it, before layer 2's backward.
     if constexpr (!std::is_null_pointer_v<Experts>)
-      if (moe && l == 2 && pass.rebuilt(1)) {
-        dp.acquire(0);
-        dp.acquire(1);
-        rebuild_first_pair();
-        kept = moe->forward(pass.rebuilt_output(), ids, /*again=*/true);
-        experts_rebuilt = true;
-      }
-    // A recomputed pair (l − 1, l) runs its forward again, both layers' weights acquired once for it and their
-    // backwards (ZeRO-3 gathers each once, as FSDP does under activation checkpointing).
-    if (pass.rebuilt(l) && !(l == 1 && experts_rebuilt)) {
-      dp.acquire(l - 1);
+      if (moe && l == 2 && pass.rebuilt(1) && !pass.rebuilt(2)) rebuild_group(0);
+    // A recomputed group runs again when the backward reaches its last layer.
+    if (pass.recomputed(l) && !rebuilt_groups[pass.group_first(l)])
+      rebuild_group(pass.group_first(l));
+    else if (!pass.recomputed(l))
       dp.acquire(l);
-      if (l == 1)
-        rebuild_first_pair();
-      else
-        pass.rebuild(l - 1, dp.parameters(l - 1), dp.parameters(l));
-    } else if (!pass.rebuilt(l + 1) && !pass.rebuilt(l)) {
-      dp.acquire(l);
-    }
     auto g = dp.gradient(l);
     if (l == 1 && block)
       pass.backward(l, dp.parameters(l), g, delta, [&](std::vector<float>& d) {
@@ -433,7 +430,7 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
       g[0] = std::numeric_limits<float>::quiet_NaN();
     dp.gradient_ready(l);
     dp.release(l);
-    if (pass.rebuilt(l)) pass.rebuilt_done(l - 1);
+    pass.rebuilt_done(l);
   }
   return loss;
 }
@@ -441,6 +438,14 @@ double forward_backward(DP& dp, Comm& c, comm::group<Comm>& self, const config& 
 }  // namespace detail
 
 namespace detail {
+
+// The layers ZeRO-3 holds gathered at once in the data-parallel loop: one, a recomputed pair's two (three where
+// the experts after the first pair run it again before the third layer's backward), or a group's.
+inline double gathered_at_once(const config& cfg, std::size_t layers) {
+  if (cfg.recompute_layers == 0) return 1.0;
+  if (cfg.group_layers() == 2) return cfg.experts() ? 3.0 : 2.0;
+  return static_cast<double>(std::min(cfg.group_layers(), cfg.recomputed_layers(layers)));
+}
 
 // The run's summary: what the step model predicts of the states and the traffic beside the run's steps.
 inline nlohmann::json summary_of(const config& cfg, const mlp_shape& shape, int ranks, int stage,
@@ -467,12 +472,11 @@ inline nlohmann::json summary_of(const config& cfg, const mlp_shape& shape, int 
         // The peak above the formula, activations aside, one layer at a time: stage 1 reduce-scatters into a
         // shard-sized buffer, stage 2 stages a layer's full gradient, stage 3 also gathers a layer's parameters
         // (a recomputed pair's two at once, three where the experts after the first pair run again before the
-        // third layer's backward).
+        // third layer's backward; a recomputed group's layers at once).
         {"fixed_overhead_bytes",
-         stage == 1
-             ? static_cast<double>(comm::partition(largest_layer, ranks).largest()) * 4.0
-             : (stage >= 2 ? 1 : 0) * largest_layer * 4.0 +
-                   (stage >= 3 ? (cfg.recompute_layers > 0 ? (cfg.experts() ? 3 : 2) : 1) : 0) * largest_layer * 4.0},
+         stage == 1 ? static_cast<double>(comm::partition(largest_layer, ranks).largest()) * 4.0
+                    : (stage >= 2 ? 1 : 0) * largest_layer * 4.0 +
+                          (stage >= 3 ? gathered_at_once(cfg, shape.layers()) : 0) * largest_layer * 4.0},
         {"samples_per_rank", static_cast<double>(cfg.batch) / static_cast<double>(ranks)},
         {"step_seconds", step_seconds},
         {"last_step", last}}}};
@@ -528,7 +532,8 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     ledger.reset_peaks();
     const std::uint64_t sent_before = c.bytes_sent(), experts_before = moe ? moe->sent() : 0,
                         expert_data_before = moe ? moe->data_sent() : 0;
-    mlp_pass pass(shape, samples.size(c.rank()) * cfg.sequence, ledger, cfg.recompute_layers);
+    mlp_pass pass(shape, samples.size(c.rank()) * cfg.sequence, ledger, cfg.recomputed_layers(shape.layers()) / 2,
+                  cfg.group_layers() / 2);
     double loss = moe ? detail::forward_backward(dp, c, self, cfg, shape, task, pass, samples, t, &*moe)
                       : detail::forward_backward(dp, c, self, cfg, shape, task, pass, samples, t);
     // What the formula counts is resident now: states, no gathered layer, no staging buffer.
@@ -571,12 +576,14 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
       moe ? detail::expert_summary(c, cfg, &*moe, samples.size(c.rank()) * cfg.sequence, 1) : nlohmann::json();
   // The activations each rank's pass holds at most: its layers' inputs and output, a recomputed pair rebuilt.
   const auto activation_peak = detail::per_rank(
-      c, sizeof(float) * mlp_pass::peak_floats(shape, samples.size(c.rank()) * cfg.sequence, cfg.recompute_layers));
+      c, sizeof(float) * mlp_pass::peak_floats(shape, samples.size(c.rank()) * cfg.sequence,
+                                               cfg.recomputed_layers(shape.layers()) / 2, cfg.group_layers() / 2));
   if (c.rank() == 0) {
     auto summary = detail::summary_of(cfg, shape, c.size(), stage, sb, predicted_memory, predicted_traffic,
                                       largest_layer, step_seconds, last);
     summary["summary"]["model"]["activation_peak_bytes"] = activation_peak;
     summary["summary"]["model"]["recompute_layers"] = cfg.recompute_layers;
+    summary["summary"]["model"]["recompute_method"] = model::to_string(cfg.recompute_method);
     summary["summary"]["model"]["recompute_attention"] = cfg.recompute_attention;
     summary["summary"]["model"]["recompute_experts"] = cfg.recompute_experts;
     summary["summary"]["model"]["recompute_shared_experts"] = cfg.recompute_shared;

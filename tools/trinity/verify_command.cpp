@@ -578,13 +578,16 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
   // where the layout recomputes some of each chunk's layers.
   const auto [recomputes, recompute_pairs] = recomputed_pairs(w, l);
   const std::size_t recomputed = !recomputes ? 0 : recompute_pairs == 1 ? 2 : 1;
+  // In groups of two layers or more: both pairs as one group.
+  const bool grouped = grouped_pairs(w, l) > 0;
   const std::string command =
       "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) + " --experts " +
       std::to_string(experts) + " --top-k " + std::to_string(top_k) + " --ep " + std::to_string(ep) + " --etp " +
       std::to_string(etp) + " --balanced-routing --stage " + std::to_string(l.zero_stage) + " --steps " +
       std::to_string(steps) + " --batch " + std::to_string(ranks * tokens) + " --width " + std::to_string(width) +
       (moe.shared ? " --shared-experts " + std::to_string(moe.shared) : "") + (l.offload ? " --offload" : "") +
-      (recomputed ? " --layers 3 --recompute-layers " + std::to_string(recomputed) : "") + expert_recompute_flags(l);
+      (recomputed ? " --layers 3 --recompute-layers " + std::to_string(recomputed) : "") +
+      (grouped ? " --recompute-method uniform" : "") + expert_recompute_flags(l);
   std::cerr << "trinity verify: " << command << '\n';
   const json summary = summary_of(run_and_capture(command + " 2>&1"));
   const auto& step = summary.at("last_step");
@@ -630,15 +633,13 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
                              ", etp=" + std::to_string(etp) + ", " + std::to_string(replicas) +
                              " expert-data-parallel " + (replicas > 1 ? "replicas" : "replica") + ", " +
                              std::to_string(tokens) + " tokens a rank routed evenly" + shared_note(moe) +
-                             (recomputed == 2   ? ", both column/row pairs recomputed"
-                              : recomputed == 1 ? ", the first of two column/row pairs recomputed"
-                                                : "") +
+                             (recomputed == 2 && grouped ? ", both column/row pairs recomputed as one group"
+                              : recomputed == 2          ? ", both column/row pairs recomputed"
+                              : recomputed == 1          ? ", the first of two column/row pairs recomputed"
+                                                         : "") +
                              (runs_experts_module(l) ? ", the experts' block recomputed alone" : "") +
                              (runs_shared_module(l) ? ", the shared experts recomputed alone" : "") + ")";
-  auto not_run = not_run_of(l, recomputed > 0, modules_run(l, 1, true));
-  // The loop recomputes its pairs one by one; its counts are full recomputation's whatever the group.
-  if (grouped_pairs(w, l) > 0) not_run.emplace_back("the uniform method's groups (each pair recomputed alone)");
-  print_expert_rows(a, w, l, command, scaled, ranks, rows_out, not_run);
+  print_expert_rows(a, w, l, command, scaled, ranks, rows_out, not_run_of(l, recomputed > 0, modules_run(l, 1, true)));
 }
 
 // A model-parallel layout (--parallelism): its tensor, pipeline, context and ZeRO slots run here on threads,
