@@ -79,8 +79,9 @@ struct config {
   [[nodiscard]] std::size_t recomputed_layers(std::size_t layers) const noexcept {
     return recompute_layers == 0 ? 0 : uniform() ? layers : 2 * recompute_layers;
   }
-  //! The layers a checkpointed group holds: a block, or under the uniform method --recompute-layers blocks.
+  //! Whether --recompute-layers counts the blocks of each checkpointed group (Megatron-Core's uniform method).
   [[nodiscard]] bool uniform() const noexcept { return recompute_method == model::recompute_method::uniform; }
+  //! The layers a checkpointed group holds: a block, or under the uniform method --recompute-layers blocks.
   [[nodiscard]] std::size_t group_layers() const noexcept {
     return uniform() && recompute_layers > 0 ? 2 * recompute_layers : 2;
   }
@@ -97,7 +98,8 @@ struct config {
 };
 
 //! The recomputation flags against a model chunk of `layers` layers. --recompute-layers: pairs of them, not more
-//! than it has. --recompute-attention and --recompute-experts: a block to recompute, and not beside
+//! than it has (a uniform group may be: it is then the whole chunk); --recompute-method uniform needs a group size.
+//! --recompute-attention and --recompute-experts: a block to recompute, and not beside
 //! --recompute-layers, which reruns both with their pair; --recompute-shared-experts also not beside
 //! --recompute-experts, whose block holds them (Megatron-Core's modules moe and shared_experts do not go together).
 //! Each refusal names the flag and the fix.
