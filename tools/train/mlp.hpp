@@ -53,19 +53,19 @@ inline std::vector<float> initial_parameters(const mlp_shape& shape, std::uint64
   return p;
 }
 
-//! Activations of one rank's samples, booked in its ledger as activations. With `recomputed` pairs, the first
-//! that many pairs of layers (2j, 2j + 1) keep only their input, in checkpointed groups of `group` pairs (one pair
-//! each under the block method; Megatron-Core's uniform method groups them, a last group the pairs left): an
+//! Activations of one rank's samples, booked in its ledger as activations. The first `recomputed` layers (whole
+//! pairs 2j, 2j + 1) keep only their input, in checkpointed groups of `group` layers (a pair each under the block
+//! method; Megatron-Core's uniform method groups pairs, a last group the layers left): an
 //! activation inside a group (a layer's input but the group's first) exists only while a forward or a rebuild
 //! needs it.
 class mlp_pass {
  public:
   mlp_pass(const mlp_shape& shape, std::size_t samples, shard::memory_ledger& ledger, std::size_t recomputed = 0,
-           std::size_t group = 1)
+           std::size_t group = 2)
       : shape_(&shape),
         m_(samples),
-        recomputed_(2 * recomputed),
-        group_(2 * group),
+        recomputed_(recomputed),
+        group_(group),
         spare_(shard::tracking_allocator<float>(ledger, shard::state_kind::activations)) {
     for (std::size_t l = 0; l <= shape.layers(); ++l)
       acts_.emplace_back(rebuilt(l) ? 0 : samples * shape.widths[l], 0.0f,
@@ -109,8 +109,8 @@ class mlp_pass {
   //! The floats this pass keeps between its forward and backward, and the most a recomputed group rebuilds (its
   //! activations and its output again): what its ledger's activation peak is.
   [[nodiscard]] static std::size_t peak_floats(const mlp_shape& shape, std::size_t samples, std::size_t recomputed,
-                                               std::size_t group = 1) {
-    const std::size_t end = 2 * recomputed, per = 2 * group;
+                                               std::size_t group = 2) {
+    const std::size_t end = recomputed, per = group;
     std::size_t kept = 0, rebuilt = 0, now = 0;
     for (std::size_t l = 0; l <= shape.layers(); ++l) {
       if (l < end && l % per != 0)

@@ -59,12 +59,11 @@ struct mlp_chunks {
   bool sp;
   long step;
   double loss = 0;
-  // --recompute-layers: the first `recompute` blocks of each chunk keep only their input and run their forward
-  // again in the backward (Megatron-Core's block method); a block is a column/row pair, as a transformer layer's MLP.
-  // Under --recompute-method uniform every block does, in groups of `recompute` that keep only the group's input
-  // and run again together (a chunk's last group the blocks left).
-  std::size_t recompute = 0;
-  bool uniform = false;
+  // --recompute-layers (config::recomputed_layers, config::group_layers): the first `recompute` layers of each chunk
+  // keep only their input and run their forward again in the backward, in checkpointed groups of `group` layers (a
+  // column/row pair, as a transformer layer's MLP, under Megatron-Core's block method; --recompute-method uniform
+  // groups pairs, a chunk's last group the layers left).
+  std::size_t recompute = 0, group = 2;
   // --recompute-attention: the attention block's core keeps its input alone and runs again, its ring too, when the
   // backward reaches it (Megatron-Core's selective recomputation).
   bool recompute_attention = false;
@@ -87,8 +86,8 @@ struct mlp_chunks {
 
   std::size_t t() const { return static_cast<std::size_t>(tp->size()); }
   // The layers a checkpointed group holds, and of a chunk's those whose forward runs again in the backward.
-  std::size_t block() const { return uniform && recompute > 0 ? 2 * recompute : 2; }
-  std::size_t recomputed() const { return recompute == 0 ? 0 : uniform ? per_chunk() : 2 * recompute; }
+  std::size_t block() const { return group; }
+  std::size_t recomputed() const { return recompute; }
   std::size_t group_end(std::size_t first) const { return std::min(first + block(), per_chunk()); }
   int tr() const { return tp->rank(); }
   parallel::tokens held() const { return sp ? parallel::tokens::sequence_parallel : parallel::tokens::all; }
@@ -704,8 +703,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
         cfg.sequence_parallel,
         t_step,
         0,
-        cfg.recompute_layers,
-        cfg.uniform(),
+        cfg.recomputed_layers(shape.layers() / (p * v)),
+        cfg.group_layers(),
         cfg.recompute_attention,
         cfg.recompute_experts,
         cfg.recompute_shared,

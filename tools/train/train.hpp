@@ -534,8 +534,8 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
     ledger.reset_peaks();
     const std::uint64_t sent_before = c.bytes_sent(), experts_before = moe ? moe->sent() : 0,
                         expert_data_before = moe ? moe->data_sent() : 0;
-    mlp_pass pass(shape, samples.size(c.rank()) * cfg.sequence, ledger, cfg.recomputed_layers(shape.layers()) / 2,
-                  cfg.group_layers() / 2);
+    mlp_pass pass(shape, samples.size(c.rank()) * cfg.sequence, ledger, cfg.recomputed_layers(shape.layers()),
+                  cfg.group_layers());
     double loss = moe ? detail::forward_backward(dp, c, self, cfg, shape, task, pass, samples, t, &*moe)
                       : detail::forward_backward(dp, c, self, cfg, shape, task, pass, samples, t);
     // What the formula counts is resident now: states, no gathered layer, no staging buffer.
@@ -579,7 +579,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
   // The activations each rank's pass holds at most: its layers' inputs and output, a recomputed pair rebuilt.
   const auto activation_peak = detail::per_rank(
       c, sizeof(float) * mlp_pass::peak_floats(shape, samples.size(c.rank()) * cfg.sequence,
-                                               cfg.recomputed_layers(shape.layers()) / 2, cfg.group_layers() / 2));
+                                               cfg.recomputed_layers(shape.layers()), cfg.group_layers()));
   if (c.rank() == 0) {
     auto summary = detail::summary_of(cfg, shape, c.size(), stage, sb, predicted_memory, predicted_traffic,
                                       largest_layer, step_seconds, last);
