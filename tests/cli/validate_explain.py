@@ -27,7 +27,7 @@ STRIDE = 8  # --explain of every 8th run of the table, and of its last
 # The breakdown's parts, in parallel_predicted_json's names: every second of the step is one of them.
 PARTS = ("gemm_s", "attention_s", "elementwise_s", "recompute_s", "tensor_parallel_s", "expert_parallel_s",
          "context_parallel_s", "pipeline_p2p_s", "bubble_s", "data_parallel_s", "optimizer_s", "offload_s",
-         "gradient_coding_s")
+         "gradient_coding_s", "embedding_all_reduce_s")
 
 
 def run(cmd):

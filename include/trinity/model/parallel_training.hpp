@@ -289,9 +289,13 @@ struct parallel_step_cost {
   seconds bubble{}, dp_comm{}, optimizer{};
   seconds offload{};  //!< gradient shard down, parameter shard up, per step
   seconds codec{};    //!< encoding and decoding the gradient, per step
+  //! The word embedding's gradient summed between the pipeline's first and last stages, once a step
+  //! (embedding_all_reduce); zero where they do not both hold it.
+  seconds embedding_sync{};
   seconds step{};
-  bytes tp_bytes{}, cp_bytes{}, pp_bytes{}, dp_bytes{};                //!< sent per GPU per step
-  bytes ep_bytes{};                                                    //!< the all-to-alls', sent per GPU per step
+  bytes tp_bytes{}, cp_bytes{}, pp_bytes{}, dp_bytes{};  //!< sent per GPU per step
+  bytes ep_bytes{};                                      //!< the all-to-alls', sent per GPU per step
+  bytes embedding_bytes{};  //!< the embedding all-reduce's, sent per GPU of the first or last stage per step
   bytes parameters{}, gradients{}, optimizer_states{}, activations{};  //!< per GPU, the fuller stage
   bytes offloaded{}, offload_bytes{};  //!< optimizer states held in the host tier; bytes moved to and from it a step
   bytes gradient_frame{};  //!< the fuller stage's gradient as its reduction sends it: bf16, or the codec's frame
@@ -392,6 +396,19 @@ inline int least_zero_stage(const training_job& j) noexcept { return j.fp8_param
 //! 2 gather the updated shards once; ZeRO-3 gathers the weights again for each micro-batch's forward and backward.
 inline double parameter_gathers(const parallel_layout& l, double micro_batches) noexcept {
   return l.zero_stage == 3 ? 2.0 * micro_batches : l.zero_stage >= 1 ? 1.0 : 0.0;
+}
+
+//! What one GPU of the pipeline's first or last stage sends a step keeping the word embedding in step between the
+//! two (Megatron-Core's embedding group): where both hold it, tied to the output layer (the last stage keeps a
+//! copy) or read again by multi-token prediction modules, finalize_model_grads sums its gradient over the two
+//! (_allreduce_word_embedding_grads) once a step, after the data-parallel reduction and before the update: an
+//! all-reduce of the V·h/t values of this rank's slice over two ranks, which sends each of them the whole slice.
+//! Zero where the stages do not both hold it (one stage, or untied without prediction modules).
+inline bytes embedding_all_reduce_bytes(const training_job& j, const parallel_layout& l) noexcept {
+  const auto& m = j.shape;
+  if (l.pp == 1 || !(m.tied_embeddings || m.mtp_layers > 0)) return bytes{};
+  return bytes{static_cast<double>(m.vocabulary) * static_cast<double>(m.hidden) / static_cast<double>(l.tp) *
+               j.precision.gradient};
 }
 
 //! The first rule the layout breaks for this job and cluster, or empty.
@@ -808,14 +825,14 @@ inline stage_weights stage_weights_of(const training_job& j, const parallel_layo
   stage_weights w;
   // Prediction modules sit on the last stage after its layers, their own weights (the layer's dense and routed
   // parts, the projection, the norms) and the embedding again: Megatron-Core builds one wherever a module runs,
-  // beside an untied output layer (tied, it is the output layer's weight).
+  // beside an untied output layer (tied, the output layer holds no weight and reads that one).
   const double mtp = static_cast<double>(m.mtp_layers);
   const bool mtp_moe = last_layer_moe(m);
   const double mtp_experts =  // the routed experts' weights on this GPU, as a mixture layer's
       mtp_moe ? mtp * static_cast<double>(m.experts / l.ep) * expert_parameters(m) / static_cast<double>(l.etp) : 0.0;
   const double mtp_dense =
       mtp * (mtp_module_parameters(m) - (mtp_moe ? static_cast<double>(m.experts) * expert_parameters(m) : 0.0)) / t;
-  const double mtp_embed = mtp > 0 && l.pp > 1 ? V * h / t : 0.0;
+  const double mtp_embed = mtp > 0 && l.pp > 1 && !m.tied_embeddings ? V * h / t : 0.0;
   // What fp8 casts of them: the GEMM weights, less the norms and a router (which runs in 16 bits).
   const double mtp_linear =
       mtp_dense - mtp * (5.0 * h + (mtp_moe ? h * static_cast<double>(m.experts) : 0.0)) / t + mtp_experts;
@@ -826,9 +843,10 @@ inline stage_weights stage_weights_of(const training_job& j, const parallel_layo
   if (!m.moe()) {
     const double layer_params = layer_parameters(m) / t;  // the norms are replicated; a rounding error here
     const double embed = V * h / t;
-    // The first stage holds the embedding; the last the final norm and, untied, the output layer.
+    // The first stage holds the embedding; the last the final norm and the output layer's weight, tied or not
+    // (tied, its copy of the embedding, which embedding_all_reduce keeps in step).
     const double first = L_first * layer_params + embed, middle = L_mid * layer_params,
-                 last = L_last * layer_params + (m.tied_embeddings ? 0.0 : embed) + h + mtp_dense + mtp_embed;
+                 last = L_last * layer_params + embed + h + mtp_dense + mtp_embed;
     w.dense = l.pp == 1 ? L_first * layer_params + embed * (m.tied_embeddings ? 1.0 : 2.0) + h + mtp_dense
                         : std::max({first, middle, last});
     w.linear = most_linear((layer_parameters(m) - 2.0 * h) / t);
@@ -851,7 +869,7 @@ inline stage_weights stage_weights_of(const training_job& j, const parallel_layo
   const std::pair<double, double> stages[] = {
       {L_first * dense + embed, L_first * experts},
       {L_mid * dense, L_mid * experts},
-      {L_last * dense + (m.tied_embeddings ? 0.0 : embed) + h + mtp_dense + mtp_embed, L_last * experts + mtp_experts}};
+      {L_last * dense + embed + h + mtp_dense + mtp_embed, L_last * experts + mtp_experts}};
   const auto& fullest = *std::max_element(std::begin(stages), std::end(stages), [](const auto& a, const auto& b) {
     return a.first + a.second < b.first + b.second;
   });
@@ -1195,8 +1213,14 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
 
   const auto fp8 = detail::kept_in_fp8(j, weights);
   detail::price_data_parallel(r, j, c, l, codec, weights, fp8, st, mb);
+  // The embedding group's all-reduce runs once between the last backward and the update, under nothing; its two
+  // ranks are the pipeline's ends, as far apart as its span.
+  r.embedding_bytes = embedding_all_reduce_bytes(j, l);
+  r.embedding_sync = r.embedding_bytes > bytes{}
+                         ? ring_all_reduce_time(2, r.embedding_bytes, detail::as_collective(pp_link))
+                         : seconds{};
   // Coding runs on the device between the last backward and the update, never under either.
-  r.step = mb * per_mb + weight_cast + r.bubble + r.dp_comm + r.codec + r.optimizer + r.offload;
+  r.step = mb * per_mb + weight_cast + r.bubble + r.dp_comm + r.codec + r.embedding_sync + r.optimizer + r.offload;
   detail::price_memory(r, j, l, weights, fp8, st, stages, mb, T);
 
   r.model_flops = training_flops(m, static_cast<double>(j.global_batch), s, recomputation::none);

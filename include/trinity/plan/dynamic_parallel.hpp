@@ -83,8 +83,10 @@ inline std::optional<model::parallel_step_cost> price_bucket(const model::traini
 }
 
 //! What a step pays once, whatever its buckets (its reduction and update): the gradient's reduction and coding,
-//! the optimizer step, and offloaded, the round trip to the offload tier.
-inline seconds frame_time(const model::parallel_step_cost& c) { return c.dp_comm + c.codec + c.optimizer + c.offload; }
+//! the embedding group's all-reduce, the optimizer step, and offloaded, the round trip to the offload tier.
+inline seconds frame_time(const model::parallel_step_cost& c) {
+  return c.dp_comm + c.codec + c.embedding_sync + c.optimizer + c.offload;
+}
 
 //! Whole sequences per bucket: each bucket's share of global_batch must be a whole number of sequences.
 inline std::vector<std::size_t> whole_sequences(const training_workload& w, std::size_t global_batch) {

@@ -360,7 +360,7 @@ struct parallel_problem {
     const auto& r = c.step;
     const auto& l = p.layout;
     const double n = static_cast<double>(l.gpus());
-    const bytes sent = r.tp_bytes + r.cp_bytes + r.pp_bytes + r.dp_bytes + r.ep_bytes;
+    const bytes sent = r.tp_bytes + r.cp_bytes + r.pp_bytes + r.dp_bytes + r.ep_bytes + r.embedding_bytes;
     const seconds busy =
         r.gemm + r.attention + r.elementwise + r.recompute + r.codec + (p.layout.offload ? seconds{} : r.optimizer);
     // Bytes cost the energy of the link their group uses (model::span: tensor innermost, the pipeline outermost).
@@ -374,8 +374,8 @@ struct parallel_problem {
     c.total.energy =
         busy * s.device.power + (r.step - busy) * s.device.idle_power +
         r.tp_bytes * energy_of(model::layout_group::tensor) + r.cp_bytes * energy_of(model::layout_group::context) +
-        r.pp_bytes * energy_of(model::layout_group::pipeline) + r.dp_bytes * energy_of(model::layout_group::stage) +
-        r.ep_bytes * energy_of(model::layout_group::expert) +
+        (r.pp_bytes + r.embedding_bytes) * energy_of(model::layout_group::pipeline) +
+        r.dp_bytes * energy_of(model::layout_group::stage) + r.ep_bytes * energy_of(model::layout_group::expert) +
         (l.offload ? r.offload_bytes * s.tiers[1].energy : joules{});
     c.dollars = plan::dollars(s, r.step, {r.device_bytes}, sent);
     return c;
@@ -434,7 +434,8 @@ struct parallel_problem {
                                                     {r.dp_comm.value(), "the data-parallel reduction"},
                                                     {r.optimizer.value(), "the optimizer step"},
                                                     {r.offload.value(), "the optimizer offload traffic"},
-                                                    {r.codec.value(), "gradient coding"}};
+                                                    {r.codec.value(), "gradient coding"},
+                                                    {r.embedding_sync.value(), "the embedding all-reduce"}};
     const auto top = *std::max_element(std::begin(parts), std::end(parts));
     return std::string(top.second) + " (" + pct(top.first / r.step.value()) + " of a " + to_string(r.step) +
            " step, MFU " + pct(r.mfu) + "); " + s.tiers[0].name + " " + pct(r.device_bytes / cluster.memory) + " full";

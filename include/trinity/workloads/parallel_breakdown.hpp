@@ -81,7 +81,8 @@ inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r
             {"data_parallel_s", r.dp_comm.value()},
             {"optimizer_s", r.optimizer.value()},
             {"offload_s", r.offload.value()},
-            {"gradient_coding_s", r.codec.value()}}},
+            {"gradient_coding_s", r.codec.value()},
+            {"embedding_all_reduce_s", r.embedding_sync.value()}}},
           {"memory",
            {{"parameters_bytes", r.parameters.value()},
             {"gradients_bytes", r.gradients.value()},
@@ -95,7 +96,8 @@ inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r
             {"expert_parallel_bytes", r.ep_bytes.value()},
             {"context_parallel_bytes", r.cp_bytes.value()},
             {"pipeline_bytes", r.pp_bytes.value()},
-            {"data_parallel_bytes", r.dp_bytes.value()}}}};
+            {"data_parallel_bytes", r.dp_bytes.value()},
+            {"embedding_bytes", r.embedding_bytes.value()}}}};
 }
 
 //! The step's breakdown and the memory per GPU, as a table.
@@ -117,6 +119,7 @@ inline void print_parallel_breakdown(std::ostream& out, const model::parallel_st
   t.add({"  optimizer step" + std::string(r.offloaded > bytes{} ? " (on the host)" : ""), share(r.optimizer)});
   if (r.offloaded > bytes{}) t.add({"  optimizer offload traffic", share(r.offload)});
   if (r.codec > seconds{}) t.add({"  gradient coding", share(r.codec)});
+  if (r.embedding_sync > seconds{}) t.add({"  embedding all-reduce", share(r.embedding_sync)});
   if (r.pipeline_stages > 1) {
     const auto& g = r.stages;
     const std::string binding = detail::binding_stage(r);

@@ -753,7 +753,7 @@ TEST_CASE("parallel training: the step's parts add up to the step, each second i
         const auto r = l.codec.empty() ? price(j, c, l) : price(j, c, l, int8);
         INFO(text << (fp8 ? " fp8" : "") << (overlap ? " overlap" : ""));
         const seconds parts = r.gemm + r.attention + r.elementwise + r.recompute + r.tp_comm + r.ep_comm + r.cp_comm +
-                              r.pp_comm + r.bubble + r.dp_comm + r.optimizer + r.offload + r.codec;
+                              r.pp_comm + r.bubble + r.dp_comm + r.optimizer + r.offload + r.codec + r.embedding_sync;
         CHECK(parts.value() == Approx(r.step.value()).epsilon(1e-12));
         if (!l.codec.empty()) CHECK(r.codec > seconds{});
       }
@@ -815,6 +815,44 @@ TEST_CASE(
   CHECK((price(j8, fast, parallel_layout{}).parameters - price(without8, fast, parallel_layout{}).parameters).value() ==
         Approx(j8.precision.parameter * mtp_module_parameters(j.shape) + 2.0 * (mtp_module_parameters(j.shape) - 5 * h))
             .epsilon(1e-12));
+}
+
+TEST_CASE(
+    "parallel training: where a pipeline's first and last stages both hold the embedding, its gradient is summed "
+    "between them once a step",
+    "[model][parallel]") {
+  const auto c = ideal();
+  const auto untied = gpt(8, 2048, 16, 1024, 4);
+  auto tied = untied;
+  tied.shape.tied_embeddings = true;
+  auto predicting = untied;
+  predicting.shape.mtp_layers = 1;
+  const double h = 2048, V = 51200;
+  // Megatron-Core's embedding group: an all-reduce of the V·h/t gradient values over two ranks, each sending the
+  // whole slice, over the link the pipeline's span reaches: 2 latencies and the slice over the bandwidth.
+  for (const auto& [text, link] : {std::pair{"tp=2,pp=2,dp=1,zero=0", c.fast}, {"tp=2,pp=8,dp=1,zero=1", c.slow}}) {
+    INFO(text);
+    const auto l = io::parse_parallel_layout(text);
+    const auto apart = price(untied, c, l), one = price(tied, c, l), module = price(predicting, c, l);
+    CHECK(apart.embedding_bytes == bytes{});
+    CHECK(apart.embedding_sync == seconds{});
+    const double slice = V * h / 2 * untied.precision.gradient;
+    for (const auto* r : {&one, &module}) {
+      CHECK(r->embedding_bytes.value() == slice);
+      CHECK(r->embedding_sync.value() ==
+            Approx(2 * link.latency.value() + slice / link.bandwidth.value()).epsilon(1e-12));
+    }
+    // Tied, the last stage keeps its copy of the embedding as the untied one keeps its output layer: the same
+    // weights and memory, and the step longer by the all-reduce alone.
+    CHECK(one.stage_parameters == apart.stage_parameters);
+    CHECK(one.device_bytes == apart.device_bytes);
+    CHECK(one.step.value() == Approx((apart.step + one.embedding_sync).value()).epsilon(1e-12));
+  }
+  // On one stage the one weight serves both ends, once tied, and nothing is summed.
+  const auto l = io::parse_parallel_layout("tp=2,dp=1,zero=0");
+  const auto one = price(tied, c, l), apart = price(untied, c, l);
+  CHECK(one.embedding_sync == seconds{});
+  CHECK(apart.stage_parameters - one.stage_parameters == V * h / 2);
 }
 
 TEST_CASE("parallel training: the last stage pays the loss over the T·V/t logits a GPU holds, each micro-batch",

@@ -108,7 +108,8 @@ TEST_CASE("dynamic parallelism prices the frame's codec and offload once a step,
   const auto r = plan::plan_dynamic(s, w, {.gpus = 64});
   // The shared part is the frame's reduction, coding, update and offload, from any bucket's cost.
   const auto& b = r.buckets.front().cost;
-  CHECK(r.shared.value() == Approx((b.dp_comm + b.codec + b.optimizer + b.offload).value()).epsilon(1e-12));
+  CHECK(r.shared.value() ==
+        Approx((b.dp_comm + b.codec + b.embedding_sync + b.optimizer + b.offload).value()).epsilon(1e-12));
   // With no room for a codec's error the frame reduces uncoded, and the plan is no faster than with one.
   w.error_budget = 0;
   const auto exact = plan::plan_dynamic(s, w, {.gpus = 64});
