@@ -64,8 +64,7 @@ inline constexpr key run_keys[] = {{"name", required},
                                    {"published", required},
                                    {"assumed"}};
 inline constexpr key run_own_shape_keys[] = {{"layers", required}, {"hidden", required},   {"ffn_hidden", required},
-                                             {"heads", required},  {"kv_heads", required}, {"vocabulary", required},
-                                             {"tied_embeddings"}};
+                                             {"heads", required},  {"kv_heads", required}, {"vocabulary", required}};
 inline constexpr auto run_shape_keys = concat(run_own_shape_keys, optional_shape_keys);
 inline constexpr key published_keys[] = {{"tflops_per_gpu"}, {"flops"}, {"iteration_s"}, {"tokens_per_second_per_gpu"}};
 inline constexpr key state_bytes_keys[] = {{"parameter", required}, {"gradient", required}, {"optimizer", required}};

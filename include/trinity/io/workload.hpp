@@ -70,24 +70,14 @@ inline model::power_law read_power_law(const object& o, const char* what) {
 }
 
 // A spelt-out shape's optional keys beyond its widths, which the training readers (a training workload, a
-// published run) list and read_shape reads: the MLP's gating, a head's width, sliding windows, latent attention,
-// the experts and multi-token prediction. The serving readers list none of the last four kinds, so they refuse them
-// as unknown; a named model refuses every one of them beside its name.
-inline constexpr key optional_shape_keys[] = {{"gated_mlp"},
-                                              {"head_dim"},
-                                              {"sliding_window"},
-                                              {"full_attention_frequency"},
-                                              {"kv_lora_rank"},
-                                              {"q_lora_rank"},
-                                              {"rope_head_dim"},
-                                              {"v_head_dim"},
-                                              {"experts"},
-                                              {"top_k"},
-                                              {"moe_ffn_hidden"},
-                                              {"shared_experts"},
-                                              {"moe_layer_frequency"},
-                                              {"first_dense_layers"},
-                                              {"mtp_layers"}};
+// published run) list and read_shape reads: the MLP's gating, a head's width, an output layer tied to the embedding,
+// sliding windows, latent attention, the experts and multi-token prediction. The serving readers list none of the
+// last four kinds, so they refuse them as unknown; a named model refuses every one of them beside its name.
+inline constexpr key optional_shape_keys[] = {
+    {"gated_mlp"},    {"tied_embeddings"}, {"head_dim"},       {"sliding_window"},      {"full_attention_frequency"},
+    {"kv_lora_rank"}, {"q_lora_rank"},     {"rope_head_dim"},  {"v_head_dim"},          {"experts"},
+    {"top_k"},        {"moe_ffn_hidden"},  {"shared_experts"}, {"moe_layer_frequency"}, {"first_dense_layers"},
+    {"mtp_layers"}};
 
 //! A mixture of experts' routing: the busiest expert-parallel rank's tokens over the mean (1: balanced, as
 //! benchmark runs force it) and the cap on an expert's tokens over its even share (0: none, dropless).
@@ -211,9 +201,6 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
   m.kv_heads = o.has("kv_heads") ? o.count("kv_heads") : m.heads;
   m.vocabulary = o.count("vocabulary");
   if (o.has("head_dim")) m.head_size = o.count("head_dim", 4096);
-  // Only the published-runs reader lists this key (every other reader refuses it as unknown): an output layer
-  // that shares the embedding's weights, as GPT-2's and Megatron's GPT do, holds V·h fewer of them.
-  o.get("tied_embeddings", m.tied_embeddings);
   // Only the training readers list these (the serving readers refuse them as unknown: a window bounds the KV
   // cache, which the serving model does not count).
   if (o.has("sliding_window")) m.sliding_window = o.count("sliding_window", 10'000'000);
@@ -225,12 +212,16 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
   read_experts(o, m, assumed);
   // Absent, the model has none, as absent experts make it dense: nothing is assumed.
   if (o.has("mtp_layers")) m.mtp_layers = o.count("mtp_layers", 1'000);
+  // An output layer that shares the embedding's weights, as GPT-2's, Megatron's GPT and Llama 3.2's do, holds V·h
+  // fewer of them (on a pipeline the last stage keeps a copy: model::embedding_all_reduce_bytes).
   if (assumed) {
     if (!o.has("kv_heads")) plan::assume(*assumed, o.path("kv_heads"), m.kv_heads);
     o.get("gated_mlp", m.gated_mlp, *assumed);
+    o.get("tied_embeddings", m.tied_embeddings, *assumed);
     if (!o.has("head_dim") && m.heads > 0) plan::assume(*assumed, o.path("head_dim"), m.hidden / m.heads);
   } else {
     o.get("gated_mlp", m.gated_mlp);
+    o.get("tied_embeddings", m.tied_embeddings);
   }
   model::validate(m);  // names the key, which is the JSON field here
   return m;

@@ -99,9 +99,9 @@ inline void read_fp8_params(const object& o, plan::training_workload& w) {
 // Keys that only a transformer's shape gives meaning to: refused without one.
 // clang-format off
 inline constexpr const char* shape_only_keys[] = {
-    "gated_mlp", "global_batch", "flash_attention", "attention_kernel", "dropout", "overlap", "cross_entropy",
-    "sequence_mix", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency", "first_dense_layers",
-    "full_attention_frequency", "q_lora_rank", "rope_head_dim", "v_head_dim", "capacity_factor",
+    "gated_mlp", "tied_embeddings", "global_batch", "flash_attention", "attention_kernel", "dropout", "overlap",
+    "cross_entropy", "sequence_mix", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency",
+    "first_dense_layers", "full_attention_frequency", "q_lora_rank", "rope_head_dim", "v_head_dim", "capacity_factor",
     "expert_imbalance", "mtp_layers", "fp8_params"};
 // clang-format on
 

@@ -449,7 +449,7 @@ TEST_CASE("a spelt-out shape takes head_dim, a named model refuses it", "[io]") 
                     Catch::Contains("head_dim: is part of the named model's shape"));
 }
 
-TEST_CASE("a published run's shape reads tied_embeddings, which a workload refuses as unknown", "[io]") {
+TEST_CASE("a published run's and a workload's shape read tied_embeddings, which a named model refuses", "[io]") {
   const auto runs_with = [](const std::string& extra) {
     return io::parse(R"({"sources": {"s": "a source"}, "runs": [{"name": "r", "source": "s", "role": "held-out",
         "system": "dgx-h100", "gpus": 8, "model": {"layers": 24, "hidden": 2048, "ffn_hidden": 8192, "heads": 16,
@@ -464,12 +464,31 @@ TEST_CASE("a published run's shape reads tied_embeddings, which a workload refus
   CHECK(tied.tied_embeddings);
   // The output layer's V·h weights are the only difference: 50,304 × 2,048.
   CHECK(model::parameters(untied) - model::parameters(tied) == Approx(50304.0 * 2048.0));
-  CHECK_THROWS_WITH(workloads::read_workload(io::parse(R"({"name": "q", "type": "training", "layers": 24,
-      "hidden": 2048, "ffn_hidden": 8192, "heads": 16, "vocabulary": 50304, "tied_embeddings": true,
-      "sequence": 2048})",
-                                                       "q.json"),
-                                             plan::presets::dgx_h100()),
-                    Catch::Contains("tied_embeddings: unknown key"));
+  // A training workload reads it beside a spelt-out shape, as does a serving workload; a named model fixes it, and
+  // a workload without a shape has nothing to tie.
+  const auto training = [](const std::string& extra) {
+    return workloads::read_workload(
+        io::parse(R"({"name": "q", "type": "training", "sequence": 2048, )" + extra + "}", "q.json"),
+        plan::presets::dgx_h100());
+  };
+  const std::string shape = R"("layers": 24, "hidden": 2048, "ffn_hidden": 8192, "heads": 16, "vocabulary": 50304)";
+  const auto w = training(shape + R"(, "tied_embeddings": true)").as<plan::training_workload>();
+  REQUIRE(w.shape);
+  CHECK(w.shape->tied_embeddings);
+  CHECK(model::parameters(*training(shape).as<plan::training_workload>().shape) - model::parameters(*w.shape) ==
+        Approx(50304.0 * 2048.0));
+  CHECK_THROWS_WITH(training(R"("model": "gpt3-175b", "tied_embeddings": false)"),
+                    Catch::Contains("tied_embeddings: is part of the named model's shape"));
+  CHECK_THROWS_WITH(training(R"("parameters": 1e9, "layers": 24, "hidden": 2048, "tied_embeddings": true)"),
+                    Catch::Contains("tied_embeddings: describes a transformer's shape"));
+  CHECK_THROWS_WITH(training(shape + R"(, "tied_embedding": true)"), Catch::Contains("tied_embedding: unknown key"));
+  const auto serving = workloads::read_workload(
+      io::parse(R"({"name": "s", "type": "llm-serve", )" + shape + R"(, "tied_embeddings": true,
+          "prompt_tokens": 2000, "output_tokens": 300, "ttft_slo": "500ms", "tpot_slo": "30ms",
+          "hit_rate": {"kappa_per_gb": 0.0028, "gamma": 0.127}})",
+                "s.json"),
+      plan::presets::dgx_h100());
+  CHECK(serving.as<plan::serving_workload>().shape.tied_embeddings);
 }
 
 TEST_CASE("a published run's state_bytes replace mixed precision's 2, 2 and 12, and are refused by field", "[io]") {
