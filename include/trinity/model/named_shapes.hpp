@@ -32,6 +32,8 @@ inline constexpr transformer_shape llama2_7b{32, 4096, 11008, 32, 32, 32000, tru
 inline constexpr transformer_shape llama2_13b{40, 5120, 13824, 40, 40, 32000, true, false};
 inline constexpr transformer_shape llama2_70b{80, 8192, 28672, 64, 8, 32000, true, false};
 inline constexpr transformer_shape llama3_405b{126, 16384, 53248, 128, 8, 128256, true, false};
+inline constexpr transformer_shape llama3_2_1b{16, 2048, 8192, 32, 8, 128256, true, true};
+inline constexpr transformer_shape llama3_2_3b{28, 3072, 8192, 24, 8, 128256, true, true};
 inline constexpr transformer_shape gptj_6b{28, 4096, 16384, 16, 16, 50400, false, false};
 // Mixtures of experts, then: head_dim (0: hidden / heads), experts, top_k, moe_ffn_hidden (0: ffn_hidden).
 inline constexpr transformer_shape mixtral_8x7b{32, 4096, 14336, 32, 8, 32000, true, false, 0, 8, 2};
@@ -59,6 +61,14 @@ inline constexpr named_shape named_shapes[] = {
      "Llama Team, \"The Llama 3 Herd of Models\" 2024, Table 3 (126 layers, 16,384 wide, FFN 53,248, 128 heads, "
      "8 KV heads, 128K vocabulary; 405B)",
      405e9},
+    {"llama3.2-1b", shapes::llama3_2_1b,
+     "Meta's Llama-3.2-1B config.json (16 layers, hidden 2,048, FFN 8,192, 32 heads, 8 KV heads, vocabulary "
+     "128,256, tie_word_embeddings true); Meta's Llama 3.2 model card (1.23B, shared embeddings)",
+     1.23e9},
+    {"llama3.2-3b", shapes::llama3_2_3b,
+     "Meta's Llama-3.2-3B config.json (28 layers, hidden 3,072, FFN 8,192, 24 heads, 8 KV heads, vocabulary "
+     "128,256, tie_word_embeddings true); Meta's Llama 3.2 model card (3.21B, shared embeddings)",
+     3.21e9},
     {"gptj-6b", shapes::gptj_6b,
      "EleutherAI's gpt-j-6b config.json (28 layers, n_embd 4,096, 16 heads, FFN 4 x 4,096, vocabulary 50,400, "
      "untied head; 6,053,381,344 parameters on the model card)",
