@@ -118,7 +118,7 @@ int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
   check_attention(cfg);
   check_experts(c, cfg);
   if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0 || cfg.tensor > 1 || cfg.sequence_parallel ||
-      cfg.context > 1) {
+      cfg.context > 1 || !cfg.chunk_layers.empty()) {
     auto pcfg = cfg;
     if (pcfg.micro_batches == 0) pcfg.micro_batches = pcfg.pipeline;
     if (pcfg.virtual_stages > 1 && pcfg.pipeline == 1)
@@ -191,6 +191,11 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
   app.add_option("--vpp", cfg.virtual_stages,
                  "model chunks per pipeline rank (Megatron's interleaved schedule; 1: 1F1B)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  app.add_option("--chunk-layers", cfg.chunk_layers,
+                 "each model chunk's layers, pp*vpp counts in the model's order, chunk c on rank c mod pp "
+                 "(Megatron-Core's --pipeline-model-parallel-layout; default: an even split)")
+      ->delimiter(',')
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1025}));
   app.add_option("--micro-batches", cfg.micro_batches,
                  "micro-batches a pipeline replica splits its samples into (default: --pp)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16));
@@ -232,6 +237,10 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
                  "passed around a ring")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
   app.add_option("--inject-nan", nan, "STEP[:RANK]: put a NaN in RANK's gradient at STEP (counted from 1)");
+}
+
+// The mixture of experts' flags, each with its range.
+void add_expert_options(CLI::App& app, train::config& cfg) {
   app.add_option("--experts", cfg.moe.experts,
                  "a mixture-of-experts block of this many experts after the second layer (0: none)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1024}));
@@ -271,6 +280,7 @@ int main(int argc, char** argv) {
   int ranks = 1;
   std::string backend = "auto", nan;
   add_options(app, cfg, ranks, backend, nan);
+  add_expert_options(app, cfg);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

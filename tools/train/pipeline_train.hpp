@@ -76,6 +76,8 @@ struct mlp_chunks {
   // The layers' activation floats this rank holds now and at most (the kept chunks and a rebuilt block), and the
   // layer forwards it ran, recomputed ones too.
   std::size_t held_floats = 0, peak_floats = 0, layer_forwards = 0;
+  // Where each of the pp·vpp chunks starts among the model's layers, and the layer count last (chunk_starts).
+  std::vector<std::size_t> starts;
   struct kept_chunk {
     std::vector<std::vector<float>> outs;   // the chunk's input as held, then each layer's output as held
     std::vector<std::vector<float>> whole;  // a column layer's whole input (empty for a row layer)
@@ -85,16 +87,27 @@ struct mlp_chunks {
   std::map<std::pair<std::size_t, std::size_t>, kept_chunk> kept;
 
   std::size_t t() const { return static_cast<std::size_t>(tp->size()); }
+  // This rank's chunk `chunk` is the model's chunk stage_of(chunk); its layers, from layer_of(chunk, 0).
+  std::size_t stage_of(std::size_t chunk) const { return chunk * p + rank; }
+  std::size_t chunk_layers(std::size_t chunk) const { return starts[stage_of(chunk) + 1] - starts[stage_of(chunk)]; }
+  std::size_t layer_of(std::size_t chunk, std::size_t k) const { return starts[stage_of(chunk)] + k; }
+  // Its k-th layer among this rank's, chunk after chunk: where `states` keeps it.
+  std::size_t local_of(std::size_t chunk, std::size_t k) const {
+    for (std::size_t c = 0; c < chunk; ++c) k += chunk_layers(c);
+    return k;
+  }
   // The layers a checkpointed group holds, and of a chunk's those whose forward runs again in the backward.
   std::size_t block() const { return group; }
-  std::size_t recomputed() const { return recompute; }
-  std::size_t group_end(std::size_t first) const { return std::min(first + block(), per_chunk()); }
+  std::size_t recomputed(std::size_t chunk) const { return std::min(recompute, chunk_layers(chunk)); }
+  std::size_t group_end(std::size_t chunk, std::size_t first) const {
+    return std::min(first + block(), chunk_layers(chunk));
+  }
   int tr() const { return tp->rank(); }
   parallel::tokens held() const { return sp ? parallel::tokens::sequence_parallel : parallel::tokens::all; }
   std::size_t held_rows() const { return sp ? rows / t() : rows; }
-  std::size_t per_chunk() const { return shape->layers() / (p * v); }
-  std::size_t layer_of(std::size_t chunk, std::size_t k) const { return (chunk * p + rank) * per_chunk() + k; }
-  bool column(std::size_t k) const { return k % 2 == 0; }  // a lone layer (t = 1) is a column layer of one rank
+  // A chunk's even layers are column-parallel, its odd ones row-parallel; a lone layer (t = 1) is a column layer of
+  // one rank. Under --tp every chunk holds whole pairs, so its parity is the model's.
+  bool column(std::size_t k) const { return k % 2 == 0; }
   // Layer l's inputs this rank's part of W takes (a row layer's in/t), and W's values before b's.
   std::size_t local_in(std::size_t k, std::size_t l) const { return column(k) ? shape->in(l) : shape->in(l) / t(); }
   std::size_t local_w(std::size_t k, std::size_t l) const {
@@ -102,7 +115,7 @@ struct mlp_chunks {
   }
   // This rank's share of an activation between stages: its chunk of the partition (its rows/t with sp).
   std::size_t input_size(std::size_t stage) const {
-    return comm::partition(rows * shape->widths[stage * per_chunk()], tp->size()).size(tr());
+    return comm::partition(rows * shape->widths[starts[stage]], tp->size()).size(tr());
   }
 
   // Between stages: send this rank's chunk; receive one and, without sp, all-gather the whole activation.
@@ -145,7 +158,7 @@ struct mlp_chunks {
   // ZeRO-3 gathers a layer once for both, as FSDP does under activation checkpointing).
   std::vector<float> layer_forward(std::size_t chunk, std::size_t k, std::span<const float> in,
                                    std::vector<float>& whole, bool keep) {
-    const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k, nw = local_w(k, l);
+    const std::size_t l = layer_of(chunk, k), local = local_of(chunk, k), nw = local_w(k, l);
     states->acquire(local);
     const auto w = states->parameters(local);
     const parallel::linear_part part{w.first(nw), w.subspan(nw)};
@@ -185,7 +198,9 @@ struct mlp_chunks {
   }
   // What a recomputed block's backward rebuilds: its layers' whole inputs and outputs, but not its input, nor the
   // next block's where that block is kept. The chunk's output goes where its last block is recomputed.
-  bool rebuilt_output(std::size_t i) const { return i <= recomputed() && (i % block() != 0 || i == per_chunk()); }
+  bool rebuilt_output(std::size_t chunk, std::size_t i) const {
+    return i <= recomputed(chunk) && (i % block() != 0 || i == chunk_layers(chunk));
+  }
 
   std::vector<float> forward(std::size_t chunk, std::size_t mb, std::span<const float> in) {
     kept_chunk c;
@@ -194,9 +209,9 @@ struct mlp_chunks {
       std::vector<float> y(held_rows() * shape->widths.back());
       sample(mb, c.outs[0], y);
     } else {
-      c.outs.push_back(received(in, shape->widths[(chunk * p + rank) * per_chunk()]));
+      c.outs.push_back(received(in, shape->widths[layer_of(chunk, 0)]));
     }
-    for (std::size_t k = 0; k < per_chunk(); ++k) {
+    for (std::size_t k = 0; k < chunk_layers(chunk); ++k) {
       const std::size_t l = layer_of(chunk, k);
       c.whole.emplace_back();
       auto z = layer_forward(chunk, k, c.outs.back(), c.whole.back(), false);
@@ -210,13 +225,13 @@ struct mlp_chunks {
       c.outs.push_back(std::move(z));
     }
     auto out = c.outs.back();
-    if (recomputed() > 0) {  // the attention after layer 0 and the experts after layer 1 run again with their pair
+    if (recomputed(chunk) > 0) {  // the attention after layer 0 and the experts after layer 1 run again with their pair
       c.block.reset();
       c.experts.reset();
     }
-    for (std::size_t k = 0; k < recomputed(); ++k) std::vector<float>().swap(c.whole[k]);
+    for (std::size_t k = 0; k < recomputed(chunk); ++k) std::vector<float>().swap(c.whole[k]);
     for (std::size_t i = 1; i < c.outs.size(); ++i)
-      if (rebuilt_output(i)) std::vector<float>().swap(c.outs[i]);
+      if (rebuilt_output(chunk, i)) std::vector<float>().swap(c.outs[i]);
     hold(floats_of(c));
     kept[{chunk, mb}] = std::move(c);
     return to_send(std::move(out));
@@ -228,21 +243,22 @@ struct mlp_chunks {
     // A recomputed block's forward again, from its kept input, its weights left acquired for its backward; an
     // output the next block keeps is rebuilt beside it (`spare`), as a checkpointed layer's is.
     std::vector<float> spare;
-    std::size_t rebuilt = per_chunk();  // the first layer of the block rebuilt, if any
+    const std::size_t n = chunk_layers(chunk);
+    std::size_t rebuilt = n;  // the first layer of the block rebuilt, if any
     const auto rebuild = [&](std::size_t first) {
-      for (std::size_t k = first; k < group_end(first); ++k) {
+      for (std::size_t k = first; k < group_end(chunk, first); ++k) {
         auto z = layer_forward(chunk, k, c.outs[k], c.whole[k], true);
         if (layer_of(chunk, k) == 0 && S > 1) attend(c, z);
         if (layer_of(chunk, k) == 1 && moe) c.experts = moe->forward(z, held_ids(mb), /*again=*/true);
         hold(c.whole[k].size() + z.size());
-        (rebuilt_output(k + 1) ? c.outs[k + 1] : spare) = std::move(z);
+        (rebuilt_output(chunk, k + 1) ? c.outs[k + 1] : spare) = std::move(z);
       }
       rebuilt = first;
     };
     std::vector<float> delta;
-    if (recomputed() == per_chunk() && chunk * p + rank + 1 == p * v)  // the loss's: the last group's
-      rebuild((per_chunk() - 1) / block() * block());
-    if (chunk * p + rank + 1 == p * v) {
+    if (n > 0 && recomputed(chunk) == n && stage_of(chunk) + 1 == p * v)  // the loss's: the last group's
+      rebuild((n - 1) / block() * block());
+    if (stage_of(chunk) + 1 == p * v) {
       // ½‖ŷ − y‖², averaged over the global batch, as the data-parallel loop; without sp every rank of the
       // tensor group holds every row, and the first counts the loss.
       std::vector<float> x(held_rows() * shape->widths.front()), y(held_rows() * shape->widths.back());
@@ -254,12 +270,12 @@ struct mlp_chunks {
         delta[k] = d / static_cast<float>(tokens);
       }
     } else {
-      delta = received(grad, shape->widths[(chunk * p + rank + 1) * per_chunk()]);
+      delta = received(grad, shape->widths[starts[stage_of(chunk) + 1]]);
     }
-    for (std::size_t k = per_chunk(); k-- > 0;) {
-      const std::size_t l = layer_of(chunk, k), local = chunk * per_chunk() + k, nw = local_w(k, l),
-                        in = local_in(k, l), first = k - k % block();
-      const bool again = k < recomputed();
+    for (std::size_t k = n; k-- > 0;) {
+      const std::size_t l = layer_of(chunk, k), local = local_of(chunk, k), nw = local_w(k, l), in = local_in(k, l),
+                        first = k - k % block();
+      const bool again = k < recomputed(chunk);
       if (again && rebuilt != first) rebuild(first);
       std::span<const float> at = c.outs[k + 1];  // tanh' at the layer's output, before an attention block
       if (c.block && l == 0) {
@@ -290,9 +306,9 @@ struct mlp_chunks {
       states->release(local);
       delta = std::move(dx);
       if (again && k == first) {  // the block's backward is done: what it rebuilt goes
-        for (std::size_t j = first; j < group_end(first); ++j) {
+        for (std::size_t j = first; j < group_end(chunk, first); ++j) {
           drop(c.whole[j]);
-          if (rebuilt_output(j + 1)) drop(c.outs[j + 1]);
+          if (rebuilt_output(chunk, j + 1)) drop(c.outs[j + 1]);
         }
         drop(spare);
       }
@@ -306,6 +322,45 @@ struct mlp_chunks {
 
 namespace detail {
 
+// The model chunk that holds layer l, of those chunk_starts places.
+inline std::size_t chunk_holding(const std::vector<std::size_t>& starts, std::size_t l) {
+  return static_cast<std::size_t>(std::upper_bound(starts.begin(), starts.end(), l) - starts.begin()) - 1;
+}
+
+// Where each of the pp·vpp model chunks starts among the model's L layers, then L: --chunk-layers' counts, or an
+// even split. Each refusal names the flag and the fix.
+inline std::vector<std::size_t> chunk_starts(const config& cfg, std::size_t L) {
+  const std::size_t chunks = cfg.pipeline * cfg.virtual_stages;
+  std::vector<std::size_t> starts{0};
+  if (cfg.chunk_layers.empty()) {
+    if (L % chunks != 0)
+      throw invalid_input("--pp", std::to_string(chunks) + " model chunks (pp*vpp) do not divide the " +
+                                      std::to_string(L) +
+                                      " layers (--layers + 1). Fix: a layer count that splits evenly, or "
+                                      "--chunk-layers to place them");
+    for (std::size_t c = 1; c <= chunks; ++c) starts.push_back(c * (L / chunks));
+    return starts;
+  }
+  if (cfg.chunk_layers.size() != chunks)
+    throw invalid_input("--chunk-layers", std::to_string(cfg.chunk_layers.size()) + " counts for the " +
+                                              std::to_string(chunks) +
+                                              " model chunks (pp*vpp). Fix: one count a chunk, in the model's order");
+  for (const std::size_t n : cfg.chunk_layers) starts.push_back(starts.back() + n);
+  if (starts.back() != L)
+    throw invalid_input("--chunk-layers", "the counts place " + std::to_string(starts.back()) +
+                                              " layers, and the model has " + std::to_string(L) +
+                                              " (--layers + 1). Fix: counts that add up to " + std::to_string(L));
+  // A chunk may be empty, a pipeline rank not: it would hold no weights for its data-parallel group to share.
+  for (std::size_t r = 0; r < cfg.pipeline; ++r) {
+    std::size_t held = 0;
+    for (std::size_t c = r; c < chunks; c += cfg.pipeline) held += cfg.chunk_layers[c];
+    if (held == 0)
+      throw invalid_input("--chunk-layers", "pipeline rank " + std::to_string(r) +
+                                                " holds no layer (its chunks' counts are all 0). Fix: give it one");
+  }
+  return starts;
+}
+
 // The layout the flags ask for over W ranks, checked: each refusal names the flag and the fix.
 inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shape& shape, std::size_t W,
                                                int zero_stage) {
@@ -314,26 +369,30 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
     throw invalid_input(cps > 1 ? "--cp" : (t > 1 ? "--tp" : "--pp"),
                         std::to_string(t * p * cps) + " ranks a replica (tp*pp*cp) do not divide the " +
                             std::to_string(W) + " ranks. Fix: --ranks (or mpirun -n) a multiple of it");
-  if (L % (p * v) != 0)
-    throw invalid_input("--pp", std::to_string(p * v) + " model chunks (pp*vpp) do not divide the " +
-                                    std::to_string(L) +
-                                    " layers (--layers + 1). Fix: a layer count that splits evenly");
-  const std::size_t per_chunk = L / (p * v);
-  if (t > 1 && per_chunk % 2 != 0)
-    throw invalid_input("--tp",
-                        "pairs each chunk's layers, column-parallel then row-parallel (Megatron's MLP); a chunk "
-                        "of " +
-                            std::to_string(per_chunk) +
-                            " layers does not pair. Fix: --layers so that "
-                            "(layers + 1) / (pp * vpp) is even");
+  const auto starts = chunk_starts(cfg, L);
+  const bool stated = !cfg.chunk_layers.empty();
+  std::size_t fullest = 0;
+  for (std::size_t c = 0; c + 1 < starts.size(); ++c) {
+    const std::size_t n = starts[c + 1] - starts[c];
+    fullest = std::max(fullest, n);
+    if ((t > 1 || cfg.recompute_layers > 0) && n % 2 != 0)
+      throw invalid_input(
+          t > 1 ? "--tp" : "--recompute-layers",
+          std::string(t > 1 ? "pairs each chunk's layers, column-parallel then row-parallel "
+                              "(Megatron's MLP)"
+                            : "recomputes blocks of a column and a row layer (a transformer layer's "
+                              "MLP)") +
+              "; a chunk of " + std::to_string(n) + " layers does not pair. Fix: " +
+              (stated ? "even --chunk-layers counts" : "--layers so that (layers + 1) / (pp * vpp) is even"));
+  }
   for (std::size_t l = 0; l < L; l += 2)
     if (t > 1 && shape.out(l) % t != 0)
       throw invalid_input("--tp", std::to_string(t) + " does not divide layer " + std::to_string(l) + "'s " +
                                       std::to_string(shape.out(l)) + " outputs. Fix: a --width it divides");
   if (cfg.sequence_parallel && t == 1)
     throw invalid_input("--sp", "splits tokens over the tensor group. Fix: --tp 2 or more");
-  check_recompute(cfg, per_chunk);
-  const std::size_t blocks = per_chunk / 2, again = cfg.recompute_layers;
+  check_recompute(cfg, fullest);
+  const std::size_t blocks = fullest / 2, again = cfg.recompute_layers;
   model::parallel_layout layout;
   layout.tp = t;
   layout.pp = p;
@@ -350,6 +409,13 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
   if (cfg.recompute_experts) layout.modules.add(model::recompute_module::moe);
   if (cfg.recompute_shared) layout.modules.add(model::recompute_module::shared_experts);
   if (cfg.experts()) layout.ep = cfg.moe.ep, layout.etp = cfg.moe.etp;
+  if (stated) {  // in Megatron-Core's marks: the embedding's place in the first chunk, the loss's in the last
+    for (std::size_t c = 0; c + 1 < starts.size(); ++c) {
+      const std::size_t n = starts[c + 1] - starts[c];
+      layout.pipeline_layout +=
+          std::string(c ? "|" : "E") + (n ? "t*" + std::to_string(n) : "") + (c + 2 == starts.size() ? "L" : "");
+    }
+  }
   return layout;
 }
 
@@ -379,17 +445,16 @@ struct local_layers {
   std::size_t psi = 0;
 };
 inline local_layers local_layers_of(const config& cfg, const mlp_shape& shape, std::size_t rank, int tr) {
-  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, t = cfg.tensor, L = shape.layers(),
-                    per_chunk = L / (p * v);
+  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, t = cfg.tensor, L = shape.layers();
+  const auto starts = chunk_starts(cfg, L);
   const auto sizes = shape.layer_sizes();
   const auto all = initial_parameters(shape, cfg.seed + 1);
   std::vector<std::size_t> offset(L + 1, 0);
   for (std::size_t l = 0; l < L; ++l) offset[l + 1] = offset[l] + sizes[l];
   local_layers out;
   for (std::size_t ch = 0; ch < v; ++ch)
-    for (std::size_t k = 0; k < per_chunk; ++k) {
-      // A chunk pairs its layers from an even one (pipelined_layout), so the k-th is a column layer as l is.
-      const std::size_t l = (ch * p + rank) * per_chunk + k;
+    for (std::size_t l = starts[ch * p + rank]; l < starts[ch * p + rank + 1]; ++l) {
+      // A chunk's k-th layer is a column layer where k is even (mlp_chunks::column); under --tp, as l is.
       for (const auto at : slice_indices(shape, l, t, static_cast<std::size_t>(tr)))
         out.initial.push_back(all[offset[l] + at]);
       out.sizes.push_back(out.initial.size() - out.psi);
@@ -413,12 +478,13 @@ struct kept_floats {
   std::vector<std::uint64_t> kept, rebuilt;  // by chunk
 };
 inline kept_floats kept_floats_of(const config& cfg, const mlp_shape& shape, std::size_t rows, std::size_t rank) {
-  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, t = cfg.tensor, per_chunk = shape.layers() / (p * v),
-                    held_rows = cfg.sequence_parallel ? rows / t : rows, block = cfg.group_layers(),
-                    again = cfg.recomputed_layers(per_chunk);
+  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, t = cfg.tensor,
+                    held_rows = cfg.sequence_parallel ? rows / t : rows, block = cfg.group_layers();
+  const auto starts = chunk_starts(cfg, shape.layers());
   kept_floats out;
   for (std::size_t ch = 0; ch < v; ++ch) {
-    const std::size_t first = (ch * p + rank) * per_chunk;
+    const std::size_t first = starts[ch * p + rank], per_chunk = starts[ch * p + rank + 1] - first,
+                      again = std::min(cfg.recomputed_layers(shape.layers()), per_chunk);
     std::uint64_t kept = held_rows * shape.in(first), rebuilt = 0, block_floats = 0;
     for (std::size_t k = 0; k < per_chunk; ++k) {
       const std::size_t l = first + k, whole = k % 2 == 0 ? rows * shape.in(l) : 0,
@@ -440,8 +506,8 @@ inline kept_floats kept_floats_of(const config& cfg, const mlp_shape& shape, std
 }
 inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape& shape, std::size_t rows,
                                               std::size_t rank, int tr) {
-  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches, t = cfg.tensor, cps = cfg.context,
-                    per_chunk = shape.layers() / (p * v);
+  const std::size_t p = cfg.pipeline, v = cfg.virtual_stages, m = cfg.micro_batches, t = cfg.tensor, cps = cfg.context;
+  const auto starts = chunk_starts(cfg, shape.layers());
   // Between stages: this rank's chunk of the activation at each chunk boundary it feeds, forward and backward,
   // per micro-batch. Over the tensor group, per micro-batch: a pair's two all-reduces (with sp: an all-gather
   // and a reduce-scatter each way), and without sp the all-gather of each activation or gradient it receives
@@ -452,12 +518,12 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
   };
   const auto gather = [&](std::size_t n) { return t == 1 ? 0 : n - chunk_of(n, tr + 1); };
   const auto scatter = [&](std::size_t n) { return t == 1 ? 0 : n - chunk_of(n, tr); };
-  std::uint64_t boundary_floats = 0, tensor_floats = 0;
-  const std::size_t again = cfg.recomputed_layers(per_chunk);
+  std::uint64_t boundary_floats = 0, tensor_floats = 0, forwards = 0;
   for (std::size_t ch = 0; ch < v; ++ch) {
-    const std::size_t stage = ch * p + rank;
-    const std::size_t in_n = rows * shape.widths[stage * per_chunk],
-                      out_n = rows * shape.widths[(stage + 1) * per_chunk];
+    const std::size_t stage = ch * p + rank, first = starts[stage], per_chunk = starts[stage + 1] - first,
+                      again = std::min(cfg.recomputed_layers(shape.layers()), per_chunk);
+    forwards += per_chunk + again;
+    const std::size_t in_n = rows * shape.widths[first], out_n = rows * shape.widths[starts[stage + 1]];
     if (stage + 1 < p * v) boundary_floats += chunk_of(out_n, tr);  // forward out
     if (stage > 0) boundary_floats += chunk_of(in_n, tr);           // backward in
     if (!cfg.sequence_parallel) {                                   // what it receives, gathered
@@ -465,7 +531,7 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
       if (stage + 1 < p * v) tensor_floats += gather(out_n);
     }
     for (std::size_t k = 0; t > 1 && k < per_chunk; k += 2) {
-      const std::size_t l = stage * per_chunk + k, x_n = rows * shape.in(l), y_n = rows * shape.out(l + 1);
+      const std::size_t l = first + k, x_n = rows * shape.in(l), y_n = rows * shape.out(l + 1);
       tensor_floats += cfg.sequence_parallel ? gather(x_n) + scatter(y_n) + gather(y_n) + scatter(x_n)
                                              : gather(y_n) + scatter(y_n) + gather(x_n) + scatter(x_n);
       // A recomputed pair's forward runs again, its collectives too.
@@ -473,7 +539,6 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
     }
     // The shared experts after layer 1, on its chunk, on the block's sequence-parallel rows: a pair's collectives
     // more a pass, the forward's again where they run again (with their pair, with the block, or alone).
-    const std::size_t first = stage * per_chunk;
     if (t > 1 && cfg.moe.shared_experts > 0 && first <= 1 && 1 < first + per_chunk) {
       const std::size_t x_n = rows * shape.out(1);
       tensor_floats += 2 * (gather(x_n) + scatter(x_n));
@@ -487,7 +552,7 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
   // The context ring (parallel/context_parallel.hpp), on the stage holding the first layer: K and V of this rank's
   // heads and tokens c − 1 hops forward, with their gradients c − 1 hops backward, then the gradients home.
   const std::uint64_t kv_floats = 2 * rows * (shape.out(0) / t);
-  out.context = rank == 0
+  out.context = rank == chunk_holding(starts, 0) % p
                     ? static_cast<std::uint64_t>(std::llround(static_cast<double>(m * kv_floats * sizeof(float)) *
                                                               model::context_ring_blocks(cps, cfg.attention_again())))
                     : 0;
@@ -506,7 +571,7 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
     }
   }
   out.activation_peak *= sizeof(float);
-  out.layer_forwards = m * v * (per_chunk + again);
+  out.layer_forwards = m * forwards;
   return out;
 }
 
@@ -664,7 +729,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
   using experts_type = moe_block<Scheme, Comm>;
   std::optional<experts_type> moe;
   memory_ledger expert_ledger;
-  const std::size_t stage_ranks = t * cps * layout.dp, owner = 1 / (shape.layers() / (p * v)) % p;
+  const auto starts = detail::chunk_starts(cfg, shape.layers());
+  const std::size_t stage_ranks = t * cps * layout.dp, owner = detail::chunk_holding(starts, 1) % p;
   if (cfg.experts() && rank == owner)
     emplace_experts(moe, c, groups, owner * stage_ranks, stage_ranks, expert_ledger, cfg.moe, shape.out(1),
                     cfg.seed + 1, opt, expert_reductions);
@@ -703,7 +769,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
         cfg.sequence_parallel,
         t_step,
         0,
-        cfg.recomputed_layers(shape.layers() / (p * v)),
+        cfg.recomputed_layers(shape.layers()),
         cfg.group_layers(),
         cfg.recompute_attention,
         cfg.recompute_experts,
@@ -711,6 +777,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
         0,
         0,
         0,
+        starts,
         {}};
     const auto stats = parallel::run_pipeline(pp, m, v, stage);
     auto k = detail::step_counts::resident_in(ledger);
