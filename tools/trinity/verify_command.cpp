@@ -124,7 +124,37 @@ struct layout_run {
   std::size_t chunk_layers, recomputed;  // layers a chunk (pairs, or one layer), and pairs of each recomputed
   std::string command;
   std::size_t group;  // pairs a checkpointed group holds, where the run recomputes in groups (the uniform method)
+  // Where the layout states its placement: each chunk's layers in the run, two (a pair) for each of the model's.
+  std::vector<std::size_t> placed;
+  // The run's layers on pipeline rank r (placed, or its v chunks' chunk_layers), and the most any rank holds.
+  [[nodiscard]] std::size_t rank_layers(std::size_t r) const {
+    if (placed.empty()) return v * chunk_layers;
+    std::size_t n = 0;
+    for (std::size_t k = r; k < placed.size(); k += p) n += placed[k];
+    return n;
+  }
+  [[nodiscard]] std::size_t busiest_layers() const {
+    std::size_t most = 0;
+    for (std::size_t r = 0; r < p; ++r) most = std::max(most, rank_layers(r));
+    return most;
+  }
 };
+
+// Where a layout states its placement (pipeline_layout, first_stage_layers, last_stage_layers), each model chunk's
+// layers as the step model places them; empty where it states none.
+std::vector<std::size_t> stated_chunk_layers(const plan::training_workload& w, const model::parallel_layout& l) {
+  if (!w.shape || (model::stated_stages(l) == 0 && l.pipeline_layout.empty())) return {};
+  std::vector<std::size_t> out;
+  if (!l.pipeline_layout.empty()) {
+    for (const auto& chunk : model::parse_pipeline_layout(l.pipeline_layout)) out.push_back(chunk.layers);
+    return out;
+  }
+  const auto stages = model::pipeline_stage_layers(w.shape->layers, l);  // one chunk a stage: the caller's vpp = 1
+  out.push_back(stages.first);
+  for (std::size_t r = 1; r + 1 < l.pp; ++r) out.push_back(stages.middle);
+  out.push_back(stages.last);
+  return out;
+}
 
 // Whether the scaled run recomputes, and pairs a chunk needs for it: one recomputed of two where the layout
 // recomputes some of a chunk's layers (recompute_layers), every one of one or more where it recomputes all.
@@ -243,13 +273,22 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
                                   : "";
   const std::size_t batch = c > 1 ? d * m : d * m * rows;  // sequences
   const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000);
+  // A stated placement runs each of the model's layers as a column/row pair, every chunk as many as it places.
+  std::vector<std::size_t> placed;
+  std::string placement;
+  for (const std::size_t n : stated_chunk_layers(w, l)) {
+    placement += (placed.empty() ? " --chunk-layers " : ",") + std::to_string(2 * n);
+    placed.push_back(2 * n);
+  }
+  const std::size_t run_layers =
+      placed.empty() ? layers : std::accumulate(placed.begin(), placed.end(), std::size_t{0});
   const std::string command =
       "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) + " --tp " + std::to_string(t) +
       (l.sequence_parallel ? " --sp" : "") + " --pp " + std::to_string(p) + " --vpp " + std::to_string(v) +
       " --micro-batches " + std::to_string(m) + context + experts + " --stage " + std::to_string(l.zero_stage) +
       " --steps " + std::to_string(steps) + " --batch " + std::to_string(batch) + " --inputs " + std::to_string(width) +
       " --width " + std::to_string(width) + " --outputs " + std::to_string(width) + " --layers " +
-      std::to_string(layers - 1) + (l.offload ? " --offload" : "") +
+      std::to_string(run_layers - 1) + placement + (l.offload ? " --offload" : "") +
       (l.codec.empty() ? "" : " --compress '" + l.codec + "'") +
       (recomputed ? " --recompute-layers " + std::to_string(group > 0 ? group : recomputed) : "") +
       (group > 0 ? " --recompute-method uniform" : "") + (runs_selective(l, c) ? " --recompute-attention" : "") +
@@ -269,7 +308,8 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
           chunk_layers,
           recomputed,
           command,
-          group};
+          group,
+          placed};
 }
 
 // Of a layout run here, what its run leaves out: the step time, always, and a recomputation it does not run: the
@@ -305,7 +345,8 @@ model::transformer_shape shared_shape_of(const json& summary, std::size_t width)
 // The step model's counts at the run's size beside what the run measured, the busiest rank's.
 std::vector<row> layout_rows(const layout_run& run, const json& summary, const model::compressor_cost& codec,
                              double psi) {
-  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command, group] = run;
+  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command, group,
+               placed] = run;
   const auto& step = summary.at("last_step");
   // fp32 activations of `rows` tokens, `pairs` column/row pairs a chunk; a pair's forward and backward each
   // all-reduce one (with sp: an all-gather and a reduce-scatter), and a recomputed pair's forward runs again.
@@ -317,8 +358,8 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
   const double shared_passes =
       model::shared_expert_all_reduces(shared_shape_of(summary, width)) * (shared_again ? 3.0 : 2.0);
   const bytes tp_bytes =
-      t > 1 ? md * (static_cast<double>(v * (2 * pairs + recomputed)) + shared_passes) * (2.0 * (tt - 1.0) / tt) *
-                      activation +
+      t > 1 ? md * (static_cast<double>(run.busiest_layers() + v * recomputed) + shared_passes) *
+                      (2.0 * (tt - 1.0) / tt) * activation +
                   (p > 1 && !l.sequence_parallel ? md * transfers * (tt - 1.0) / tt * activation : bytes{})
             : bytes{};
   const bytes pp_bytes = md * transfers * activation / tt;
@@ -361,12 +402,13 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
     // pair's; recomputed in groups, a group's input alone. The first stage keeps its in-flight chunks
     // (model::pipeline_in_flight) and, in a recomputed pair's backward, that pair rebuilt (or its whole group).
     const double held = static_cast<double>(l.sequence_parallel ? rows / t : rows) * static_cast<double>(width),
-                 whole = static_cast<double>(rows * width), n = static_cast<double>(pairs),
+                 whole = static_cast<double>(rows * width),
+                 n = static_cast<double>(placed.empty() ? pairs : placed.front() / 2),
                  r = static_cast<double>(recomputed), pair = whole + whole / tt + held,
                  g = static_cast<double>(std::min(std::max<std::size_t>(group, 1), pairs));
-    const double chunk = chunk_layers == 1 ? held + whole + whole / tt
-                         : group > 0       ? std::ceil(n / g) * held
-                                           : held + (n - r) * pair + (recomputed == pairs ? r - 1.0 : r) * held;
+    const double chunk = placed.empty() && chunk_layers == 1 ? held + whole + whole / tt
+                         : group > 0                         ? std::ceil(n / g) * held
+                                     : held + (n - r) * pair + (recomputed == pairs ? r - 1.0 : r) * held;
     const double in_flight = model::pipeline_in_flight(p, m, v) * static_cast<double>(v);
     rows_out.push_back({"activation bytes the first stage keeps at its peak" +
                             (recomputed == 0 ? std::string()
@@ -378,7 +420,7 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
                         4.0 * (in_flight * chunk + (recomputed ? g * pair : 0.0)),
                         step.at("peak_bytes").at("activations").at(0).get<double>()});
   }
-  rows_out.push_back({std::string(forwards_row), md * static_cast<double>(v * (chunk_layers + 2 * recomputed)),
+  rows_out.push_back({std::string(forwards_row), md * static_cast<double>(run.rank_layers(0) + v * 2 * recomputed),
                       step.at("layer_forwards").at(0).get<double>()});
   if (c > 1)
     rows_out.push_back({"bytes around the context ring per rank and step (cp=" + std::to_string(c) + ")",
@@ -407,7 +449,8 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
 void print_layout_rows(const verify_args& a, const plan::training_workload& w, const layout_run& run,
                        const json& summary, double psi, const std::vector<row>& rows_out,
                        const std::string& experts = "") {
-  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command, group] = run;
+  const auto& [l, t, p, v, c, d, ranks, shards, m, rows, width, pairs, chunk_layers, recomputed, command, group,
+               placed] = run;
   bool all = true;
   for (const auto& x : rows_out) all &= x.within(0.01);
   const bool has_experts = summary.contains("experts");
@@ -440,7 +483,9 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
               << (runs_selective(l, c) ? ", the attention core recomputed alone" : "")
               << (runs_experts_module(l) ? ", the experts' block recomputed alone" : "")
               << (has_experts && runs_shared_module(l) ? ", the shared experts recomputed alone" : "")
-              << (runs_mlp_module(l, c, has_experts) ? ", as the module mlp" : "") << "):\n  " << command << "\n\n";
+              << (runs_mlp_module(l, c, has_experts) ? ", as the module mlp" : "")
+              << (placed.empty() ? "" : ", each of the model's layers a column/row pair, placed as the layout states")
+              << "):\n  " << command << "\n\n";
     table tb({"mechanism (the busiest rank)", "predicted", "measured", "measured / predicted", "within 1%"});
     for (std::size_t i = 0; i < rows_out.size(); ++i) {
       const auto& x = rows_out[i];
@@ -663,11 +708,14 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                    "(docs/parallelism.md) to verify a parallel layout");
   const auto l = a.parallelism == "search" ? search_layouts(s, w, a.gpus, 0, a.planning).chosen().plan.layout
                                            : named_layout(s, a.parallelism, a.gpus);
-  if (l.first_stage_layers || l.last_stage_layers || !l.pipeline_layout.empty())
+  // A stated placement runs each of the model's layers as a pair, as placed: one chunk a stage, on a dense model
+  // that recomputes nothing (a chunk's kept set is then its layers', which the step model counts exactly).
+  if ((model::stated_stages(l) > 0 || !l.pipeline_layout.empty()) &&
+      (w.shape->moe() || l.vpp > 1 || l.recompute != model::recomputation::none || !l.modules.empty()))
     throw bad_flag("--parallelism", a.parallelism,
-                   "states where the model's layers sit on the pipeline's stages; the run here is scaled down to a "
-                   "few layers of its own, so verify the layout without first_stage_layers, last_stage_layers and "
-                   "pipeline_layout");
+                   "states where the model's layers sit on the pipeline's stages, which the run here places only "
+                   "one chunk a stage (vpp=1), on a dense model, recomputing nothing; verify the layout without "
+                   "first_stage_layers, last_stage_layers and pipeline_layout, or within those");
   if (w.shape->moe()) return run_verify_experts(a, w, l);
   const auto run = layout_run_of(a, w, l);
   // The codec the layout names, at the rates and ratio the planner priced it with (the system's devices').
