@@ -375,15 +375,14 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
   for (std::size_t c = 0; c + 1 < starts.size(); ++c) {
     const std::size_t n = starts[c + 1] - starts[c];
     fullest = std::max(fullest, n);
-    if ((t > 1 || cfg.recompute_layers > 0) && n % 2 != 0)
-      throw invalid_input(
-          t > 1 ? "--tp" : "--recompute-layers",
-          std::string(t > 1 ? "pairs each chunk's layers, column-parallel then row-parallel "
-                              "(Megatron's MLP)"
-                            : "recomputes blocks of a column and a row layer (a transformer layer's "
-                              "MLP)") +
-              "; a chunk of " + std::to_string(n) + " layers does not pair. Fix: " +
-              (stated ? "even --chunk-layers counts" : "--layers so that (layers + 1) / (pp * vpp) is even"));
+    const std::string fix =
+        stated ? "even --chunk-layers counts" : "--layers so that (layers + 1) / (pp * vpp) is even";
+    if (t > 1 && n % 2 != 0)
+      throw invalid_input("--tp",
+                          "pairs each chunk's layers, column-parallel then row-parallel (Megatron's MLP); a "
+                          "chunk of " +
+                              std::to_string(n) + " layers does not pair. Fix: " + fix);
+    check_recompute_pairs(cfg, n, fix);
   }
   for (std::size_t l = 0; l < L; l += 2)
     if (t > 1 && shape.out(l) % t != 0)

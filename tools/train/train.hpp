@@ -100,6 +100,15 @@ struct config {
   }
 };
 
+//! Refuses, naming `fix`, a model chunk of `layers` layers that --recompute-layers cannot split into blocks.
+inline void check_recompute_pairs(const config& cfg, std::size_t layers, const std::string& fix) {
+  if (cfg.recompute_layers > 0 && layers % 2 != 0)
+    throw invalid_input("--recompute-layers",
+                        "recomputes blocks of a column and a row layer (a transformer layer's "
+                        "MLP), and a chunk of " +
+                            std::to_string(layers) + " layers does not pair. Fix: " + fix);
+}
+
 //! The recomputation flags against a model chunk of `layers` layers. --recompute-layers: pairs of them, not more
 //! than it has (a uniform group may be: it is then the whole chunk); --recompute-method uniform needs a group size.
 //! --recompute-attention and --recompute-experts: a block to recompute, and not beside
@@ -136,13 +145,7 @@ inline void check_recompute(const config& cfg, std::size_t layers) {
                         "--recompute-layers N (the blocks a group holds), or drop it");
   const std::size_t again = cfg.recompute_layers;
   if (again == 0) return;
-  if (layers % 2 != 0)
-    throw invalid_input("--recompute-layers",
-                        "recomputes blocks of a column and a row layer (a transformer "
-                        "layer's MLP), and a chunk of " +
-                            std::to_string(layers) +
-                            " layers does not pair. Fix: --layers so that (layers + 1) / "
-                            "(pp * vpp) is even");
+  check_recompute_pairs(cfg, layers, "--layers so that (layers + 1) / (pp * vpp) is even");
   if (again > layers / 2 && !cfg.uniform())  // a uniform group past the chunk is the chunk (Megatron-Core's)
     throw invalid_input("--recompute-layers",
                         std::to_string(again) + " blocks recomputed, and a chunk has " + std::to_string(layers / 2) +
