@@ -58,8 +58,8 @@ inline trinity::parallel::routing routing_of(int rank) {
 
 // The router logits' gradient (tokens x experts) of the one-rank layer: the softmax over each token's k choices
 // of dw, the loss's gradient by each choice's weight.
-inline std::vector<float> router_gradient(const trinity::parallel::routing& r, const std::vector<float>& dw) {
-  const auto& s = shape;
+inline std::vector<float> router_gradient(const trinity::parallel::routing& r, const std::vector<float>& dw,
+                                          const trinity::parallel::moe_shape& s = shape) {
   std::vector<float> out(r.tokens * s.experts, 0.0f);
   for (std::size_t t = 0; t < r.tokens; ++t) {
     float weighted = 0;
@@ -70,6 +70,35 @@ inline std::vector<float> router_gradient(const trinity::parallel::routing& r, c
     }
   }
   return out;
+}
+
+// Rank q's tokens (values salt 0) and output gradients (salt 2), routed by `rq`, through the one-rank layer of
+// shape s, forward and backward: each token's output, its input gradient and each choice's weight gradient; the
+// experts' gradients added to `dall`.
+struct one_rank_pass {
+  std::vector<float> y, dx, dw;
+};
+inline one_rank_pass one_rank(const trinity::parallel::moe_shape& s,
+                              const std::vector<trinity::parallel::expert_weights>& all,
+                              std::vector<trinity::parallel::expert_weights>& dall, int q,
+                              const trinity::parallel::routing& rq) {
+  const std::size_t h = s.hidden, n = rq.tokens * h;
+  const auto xq = values(n, q, 0.0), dyq = values(n, q, 2.0);
+  one_rank_pass p{std::vector<float>(n, 0.0f), std::vector<float>(n, 0.0f), std::vector<float>(rq.expert.size(), 0.0f)};
+  std::vector<float> out(h), g(h), dxa(h);
+  for (std::size_t a = 0; a < rq.expert.size(); ++a) {
+    if (!rq.kept[a]) continue;
+    const std::size_t tok = a / s.top_k;
+    const auto xt = std::span<const float>(xq).subspan(tok * h, h);
+    trinity::parallel::expert_ffn(s, all[rq.expert[a]], xt, out);
+    for (std::size_t i = 0; i < h; ++i) {
+      p.y[tok * h + i] += rq.weight[a] * out[i];
+      g[i] = rq.weight[a] * dyq[tok * h + i], p.dw[a] += dyq[tok * h + i] * out[i];
+    }
+    trinity::parallel::expert_ffn_backward(s, all[rq.expert[a]], xt, g, dall[rq.expert[a]], dxa);
+    for (std::size_t i = 0; i < h; ++i) p.dx[tok * h + i] += dxa[i];
+  }
+  return p;
 }
 
 template <class C>
@@ -144,21 +173,11 @@ std::vector<std::string> run_backward(C& c) {
   for (std::size_t e = 0; e < s.experts; ++e) dall.push_back(zero(e));
   std::vector<float> want_dx(x.size(), 0.0f), want_dlogits(dlogits.size(), 0.0f);
   for (int q = 0; q < n; ++q) {
-    const auto xq = values(tokens * h, q, 0.0), dyq = values(tokens * h, q, 2.0);
     const auto rq = routing_of(q);
-    std::vector<float> out(h), g(h), dxa(h), dxq(xq.size(), 0.0f), dw(rq.expert.size(), 0.0f);
-    for (std::size_t a = 0; a < rq.expert.size(); ++a) {
-      if (!rq.kept[a]) continue;
-      const std::size_t t = a / s.top_k;
-      const auto xt = std::span<const float>(xq).subspan(t * h, h);
-      par::expert_ffn(s, all[rq.expert[a]], xt, out);
-      for (std::size_t i = 0; i < h; ++i) g[i] = rq.weight[a] * dyq[t * h + i], dw[a] += dyq[t * h + i] * out[i];
-      par::expert_ffn_backward(s, all[rq.expert[a]], xt, g, dall[rq.expert[a]], dxa);
-      for (std::size_t i = 0; i < h; ++i) dxq[t * h + i] += dxa[i];
-    }
+    const auto ref = one_rank(s, all, dall, q, rq);
     if (static_cast<std::size_t>(q) != me) continue;
-    want_dx = dxq;
-    want_dlogits = router_gradient(rq, dw);
+    want_dx = ref.dx;
+    want_dlogits = router_gradient(rq, ref.dw);
   }
   std::vector<std::string> bad;
   if (dx != want_dx) bad.push_back("rank " + std::to_string(me) + ": dx differs from the one-rank layer's");
@@ -232,30 +251,21 @@ std::vector<std::string> run(C& c, std::size_t members) {
   std::size_t off = 0, returned = 0, mine = 0, others = 0;
   const auto owner = [&](std::size_t expert) { return expert / per; };  // its expert-parallel index
   for (std::size_t q = 0; q < n; ++q) {
-    const auto xq = values(tokens * h, static_cast<int>(q), 0.0), dyq = values(tokens * h, static_cast<int>(q), 2.0);
     const auto rq = routing_of(static_cast<int>(q));
-    std::vector<float> yq(xq.size(), 0.0f), dxq(xq.size(), 0.0f), dw(rq.expert.size(), 0.0f), out(h), g(h), dxa(h);
+    // Counted: rows this rank sends off its expert-parallel group's rank, rows it returns, and the rows its
+    // tensor group gathers (its own, and its members').
     for (std::size_t a = 0; a < rq.expert.size(); ++a) {
       if (!rq.kept[a]) continue;
-      const std::size_t tok = a / s.top_k, o = owner(rq.expert[a]);
-      // Counted: rows this rank sends off its expert-parallel group's rank, rows it returns, and the rows its
-      // tensor group gathers (its own, and its members').
+      const std::size_t o = owner(rq.expert[a]);
       if (q == me && o != e) ++off;
       if (q % members == t && q != me && o == e) ++returned;
       if (o == e && q % members == t) ++mine;
       if (o == e && q % members != t) ++others;
-      const auto xt = std::span<const float>(xq).subspan(tok * h, h);
-      par::expert_ffn(s, all[rq.expert[a]], xt, out);
-      for (std::size_t i = 0; i < h; ++i) {
-        yq[tok * h + i] += rq.weight[a] * out[i];
-        g[i] = rq.weight[a] * dyq[tok * h + i], dw[a] += dyq[tok * h + i] * out[i];
-      }
-      par::expert_ffn_backward(s, all[rq.expert[a]], xt, g, dall[rq.expert[a]], dxa);
-      for (std::size_t i = 0; i < h; ++i) dxq[tok * h + i] += dxa[i];
     }
+    const auto ref = one_rank(s, all, dall, static_cast<int>(q), rq);
     if (q != me) continue;
-    want_y = yq, want_dx = dxq;
-    want_dlogits = router_gradient(rq, dw);
+    want_y = ref.y, want_dx = ref.dx;
+    want_dlogits = router_gradient(rq, ref.dw);
   }
   std::vector<std::string> bad;
   const std::string who = "rank " + std::to_string(me) + " (t " + std::to_string(t) + ", e " + std::to_string(e) + ")";
