@@ -606,6 +606,10 @@ void run_verify_experts_parallel(const verify_args& a, const plan::training_work
 void run_verify_experts(const verify_args& a, const plan::training_workload& w, const model::parallel_layout& l) {
   const auto refuse = [&](const std::string& why) { throw bad_flag("--parallelism", model::to_string(l), why); };
   if (!l.codec.empty()) refuse("names a codec; trinity-train's experts do not run with --compress yet");
+  if (l.dispatcher == model::token_dispatcher::by_node)
+    refuse(
+        "names dispatcher=deepep; trinity-train's experts run the all-to-all dispatcher (the node-deduplicated "
+        "one, parallel/node_dispatch.hpp, is checked by its own tests); give dispatcher=alltoall");
   if (const auto why = model::layout_problem(plan::job_of(w, l.gpus()), l); !why.empty()) refuse(why);
   const auto& m = *w.shape;
   const std::size_t local = std::min<std::size_t>(m.experts / l.ep, 2), experts = l.ep * local;

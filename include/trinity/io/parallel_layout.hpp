@@ -72,6 +72,40 @@ model::recompute_modules parse_recompute_modules(const std::string& value, const
   }
   return out;
 }
+
+//! The keys whose value is one of a few words (recompute, recompute_method, dispatcher) into `l`; false for any
+//! other key.
+template <class Fail>
+bool parse_word_value(model::parallel_layout& l, const std::string& key, const std::string& value, const Fail& fail) {
+  if (key == "recompute") {
+    if (value == "none")
+      l.recompute = model::recomputation::none;
+    else if (value == "selective")
+      l.recompute = model::recomputation::selective;
+    else if (value == "full")
+      l.recompute = model::recomputation::full;
+    else
+      fail("recompute=" + value + ": use none, selective or full");
+    return true;
+  }
+  if (key == "recompute_method") {
+    if (value != "block" && value != "uniform")
+      fail("recompute_method=" + value +
+           ": use block (each chunk's first recompute_layers layers) or uniform (every layer, in groups of "
+           "recompute_layers)");
+    l.recompute_method = value == "uniform" ? model::recompute_method::uniform : model::recompute_method::block;
+    return true;
+  }
+  if (key == "dispatcher") {
+    if (value != "alltoall" && value != "deepep")
+      fail("dispatcher=" + value +
+           ": use alltoall (a row a choice, Megatron-Core's alltoall dispatcher) or deepep (a token once a node "
+           "and once a rank, DeepEP's and HybridEP's)");
+    l.dispatcher = value == "deepep" ? model::token_dispatcher::by_node : model::token_dispatcher::all_to_all;
+    return true;
+  }
+  return false;
+}
 }  // namespace detail
 
 inline model::parallel_layout parse_parallel_layout(std::string_view text, const std::string& field = "parallelism") {
@@ -79,7 +113,7 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
   static constexpr std::string_view keys[] = {"tp", "pp", "vpp", "cp", "dp", "mbs", "recompute", "sp", "zero",
                                               "offload", "codec", "overlap", "ep", "etp", "recompute_modules",
                                               "first_stage_layers", "last_stage_layers", "pipeline_layout",
-                                              "recompute_layers", "recompute_method"};
+                                              "recompute_layers", "recompute_method", "dispatcher"};
   // clang-format on
   model::parallel_layout l;
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
@@ -87,25 +121,7 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
   trinity::detail::for_each_key_value(
       text, field, keys, {"tp=8,pp=4,dp=2", "tp=8", "", "pipeline_layout"},
       [&](const std::string& key, const std::string& value) {
-        if (key == "recompute") {
-          if (value == "none")
-            l.recompute = model::recomputation::none;
-          else if (value == "selective")
-            l.recompute = model::recomputation::selective;
-          else if (value == "full")
-            l.recompute = model::recomputation::full;
-          else
-            fail("recompute=" + value + ": use none, selective or full");
-          return;
-        }
-        if (key == "recompute_method") {
-          if (value != "block" && value != "uniform")
-            fail("recompute_method=" + value +
-                 ": use block (each chunk's first recompute_layers layers) or uniform (every layer, in groups of "
-                 "recompute_layers)");
-          l.recompute_method = value == "uniform" ? model::recompute_method::uniform : model::recompute_method::block;
-          return;
-        }
+        if (detail::parse_word_value(l, key, value, fail)) return;
         if (key == "recompute_modules") {
           l.modules = detail::parse_recompute_modules(value, fail);
           return;
@@ -201,6 +217,7 @@ inline plan::assumptions parallel_layout_defaults(std::string_view text, const m
   if (experts) {
     note("ep", l.ep);
     note("etp", l.etp);
+    note("dispatcher", model::to_string(l.dispatcher));
   }
   // overlap left out is the workload's, which the workload's own assumptions list when it did not give it
   return out;

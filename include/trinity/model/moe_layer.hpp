@@ -27,6 +27,7 @@
 //! sent are counted with balanced routing.
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 
 #include <trinity/model/collectives.hpp>
@@ -45,10 +46,13 @@ struct moe_block_cost {
   seconds etp_collective{};    //!< one all-gather (or reduce-scatter) over the etp ranks; 0 with etp = 1
   bytes etp_bytes{};           //!< what one of them sends per GPU
   bytes etp_gathered{};        //!< the busiest rank's rows one all-gather assembles (its time's size)
-  double tokens = 0;           //!< T_g: tokens entering on this GPU
-  double rows = 0;             //!< token-expert rows this GPU's experts run, balanced
-  double kept = 0;             //!< activation bytes the block keeps for the backward pass
-  bytes copied{};              //!< what the rows' permutations read and write in one pass (the other the same)
+  //! With the node-deduplicated dispatcher, the busiest rank's bytes one dispatch sends across nodes and within
+  //! its node (their sum is all_to_all_buffer); 0 with the all-to-all.
+  bytes across_buffer{}, within_buffer{};
+  double tokens = 0;  //!< T_g: tokens entering on this GPU
+  double rows = 0;    //!< token-expert rows this GPU's experts run, balanced
+  double kept = 0;    //!< activation bytes the block keeps for the backward pass
+  bytes copied{};     //!< what the rows' permutations read and write in one pass (the other the same)
   //! The exchanges one pass runs: dispatch and combine, each with its etp collective.
   [[nodiscard]] seconds exchange() const { return 2.0 * (all_to_all + etp_collective); }
 };
@@ -59,6 +63,50 @@ inline bytes expert_all_to_all_bytes(const transformer_shape& m, double tokens, 
                                      double value_bytes = 2.0) {
   const double e = static_cast<double>(ep);
   return bytes{tokens * static_cast<double>(m.top_k) * (e - 1.0) / e * static_cast<double>(m.hidden) * value_bytes};
+}
+
+//! Rows one GPU sends in one dispatch with the node-deduplicated dispatcher (token_dispatcher::by_node,
+//! parallel/node_dispatch.hpp), per token entering it, with balanced routing: each token's k experts a uniform
+//! k-subset of the E, spread over `ep` ranks in nodes of `node_ranks` (N = ep/node_ranks nodes of g ranks, L = E/ep
+//! experts a rank). A given set of x experts misses all of a token's k with probability C(E − x, k)/C(E, k), so a
+//! token reaches another node with p_n = 1 − C(E − gL, k)/C(E, k) and a given rank with p_g = 1 − C(E − L, k)/C(E, k).
+//!  - across: it crosses to each other node it reaches, once: (N − 1)·p_n;
+//!  - within: the rank forwards each token it stages (its own, and those that came across, T·(N − 1)·p_n of them,
+//!    each reaching (g − 1)·p_g/p_n other ranks of the node) to each other rank of the node it reaches, once:
+//!    (g − 1)·p_g + (N − 1)·p_n·(g − 1)·p_g/p_n = N·(g − 1)·p_g.
+//! With k = 1 `across` is the all-to-all's cross-node rows, (ep − g)/ep; where k is larger it is fewer, since a
+//! token with two experts on a node crosses once.
+struct dispatch_rows {
+  double across = 0, within = 0;
+};
+inline dispatch_rows deduplicated_dispatch_rows(std::size_t experts, std::size_t top_k, std::size_t ep,
+                                                std::size_t node_ranks) {
+  const double E = static_cast<double>(experts), k = static_cast<double>(top_k);
+  const auto miss = [&](double x) {  // C(E − x, k)/C(E, k)
+    double p = 1;
+    for (double i = 0; i < k; ++i) p *= std::max(E - x - i, 0.0) / (E - i);
+    return p;
+  };
+  const double g = static_cast<double>(node_ranks), nodes = static_cast<double>(ep / node_ranks),
+               local = E / static_cast<double>(ep);
+  return {(nodes - 1.0) * (1.0 - miss(g * local)), nodes * (g - 1.0) * (1.0 - miss(local))};
+}
+
+//! The ranks of a node an expert group of the node-deduplicated dispatcher spans: its ep consecutive ranks (etp = 1)
+//! fill whole scale-up domains, or sit inside one.
+inline std::size_t dispatch_node_ranks(const training_cluster& c, const parallel_layout& l) {
+  return std::min(l.ep, c.domain);
+}
+
+//! One node-deduplicated dispatch (or combine) for the busiest rank: `across` bytes to the other nodes over the slow
+//! link while it forwards `within` bytes to the other ranks of its node over the fast one (DeepEP pipelines the two
+//! hops): the slower of the two, each a latency per peer.
+inline seconds deduplicated_dispatch_time(const training_cluster& c, const parallel_layout& l, bytes across,
+                                          bytes within) {
+  const std::size_t g = dispatch_node_ranks(c, l), nodes = l.ep / g;
+  const seconds far = static_cast<double>(nodes - 1) * c.slow.latency + across / c.slow.bandwidth;
+  const seconds near = static_cast<double>(g - 1) * c.fast.latency + within / c.fast.bandwidth;
+  return std::max(far, near);
 }
 
 //! Rows a GPU sends over its expert-tensor-parallel group in one all-gather (or reduce-scatter) with balanced
@@ -162,9 +210,19 @@ inline moe_block_cost moe_block(const training_job& j, const training_cluster& c
     x.gemm_b += detail::gemm_bwd(c, T, up_s / t, h, j.fp8) + detail::gemm_bwd(c, T, h, fs / t, j.fp8);
   }
   // The exchange: an all-to-all over the ep ranks, then an all-gather over the etp ranks of each expert.
-  x.all_to_all_bytes = expert_all_to_all_bytes(m, x.tokens, l.ep);
-  x.all_to_all_buffer = bytes{load * x.tokens * k * h * 2.0};
-  x.all_to_all = expert_all_to_all_time(c, l, x.all_to_all_buffer);
+  if (l.dispatcher == token_dispatcher::by_node && l.ep > 1) {
+    // A token once to each other node and once to each rank it reaches (deduplicated_dispatch_rows).
+    const auto d = deduplicated_dispatch_rows(m.experts, m.top_k, l.ep, dispatch_node_ranks(c, l));
+    x.all_to_all_bytes = bytes{x.tokens * (d.across + d.within) * h * 2.0};
+    x.across_buffer = bytes{load * x.tokens * d.across * h * 2.0};
+    x.within_buffer = bytes{load * x.tokens * d.within * h * 2.0};
+    x.all_to_all_buffer = x.across_buffer + x.within_buffer;
+    x.all_to_all = deduplicated_dispatch_time(c, l, x.across_buffer, x.within_buffer);
+  } else {
+    x.all_to_all_bytes = expert_all_to_all_bytes(m, x.tokens, l.ep);
+    x.all_to_all_buffer = bytes{load * x.tokens * k * h * 2.0};
+    x.all_to_all = expert_all_to_all_time(c, l, x.all_to_all_buffer);
+  }
   if (l.etp > 1) {
     x.etp_gathered = etp * x.all_to_all_buffer;
     x.etp_collective = ring_all_gather_time(l.etp, x.etp_gathered, detail::as_collective(detail::level(c, l.etp)));

@@ -24,6 +24,14 @@ enum class recompute_method { block, uniform };
 
 inline const char* to_string(recompute_method m) { return m == recompute_method::block ? "block" : "uniform"; }
 
+//! How a mixture's tokens reach their experts' ranks. `all_to_all`: Megatron-Core's alltoall dispatcher, a row a
+//! token's choice to each rank holding the expert (parallel/expert_parallel.hpp). `by_node`: DeepEP's and HybridEP's
+//! (Megatron-Core's flex dispatcher), a token crosses to another node once and reaches a rank once, however many of
+//! its experts they hold (parallel/node_dispatch.hpp).
+enum class token_dispatcher { all_to_all, by_node };
+
+inline const char* to_string(token_dispatcher d) { return d == token_dispatcher::all_to_all ? "alltoall" : "deepep"; }
+
 //! How the ranks split the work. tp·pp·cp·dp ranks in all; a mixture of experts' layers regroup the tp·cp·dp
 //! ranks of a stage into ep-way expert parallelism of etp-way tensor-parallel experts over the rest
 //! (Megatron-Core's "MoE parallel folding").
@@ -59,6 +67,8 @@ struct parallel_layout {
   std::optional<std::size_t> recompute_layers = {};
   //! What recompute_layers counts (above). Last, for the positional initialisers before it.
   model::recompute_method recompute_method = model::recompute_method::block;
+  //! How a mixture's tokens reach their experts (above). Last, for the positional initialisers before it.
+  token_dispatcher dispatcher = token_dispatcher::all_to_all;
 
   [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
   friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
@@ -99,6 +109,7 @@ inline std::string to_string(const parallel_layout& l) {
          (l.offload ? ",offload=on" : "") + (l.codec.empty() ? "" : ",codec=" + l.codec) +
          (l.overlap ? std::string(",overlap=") + (*l.overlap ? "on" : "off") : std::string()) +
          (l.ep > 1 || l.etp > 1 ? ",ep=" + std::to_string(l.ep) + ",etp=" + std::to_string(l.etp) : std::string()) +
+         (l.dispatcher == token_dispatcher::by_node ? ",dispatcher=deepep" : "") +
          (l.first_stage_layers ? ",first_stage_layers=" + std::to_string(*l.first_stage_layers) : std::string()) +
          (l.last_stage_layers ? ",last_stage_layers=" + std::to_string(*l.last_stage_layers) : std::string()) +
          (l.pipeline_layout.empty() ? std::string() : ",pipeline_layout=" + l.pipeline_layout);

@@ -328,6 +328,8 @@ inline std::size_t expert_data_parallel(const parallel_layout& l) { return l.tp 
 namespace detail {
 inline std::string expert_problem(const training_job& j, const parallel_layout& l) {
   const auto& m = j.shape;
+  if (!m.moe() && l.dispatcher == token_dispatcher::by_node)
+    return "dispatcher: the model has no experts; the dispatcher sends a mixture's tokens to its experts";
   if (!m.moe())
     return l.ep > 1 || l.etp > 1 ? "ep: the model has no experts; ep and etp split a mixture of experts' experts"
                                  : std::string();
@@ -340,6 +342,9 @@ inline std::string expert_problem(const training_job& j, const parallel_layout& 
     return "ep: ep·etp = " + std::to_string(l.ep * l.etp) +
            " must divide a pipeline stage's tp·cp·dp = " + std::to_string(l.tp * l.cp * l.dp) +
            " ranks, which the expert groups regroup (Megatron-Core's folding)";
+  if (l.dispatcher == token_dispatcher::by_node && l.etp > 1)
+    return "dispatcher: deepep sends a token once a node and once a rank with etp=1; give etp=1 or "
+           "dispatcher=alltoall";
   if (l.tp > 1 && !l.sequence_parallel)
     return "sp: a mixture of experts with tp > 1 needs sequence parallelism (Megatron-Core requires it); add sp=on";
   return {};
@@ -532,7 +537,7 @@ inline moe_block_cost replace_mlp(layer_cost& x, const training_job& j, const tr
   x.pass_all_reduces = 1.0 + shared_expert_all_reduces(m);  // attention's, and the shared experts'
   x.all_reduces = 2.0 * x.pass_all_reduces;
   x.exchange = e.exchange();
-  x.exchange_bytes = expert_exchange_bytes(m, e.tokens, l.ep, l.etp);
+  x.exchange_bytes = 2.0 * (e.all_to_all_bytes + e.etp_bytes);  // expert_exchange_bytes, or the node-deduplicated
   x.elem_f += e.copied / c.memory_bandwidth;
   x.elem_b += e.copied / c.memory_bandwidth;
   const double mlp = dense_mlp_activation_bytes(j, T, t, l.sequence_parallel);
@@ -1155,6 +1160,11 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
     const auto colon = why.find(':');
     throw invalid_input(why.substr(0, colon), why.substr(colon + 2));
   }
+  if (l.dispatcher == token_dispatcher::by_node && l.ep > c.domain && l.ep % c.domain != 0)
+    throw invalid_input("dispatcher",
+                        "deepep sends a token once to each node its experts reach, and ep=" + std::to_string(l.ep) +
+                            " fills part of a node of " + std::to_string(c.domain) + "; give an ep that divides " +
+                            std::to_string(c.domain) + " or a multiple of it");
   const auto& m = j.shape;
   const double t = static_cast<double>(l.tp);
   const double cp = static_cast<double>(l.cp), d = static_cast<double>(l.dp), b = static_cast<double>(l.micro_batch);

@@ -126,14 +126,33 @@ inline void add_expert_pairs(std::vector<simulated_pair>& pairs, const model::tr
   const bytes size = e.all_to_all_buffer, share = size / static_cast<double>(l.ep);
   fabric::simulator sim(f.topology);
   std::vector<std::size_t> flows;
-  for (const auto& group : g.expert)
-    for (const auto a : group)
-      for (const auto b : group)
-        if (a != b) flows.push_back(sim.transfer(a, b, share));
-  const seconds last = all_at_once(sim, flows);
-  pairs.push_back({"an expert all-to-all (" + to_string(size) + " a GPU, " + to_string(share) + " to each member), " +
-                       count_of(g.expert.size(), "group") + " of " + std::to_string(l.ep) + " at once",
-                   e.all_to_all, last, sim.events()});
+  if (l.dispatcher == model::token_dispatcher::by_node && l.ep > 1) {
+    // Deduplicated by node: each member's cross-node bytes to the member with its place in each other node, its
+    // forwarded bytes to the other members of its own node, all at once.
+    const std::size_t gn = model::dispatch_node_ranks(c, l), nodes = l.ep / gn;
+    const bytes across = nodes > 1 ? e.across_buffer / static_cast<double>(nodes - 1) : bytes{},
+                within = gn > 1 ? e.within_buffer / static_cast<double>(gn - 1) : bytes{};
+    for (const auto& group : g.expert)
+      for (std::size_t a = 0; a < group.size(); ++a)
+        for (std::size_t b = 0; b < group.size(); ++b) {
+          if (a == b || (a / gn != b / gn && a % gn != b % gn)) continue;
+          flows.push_back(sim.transfer(group[a], group[b], a / gn == b / gn ? within : across));
+        }
+    const seconds last = all_at_once(sim, flows);
+    pairs.push_back({"an expert dispatch deduplicated by node (" + to_string(e.across_buffer) + " across, " +
+                         to_string(e.within_buffer) + " within a node, a GPU), " + count_of(g.expert.size(), "group") +
+                         " of " + std::to_string(l.ep) + " at once",
+                     e.all_to_all, last, sim.events()});
+  } else {
+    for (const auto& group : g.expert)
+      for (const auto a : group)
+        for (const auto b : group)
+          if (a != b) flows.push_back(sim.transfer(a, b, share));
+    const seconds last = all_at_once(sim, flows);
+    pairs.push_back({"an expert all-to-all (" + to_string(size) + " a GPU, " + to_string(share) + " to each member), " +
+                         count_of(g.expert.size(), "group") + " of " + std::to_string(l.ep) + " at once",
+                     e.all_to_all, last, sim.events()});
+  }
   if (l.etp > 1) {
     // The rows gathered over each expert-tensor-parallel group, a ring.
     const auto ring =

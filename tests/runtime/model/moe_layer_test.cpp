@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <numeric>
+#include <random>
 
 #include <trinity/io/parallel_layout.hpp>
 #include <trinity/model/gradient_reduction.hpp>
@@ -253,6 +255,97 @@ TEST_CASE("fp8 runs the experts' GEMMs at the fp8 rate, the router in 16 bits", 
   const auto x16 = moe_block(j16, c, l, T), x8 = moe_block(j8, c, l, T);
   const double router = model::detail::gemm_time(c, T, E, h).value();
   CHECK((x8.gemm_f.value() - router) == Approx((x16.gemm_f.value() - router) / 1.4).epsilon(1e-12));
+}
+
+TEST_CASE("the node-deduplicated dispatcher's rows: closed forms, and the protocol simulated on random routing",
+          "[model][moe]") {
+  // k = 1: a token crosses to another node exactly when the all-to-all's row would, (ep - g)/ep.
+  const auto one = deduplicated_dispatch_rows(64, 1, 16, 8);
+  CHECK(one.across == Approx(8.0 / 16).epsilon(1e-12));
+  // One node: nothing crosses; a rank reaches another once, however many of its experts it picked there.
+  const auto inside = deduplicated_dispatch_rows(64, 4, 8, 8);
+  CHECK(inside.across == 0);
+  const double miss = (56.0 * 55 * 54 * 53) / (64.0 * 63 * 62 * 61);  // C(56, 4)/C(64, 4): a rank's 8 all missed
+  CHECK(inside.within == Approx(7 * (1 - miss)).epsilon(1e-12));
+  // One expert a rank on one node: a rank a choice, as the all-to-all sends (Mixtral's 8 over 8).
+  CHECK(deduplicated_dispatch_rows(8, 2, 8, 8).within == Approx(2.0 * 7 / 8).epsilon(1e-12));
+
+  // The protocol on uniformly random top-4 of 64 over 16 ranks in two nodes of 8: every rank's tokens cross once
+  // to each other node they reach (to the rank with the sender's place there), which forwards each once to each
+  // other rank of its node they reach. The records a rank sends, a token, against the formula.
+  const std::size_t E = 64, k = 4, n = 16, g = 8, tokens = 4000, per = E / n;
+  std::mt19937_64 rng(7);
+  double across = 0, within = 0;
+  std::vector<std::size_t> order(E);
+  for (std::size_t q = 0; q < n; ++q)
+    for (std::size_t t = 0; t < tokens; ++t) {
+      std::iota(order.begin(), order.end(), std::size_t{0});
+      std::vector<bool> hit(n, false);
+      for (std::size_t j = 0; j < k; ++j) {
+        std::uniform_int_distribution<std::size_t> pick(j, E - 1);
+        std::swap(order[j], order[pick(rng)]);
+        hit[order[j] / per] = true;
+      }
+      for (std::size_t m = 0; m < n / g; ++m) {
+        const std::size_t stage = m * g + q % g;
+        bool reached = false;
+        for (std::size_t d = m * g; d < (m + 1) * g; ++d) {
+          reached = reached || hit[d];
+          within += hit[d] && d != stage ? 1.0 : 0.0;
+        }
+        across += reached && stage != q ? 1.0 : 0.0;
+      }
+    }
+  const double all = static_cast<double>(n * tokens);
+  const auto rows = deduplicated_dispatch_rows(E, k, n, g);
+  CHECK(across / all == Approx(rows.across).epsilon(0.02));
+  CHECK(within / all == Approx(rows.within).epsilon(0.02));
+  // Fewer rows cross than the all-to-all's k·(ep - g)/ep, which sends a token to a node once a choice there.
+  CHECK(rows.across < 4.0 * 8 / 16);
+}
+
+TEST_CASE("dispatcher=deepep prices the deduplicated rows, across nodes and within one at once", "[model][moe]") {
+  const auto c = h100_like();  // domain 8: 300 GB/s and 1 us inside, 25 GB/s and 5 us across
+  auto j = mixtral();
+  j.shape.experts = 64, j.shape.top_k = 4;
+  const auto l = io::parse_parallel_layout("dp=16,ep=16,dispatcher=deepep");
+  CHECK(l.dispatcher == token_dispatcher::by_node);
+  CHECK(to_string(l).find(",dispatcher=deepep") != std::string::npos);
+  const double T = 4096, h = 4096;
+  const auto d = deduplicated_dispatch_rows(64, 4, 16, 8);
+  const auto x = moe_block(j, c, l, T);
+  CHECK(x.all_to_all_bytes.value() == Approx(T * (d.across + d.within) * h * 2).epsilon(1e-12));
+  CHECK(x.across_buffer.value() == Approx(T * d.across * h * 2).epsilon(1e-12));
+  const double far = 1 * 5e-6 + T * d.across * h * 2 / 25e9, near = 7 * 1e-6 + T * d.within * h * 2 / 300e9;
+  CHECK(x.all_to_all.value() == Approx(std::max(far, near)).epsilon(1e-12));
+  // Against the all-to-all on the same layout: fewer bytes cross, so the cross-node time falls.
+  const auto flat = moe_block(j, c, io::parse_parallel_layout("dp=16,ep=16"), T);
+  CHECK(x.all_to_all < flat.all_to_all);
+  // A step's expert bytes: dispatch and combine, forward and backward, of every layer and micro-batch.
+  const double mb = 32.0 / 16, layers = 4;
+  CHECK(price(j, c, l).ep_bytes.value() == Approx(mb * layers * 2 * 2 * x.all_to_all_bytes.value()).epsilon(1e-12));
+  // One expert a rank inside one node: the same bytes as the all-to-all.
+  const auto mixtral8 = mixtral();
+  CHECK(price(mixtral8, c, io::parse_parallel_layout("dp=8,ep=8,dispatcher=deepep")).ep_bytes.value() ==
+        Approx(price(mixtral8, c, io::parse_parallel_layout("dp=8,ep=8")).ep_bytes.value()).epsilon(1e-12));
+}
+
+TEST_CASE("dispatcher is refused where it cannot run, by field", "[model][moe]") {
+  const auto c = h100_like();
+  auto j = mixtral();
+  j.shape.experts = 96, j.shape.top_k = 4;
+  j.global_batch = 48;
+  CHECK(layout_problem(j, io::parse_parallel_layout("dp=8,ep=4,etp=2,dispatcher=deepep")).find("dispatcher: deepep") ==
+        0);
+  training_job dense = j;
+  dense.shape = shapes::llama3_8b;
+  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,dispatcher=deepep"))
+            .find("dispatcher: the model has no experts") == 0);
+  CHECK_THROWS_WITH(price(j, c, io::parse_parallel_layout("dp=12,ep=12,dispatcher=deepep")),
+                    Catch::StartsWith("dispatcher: deepep sends a token once to each node") &&
+                        Catch::Contains("give an ep that divides 8 or a multiple of it"));
+  CHECK_THROWS_WITH(io::parse_parallel_layout("dp=8,ep=8,dispatcher=flex"),
+                    Catch::StartsWith("parallelism: dispatcher=flex: use alltoall"));
 }
 
 }  // namespace model_moe_layer_test

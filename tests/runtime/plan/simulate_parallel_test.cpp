@@ -161,4 +161,21 @@ TEST_CASE("a mixture's all-to-all on the hierarchy: inside a node, and across no
   }
 }
 
+TEST_CASE("a mixture's dispatch deduplicated by node on the hierarchy: across to the same place, forwarded within",
+          "[plan][fabric][parallel][moe]") {
+  const auto s = plan::presets::dgx_h100();
+  auto w = plan::presets::mixtral_8x7b();
+  w.shape->experts = 64, w.shape->top_k = 4;
+  // ep=16 over two nodes of eight: each GPU sends its cross-node rows to the GPU with its place in the other node
+  // over InfiniBand while it forwards the rows it staged to its seven domain-mates over NVLink.
+  const auto l = io::parse_parallel_layout("dp=16,ep=16,dispatcher=deepep");
+  const auto sim = plan::simulate(s, w, l);
+  const auto d = std::find_if(sim.begin(), sim.end(), [](const auto& x) {
+    return x.what.find("an expert dispatch deduplicated by node") == 0;
+  });
+  REQUIRE(d != sim.end());
+  CHECK(d->ratio() == Approx(1.0).epsilon(0.07));
+  CHECK(std::none_of(sim.begin(), sim.end(), [](const auto& x) { return x.what.find("an expert all-to-all") == 0; }));
+}
+
 }  // namespace plan_simulate_parallel_test
