@@ -259,6 +259,16 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
   }
   if (job.shape.moe() && l.ep > 1) detail::add_expert_pairs(pairs, job, c, l, f, groups, T);
   detail::add_weight_sync_pair(pairs, l, codec, r, f, groups);
+  if (r.embedding_bytes > bytes{}) {
+    // The embedding group's gradient, summed once a step between each pipeline's first and last stage: a ring of
+    // two, a half each way and back.
+    std::vector<std::vector<std::uint32_t>> ends;
+    for (const auto& pipe : groups.pp) ends.push_back({pipe.front(), pipe.back()});
+    const auto sim = fabric::ring_steps(f.topology, ends, r.embedding_bytes / 2.0, 2);
+    pairs.push_back({"the embedding group's all-reduce (" + to_string(r.embedding_bytes) +
+                         "), the first and last stage of " + count(ends.size(), "pipeline") + " at once",
+                     r.embedding_sync, sim.time, sim.events});
+  }
   return pairs;
 }
 

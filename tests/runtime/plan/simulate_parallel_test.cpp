@@ -178,4 +178,22 @@ TEST_CASE("a mixture's dispatch deduplicated by node on the hierarchy: across to
   CHECK(std::none_of(sim.begin(), sim.end(), [](const auto& x) { return x.what.find("an expert all-to-all") == 0; }));
 }
 
+TEST_CASE("a tied model's embedding all-reduce on the hierarchy: each pipeline's ends, across the nodes it spans",
+          "[plan][fabric][parallel]") {
+  const auto s = plan::presets::dgx_h100();
+  auto w = plan::presets::llm_70b();
+  const auto l = layout(2, 4, 1, 1, 4, 1);  // 32 GPUs: stages 8 GPUs apart, so a pipeline's ends are nodes apart
+  const auto untied = plan::simulate(s, w, l);
+  CHECK(std::none_of(untied.begin(), untied.end(),
+                     [](const auto& x) { return x.what.find("the embedding group") == 0; }));
+  w.shape->tied_embeddings = true;
+  const auto sim = plan::simulate(s, w, l);
+  const auto e =
+      std::find_if(sim.begin(), sim.end(), [](const auto& x) { return x.what.find("the embedding group") == 0; });
+  REQUIRE(e != sim.end());
+  CHECK_THAT(e->what, Catch::Contains("the first and last stage of 8 pipelines at once"));
+  CHECK(e->ratio() == Approx(1.0).epsilon(0.01));
+  CHECK(e->events > 0);
+}
+
 }  // namespace plan_simulate_parallel_test
