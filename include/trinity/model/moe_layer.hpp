@@ -27,7 +27,6 @@
 //! sent are counted with balanced routing.
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 
 #include <trinity/model/collectives.hpp>
