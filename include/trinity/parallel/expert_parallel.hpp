@@ -279,6 +279,22 @@ inline void expert_ffn_backward(const moe_shape& s, const expert_weights& w, std
 }
 
 namespace detail {
+//! The router logits' gradient (tokens × experts) from each choice's weight gradient `dweight`: the softmax over
+//! each token's k choices, w_a·(dw_a − Σ_b w_b·dw_b), zero for the experts it did not choose. A dropped choice keeps
+//! its weight, so it takes its share with a dw of 0.
+inline void router_backward(const moe_shape& s, const routing& r, std::span<const float> dweight,
+                            std::span<float> dlogits) {
+  std::fill(dlogits.begin(), dlogits.end(), 0.0f);
+  for (std::size_t t = 0; t < r.tokens; ++t) {
+    float weighted = 0;
+    for (std::size_t j = 0; j < s.top_k; ++j) weighted += r.weight[t * s.top_k + j] * dweight[t * s.top_k + j];
+    for (std::size_t j = 0; j < s.top_k; ++j) {
+      const std::size_t a = t * s.top_k + j;
+      dlogits[t * s.experts + r.expert[a]] = r.weight[a] * (dweight[a] - weighted);
+    }
+  }
+}
+
 //! moe_backward's exchange around `experts(gin, dxin)`, which fills `dxin` (as long as pass.in) with the input
 //! gradients of the rows this rank's experts ran, given their output gradients `gin`.
 template <Communicator C, class Experts>
@@ -313,17 +329,11 @@ void moe_backward_around(C& c, const moe_shape& s, const moe_pass& pass, std::sp
                     std::span<const std::size_t>(pass.send_counts), std::span<const std::size_t>(pass.send_offsets));
   // Each token's input gradient, over its kept experts in the order chosen; the router's softmax over its k.
   std::fill(dx.begin(), dx.end(), 0.0f);
-  std::fill(dlogits.begin(), dlogits.end(), 0.0f);
-  for (std::size_t t = 0; t < r.tokens; ++t) {
-    float weighted = 0;
-    for (std::size_t j = 0; j < s.top_k; ++j) weighted += r.weight[t * s.top_k + j] * dweight[t * s.top_k + j];
-    for (std::size_t j = 0; j < s.top_k; ++j) {
-      const std::size_t a = t * s.top_k + j;
-      dlogits[t * s.experts + r.expert[a]] = r.weight[a] * (dweight[a] - weighted);
-      if (!r.kept[a]) continue;
-      for (std::size_t i = 0; i < h; ++i) dx[t * h + i] += dxback[pass.row_of[a] + i];
-    }
+  for (std::size_t a = 0; a < r.expert.size(); ++a) {
+    if (!r.kept[a]) continue;
+    for (std::size_t i = 0; i < h; ++i) dx[a / s.top_k * h + i] += dxback[pass.row_of[a] + i];
   }
+  router_backward(s, r, dweight, dlogits);
 }
 }  // namespace detail
 

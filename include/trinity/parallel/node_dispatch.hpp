@@ -24,11 +24,13 @@
 //!   parallel::moe_forward_by_node(ep, 8, shape, mine, x, r, y, pass);   // 8 ranks a node
 //!   parallel::moe_backward_by_node(ep, shape, mine, pass, dy, dx, dmine, dlogits);
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <trinity/comm/all_to_all.hpp>
@@ -100,6 +102,30 @@ std::vector<T> hop_back(C& c, const hop& p, const std::vector<T>& in, std::size_
   return out;
 }
 
+//! The rows of `src` (h values each) at `rows`, one after another.
+inline std::vector<float> gather_rows(std::span<const float> src, const std::vector<std::size_t>& rows, std::size_t h) {
+  std::vector<float> out(rows.size() * h);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    std::copy_n(src.begin() + static_cast<std::ptrdiff_t>(rows[i] * h), h,
+                out.begin() + static_cast<std::ptrdiff_t>(i * h));
+  return out;
+}
+
+//! The two groups of `c` a rank's records go over, its nodes of g consecutive ranks: `across`, the rank with its
+//! place in every node; `within`, the ranks of its own node.
+template <Communicator C>
+struct node_groups {
+  comm::group<C> across, within;
+};
+template <Communicator C>
+node_groups<C> groups_by_node(C& c, std::size_t g) {
+  const auto me = static_cast<std::size_t>(c.rank()), nodes = static_cast<std::size_t>(c.size()) / g;
+  std::vector<int> across, within;
+  for (std::size_t m = 0; m < nodes; ++m) across.push_back(static_cast<int>(me % g + g * m));
+  for (std::size_t j = 0; j < g; ++j) within.push_back(static_cast<int>(me / g * g + j));
+  return {comm::group<C>(c, std::move(across)), comm::group<C>(c, std::move(within))};
+}
+
 inline void add_row(std::span<float> into, std::span<const float> row) {
   for (std::size_t i = 0; i < into.size(); ++i) into[i] += row[i];
 }
@@ -160,17 +186,14 @@ void moe_forward_by_node(C& c, std::size_t node_ranks, const moe_shape& s, std::
   const std::size_t g = node_ranks, nodes = n / g, node = me / g, h = s.hidden, k = s.top_k, per = s.experts / n;
   const std::size_t none = std::numeric_limits<std::size_t>::max();
   const auto rank_of = [&](std::uint32_t e) { return static_cast<std::size_t>(e) / per; };
-  std::vector<int> across_members, within_members;
-  for (std::size_t m = 0; m < nodes; ++m) across_members.push_back(static_cast<int>(me % g + g * m));
-  for (std::size_t j = 0; j < g; ++j) within_members.push_back(static_cast<int>(node * g + j));
-  comm::group<C> across(c, across_members), within(c, within_members);
+  auto [across, within] = detail::groups_by_node(c, g);
   pass = node_pass{};
   pass.r = r, pass.node_ranks = g, pass.nodes = nodes, pass.via.assign(r.tokens * nodes, none);
 
   // The cross-node hop: a record per token and other node holding a kept choice; own-node tokens stage here.
   std::vector<std::size_t> dest;
   std::vector<std::uint32_t> slots, staged_slots;
-  std::vector<float> rows, weights, staged_weights;
+  std::vector<float> weights, staged_weights;
   for (std::size_t t = 0; t < r.tokens; ++t)
     for (std::size_t m = 0; m < nodes; ++m) {
       bool held = false;
@@ -190,16 +213,11 @@ void moe_forward_by_node(C& c, std::size_t node_ranks, const moe_shape& s, std::
       }
       pass.via[t * nodes + m] = dest.size();
       dest.push_back(m), pass.across_token.push_back(t);
-      rows.insert(rows.end(), x.begin() + static_cast<std::ptrdiff_t>(t * h),
-                  x.begin() + static_cast<std::ptrdiff_t>((t + 1) * h));
     }
   pass.across = detail::plan_hop(across, dest);
-  std::vector<float> staged_rows;
-  for (const std::size_t t : pass.own_token)
-    staged_rows.insert(staged_rows.end(), x.begin() + static_cast<std::ptrdiff_t>(t * h),
-                       x.begin() + static_cast<std::ptrdiff_t>((t + 1) * h));
+  auto staged_rows = detail::gather_rows(x, pass.own_token, h);
   {
-    const auto got_rows = detail::hop_forward(across, pass.across, rows, h);
+    const auto got_rows = detail::hop_forward(across, pass.across, detail::gather_rows(x, pass.across_token, h), h);
     const auto got_slots = detail::hop_forward(across, pass.across, slots, k);
     const auto got_weights = detail::hop_forward(across, pass.across, weights, k);
     staged_rows.insert(staged_rows.end(), got_rows.begin(), got_rows.end());
@@ -226,13 +244,7 @@ void moe_forward_by_node(C& c, std::size_t node_ranks, const moe_shape& s, std::
     }
   pass.within = detail::plan_hop(within, dest);
   pass.within_slots = slots;
-  {
-    std::vector<float> entry_rows;
-    for (const std::size_t e : pass.within_entry)
-      entry_rows.insert(entry_rows.end(), staged_rows.begin() + static_cast<std::ptrdiff_t>(e * h),
-                        staged_rows.begin() + static_cast<std::ptrdiff_t>((e + 1) * h));
-    pass.in = detail::hop_forward(within, pass.within, entry_rows, h);
-  }
+  pass.in = detail::hop_forward(within, pass.within, detail::gather_rows(staged_rows, pass.within_entry, h), h);
   pass.in_slots = detail::hop_forward(within, pass.within, slots, k);
   pass.in_weights = detail::hop_forward(within, pass.within, weights, k);
 
@@ -278,32 +290,12 @@ void moe_backward_by_node(C& c, const moe_shape& s, std::span<const expert_weigh
   trinity::detail::require(dlogits.size() == r.tokens * s.experts, "dlogits", "must be tokens x experts");
   trinity::detail::require(dlocal.size() == local.size(), "dlocal", "needs one gradient per local expert");
   const auto me = static_cast<std::size_t>(c.rank()), node = me / g;
-  std::vector<int> across_members, within_members;
-  for (std::size_t m = 0; m < nodes; ++m) across_members.push_back(static_cast<int>(me % g + g * m));
-  for (std::size_t j = 0; j < g; ++j) within_members.push_back(static_cast<int>(node * g + j));
-  comm::group<C> across(c, across_members), within(c, within_members);
-  const auto token_row = [&](std::size_t t) {
-    return std::vector<float>(dy.begin() + static_cast<std::ptrdiff_t>(t * h),
-                              dy.begin() + static_cast<std::ptrdiff_t>((t + 1) * h));
-  };
+  auto [across, within] = detail::groups_by_node(c, g);
   // The output gradient the rows' ways: across, then within the node.
-  std::vector<float> rows, staged;
-  for (const std::size_t t : pass.across_token) {
-    const auto v = token_row(t);
-    rows.insert(rows.end(), v.begin(), v.end());
-  }
-  for (const std::size_t t : pass.own_token) {
-    const auto v = token_row(t);
-    staged.insert(staged.end(), v.begin(), v.end());
-  }
-  const auto got = detail::hop_forward(across, pass.across, rows, h);
+  auto staged = detail::gather_rows(dy, pass.own_token, h);
+  const auto got = detail::hop_forward(across, pass.across, detail::gather_rows(dy, pass.across_token, h), h);
   staged.insert(staged.end(), got.begin(), got.end());
-  rows.clear();
-  for (const std::size_t e : pass.within_entry) {
-    const auto v = detail::row_of(staged, e, h);
-    rows.insert(rows.end(), v.begin(), v.end());
-  }
-  const auto gin = detail::hop_forward(within, pass.within, rows, h);
+  const auto gin = detail::hop_forward(within, pass.within, detail::gather_rows(staged, pass.within_entry, h), h);
   // Each received row through its slots' experts' backward: its input gradient summed, each slot's weight gradient.
   const std::size_t received = pass.within.received;
   std::vector<float> dxin(received * h, 0.0f), dwin(received * k, 0.0f), g_row(h), dxa(h);
@@ -351,16 +343,7 @@ void moe_backward_by_node(C& c, const moe_shape& s, std::span<const expert_weigh
         if (r.kept[a] && r.expert[a] / per / g == m) dweight[a] = (m == node ? staged_dw : dw_across)[v * k + q];
       }
     }
-  // The router's softmax over each token's k choices.
-  std::fill(dlogits.begin(), dlogits.end(), 0.0f);
-  for (std::size_t t = 0; t < r.tokens; ++t) {
-    float weighted = 0;
-    for (std::size_t q = 0; q < k; ++q) weighted += r.weight[t * k + q] * dweight[t * k + q];
-    for (std::size_t q = 0; q < k; ++q) {
-      const std::size_t a = t * k + q;
-      dlogits[t * s.experts + r.expert[a]] = r.weight[a] * (dweight[a] - weighted);
-    }
-  }
+  detail::router_backward(s, r, dweight, dlogits);
 }
 
 }  // namespace trinity::parallel
