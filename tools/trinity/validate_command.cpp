@@ -247,8 +247,9 @@ void print_validation_text(const validation& v) {
     const auto& l = x.run->layout;
     const std::string layout =
         "t" + std::to_string(l.tp) + " p" + std::to_string(l.pp) + (l.vpp > 1 ? "x" + std::to_string(l.vpp) : "") +
-        (l.cp > 1 ? " c" + std::to_string(l.cp) : "") + " d" + std::to_string(l.dp) +
-        (l.ep > 1 ? " e" + std::to_string(l.ep) : "") + (l.etp > 1 ? "x" + std::to_string(l.etp) : "") +
+        (l.flushes > 1 ? "/" + std::to_string(l.flushes) + "f" : "") + (l.cp > 1 ? " c" + std::to_string(l.cp) : "") +
+        " d" + std::to_string(l.dp) + (l.ep > 1 ? " e" + std::to_string(l.ep) : "") +
+        (l.etp > 1 ? "x" + std::to_string(l.etp) : "") +
         (l.dispatcher == model::token_dispatcher::by_node ? "/deepep" : "") + " " + model::to_string(l.recompute) +
         (l.recompute_layers ? std::to_string(*l.recompute_layers) : "") +
         (l.recompute_layers && l.recompute_method == model::recompute_method::uniform ? "u" : "") +

@@ -720,6 +720,11 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
                    "states where the model's layers sit on the pipeline's stages, which the run here places only "
                    "one chunk a stage (vpp=1), on a dense model, recomputing nothing; verify the layout without "
                    "first_stage_layers, last_stage_layers and pipeline_layout, or within those");
+  if (l.flushes > 1)
+    throw bad_flag("--parallelism", a.parallelism,
+                   "runs a step's micro-batches in " + std::to_string(l.flushes) +
+                       " pipeline flushes; trinity-train runs them in one, as Megatron-Core does; verify the layout "
+                       "without flushes");
   if (w.shape->moe()) return run_verify_experts(a, w, l);
   const auto run = layout_run_of(a, w, l);
   // The codec the layout names, at the rates and ratio the planner priced it with (the system's devices').

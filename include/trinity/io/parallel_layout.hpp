@@ -4,12 +4,14 @@
 //!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,recompute_layers=5,recompute_method=block|uniform,
 //!   sp=on|off,zero=0..3,
 //!   offload=on|off,codec=NAME|none,overlap=on|off,ep=8,etp=1,recompute_modules=layernorm+moe_act+mla_up_proj|none,
+//!   dispatcher=alltoall|deepep,flushes=1,
 //!   first_stage_layers=3,last_stage_layers=2  (or instead of those two: pipeline_layout=Et|(tt|)*30mL,
 //!   model/pipeline_layout.hpp; the cosmetic commas Megatron's recipes write in it are taken: the items after it
 //!   with no '=' continue it)
 //! Every key is optional (a missing degree is 1, recompute none, recompute=full recomputing every layer,
 //! recompute_layers counting the first layers of each chunk (the block method), sp off,
-//! ZeRO 0, no offload, no gradient codec, overlap as the workload says, the pipeline's layers split as
+//! ZeRO 0, no offload, no gradient codec, overlap as the workload says, the all-to-all dispatcher, one pipeline
+//! flush a step, the pipeline's layers split as
 //! model::pipeline_stage_layers splits them, vpp as many chunks as pipeline_layout gives each stage); an
 //! unknown key, a key given twice or a value that is not allowed is refused, naming it and what would be. A codec's
 //! name is checked where its cost is looked up (plan::gradient_codec).
@@ -113,7 +115,7 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
   static constexpr std::string_view keys[] = {"tp", "pp", "vpp", "cp", "dp", "mbs", "recompute", "sp", "zero",
                                               "offload", "codec", "overlap", "ep", "etp", "recompute_modules",
                                               "first_stage_layers", "last_stage_layers", "pipeline_layout",
-                                              "recompute_layers", "recompute_method", "dispatcher"};
+                                              "recompute_layers", "recompute_method", "dispatcher", "flushes"};
   // clang-format on
   model::parallel_layout l;
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };
@@ -173,6 +175,8 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
           l.last_stage_layers = n;
         else if (key == "recompute_layers")
           l.recompute_layers = n;
+        else if (key == "flushes")
+          l.flushes = n;
         else {
           if (n > 3) fail("zero=" + value + ": ZeRO has stages 0 to 3");
           l.zero_stage = static_cast<int>(n);

@@ -3,8 +3,8 @@
 //! A hybrid parallel layout as the step model (model/parallel_training.hpp) prices it: tensor, pipeline (and
 //! its interleaving), context, data and expert parallelism, the micro-batch, recomputation (of every layer, alone or
 //! in groups, or of a chunk's first few), sequence parallelism, the ZeRO stage, offload, the gradient codec and
-//! overlap, the layers of the pipeline's first and last stages (or of every chunk) where a run states them, and its
-//! `tp=..,pp=..` spelling.
+//! overlap, the layers of the pipeline's first and last stages (or of every chunk) where a run states them, the
+//! pipeline flushes a step runs, and its `tp=..,pp=..` spelling.
 //! (Recomputation: a policy, and single modules besides it, model/recompute_modules.hpp.)
 
 #include <cstddef>
@@ -69,6 +69,13 @@ struct parallel_layout {
   model::recompute_method recompute_method = model::recompute_method::block;
   //! How a mixture's tokens reach their experts (above). Last, for the positional initialisers before it.
   token_dispatcher dispatcher = token_dispatcher::all_to_all;
+  //! The pipeline flushes a step's micro-batches run in: 1, as Megatron-Core runs them, all in one schedule; F, as
+  //! PyTorch's pipeline schedules run gradient accumulation (NeMo AutoModel's GA: F schedule steps of m/F
+  //! micro-batches each). Each flush fills and drains the pipeline, and ends in the data-parallel reduction its
+  //! next one's forward gathers after: PyTorch's stage defers FSDP2's reduce-scatter to the last backward of a
+  //! schedule step and keeps the gathered weights through it (torch/distributed/pipelining/stage.py,
+  //! backward_maybe_with_nosync), so a flush pays ZeRO-1's collectives. Last, for the positional initialisers.
+  std::size_t flushes = 1;
 
   [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
   friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
@@ -110,6 +117,7 @@ inline std::string to_string(const parallel_layout& l) {
          (l.overlap ? std::string(",overlap=") + (*l.overlap ? "on" : "off") : std::string()) +
          (l.ep > 1 || l.etp > 1 ? ",ep=" + std::to_string(l.ep) + ",etp=" + std::to_string(l.etp) : std::string()) +
          (l.dispatcher == token_dispatcher::by_node ? ",dispatcher=deepep" : "") +
+         (l.flushes > 1 ? ",flushes=" + std::to_string(l.flushes) : std::string()) +
          (l.first_stage_layers ? ",first_stage_layers=" + std::to_string(*l.first_stage_layers) : std::string()) +
          (l.last_stage_layers ? ",last_stage_layers=" + std::to_string(*l.last_stage_layers) : std::string()) +
          (l.pipeline_layout.empty() ? std::string() : ",pipeline_layout=" + l.pipeline_layout);

@@ -283,6 +283,7 @@ inline std::size_t rebuilt_group_layers(const parallel_layout& l, const stage_la
 //! to `step`, each second in one of them (a recomputed forward's collectives in `recompute`, not `tp_comm`).
 struct parallel_step_cost {
   double micro_batches = 0;
+  std::size_t flushes = 1;  //!< the pipeline flushes they ran in (parallel_layout::flushes)
   seconds gemm{}, attention{}, elementwise{}, recompute{};  //!< per step, summed over micro-batches
   seconds tp_comm{}, cp_comm{}, pp_comm{};                  //!< per step, on the critical path
   seconds ep_comm{};  //!< a mixture's all-to-alls (and expert tensor-parallel collectives), on the critical path
@@ -347,6 +348,18 @@ inline std::string expert_problem(const training_job& j, const parallel_layout& 
            "dispatcher=alltoall";
   if (l.tp > 1 && !l.sequence_parallel)
     return "sp: a mixture of experts with tp > 1 needs sequence parallelism (Megatron-Core requires it); add sp=on";
+  return {};
+}
+
+//! Why `flushes` cannot split the layout's `mb` micro-batches a step, or empty.
+inline std::string flush_problem(const parallel_layout& l, std::size_t mb) {
+  if (l.flushes == 0) return "flushes: a step runs at least one pipeline flush";
+  if (l.flushes > 1 && l.pp == 1)
+    return "flushes: a flush is a pipeline schedule's, and the layout has no pipeline stages (pp=1): its " +
+           std::to_string(mb) + " micro-batches accumulate in one pass already; drop flushes, or give pp > 1";
+  if (mb % l.flushes != 0)
+    return "flushes: the " + std::to_string(mb) + " micro-batches a step do not split into " +
+           std::to_string(l.flushes) + " flushes; give a flushes that divides " + std::to_string(mb);
   return {};
 }
 
@@ -437,9 +450,10 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
            " sequences do not split into dp=" + std::to_string(l.dp) + " replicas of micro-batches of " +
            std::to_string(l.micro_batch);
   const std::size_t mb = j.global_batch / (l.dp * l.micro_batch);
-  if (l.vpp > 1 && mb % l.pp != 0)
-    return "vpp: the interleaved schedule needs the " + std::to_string(mb) +
-           " micro-batches to be a multiple of pp=" + std::to_string(l.pp);
+  if (const auto why = detail::flush_problem(l, mb); !why.empty()) return why;
+  if (l.vpp > 1 && mb / l.flushes % l.pp != 0)
+    return "vpp: the interleaved schedule needs the " + std::to_string(mb / l.flushes) + " micro-batches" +
+           (l.flushes > 1 ? " a flush" : "") + " to be a multiple of pp=" + std::to_string(l.pp);
   if (l.zero_stage < 0 || l.zero_stage > 3) return "zero: ZeRO has stages 0 to 3";
   if (j.fp8_params && !j.fp8)
     return "fp8_params: keeps the GEMM weights in fp8, and the layers' GEMMs run in 16 bits; train in fp8 "
@@ -449,7 +463,7 @@ inline std::string layout_problem(const training_job& j, const parallel_layout& 
            "weights (Megatron-Core's --fp8-param-gather requires the distributed optimizer); give zero=1 or more";
   if (l.zero_stage == 3 && l.pp > 1)
     return "zero: stage 3 re-gathers every stage's weights for every micro-batch; with pipeline stages use stage 1 or "
-           "2";
+           "2 (FSDP2 under PyTorch's pipeline schedules gathers once a flush and reduces once: zero=1 with flushes=N)";
   if (l.sequence_parallel && l.tp == 1)
     return "sp: sequence parallelism splits along tensor-parallel ranks; it needs tp > 1";
   if (l.recompute_layers && l.recompute != recomputation::full)
@@ -1033,9 +1047,12 @@ inline void price_data_parallel(parallel_step_cost& r, const training_job& j, co
   const auto experts = sync_weights(weights.experts, expert_ranks, j, l, codec, dp_link, fp8.experts);
   const seconds reduce = dense.reduce + experts.reduce, gather = dense.gather + experts.gather;
   const double gathers = parameter_gathers(l, mb);
-  r.codec = dense.coding + experts.coding;
+  // Each pipeline flush ends in the reduction and the gathers (parallel_layout::flushes), each under its own
+  // flush's passes; coding them too.
+  const double flushes = static_cast<double>(l.flushes);
+  r.codec = flushes * (dense.coding + experts.coding);
   r.gradient_frame = bytes{psi * (is_uncoded(codec) ? pb.gradient : 4.0 / codec.ratio)};
-  r.dp_collectives = reduce + gathers * gather;
+  r.dp_collectives = flushes * (reduce + gathers * gather);
   r.dp_comm = r.dp_collectives;
   r.overlap = l.overlap.value_or(j.overlap_dp);
   if (r.overlap && std::max(shard_ranks, weights.experts > 0 ? expert_ranks : 1) > 1) {
@@ -1051,10 +1068,12 @@ inline void price_data_parallel(parallel_step_cost& r, const training_job& j, co
           mb * (exposed_after_overlap(gather, forward, r.buckets) + exposed_after_overlap(gather, backward, r.buckets));
     else if (l.zero_stage >= 1)
       r.dp_comm += exposed_after_overlap(gather, forward, r.buckets);
+    r.dp_comm = flushes * r.dp_comm;
   }
   r.stage_parameters = psi;
   r.expert_parameters = weights.experts;
-  r.dp_bytes = dense.reduce_bytes + dense.gathered(gathers) + experts.reduce_bytes + experts.gathered(gathers);
+  r.dp_bytes =
+      flushes * (dense.reduce_bytes + dense.gathered(gathers) + experts.reduce_bytes + experts.gathered(gathers));
   r.gathered_dense = dense.params, r.gathered_experts = experts.params;
   // The optimizer's share of the weights on this GPU: ZeRO shards each group over its own ranks.
   const double local =
@@ -1214,7 +1233,10 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   r.ep_comm = mb * st.binding([](const layer_cost& x) { return 2.0 * x.exchange; });
   r.cp_comm = mb * st.binding([](const layer_cost& x) { return x.cp_f + x.cp_b; });
   r.pp_comm = mb * pp_mb;
-  r.bubble = pipeline_bubble(l.pp, static_cast<std::size_t>(mb), l.vpp) * mb * per_mb;
+  // Each flush fills and drains the pipeline: F bubbles of (p − 1)/v micro-batches' time.
+  const double flushes = static_cast<double>(l.flushes), mb_flush = mb / flushes;
+  r.flushes = l.flushes;
+  r.bubble = flushes * pipeline_bubble(l.pp, static_cast<std::size_t>(mb_flush), l.vpp) * mb_flush * per_mb;
   r.tp_bytes = mb * st.binding([](const layer_cost& x) { return x.all_reduces * x.all_reduce_bytes; }) +
                (regather ? mb * transfers * (t - 1.0) / t * activation : bytes{});
   r.ep_bytes = mb * st.binding([](const layer_cost& x) { return x.exchanges * x.exchange_bytes; });
@@ -1231,7 +1253,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
                          : seconds{};
   // Coding runs on the device between the last backward and the update, never under either.
   r.step = mb * per_mb + weight_cast + r.bubble + r.dp_comm + r.codec + r.embedding_sync + r.optimizer + r.offload;
-  detail::price_memory(r, j, l, weights, fp8, st, stages, mb, T);
+  detail::price_memory(r, j, l, weights, fp8, st, stages, mb_flush, T);
 
   r.model_flops = training_flops(m, static_cast<double>(j.global_batch), s, recomputation::none);
   r.mfu = r.model_flops.value() / (r.step.value() * static_cast<double>(l.gpus()) * c.peak.value());

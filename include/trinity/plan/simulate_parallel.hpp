@@ -194,6 +194,9 @@ inline void add_weight_sync_pair(std::vector<simulated_pair>& pairs, const model
   };
   const auto dense = over(g.weights, m_dense, 1.0 - expert_share, r.gathered_dense),
              experts = over(g.expert_data, m_experts, expert_share, r.gathered_experts);
+  // Each pipeline flush ends in them (model::parallel_layout::flushes): the same collectives again, one after the
+  // other.
+  const double flushes = static_cast<double>(l.flushes);
   const std::string gathered =
       gathers > 1 ? units::detail::format_number(gathers) + " parameter all-gathers" : "parameter all-gather";
   std::string what = codec.gathered      ? "gradient all-gather (" + to_string(grads) + coded + ")"
@@ -207,7 +210,10 @@ inline void add_weight_sync_pair(std::vector<simulated_pair>& pairs, const model
             (m_experts > 1 ? " over " + count_of(g.expert_data.size(), "group") + " of " + std::to_string(m_experts)
                            : std::string(", each slice on one rank: nothing to reduce")) +
             ")";
-  pairs.push_back({what + " at once", r.dp_collectives, dense.time + experts.time, dense.events + experts.events});
+  what += " at once";
+  if (l.flushes > 1) what += ", after each of " + std::to_string(l.flushes) + " pipeline flushes";
+  pairs.push_back(
+      {what, r.dp_collectives, flushes * (dense.time + experts.time), l.flushes * (dense.events + experts.events)});
 }
 }  // namespace detail
 

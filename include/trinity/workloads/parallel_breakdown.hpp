@@ -54,6 +54,7 @@ inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r
             {"middle_layers_fewest", r.stages.middle_fewest},
             {"last_layers", r.stages.last},
             {"prediction_modules", r.prediction_modules},
+            {"flushes", r.flushes},
             {"binding", detail::binding_stage(r)}}},
           {"recomputed_layers",
            {{"first", r.recomputed.first},
@@ -114,7 +115,8 @@ inline void print_parallel_breakdown(std::ostream& out, const model::parallel_st
   if (experts) t.add({"  expert all-to-alls", share(r.ep_comm)});
   t.add({"  context-parallel ring (exposed)", share(r.cp_comm)});
   t.add({"  pipeline sends", share(r.pp_comm)});
-  t.add({"  pipeline bubble", share(r.bubble)});
+  t.add({"  pipeline bubble" + (r.flushes > 1 ? " (" + std::to_string(r.flushes) + " flushes)" : std::string()),
+         share(r.bubble)});
   t.add({"  data-parallel reduction (exposed)", share(r.dp_comm)});
   t.add({"  optimizer step" + std::string(r.offloaded > bytes{} ? " (on the host)" : ""), share(r.optimizer)});
   if (r.offloaded > bytes{}) t.add({"  optimizer offload traffic", share(r.offload)});

@@ -156,6 +156,55 @@ TEST_CASE("parallel training: the pipeline bubble is (p - 1)/(m v) of the micro-
   }
 }
 
+TEST_CASE("parallel training: F pipeline flushes pay F bubbles and F data-parallel reductions", "[model][parallel]") {
+  auto j = gpt(16, 2048, 16, 1024, 64);  // 32 micro-batches a step over dp=2
+  const auto c = ideal();
+  for (const bool overlap : {false, true}) {
+    j.overlap_dp = overlap;
+    const auto one = price(j, c, io::parse_parallel_layout("pp=4,dp=2,zero=1"));
+    const auto l = io::parse_parallel_layout("pp=4,dp=2,zero=1,flushes=4");
+    CHECK(l.flushes == 4);
+    CHECK(to_string(l).find(",flushes=4") != std::string::npos);
+    CHECK(io::parse_parallel_layout(to_string(l)) == l);
+    const auto four = price(j, c, l);
+    CHECK(four.flushes == 4);
+    // The bubble, (p - 1)/v of a micro-batch's time, once a flush; the reduction and the gather after each.
+    CHECK(four.bubble.value() == Approx(4 * one.bubble.value()).epsilon(1e-12));
+    CHECK(four.dp_collectives.value() == Approx(4 * one.dp_collectives.value()).epsilon(1e-12));
+    CHECK(four.dp_comm.value() == Approx(4 * one.dp_comm.value()).epsilon(1e-12));
+    CHECK(four.dp_bytes.value() == Approx(4 * one.dp_bytes.value()).epsilon(1e-12));
+    // The micro-batches' own work and the update are the step's once, however it is cut.
+    CHECK((four.gemm == one.gemm && four.attention == one.attention && four.pp_comm == one.pp_comm &&
+           four.optimizer == one.optimizer));
+    CHECK((four.step - one.step).value() == Approx(3 * (one.bubble + one.dp_comm).value()).epsilon(1e-9));
+    // 8 micro-batches a flush fill the 4 stages as 32 do: the same activations.
+    CHECK(four.activations == one.activations);
+  }
+  // 2 a flush keep fewer in flight on the first stage: as a step of 2 micro-batches does.
+  const auto sixteen = price(j, c, io::parse_parallel_layout("pp=4,dp=2,zero=1,flushes=16"));
+  auto short_step = j;
+  short_step.global_batch = 4;
+  const auto two = price(short_step, c, io::parse_parallel_layout("pp=4,dp=2,zero=1"));
+  CHECK(sixteen.activations == two.activations);
+  CHECK(sixteen.activations < price(j, c, io::parse_parallel_layout("pp=4,dp=2,zero=1")).activations);
+}
+
+TEST_CASE("parallel training: flushes that cannot cut the step are refused, naming them", "[model][parallel]") {
+  const auto j = gpt(16, 2048, 16, 1024, 64);
+  CHECK(layout_problem(j, io::parse_parallel_layout("dp=2,flushes=2")).rfind("flushes: a flush is a pipeline", 0) == 0);
+  CHECK(layout_problem(j, io::parse_parallel_layout("pp=4,dp=2,flushes=3"))
+            .rfind("flushes: the 32 micro-batches a step do not split into 3 flushes; give a flushes that divides 32",
+                   0) == 0);
+  // Interleaved, each flush's micro-batches are a multiple of pp: 2 a flush are not.
+  CHECK(layout_problem(j, io::parse_parallel_layout("pp=4,vpp=2,dp=2,flushes=16"))
+            .rfind("vpp: the interleaved schedule needs the 2 micro-batches a flush to be a multiple of pp=4", 0) == 0);
+  CHECK(layout_problem(j, io::parse_parallel_layout("pp=4,vpp=2,dp=2,flushes=8")).empty());
+  CHECK_THROWS_WITH(io::parse_parallel_layout("pp=4,flushes=0"),
+                    Catch::StartsWith("parallelism: flushes=0: must be a whole number from 1"));
+  CHECK(layout_problem(j, io::parse_parallel_layout("pp=4,dp=2,zero=3")).find("zero=1 with flushes=N") !=
+        std::string::npos);
+}
+
 TEST_CASE("parallel training: a wider tensor-parallel group that leaves the fast domain pays the slow link",
           "[model][parallel]") {
   const auto j = gpt(8, 4096, 32, 2048, 8);
