@@ -11,6 +11,7 @@
 #include "bench_support.hpp"
 
 #include <trinity/cache/block_replay.hpp>
+#include <trinity/detail/run_program.hpp>
 #include <trinity/io/block_trace.hpp>
 
 #include <chrono>
@@ -59,20 +60,22 @@ void bm_replay_trinity(benchmark::State& state) {
 
 // The Python replay, run once per iteration as a child process; its own clock excludes start-up and reading.
 void bm_replay_python(benchmark::State& state) {
-  const std::string cmd = "python3 '" TRINITY_SOURCE_DIR "/tools/reference/prefix_replay.py' '" + trace_path() + "' " +
-                          std::to_string(capacity_blocks) + " lru";
+  const std::vector<std::string> argv{"python3", TRINITY_SOURCE_DIR "/tools/reference/prefix_replay.py", trace_path(),
+                                      std::to_string(capacity_blocks), "lru"};
   double seconds = 0, hit_rate = 0;
   for (auto _ : state) {
-    const std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
-    if (!p) {
-      state.SkipWithError("python3 cannot be started");
+    trinity::detail::program_run run;
+    try {
+      run = trinity::detail::run_program(argv);
+    } catch (const std::exception& e) {
+      state.SkipWithError((std::string("python3 cannot be started: ") + e.what()).c_str());
       return;
     }
-    char line[1024] = {};
-    if (!std::fgets(line, sizeof line, p.get())) {
-      state.SkipWithError("the Python replay printed nothing (is python3 installed?)");
+    if (!run.end.succeeded() || run.out.empty()) {
+      state.SkipWithError("the Python replay failed or printed nothing (is python3 installed?)");
       return;
     }
+    const std::string line = run.out.substr(0, run.out.find('\n'));
     const std::string s(line);
     const auto at = [&](const std::string& key) {
       return std::stod(s.substr(s.find("\"" + key + "\": ") + key.size() + 4));

@@ -17,6 +17,7 @@
 #include <trinity/compress/calibrate.hpp>
 #include <trinity/compress/lossless/catalog.hpp>
 #include <trinity/detail/host.hpp>
+#include <trinity/detail/run_program.hpp>
 #include <trinity/links/parameters.hpp>
 #include <trinity/model/compression.hpp>
 #include <trinity/units.hpp>
@@ -141,24 +142,28 @@ std::vector<measured> exchanged(bytes size, const std::vector<std::vector<float>
 // 4. The picture: one line per compressor, time against link speed, log-log (where gnuplot is installed).
 void draw(const std::string& base, bytes size, const std::vector<measured>& runs, const std::vector<double>& speeds,
           const std::vector<std::vector<double>>& totals) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") == 0) {
-    std::ofstream gp(base + ".gp");
-    gp << "set terminal pngcairo size 1100,700 noenhanced\nset output '" << base << ".png'\n"
-       << "set logscale xy\nset key outside right\n"
-       << "set xlabel 'link speed (Gbps)'\nset ylabel 'encode + transfer + decode (s)'\n"
-       << "set title 'Sending " << to_string(size) << " of fp32 gradient: compress or send?'\nplot ";
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      gp << (i ? ", " : "") << "'-' using 1:2 with linespoints title '" << runs[i].name << "'";
-    gp << '\n';
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      for (std::size_t s = 0; s < speeds.size(); ++s) gp << speeds[s] << ' ' << totals[s][i] << '\n';
-      gp << "e\n";
-    }
-    gp << '\n';
-    gp.close();
-    if (std::system(("gnuplot '" + base + ".gp' 2>/dev/null").c_str()) != 0)
-      std::cerr << "gnuplot failed; the CSV is still in " << base << ".csv\n";
+  if (!trinity::detail::program_on_path("gnuplot")) return;
+  // gnuplot is started with an argument vector and reads the script from its standard input: no shell between,
+  // so no name in the script or path can run anything.
+  std::ostringstream gp;
+  gp << "set terminal pngcairo size 1100,700 noenhanced\nset output\n"
+     << "set logscale xy\nset key outside right\n"
+     << "set xlabel 'link speed (Gbps)'\nset ylabel 'encode + transfer + decode (s)'\n"
+     << "set title 'Sending " << to_string(size) << " of fp32 gradient: compress or send?'\nplot ";
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    gp << (i ? ", " : "") << "'-' using 1:2 with linespoints title '" << runs[i].name << "'";
+  gp << '\n';
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (std::size_t s = 0; s < speeds.size(); ++s) gp << speeds[s] << ' ' << totals[s][i] << '\n';
+    gp << "e\n";
   }
+  gp << "unset output\n";
+  const auto r = trinity::detail::run_program({"gnuplot"}, gp.str());
+  std::ofstream png(base + ".png", std::ios::binary);
+  png << r.out;
+  png.close();
+  if (!r.end.succeeded() || !png)
+    std::cerr << "gnuplot failed (" << r.end.describe() << "); the CSV is still in " << base << ".csv\n";
 }
 
 }  // namespace

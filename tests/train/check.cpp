@@ -11,9 +11,13 @@
 #include <algorithm>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <trinity/detail/run_program.hpp>
+#include <trinity/shard/checkpoint_directory.hpp>
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -29,16 +33,17 @@ struct run_output {
   nlohmann::json summary;
 };
 
-run_output run(const std::string& command, const std::string& args) {
+run_output run(const std::vector<std::string>& command, const std::string& args) {
   run_output out{args, {}, {}};
-  const std::string line_cmd = command + " " + args;
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(line_cmd.c_str(), "r"), pclose);
-  if (!pipe) throw std::runtime_error("cannot run " + line_cmd);
-  std::string text;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe.get())) text += buf;
-  const int status = pclose(pipe.release());
-  if (status != 0) throw std::runtime_error(line_cmd + " exited with status " + std::to_string(status));
+  // The arguments as the test wrote them, a word each between spaces, run with no shell between.
+  std::vector<std::string> argv = command;
+  std::istringstream words(args);
+  for (std::string w; words >> w;) argv.push_back(w);
+  const auto r = trinity::detail::run_program(argv);
+  std::cerr << r.err;
+  if (!r.end.succeeded())
+    throw std::runtime_error(trinity::detail::shell_quoted(argv) + " ended with " + r.end.describe() + ": " + r.err);
+  const std::string& text = r.out;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     if (line.empty()) continue;
@@ -48,7 +53,8 @@ run_output run(const std::string& command, const std::string& args) {
     else if (!j.at("skipped").get<bool>())
       out.loss[j.at("step").get<long>()] = j.at("loss").get<double>();
   }
-  if (out.loss.empty() || out.summary.is_null()) throw std::runtime_error(line_cmd + " printed no steps or no summary");
+  if (out.loss.empty() || out.summary.is_null())
+    throw std::runtime_error(trinity::detail::shell_quoted(argv) + " printed no steps or no summary");
   return out;
 }
 
@@ -184,6 +190,20 @@ int check_sharding(const run_output& o) {
   return failures;
 }
 
+// A checkpoint's manifest rewritten to list the files now in `dir`, with their sizes and checksums: the forgery
+// an attacker who can write the directory can make, so that the tests reach the checks the manifest stands in
+// front of (a stage directory's hostile name, pieces of different runs).
+int reseal_manifest(const std::string& dir) {
+  auto m = trinity::shard::read_checkpoint_manifest(dir);
+  std::vector<std::string> files, others;
+  trinity::shard::detail::walk(dir, files, others);
+  m.pieces.clear();
+  for (const auto& f : files) m.pieces.push_back(trinity::shard::detail::piece_of(dir, f, false));
+  std::ofstream(std::filesystem::path(dir) / "checkpoint.manifest", std::ios::trunc) << trinity::shard::to_text(m);
+  std::cout << "resealed " << dir << ": " << m.pieces.size() << " pieces\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -195,18 +215,31 @@ int main(int argc, char** argv) {
   app.add_option("--train", train, "path of trinity-train")->required();
   app.add_option("--launcher", launcher, "prefix of every command, e.g. \"mpirun -n 4\"");
   app.add_option("--setup", setups, "arguments of a run whose output is not checked (writes a checkpoint, say)");
-  app.add_option("--run", runs, "arguments of a checked run; the first is the baseline")->required();
+  std::string reseal;
+  app.add_option("--run", runs, "arguments of a checked run; the first is the baseline");
+  app.add_option("--reseal", reseal,
+                 "rewrite DIR's checkpoint manifest to list the files now in it (a forged checkpoint, for the tests "
+                 "of the checks behind the manifest), and do nothing else");
   app.add_option("--plain-run", plain_runs, "arguments of a checked run started without the launcher");
   app.add_option("--tolerance", tolerance, "largest relative loss difference from the baseline");
   app.add_flag("--check-model", check_model, "check memory and traffic against model/sharding.hpp");
   CLI11_PARSE(app, argc, argv);
-  const std::string command = (launcher.empty() ? "" : launcher + " ") + train;
+  if (!reseal.empty()) return reseal_manifest(reseal);
+  if (runs.empty()) {
+    std::cerr << "trinity-train-check: give --run (or --reseal)\n";
+    return 2;
+  }
+  // The launcher's words, then the program: each an argument of its own, no shell between.
+  std::vector<std::string> command;
+  std::istringstream launcher_words(launcher);
+  for (std::string w; launcher_words >> w;) command.push_back(w);
+  command.push_back(train);
   int failures = 0;
   try {
     for (const auto& s : setups) run(command, s);
     std::vector<run_output> outs;
     for (const auto& r : runs) outs.push_back(run(command, r));
-    for (const auto& r : plain_runs) outs.push_back(run(train, r));
+    for (const auto& r : plain_runs) outs.push_back(run({train}, r));
     const auto& base = outs.front();
     std::cout
         << "run | steps | last loss | max rel. loss diff | params/rank | grads/rank | optim/rank | offloaded/rank "

@@ -20,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <trinity/detail/run_program.hpp>
 #include <trinity/io/attention_kernels.hpp>
 #include <trinity/io/parallel_calibration.hpp>
 #include <trinity/io/serving_runs.hpp>
@@ -621,16 +622,14 @@ struct work_dir {
 };
 
 std::string run(const work_dir& w, const std::string& command) {
+  // The docs' commands are shell by nature; bash reads them from a script of ours, started with no shell between.
   const fs::path script = w.path / "command.sh";
-  std::ofstream(script) << "cd '" << w.path.string() << "' && set -euo pipefail && " << command << "\n";
-  FILE* p = ::popen(("bash '" + script.string() + "' 2>/dev/null").c_str(), "r");
-  if (!p) throw failure("cannot run: " + command);
-  std::string out;
-  char buf[4096];
-  while (const std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int rc = ::pclose(p);
-  if (rc != 0) throw failure("the documented command failed (" + std::to_string(rc) + "): " + command);
-  return out;
+  std::ofstream(script) << "cd " << trinity::detail::shell_quoted(w.path.string()) << " && set -euo pipefail && "
+                        << command << "\n";
+  const auto r = trinity::detail::run_program({"bash", script.string()});
+  if (!r.end.succeeded())
+    throw failure("the documented command failed (" + r.end.describe() + "): " + command + "\n" + r.err.substr(0, 800));
+  return r.out;
 }
 
 // ---- headers -----------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -27,6 +28,8 @@
 #include <thread>
 #include <vector>
 
+#include <trinity/detail/output_file.hpp>
+#include <trinity/detail/printable.hpp>
 #include <trinity/detail/splitmix.hpp>
 #include <trinity/model/hetero.hpp>
 #include <trinity/stream.hpp>
@@ -77,8 +80,17 @@ struct produce_args {
   std::size_t window = 1024;
 };
 
+// A sample's bytes: 0 (each its own size) or up to 64 MiB, as --size gives them.
+std::size_t sample_size(const std::string& text, const char* flag) {
+  const auto size = parse<bytes>(text, flag);
+  trinity::detail::require(
+      size.value() >= 0 && size.value() <= 64.0 * 1024 * 1024 && std::floor(size.value()) == size.value(), flag,
+      "must be a whole number of bytes from 0 (each sample its own size) to 64 MiB");
+  return static_cast<std::size_t>(size.value());
+}
+
 int produce(const produce_args& a) {
-  const auto size = static_cast<std::size_t>(parse<bytes>(a.size, "--size").value());
+  const auto size = sample_size(a.size, "--size");
   zmq::context_t context(1);
   stream::producer out(context, a.connect,
                        {.id = a.id,
@@ -111,16 +123,15 @@ struct consume_args {
 };
 
 int consume(const consume_args& a) {
-  const auto size = static_cast<std::size_t>(parse<bytes>(a.size, "--size").value());
+  const auto size = sample_size(a.size, "--size");
+  if (!a.endpoint_file.empty()) trinity::detail::require_output_file("--endpoint-file", a.endpoint_file);
   zmq::context_t context(1);
   stream::consumer_options o{.window = a.window};
   if (!a.journal.empty()) o.journal = a.journal;
   stream::consumer in(context, a.bind, o);
   if (!a.endpoint_file.empty()) {
-    // Written whole, then renamed: a reader never sees half an endpoint.
-    const auto tmp = a.endpoint_file + ".tmp";
-    std::ofstream(tmp) << in.endpoint() << "\n";
-    std::rename(tmp.c_str(), a.endpoint_file.c_str());
+    // Written whole, then renamed: a reader never sees half an endpoint, and a write that fails says so.
+    trinity::detail::write_output_file("--endpoint-file", a.endpoint_file, in.endpoint() + "\n");
   }
   std::printf("consumer bound %s\n", in.endpoint().c_str());
   std::fflush(stdout);
@@ -164,7 +175,7 @@ struct check_args {
 };
 
 int check(const check_args& a) {
-  const auto size = static_cast<std::size_t>(parse<bytes>(a.size, "--size").value());
+  const auto size = sample_size(a.size, "--size");
   const auto records = stream::ack_journal::read(a.journal);
   std::map<std::uint32_t, std::uint64_t> next;
   for (const auto& r : records) {
@@ -214,8 +225,14 @@ pid_t spawn_producer(const std::vector<std::string>& args) {
 int demo(const demo_args& a) {
   const auto cap = parse<bytes_per_second>(a.stream_cap, "--stream-cap");
   const auto link = parse<bytes_per_second>(a.link, "--link");
-  const auto sample = parse<bytes>(a.sample, "--sample");
-  trinity::detail::require(a.seconds >= 0.5, "--seconds", "must be at least 0.5");
+  const auto sample = bytes{static_cast<double>(sample_size(a.sample, "--sample"))};
+  trinity::detail::require(sample.value() >= 1, "--sample", "must be at least 1 B");
+  trinity::detail::require(a.seconds >= 0.5 && a.seconds <= 600, "--seconds",
+                           "must be from 0.5 to 600 (a stream count)");
+  trinity::detail::require(!a.streams.empty() && a.streams.size() <= 32, "--streams",
+                           "give from 1 to 32 stream counts");
+  for (const auto n : a.streams)
+    trinity::detail::require(n >= 1 && n <= 256, "--streams", "each stream count must be from 1 to 256");
   std::printf("One producer process, N streams of %s each, over a link of %s (the consumer's), %s samples.\n",
               units::to_string(cap).c_str(), units::to_string(link).c_str(), units::to_string(sample).c_str());
   std::printf("| streams | predicted | measured | measured / predicted |\n|---|---|---|---|\n");
@@ -233,6 +250,13 @@ int demo(const demo_args& a) {
     bool measuring = false;
     auto t0 = warm;
     for (auto now = start; now < end; now = std::chrono::steady_clock::now()) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid)  // the producer left early: its refusal, not a measurement
+        throw stream::stream_error("the producer process ended early (" +
+                                   std::string(WIFSIGNALED(status)
+                                                   ? "signal " + std::to_string(WTERMSIG(status))
+                                                   : "exit code " + std::to_string(WEXITSTATUS(status))) +
+                                   "); run `trinity-stream produce` alone to see why");
       auto s = in.next(20ms);
       if (!measuring && std::chrono::steady_clock::now() >= warm) {
         measuring = true;
@@ -263,45 +287,58 @@ int main(int argc, char** argv) {
   auto* pc = app.add_subcommand("produce", "send samples to a consumer, resuming where it stands");
   pc->add_option("--connect", p.connect, "the consumer's endpoint, e.g. tcp://127.0.0.1:5555")->required();
   pc->add_option("--id", p.id, "this producer's id (the same across its restarts)");
-  pc->add_option("--count", p.count, "samples to send in all (offsets 0 to count-1)");
+  pc->add_option("--count", p.count, "samples to send in all (offsets 0 to count-1), at most 10^12")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000'000'000}));
   pc->add_option("--size", p.size, "bytes per sample (0B: each its own, 64 B to 8 KiB)");
   pc->add_option("--streams", p.streams, "parallel streams")->check(CLI::Range(1, 256));
   pc->add_option("--stream-cap", p.stream_cap, "each stream's most, e.g. 50MB/s (0B/s: uncapped)");
-  pc->add_option("--window", p.window, "most unacknowledged samples")->check(CLI::PositiveNumber);
+  pc->add_option("--window", p.window, "most unacknowledged samples, from 1 to 2^20")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
 
   consume_args c;
   auto* cc = app.add_subcommand("consume", "take samples until every producer's count is acknowledged");
   cc->add_option("--bind", c.bind, "endpoint to bind (port * picks a free one)");
   cc->add_option("--endpoint-file", c.endpoint_file, "write the bound endpoint here");
   cc->add_option("--journal", c.journal, "the acknowledgement journal (resume from it after a restart)");
-  cc->add_option("--producers", c.producers, "producer ids 0 to producers-1")->check(CLI::PositiveNumber);
-  cc->add_option("--count", c.count, "samples per producer");
+  cc->add_option("--producers", c.producers, "producer ids 0 to producers-1, at most 65536")
+      ->check(CLI::Range(1u, 65536u));
+  cc->add_option("--count", c.count, "samples per producer, at most 10^12")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000'000'000}));
   cc->add_option("--size", c.size, "bytes per sample, as the producers were given");
-  cc->add_option("--window", c.window, "most samples of a producer in hand")->check(CLI::PositiveNumber);
+  cc->add_option("--window", c.window, "most samples of a producer in hand, from 1 to 2^20")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
 
   check_args k;
   auto* kc = app.add_subcommand("check", "prove a journal holds every sample once, in order, with its true hash");
   kc->add_option("--journal", k.journal, "the consumer's journal")->required();
-  kc->add_option("--producers", k.producers, "producer ids 0 to producers-1")->check(CLI::PositiveNumber);
-  kc->add_option("--count", k.count, "samples per producer");
+  kc->add_option("--producers", k.producers, "producer ids 0 to producers-1, at most 65536")
+      ->check(CLI::Range(1u, 65536u));
+  kc->add_option("--count", k.count, "samples per producer, at most 10^12")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1'000'000'000'000}));
   kc->add_option("--size", k.size, "bytes per sample, as the producers were given");
 
   demo_args d;
   auto* dc = app.add_subcommand("demo", "throughput against stream count, measured beside model/hetero.hpp");
-  dc->add_option("--streams", d.streams, "stream counts to run")->delimiter(',');
+  dc->add_option("--streams", d.streams, "stream counts to run, each from 1 to 256, at most 32 of them")
+      ->delimiter(',');
   dc->add_option("--stream-cap", d.stream_cap, "each stream's cap (a sending thread's limit)");
   dc->add_option("--link", d.link, "the link's bandwidth (held by the consumer)");
-  dc->add_option("--sample", d.sample, "bytes per sample");
-  dc->add_option("--seconds", d.seconds, "time per stream count");
+  dc->add_option("--sample", d.sample, "bytes per sample, from 1 B to 64 MiB");
+  dc->add_option("--seconds", d.seconds, "time per stream count, from 0.5 to 600");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help is a ParseError that exits 0; every other one is a refusal: exit code 2, as `trinity`.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   try {
     if (*pc) return produce(p);
     if (*cc) return consume(c);
     if (*kc) return check(k);
     return demo(d);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "trinity-stream: %s\n", e.what());
+    std::fprintf(stderr, "trinity-stream: %s\n", trinity::detail::printable(e.what()).c_str());
     return 2;
   }
 }

@@ -22,6 +22,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -29,6 +30,7 @@
 #include <system_error>
 
 #include <trinity/comm/thread_world.hpp>
+#include <trinity/detail/printable.hpp>
 
 #ifdef TRINITY_TRAIN_WITH_MPI
 #include <trinity/backends/mpi.hpp>
@@ -181,7 +183,16 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
                        : "a learning rate is a finite number from 0 to 10, e.g. 0.001";
           },
           "RATE"));
-  app.add_option("--seed", cfg.seed, "seed of the task and the initial parameters");
+  app.add_option("--seed", cfg.seed, "seed of the task and the initial parameters")
+      ->check(CLI::Validator(
+          [](std::string& v) {  // as written: no sign, no wrap past 2^64 - 1 (CLI11 would take -1 as 2^64 - 1)
+            std::uint64_t x = 0;
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+            return ec == std::errc{} && end == v.data() + v.size() && !v.empty() && v.front() != '+'
+                       ? std::string()
+                       : "a seed is a whole number from 0 to 18446744073709551615";
+          },
+          "SEED"));
   app.add_option("--save-checkpoint", cfg.save_checkpoint, "write a sharded checkpoint into DIR after the last step");
   app.add_option("--load-checkpoint", cfg.load_checkpoint,
                  "resume from a sharded checkpoint in DIR (any rank count and layout)");
@@ -254,7 +265,15 @@ void add_expert_options(CLI::App& app, train::config& cfg) {
   app.add_option("--capacity-factor", cfg.moe.capacity_factor,
                  "an expert's capacity over its even share of a rank's assignments; the rest are dropped "
                  "(default: dropless)")
-      ->check(CLI::Range(1.0, 1024.0));
+      ->check(CLI::Validator(
+          [](std::string& v) {  // CLI::Range lets NaN through: it compares false both ways
+            double x = 0;
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+            return ec == std::errc{} && end == v.data() + v.size() && x >= 1 && x <= 1024
+                       ? std::string()
+                       : "a capacity factor is a number from 1 to 1024 (leave it out for dropless routing)";
+          },
+          "FACTOR"));
   app.add_option("--shared-experts", cfg.moe.shared_experts,
                  "experts every token runs beside its routed ones, one MLP that many experts wide, split over the "
                  "tensor group (DeepSeek's, Qwen's)")
@@ -266,7 +285,7 @@ void add_expert_options(CLI::App& app, train::config& cfg) {
 // Tells a failure on stderr, in one write so that processes under mpirun do not interleave their lines: exit code
 // 2 for input refused (as `trinity`), 1 for any other.
 int report(const std::exception& e) {
-  std::cerr << ("trinity-train: " + std::string(e.what()) + '\n') << std::flush;
+  std::cerr << ("trinity-train: " + trinity::detail::printable(e.what()) + '\n') << std::flush;
   return dynamic_cast<const invalid_input*>(&e) ? 2 : 1;
 }
 
@@ -289,6 +308,14 @@ int main(int argc, char** argv) {
   }
   try {
     if (!nan.empty()) parse_inject_nan(nan, cfg);
+    // A flag that shapes the experts, given where there are none (--experts 0, or left out), would be ignored.
+    for (const char* f :
+         {"--top-k", "--ep", "--etp", "--expert-width", "--capacity-factor", "--balanced-routing", "--shared-experts"})
+      if (cfg.moe.experts == 0 && app.count(f) > 0)
+        throw invalid_input(f,
+                            "shapes a mixture of experts, and the run has none (--experts 0 or left out). Fix: "
+                            "--experts N, or drop " +
+                                std::string(f));
     const bool mpi = backend == "mpi" || (backend == "auto" && launched_by_mpirun());
     if (mpi) {
 #ifdef TRINITY_TRAIN_WITH_MPI

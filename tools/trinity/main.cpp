@@ -4,6 +4,7 @@
 
 #include "cli.hpp"
 
+#include <trinity/detail/printable.hpp>
 #include <trinity/version.hpp>
 
 #include <exception>
@@ -31,16 +32,17 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "trinity: " << e.what() << "\n(run with --help for the flags and their ranges)\n";
+    std::cerr << "trinity: " << trinity::detail::printable(e.what())
+              << "\n(run with --help for the flags and their ranges)\n";
     return 2;
   } catch (const trinity::cli::usage_error& e) {
-    std::cerr << "trinity: " << e.what() << '\n';
+    std::cerr << "trinity: " << trinity::detail::printable(e.what()) << '\n';
     return 2;
   } catch (const trinity::invalid_input& e) {
-    std::cerr << "trinity: " << e.what() << '\n';
+    std::cerr << "trinity: " << trinity::detail::printable(e.what()) << '\n';
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "trinity: internal error: " << e.what() << '\n';
+    std::cerr << "trinity: internal error: " << trinity::detail::printable(e.what()) << '\n';
     return 1;
   }
   return 0;

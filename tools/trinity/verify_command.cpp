@@ -15,6 +15,8 @@
 #include "workload_from.hpp"
 #include "machine_profile.hpp"
 
+#include <trinity/detail/run_program.hpp>
+
 #include <trinity/comm/partition.hpp>
 #include <trinity/io/block_trace.hpp>
 #include <trinity/io/parallel_layout.hpp>
@@ -44,15 +46,42 @@ struct verify_args : workloads::verify_request {
 
 using workloads::refuse_training_flags;
 
-std::string run_and_capture(const std::string& command) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) throw usage_error("cannot start: " + command);
-  std::string out;
-  std::array<char, 4096> buf;
-  while (const auto n = std::fread(buf.data(), 1, buf.size(), pipe.get())) out.append(buf.data(), n);
-  const int status = pclose(pipe.release());
-  if (status != 0) throw usage_error("the run failed (" + command + "), exit status " + std::to_string(status));
-  return out;
+// trinity-train's command line, an argument at a time: run as an argument vector (no shell, so no byte of a
+// --train path or a codec name is read as a command) and printed as a reader would type it.
+struct train_command {
+  std::vector<std::string> argv;
+  train_command& operator()(std::string flag) {
+    argv.push_back(std::move(flag));
+    return *this;
+  }
+  train_command& operator()(std::string flag, std::string value) {
+    argv.push_back(std::move(flag));
+    argv.push_back(std::move(value));
+    return *this;
+  }
+  train_command& operator()(std::string flag, std::size_t value) {
+    return (*this)(std::move(flag), std::to_string(value));
+  }
+  [[nodiscard]] std::string text() const { return trinity::detail::shell_quoted(argv); }
+  friend std::ostream& operator<<(std::ostream& os, const train_command& c) { return os << c.text(); }
+};
+
+// Runs it, its standard error merged into its output as a terminal shows them: the output, or a refusal with how
+// the run ended (its exit code, or the signal that stopped it) and its last lines.
+std::string run_and_capture(const train_command& command) {
+  std::cerr << "trinity verify: " << command << '\n';
+  trinity::detail::program_run r;
+  try {
+    r = trinity::detail::run_program(command.argv, {}, trinity::detail::error_stream::merged);
+  } catch (const std::exception& e) {
+    throw bad_flag("--train", command.argv.front(), std::string("cannot be run: ") + e.what());
+  }
+  if (!r.end.succeeded()) {
+    const std::string tail = r.out.size() > 600 ? r.out.substr(r.out.size() - 600) : r.out;
+    throw usage_error("the run failed (" + command.text() + "): " + r.end.describe() +
+                      (tail.empty() ? std::string() : "; it said: " + tail));
+  }
+  return r.out;
 }
 
 // The scaled-down training run's size (--ranks, --steps, --batch), checked before anything is read, and the
@@ -122,7 +151,7 @@ struct layout_run {
   model::parallel_layout l;
   std::size_t t, p, v, c, d, ranks, shards, m, rows, width, pairs;  // pairs: column/row pairs a chunk (tp > 1)
   std::size_t chunk_layers, recomputed;  // layers a chunk (pairs, or one layer), and pairs of each recomputed
-  std::string command;
+  train_command command;
   std::size_t group;  // pairs a checkpointed group holds, where the run recomputes in groups (the uniform method)
   // Where the layout states its placement: each chunk's layers in the run, two (a pair) for each of the model's.
   std::vector<std::size_t> placed;
@@ -218,9 +247,9 @@ std::string shared_note(const expert_run& moe) {
                          : ", " + std::to_string(moe.shared) + " shared " + (moe.shared > 1 ? "experts" : "expert");
 }
 // The flags of a mixture's recomputation the layout asks for: the block alone (module moe), or its shared experts.
-std::string expert_recompute_flags(const model::parallel_layout& l) {
-  return std::string(runs_experts_module(l) ? " --recompute-experts" : "") +
-         (runs_shared_module(l) ? " --recompute-shared-experts" : "");
+void add_expert_recompute_flags(train_command& command, const model::parallel_layout& l) {
+  if (runs_experts_module(l)) command("--recompute-experts");
+  if (runs_shared_module(l)) command("--recompute-shared-experts");
 }
 
 // With `moe`, the run puts trinity-train's expert block after the second layer (--balanced-routing, as the step
@@ -263,36 +292,36 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
                     chunk_layers = layers / (p * v);
   // Every pair of a chunk where the layout recomputes all its layers (a mixture's chunk may hold two), else the first.
   const std::size_t recomputed = !recomputes ? 0 : recompute_pairs == 1 || group > 0 ? chunk_layers / 2 : 1;
-  const std::string context =
-      c > 1 ? " --cp " + std::to_string(c) + " --sequence " + std::to_string(c * rows) + " --heads " + std::to_string(t)
-            : "";
-  const std::string experts = moe ? " --experts " + std::to_string(moe->experts) + " --top-k " +
-                                        std::to_string(moe->top_k) + " --ep " + std::to_string(l.ep) + " --etp " +
-                                        std::to_string(l.etp) + " --balanced-routing" +
-                                        (moe->shared ? " --shared-experts " + std::to_string(moe->shared) : "")
-                                  : "";
   const std::size_t batch = c > 1 ? d * m : d * m * rows;  // sequences
   const std::size_t steps = count_flag(a.steps, "--steps", 1, 1000);
   // A stated placement runs each of the model's layers as a column/row pair, every chunk as many as it places.
   std::vector<std::size_t> placed;
   std::string placement;
   for (const std::size_t n : stated_chunk_layers(w, l)) {
-    placement += (placed.empty() ? " --chunk-layers " : ",") + std::to_string(2 * n);
+    placement += (placed.empty() ? "" : ",") + std::to_string(2 * n);
     placed.push_back(2 * n);
   }
   const std::size_t run_layers =
       placed.empty() ? layers : std::accumulate(placed.begin(), placed.end(), std::size_t{0});
-  const std::string command =
-      "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) + " --tp " + std::to_string(t) +
-      (l.sequence_parallel ? " --sp" : "") + " --pp " + std::to_string(p) + " --vpp " + std::to_string(v) +
-      " --micro-batches " + std::to_string(m) + context + experts + " --stage " + std::to_string(l.zero_stage) +
-      " --steps " + std::to_string(steps) + " --batch " + std::to_string(batch) + " --inputs " + std::to_string(width) +
-      " --width " + std::to_string(width) + " --outputs " + std::to_string(width) + " --layers " +
-      std::to_string(run_layers - 1) + placement + (l.offload ? " --offload" : "") +
-      (l.codec.empty() ? "" : " --compress '" + l.codec + "'") +
-      (recomputed ? " --recompute-layers " + std::to_string(group > 0 ? group : recomputed) : "") +
-      (group > 0 ? " --recompute-method uniform" : "") + (runs_selective(l, c) ? " --recompute-attention" : "") +
-      (moe ? expert_recompute_flags(l) : "");
+  train_command command{{train_program(a), "--backend", "threads"}};
+  command("--ranks", ranks)("--tp", t);
+  if (l.sequence_parallel) command("--sp");
+  command("--pp", p)("--vpp", v)("--micro-batches", m);
+  if (c > 1) command("--cp", c)("--sequence", c * rows)("--heads", t);
+  if (moe) {
+    command("--experts", moe->experts)("--top-k", moe->top_k)("--ep", l.ep)("--etp", l.etp)("--balanced-routing");
+    if (moe->shared) command("--shared-experts", moe->shared);
+  }
+  command("--stage", std::to_string(l.zero_stage))("--steps", steps)("--batch", batch)("--inputs", width)("--width",
+                                                                                                          width);
+  command("--outputs", width)("--layers", run_layers - 1);
+  if (!placement.empty()) command("--chunk-layers", placement);
+  if (l.offload) command("--offload");
+  if (!l.codec.empty()) command("--compress", l.codec);
+  if (recomputed) command("--recompute-layers", group > 0 ? group : recomputed);
+  if (group > 0) command("--recompute-method", "uniform");
+  if (runs_selective(l, c)) command("--recompute-attention");
+  if (moe) add_expert_recompute_flags(command, l);
   return {l,
           t,
           p,
@@ -459,13 +488,13 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
   if (a.json) {
     const json jr = workloads::rows_json(rows_out, 0.01);
     std::cout << json{{"parallelism", model::to_string(l)},
-                      {"run", command},
+                      {"run", command.text()},
                       {"ranks", ranks},
                       {"parameters_per_rank", psi},
                       {"rows", jr},
                       {"all_within_1_percent", all},
                       {"not_run", not_run}}
-                     .dump(2)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << '\n';
   } else {
     std::cout << "Layout: " << model::to_string(l) << " for " << w.name << "\nRun here, scaled to an MLP of "
@@ -512,19 +541,16 @@ void print_layout_rows(const verify_args& a, const plan::training_workload& w, c
 // A mixture's verified rows as JSON or a table (the second row a parameter count, the rest bytes), and a refusal
 // when one is more than 1% off.
 void print_expert_rows(const verify_args& a, const plan::training_workload& w, const model::parallel_layout& l,
-                       const std::string& command, const std::string& scaled, std::size_t ranks,
+                       const train_command& command, const std::string& scaled, std::size_t ranks,
                        const std::vector<row>& rows_out, const std::vector<std::string>& not_run) {
   bool all = true;
   for (const auto& x : rows_out) all &= x.within(0.01);
   if (a.json) {
-    std::cout << json{{"parallelism", model::to_string(l)},
-                      {"run", command},
-                      {"ranks", ranks},
-                      {"rows", workloads::rows_json(rows_out, 0.01)},
-                      {"all_within_1_percent", all},
-                      {"not_run", not_run}}
-                     .dump(2)
-              << '\n';
+    std::cout
+        << json{{"parallelism", model::to_string(l)},           {"run", command.text()},       {"ranks", ranks},
+                {"rows", workloads::rows_json(rows_out, 0.01)}, {"all_within_1_percent", all}, {"not_run", not_run}}
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+        << '\n';
   } else {
     std::cout << "Layout: " << model::to_string(l) << " for " << w.name << "\nRun here, scaled to " << scaled << ":\n  "
               << command << "\n\n";
@@ -580,8 +606,7 @@ std::optional<row> shared_row(const model::parallel_layout& l, std::size_t width
 void run_verify_experts_parallel(const verify_args& a, const plan::training_workload& w,
                                  const model::parallel_layout& l, const expert_run& moe) {
   const auto run = layout_run_of(a, w, l, &moe);
-  std::cerr << "trinity verify: " << run.command << '\n';
-  const json summary = summary_of(run_and_capture(run.command + " 2>&1"));
+  const json summary = summary_of(run_and_capture(run.command));
   const double psi = busiest(summary.at("parameters_per_rank"));
   auto rows_out = layout_rows(run, summary, model::compressor_cost{}, psi);
   const double held = static_cast<double>(l.sequence_parallel ? run.rows / run.t : run.rows);
@@ -629,16 +654,15 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
   const std::size_t recomputed = !recomputes ? 0 : recompute_pairs == 1 ? 2 : 1;
   // In groups of two layers or more: both pairs as one group.
   const bool grouped = grouped_pairs(w, l) > 0;
-  const std::string command =
-      "'" + train_program(a) + "' --backend threads --ranks " + std::to_string(ranks) + " --experts " +
-      std::to_string(experts) + " --top-k " + std::to_string(top_k) + " --ep " + std::to_string(ep) + " --etp " +
-      std::to_string(etp) + " --balanced-routing --stage " + std::to_string(l.zero_stage) + " --steps " +
-      std::to_string(steps) + " --batch " + std::to_string(ranks * tokens) + " --width " + std::to_string(width) +
-      (moe.shared ? " --shared-experts " + std::to_string(moe.shared) : "") + (l.offload ? " --offload" : "") +
-      (recomputed ? " --layers 3 --recompute-layers " + std::to_string(recomputed) : "") +
-      (grouped ? " --recompute-method uniform" : "") + expert_recompute_flags(l);
-  std::cerr << "trinity verify: " << command << '\n';
-  const json summary = summary_of(run_and_capture(command + " 2>&1"));
+  train_command command{{train_program(a), "--backend", "threads"}};
+  command("--ranks", ranks)("--experts", experts)("--top-k", top_k)("--ep", ep)("--etp", etp)("--balanced-routing");
+  command("--stage", std::to_string(l.zero_stage))("--steps", steps)("--batch", ranks * tokens)("--width", width);
+  if (moe.shared) command("--shared-experts", moe.shared);
+  if (l.offload) command("--offload");
+  if (recomputed) command("--layers", "3")("--recompute-layers", recomputed);
+  if (grouped) command("--recompute-method", "uniform");
+  add_expert_recompute_flags(command, l);
+  const json summary = summary_of(run_and_capture(command));
   const auto& step = summary.at("last_step");
 
   // The step model's counts at the run's size: its MoE block (one pass a step, its forward again recomputed) and
@@ -737,8 +761,7 @@ void run_verify_parallel(const verify_args& a, const plan::system& s, const plan
       throw bad_flag("--parallelism", model::to_string(l), e.what());
     }
   }
-  std::cerr << "trinity verify: " << run.command << '\n';
-  const json summary = summary_of(run_and_capture(run.command + " 2>&1"));
+  const json summary = summary_of(run_and_capture(run.command));
   const double psi = busiest(summary.at("parameters_per_rank"));
   print_layout_rows(a, w, run, summary, psi, layout_rows(run, summary, codec, psi));
 }
@@ -796,19 +819,19 @@ row activation_row(const json& summary, std::size_t samples, bool recompute) {
 }
 
 // The verified plan's table (or JSON): each mechanism predicted beside measured.
-void print_verify_plan(const verify_args& a, const std::string& plan_text, const std::string& command, double psi,
+void print_verify_plan(const verify_args& a, const std::string& plan_text, const train_command& command, double psi,
                        const training_run& run, const std::vector<row>& rows, bool all) {
   const auto& [ranks, steps, batch, machine, cores] = run;
   if (a.json) {
     const json jr = workloads::rows_json(rows, 0.2, true);
     std::cout << json{{"plan", plan_text},
-                      {"run", command},
+                      {"run", command.text()},
                       {"parameters", psi},
                       {"ranks", ranks},
                       {"rows", jr},
                       {"all_within_20_percent", all},
                       {"not_run", machine ? json::array() : json::array({"step time"})}}
-                     .dump(2)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << '\n';
   } else {
     std::cout << "Plan: " << plan_text << "\nRun here, scaled to an MLP of " << static_cast<long>(psi)
@@ -849,15 +872,13 @@ void verify_plan(const verify_args& a, const plan::system& s, const plan::traini
 
   // The run, scaled down.
   const std::string train = train_program(a);
-  std::string command = "'" + train + "' --backend threads --ranks " + std::to_string(ranks) + " --stage " +
-                        std::to_string(p.stage) + " --steps " + std::to_string(steps) + " --batch " +
-                        std::to_string(batch);
-  if (p.offload_tier) command += " --offload";
-  if (codec.name != "identity") command += " --compress '" + codec.name + "'";
+  train_command command{{train, "--backend", "threads"}};
+  command("--ranks", ranks)("--stage", std::to_string(p.stage))("--steps", steps)("--batch", batch);
+  if (p.offload_tier) command("--offload");
+  if (codec.name != "identity") command("--compress", codec.name);
   // Recomputation keeps each pair of layers' input alone: eight layers, so that it saves what the pairs hold.
-  if (p.recompute) command += " --layers 7 --recompute-layers 4";
-  std::cerr << "trinity verify: " << command << '\n';
-  const json summary = summary_of(run_and_capture(command + " 2>&1"));
+  if (p.recompute) command("--layers", "7")("--recompute-layers", "4");
+  const json summary = summary_of(run_and_capture(command));
   const auto& step = summary.at("last_step");
   const double psi = summary.at("parameters").get<double>();
   const model::state_bytes b{summary.at("state_bytes").at("parameter").get<double>(),

@@ -220,7 +220,8 @@ inline void draw(const block_replay_report& r) {
   auto& gp = *plot;
   gp << r.bound.block_hit_rate() << " with lines dt 3 lc rgb 'gray' title 'infinite capacity'";
   for (std::size_t i = 0; i < r.curves.size(); ++i)
-    gp << ", '-' using 1:2 with linespoints lw 2 lc " << i + 1 << " title '" << r.curves[i].eviction << " (measured)'"
+    gp << ", '-' using 1:2 with linespoints lw 2 lc " << i + 1 << " title "
+       << quoted(r.curves[i].eviction + " (measured)")
        << r.curves[i].fits.power_law_plot(i + 1, r.curves[i].eviction + " power-law fit");
   gp << '\n';
   for (const auto& c : r.curves) {

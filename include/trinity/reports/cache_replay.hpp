@@ -130,8 +130,8 @@ inline void draw(const cache_replay_report& r) {
   if (!plot) return;
   auto& gp = *plot;
   for (std::size_t i = 0; i < r.curves.size(); ++i)
-    gp << (i ? ", " : "") << "'-' using 1:2 with linespoints lw 2 lc " << i + 1 << " title 'latent "
-       << to_string(r.curves[i].latent_size) << " (measured)'"
+    gp << (i ? ", " : "") << "'-' using 1:2 with linespoints lw 2 lc " << i + 1 << " title "
+       << quoted("latent " + to_string(r.curves[i].latent_size) + " (measured)")
        << r.curves[i].fits.power_law_plot(i + 1, "power-law fit");
   gp << '\n';
   for (const auto& c : r.curves) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <trinity/model/fit.hpp>
+#include <trinity/reports/gnuplot.hpp>
 #include <trinity/reports/text.hpp>
 #include <trinity/units/quantity.hpp>
 
@@ -46,7 +47,7 @@ struct hit_rate_fits {
     if (!power) return {};
     std::ostringstream gp;
     gp << ", (x > 0 ? 1 - (1 + " << power->model.kappa.value() * 1e9 << " * x) ** (-" << power->model.gamma
-       << ") : 0) with lines dt 2 lc " << colour << " title '" << title << "'";
+       << ") : 0) with lines dt 2 lc " << colour << " title " << quoted(title);
     return gp.str();
   }
 

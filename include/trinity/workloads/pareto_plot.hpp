@@ -1,7 +1,7 @@
 #pragma once
 //! \file
 //! A plan's trade drawn: every feasible candidate as (x, y), the Pareto front among them and the choice, as a
-//! PNG through gnuplot (Debian: gnuplot-nox). Without gnuplot it says so and draws nothing; the plan is unchanged.
+//! PNG through gnuplot (Debian: gnuplot-nox). Without gnuplot, or where the PNG cannot be written, it is refused.
 
 #include <algorithm>
 #include <fstream>
@@ -31,10 +31,13 @@ inline void draw_front(const std::string& path, const std::string& title, const 
   for (const auto& p : stairs)
     if (front2.empty() || p.y < front2.back().y) front2.push_back(p);
   gp << "set logscale xy\nset grid\n"
-     << "set key below\nset xlabel '" << xlabel << "'\nset ylabel '" << ylabel << "'\nset title '" << title << "'\n"
-     << "plot '-' using 1:2 with points pt 7 ps 0.8 lc rgb '#aaaaaa' title 'feasible " << what << "', "
+     << "set key below\nset xlabel " << reports::quoted(xlabel) << "\nset ylabel " << reports::quoted(ylabel)
+     << "\nset title " << reports::quoted(title) << "\n"
+     << "plot '-' using 1:2 with points pt 7 ps 0.8 lc rgb '#aaaaaa' title " << reports::quoted("feasible " + what)
+     << ", "
      << "'-' using 1:2 with steps lw 2 lc rgb '#1f77b4' title 'time-memory front', "
-     << "'-' using 1:2 with points pt 6 ps 1.5 lw 2 lc rgb '#2ca02c' title 'Pareto front (" << resources << ")', "
+     << "'-' using 1:2 with points pt 6 ps 1.5 lw 2 lc rgb '#2ca02c' title "
+     << reports::quoted("Pareto front (" + resources + ")") << ", "
      << "'-' using 1:2 with points pt 3 ps 3 lw 3 lc rgb '#d62728' title 'chosen'\n";
   for (const auto& p : feasible) gp << p.x << ' ' << p.y << '\n';
   gp << "e\n";
@@ -42,7 +45,8 @@ inline void draw_front(const std::string& path, const std::string& title, const 
   gp << "e\n";
   for (const auto& p : front) gp << p.x << ' ' << p.y << '\n';
   gp << "e\n" << chosen.x << ' ' << chosen.y << "\ne\n";
-  if (reports::finish_plot(path, gp, "trinity plan")) std::cerr << "trinity plan: wrote " << path << '\n';
+  reports::finish_plot(path, gp, "trinity plan");
+  std::cerr << "trinity plan: wrote " << path << '\n';
 }
 
 }  // namespace trinity::workloads
