@@ -106,6 +106,8 @@ void run_replay(const replay_args& a) {
   const auto latents = size_list(a.latent_sizes, "--latent-size");
   if (!a.points_out.empty() && latents.size() != 1)
     throw bad_flag("--points-out", a.points_out, "writes one curve: give a single --latent-size with it");
+  if (!a.points_out.empty()) trinity::detail::require_output_file("--points-out", a.points_out);
+  if (!a.plot.empty()) trinity::detail::require_output_file("--plot", a.plot);
   cache::embedding_matrix e;
   std::vector<cache::request> trace;
   try {
@@ -145,13 +147,13 @@ void run_replay(const replay_args& a) {
   if (!a.plot.empty()) reports::draw(r);
   if (!a.points_out.empty()) {
     // The measured curve in the format `trinity model cache --points` reads, to size a cache from it.
-    std::ofstream pts(a.points_out);
-    if (!pts) throw bad_flag("--points-out", a.points_out, "cannot be opened for writing");
-    for (const auto& p : r.curves.front().points) pts << p.capacity.value() << "B," << p.hit_rate << '\n';
+    trinity::detail::output_file pts("--points-out", a.points_out);
+    for (const auto& p : r.curves.front().points) pts.stream() << p.capacity.value() << "B," << p.hit_rate << '\n';
+    pts.commit();
   }
 
   if (a.json)
-    std::cout << reports::to_json(r).dump(2) << '\n';
+    std::cout << reports::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   else
     reports::print(std::cout, r);
 }
@@ -197,6 +199,7 @@ void run_block_replay(const replay_args& a) {
   std::vector<std::string> policies = split(a.eviction);
   if (policies.empty()) throw bad_flag("--eviction", a.eviction, "name at least one of lru, lfu, shared-prefix");
   for (const auto& p : policies) (void)eviction_named(p, horizon);
+  if (!a.plot.empty()) trinity::detail::require_output_file("--plot", a.plot);
 
   std::vector<cache::block_request> trace;
   try {
@@ -242,7 +245,7 @@ void run_block_replay(const replay_args& a) {
     for (const auto cap : caps) r.tiered.push_back(reports::tiered_replay(trace, *sys, cap, lower, block, prefill));
   }
   if (a.json)
-    std::cout << reports::to_json(r).dump(2) << '\n';
+    std::cout << reports::to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   else
     reports::print(std::cout, r);
 }
@@ -261,9 +264,12 @@ void run_gen(const gen_args& a) {
   o.paraphrase = number_flag(a.paraphrase, "--paraphrase", 0, 1, "a share from 0 to 1");
   o.drift_phases = count_flag(a.drift, "--drift", 0, 1'000'000);
   o.seed = count_flag(a.seed, "--seed", 0, std::numeric_limits<std::size_t>::max());
+  if (a.trace == a.embeddings) throw bad_flag("--embeddings", a.embeddings, "is also --trace; name two files");
+  trinity::detail::require_output_file("--trace", a.trace);
+  trinity::detail::require_output_file("--embeddings", a.embeddings);
   const auto t = cache::generate_trace(o);
-  cache::write_fvecs(a.embeddings, t.embeddings);
-  cache::write_trace(a.trace, t.requests);
+  cache::write_fvecs(a.embeddings, t.embeddings, "--embeddings");
+  cache::write_trace(a.trace, t.requests, "--trace");
   std::cout << "wrote " << a.trace << " (" << t.requests.size() << " requests) and " << a.embeddings << " ("
             << t.embeddings.rows() << " x " << t.embeddings.dimension << " fp32): SYNTHETIC, topic clusters with Zipf("
             << o.zipf << ") popularity, " << fixed(o.paraphrase * 100, 0) << "% paraphrases, popularity reshuffled "

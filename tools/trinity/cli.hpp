@@ -9,6 +9,7 @@
 #include <trinity/cache/replay.hpp>
 #include <trinity/cache/trace.hpp>
 #include <trinity/detail/input_file.hpp>
+#include <trinity/detail/output_file.hpp>
 #include <trinity/error.hpp>
 #include <trinity/io/profile.hpp>
 #include <trinity/model/compression.hpp>
@@ -18,6 +19,7 @@
 #include <trinity/plan/planner.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/workload.hpp>
+#include <trinity/units/format.hpp>
 #include <trinity/units/parse.hpp>
 #include <trinity/workloads/report.hpp>
 #include <trinity/workloads/request.hpp>
@@ -58,6 +60,20 @@ using workloads::usage_error;
 inline CLI::Validator non_empty(const std::string& what) {
   return CLI::Validator([what](std::string& v) { return v.empty() ? "an empty value; give " + what : std::string(); },
                         "", "non-empty");
+}
+
+//! A number from `lo` to `hi`: CLI::Range alone lets NaN through, which compares false both ways.
+inline CLI::Validator finite_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& v) {
+        double x = 0;
+        const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+        return ec == std::errc{} && end == v.data() + v.size() && x >= lo && x <= hi
+                   ? std::string()
+                   : "expected a number from " + units::detail::format_number(lo) + " to " +
+                         units::detail::format_number(hi);
+      },
+      "", "finite");
 }
 
 //! A JSON file read by one of the library's strict readers (`read` takes the parsed JSON); a failure names the

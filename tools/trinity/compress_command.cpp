@@ -43,6 +43,7 @@ void run_calibrate(const calibrate_args& a) {
   if (size < 4_KiB || size > 1_GiB) throw bad_flag("--size", a.size, "must be from 4 KiB to 1 GiB");
   if (a.repeats < 1 || a.repeats > 100) throw bad_flag("--repeats", std::to_string(a.repeats), "must be from 1 to 100");
   for (const auto& name : a.only) (void)compress::make_compressor(name);  // an unknown name fails before any work
+  if (!a.out.empty()) trinity::detail::require_output_file("--out", a.out);
   const auto n = static_cast<std::size_t>(size.value() / 4);
   const auto samples = compress::normal_tensors(3, n, 2026);
   nlohmann::json profile{{"trinity_profile", 1},
@@ -63,13 +64,12 @@ void run_calibrate(const calibrate_args& a) {
   const auto machine = measure_machine();
   profile["machine"] = machine_json(machine);
   if (!a.out.empty()) {
-    std::ofstream f(a.out);
-    if (!f) throw bad_flag("--out", a.out, "cannot be written");
-    f << profile.dump(2) << '\n';
+    trinity::detail::write_output_file("--out", a.out,
+                                       profile.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + '\n');
     std::cerr << "calibrate: profile written to " << a.out << '\n';
   }
   if (a.json) {
-    std::cout << profile.dump(2) << '\n';
+    std::cout << profile.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
     t.print(std::cout);
     std::cout << "\nmachine: dense layers " << to_string(machine.dense) << " per thread, " << machine.cores
@@ -127,7 +127,7 @@ void run_choose(const choose_args& a) {
                                    {"decode_s", v.time.decode.value()},
                                    {"total_s", v.time.total().value()},
                                    {"rejected", v.rejected}});
-    std::cout << out.dump(2) << '\n';
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   table t({"compressor", "encode", "transfer", "decode", "total", ""});

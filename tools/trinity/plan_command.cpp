@@ -43,6 +43,7 @@ workloads::request with_reader(workloads::request a) {
 }
 
 void run_plan(const workloads::request& a) {
+  if (!a.plot.empty()) trinity::detail::require_output_file("--plot", a.plot);  // before the search, not after it
   const auto s = system_from(a.system);
   auto w = workload_from(a.workload, s);
   workloads::plan(with_reader(a), s, w, std::cout);
@@ -122,7 +123,7 @@ void register_plan(CLI::App& app) {
                 "With --parallelism: the fraction of device memory a layout leaves free (allocator, workspaces), "
                 "e.g. 0.1; default 0")
       ->type_name("FRACTION")
-      ->check(CLI::Range(0.0, 0.99));
+      ->check(finite_range(0.0, 0.99));
   p->add_flag("--json", a->json, "Print JSON: choice, predicted, pareto, explanation");
   p->callback([a] { run_plan(*a); });
 

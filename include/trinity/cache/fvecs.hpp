@@ -15,9 +15,11 @@
 #include <iterator>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <trinity/detail/input_file.hpp>
+#include <trinity/detail/output_file.hpp>
 #include <trinity/error.hpp>
 
 namespace trinity::cache {
@@ -81,16 +83,18 @@ inline embedding_matrix read_fvecs(const std::string& path) {
   return parse_fvecs(std::as_bytes(std::span<const char>(raw)), path);
 }
 
-inline void write_fvecs(const std::string& path, const embedding_matrix& m) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  trinity::detail::require(static_cast<bool>(out), path, "cannot be opened for writing");
+//! Writes the matrix as .fvecs, whole or not at all (detail/output_file.hpp); a failure throws invalid_input
+//! naming `field` (the flag that named the file) and the path.
+inline void write_fvecs(const std::string& path, const embedding_matrix& m, std::string_view field = "fvecs") {
+  trinity::detail::output_file file{std::string(field), path};
+  auto& out = file.stream();
   const auto d = static_cast<std::uint32_t>(m.dimension);
   for (std::size_t r = 0; r < m.rows(); ++r) {
     out.write(reinterpret_cast<const char*>(&d), 4);
     out.write(reinterpret_cast<const char*>(m.values.data() + r * m.dimension),
               static_cast<std::streamsize>(m.dimension * sizeof(float)));
   }
-  trinity::detail::require(static_cast<bool>(out), path, "could not be written in full");
+  file.commit();
 }
 
 }  // namespace trinity::cache

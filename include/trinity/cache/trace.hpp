@@ -22,6 +22,7 @@
 
 #include <trinity/cache/fvecs.hpp>
 #include <trinity/detail/input_file.hpp>
+#include <trinity/detail/output_file.hpp>
 #include <trinity/error.hpp>
 
 namespace trinity::cache {
@@ -72,16 +73,18 @@ inline std::vector<request> read_trace(const std::string& path, std::size_t rows
   return parse_trace(trinity::detail::read_input_file(path, trinity::detail::max_data_bytes), rows, path);
 }
 
-inline void write_trace(const std::string& path, const std::vector<request>& trace) {
-  std::ofstream out(path, std::ios::trunc);
-  trinity::detail::require(static_cast<bool>(out), path, "cannot be opened for writing");
+//! Writes the trace as `timestamp,row` lines, whole or not at all (detail/output_file.hpp); a failure throws
+//! invalid_input naming `field` (the flag that named the file) and the path.
+inline void write_trace(const std::string& path, const std::vector<request>& trace, std::string_view field = "trace") {
+  trinity::detail::output_file file{std::string(field), path};
+  auto& out = file.stream();
   out << "timestamp,row\n";
   char buf[64];
   for (const auto& r : trace) {
     const auto [p, ec] = std::to_chars(buf, buf + sizeof buf, r.timestamp);
     out << std::string_view(buf, static_cast<std::size_t>(p - buf)) << ',' << r.row << '\n';
   }
-  trinity::detail::require(static_cast<bool>(out), path, "could not be written in full");
+  file.commit();
 }
 
 struct synthetic_trace_options {

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include <trinity/detail/input_file.hpp>
 #include <trinity/detail/splitmix.hpp>
 #include <trinity/error.hpp>
 #include <trinity/stream/detail/frame.hpp>
@@ -64,6 +65,20 @@ inline std::uint64_t journal_check(std::uint32_t producer, std::uint64_t offset,
 [[noreturn]] inline void journal_fail(const std::filesystem::path& p, const std::string& what) {
   throw journal_error("ack journal " + p.string() + ": " + what);
 }
+// Opens `p` with `flags` where it is a regular file (or absent, with O_CREAT): a FIFO would block the open until
+// a writer came, a device such as /dev/zero never ends. Opened without blocking, checked, then made blocking.
+inline int open_regular(const std::filesystem::path& p, int flags) {
+  const int fd = ::open(p.c_str(), flags | O_CLOEXEC | O_NONBLOCK, 0644);
+  if (fd < 0) journal_fail(p, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    journal_fail(p, S_ISDIR(st.st_mode) ? "is a directory; name a file in it"
+                                        : "is not a regular file (a FIFO, a device or a socket); name a file");
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
 }  // namespace detail
 
 class ack_journal {
@@ -71,8 +86,7 @@ class ack_journal {
   //! Opens the journal at path, creating it when absent, and reads it back.
   //! sync: fdatasync after each flush (survives a power cut, not only a killed process).
   explicit ack_journal(std::filesystem::path path, bool sync = false) : path_(std::move(path)), sync_(sync) {
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) detail::journal_fail(path_, std::string("cannot open: ") + std::strerror(errno));
+    fd_ = detail::open_regular(path_, O_RDWR | O_CREAT);
     try {
       recover();
     } catch (...) {
@@ -149,8 +163,7 @@ class ack_journal {
  private:
   static std::vector<std::byte> slurp(const std::filesystem::path& path) {
     std::vector<std::byte> bytes;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) detail::journal_fail(path, std::string("cannot open: ") + std::strerror(errno));
+    const int fd = detail::open_regular(path, O_RDONLY);
     std::byte buf[1 << 16];
     for (;;) {
       const auto n = ::read(fd, buf, sizeof buf);
@@ -160,6 +173,11 @@ class ack_journal {
         detail::journal_fail(path, std::string("read failed: ") + std::strerror(errno));
       }
       if (n == 0) break;
+      if (bytes.size() + static_cast<std::size_t>(n) > trinity::detail::max_data_bytes) {
+        ::close(fd);
+        detail::journal_fail(path, "holds more than " + std::to_string(trinity::detail::max_data_bytes) +
+                                       " bytes, more than any journal; is it the right file?");
+      }
       bytes.insert(bytes.end(), buf, buf + n);
     }
     ::close(fd);
