@@ -1,7 +1,7 @@
-# A checkpoint one rank cannot write its piece of (its file's place taken by a directory: a full disk or a lost
-# mount strikes one node, not all) stops every rank, each process's line telling that rank's reason, and leaves no
-# iteration.json: a checkpoint missing a piece must not claim an iteration to resume at. A pipeline's piece (one
-# stage's ranks write it) and a model in one piece (each rank its own file) both.
+# What a save does to the directory it is given: it replaces a checkpoint whole (another world size's pieces
+# included) and nothing else. A directory that holds files but no manifest, a file in the checkpoint's place, or
+# something in the way of the staging directory is refused by every process before any state is written, and left
+# as it was; a piece no rank of a world can write stops every rank and leaves the previous checkpoint whole.
 #   cmake -DTRAIN=build/bin/trinity-train -DDIR=ckpt [-DLAUNCHER="mpirun;-n;4"] -P save_refused.cmake
 if(LAUNCHER)
   set(run ${LAUNCHER} "${TRAIN}" --backend mpi)
@@ -9,31 +9,95 @@ else()
   set(run "${TRAIN}" --ranks 4)
 endif()
 file(REMOVE_RECURSE "${DIR}")
+file(MAKE_DIRECTORY "${DIR}")
 include("${CMAKE_CURRENT_LIST_DIR}/every_line_tells.cmake")
 
-# Saves into ${DIR}/${case} with `blocked` (a path under it) made a directory first, and requires the refusal
-# naming it: exit code 2 on threads (the refusing rank's); under mpirun, any non-zero code.
-function(unwritable case blocked)
-  file(MAKE_DIRECTORY "${DIR}/${case}/${blocked}")
-  execute_process(COMMAND ${run} ${ARGN} --steps 2 --save-checkpoint "${DIR}/${case}"
+# Saves into ${DIR}/${target} and requires the refusal `tail` on every process's line: rank 0's, which names the
+# flag, and under mpirun the others', which say rank 0 failed and why.
+function(save_refused case target tail)
+  set(regex "(--save-checkpoint|failed): checkpoint: [^\n]*${tail}")
+  execute_process(COMMAND ${run} --width 128 --layers 3 --steps 2 --save-checkpoint "${DIR}/${target}"
                   RESULT_VARIABLE code OUTPUT_QUIET ERROR_VARIABLE err TIMEOUT 60)
-  string(REPLACE "." "\\." regex "cannot write ${DIR}/${case}/${blocked}")
   if(code STREQUAL "0" OR NOT code MATCHES "^[0-9]+$" OR (NOT LAUNCHER AND NOT code EQUAL 2) OR NOT err MATCHES "${regex}")
-    message(FATAL_ERROR "${case}: exit code ${code}, not a refusal naming ${blocked}: ${err}")
+    message(FATAL_ERROR "${case}: exit code ${code}, not a refusal matching '${regex}': ${err}")
   endif()
   every_line_tells(${case} "${err}" "${regex}")
-  if(EXISTS "${DIR}/${case}/iteration.json")
-    message(FATAL_ERROR "${case}: iteration.json was written beside a checkpoint missing ${blocked}")
-  endif()
 endfunction()
 
-unwritable(pipeline "stage-1-of-2x1-slice-0-of-1/rank-1-of-2.ckpt.partial" --pp 2 --width 128 --layers 3)
-unwritable(flat "rank-2-of-4.ckpt.partial" --width 128 --layers 3)
+# A folder of the user's: refused, its file untouched.
+file(WRITE "${DIR}/notes/plan.txt" "keep me")
+save_refused(notes notes "notes holds files but no checkpoint.manifest")
+file(READ "${DIR}/notes/plan.txt" kept)
+if(NOT kept STREQUAL "keep me" OR EXISTS "${DIR}/notes/rank-0-of-4.ckpt")
+  message(FATAL_ERROR "a refused save changed the folder it was refused")
+endif()
+# A file where the checkpoint would go, and a file where its staging directory would go.
+file(WRITE "${DIR}/a-file" "x")
+save_refused(file a-file "a-file exists and is not a directory")
+file(WRITE "${DIR}/.blocked.saving" "x")
+save_refused(staging blocked "\\.blocked\\.saving is in the way of the save's staging directory")
 
-# The same runs, their pieces' places free, write every piece and the iteration.
-execute_process(COMMAND ${run} --pp 2 --width 128 --layers 3 --steps 2 --save-checkpoint "${DIR}/whole"
-                RESULT_VARIABLE code OUTPUT_QUIET ERROR_VARIABLE err TIMEOUT 60)
-if(NOT code EQUAL 0 OR NOT EXISTS "${DIR}/whole/iteration.json"
-   OR NOT EXISTS "${DIR}/whole/stage-1-of-2x1-slice-0-of-1/rank-1-of-2.ckpt")
-  message(FATAL_ERROR "a checkpoint with every piece's place free was not written whole: ${code} ${err}")
+# The stale pieces of the issue: a checkpoint of 4 ranks, then one of 2 saved into the same directory. The second
+# replaces the first whole: no rank-*-of-4 piece is left, and a run resumes at the second's iteration.
+if(NOT LAUNCHER)
+  foreach(ranks 4 2)
+    execute_process(COMMAND "${TRAIN}" --ranks ${ranks} --width 128 --layers 3 --steps ${ranks} --save-checkpoint "${DIR}/stale"
+                    RESULT_VARIABLE code OUTPUT_QUIET ERROR_VARIABLE err TIMEOUT 60)
+    if(NOT code EQUAL 0)
+      message(FATAL_ERROR "saving on ${ranks} ranks failed: ${code} ${err}")
+    endif()
+  endforeach()
+  file(GLOB left "${DIR}/stale/*-of-4.ckpt")
+  file(GLOB staged "${DIR}/.stale.saving")
+  if(left OR staged OR NOT EXISTS "${DIR}/stale/rank-1-of-2.ckpt")
+    message(FATAL_ERROR "a save on 2 ranks left another world size's pieces (${left}) or its staging (${staged})")
+  endif()
+  file(STRINGS "${DIR}/stale/checkpoint.manifest" manifest)
+  if(NOT manifest MATCHES "world_size 2;step 2;iteration 2;layout ranks=2,tp=1,pp=1")
+    message(FATAL_ERROR "the manifest does not describe the save on 2 ranks: ${manifest}")
+  endif()
+  execute_process(COMMAND "${TRAIN}" --ranks 3 --width 128 --layers 3 --steps 1 --load-checkpoint "${DIR}/stale"
+                  RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  if(NOT code EQUAL 0 OR NOT out MATCHES "\"step\":3")
+    message(FATAL_ERROR "the replaced checkpoint did not resume at step 3: ${code} ${out}${err}")
+  endif()
+endif()
+
+# A piece some ranks cannot write, where the others can: the path of rank 10's piece is one byte past Linux's
+# PATH_MAX (4096 with its NUL) where rank 9's just fits. Every rank stops with the failing rank's reason, and the
+# checkpoint saved there before by 10 ranks is left whole: a run resumes from it.
+if(NOT LAUNCHER)
+  set(parent "${DIR}/long")
+  string(LENGTH "${parent}" length)
+  string(REPEAT "p" 200 part)
+  while(length LESS 3859)
+    string(APPEND parent "/${part}")
+    string(LENGTH "${parent}" length)
+  endwhile()
+  math(EXPR pad "4059 - ${length} - 1")
+  string(REPEAT "q" ${pad} last)
+  string(APPEND parent "/${last}")
+  string(LENGTH "${parent}" length)
+  if(NOT length EQUAL 4059)
+    message(FATAL_ERROR "the padded folder is ${length} bytes, not 4059")
+  endif()
+  file(MAKE_DIRECTORY "${parent}")
+  set(target "${parent}/c")
+  execute_process(COMMAND "${TRAIN}" --ranks 10 --width 128 --layers 3 --steps 2 --save-checkpoint "${target}"
+                  RESULT_VARIABLE code OUTPUT_QUIET ERROR_VARIABLE err TIMEOUT 60)
+  if(NOT code EQUAL 0)
+    message(FATAL_ERROR "the 10 ranks' save, whose paths fit, failed: ${code} ${err}")
+  endif()
+  execute_process(COMMAND "${TRAIN}" --ranks 12 --width 128 --layers 3 --steps 3 --save-checkpoint "${target}"
+                  RESULT_VARIABLE code OUTPUT_QUIET ERROR_VARIABLE err TIMEOUT 60)
+  set(regex "rank-1[01]-of-12\\.ckpt\\.partial")
+  if(NOT code EQUAL 2 OR NOT err MATCHES "${regex}")
+    message(FATAL_ERROR "a save whose rank 10 cannot write its piece gave ${code}, not a refusal naming it: ${err}")
+  endif()
+  every_line_tells(unwritable "${err}" "${regex}")
+  execute_process(COMMAND "${TRAIN}" --ranks 10 --width 128 --layers 3 --steps 1 --load-checkpoint "${target}"
+                  RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  if(NOT code EQUAL 0 OR NOT out MATCHES "\"step\":3")
+    message(FATAL_ERROR "the checkpoint before the failed save did not resume at step 3: ${code} ${out}${err}")
+  endif()
 endif()

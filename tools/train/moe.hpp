@@ -303,13 +303,13 @@ class moe_block {
   //! expert-parallel rank and slice (experts_directory), each expert one layer of it, sharded as the run
   //! shards them. Every rank of the stage calls it.
   void save(const std::filesystem::path& dir) const {
-    if (router_) shard::save_checkpoint(dir / "router", *router_, stage_);
+    if (router_) shard::write_checkpoint_piece(dir / "router", *router_, stage_);
     if (shared_)
-      shard::save_checkpoint(dir / shared_experts_directory(static_cast<std::size_t>(tp_.rank()), tensor_ranks()),
-                             *shared_, weights_);
-    shard::save_checkpoint(dir / experts_directory(static_cast<std::size_t>(ep_.rank()), cfg_.ep,
-                                                   static_cast<std::size_t>(etp_.rank()), cfg_.etp),
-                           experts_, edp_);
+      shard::write_checkpoint_piece(
+          dir / shared_experts_directory(static_cast<std::size_t>(tp_.rank()), tensor_ranks()), *shared_, weights_);
+    shard::write_checkpoint_piece(dir / experts_directory(static_cast<std::size_t>(ep_.rank()), cfg_.ep,
+                                                          static_cast<std::size_t>(etp_.rank()), cfg_.etp),
+                                  experts_, edp_);
   }
   //! Restores the states save() wrote, at any expert-parallel size, expert-tensor-parallel size and number of
   //! expert-data-parallel replicas: expert e is layer e mod E/ep' of the directories of rank e / (E/ep') of the
@@ -377,7 +377,7 @@ class moe_block {
                                                                            : " was saved under balanced routing, "
                                                                              "with no router. Fix: add "
                                                                              "--balanced-routing"));
-    if (router_ && shard::load_checkpoint(dir / "router", *router_, stage_) != steps)
+    if (router_ && shard::load_checkpoint_piece(dir / "router", *router_, stage_.rank()) != steps)
       throw invalid_input("checkpoint",
                           "the router's and the experts' files of " + dir.string() + " come from different runs");
     if (load_shared(dir) != steps)

@@ -800,9 +800,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
                              step_seconds, last, out);
   }
   if (!cfg.save_checkpoint.empty())
-    train::detail::save_all(cfg.save_checkpoint,
-                            stage_path(cfg.save_checkpoint, rank, split, static_cast<std::size_t>(tr)), states, dp, moe,
-                            c, step0 + cfg.steps);
+    train::detail::save_all(cfg.save_checkpoint, stage_path({}, rank, split, static_cast<std::size_t>(tr)), states, dp,
+                            moe, c, step0 + cfg.steps, train::detail::layout_word(cfg, c.size()));
   // Each pass of the experts takes the rows this rank holds of a micro-batch (rows/t with sp).
   const auto experts =
       cfg.experts() ? detail::expert_summary(c, cfg, moe ? &*moe : nullptr, cfg.sequence_parallel ? rows / t : rows, m)

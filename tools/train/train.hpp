@@ -248,53 +248,44 @@ nlohmann::json expert_summary(Comm& c, const config& cfg, const Moe* moe, std::s
           {"modelled_bytes_per_step", per}};
 }
 
-// The loop's position beside a checkpoint's states: its iterations, which count skipped steps, where the states'
-// step count (Adam's, for its bias correction) does not. Rank 0 writes it after the states; a resumed run starts
-// its data there. A checkpoint without it (from before it was written) resumes at its states' step count.
-inline void save_iteration(const std::filesystem::path& dir, long iteration) {
-  const auto name = dir / "iteration.json", temp = dir / "iteration.json.partial";
-  {
-    std::ofstream f(temp, std::ios::trunc);
-    f << nlohmann::json{{"iteration", iteration}}.dump() << '\n';
-    if (!f) throw invalid_input("--save-checkpoint", "writing " + temp.string() + " failed (disk full?)");
-  }
-  std::filesystem::rename(temp, name);
-}
-inline long load_iteration(const std::filesystem::path& dir, long steps) {
-  const auto name = (dir / "iteration.json").string();
-  if (!std::filesystem::exists(name)) return steps;
-  const auto j = nlohmann::json::parse(trinity::detail::read_input_file(name, 4096), nullptr, false);
-  // nlohmann parses every non-negative whole number as unsigned, a negative one as signed, anything else otherwise.
-  const bool whole = j.is_object() && j.size() == 1 && j.contains("iteration") && j["iteration"].is_number_unsigned();
-  if (!whole || j["iteration"].get<std::uint64_t>() > (std::uint64_t{1} << 40))
-    throw invalid_input("checkpoint.iteration", name +
-                                                    " is not {\"iteration\": N} with N a count of steps: it is "
-                                                    "corrupt. Fix: remove it to resume at the states' " +
-                                                    std::to_string(steps) + " steps");
-  const auto iteration = static_cast<long>(j["iteration"].get<std::uint64_t>());
-  if (iteration < steps)
-    throw invalid_input("checkpoint.iteration", name + " counts " + std::to_string(iteration) +
-                                                    " iterations, fewer than the " + std::to_string(steps) +
-                                                    " steps its states took: it is another run's. Fix: remove it");
-  return iteration;
+// How the run split the model, one word for the checkpoint's manifest: the ranks and every parallel size.
+inline std::string layout_word(const config& cfg, int ranks) {
+  return "ranks=" + std::to_string(ranks) + ",tp=" + std::to_string(cfg.tensor) +
+         ",pp=" + std::to_string(cfg.pipeline) + ",vpp=" + std::to_string(cfg.virtual_stages) +
+         ",cp=" + std::to_string(cfg.context) + ",experts=" + std::to_string(cfg.moe.experts) +
+         ",ep=" + std::to_string(cfg.moe.ep) + ",etp=" + std::to_string(cfg.moe.etp);
 }
 
-// Writes this rank's piece of the MLP's states into `piece` (checkpoint_layout.hpp: `dir` itself for a model in
-// one piece) over its data-parallel group `group`, the block's experts (where this rank has them) into `dir`,
-// then (the world's rank 0) the loop's position. A piece may fail to be written on one rank alone (its directory,
-// its disk): every rank then stops with that rank's reason (comm::agreed), and the loop's position is written only
-// once every piece is, so a checkpoint missing a piece never claims an iteration to resume at.
+// Saves the checkpoint in `dir` whole or not at all (shard/checkpoint_directory.hpp): rank 0 readies a staging
+// directory beside it; every rank writes its piece of the MLP's states into `piece` under it (the staging
+// directory itself for a model in one piece, checkpoint_layout.hpp's stage directory for a split one) over its
+// data-parallel group `group`, and the block's experts where it has them; then rank 0 lists every piece in the
+// manifest, with the states' steps and the loop's position (`iteration`, which counts skipped steps where the
+// states' step count, Adam's for its bias correction, does not), and swaps it into place. A piece may fail on one
+// rank alone (its directory, its disk): every rank then stops with that rank's reason (comm::agreed), and the
+// previous checkpoint in `dir` stays as it was.
 template <class DP, class Group, class Moe, class Comm>
 void save_all(const std::filesystem::path& dir, const std::filesystem::path& piece, const DP& dp, const Group& group,
-              const std::optional<Moe>& moe, Comm& c, long iteration) {
+              const std::optional<Moe>& moe, Comm& c, long iteration, const std::string& layout) {
+  const auto staging = shard::checkpoint_staging(dir);
   try {
     comm::agreed(c, [&] {
-      shard::save_checkpoint(piece, dp, group);
-      if (moe) moe->save(dir);
+      if (c.rank() == 0) shard::begin_checkpoint(dir);
     });
     comm::agreed(c, [&] {
-      if (c.rank() == 0) save_iteration(dir, iteration);
+      shard::write_checkpoint_piece(staging / piece, dp, group);
+      if (moe) moe->save(staging);
     });
+    comm::agreed(c, [&] {
+      if (c.rank() == 0)
+        shard::commit_checkpoint(dir, {static_cast<std::uint32_t>(c.size()),
+                                       static_cast<std::uint64_t>(dp.steps_taken()),
+                                       static_cast<std::uint64_t>(iteration),
+                                       layout,
+                                       {}});
+    });
+  } catch (const invalid_input& e) {
+    throw invalid_input("--save-checkpoint", e.what());
   } catch (const comm::peer_failed& e) {
     throw comm::peer_failed("writing the checkpoint in " + dir.string() + ", " + e.what());
   }
@@ -322,25 +313,29 @@ long load_all(const std::filesystem::path& dir, DP& dp, int dp_rank, const std::
 }
 
 // Resumes every rank from checkpoint `dir` through `load` (load_all, with this rank's pieces): the iteration the
-// loop goes on from. Ranks read different pieces (a stage's, a stage's experts), so a refusal or a piece from
-// another run may reach only some of them; every rank stops then with the first refusal's reason (comm::agreed),
-// and none goes on to wait in a step's collectives for one that left.
+// loop goes on from, the manifest's. Rank 0 first checks every piece against the manifest (verify_checkpoint:
+// none missing, none extra, each of its size and checksum); the others read the manifest alone. Ranks then read
+// different pieces (a stage's, a stage's experts), so a refusal may reach only some of them; every rank stops
+// with the first refusal's reason (comm::agreed), and none goes on to wait in a step's collectives for one that
+// left. Every piece's steps must be the manifest's.
 template <class Comm, class Load>
 long resume_from(Comm& c, const std::filesystem::path& dir, Load&& load) {
+  shard::checkpoint_manifest manifest;
   long steps = 0;
   try {
+    manifest = comm::agreed(
+        c, [&] { return c.rank() == 0 ? shard::verify_checkpoint(dir) : shard::read_checkpoint_manifest(dir); });
     steps = comm::agreed(c, std::forward<Load>(load));
   } catch (const comm::peer_failed& e) {
     throw comm::peer_failed("reading the checkpoint in " + dir.string() + ", " + e.what());
   }
   const auto all = per_rank(c, static_cast<std::uint64_t>(steps));
   for (std::size_t r = 0; r < all.size(); ++r)
-    if (all[r] != all[0])
-      throw invalid_input("checkpoint", "the pieces of " + dir.string() + " had taken " + std::to_string(all[0]) +
-                                            " and " + std::to_string(all[r]) +
-                                            " steps: they come from different runs. Fix: save each run into a "
-                                            "directory of its own");
-  return load_iteration(dir, steps);
+    if (all[r] != manifest.step)
+      throw invalid_input("checkpoint", "the pieces of " + dir.string() + " had taken " + std::to_string(all[r]) +
+                                            " steps where its manifest says " + std::to_string(manifest.step) +
+                                            ": they come from different runs. Fix: load another checkpoint");
+  return static_cast<long>(manifest.iteration);
 }
 
 // One step's forward and backward through the MLP (and the attention block after its first layer), each
@@ -579,7 +574,7 @@ int run(Comm& c, const config& cfg, std::ostream& out, any_reduction<Comm> reduc
                       step_seconds, last, out);
   }
   if (!cfg.save_checkpoint.empty())
-    detail::save_all(cfg.save_checkpoint, cfg.save_checkpoint, dp, c, moe, c, step0 + cfg.steps);
+    detail::save_all(cfg.save_checkpoint, {}, dp, c, moe, c, step0 + cfg.steps, detail::layout_word(cfg, c.size()));
   const auto expert_totals =
       moe ? detail::expert_summary(c, cfg, &*moe, samples.size(c.rank()) * cfg.sequence, 1) : nlohmann::json();
   // The activations each rank's pass holds at most: its layers' inputs and output, a recomputed pair rebuilt.

@@ -2,6 +2,7 @@
 //! \file
 //! Sharded checkpoints: every rank writes only its chunk of every layer
 //! (parameters and optimizer state planes) to `<dir>/rank-<r>-of-<n>.ckpt`,
+//! the whole saved at once beside a manifest (checkpoint_directory.hpp),
 //! and a run with any other number of ranks loads them by reading, from each
 //! old file, just the ranges its new chunks overlap. So a run saved on 4 ranks
 //! continues on 2 or 3.
@@ -26,9 +27,12 @@
 #include <utility>
 #include <vector>
 
+#include <trinity/comm/agreed.hpp>
 #include <trinity/comm/partition.hpp>
+#include <trinity/concepts/communicator.hpp>
 #include <trinity/detail/input_file.hpp>
 #include <trinity/error.hpp>
+#include <trinity/shard/checkpoint_directory.hpp>
 #include <trinity/shard/layer_values.hpp>
 
 namespace trinity::shard {
@@ -63,9 +67,11 @@ struct checkpoint_header {
 
 }  // namespace detail
 
-//! Writes this rank's chunks. Every rank of the run calls it with the same directory.
+//! Writes this rank's chunks into `dir` as one piece, `rank-<r>-of-<n>.ckpt`: the raw write that save_checkpoint
+//! (and a trainer that saves several data_parallels into one checkpoint) runs inside a staging directory. Every
+//! rank of the run calls it with the same directory.
 template <class DataParallel, class Comm>
-void save_checkpoint(const std::filesystem::path& dir, const DataParallel& dp, const Comm& c) {
+void write_checkpoint_piece(const std::filesystem::path& dir, const DataParallel& dp, const Comm& c) {
   std::filesystem::create_directories(dir);
   const auto final_name = detail::checkpoint_file(dir, c.rank(), c.size());
   const auto temp_name = std::filesystem::path(final_name).concat(".partial");
@@ -100,6 +106,27 @@ void save_checkpoint(const std::filesystem::path& dir, const DataParallel& dp, c
     if (!f) throw invalid_input("checkpoint", "writing " + temp_name.string() + " failed (disk full?)");
   }
   std::filesystem::rename(temp_name, final_name);
+}
+
+//! Saves every rank's chunks as the checkpoint in `dir`, whole or not at all (shard/checkpoint_directory.hpp): the
+//! pieces go to a staging directory, rank 0 writes the manifest (`layout` in it, one word) and swaps it into place.
+//! A failure on any rank stops every rank with its reason; the previous checkpoint in `dir` stays as it was.
+//! Collective: every rank calls it with the same arguments.
+template <class DataParallel, Communicator Comm>
+void save_checkpoint(const std::filesystem::path& dir, const DataParallel& dp, Comm& c,
+                     std::string layout = "data-parallel") {
+  comm::agreed(c, [&] {
+    if (c.rank() == 0) begin_checkpoint(dir);
+  });
+  comm::agreed(c, [&] { write_checkpoint_piece(checkpoint_staging(dir), dp, c); });
+  comm::agreed(c, [&] {
+    if (c.rank() == 0)
+      commit_checkpoint(dir, {static_cast<std::uint32_t>(c.size()),
+                              static_cast<std::uint64_t>(dp.steps_taken()),
+                              static_cast<std::uint64_t>(dp.steps_taken()),
+                              std::move(layout),
+                              {}});
+  });
 }
 
 namespace detail {
@@ -334,14 +361,31 @@ long load_layers(DataParallel& dp, int rank, Source&& source) {
   return steps;
 }
 
-//! Loads a checkpoint written by any number of ranks into this run's data_parallel. Returns the steps taken.
-template <class DataParallel, class Comm>
-long load_checkpoint(const std::filesystem::path& dir, DataParallel& dp, const Comm& c) {
+//! Loads the piece in `dir` (the rank files write_checkpoint_piece wrote, on any number of ranks) into dp, `rank`
+//! its rank in dp's group, trusting no manifest: for a caller whose checkpoint holds several pieces and was
+//! verified whole at its top (verify_checkpoint). Returns the steps taken.
+template <class DataParallel>
+long load_checkpoint_piece(const std::filesystem::path& dir, DataParallel& dp, int rank) {
   const checkpoint_reader in(dir);
   if (in.layers() != dp.layers())
     throw invalid_input("checkpoint.layers", "the checkpoint has " + std::to_string(in.layers()) +
                                                  " layers, the model " + std::to_string(dp.layers()));
-  return load_layers(dp, c.rank(), [&](std::size_t l) { return std::pair{&in, l}; });
+  return load_layers(dp, rank, [&](std::size_t l) { return std::pair{&in, l}; });
+}
+
+//! Loads a checkpoint save_checkpoint wrote, on any number of ranks, into this run's data_parallel, after
+//! verify_checkpoint has checked its pieces against its manifest (rank 0 checks; a refusal stops every rank) and
+//! the pieces' steps against the manifest's. Returns the steps taken. Collective.
+template <class DataParallel, Communicator Comm>
+long load_checkpoint(const std::filesystem::path& dir, DataParallel& dp, Comm& c) {
+  const auto manifest =
+      comm::agreed(c, [&] { return c.rank() == 0 ? verify_checkpoint(dir) : read_checkpoint_manifest(dir); });
+  const long steps = comm::agreed(c, [&] { return load_checkpoint_piece(dir, dp, c.rank()); });
+  if (static_cast<std::uint64_t>(steps) != manifest.step)
+    throw invalid_input("checkpoint", "the pieces of " + dir.string() + " took " + std::to_string(steps) +
+                                          " steps; its manifest says " + std::to_string(manifest.step) +
+                                          ": they come from different runs. Fix: load another checkpoint");
+  return steps;
 }
 
 }  // namespace trinity::shard
