@@ -113,7 +113,7 @@ void register_fabric(CLI::App& app) {
                               {"idle_latency_ns", r.idle_ns},
                               {"loaded_latency_ns", r.loaded_ns},
                               {"bandwidth_GBps", r.bandwidth_gbps}});
-      std::cout << j.dump(2) << '\n';
+      std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
       return;
     }
     std::cout << name << ": CXL " << t.settings().cxl_version << (t.settings().pbr ? " (PBR)" : " (HBR)") << ", "

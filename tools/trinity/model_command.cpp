@@ -27,7 +27,7 @@ namespace {
 template <class Question>
 void answer(const Question& q, bool as_json) {
   if (as_json)
-    std::cout << reports::to_json(q).dump(2) << '\n';
+    std::cout << reports::to_json(q).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   else
     reports::print(std::cout, q);
 }
@@ -279,7 +279,7 @@ void run_cxl_cases(bool as_json) {
                    {"priced", r.priced}});
     std::cout << nlohmann::json{{"pool", "gb200-nvl72-cxl's cxl-capacity over CXL, against rdma_pool_access"},
                                 {"phases", j}}
-                     .dump(2)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << '\n';
     return;
   }

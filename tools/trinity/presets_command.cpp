@@ -75,7 +75,7 @@ void run(bool json) {
     for (const auto& p : preset_parameters)
       out["parameters"].push_back(
           {{"name", p.name}, {"value", p.value}, {"unit", unit_of(p.what)}, {"source", p.source}});
-    std::cout << out.dump(2) << '\n';
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   table tiers({"tier", "level", "capacity", "bandwidth", "latency", "energy", "source"});

@@ -215,7 +215,7 @@ void print_validation_json(const validation& v, const io::published_runs& file, 
                      {{"stacks", held_n},
                       {"mean_abs_error", held_n ? held_sum / static_cast<double>(held_n) : 0.0},
                       {"max_abs_error", held_worst}}}};
-  std::cout << out.dump(2) << '\n';
+  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 // Every published run ran, so it fitted its GPUs: the memory model is judged by how many it puts over.
@@ -298,7 +298,7 @@ const Row& named_row(const std::vector<Row>& rows, const std::string& name, cons
 void print_explained(const priced_row& x, const io::published_runs& file, const model::training_cluster& c,
                      bool as_json) {
   if (as_json) {
-    std::cout << run_json(x, file).dump(2) << '\n';
+    std::cout << run_json(x, file).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   const auto& r = *x.run;
@@ -379,13 +379,13 @@ void run_validate_serving(const std::string& runs_path, bool as_json, const std:
   if (!explain.empty()) {
     const auto e = reports::explain(v, file, named_row(v.rows, explain, runs_path));
     if (as_json)
-      std::cout << reports::to_json(e).dump(2) << '\n';
+      std::cout << reports::to_json(e).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     else
       reports::print(std::cout, e);
     return;
   }
   if (as_json)
-    std::cout << reports::to_json(v, file).dump(2) << '\n';
+    std::cout << reports::to_json(v, file).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   else
     reports::print(std::cout, v);
 }

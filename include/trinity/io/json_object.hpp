@@ -37,6 +37,7 @@
 #include <trinity/detail/nearest_name.hpp>
 #include <trinity/error.hpp>
 #include <trinity/plan/assumed.hpp>
+#include <trinity/units/format.hpp>
 #include <trinity/units/parse.hpp>
 #include <trinity/units/quantity.hpp>
 
@@ -98,9 +99,18 @@ inline std::string kind_of(const json& j) {
   }
 }
 
+//! A string: a name, a unit, a choice. A control character in it (ESC, which would start a terminal escape
+//! sequence where the name is printed, BEL, NUL, a line break) is refused by position: no trinity file holds one.
 inline std::string text(const json& j, const std::string& path) {
   if (!j.is_string()) fail(path, "expected a string, not " + kind_of(j));
-  return j.get<std::string>();
+  std::string out = j.get<std::string>();
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (const auto c = static_cast<unsigned char>(out[i]); c < 0x20 || c == 0x7f) {
+      constexpr char hex[] = "0123456789abcdef";
+      fail(path, std::string("holds a control character (0x") + hex[c >> 4] + hex[c & 15] + ") at " +
+                     std::to_string(i) + "; a name or a word is printable text. Fix: remove it");
+    }
+  return out;
 }
 
 inline double number(const json& j, const std::string& path) {
@@ -110,11 +120,27 @@ inline double number(const json& j, const std::string& path) {
   return v;
 }
 
-//! A whole number from 0 to `most`.
-inline std::size_t count(const json& j, const std::string& path, std::uint64_t most = std::uint64_t{1} << 53) {
-  if (!j.is_number_unsigned()) fail(path, "expected a whole number, 0 or more, not " + kind_of(j));
-  const auto v = j.get<std::uint64_t>();
-  if (v > most) fail(path, std::to_string(v) + " is more than " + std::to_string(most));
+//! A whole number from `least` to `most`, written as one (128) or as a number equal to one (1.28e2, 128.0); a
+//! fraction, a negative number or one out of range is refused with the range. Where `least` is 1, 0 is refused
+//! rather than read as "the default": a key left out is how a default is asked for.
+inline std::size_t count(const json& j, const std::string& path, std::uint64_t most = std::uint64_t{1} << 53,
+                         std::uint64_t least = 0) {
+  const auto range = [&] {
+    return "a whole number from " + std::to_string(least) + " to " + std::to_string(most) +
+           (least > 0 ? " (leave the key out for its default)" : "");
+  };
+  std::uint64_t v = 0;
+  if (j.is_number_unsigned()) {
+    v = j.get<std::uint64_t>();
+  } else if (j.is_number_float() && std::isfinite(j.get<double>()) && j.get<double>() >= 0 &&
+             std::floor(j.get<double>()) == j.get<double>()) {
+    const double d = j.get<double>();
+    if (d > static_cast<double>(most)) fail(path, j.dump() + " is out of range: expected " + range());
+    v = static_cast<std::uint64_t>(d);
+  } else {
+    fail(path, "expected " + range() + ", not " + kind_of(j));
+  }
+  if (v > most || v < least) fail(path, std::to_string(v) + " is out of range: expected " + range());
   return static_cast<std::size_t>(v);
 }
 
@@ -184,8 +210,27 @@ class object {
 
   [[nodiscard]] std::string text(std::string_view k) const { return io::text(at(k), path(k)); }
   [[nodiscard]] double number(std::string_view k) const { return io::number(at(k), path(k)); }
-  [[nodiscard]] std::size_t count(std::string_view k, std::uint64_t most = std::uint64_t{1} << 53) const {
-    return io::count(at(k), path(k), most);
+  [[nodiscard]] std::size_t count(std::string_view k, std::uint64_t most = std::uint64_t{1} << 53,
+                                  std::uint64_t least = 0) const {
+    return io::count(at(k), path(k), most, least);
+  }
+  //! A count kept as a double (what it prices may pass 2^53: a corpus of 1e13 vectors): a whole number from
+  //! `least` to `most`, written 1000 or 1e3; a fraction such as 1000.5 is refused.
+  [[nodiscard]] double whole_number(std::string_view k, double least, double most) const {
+    const double v = number(k);
+    if (std::floor(v) != v) fail(path(k), "expected a whole number (a count), not " + kind_of(at(k)));
+    if (v < least || v > most)
+      fail(path(k), kind_of(at(k)) + " is out of range: expected a whole number from " +
+                        units::detail::format_number(least) + " to " + units::detail::format_number(most));
+    return v;
+  }
+  //! A share in (0, `most`]: a key whose 0 would mean "the default" is refused at 0 (leave it out instead).
+  [[nodiscard]] double positive_number(std::string_view k, double most) const {
+    const double v = number(k);
+    if (!(v > 0 && v <= most))
+      fail(path(k), kind_of(at(k)) + " is out of range: expected a number above 0 and at most " +
+                        units::detail::format_number(most) + " (leave the key out for its default)");
+    return v;
   }
   [[nodiscard]] bool boolean(std::string_view k) const { return io::boolean(at(k), path(k)); }
   template <class Q>
@@ -228,6 +273,11 @@ class object {
 //! Parses JSON text. A syntax error is refused with its position, and a key given twice in one object
 //! by its path: one of the two values would otherwise be dropped without a word.
 inline json parse(std::string_view text, const std::string& what) {
+  // A NUL byte ends the text for some readers and not for others: whatever follows it would be read by one and
+  // dropped by another, so it is refused where it stands.
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+    throw invalid_input(what, "holds a NUL byte at offset " + std::to_string(nul) +
+                                  "; JSON is text. Fix: remove it (is this the right file?)");
   constexpr std::size_t max_depth = 64;
   // The keys seen in each open object (an open array gets an entry too, holding no keys), innermost last,
   // with the path.

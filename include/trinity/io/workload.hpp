@@ -128,7 +128,7 @@ inline void read_experts(const object& o, model::transformer_shape& m, plan::ass
   if (!o.has("top_k")) fail(o.path("top_k"), "missing; a mixture of experts needs the experts a token runs");
   m.top_k = o.count("top_k", 100'000);
   if (o.has("moe_ffn_hidden"))
-    m.moe_ffn_hidden = o.count("moe_ffn_hidden", 1'000'000);
+    m.moe_ffn_hidden = o.count("moe_ffn_hidden", 1'000'000, 1);
   else if (assumed)
     plan::assume(*assumed, o.path("moe_ffn_hidden"), m.ffn_hidden);  // each expert as wide as the dense MLP
   if (o.has("shared_experts"))
@@ -160,7 +160,7 @@ inline void read_latent_attention(const object& o, model::transformer_shape& m, 
   std::size_t* fields[] = {&m.q_lora_rank, &m.rope_head_dim, &m.v_head_dim};
   for (std::size_t i = 0; i < 3; ++i) {
     if (o.has(rest[i]))
-      *fields[i] = o.count(rest[i], 1'000'000);
+      *fields[i] = o.count(rest[i], 1'000'000, i == 2 ? 1 : 0);  // v_head_dim 0 would read as head_dim
     else if (assumed)
       plan::assume(*assumed, o.path(rest[i]), i == 2 ? static_cast<std::size_t>(m.head_dim()) : 0);
   }
@@ -200,10 +200,10 @@ inline model::transformer_shape read_shape(const object& o, plan::assumptions* a
   m.heads = o.count("heads");
   m.kv_heads = o.has("kv_heads") ? o.count("kv_heads") : m.heads;
   m.vocabulary = o.count("vocabulary");
-  if (o.has("head_dim")) m.head_size = o.count("head_dim", 4096);
+  if (o.has("head_dim")) m.head_size = o.count("head_dim", 4096, 1);
   // Only the training readers list these (the serving readers refuse them as unknown: a window bounds the KV
   // cache, which the serving model does not count).
-  if (o.has("sliding_window")) m.sliding_window = o.count("sliding_window", 10'000'000);
+  if (o.has("sliding_window")) m.sliding_window = o.count("sliding_window", 10'000'000, 1);
   if (o.has("full_attention_frequency"))
     m.full_attention_frequency = o.count("full_attention_frequency", 100'000);
   else if (assumed && m.sliding_window > 0)

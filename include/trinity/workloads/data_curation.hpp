@@ -173,7 +173,7 @@ inline void print_curation_report(const verify_request& a, const curation_report
                 {"samples", samples},
                 {"rows", jr},
                 {"invariants_hold", exact}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
   } else {
     out << "Plan: " << r.plan << "\nBaseline: " << r.baseline << "\n\nRun here on pipeline::executor: " << x.devices

@@ -204,7 +204,7 @@ inline void verify_diffusion(const verify_request& a, const plan::system& s, con
                 {"rows", jr},
                 {"all_within_20_percent", all},
                 {"cache_bytes_held_at_end", held.value()}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
   } else {
     out << "Replayed here through trinity::cache (flat index, LRU, Table 1 reuse), counted after the first 20%:\n  "

@@ -50,14 +50,14 @@ inline plan::embedding_workload read_embedding(const json& j, const plan::system
         const object t(e, at, embedding_table_keys, "an embedding table");
         plan::embedding_table_spec x;
         x.name = t.text("name");
-        x.rows = t.number("rows");
+        x.rows = t.whole_number("rows", 1, 1e13);
         x.dimension = t.count("dimension", 65536);
         t.get("skew", x.skew, w.assumed);
         t.get("pooling", x.pooling, w.assumed);
         w.tables.push_back(std::move(x));
       },
       4096);
-  w.batch = o.number("batch");
+  w.batch = o.whole_number("batch", 1, 1e9);
   w.dense_flops = o.quantity<flops>("dense_flops");
   w.samples_per_second = o.number("samples_per_second");
   w.latency_slo = o.quantity<seconds>("latency_slo");
@@ -244,7 +244,7 @@ inline void verify_embedding(const verify_request& a, const plan::system& s, con
                 {"scaled",
                  {{"rows_at_most", 20000}, {"dimension_at_most", 16}, {"batch", batch}, {"batches", batches}}},
                 {"rows", rows_json(rows, 0.05)}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return;
   }
@@ -331,7 +331,7 @@ inline void replay_embedding_trace(const verify_request& a, const plan::system& 
                          {"hit_rate", ahead.lfu},
                          {"fast_bytes_per_batch", ahead.fast},
                          {"capacity_bytes_per_batch", ahead.beyond}};
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   out << "Plan: " << which << "\nReplayed here: " << a.trace << ", " << trace.size() << " tables, " << samples

@@ -79,7 +79,7 @@ inline plan::serving_workload read_rag_llm(const object& parent, const std::stri
   w.output_tokens = o.number("output_tokens");
   w.ttft_slo = o.quantity<seconds>("ttft_slo");
   w.tpot_slo = o.quantity<seconds>("tpot_slo");
-  if (o.has("prefill_efficiency")) w.prefill_efficiency = o.number("prefill_efficiency");
+  if (o.has("prefill_efficiency")) w.prefill_efficiency = o.positive_number("prefill_efficiency", 1);
   if (o.has("precision"))
     w.precision = precision_name(o, "precision");
   else
@@ -94,7 +94,7 @@ inline plan::rag_workload read_rag(const json& j, const plan::system& s) {
   const object o(j, "", rag_keys, "a rag-serve workload");
   plan::rag_workload w;
   w.name = o.text("name");
-  w.corpus_vectors = o.number("corpus_vectors");
+  w.corpus_vectors = o.whole_number("corpus_vectors", 1, 1e15);
   w.dimension = o.count("dimension", 65536);
   if (o.has("index")) {
     static constexpr std::string_view kinds[] = {"ivf-flat", "ivf-pq", "hnsw", "flat"};
@@ -103,11 +103,11 @@ inline plan::rag_workload read_rag(const json& j, const plan::system& s) {
     plan::assume(w.assumed, "index", w.index);
   }
   if (o.has("lists"))
-    w.lists = o.count("lists", std::uint64_t{1} << 32);
+    w.lists = o.count("lists", std::uint64_t{1} << 32, 1);
   else if (w.index != "flat" && !w.graph() && w.corpus_vectors > 0 && w.corpus_vectors <= 1e13)
     plan::assume(w.assumed, "lists", w.list_count());
   if (o.has("pq_bytes"))
-    w.pq_bytes = o.count("pq_bytes", 65536);
+    w.pq_bytes = o.count("pq_bytes", 65536, 1);
   else if (w.product_quantized())
     plan::assume(w.assumed, "pq_bytes", w.code_size());
   o.get("recall_target", w.recall_target, w.assumed);
@@ -136,7 +136,7 @@ inline plan::rag_workload read_rag(const json& j, const plan::system& s) {
   w.queries_per_second = o.number("queries_per_second");
   o.get("top_k", w.top_k, w.assumed);
   if (o.has("rerank"))
-    w.rerank = o.count("rerank", 100000);
+    w.rerank = o.count("rerank", 100000, 1);
   else if (w.product_quantized())
     plan::assume(w.assumed, "rerank", w.rerank_count());
   w.chunk_tokens = o.number("chunk_tokens");
@@ -219,16 +219,19 @@ inline void draw_rag_tiers(const std::string& path, const plan::system& s, const
   for (const auto& [nprobe, p] : sharded_at)
     if (lines.contains(nprobe)) sharded.push_back(p);
   gp << "set logscale y\nset grid\n"
-     << "set key below\nset xrange [-0.02:1.02]\nset xlabel 'share of the " << (w.graph() ? "graph's nodes" : "lists")
-     << " in " << s.tiers.front().name << " (the rest in " << s.tiers[pool].name
-     << "); filled: fits, hollow: refused'\n"
-     << "set ylabel 'search latency a query (s)'\nset title '" << w.name << " on " << s.name
-     << ": recall and search latency against fast-tier capacity (model)'\nplot ";
+     << "set key below\nset xrange [-0.02:1.02]\nset xlabel "
+     << reports::quoted(std::string("share of the ") + (w.graph() ? "graph's nodes" : "lists") + " in " +
+                        s.tiers.front().name + " (the rest in " + s.tiers[pool].name +
+                        "); filled: fits, hollow: refused")
+     << "\nset ylabel 'search latency a query (s)'\nset title "
+     << reports::quoted(w.name + " on " + s.name + ": recall and search latency against fast-tier capacity (model)")
+     << "\nplot ";
   int colour = 1;
   for (const auto& [nprobe, points] : lines) {
-    gp << "'-' using 1:2 with lines lw 2 lc " << colour << " title '" << (w.graph() ? "ef " : "nprobe ") << nprobe
-       << ", recall@" << w.top_k << " " << units::detail::format_number(recall[nprobe])
-       << "', '-' using 1:2 with points pt 7 lc " << colour << " notitle, '-' using 1:2 with points pt 6 lc " << colour
+    gp << "'-' using 1:2 with lines lw 2 lc " << colour << " title "
+       << reports::quoted((w.graph() ? "ef " : "nprobe ") + std::to_string(nprobe) + ", recall@" +
+                          std::to_string(w.top_k) + " " + units::detail::format_number(recall[nprobe]))
+       << ", '-' using 1:2 with points pt 7 lc " << colour << " notitle, '-' using 1:2 with points pt 6 lc " << colour
        << " notitle, ";
     ++colour;
   }
@@ -248,7 +251,8 @@ inline void draw_rag_tiers(const std::string& path, const plan::system& s, const
   series(sharded, 0);
   gp << (chosen.plan.home == plan::list_home::pooled ? chosen.plan.hot_share : 1.0) << ' ' << chosen.cost.search.value()
      << "\ne\n";
-  if (reports::finish_plot(path, gp, "trinity plan")) std::cerr << "trinity plan: wrote " << path << '\n';
+  reports::finish_plot(path, gp, "trinity plan");
+  std::cerr << "trinity plan: wrote " << path << '\n';
 }
 
 inline void plan_rag(const request& a, const plan::system& s, const plan::rag_workload& w, std::ostream& out) {
@@ -415,7 +419,7 @@ inline void print_verified_rag(const verify_request& a, const plan::system& s, c
                   {"pq_bytes", r.small.code_size()},
                   {"rerank", r.small.rerank_count()}}},
                 {"rows", rows_json(rows, 0.05)}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return;
   }
@@ -527,7 +531,7 @@ inline void verify_rag_hnsw(const verify_request& a, const plan::system& s, cons
                 {"choice", plan::describe(p, w, s)},
                 {"scaled", {{"vectors", n}, {"dimension", d}, {"degree", m}, {"ef", ef}, {"hot_share", hot}}},
                 {"rows", rows_json(rows, 0.05)}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return;
   }

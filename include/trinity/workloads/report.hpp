@@ -92,7 +92,7 @@ void print_result_json(std::ostream& out, const request& a, const plan::system& 
          {"explanation", explanation_json(r.explanation)}};
   for (const auto i : r.pareto) j["pareto"].push_back(one(r.candidates[i]));
   j[kind] = own.is_object() ? std::move(own) : json::object();
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 //! Bytes per device in each of the system's tiers, by name.
@@ -130,7 +130,8 @@ inline void print_simulated(std::ostream& out, const std::vector<plan::simulated
 inline void print_simulation(std::ostream& out, const request& a, const plan::system& s, const std::string& choice,
                              const std::string& fabric, const std::vector<plan::simulated_pair>& sim) {
   if (a.json) {
-    out << json{{"system", s.name}, {"choice", choice}, {"fabric", fabric}, {"simulated", simulated_json(sim)}}.dump(2)
+    out << json{{"system", s.name}, {"choice", choice}, {"fabric", fabric}, {"simulated", simulated_json(sim)}}.dump(
+               2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return;
   }

@@ -70,7 +70,7 @@ inline plan::serving_workload read_serving(const json& j, const plan::system& s)
                               "replay --format mooncake fits it)");
   o.get("hit_rate_bound", w.hit_rate_bound, w.assumed);
   // Left out, prefill runs at the device's calibrated GEMM curve: a measurement, not an assumption.
-  if (o.has("prefill_efficiency")) w.prefill_efficiency = o.number("prefill_efficiency");
+  if (o.has("prefill_efficiency")) w.prefill_efficiency = o.positive_number("prefill_efficiency", 1);
   o.get("error_budget", w.error_budget, w.assumed);
   if (o.has("precision"))
     w.precision = precision_name(o, "precision");
@@ -220,7 +220,7 @@ inline void price_serving_configuration(const request& a, const plan::system& s,
            {"fits", c.violation.empty()},
            {"violation", c.violation.empty() ? json(nullptr) : json(c.violation)},
            {"assumed", assumed_json(as_serving_states(s), c.workload.assumed)}};
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   out << "Serving " << w.name << " on " << s.name << " (" << s.device.count << " x " << s.device.name
@@ -293,7 +293,7 @@ inline void simulate_serving(const request& a, const plan::system& s, plan::serv
                 {"requests", requests},
                 {"note", note},
                 {"simulated", simulated_json(sim)}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return;
   }
@@ -322,7 +322,9 @@ inline void verify_serving(const verify_request& a, const plan::system& s, plan:
   const auto& c = r.chosen();
   if (c.plan.cache <= bytes{}) {
     if (a.json)
-      out << json{{"plan", plan::describe(c.plan, s, r.codecs)}, {"rows", json::array()}}.dump(2) << '\n';
+      out << json{{"plan", plan::describe(c.plan, s, r.codecs)}, {"rows", json::array()}}.dump(
+                 2, ' ', false, nlohmann::json::error_handler_t::replace)
+          << '\n';
     else
       out << "Plan: " << plan::describe(c.plan, s, r.codecs) << "\nNo prefix cache was chosen: nothing to replay.\n";
     return;
@@ -365,7 +367,7 @@ inline void verify_serving(const verify_request& a, const plan::system& s, plan:
                 {"prefill_flops_saved", m.saved.value()},
                 {"rows", jr},
                 {"all_within_20_percent", all}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
   } else {
     out << "Plan: " << plan::describe(c.plan, s, r.codecs)

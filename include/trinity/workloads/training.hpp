@@ -265,7 +265,7 @@ inline void simulate_layout(const request& a, const plan::system& s, const plan:
                 {"gpus", l.gpus()},
                 {"fabric", fabric},
                 {"simulated", simulated_json(sim)}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return;
   }
@@ -322,7 +322,7 @@ inline void plan_layout(const request& a, const plan::system& s, const plan::tra
                   {"error_budget", budgeted.error_budget},
                   {"within_error_budget", within_budget}}},
                 {"predicted", parallel_predicted_json(r)}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return;
   }
@@ -404,7 +404,7 @@ inline void plan_layout_search(const request& a, const plan::system& s, const pl
                   {"global_batch", job.global_batch},
                   {"feasible", feasible},
                   {"device_capacity_bytes", c.memory.value()}}}}
-               .dump(2)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return;
   }
@@ -499,7 +499,7 @@ inline void plan_dynamic(const request& a, const plan::system& s, const plan::tr
       j["static"] = nullptr;
       j["gain"] = nullptr;
     }
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   out << "Dynamic parallelism for " << w.name << " on " << gpus_on(s, c, r.gpus) << ": " << r.layouts_priced

@@ -107,7 +107,8 @@ TEST_CASE("a system names a missing, mistyped or out-of-range field", "[io]") {
       "interconnect": "infiniband-400g"})")
             .starts_with("device.compute: 'fast' is not a number with a unit"));
   CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": -1}, "tiers": ["h100-hbm3"],
-      "interconnect": "infiniband-400g"})") == "device.count: expected a whole number, 0 or more, not the number -1");
+      "interconnect": "infiniband-400g"})") ==
+        "device.count: expected a whole number from 0 to 1000000, not the number -1");
   CHECK(system_error(R"({"name": "x", "device": {"compute": 1e15, "power": 700, "count": 1, "gpu": "yes"},
       "tiers": ["h100-hbm3"], "interconnect": "infiniband-400g"})") ==
         "device.gpu: expected true or false, not the string \"yes\"");
