@@ -8,8 +8,9 @@
 # Targets: one per decoder (identity cast zstd lz4 sparse block_quant qsgd sign
 # low_rank delta), `frame` (whole frames, hashes checked) and `round_trip`; one
 # per reader of outside bytes (reader_*: system, workload, topology, profile,
-# runs and probe JSON, layouts, the Mooncake and CSV traces, fvecs, stream
-# frames, the ack journal, checkpoints).
+# runs, serving runs, attention kernels and probe JSON, layouts, the Mooncake,
+# CSV and DLRM traces, fvecs, stream frames, the ack journal, checkpoints and
+# their manifests).
 # The corpus grows in build/fuzz/corpus/<target>, starting from frames the
 # real encoders wrote; a crash leaves its input in build/fuzz/findings/.
 set -euo pipefail
@@ -17,7 +18,8 @@ cd "$(dirname "$(readlink -f "$0")")/.."
 
 targets="identity cast zstd lz4 sparse block_quant qsgd sign low_rank delta frame round_trip
   reader_system reader_workload reader_topology reader_profile reader_runs reader_probe reader_layout
-  reader_mooncake reader_csv_trace reader_fvecs reader_stream_frame reader_journal reader_checkpoint"
+  reader_mooncake reader_csv_trace reader_fvecs reader_stream_frame reader_journal reader_checkpoint
+  reader_dlrm_trace reader_serving_runs reader_attention_kernels reader_manifest"
 targets=$(echo $targets)
 if [ "${1:-}" = list ]; then echo "$targets"; exit 0; fi
 # scripts/fuzz.sh record SECONDS [TARGET...]: one run of each (default: every reader), its log kept in

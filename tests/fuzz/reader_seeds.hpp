@@ -5,6 +5,7 @@
 
 #include <trinity/comm/partition.hpp>
 #include <trinity/shard/checkpoint.hpp>
+#include <trinity/shard/checkpoint_manifest.hpp>
 #include <trinity/stream/ack_journal.hpp>
 #include <trinity/stream/detail/frame.hpp>
 
@@ -142,6 +143,22 @@ inline std::vector<bytes> checkpoints() {
   out.push_back(bytes(out[1].begin(), out[1].begin() + 40));
   return out;
 }
+// Manifests as shard::commit_checkpoint writes them (a model in one piece, a pipeline's pieces), and one cut short.
+inline std::vector<bytes> manifests() {
+  using trinity::shard::checkpoint_manifest;
+  std::vector<bytes> out;
+  out.push_back(text(trinity::shard::to_text(
+      {2, 3, 3, "ranks=2,tp=1,pp=1", {{"rank-0-of-2.ckpt", 412, 0x1234}, {"rank-1-of-2.ckpt", 412, 0xbeef}}})));
+  out.push_back(
+      text(trinity::shard::to_text(checkpoint_manifest{4,
+                                                       7,
+                                                       9,
+                                                       "ranks=4,tp=1,pp=2",
+                                                       {{"stage-0-of-2x1-slice-0-of-1/rank-0-of-2.ckpt", 100, 1},
+                                                        {"stage-1-of-2x1-slice-0-of-1/rank-0-of-2.ckpt", 100, 2}}})));
+  out.push_back(bytes(out[1].begin(), out[1].begin() + 60));
+  return out;
+}
 }  // namespace reader_detail
 
 //! Seeds for a reader's target (fuzz_reader_<name>); empty for a name that is none.
@@ -161,6 +178,9 @@ inline std::vector<std::vector<std::uint8_t>> reader_seed_inputs(std::string_vie
     return files({"tests/cli/hostile/topology.json", "tests/cli/cascaded_cxl2.json", "tests/cli/cascaded_cxl3.json"});
   if (target == "reader_profile") return files({"tests/cli/profile.json", "tests/cli/hostile/profile.json"});
   if (target == "reader_runs") return files({"bench/published/training-runs.json", "tests/cli/bad-runs.json"});
+  if (target == "reader_serving_runs") return files({"bench/published/serving-runs.json"});
+  if (target == "reader_attention_kernels") return files({"bench/published/attention-kernels.json"});
+  if (target == "reader_manifest") return manifests();
   if (target == "reader_probe") return files({"bench/results/transformer-probe-h100.json"});
   if (target == "reader_layout")
     return {text("tp=2,pp=4,dp=8"),

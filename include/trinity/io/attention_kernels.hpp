@@ -8,6 +8,7 @@
 //! cudnn kernel's and a workload's attention_kernel names another (plan/attention_kernel.hpp), and fails its check
 //! when the file and the header disagree.
 
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,12 +60,14 @@ inline std::vector<attention_kernel> read_attention_kernels(const json& j) {
       m.sequence = static_cast<double>(q.count("sequence", std::uint64_t{1} << 24));
       m.flops_per_second = q.number("tflops") * 1e12;
       if (m.head_dim < 1 || m.sequence < 1) fail(at, "head_dim and sequence must each be at least 1");
-      if (!(m.flops_per_second > 0)) fail(q.path("tflops"), "must be positive");
+      if (!(m.flops_per_second > 0) || !std::isfinite(m.flops_per_second))
+        fail(q.path("tflops"), "must be positive and finite (TFLOP/s)");
       for (const auto& n : a.points)
         if (n.backward == m.backward && n.causal == m.causal && n.head_dim == m.head_dim && n.sequence == m.sequence)
           fail(at, "measured twice: the same pass, mask, head_dim and sequence");
       a.points.push_back(m);
     });
+    if (a.points.empty()) fail(x.path("points"), "holds no measured point; a kernel is its measurements");
     out.push_back(std::move(a));
   });
   if (out.empty()) fail("kernels", "no kernel");

@@ -7,9 +7,10 @@
 //! (fb_emb_trace_writer.py). Without sizes every row is a bag of its own. Tables are numbered from 0 and read
 //! until the first number with no trace.
 //!
-//! Every byte is hostile until read: a token that is not a whole number, a number past uint64, bag sizes that
-//! do not add up to the rows looked up, a table with no lookup, tables with different numbers of samples, or a
-//! directory with no trace_0 is refused with the file and the field.
+//! Every byte is hostile until read: a token that is not a whole number, a row id at or past max_dlrm_rows (2^48),
+//! bag sizes that do not add up to the rows looked up, a table with no lookup, tables with different numbers of
+//! samples (bags; a table without sizes has one a row), or a directory with no trace_0 is refused with the file
+//! and the field.
 //!
 //!   const auto trace = io::read_dlrm_trace("traces/criteo");   // trace_0.log, size_trace_0.log, trace_1.log, ...
 //!   for (const auto& t : trace) embedding::bag_batch{t.indices, t.offsets};
@@ -38,6 +39,11 @@ struct dlrm_table_trace {
   bool bags_given = false;  // a size trace gave the bags (else one a row)
   [[nodiscard]] std::size_t bags() const noexcept { return offsets.empty() ? 0 : offsets.size() - 1; }
 };
+
+//! The most rows a table read from a trace may have: 2^48, past any embedding table trained (the largest DLRM
+//! tables hold about 10^10 rows). A row id at or above it is refused where it stands, so that no count sized
+//! from the largest id read (one past it) can wrap around 2^64 to a table smaller than the ids it holds.
+inline constexpr std::uint64_t max_dlrm_rows = std::uint64_t{1} << 48;
 
 namespace detail {
 
@@ -108,8 +114,13 @@ inline dlrm_table_trace make_dlrm_table_trace(std::vector<std::uint64_t> indices
   dlrm_table_trace t;
   t.file = file;
   t.indices = std::move(indices);
-  for (const auto i : t.indices) t.rows = std::max(t.rows, i + 1);
-  if (t.rows == 0) throw invalid_input(file + ": indices", "row 2^64 - 1 has no row count to hold it");
+  for (std::size_t k = 0; k < t.indices.size(); ++k) {
+    if (t.indices[k] >= max_dlrm_rows)
+      throw invalid_input(file + ": indices[" + std::to_string(k) + "]",
+                          "is row " + std::to_string(t.indices[k]) + ", past the most rows a table may have, 2^48 (" +
+                              std::to_string(max_dlrm_rows) + "). Fix: row ids count from 0 within their table");
+    t.rows = std::max(t.rows, t.indices[k] + 1);
+  }
   t.offsets.push_back(0);
   if (sizes.empty()) {
     for (std::size_t i = 1; i <= t.indices.size(); ++i) t.offsets.push_back(i);
@@ -159,7 +170,8 @@ inline std::vector<dlrm_table_trace> read_dlrm_trace(const std::string& director
       if (sizes.find_first_not_of(" \t\r\n") == std::string::npos) throw invalid_input(sizes_file, "holds no bag size");
     }
     out.push_back(make_dlrm_table_trace(std::move(indices), sizes, file, sizes_file));
-    if (out.size() > 1 && out.back().bags_given && out.front().bags_given && out.back().bags() != out.front().bags())
+    // Every table pools one bag a sample (a trace without sizes, one row a bag): as many bags in each.
+    if (out.size() > 1 && out.back().bags() != out.front().bags())
       throw invalid_input(file, "has " + std::to_string(out.back().bags()) + " samples where " + out.front().file +
                                     " has " + std::to_string(out.front().bags()) +
                                     ". Fix: every table's trace covers the same samples");

@@ -94,7 +94,43 @@ TEST_CASE("a hostile DLRM trace is refused with the file and the entry", "[io][d
   CHECK_THAT(bags("2, 18446744073709551615"), Catch::Contains("s.log: sizes[1] | takes the bags past"));
   CHECK_THAT(bags("2; 3"), Catch::Contains("s.log: sizes[0] | is not a whole number"));
   CHECK_THAT(refusal([] { io::make_dlrm_table_trace({~std::uint64_t{0}}, "", "t.log", "s.log"); }),
-             Catch::Contains("t.log: indices | row 2^64 - 1 has no row count"));
+             Catch::Contains("t.log: indices[0] | is row 18446744073709551615, past the most rows"));
+}
+
+TEST_CASE("a DLRM row id that would wrap its table's row count is refused where it stands", "[io][dlrm]") {
+  const auto table = [](std::string_view text) {
+    return io::make_dlrm_table_trace(io::parse_dlrm_indices(text, "trace_0.log"), "", "trace_0.log", "s.log");
+  };
+  const auto refused = [&](std::string_view text) { return refusal([&] { table(text); }); };
+  // The fuzzer's input (issue 86): 2^64 - 1 beside smaller ids, whose count once sized the table at 986 rows.
+  CHECK_THAT(refused("00,  7,  8,  7,  8, 985, 018446744073709551615"),
+             Catch::Contains("trace_0.log: indices[6] | is row 18446744073709551615, past the most rows a table "
+                             "may have, 2^48"));
+  // Its neighbours: 2^64 - 2, the bound itself, and the bound with the id first.
+  CHECK_THAT(refused("1, 18446744073709551614"), Catch::Contains("indices[1] | is row 18446744073709551614"));
+  CHECK_THAT(refused("3, 281474976710656"), Catch::Contains("indices[1] | is row 281474976710656"));
+  CHECK_THAT(refused("281474976710656, 3"), Catch::Contains("indices[0] | is row 281474976710656"));
+  // One below the bound is a table of 2^48 rows, every id inside it.
+  const auto largest = table("5, 281474976710655");
+  CHECK(largest.rows == io::max_dlrm_rows);
+  for (const auto i : largest.indices) CHECK(i < largest.rows);
+  // The binary form is read to the same rule.
+  std::string bytes(8, '\xff');
+  const auto rows = io::parse_dlrm_indices_binary(bytes, "trace_0.bin");
+  CHECK_THAT(refusal([&] { io::make_dlrm_table_trace(rows, "", "trace_0.bin", "s.log"); }),
+             Catch::Contains("trace_0.bin: indices[0] | is row 18446744073709551615"));
+}
+
+TEST_CASE("DLRM tables whose sample counts differ are refused, with or without size traces", "[io][dlrm]") {
+  scratch_dir d("trinity-dlrm-samples");
+  d.write("trace_0.log", "1, 2, 3");     // three samples, one row each
+  d.write("trace_1.log", "4, 5, 6, 7");  // four
+  CHECK_THAT(refusal([&] { io::read_dlrm_trace(d.path.string()); }),
+             Catch::Contains("trace_1.log | has 4 samples where") && Catch::Contains("trace_0.log has 3"));
+  d.write("size_trace_1.log", "2, 2");  // two bags of two: two samples, still not three
+  CHECK_THAT(refusal([&] { io::read_dlrm_trace(d.path.string()); }), Catch::Contains("has 2 samples where"));
+  d.write("size_trace_1.log", "2, 1, 1");  // three bags: the tables agree
+  CHECK(io::read_dlrm_trace(d.path.string()).size() == 2);
 }
 
 TEST_CASE("a DLRM trace directory reads table by table, text or binary, until the first missing", "[io][dlrm]") {
