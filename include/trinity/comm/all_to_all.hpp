@@ -105,4 +105,15 @@ void all_to_all(C& c, std::span<const T> in, std::span<T> out) {
               std::span<const std::size_t>(counts), std::span<const std::size_t>(offsets));
 }
 
+//! Anything but a Communicator as `c`: instead of "the required type is invalid", the Communicator ladder
+//! (concepts/communicator.hpp) names what the type lacks and the fix.
+template <class C, class... Args>
+requires(!Communicator<C>) void all_to_allv(C&, Args&&...) {
+  static_assert(diagnose_communicator<C>(), "trinity: comm::all_to_allv(c, ...) takes a Communicator as c");
+}
+template <class C, class... Args>
+requires(!Communicator<C>) void all_to_all(C&, Args&&...) {
+  static_assert(diagnose_communicator<C>(), "trinity: comm::all_to_all(c, in, out) takes a Communicator as c");
+}
+
 }  // namespace trinity::comm

@@ -4,7 +4,11 @@
 //! calibration step and the command line, where the choice is data. The
 //! static types stay the way to compose; this only erases the result.
 
+#include <concepts>
 #include <memory>
+#include <optional>
+#include <type_traits>
+#include <variant>
 #include <span>
 #include <string>
 #include <utility>
@@ -17,8 +21,15 @@ namespace trinity::compress {
 
 class any_compressor {
  public:
+  //! A copyable `c` is also the prototype fresh() copies, as it is now: a codec configured at run time (a bit
+  //! width, a fraction) stays so configured, and one without a default constructor works. A codec that cannot
+  //! be copied (one holding a zstd context) is made fresh by its default constructor.
   template <Compressor C>
-  any_compressor(std::string name, C c) : self_(std::make_unique<model<C>>(std::move(name), std::move(c))) {}
+  any_compressor(std::string name, C c) : self_(std::make_unique<model<C>>(std::move(name), std::move(c))) {
+    static_assert(std::copy_constructible<C> || std::default_initializable<C>,
+                  "trinity: any_compressor makes fresh instances of the codec by copying it as handed over, or by "
+                  "its default constructor. Fix: make the codec copy-constructible");
+  }
 
   any_compressor(any_compressor&&) noexcept = default;
   any_compressor& operator=(any_compressor&&) noexcept = default;
@@ -29,7 +40,8 @@ class any_compressor {
   //! The name it was registered under ("topk-1%", "int8-ef").
   [[nodiscard]] const std::string& name() const noexcept { return self_->name; }
   [[nodiscard]] const compressor_traits& traits() const noexcept { return self_->traits(); }
-  //! A new instance of the same compressor, with none of this one's state.
+  //! A new instance of the same compressor as it was handed over (its configuration), with none of the state
+  //! this one has gathered since.
   [[nodiscard]] any_compressor fresh() const { return any_compressor(self_->fresh()); }
 
  private:
@@ -43,11 +55,21 @@ class any_compressor {
   };
   template <class C>
   struct model final : concept_t {
-    model(std::string n, C c) : concept_t(std::move(n)), impl(std::move(c)) {}
+    static constexpr bool copies = std::copy_constructible<C>;
+    model(std::string n, C c) : concept_t(std::move(n)), impl(std::move(c)) {
+      if constexpr (copies) prototype.emplace(impl);
+    }
     void encode(std::span<const float> in, frame_buffer& out, std::span<float> r) override { impl.encode(in, out, r); }
     [[nodiscard]] const compressor_traits& traits() const noexcept override { return C::traits; }
-    [[nodiscard]] std::unique_ptr<concept_t> fresh() const override { return std::make_unique<model>(name, C{}); }
+    [[nodiscard]] std::unique_ptr<concept_t> fresh() const override {
+      if constexpr (copies)
+        return std::make_unique<model>(name, *prototype);
+      else
+        return std::make_unique<model>(name, C{});
+    }
     C impl;
+    // As handed over, what fresh() copies (where C can be copied).
+    [[no_unique_address]] std::conditional_t<copies, std::optional<C>, std::monostate> prototype;
   };
   explicit any_compressor(std::unique_ptr<concept_t> self) : self_(std::move(self)) {}
 

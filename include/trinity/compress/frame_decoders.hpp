@@ -5,10 +5,11 @@
 //! and links nothing else: the int8, sparse or low-rank frames of a compressed collective need neither zstd nor
 //! lz4, and a codec a user writes decodes beside the built-in ones.
 //!
-//!   inline constexpr compress::frame_decoder my_frames{"mine", &compress::detail::decode_with<&decode_mine>};
+//!   inline constexpr auto my_frames = compress::frame_decoder_of<&decode_mine>("mine");   // compress/user_codec.hpp
 //!   inline const bool my_frames_registered = compress::register_frame_decoder(compress::codec{200}, my_frames);
 //!
-//! Ids 1-10 are the built-in codecs' (compress::codec); a user codec takes one from user_codec_ids. A codec
+//! Ids 1-10 are the built-in codecs' (compress::codec); a user codec takes one from first_user_codec_id (128) to
+//! 255. A codec
 //! header registers from an inline variable's initializer, before main. Registering after threads decode is
 //! safe (the table is atomic) but a frame decoded before its codec registered was refused.
 

@@ -498,4 +498,15 @@ void moe_backward(C& c, T& etp, const moe_shape& s, std::span<const expert_weigh
       });
 }
 
+//! Anything but a Communicator as `c`: the Communicator ladder (concepts/communicator.hpp) names what the type
+//! lacks and the fix, where a constrained template would say only that a required type is invalid.
+template <class C, class... Args>
+requires(!Communicator<C>) void moe_forward(C&, Args&&...) {
+  static_assert(diagnose_communicator<C>(), "trinity: parallel::moe_forward(c, ...) takes a Communicator as c");
+}
+template <class C, class... Args>
+requires(!Communicator<C>) void moe_backward(C&, Args&&...) {
+  static_assert(diagnose_communicator<C>(), "trinity: parallel::moe_backward(c, ...) takes a Communicator as c");
+}
+
 }  // namespace trinity::parallel

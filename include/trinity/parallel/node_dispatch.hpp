@@ -346,4 +346,15 @@ void moe_backward_by_node(C& c, const moe_shape& s, std::span<const expert_weigh
   detail::router_backward(s, r, dweight, dlogits);
 }
 
+//! Anything but a Communicator as `c`: the Communicator ladder names what the type lacks and the fix.
+template <class C, class... Args>
+requires(!Communicator<C>) void moe_forward_by_node(C&, Args&&...) {
+  static_assert(diagnose_communicator<C>(), "trinity: parallel::moe_forward_by_node(c, ...) takes a Communicator as c");
+}
+template <class C, class... Args>
+requires(!Communicator<C>) void moe_backward_by_node(C&, Args&&...) {
+  static_assert(diagnose_communicator<C>(),
+                "trinity: parallel::moe_backward_by_node(c, ...) takes a Communicator as c");
+}
+
 }  // namespace trinity::parallel

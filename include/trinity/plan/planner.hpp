@@ -175,11 +175,16 @@ struct training_problem : codec_workload<training_workload> {
                 ? "holds " + to_string(e.cost.total.memory) + " on the device vs " + to_string(chosen.cost.total.memory)
                 : "sends " + to_string(e.cost.link_bytes) + " per step vs " + to_string(chosen.cost.link_bytes));
   }
+  // Why the leanest plan (the fewest bytes on the device) breaks: of those that tie, one that sends gradients as
+  // they are, so that a codec's error does not stand for a memory that no plan has.
   [[noreturn]] void none_fits(const plan_result& r) const {
-    std::string why = r.candidates[r.baseline].violation;
-    for (const auto& e : r.candidates)
-      if (e.cost.tier_bytes[0] < r.candidates[r.baseline].cost.tier_bytes[0]) why = e.violation;
-    throw invalid_input("workload", "no plan fits " + s.name + ": even the leanest breaks the " + why +
+    const evaluated* leanest = &r.candidates[r.baseline];
+    for (const auto& e : r.candidates) {
+      const double mine = e.cost.tier_bytes[0].value(), least = leanest->cost.tier_bytes[0].value();
+      if (mine < least || (mine == least && e.plan.codec == identity && leanest->plan.codec != identity)) leanest = &e;
+    }
+    throw invalid_input("workload", "no plan fits " + s.name + ": even the leanest (" +
+                                        detail::describe(leanest->plan, s, ks) + ") breaks the " + leanest->violation +
                                         ". Fix: more devices (data_parallel), a smaller batch, or more memory");
   }
 };

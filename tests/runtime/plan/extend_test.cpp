@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <trinity/compress/user_codec.hpp>
 #include <trinity/compress/wire.hpp>
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/diffusion.hpp>
@@ -36,8 +37,7 @@ void decode_truncated(const compress::frame_view& f, std::span<float> out, compr
     std::memcpy(&out[i], &word, 4);
   }
 }
-inline constexpr compress::frame_decoder truncated_frames{"truncated",
-                                                          &compress::detail::decode_with<&decode_truncated>};
+inline constexpr auto truncated_frames = compress::frame_decoder_of<&decode_truncated>("truncated");
 inline const bool truncated_registered = compress::register_frame_decoder(truncated_id, truncated_frames);
 
 struct truncated_bf16 {
@@ -114,6 +114,66 @@ TEST_CASE("a codec and a tier the library does not ship are searched beside the 
   // recomputation with the user's tier.
   CHECK(with_codec == 4 * 3 * 2);
   CHECK(with_tier == r.codecs.size() * 4 * 2);
+}
+
+namespace {
+// A codec configured at run time: the leading `bytes_kept` bytes of each float (2: bfloat16 by truncation),
+// default 3, under frame id 222; its decoder reads the width from the body's size. The second type has no
+// default constructor.
+constexpr compress::codec leading_id{222};
+void decode_leading(const compress::frame_view& f, std::span<float> out, compress::element) {
+  const std::size_t per = out.empty() ? 0 : f.body.size() / out.size();
+  if (per < 1 || per > 4 || f.body.size() != per * out.size())
+    throw compress::decode_error("leading.body", "1 to 4 bytes per element");
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::uint32_t word = 0;
+    std::memcpy(reinterpret_cast<std::byte*>(&word) + (4 - per), f.body.data() + per * i, per);
+    std::memcpy(&out[i], &word, 4);
+  }
+}
+inline constexpr auto leading_frames = compress::frame_decoder_of<&decode_leading>("leading");
+inline const bool leading_registered = compress::register_frame_decoder(leading_id, leading_frames);
+
+struct leading_bytes {
+  using compressor_concept = compressor_tag;
+  static constexpr compress::compressor_traits traits{.name = "leading-bytes",
+                                                      .wire_codec = leading_id,
+                                                      .role = compress::role::values,
+                                                      .error = {compress::error_kind::relative, 1.0 / 128},
+                                                      .summable = true,
+                                                      .expected_ratio = 2.0};
+  std::size_t bytes_kept = 3;
+  void encode(std::span<const float> in, compress::frame_buffer& out, std::span<float> residual = {}) const {
+    const std::size_t at = compress::begin_frame(out, leading_id, compress::element::f32, in.size());
+    std::byte* body = out.grow(in.size() * bytes_kept);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      std::memcpy(body + bytes_kept * i, reinterpret_cast<const std::byte*>(&in[i]) + (4 - bytes_kept), bytes_kept);
+      if (!residual.empty()) residual[i] = 0;
+    }
+    compress::finish_frame(out, at);
+  }
+};
+struct required_bytes : leading_bytes {
+  explicit required_bytes(std::size_t b) { bytes_kept = b; }
+};
+}  // namespace
+
+TEST_CASE("calibrated_codec measures the prototype it is given, configured at run time, with no default constructor",
+          "[plan]") {
+  REQUIRE(leading_registered);
+  // The prototype keeps 2 bytes a float (ratio 2); a default-constructed codec would keep 3 (ratio 4/3), which is
+  // what was measured when fresh() built C{}.
+  const auto two = plan::calibrated_codec<leading_bytes>("leading-2", leading_bytes{2}, std::size_t{1} << 14);
+  CHECK(two.ratio == 2.0);
+  const auto three = plan::calibrated_codec<leading_bytes>("leading-3", {}, std::size_t{1} << 14);
+  CHECK(three.ratio == Approx(4.0 / 3.0));
+  // A codec with no default constructor calibrates from the prototype alone.
+  const auto one = plan::calibrated_codec<required_bytes>("leading-1", required_bytes{1}, std::size_t{1} << 14);
+  CHECK(one.ratio == 4.0);
+  CHECK(one.name == "leading-1");
+  // any_compressor::fresh() is the prototype as handed over, not its default.
+  compress::any_compressor handed("leading-2", leading_bytes{2});
+  CHECK(compress::measure(handed, compress::normal_tensors(3, 1024, 1)).ratio == 2.0);
 }
 
 TEST_CASE(

@@ -7,7 +7,9 @@
 //! definition"); upstream made them static in 0.7. Until Debian ships that,
 //! hnswlib is included here inside an unnamed namespace, every standard header
 //! it needs having been included first, so each file gets a private copy, and
-//! the graph is reached through an interface with external linkage.
+//! the graph is reached through an interface with external linkage. A file of
+//! the user's may include hnswlib too, before or after this header: either way
+//! `hnswlib::` names one copy (below).
 
 #include <algorithm>
 #include <assert.h>
@@ -74,12 +76,25 @@ inline void* hnswlib_memcpy(void* to, const void* from, std::size_t n) noexcept 
   return n ? std::memcpy(to, from, n) : to;
 }
 
+// hnswlib already included by the user's file, before this header (its SIMD macros say so): its #pragma once
+// would make a second include empty, so that copy is the one used. Otherwise a private copy, and the name
+// `hnswlib` at global scope an alias of it, so that the user's file including hnswlib after this header (empty
+// then, under its #pragma once) still finds hnswlib::.
+#if defined(PORTABLE_ALIGN32) || defined(USE_SSE)
+#define TRINITY_HNSWLIB_INCLUDED_BEFORE
+namespace hnswlib_api = ::hnswlib;
+namespace {
+#else
 namespace {
 #define memcpy(to, from, n) ::trinity::cache::detail::hnswlib_memcpy(to, from, n)
 // NOLINTBEGIN: a third-party header, kept whole
 #include <hnswlib/hnswlib.h>
 // NOLINTEND
 #undef memcpy
+}  // namespace
+namespace hnswlib_api = hnswlib;
+namespace {
+#endif
 
 class hnswlib_graph final : public hnsw_graph {
  public:
@@ -99,8 +114,8 @@ class hnswlib_graph final : public hnsw_graph {
   }
 
  private:
-  hnswlib::InnerProductSpace space_;
-  hnswlib::HierarchicalNSW<float> graph_;
+  hnswlib_api::InnerProductSpace space_;
+  hnswlib_api::HierarchicalNSW<float> graph_;
 };
 
 [[maybe_unused]] std::unique_ptr<hnsw_graph> make_hnsw_graph(std::size_t dimension, std::size_t capacity, std::size_t m,
@@ -110,6 +125,11 @@ class hnswlib_graph final : public hnsw_graph {
 }  // namespace
 
 }  // namespace trinity::cache::detail
+
+#ifndef TRINITY_HNSWLIB_INCLUDED_BEFORE
+namespace hnswlib = trinity::cache::detail::hnswlib_api;  // NOLINT: see above
+#endif
+#undef TRINITY_HNSWLIB_INCLUDED_BEFORE
 
 #ifdef TRINITY_UNDEF_NO_MANUAL_VECTORIZATION
 #undef NO_MANUAL_VECTORIZATION

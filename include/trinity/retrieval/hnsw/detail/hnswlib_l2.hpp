@@ -67,7 +67,7 @@ class hnswlib_l2_graph final : public l2_graph {
     out.links.resize(n);
     out.vectors.resize(n * dimension_);
     for (std::size_t i = 0; i < n; ++i) {
-      const auto id = static_cast<cache::detail::hnswlib::tableint>(i);
+      const auto id = static_cast<cache::detail::hnswlib_api::tableint>(i);
       out.label[i] = graph_.getExternalLabel(id);
       const auto* v = reinterpret_cast<const float*>(graph_.getDataByInternalId(id));
       std::copy(v, v + dimension_, out.vectors.begin() + static_cast<std::ptrdiff_t>(i * dimension_));
@@ -86,8 +86,8 @@ class hnswlib_l2_graph final : public l2_graph {
   std::size_t size() const override { return graph_.cur_element_count; }
 
  private:
-  mutable cache::detail::hnswlib::L2Space space_;
-  cache::detail::hnswlib::HierarchicalNSW<float> graph_;
+  mutable cache::detail::hnswlib_api::L2Space space_;
+  cache::detail::hnswlib_api::HierarchicalNSW<float> graph_;
   std::size_t dimension_;
 };
 
