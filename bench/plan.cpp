@@ -9,12 +9,19 @@
 // plan/parallel/<system>  the layout search (plan/parallel_planner.hpp) for the 70B model: 64 GPUs of dgx-h100,
 //                         the 72 of gb200-nvl72-cxl; same counter and target.
 // price/one               one candidate priced alone.
+// simulate/dp/<n>         `trinity simulate --parallelism dp=<n>` of the 70B model on dgx-h100 nodes over InfiniBand:
+//                         the layout's collectives laid on the simulated fabric. Counter peak_rss_mb, the process's
+//                         peak (run this benchmark alone, --benchmark_filter=simulate); targets (issue 78) at 4,096:
+//                         under 1 GB and 10 s.
 
 #include <benchmark/benchmark.h>
 
 #include "bench_support.hpp"
 
 #include <trinity/plan.hpp>
+#include <trinity/plan/simulate_parallel.hpp>
+
+#include <sys/resource.h>
 
 using namespace trinity;
 
@@ -90,4 +97,28 @@ BENCHMARK_CAPTURE(bm_parallel, gb200, plan::presets::gb200_nvl72_cxl(), 72)
     ->Name("plan/parallel/gb200-nvl72-cxl")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(bm_price)->Name("price/one");
+
+void bm_simulate_dp(benchmark::State& state) {
+  const auto s = plan::presets::dgx_h100();
+  auto w = plan::presets::llm_70b();
+  model::parallel_layout l;
+  l.dp = static_cast<std::size_t>(state.range(0));
+  w.data_parallel = l.dp;
+  w.global_batch = l.dp;
+  std::size_t pairs = 0;
+  for (auto _ : state) {
+    const auto sim = plan::simulate(s, w, l);
+    pairs += sim.size();
+    benchmark::DoNotOptimize(sim.data());
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  state.counters["peak_rss_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+  state.counters["pairs"] = static_cast<double>(pairs) / static_cast<double>(state.iterations());
+}
+BENCHMARK(bm_simulate_dp)
+    ->Name("simulate/dp")
+    ->Arg(bench::sized(4096, 64))
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 TRINITY_BENCH_MAIN()

@@ -71,7 +71,10 @@ build/bin/trinity-bench-retrieval --benchmark_filter='ivf/(pq-)?recall' --benchm
 step "the planner's codec rates from the codecs' results (plan/detail/measured_codecs.hpp), then the planner"
 build/bin/trinity-docgen --source . --build build --headers
 cmake --build --preset ci -j "$(nproc)" --target trinity-cli trinity-bench-plan
-build/bin/trinity-bench-plan "${reps[@]}" --benchmark_out="$out/plan-ci.json" >/dev/null
+build/bin/trinity-bench-plan "${reps[@]}" --benchmark_filter=-simulate --benchmark_out="$out/plan-ci.json" >/dev/null
+# Alone in its process, so that its peak resident memory is its own (target at dp=4096: under 1 GB and 10 s).
+build/bin/trinity-bench-plan --benchmark_filter=simulate --benchmark_out_format=json \
+  --benchmark_out="$out/simulate-ci.json" >/dev/null
 
 step "a plan run for real here, with its step time (docs/planning.md §9)"
 build/bin/trinity calibrate --size 4MiB --out build/plan-profile.json >/dev/null

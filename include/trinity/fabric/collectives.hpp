@@ -41,6 +41,18 @@ inline collective_result ring_steps(const topology& t, const std::vector<std::ve
   return {sim.now(), sim.events()};
 }
 
+//! ring_steps for steps that are alike, as a ring collective's are: each starts on an idle fabric (the last step's
+//! flows have all landed) with the same flows on the same routes, so each takes the first step's time and
+//! events. That one step is simulated and counted `steps` times: the time and events ring_steps gives (to
+//! rounding), in the time and memory of one step, where a data-parallel ring of 4,096 ranks replayed step by step
+//! is 8,190 steps of 4,096 flows (33 million flows kept).
+inline collective_result repeated_ring_steps(const topology& t, const std::vector<std::vector<std::uint32_t>>& rings,
+                                             bytes chunk, std::size_t steps) {
+  if (steps == 0) return {};
+  const auto one = ring_steps(t, rings, chunk, 1);
+  return {one.time * static_cast<double>(steps), one.events * steps};
+}
+
 //! The same for one ring.
 inline collective_result ring_steps(const topology& t, const std::vector<std::uint32_t>& ranks, bytes chunk,
                                     std::size_t steps) {

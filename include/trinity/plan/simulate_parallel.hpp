@@ -155,8 +155,8 @@ inline void add_expert_pairs(std::vector<simulated_pair>& pairs, const model::tr
   }
   if (l.etp > 1) {
     // The rows gathered over each expert-tensor-parallel group, a ring.
-    const auto ring =
-        fabric::ring_steps(f.topology, g.expert_tensor, e.etp_gathered / static_cast<double>(l.etp), l.etp - 1);
+    const auto ring = fabric::repeated_ring_steps(f.topology, g.expert_tensor,
+                                                  e.etp_gathered / static_cast<double>(l.etp), l.etp - 1);
     pairs.push_back({"the expert rows' all-gather (" + to_string(e.etp_gathered) + "), " +
                          count_of(g.expert_tensor.size(), "group") + " of " + std::to_string(l.etp) + " at once",
                      e.etp_collective, ring.time, ring.events});
@@ -183,11 +183,11 @@ inline void add_weight_sync_pair(std::vector<simulated_pair>& pairs, const model
     const double chunks = static_cast<double>(m);
     const bytes frame = share * grads;
     if (codec.gathered)  // frames that cannot be summed on the way go round whole: every rank's to every other
-      sim = fabric::ring_steps(f.topology, groups, frame, m - 1);
+      sim = fabric::repeated_ring_steps(f.topology, groups, frame, m - 1);
     else
-      sim = fabric::ring_steps(f.topology, groups, frame / chunks, (l.zero_stage == 0 ? 2 : 1) * (m - 1));
+      sim = fabric::repeated_ring_steps(f.topology, groups, frame / chunks, (l.zero_stage == 0 ? 2 : 1) * (m - 1));
     if (gathers > 0) {
-      const auto ag = fabric::ring_steps(f.topology, groups, gathered / chunks, m - 1);
+      const auto ag = fabric::repeated_ring_steps(f.topology, groups, gathered / chunks, m - 1);
       sim = {sim.time + gathers * ag.time, sim.events + static_cast<std::uint64_t>(gathers) * ag.events};
     }
     return sim;
@@ -237,7 +237,7 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
   const bytes activation{T * static_cast<double>(job.shape.hidden) * 2.0};
   if (l.tp > 1) {
     const auto& g = groups.tp;
-    const auto sim = fabric::ring_steps(f.topology, g, activation / static_cast<double>(l.tp), 2 * (l.tp - 1));
+    const auto sim = fabric::repeated_ring_steps(f.topology, g, activation / static_cast<double>(l.tp), 2 * (l.tp - 1));
     pairs.push_back({"tensor-parallel all-reduce of one layer's activation (" + to_string(activation) + "), " +
                          count(g.size(), "group") + " of " + std::to_string(l.tp) + " at once",
                      x.all_reduce, sim.time, sim.events});
@@ -245,7 +245,7 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
   if (l.cp > 1) {
     const auto& g = groups.cp;
     const auto& link = model::detail::level(c, model::span(l, model::layout_group::context));
-    const auto sim = fabric::ring_steps(f.topology, g, x.kv_chunk, 1);
+    const auto sim = fabric::repeated_ring_steps(f.topology, g, x.kv_chunk, 1);
     pairs.push_back({"one hop of the context ring's K/V chunk (" + to_string(x.kv_chunk) + "), " +
                          count(g.size(), "ring") + " of " + std::to_string(l.cp) + " at once",
                      link.latency + x.kv_chunk / link.bandwidth, sim.time, sim.events});
@@ -270,7 +270,7 @@ inline std::vector<simulated_pair> simulate(const system& s, const training_work
     // two, a half each way and back.
     std::vector<std::vector<std::uint32_t>> ends;
     for (const auto& pipe : groups.pp) ends.push_back({pipe.front(), pipe.back()});
-    const auto sim = fabric::ring_steps(f.topology, ends, r.embedding_bytes / 2.0, 2);
+    const auto sim = fabric::repeated_ring_steps(f.topology, ends, r.embedding_bytes / 2.0, 2);
     pairs.push_back({"the embedding group's all-reduce (" + to_string(r.embedding_bytes) +
                          "), the first and last stage of " + count(ends.size(), "pipeline") + " at once",
                      r.embedding_sync, sim.time, sim.events});

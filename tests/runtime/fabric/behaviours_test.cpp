@@ -322,6 +322,29 @@ TEST_CASE("a ring all-reduce over 1,024 UALink accelerators takes the time and t
   CHECK(r.events == 2u * 1023 * 1024 * 2);
 }
 
+TEST_CASE("a ring collective's steps simulated once and counted give the step-by-step replay's time and events",
+          "[fabric]") {
+  // Under contention (rings that share the pod's uplinks under PBR, where a flow's path is chosen by the load it
+  // meets) and without: each step starts on an idle fabric with the same flows, so one step stands for all.
+  for (const bool shared : {false, true}) {
+    const auto t = fabric::presets::ualink_pod(16);
+    const auto ranks = t.of_kind(node_kind::accelerator);
+    std::vector<std::vector<std::uint32_t>> rings;
+    if (shared)
+      rings = {{ranks[0], ranks[5], ranks[10], ranks[15]}, {ranks[1], ranks[6], ranks[11], ranks[12]}};
+    else
+      rings = {ranks};
+    for (const std::size_t steps : {std::size_t{1}, std::size_t{7}, std::size_t{30}}) {
+      const auto replayed = fabric::ring_steps(t, rings, 3_MB, steps);
+      const auto counted = fabric::repeated_ring_steps(t, rings, 3_MB, steps);
+      INFO((shared ? "two rings" : "one ring") << ", " << steps << " steps");
+      CHECK(counted.time.value() == Approx(replayed.time.value()).epsilon(1e-12));
+      CHECK(counted.events == replayed.events);
+    }
+  }
+  CHECK(fabric::repeated_ring_steps(fabric::presets::ualink_pod(4), {{0, 1}}, 1_MB, 0).events == 0);
+}
+
 TEST_CASE("10b. port-based routing spreads flows over parallel paths, hierarchy-based routing does not", "[fabric]") {
   auto two_paths = [](bool pbr) {
     fabric::topology t({.cxl_version = 3, .pbr = pbr});
