@@ -9,7 +9,7 @@ import os
 
 class TrinityConan(ConanFile):
     name = "trinity"
-    version = "0.1.0"
+    version = "0.2.0"
     license = "Apache-2.0"
     description = "Computation-bandwidth-memory trade-offs for AI infrastructure, header-only C++20"
     topics = ("hpc", "ai-infrastructure", "cxl", "compression", "zero", "caching", "header-only")

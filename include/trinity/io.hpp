@@ -13,6 +13,7 @@
 #include <trinity/io/priced_alike.hpp>
 #include <trinity/io/profile.hpp>
 #include <trinity/io/published_runs.hpp>
+#include <trinity/io/read_workload.hpp>  // deprecated in 0.2.0
 #include <trinity/io/system.hpp>
 #include <trinity/io/topology.hpp>
 #include <trinity/io/transformer_probe.hpp>

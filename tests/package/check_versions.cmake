@@ -25,6 +25,14 @@ foreach(pair "conanfile.py:${conan_version}" "ports/trinity/vcpkg.json:${port_ve
 endforeach()
 message(STATUS "conanfile.py, vcpkg.json and CMake all say ${VERSION}")
 
+# CHANGELOG.md has the version's section: what a version that moves removed, renamed and deprecated.
+file(READ "${SOURCE_DIR}/CHANGELOG.md" changelog)
+string(REPLACE "." "\\." escaped "${VERSION}")
+if(NOT changelog MATCHES "\n## ${escaped}[ \n]")
+  message(FATAL_ERROR "CHANGELOG.md has no '## ${VERSION}' section. Fix: say what this version removed, renamed "
+                      "and deprecated there")
+endif()
+
 # The components: every trinity_add_component of the CMake build (cmake/trinity_component.cmake), but cuda, which the recipes build
 # without (no CUDA toolkit in a package manager's sandbox), is an option of the Conan recipe, a feature of
 # the vcpkg port mapped to its TRINITY_WITH_ switch, and a component trinity's config file knows.

@@ -47,9 +47,34 @@ endif()
 run("${CMAKE_COMMAND}" -S "${CONSUMER_DIR}" -B "${WORK_DIR}/build" -G Ninja
     "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX}" -DCMAKE_BUILD_TYPE=Release)
 run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build")
-foreach(program consumer compress_consumer io_consumer mpi_consumer hnsw_consumer stream_consumer adoption_consumer)
+foreach(program consumer compress_consumer io_consumer mpi_consumer hnsw_consumer hnswlib_first_consumer hnswlib_after_consumer
+                stream_consumer adoption_consumer)
   run("${WORK_DIR}/build/${program}")
 endforeach()
+
+# A program written against 0.1's names: it builds, with no warning but the deprecations that name each
+# replacement (one for each of its old names), and runs.
+run("${CMAKE_COMMAND}" -S "${CONSUMER_DIR}/legacy" -B "${WORK_DIR}/legacy" -G Ninja
+    "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_CXX_COMPILER=${CXX}" -DCMAKE_BUILD_TYPE=Release)
+execute_process(COMMAND "${CMAKE_COMMAND}" --build "${WORK_DIR}/legacy" RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "the consumer written against 0.1's names does not build (${rc}):\n${out}\n${err}")
+endif()
+string(REGEX MATCHALL "[^\n]*warning:[^\n]*" warnings "${out}${err}")
+foreach(warning IN LISTS warnings)
+  if(NOT warning MATCHES "deprecated")
+    message(FATAL_ERROR "the consumer written against 0.1's names warns of more than deprecations: ${warning}")
+  endif()
+endforeach()
+foreach(name "cache/hnsw_index.hpp> is deprecated" "compress/zstd.hpp> is deprecated"
+             "concepts/tier.hpp> is deprecated" "tier_spec.* is deprecated" "link_spec.* is deprecated"
+             "from.* is deprecated: use plan::tier_of" "read_workload.* is deprecated")
+  if(NOT "${out}${err}" MATCHES "${name}")
+    message(FATAL_ERROR "the consumer written against 0.1's names was not told '${name}':\n${out}\n${err}")
+  endif()
+endforeach()
+run("${WORK_DIR}/legacy/legacy_consumer")
 
 refused("compres: not a component of trinity; the components are compress, io, mpi, numa, hnsw, stream, cuda"
   "${CMAKE_COMMAND}" -S "${CONSUMER_DIR}/unknown_component" -B "${WORK_DIR}/unknown" -G Ninja

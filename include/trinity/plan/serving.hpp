@@ -182,6 +182,16 @@ inline model::serving_replica replica_of(const system& s, const serving_workload
           precision.compute == "fp8"};
 }
 
+//! The share of the peak a prefill of the workload's prompt runs at on a replica of this plan. Deprecated in 0.2.0
+//! (CHANGELOG.md) and gone in 0.3.0: model::prefill_rate(replica_of(s, w, p, codec), rows) gives the rate itself.
+[[deprecated("use model::prefill_rate(plan::replica_of(s, w, p, codec), rows) (CHANGELOG.md, 0.2.0)")]] inline double
+prefill_share(const system& s, const serving_workload& w, const serving_plan& p) {
+  if (w.prefill_efficiency > 0) return w.prefill_efficiency;
+  const double n = static_cast<double>(w.shape.ffn_hidden) / static_cast<double>(p.tensor_parallel);
+  const double rows = std::max(w.prompt_tokens, model::detail::curve_rows);
+  return s.device.gemm(rows, n, static_cast<double>(w.shape.hidden));
+}
+
 inline serving_cost price(const system& s, const serving_workload& w, const serving_plan& p,
                           const std::vector<model::compressor_cost>& codecs) {
   const auto& k = codecs.at(p.codec);

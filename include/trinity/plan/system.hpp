@@ -97,6 +97,20 @@ inline priced_tier tier_of(const tier_descriptor& d, double price_per_gb_hour = 
 }
 inline priced_link link_of(const link_descriptor& d, double price_per_gb = 0) { return {owned(d), price_per_gb}; }
 
+// The names of 0.1 (CHANGELOG.md): a system's tiers and links were structs of their own, made from() a preset.
+// They name the descriptors with a price now, field by field alike but for the tier's level and granule, and go
+// in 0.3.0.
+using tier_spec [[deprecated("use plan::priced_tier, a tiers/ descriptor with a price (CHANGELOG.md, 0.2.0)")]] =
+    priced_tier;
+using link_spec [[deprecated("use plan::priced_link, a links/ descriptor with a price (CHANGELOG.md, 0.2.0)")]] =
+    priced_link;
+[[deprecated("use plan::tier_of(d) (CHANGELOG.md, 0.2.0)")]] inline priced_tier from(const tier_descriptor& d) {
+  return tier_of(d);
+}
+[[deprecated("use plan::link_of(d) (CHANGELOG.md, 0.2.0)")]] inline priced_link from(const link_descriptor& d) {
+  return link_of(d);
+}
+
 struct system {
   std::string name;
   device_spec device;

@@ -1,0 +1,7 @@
+#pragma once
+//! \file
+//! Deprecated in 0.2.0: this header moved to <trinity/compress/compressor.hpp>. It forwards there, with a warning, for
+//! the 0.2 releases and goes in 0.3.0 (CHANGELOG.md).
+#pragma GCC warning \
+    "<trinity/concepts/compressor.hpp> is deprecated: include <trinity/compress/compressor.hpp> (CHANGELOG.md, 0.2.0)"
+#include <trinity/compress/compressor.hpp>

@@ -1,0 +1,6 @@
+#pragma once
+//! \file
+//! Deprecated in 0.2.0: this header moved to <trinity/links/link.hpp>. It forwards there, with a warning, for the
+//! 0.2 releases and goes in 0.3.0 (CHANGELOG.md).
+#pragma GCC warning "<trinity/concepts/link.hpp> is deprecated: include <trinity/links/link.hpp> (CHANGELOG.md, 0.2.0)"
+#include <trinity/links/link.hpp>
