@@ -64,6 +64,9 @@ run 2 "--points-out: .*not a regular file" "$trinity" cache replay --trace "$dir
   --capacity 1KB,10KB --latent-size 100B --steps 50 --points-out /dev/full
 run 2 "--plot: .*not a regular file" "$trinity" cache replay --trace "$dir/r.csv" --embeddings "$dir/e.fvecs" \
   --capacity 1KB,10KB --latent-size 100B --steps 50 --plot /dev/full
+# Standard output is an output too: a plan printed into a full device is a failed write.
+run 2 "the output could not be written" sh -c "exec \"\$0\" plan --system dgx-h100 --workload llm-7b-train --json > /dev/full" "$trinity"
+run 2 "the step lines could not be written" sh -c "exec \"\$0\" --ranks 2 --steps 1 > /dev/full" "$train"
 [ ! -e "$dir/missing" ] || fail "a refused write left a folder behind"
 ls "$dir/plots" | grep -q partial && fail "a refused write left a temporary file"
 

@@ -333,10 +333,11 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   try {
-    if (*pc) return produce(p);
-    if (*cc) return consume(c);
-    if (*kc) return check(k);
-    return demo(d);
+    const int rc = *pc ? produce(p) : *cc ? consume(c) : *kc ? check(k) : demo(d);
+    // What it printed reached its destination: a full disk behind a redirect is a failed run.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout))
+      throw stream::stream_error("the output could not be written: standard output is full or closed");
+    return rc;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trinity-stream: %s\n", trinity::detail::printable(e.what()).c_str());
     return 2;

@@ -338,6 +338,9 @@ int main(int argc, char** argv) {
       const int rc = dispatch(c, cfg, std::cout);
       if (c.rank() == 0) code = rc;
     });
+    // Its lines reached their destination (a full disk behind a redirect is a failed run, not a quiet one).
+    if (code == 0 && !(std::cout << std::flush))
+      throw invalid_input("output", "the step lines could not be written: standard output is full or closed");
     return code;
   } catch (const std::exception& e) {
     return report(e);

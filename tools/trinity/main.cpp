@@ -45,5 +45,10 @@ int main(int argc, char** argv) {
     std::cerr << "trinity: internal error: " << trinity::detail::printable(e.what()) << '\n';
     return 1;
   }
+  // What was printed reached its destination: `trinity plan --json > /dev/full` is a failed write, not a plan.
+  if (!(std::cout << std::flush)) {
+    std::cerr << "trinity: the output could not be written (standard output is full or closed)\n";
+    return 2;
+  }
   return 0;
 }

@@ -89,26 +89,21 @@ inline bool drain(int fd, std::string& into) {
   into.append(buf.data(), static_cast<std::size_t>(n));
   return n > 0;
 }
-}  // namespace detail_run
+// The parent's ends of a started program's standard streams: its input (a socket, so that writing to a program
+// that left unread costs EPIPE, not SIGPIPE), its output and, where apart, its errors.
+struct child_ends {
+  owned_fd in, out, err;
+};
 
-//! Runs argv[0] (looked up on PATH where it holds no '/') with `argv` as its arguments, no shell between, `input`
-//! written to its standard input. Throws std::system_error naming the program when it cannot be started,
-//! std::length_error when it writes more than max_program_output.
-inline program_run run_program(const std::vector<std::string>& argv, std::string_view input = {},
-                               error_stream errors = error_stream::apart) {
-  const bool merge = errors == error_stream::merged;
-  using detail_run::owned_fd;
-  if (argv.empty()) throw std::system_error(EINVAL, std::generic_category(), "run_program: no program named");
-  // Standard input is a socket so that writing to a program that left unread costs EPIPE, not SIGPIPE.
-  owned_fd in_parent, in_child, out_read, out_write, err_read, err_write;
-  {
-    int fds[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) detail_run::fail("socketpair");
-    in_parent.fd = fds[0];
-    in_child.fd = fds[1];
-  }
-  detail_run::make_pipe(out_read, out_write);
-  if (!merge) detail_run::make_pipe(err_read, err_write);
+// Starts argv[0] (searched on PATH) with its standard streams on fresh pipes, whose parent ends go to `ends`.
+inline pid_t spawn(const std::vector<std::string>& argv, bool merge, child_ends& ends) {
+  owned_fd in_child, out_write, err_write;
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) fail("socketpair");
+  ends.in.fd = fds[0];
+  in_child.fd = fds[1];
+  make_pipe(ends.out, out_write);
+  if (!merge) make_pipe(ends.err, err_write);
   posix_spawn_file_actions_t actions;
   ::posix_spawn_file_actions_init(&actions);
   ::posix_spawn_file_actions_adddup2(&actions, in_child.fd, 0);
@@ -121,41 +116,50 @@ inline program_run run_program(const std::vector<std::string>& argv, std::string
   const int started = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   ::posix_spawn_file_actions_destroy(&actions);
   if (started != 0) throw std::system_error(started, std::generic_category(), "cannot start " + argv[0]);
-  in_child.reset();
-  out_write.reset();
-  err_write.reset();
-  if (input.empty())
-    in_parent.reset();
-  else
-    ::fcntl(in_parent.fd, F_SETFL, ::fcntl(in_parent.fd, F_GETFL) | O_NONBLOCK);
+  ::fcntl(ends.in.fd, F_SETFL, ::fcntl(ends.in.fd, F_GETFL) | O_NONBLOCK);
+  return pid;
+}
 
-  program_run r;
+// Writes `input` to the program and reads its output and errors into `r` until both end: false, and stopped,
+// where they pass max_program_output.
+inline bool exchange(child_ends& ends, std::string_view input, program_run& r) {
   std::size_t written = 0;
-  bool too_much = false;
-  while (out_read.fd >= 0 || err_read.fd >= 0) {
-    std::array<pollfd, 3> fds{{{out_read.fd, POLLIN, 0}, {err_read.fd, POLLIN, 0}, {in_parent.fd, POLLOUT, 0}}};
+  while (ends.out.fd >= 0 || ends.err.fd >= 0) {
+    std::array<pollfd, 3> fds{{{ends.out.fd, POLLIN, 0}, {ends.err.fd, POLLIN, 0}, {ends.in.fd, POLLOUT, 0}}};
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
-      detail_run::fail("poll");
+      fail("poll");
     }
-    if (fds[0].revents && !detail_run::drain(out_read.fd, r.out)) out_read.reset();
-    if (fds[1].revents && !detail_run::drain(err_read.fd, r.err)) err_read.reset();
+    if (fds[0].revents && !drain(ends.out.fd, r.out)) ends.out.reset();
+    if (fds[1].revents && !drain(ends.err.fd, r.err)) ends.err.reset();
     if (fds[2].revents) {
-      const ssize_t n = ::send(in_parent.fd, input.data() + written, input.size() - written, MSG_NOSIGNAL);
+      const ssize_t n = ::send(ends.in.fd, input.data() + written, input.size() - written, MSG_NOSIGNAL);
       if (n > 0) written += static_cast<std::size_t>(n);
       // It stopped reading (EPIPE) or read it all: either way it has had what it will take.
-      if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == input.size()) in_parent.reset();
+      if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == input.size()) ends.in.reset();
     }
-    if (r.out.size() + r.err.size() > max_program_output) {
-      too_much = true;
-      ::kill(pid, SIGKILL);
-      break;
-    }
+    if (r.out.size() + r.err.size() > max_program_output) return false;
   }
+  return true;
+}
+}  // namespace detail_run
+
+//! Runs argv[0] (looked up on PATH where it holds no '/') with `argv` as its arguments, no shell between, `input`
+//! written to its standard input. Throws std::system_error naming the program when it cannot be started,
+//! std::length_error when it writes more than max_program_output.
+inline program_run run_program(const std::vector<std::string>& argv, std::string_view input = {},
+                               error_stream errors = error_stream::apart) {
+  if (argv.empty()) throw std::system_error(EINVAL, std::generic_category(), "run_program: no program named");
+  detail_run::child_ends ends;
+  const pid_t pid = detail_run::spawn(argv, errors == error_stream::merged, ends);
+  if (input.empty()) ends.in.reset();
+  program_run r;
+  const bool kept_within = detail_run::exchange(ends, input, r);
+  if (!kept_within) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) detail_run::fail("waitpid");
-  if (too_much)
+  if (!kept_within)
     throw std::length_error(argv[0] + " wrote more than " + std::to_string(max_program_output) + " bytes; stopped");
   if (WIFSIGNALED(status))
     r.end.signal = WTERMSIG(status);
