@@ -1,0 +1,212 @@
+#pragma once
+//! \file
+//! Which layouts a job can run: the first rule a layout breaks for a job (layout_problem), the expert
+//! groups, pipeline flushes and stated stages it checks, and the ZeRO stage a job needs.
+//! One seam of the training step model; model/parallel_training.hpp includes them all and says what a step costs.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <trinity/error.hpp>
+#include <trinity/model/collectives.hpp>
+#include <trinity/model/cross_entropy.hpp>
+#include <trinity/model/fused_attention.hpp>
+#include <trinity/model/gemm.hpp>
+#include <trinity/model/gradient_reduction.hpp>
+#include <trinity/model/moe_layer.hpp>
+#include <trinity/model/overlap.hpp>
+#include <trinity/model/parallel_layout.hpp>
+#include <trinity/model/pipeline_layout.hpp>
+#include <trinity/model/sharding.hpp>
+#include <trinity/model/training_cluster.hpp>
+#include <trinity/model/training_job.hpp>
+#include <trinity/model/transformer.hpp>
+#include <trinity/units/quantity.hpp>
+#include <trinity/model/training/step_cost.hpp>
+
+namespace trinity::model {
+
+//! Ranks that hold the same routed experts' weights: a stage's tp·cp·dp ranks over the ep·etp that split them.
+inline std::size_t expert_data_parallel(const parallel_layout& l) { return l.tp * l.cp * l.dp / (l.ep * l.etp); }
+
+namespace detail {
+inline std::string expert_problem(const training_job& j, const parallel_layout& l) {
+  const auto& m = j.shape;
+  if (!m.moe() && l.dispatcher == token_dispatcher::by_node)
+    return "dispatcher: the model has no experts; the dispatcher sends a mixture's tokens to its experts";
+  if (!m.moe())
+    return l.ep > 1 || l.etp > 1 ? "ep: the model has no experts; ep and etp split a mixture of experts' experts"
+                                 : std::string();
+  if (m.experts % l.ep != 0)
+    return "ep: " + std::to_string(l.ep) + " does not divide the " + std::to_string(m.experts) + " experts";
+  if (static_cast<std::size_t>(m.expert_ffn()) % l.etp != 0)
+    return "etp: " + std::to_string(l.etp) + " does not divide the experts' width, " +
+           std::to_string(static_cast<std::size_t>(m.expert_ffn()));
+  if ((l.tp * l.cp * l.dp) % (l.ep * l.etp) != 0)
+    return "ep: ep·etp = " + std::to_string(l.ep * l.etp) +
+           " must divide a pipeline stage's tp·cp·dp = " + std::to_string(l.tp * l.cp * l.dp) +
+           " ranks, which the expert groups regroup (Megatron-Core's folding)";
+  if (l.dispatcher == token_dispatcher::by_node && l.etp > 1)
+    return "dispatcher: deepep sends a token once a node and once a rank with etp=1; give etp=1 or "
+           "dispatcher=alltoall";
+  if (l.tp > 1 && !l.sequence_parallel)
+    return "sp: a mixture of experts with tp > 1 needs sequence parallelism (Megatron-Core requires it); add sp=on";
+  return {};
+}
+
+//! Why `flushes` cannot split the layout's `mb` micro-batches a step, or empty.
+inline std::string flush_problem(const parallel_layout& l, std::size_t mb) {
+  if (l.flushes == 0) return "flushes: a step runs at least one pipeline flush";
+  if (l.flushes > 1 && l.pp == 1)
+    return "flushes: a flush is a pipeline schedule's, and the layout has no pipeline stages (pp=1): its " +
+           std::to_string(mb) + " micro-batches accumulate in one pass already; drop flushes, or give pp > 1";
+  if (mb % l.flushes != 0)
+    return "flushes: the " + std::to_string(mb) + " micro-batches a step do not split into " +
+           std::to_string(l.flushes) + " flushes; give a flushes that divides " + std::to_string(mb);
+  return {};
+}
+
+//! Megatron-Core's rules for a stated first or last stage (get_num_layers_to_build): at least one layer each,
+//! and the other stages share the rest evenly. Its --decoder-first-pipeline-num-layers also wants a multiple of
+//! vpp where --pipeline-model-parallel-layout does not (DeepSeek-V3's Et|(tt|)*30mL puts 7 on the first of 8
+//! stages of 4 chunks); a stage is priced by its layers either way, so that is not asked here.
+inline std::string stage_split_problem(const training_job& j, const parallel_layout& l) {
+  if (!l.pipeline_layout.empty()) {
+    if (auto why = stated_twice(l); !why.empty()) return why;
+    try {
+      return pipeline_layout_problem(parse_pipeline_layout(l.pipeline_layout), l.pp, l.vpp, j.shape.layers,
+                                     j.shape.mtp_layers);
+    } catch (const invalid_input& e) {
+      return "pipeline_layout: " + e.problem();
+    }
+  }
+  if (stated_stages(l) == 0) return {};
+  const std::string field = l.first_stage_layers ? "first_stage_layers" : "last_stage_layers";
+  if (l.first_stage_layers == std::size_t{0} || l.last_stage_layers == std::size_t{0})
+    return (l.first_stage_layers == std::size_t{0} ? "first_stage_layers" : "last_stage_layers") +
+           std::string(": a stage must hold at least one layer");
+  if (l.pp == 1)
+    return field +
+           ": a layout without pipeline stages (pp=1) has no first or last stage to size; drop it, or give "
+           "pp > 1";
+  const std::size_t layers = j.shape.layers, first = l.first_stage_layers.value_or(0),
+                    last = l.last_stage_layers.value_or(0);
+  const std::size_t left = l.pp - stated_stages(l);
+  const std::string others = left == 1 ? "the other stage" : "the other " + std::to_string(left) + " stages";
+  const std::string counts = std::to_string(first + last) + " layers on the stated stages";
+  if (first + last > layers) return field + ": " + counts + " are more than the model's " + std::to_string(layers);
+  const std::size_t rest = layers - first - last;
+  if (left == 0 && rest != 0)
+    return field + ": with pp=2 the first and last stages are all of them, and hold " + counts + " of the model's " +
+           std::to_string(layers) + "; make them add up to " + std::to_string(layers);
+  if (left > 0 && rest == 0) return field + ": " + counts + " leave " + others + " none";
+  if (left > 0 && rest % left != 0)
+    return field + ": " + others + " cannot share the " + std::to_string(rest) +
+           " layers left evenly (Megatron-Core requires it); state counts that leave a multiple of " +
+           std::to_string(left);
+  return {};
+}
+}  // namespace detail
+
+//! The least ZeRO stage the job runs at: 1 where its weights are kept in fp8 alone (fp8_params), which the
+//! distributed optimizer's fp32 master weights update (Megatron-Core's --fp8-param-gather requires it); else 0.
+//! layout_problem refuses less, and the planners start their search there.
+inline int least_zero_stage(const training_job& j) noexcept { return j.fp8_params ? 1 : 0; }
+
+//! The parameter all-gathers a step runs over the ranks that share weights, for `micro_batches` a step: ZeRO-1 and
+//! 2 gather the updated shards once; ZeRO-3 gathers the weights again for each micro-batch's forward and backward.
+inline double parameter_gathers(const parallel_layout& l, double micro_batches) noexcept {
+  return l.zero_stage == 3 ? 2.0 * micro_batches : l.zero_stage >= 1 ? 1.0 : 0.0;
+}
+
+//! What one GPU of the pipeline's first or last stage sends a step keeping the word embedding in step between the
+//! two (Megatron-Core's embedding group): where both hold it, tied to the output layer (the last stage keeps a
+//! copy) or read again by multi-token prediction modules, finalize_model_grads sums its gradient over the two
+//! (_allreduce_word_embedding_grads) once a step, after the data-parallel reduction and before the update: an
+//! all-reduce of the V·h/t values of this rank's slice over two ranks, which sends each of them the whole slice.
+//! Zero where the stages do not both hold it (one stage, or untied without prediction modules).
+inline bytes embedding_all_reduce_bytes(const training_job& j, const parallel_layout& l) noexcept {
+  const auto& m = j.shape;
+  if (l.pp == 1 || !(m.tied_embeddings || m.mtp_layers > 0)) return bytes{};
+  return bytes{static_cast<double>(m.vocabulary) * static_cast<double>(m.hidden) / static_cast<double>(l.tp) *
+               j.precision.gradient};
+}
+
+//! The first rule the layout breaks for this job and cluster, or empty.
+inline std::string layout_problem(const training_job& j, const parallel_layout& l) {
+  const auto& m = j.shape;
+  if (l.tp == 0 || l.pp == 0 || l.vpp == 0 || l.cp == 0 || l.dp == 0 || l.micro_batch == 0 || l.ep == 0 || l.etp == 0)
+    return "parallelism: every degree and the micro-batch must be at least 1";
+  if (m.heads % l.tp != 0)
+    return "tp: " + std::to_string(l.tp) + " does not divide the " + std::to_string(m.heads) + " heads";
+  if (m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0)
+    return "tp: " + std::to_string(l.tp) + " and the " + std::to_string(m.kv_heads) +
+           " KV heads do not divide each other";
+  if (m.ffn_hidden % l.tp != 0) return "tp: " + std::to_string(l.tp) + " does not divide ffn_hidden";
+  if (l.pp * l.vpp > m.layers && l.pipeline_layout.empty())  // a stated layout may leave a chunk empty
+    return "pp: " + std::to_string(l.pp * l.vpp) + " model chunks for " + std::to_string(m.layers) + " layers";
+  if (l.vpp > 1 && l.pp == 1) return "vpp: interleaving needs pipeline stages (pp > 1)";
+  if (j.sequence % l.cp != 0)
+    return "cp: " + std::to_string(l.cp) + " does not divide the sequence of " + std::to_string(j.sequence);
+  if (j.global_batch % (l.dp * l.micro_batch) != 0)
+    return "global_batch: " + std::to_string(j.global_batch) +
+           " sequences do not split into dp=" + std::to_string(l.dp) + " replicas of micro-batches of " +
+           std::to_string(l.micro_batch);
+  const std::size_t mb = j.global_batch / (l.dp * l.micro_batch);
+  if (const auto why = detail::flush_problem(l, mb); !why.empty()) return why;
+  if (l.vpp > 1 && mb / l.flushes % l.pp != 0)
+    return "vpp: the interleaved schedule needs the " + std::to_string(mb / l.flushes) + " micro-batches" +
+           (l.flushes > 1 ? " a flush" : "") + " to be a multiple of pp=" + std::to_string(l.pp);
+  if (l.zero_stage < 0 || l.zero_stage > 3) return "zero: ZeRO has stages 0 to 3";
+  if (j.fp8_params && !j.fp8)
+    return "fp8_params: keeps the GEMM weights in fp8, and the layers' GEMMs run in 16 bits; train in fp8 "
+           "(\"precision\": \"fp8\"), or drop fp8_params";
+  if (l.zero_stage < least_zero_stage(j))
+    return "zero: weights kept in fp8 alone (fp8_params) are updated from a sharded optimizer's fp32 master "
+           "weights (Megatron-Core's --fp8-param-gather requires the distributed optimizer); give zero=1 or more";
+  if (l.zero_stage == 3 && l.pp > 1)
+    return "zero: stage 3 re-gathers every stage's weights for every micro-batch; with pipeline stages use stage 1 or "
+           "2 (FSDP2 under PyTorch's pipeline schedules gathers once a flush and reduces once: zero=1 with flushes=N)";
+  if (l.sequence_parallel && l.tp == 1)
+    return "sp: sequence parallelism splits along tensor-parallel ranks; it needs tp > 1";
+  if (l.recompute_layers && l.recompute != recomputation::full)
+    return "recompute_layers: recomputes that many layers of each model chunk in full (Megatron-Core's "
+           "--recompute-method block), or every layer in groups of that many (recompute_method=uniform); give "
+           "recompute=full beside it, or drop it";
+  if (l.recompute_method == recompute_method::uniform && !l.recompute_layers)
+    return "recompute_method: uniform checkpoints every layer in groups of recompute_layers; give recompute_layers=N "
+           "beside it, or drop it (recompute=full alone recomputes each layer by itself)";
+  if (l.recompute_layers == std::size_t{0})
+    return "recompute_layers: 0 layers recomputed is recompute=none; give at least 1, or drop it";
+  if (!l.modules.empty() && l.recompute == recomputation::full)
+    return "recompute_modules: full recomputation already runs every module again; drop recompute_modules, or use "
+           "recompute=selective or none";
+  if (l.modules.has(recompute_module::moe_act) && !m.moe())
+    return "recompute_modules: moe_act recomputes the experts' activation function, and the model has no experts";
+  if (l.modules.has(recompute_module::mla_up_proj) && !m.mla())
+    return "recompute_modules: mla_up_proj recomputes latent attention's up-projections, and the model's attention "
+           "is not latent (give kv_lora_rank)";
+  if (l.modules.has(recompute_module::mlp) && m.moe() && moe_layer_count(m) == m.layers)
+    return "recompute_modules: mlp recomputes the dense layers' MLPs, and every layer of the model is a mixture of "
+           "experts; use moe (the whole block) or moe_act";
+  if (l.modules.has(recompute_module::moe) && !m.moe())
+    return "recompute_modules: moe recomputes the mixture-of-experts blocks, and the model has no experts; use mlp";
+  if (l.modules.has(recompute_module::shared_experts) && m.shared_experts == 0)
+    return "recompute_modules: shared_experts recomputes the shared experts, and the model has none (give "
+           "shared_experts)";
+  if (l.modules.has(recompute_module::moe) &&
+      (l.modules.has(recompute_module::moe_act) || l.modules.has(recompute_module::shared_experts)))
+    return "recompute_modules: moe recomputes the whole block, the experts' activation and the shared experts with "
+           "it; drop moe_act and shared_experts";
+  if (auto why = detail::stage_split_problem(j, l); !why.empty()) return why;
+  return detail::expert_problem(j, l);
+}
+
+}  // namespace trinity::model
