@@ -67,6 +67,13 @@ run 2 "--plot: .*not a regular file" "$trinity" cache replay --trace "$dir/r.csv
 # Standard output is an output too: a plan printed into a full device is a failed write.
 run 2 "the output could not be written" sh -c "exec \"\$0\" plan --system dgx-h100 --workload llm-7b-train --json > /dev/full" "$trinity"
 run 2 "the step lines could not be written" sh -c "exec \"\$0\" --ranks 2 --steps 1 > /dev/full" "$train"
+# A value given empty is refused, where it would read as the flag left out (no plot drawn, no checkpoint saved).
+run 2 "--plot: an empty value" "$trinity" plan --system dgx-h100 --workload llm-7b-train --parallelism data --plot ""
+run 2 "--out: an empty value" "$trinity" calibrate --size 4KiB --out ""
+run 2 "--train: an empty value" "$trinity" verify --system dgx-h100 --workload llm-7b-train --train ""
+run 2 "--save-checkpoint: an empty value" "$train" --ranks 2 --steps 1 --save-checkpoint ""
+run 2 "--compress: an empty value" "$train" --ranks 2 --steps 1 --compress ""
+run 2 "--endpoint-file: an empty value" "$stream" consume --endpoint-file "" --count 0
 [ ! -e "$dir/missing" ] || fail "a refused write left a folder behind"
 ls "$dir/plots" | grep -q partial && fail "a refused write left a temporary file"
 

@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "../cli_values.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -326,6 +328,7 @@ int main(int argc, char** argv) {
   dc->add_option("--sample", d.sample, "bytes per sample, from 1 B to 64 MiB");
   dc->add_option("--seconds", d.seconds, "time per stream count, from 0.5 to 600");
 
+  trinity::cli::refuse_empty_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -36,6 +36,7 @@
 #include <trinity/backends/mpi.hpp>
 #endif
 
+#include "../cli_values.hpp"
 #include "runners.hpp"
 
 namespace {
@@ -300,6 +301,7 @@ int main(int argc, char** argv) {
   std::string backend = "auto", nan;
   add_options(app, cfg, ranks, backend, nan);
   add_expert_options(app, cfg);
+  trinity::cli::refuse_empty_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

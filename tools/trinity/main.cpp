@@ -3,6 +3,7 @@
 // 0 done, 2 bad input (the flag, its value and what would be valid), 1 a bug.
 
 #include "cli.hpp"
+#include "../cli_values.hpp"
 
 #include <trinity/detail/printable.hpp>
 #include <trinity/version.hpp>
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   trinity::cli::register_plan(app);
   trinity::cli::register_verify(app);
   trinity::cli::register_validate(app);
+  trinity::cli::refuse_empty_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
