@@ -6,7 +6,7 @@
 #include <trinity/backends/backend.hpp>
 #include <trinity/compress/compressor.hpp>
 #include <trinity/concepts/communicator.hpp>
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/concepts/resource.hpp>
 #include <trinity/concepts/shard_scheme.hpp>
 #include <trinity/concepts/similarity_index.hpp>

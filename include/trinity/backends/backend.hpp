@@ -9,7 +9,7 @@
 #include <concepts>
 #include <cstddef>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/concepts/resource.hpp>
 #include <trinity/tiers/tier.hpp>
 #include <trinity/units/quantity.hpp>

@@ -20,7 +20,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/concepts/resource.hpp>
 
 namespace trinity::cache {

@@ -24,7 +24,7 @@
 #include <trinity/compress/element.hpp>
 #include <trinity/compress/frame_buffer.hpp>
 #include <trinity/compress/traits.hpp>
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 
 namespace trinity {
 

@@ -20,7 +20,7 @@
 #include <trinity/compress/detail/finite.hpp>
 #include <trinity/compress/topk.hpp>
 #include <trinity/compress/traits.hpp>
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/error.hpp>
 
 namespace trinity::compress {

@@ -11,7 +11,7 @@
 #include <trinity/compress/detail/finite.hpp>
 #include <trinity/compress/traits.hpp>
 #include <trinity/compress/wire.hpp>
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 
 namespace trinity::compress {
 

@@ -25,7 +25,7 @@
 #include <trinity/compress/identity.hpp>
 #include <trinity/compress/sparse.hpp>
 #include <trinity/compress/traits.hpp>
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 
 namespace trinity::compress {
 

@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <span>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/concepts/resource.hpp>
 
 namespace trinity {

@@ -1,21 +1,7 @@
 #pragma once
 //! \file
-//! Opt-in tags. A type models a trinity concept only when it says so, by
-//! naming the tag: `using tier_concept = trinity::tier_tag;`. Structural
-//! look-alikes do not match by accident, and the diagnostics can tell "forgot
-//! to opt in" from "opted in but is missing a member".
+//! The opt-in tags (`trinity::tier_tag` and the rest) live in <trinity/opt_in.hpp>, below every component, so
+//! that a component's types can opt into a concept without including the concepts that describe them.
+//! This path stays for code that includes it.
 
-namespace trinity {
-
-struct resource_tag {};
-struct tier_tag {};
-struct link_tag {};
-struct tradeoff_policy_tag {};
-struct backend_tag {};
-struct compressor_tag {};
-struct communicator_tag {};
-struct shard_scheme_tag {};
-struct similarity_index_tag {};
-struct eviction_policy_tag {};
-
-}  // namespace trinity
+#include <trinity/opt_in.hpp>

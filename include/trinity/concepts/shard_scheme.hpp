@@ -14,7 +14,7 @@
 #include <concepts>
 #include <string_view>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/concepts/resource.hpp>
 
 namespace trinity {

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/concepts/resource.hpp>
 
 namespace trinity {

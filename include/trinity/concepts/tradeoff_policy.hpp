@@ -14,7 +14,7 @@
 
 #include <concepts>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/concepts/resource.hpp>
 #include <trinity/resources/priced_trade.hpp>
 

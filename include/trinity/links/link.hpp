@@ -9,7 +9,7 @@
 
 #include <concepts>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/links/link_descriptor.hpp>
 
 namespace trinity {

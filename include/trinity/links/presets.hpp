@@ -5,7 +5,7 @@
 //! and energies the report lacks come from links/parameters.hpp and
 //! tiers/parameters.hpp.
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/links/link_descriptor.hpp>
 #include <trinity/links/parameters.hpp>
 #include <trinity/tiers/parameters.hpp>

@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <string>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/detail/cmath.hpp>
 #include <trinity/error.hpp>
 #include <trinity/model/hit_rate.hpp>

@@ -10,7 +10,7 @@
 
 #include <cstddef>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/error.hpp>
 #include <trinity/resources/priced_trade.hpp>
 #include <trinity/resources/resource.hpp>

@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/detail/cmath.hpp>
 #include <trinity/error.hpp>
 #include <trinity/resources/priced_trade.hpp>

@@ -9,7 +9,7 @@
 
 #include <string_view>
 
-#include <trinity/concepts/resource.hpp>
+#include <trinity/resources/resource_concept.hpp>
 #include <trinity/resources/price_list.hpp>
 #include <trinity/resources/resource.hpp>
 #include <trinity/resources/resource_vector.hpp>

@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-#include <trinity/concepts/resource.hpp>
+#include <trinity/resources/resource_concept.hpp>
 #include <trinity/resources/resource_vector.hpp>
 
 namespace trinity::resources {

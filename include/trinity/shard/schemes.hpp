@@ -9,7 +9,7 @@
 
 #include <string_view>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/concepts/shard_scheme.hpp>
 
 namespace trinity::shard {

@@ -7,7 +7,7 @@
 //! source. Parameters are figures to override for a real system, not
 //! measurements of it.
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/tiers/parameters.hpp>
 #include <trinity/tiers/tier_descriptor.hpp>
 #include <trinity/units/literals.hpp>

@@ -13,7 +13,7 @@
 
 #include <concepts>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/tiers/tier_descriptor.hpp>
 
 namespace trinity {

@@ -9,7 +9,7 @@
 #include <new>
 #include <string_view>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/detail/byte_count.hpp>
 #include <trinity/tiers/presets.hpp>
 #include <trinity/units/chrono.hpp>

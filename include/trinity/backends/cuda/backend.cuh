@@ -18,7 +18,7 @@
 #include <string_view>
 #include <utility>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/detail/byte_count.hpp>
 #include <trinity/tiers/tier.hpp>
 #include <trinity/error.hpp>

@@ -10,7 +10,7 @@
 #include <new>
 #include <string_view>
 
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 #include <trinity/detail/byte_count.hpp>
 #include <trinity/tiers/tier.hpp>
 #include <trinity/links/link_traits.hpp>

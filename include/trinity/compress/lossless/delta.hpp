@@ -30,7 +30,7 @@
 #include <trinity/compress/traits.hpp>
 #include <trinity/compress/wire.hpp>
 #include <trinity/compress/lossless/zstd.hpp>
-#include <trinity/concepts/opt_in.hpp>
+#include <trinity/opt_in.hpp>
 
 namespace trinity::compress {
 
