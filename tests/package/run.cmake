@@ -69,7 +69,7 @@ foreach(warning IN LISTS warnings)
 endforeach()
 foreach(name "cache/hnsw_index.hpp> is deprecated" "compress/zstd.hpp> is deprecated"
              "concepts/tier.hpp> is deprecated" "tier_spec.* is deprecated" "link_spec.* is deprecated"
-             "from.* is deprecated: use plan::tier_of" "read_workload.* is deprecated")
+             "from.* is deprecated: use plan::tier_of" "read_workload.* is deprecated" "layout_problem.* is deprecated")
   if(NOT "${out}${err}" MATCHES "${name}")
     message(FATAL_ERROR "the consumer written against 0.1's names was not told '${name}':\n${out}\n${err}")
   endif()

@@ -220,7 +220,7 @@ bool runs_mlp_module(const model::parallel_layout& l, std::size_t context, bool 
 }
 
 // Whether it recomputes a mixture's shared experts alone (trinity-train --recompute-shared-experts): under the single
-// module `shared_experts`, which the layout takes only for a model that has them (model::layout_problem).
+// module `shared_experts`, which the layout takes only for a model that has them (model::check_layout).
 bool runs_shared_module(const model::parallel_layout& l) {
   return l.modules.has(model::recompute_module::shared_experts);
 }
@@ -635,7 +635,7 @@ void run_verify_experts(const verify_args& a, const plan::training_workload& w, 
     refuse(
         "names dispatcher=deepep; trinity-train's experts run the all-to-all dispatcher (the node-deduplicated "
         "one, parallel/node_dispatch.hpp, is checked by its own tests); give dispatcher=alltoall");
-  if (const auto why = model::layout_problem(plan::job_of(w, l.gpus()), l); !why.empty()) refuse(why);
+  if (const auto broken = model::check_layout(plan::job_of(w, l.gpus()), l)) refuse(broken->message());
   const auto& m = *w.shape;
   const std::size_t local = std::min<std::size_t>(m.experts / l.ep, 2), experts = l.ep * local;
   const expert_run moe{experts, std::min(m.top_k, experts), std::min<std::size_t>(m.shared_experts, 2)};

@@ -31,7 +31,7 @@ namespace trinity::io {
 
 namespace detail {
 //! A layout's pipeline_layout, read: its form checked here (its fit to the model where it is priced,
-//! model::layout_problem), the stated-stage keys refused beside it, and vpp taken from its chunks unless given.
+//! model::check_layout), the stated-stage keys refused beside it, and vpp taken from its chunks unless given.
 template <class Fail>
 void settle_pipeline_layout(model::parallel_layout& l, bool vpp_given, const Fail& fail) {
   if (l.pipeline_layout.empty()) fail("pipeline_layout=: name the chunks, e.g. Et|(tt|)*30mL");
@@ -41,7 +41,7 @@ void settle_pipeline_layout(model::parallel_layout& l, bool vpp_given, const Fai
   } catch (const invalid_input& e) {
     fail("pipeline_layout=" + e.problem());
   }
-  if (const auto why = model::stated_twice(l); !why.empty()) fail(why);
+  if (const auto twice = model::check_stated_once(l)) fail(twice->message());
   if (!vpp_given && l.pp > 1 && chunks % l.pp == 0) l.vpp = chunks / l.pp;
 }
 

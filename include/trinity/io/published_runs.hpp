@@ -136,7 +136,7 @@ inline published_run read_run(const json& j, const std::string& path, const publ
   if (r.layout.gpus() != r.gpus)
     fail(o.path("gpus"),
          std::to_string(r.gpus) + " GPUs, but the layout uses tp·pp·cp·dp = " + std::to_string(r.layout.gpus()));
-  if (const auto why = model::layout_problem(r.job, r.layout); !why.empty()) fail(o.path("parallelism"), why);
+  if (const auto broken = model::check_layout(r.job, r.layout)) fail(o.path("parallelism"), broken->message());
   const object p(o.at("published"), o.path("published"), published_keys, "what the source published");
   if (p.has("iteration_s") + p.has("tflops_per_gpu") + p.has("tokens_per_second_per_gpu") != 1)
     fail(p.path(),

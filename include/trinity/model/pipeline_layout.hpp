@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <trinity/error.hpp>
+#include <trinity/model/layout_violation.hpp>
 
 namespace trinity::model {
 
@@ -165,7 +166,7 @@ inline std::vector<pipeline_chunk> parse_pipeline_layout(std::string_view text,
 }
 
 //! The transformer layers each of the pp ranks holds: the sum over its chunks (rank r holds r, r + pp, ...).
-//! The chunks split evenly over the ranks (pipeline_layout_problem checks it).
+//! The chunks split evenly over the ranks (check_pipeline_layout checks it).
 inline std::vector<std::size_t> layers_per_rank(const std::vector<pipeline_chunk>& chunks, std::size_t pp) {
   std::vector<std::size_t> out(pp, 0);
   for (std::size_t c = 0; c < chunks.size(); ++c) out[c % pp] += chunks[c].layers;
@@ -173,27 +174,39 @@ inline std::vector<std::size_t> layers_per_rank(const std::vector<pipeline_chunk
 }
 
 //! The first rule a parsed layout breaks for a pipeline of pp stages of vpp chunks and a model of `layers`
-//! layers and `predictions` prediction modules, as "pipeline_layout: why" (or empty).
-inline std::string pipeline_layout_problem(const std::vector<pipeline_chunk>& chunks, std::size_t pp, std::size_t vpp,
-                                           std::size_t layers, std::size_t predictions) {
+//! layers and `predictions` prediction modules, on the field pipeline_layout (its value left to the caller, which
+//! holds the text), or none.
+inline layout_verdict check_pipeline_layout(const std::vector<pipeline_chunk>& chunks, std::size_t pp, std::size_t vpp,
+                                            std::size_t layers, std::size_t predictions) {
+  const auto broken = [](std::string what, std::string fix = {}) {
+    return layout_violation{"pipeline_layout", {}, std::move(what), std::move(fix)};
+  };
   const std::string n = std::to_string(chunks.size());
-  if (pp <= 1)
-    return "pipeline_layout: a layout without pipeline stages (pp=1) has nothing to place; drop it, or give pp > 1";
+  if (pp <= 1) return broken("a layout without pipeline stages (pp=1) has nothing to place", "drop it, or give pp > 1");
   if (chunks.size() % pp != 0)
-    return "pipeline_layout: its " + n + " chunks do not split over pp=" + std::to_string(pp) +
-           " stages; give a multiple of " + std::to_string(pp) + " chunks, separated by |";
+    return broken("its " + n + " chunks do not split over pp=" + std::to_string(pp) + " stages",
+                  "give a multiple of " + std::to_string(pp) + " chunks, separated by |");
   if (chunks.size() != pp * vpp)
-    return "pipeline_layout: its " + n + " chunks make vpp=" + std::to_string(chunks.size() / pp) +
-           " on pp=" + std::to_string(pp) + " stages, and the layout gives vpp=" + std::to_string(vpp) +
-           "; drop vpp (the layout fixes it), or give as many chunks as pp·vpp";
+    return broken("its " + n + " chunks make vpp=" + std::to_string(chunks.size() / pp) +
+                      " on pp=" + std::to_string(pp) + " stages, and the layout gives vpp=" + std::to_string(vpp),
+                  "drop vpp (the layout fixes it), or give as many chunks as pp·vpp");
   std::size_t t = 0, m = 0;
   for (const auto& c : chunks) t += c.layers, m += c.predictions;
   if (t != layers)
-    return "pipeline_layout: places " + std::to_string(t) + " layers (t), and the model has " + std::to_string(layers);
+    return broken("places " + std::to_string(t) + " layers (t), and the model has " + std::to_string(layers));
   if (m != predictions)
-    return "pipeline_layout: places " + std::to_string(m) + " prediction modules (m), and the model has " +
-           std::to_string(predictions) + " (mtp_layers)";
-  return {};
+    return broken("places " + std::to_string(m) + " prediction modules (m), and the model has " +
+                  std::to_string(predictions) + " (mtp_layers)");
+  return std::nullopt;
+}
+
+//! check_pipeline_layout's verdict as 0.1 gave it, "pipeline_layout: why" or empty.
+[[deprecated(
+    "use check_pipeline_layout, which returns the field, what is wrong and the fix apart (CHANGELOG.md, "
+    "0.2.0)")]] inline std::string
+pipeline_layout_problem(const std::vector<pipeline_chunk>& chunks, std::size_t pp, std::size_t vpp, std::size_t layers,
+                        std::size_t predictions) {
+  return message_of(check_pipeline_layout(chunks, pp, vpp, layers, predictions));
 }
 
 }  // namespace trinity::model

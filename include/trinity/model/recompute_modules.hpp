@@ -53,7 +53,11 @@ struct recompute_modules {
 inline std::string to_string(recompute_modules s) {
   std::string out;
   for (const auto& [name, m] : recompute_module_names)
-    if (s.has(m)) out += (out.empty() ? "" : "+") + std::string(name);
+    if (s.has(m)) {
+      // Appended piece by piece: `"+" + std::string(name)` sets off GCC 12's false -Wrestrict in a user's -Wall build.
+      if (!out.empty()) out += '+';
+      out += name;
+    }
   return out.empty() ? "none" : out;
 }
 

@@ -78,7 +78,7 @@ inline std::optional<model::parallel_step_cost> price_bucket(const model::traini
   auto j = base;
   j.sequence = b.sequence;
   j.global_batch = sequences;
-  if (!model::layout_problem(j, l).empty()) return std::nullopt;
+  if (model::check_layout(j, l)) return std::nullopt;
   return model::price(j, c, l, codec);
 }
 

@@ -455,7 +455,7 @@ struct parallel_problem {
       change(at);
       at.dp = gpus / (at.tp * at.pp * at.cp);
       pending += (pending.empty() ? "" : "; ") + what;
-      if (!model::layout_problem(job, at).empty()) return;
+      if (model::check_layout(job, at)) return;
       const auto to = step_of(at);
       out.push_back(pending + ": device memory " + to_string(from.device_bytes) + " -> " + to_string(to.device_bytes) +
                     " per GPU, step time " + to_string(from.step) + " -> " + to_string(to.step));
@@ -581,7 +581,7 @@ inline model::parallel_layout untraded_layout(const model::training_job& j, std:
   for (l.pp = 1; l.pp <= gpus; ++l.pp) {
     if (gpus % l.pp != 0) continue;
     l.dp = gpus / l.pp;
-    if (model::layout_problem(j, l).empty()) return l;
+    if (!model::check_layout(j, l)) return l;
   }
   l.pp = 1;
   l.dp = gpus;

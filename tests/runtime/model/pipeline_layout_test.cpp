@@ -17,6 +17,11 @@ using namespace trinity;
 using namespace trinity::model;
 
 namespace {
+// check_pipeline_layout's verdict as the text a user reads, empty where the chunks break no rule.
+std::string chunks_text(const std::vector<pipeline_chunk>& chunks, std::size_t pp, std::size_t vpp, std::size_t layers,
+                        std::size_t predictions) {
+  return message_of(check_pipeline_layout(chunks, pp, vpp, layers, predictions));
+}
 std::vector<std::size_t> layers_of(const std::string& text) {
   std::vector<std::size_t> out;
   for (const auto& c : parse_pipeline_layout(text)) out.push_back(c.layers);
@@ -107,16 +112,15 @@ TEST_CASE("a pipeline layout that breaks a rule is refused, naming the character
 
 TEST_CASE("a pipeline layout must fit the model and the pipeline it is priced with", "[model][parallel]") {
   const auto chunks = parse_pipeline_layout("Et|(tt|)*30mL");
-  CHECK(pipeline_layout_problem(chunks, 8, 4, 61, 1).empty());
-  CHECK(pipeline_layout_problem(chunks, 16, 2, 61, 1).empty());
-  CHECK_THAT(pipeline_layout_problem(chunks, 1, 32, 61, 1), Catch::Contains("pp=1"));
-  CHECK_THAT(pipeline_layout_problem(chunks, 6, 5, 61, 1),
+  CHECK(chunks_text(chunks, 8, 4, 61, 1).empty());
+  CHECK(chunks_text(chunks, 16, 2, 61, 1).empty());
+  CHECK_THAT(chunks_text(chunks, 1, 32, 61, 1), Catch::Contains("pp=1"));
+  CHECK_THAT(chunks_text(chunks, 6, 5, 61, 1),
              Catch::Contains("its 32 chunks do not split over pp=6 stages; give a multiple of 6"));
-  CHECK_THAT(pipeline_layout_problem(chunks, 8, 2, 61, 1),
+  CHECK_THAT(chunks_text(chunks, 8, 2, 61, 1),
              Catch::Contains("its 32 chunks make vpp=4 on pp=8 stages, and the layout gives vpp=2"));
-  CHECK_THAT(pipeline_layout_problem(chunks, 8, 4, 60, 1),
-             Catch::Contains("places 61 layers (t), and the model has 60"));
-  CHECK_THAT(pipeline_layout_problem(chunks, 8, 4, 61, 0),
+  CHECK_THAT(chunks_text(chunks, 8, 4, 60, 1), Catch::Contains("places 61 layers (t), and the model has 60"));
+  CHECK_THAT(chunks_text(chunks, 8, 4, 61, 0),
              Catch::Contains("places 1 prediction modules (m), and the model has 0 (mtp_layers)"));
 }
 

@@ -12,6 +12,8 @@ using namespace trinity;
 using namespace trinity::model;
 
 namespace {
+// The verdict as the text a user reads ("field: what; fix"), empty where the layout breaks no rule.
+std::string layout_text(const training_job& j, const parallel_layout& l) { return message_of(check_layout(j, l)); }
 // DeepSeek-V3's layer (latent attention, 256 experts of 2,048, 8 a token, one shared), every layer a mixture,
 // without its prediction module.
 training_job deepseek_layers(std::size_t layers, bool fp8 = false) {
@@ -64,14 +66,14 @@ TEST_CASE("recompute modules: parsed from a layout, written back in order, refus
 TEST_CASE("recompute modules: a module the model does not have, or beside full recomputation, is refused",
           "[model][parallel]") {
   const auto dense = dense_job();
-  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute_modules=layernorm")).empty());
-  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute_modules=moe_act"))
+  CHECK(layout_text(dense, io::parse_parallel_layout("dp=8,recompute_modules=layernorm")).empty());
+  CHECK(layout_text(dense, io::parse_parallel_layout("dp=8,recompute_modules=moe_act"))
             .rfind("recompute_modules: moe_act recomputes the experts' activation function", 0) == 0);
-  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute_modules=mla_up_proj"))
+  CHECK(layout_text(dense, io::parse_parallel_layout("dp=8,recompute_modules=mla_up_proj"))
             .rfind("recompute_modules: mla_up_proj recomputes latent attention's up-projections", 0) == 0);
-  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute=full,recompute_modules=layernorm"))
+  CHECK(layout_text(dense, io::parse_parallel_layout("dp=8,recompute=full,recompute_modules=layernorm"))
             .rfind("recompute_modules: full recomputation already runs every module again", 0) == 0);
-  CHECK(layout_problem(deepseek_layers(4), tp2_ep8("mla_up_proj+moe_act+layernorm")).empty());
+  CHECK(layout_text(deepseek_layers(4), tp2_ep8("mla_up_proj+moe_act+layernorm")).empty());
 }
 
 TEST_CASE("recompute modules: each keeps less by its outputs and runs its forward again, in closed form",
@@ -180,24 +182,25 @@ TEST_CASE(
     "[model][parallel]") {
   auto with_dense = deepseek_layers(4);
   with_dense.shape.first_dense_layers = 1;
-  CHECK(layout_problem(with_dense, tp2_ep8("mlp+moe")).empty());
-  CHECK(layout_problem(with_dense, tp2_ep8("mlp+moe_act+shared_experts")).empty());
+  CHECK(layout_text(with_dense, tp2_ep8("mlp+moe")).empty());
+  CHECK(layout_text(with_dense, tp2_ep8("mlp+moe_act+shared_experts")).empty());
   CHECK(
-      layout_problem(deepseek_layers(4), tp2_ep8("mlp"))
+      layout_text(deepseek_layers(4), tp2_ep8("mlp"))
           .rfind("recompute_modules: mlp recomputes the dense layers' MLPs, and every layer of the model is a mixture",
                  0) == 0);
   const auto dense = dense_job();
-  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute_modules=mlp")).empty());
-  CHECK(layout_problem(dense, io::parse_parallel_layout("dp=8,recompute_modules=moe"))
+  CHECK(layout_text(dense, io::parse_parallel_layout("dp=8,recompute_modules=mlp")).empty());
+  CHECK(layout_text(dense, io::parse_parallel_layout("dp=8,recompute_modules=moe"))
             .rfind("recompute_modules: moe recomputes the mixture-of-experts blocks, and the model has no experts",
                    0) == 0);
   auto no_shared = deepseek_layers(4);
   no_shared.shape.shared_experts = 0;
-  CHECK(layout_problem(no_shared, tp2_ep8("shared_experts"))
+  CHECK(layout_text(no_shared, tp2_ep8("shared_experts"))
             .rfind("recompute_modules: shared_experts recomputes the shared experts, and the model has none", 0) == 0);
   for (const char* both : {"moe+moe_act", "moe+shared_experts"})
-    CHECK(layout_problem(deepseek_layers(4), tp2_ep8(both))
-              .rfind("recompute_modules: moe recomputes the whole block", 0) == 0);
+    CHECK(
+        layout_text(deepseek_layers(4), tp2_ep8(both)).rfind("recompute_modules: moe recomputes the whole block", 0) ==
+        0);
   CHECK(to_string(tp2_ep8("shared_experts+moe_act+mlp+layernorm"))
             .find("recompute_modules=layernorm+moe_act+mlp+shared_experts") != std::string::npos);
 }

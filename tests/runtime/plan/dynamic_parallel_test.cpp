@@ -67,7 +67,7 @@ TEST_CASE(
           for (const bool sp : {false, true}) {
             l.recompute = rc;
             l.sequence_parallel = sp;
-            if (!model::layout_problem(j, l).empty()) continue;
+            if (model::check_layout(j, l)) continue;
             const auto x = plan::price(j, c, l, codecs);
             if (x.device_bytes > c.memory || x.offloaded > c.host_memory) continue;
             CHECK((x.step - x.dp_comm - x.codec - x.optimizer - x.offload).value() >= b.time.value() * (1 - 1e-12));

@@ -61,7 +61,7 @@ TEST_CASE("layout search: the space is every layout the step model runs, with th
     std::set<key> searched;
     for (const auto& e : r.candidates) {
       CHECK(e.plan.layout.gpus() == 16);
-      CHECK(model::layout_problem(job, e.plan.layout).empty());
+      CHECK_FALSE(model::check_layout(job, e.plan.layout));
       CHECK(searched.insert(key_of(e.plan.layout)).second);  // no layout twice
     }
     // Every tuple of degrees up to 16, filtered by the step model and the search's own rules (equal
@@ -90,7 +90,7 @@ TEST_CASE("layout search: the space is every layout the step model runs, with th
                           l.sequence_parallel = sp;
                           l.zero_stage = z;
                           l.offload = off;
-                          if (l.gpus() != 16 || !model::layout_problem(job, l).empty()) continue;
+                          if (l.gpus() != 16 || model::check_layout(job, l)) continue;
                           if (l.vpp > 1 && w.shape->layers % (l.pp * l.vpp) != 0) continue;
                           if (z > 0 && l.dp * l.cp == 1) continue;
                           if (flash && rc == model::recomputation::selective) continue;
@@ -155,7 +155,7 @@ TEST_CASE("layout search: a 70B model on 64 H100s or A100s takes model paralleli
       inside.tp = 8;
       inside.dp *= 2;
       const auto job = plan::job_of(plan::presets::llm_70b(), 64);
-      if (!model::layout_problem(job, inside).empty()) continue;
+      if (model::check_layout(job, inside)) continue;
       CHECK(plan::price(job, plan::cluster_of(s, plan::presets::llm_70b()), inside, r.codecs).tp_comm <
             e.cost.step.tp_comm);
     }
@@ -447,7 +447,7 @@ TEST_CASE("the step model sends over each level at what NCCL's collectives move:
     l.dp = 8;
     l.sequence_parallel = true;
     const auto job = plan::job_of(w, 64);
-    REQUIRE(model::layout_problem(job, l).empty());
+    REQUIRE_FALSE(model::check_layout(job, l));
     const auto at_rate = model::price(job, c, l).tp_comm,
                at_line = model::price(job, plan::cluster_of(line, w), l).tp_comm;
     CHECK(at_rate > at_line);

@@ -20,6 +20,7 @@
 #include <trinity/model/fused_attention.hpp>
 #include <trinity/model/gemm.hpp>
 #include <trinity/model/gradient_reduction.hpp>
+#include <trinity/model/layout_violation.hpp>
 #include <trinity/model/moe_layer.hpp>
 #include <trinity/model/overlap.hpp>
 #include <trinity/model/parallel_layout.hpp>
@@ -58,17 +59,27 @@ inline std::size_t stated_stages(const parallel_layout& l) noexcept {
   return (l.first_stage_layers ? std::size_t{1} : 0) + (l.last_stage_layers ? std::size_t{1} : 0);
 }
 
-//! Why the layout states its stages twice, or empty: pipeline_layout places every stage's layers, and
+//! Whether the layout states its stages twice: pipeline_layout places every stage's layers, and
 //! first_stage_layers or last_stage_layers beside it would say it again.
-inline std::string stated_twice(const parallel_layout& l) {
-  if (l.pipeline_layout.empty() || stated_stages(l) == 0) return {};
-  return std::string(l.first_stage_layers ? "first_stage_layers" : "last_stage_layers") +
-         ": pipeline_layout places every stage's layers already; give one or the other";
+inline layout_verdict check_stated_once(const parallel_layout& l) {
+  if (l.pipeline_layout.empty() || stated_stages(l) == 0) return std::nullopt;
+  const bool first = l.first_stage_layers.has_value();
+  return layout_violation{first ? "first_stage_layers" : "last_stage_layers",
+                          std::to_string(first ? *l.first_stage_layers : *l.last_stage_layers),
+                          "pipeline_layout places every stage's layers already", "give one or the other"};
+}
+
+//! check_stated_once's verdict as 0.1 gave it, "field: why" or empty.
+[[deprecated(
+    "use check_stated_once, which returns the field, what is wrong and the fix apart (CHANGELOG.md, "
+    "0.2.0)")]] inline std::string
+stated_twice(const parallel_layout& l) {
+  return message_of(check_stated_once(l));
 }
 
 //! The layers each stage holds under the layout: where it states every chunk's (pipeline_layout), each stage's
 //! sum; where it states its first or last stage's (Megatron-Core's get_num_layers_to_build), those, and the
-//! other stages split the rest evenly; otherwise the split above. layout_problem has checked the statement.
+//! other stages split the rest evenly; otherwise the split above. check_layout has checked the statement.
 inline stage_layers pipeline_stage_layers(std::size_t layers, const parallel_layout& l) {
   if (!l.pipeline_layout.empty() && l.pp > 1) {
     // Stated chunk by chunk: each stage's own sum; the middle stages priced at the fullest of them.

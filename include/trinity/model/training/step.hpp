@@ -47,10 +47,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
     throw invalid_input("precision",
                         "fp8: the device has no fp8 rate. Fix: train in 16 bits (\"precision\": \"mixed\"), or on "
                         "a device with one (H100, H200, GB200)");
-  if (const auto why = layout_problem(j, l); !why.empty()) {
-    const auto colon = why.find(':');
-    throw invalid_input(why.substr(0, colon), why.substr(colon + 2));
-  }
+  if (const auto broken = check_layout(j, l)) throw broken->error();
   if (l.dispatcher == token_dispatcher::by_node && l.ep > c.domain && l.ep % c.domain != 0)
     throw invalid_input("dispatcher",
                         "deepep sends a token once to each node its experts reach, and ep=" + std::to_string(l.ep) +
