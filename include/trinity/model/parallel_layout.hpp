@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include <trinity/model/rank_layout.hpp>
 #include <trinity/model/recompute_modules.hpp>
 #include <trinity/model/transformer.hpp>
 
@@ -83,26 +84,39 @@ struct parallel_layout {
 
 //! Ranks are laid out as Megatron-Core lays them out (its default order tp-cp-ep-dp-pp; Megatron-LM's since
 //! Narayanan et al. 2021): tensor innermost, then context, then data, the pipeline outermost, so
-//! rank = t + tp·(c + cp·(d + dp·p)). The span of a group is how many consecutive ranks hold all of it: a group
-//! whose span fits the scale-up domain talks over it. The tensor group spans tp ranks, the context group tp·cp,
-//! a pipeline stage (the data-parallel ranks that share its weights, and the expert groups regrouped from them)
-//! tp·cp·dp, and a pipeline every rank: its sends cross domains as soon as the job does. A mixture's expert
-//! group, regrouped inside a stage with expert tensor parallelism innermost, spans ep·etp.
+//! rank = t + tp·(c + cp·(d + dp·p)): shape (tp, cp, dp, pp), compact strides (model/rank_layout.hpp).
+[[nodiscard]] constexpr parallel_ranks rank_layout_of(const parallel_layout& l) noexcept {
+  return parallel_ranks::compact({l.tp, l.cp, l.dp, l.pp});
+}
+
+//! A stage's tp·cp·dp ranks regrouped for a mixture's experts (Megatron-Core's folding), expert tensor parallelism
+//! innermost, then expert parallelism, then the ranks that hold the same expert slices. The stage's ranks must
+//! split into ep·etp groups (check_layout's rule).
+[[nodiscard]] constexpr expert_ranks expert_fold(const parallel_layout& l) noexcept {
+  return expert_ranks::compact({l.etp, l.ep, l.tp * l.cp * l.dp / (l.ep * l.etp)});
+}
+
+//! The span of a group is how many consecutive ranks hold all of it: a group whose span fits the scale-up domain
+//! talks over it. The tensor group spans tp ranks, the context group tp·cp, a pipeline stage (the data-parallel
+//! ranks that share its weights, and the expert groups regrouped from them) tp·cp·dp, and a pipeline every rank:
+//! its sends cross domains as soon as the job does. A mixture's expert group, regrouped inside a stage with expert
+//! tensor parallelism innermost, spans ep·etp.
 enum class layout_group { tensor, context, expert, stage, pipeline };
 [[nodiscard]] inline std::size_t span(const parallel_layout& l, layout_group g) noexcept {
+  const auto ranks = rank_layout_of(l);
   switch (g) {
     case layout_group::tensor:
-      return l.tp;
+      return ranks.span(rank_axis::tensor);
     case layout_group::context:
-      return l.tp * l.cp;
+      return ranks.span(rank_axis::context);
     case layout_group::expert:
-      return l.ep * l.etp;
+      return expert_ranks::compact({l.etp, l.ep, 1}).span(expert_axis::expert);
     case layout_group::stage:
-      return l.tp * l.cp * l.dp;
+      return ranks.span(rank_axis::data);
     case layout_group::pipeline:
       break;
   }
-  return l.gpus();
+  return ranks.span(rank_axis::pipeline);
 }
 
 inline std::string to_string(const parallel_layout& l) {

@@ -125,36 +125,36 @@ struct rank_groups {
   std::vector<int> expert, expert_tensor, expert_data;
 };
 
-//! Tensor innermost, then context and data, the pipeline outermost: rank = t + T·(c + C·(d + D·p)).
+//! Read from the job's rank layout (model::rank_layout_of: tensor innermost, then context and data, the pipeline
+//! outermost, rank = t + T·(c + C·(d + D·p))) and the stage's expert fold (model::expert_fold).
 inline rank_groups groups_of(const model::parallel_layout& l, int world, int rank) {
+  using model::rank_axis, model::expert_axis;
   const std::size_t W = static_cast<std::size_t>(world), r = static_cast<std::size_t>(rank);
   trinity::detail::require(world >= 1 && rank >= 0 && rank < world, "rank", "must be in [0, world)");
   trinity::detail::require(
       l.gpus() == W, "world",
       std::to_string(world) + " ranks, and the layout uses " + std::to_string(l.gpus()) + " (tp*pp*cp*dp)");
-  const std::size_t t = r % l.tp, c = (r / l.tp) % l.cp, d = (r / (l.tp * l.cp)) % l.dp, p = r / (l.tp * l.cp * l.dp);
-  const auto at = [&](std::size_t tt, std::size_t cc, std::size_t pp, std::size_t dd) {
-    return static_cast<int>(tt + l.tp * (cc + l.cp * (dd + l.dp * pp)));
-  };
+  const auto ranks = model::rank_layout_of(l);
   rank_groups g;
-  for (std::size_t i = 0; i < l.tp; ++i) g.tp.push_back(at(i, c, p, d));
-  for (std::size_t i = 0; i < l.cp; ++i) g.cp.push_back(at(t, i, p, d));
-  for (std::size_t i = 0; i < l.pp; ++i) g.pp.push_back(at(t, c, i, d));
-  for (std::size_t i = 0; i < l.dp; ++i) g.dp.push_back(at(t, c, p, i));
-  for (std::size_t i = 0; i < l.dp; ++i)
-    for (std::size_t j = 0; j < l.cp; ++j) g.weights.push_back(at(t, j, p, i));
-  const std::size_t stage = l.tp * l.cp * l.dp, et = l.etp, ee = l.ep;
+  g.tp = ranks.along(r, {rank_axis::tensor});
+  g.cp = ranks.along(r, {rank_axis::context});
+  g.pp = ranks.along(r, {rank_axis::pipeline});
+  g.dp = ranks.along(r, {rank_axis::data});
+  g.weights = ranks.along(r, {rank_axis::context, rank_axis::data});
+  const std::size_t stage = ranks.span(rank_axis::data), et = l.etp, ee = l.ep;
+  trinity::detail::require(ee >= 1 && et >= 1, "ep", "ep and etp must be at least 1");
   trinity::detail::require(stage % (et * ee) == 0, "ep",
                            "ep·etp = " + std::to_string(et * ee) + " must divide a stage's tp·cp·dp = " +
                                std::to_string(stage) + " ranks, which the expert groups regroup");
-  const std::size_t base = r - r % stage, local = r % stage, te = local % et, e = local / et % ee,
-                    de = local / (et * ee);
-  const auto expert_at = [&](std::size_t tt, std::size_t ex, std::size_t dd) {
-    return static_cast<int>(base + tt + et * (ex + ee * dd));
+  const auto fold = model::expert_fold(l);
+  const int base = static_cast<int>(r - r % stage);
+  const auto in_stage = [&](std::vector<int> local) {
+    for (auto& x : local) x += base;
+    return local;
   };
-  for (std::size_t i = 0; i < ee; ++i) g.expert.push_back(expert_at(te, i, de));
-  for (std::size_t i = 0; i < et; ++i) g.expert_tensor.push_back(expert_at(i, e, de));
-  for (std::size_t i = 0; i < stage / (et * ee); ++i) g.expert_data.push_back(expert_at(te, e, i));
+  g.expert = in_stage(fold.along(r % stage, {expert_axis::expert}));
+  g.expert_tensor = in_stage(fold.along(r % stage, {expert_axis::expert_tensor}));
+  g.expert_data = in_stage(fold.along(r % stage, {expert_axis::expert_data}));
   return g;
 }
 
