@@ -186,8 +186,7 @@ template <class F>
 void for_each_frame(const model::transformer_shape& m, std::size_t gpus, F&& f) {
   model::parallel_layout l;
   for (l.tp = 1; l.tp <= gpus; ++l.tp) {
-    if (gpus % l.tp != 0 || m.heads % l.tp != 0 || m.ffn_hidden % l.tp != 0) continue;
-    if (m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0) continue;
+    if (gpus % l.tp != 0 || model::check_tensor_split(m, l.tp)) continue;
     for (l.pp = 1; l.pp <= gpus / l.tp && l.pp <= m.layers; ++l.pp) {
       if ((gpus / l.tp) % l.pp != 0) continue;
       for (l.vpp = 1; l.pp * l.vpp <= m.layers; ++l.vpp) {

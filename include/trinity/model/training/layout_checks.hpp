@@ -162,17 +162,26 @@ inline bytes embedding_all_reduce_bytes(const training_job& j, const parallel_la
                j.precision.gradient};
 }
 
+//! Whether tp tensor-parallel ranks split the model's heads, KV heads and MLP width (the layout search skips a tp
+//! this refuses before it builds a layout).
+inline layout_verdict check_tensor_split(const transformer_shape& m, std::size_t tp) {
+  const std::string given = std::to_string(tp);
+  if (m.heads % tp != 0)
+    return layout_violation{"tp", given, given + " does not divide the " + std::to_string(m.heads) + " heads", {}};
+  if (m.kv_heads % tp != 0 && tp % m.kv_heads != 0)
+    return layout_violation{
+        "tp", given, given + " and the " + std::to_string(m.kv_heads) + " KV heads do not divide each other", {}};
+  if (m.ffn_hidden % tp != 0) return layout_violation{"tp", given, given + " does not divide ffn_hidden", {}};
+  return std::nullopt;
+}
+
 namespace detail {
 //! The degrees against the model's heads, widths and layers, the sequence and the batch.
 inline layout_verdict check_degrees(const training_job& j, const parallel_layout& l) {
   const auto& m = j.shape;
   if (l.tp == 0 || l.pp == 0 || l.vpp == 0 || l.cp == 0 || l.dp == 0 || l.micro_batch == 0 || l.ep == 0 || l.etp == 0)
     return broken("parallelism", to_string(l), "every degree and the micro-batch must be at least 1");
-  const std::string tp = count(l.tp);
-  if (m.heads % l.tp != 0) return broken("tp", tp, tp + " does not divide the " + count(m.heads) + " heads");
-  if (m.kv_heads % l.tp != 0 && l.tp % m.kv_heads != 0)
-    return broken("tp", tp, tp + " and the " + count(m.kv_heads) + " KV heads do not divide each other");
-  if (m.ffn_hidden % l.tp != 0) return broken("tp", tp, tp + " does not divide ffn_hidden");
+  if (auto split = check_tensor_split(m, l.tp)) return split;
   if (l.pp * l.vpp > m.layers && l.pipeline_layout.empty())  // a stated layout may leave a chunk empty
     return broken("pp", count(l.pp), count(l.pp * l.vpp) + " model chunks for " + count(m.layers) + " layers");
   if (l.vpp > 1 && l.pp == 1) return broken("vpp", count(l.vpp), "interleaving needs pipeline stages (pp > 1)");
