@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include <trinity/train/attention_block.hpp>
 #include <trinity/comm/group.hpp>
 #include <trinity/comm/partition.hpp>
 #include <trinity/parallel/pipeline.hpp>
@@ -25,7 +26,6 @@
 #include <trinity/parallel/tensor_parallel.hpp>
 #include <trinity/shard.hpp>
 
-#include "attention.hpp"
 #include "mlp.hpp"
 #include "task.hpp"
 #include "tensor_slices.hpp"

@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <trinity/train/attention_block.hpp>
 #include <trinity/comm/agreed.hpp>
 #include <trinity/comm/collectives.hpp>
 #include <trinity/comm/errors.hpp>
@@ -34,7 +35,6 @@
 #include <trinity/shard.hpp>
 
 #include "any_reduction.hpp"
-#include "attention.hpp"
 #include "checkpoint_layout.hpp"
 #include "mlp.hpp"
 #include "moe.hpp"

@@ -1,18 +1,24 @@
 #pragma once
-// The attention block trinity-train puts after its first layer when a sample is a sequence of tokens
-// (--sequence): y = h + softmax(h·hᵀ/√d)·h per head, the queries, keys and values all h. It has no weights of its
-// own, so the model's parameters, and ZeRO's formulas over them, stay the MLP's; what it adds is the one thing
-// context parallelism changes: tokens that see each other's keys and values. Its rows are this rank's tokens,
-// sequence-major ([sequence][token]); its columns are a slice of the features, whole heads (a tensor-parallel
-// rank's heads, as Megatron splits attention). Over a context group of c ranks each holds 1/c of every sequence's
-// tokens and parallel::ring_attention passes the keys and values around; over a group of one it is plain
-// attention.
+//! \file
+//! attention_block: the reference trainer's attention, a library piece (trinity::train), the first of the trainer's
+//! blocks to leave tools/train. y = h + softmax(h·hᵀ/√d)·h per head, the queries, keys and values all h: it has no
+//! weights of its own, so a model's parameters, and ZeRO's formulas over them, stay its layers'; what it adds is
+//! the one thing context parallelism changes: tokens that see each other's keys and values. Its rows are this
+//! rank's tokens, sequence-major ([sequence][token]), each sequence's tokens split in order over the context group;
+//! its columns a slice of the features, whole heads (a tensor-parallel rank's heads, as Megatron splits attention).
+//! Over a context group of c ranks parallel::ring_attention passes the keys and values around; over a group of one
+//! it is plain attention. forget() and rebuild() are selective recomputation of the core.
+//!
+//!   train::attention_block block(sequences, tokens / c, features, head_dim);
+//!   block.forward(cp, h);   ...   block.backward(cp, delta);
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <trinity/concepts/communicator.hpp>
+#include <trinity/error.hpp>
 #include <trinity/parallel/context_parallel.hpp>
 
 namespace trinity::train {
@@ -21,7 +27,8 @@ class attention_block {
  public:
   //! `sequences` × `tokens` rows (this rank's share of each sequence), `features` columns in heads of `head_dim`.
   attention_block(std::size_t sequences, std::size_t tokens, std::size_t features, std::size_t head_dim)
-      : tokens_(tokens),
+      : sequences_(checked(sequences, tokens, features, head_dim)),
+        tokens_(tokens),
         features_(features),
         dim_(head_dim),
         heads_(features / head_dim),
@@ -31,6 +38,7 @@ class attention_block {
   //! h ← h + attention(h), in place; keeps h as it came in (input()), where the layer before takes its tanh'.
   template <Communicator C>
   void forward(C& cp, std::span<float> h) {
+    require_rows(h, "h");
     in_.assign(h.begin(), h.end());
     const std::vector<float> x = to_heads(h);
     std::vector<float> o(x.size());
@@ -41,6 +49,7 @@ class attention_block {
   //! δ at the output ← δ at the input: the residual's δ plus the attention's through its queries, keys and values.
   template <Communicator C>
   void backward(C& cp, std::span<float> delta) {
+    require_rows(delta, "delta");
     const std::vector<float> d_o = to_heads(delta);
     std::vector<float> dq(d_o.size()), dk(d_o.size()), dv(d_o.size());
     attn_.backward(cp, d_o, dq, dk, dv);
@@ -64,6 +73,20 @@ class attention_block {
   [[nodiscard]] std::span<const float> input() const noexcept { return in_; }
 
  private:
+  static std::size_t checked(std::size_t sequences, std::size_t tokens, std::size_t features, std::size_t head_dim) {
+    trinity::detail::require(sequences >= 1 && tokens >= 1, "tokens",
+                             "an attention block holds at least one token of one sequence");
+    trinity::detail::require(head_dim >= 1 && features % head_dim == 0, "head_dim",
+                             std::to_string(head_dim) + " does not split the " + std::to_string(features) +
+                                 " features into whole heads; give a head_dim that divides them");
+    return sequences;
+  }
+  void require_rows(std::span<const float> rows, const char* name) const {
+    trinity::detail::require(rows.size() == sequences_ * tokens_ * features_, name, [&] {
+      return "holds " + std::to_string(rows.size()) + " values; the block's rows are " +
+             std::to_string(sequences_ * tokens_) + " tokens of " + std::to_string(features_) + " features";
+    });
+  }
   // Row-major [sequence · tokens + i][head · dim + e] to ring_attention's head-major [sequence · heads + head][i][e].
   std::size_t row_major(std::size_t head_major) const {
     const std::size_t e = head_major % dim_, i = (head_major / dim_) % tokens_, sh = head_major / (dim_ * tokens_);
@@ -79,7 +102,7 @@ class attention_block {
     for (std::size_t k = 0; k < heads.size(); ++k) rows[row_major(k)] += heads[k];
   }
 
-  std::size_t tokens_, features_, dim_, heads_;
+  std::size_t sequences_, tokens_, features_, dim_, heads_;
   parallel::attention_shape shape_;
   parallel::ring_attention attn_;
   std::vector<float> in_;
