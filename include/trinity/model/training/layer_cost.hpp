@@ -268,6 +268,53 @@ inline void recompute_single_modules(layer_cost& x, const training_job& j, const
   x.modules = saved;
   x.recompute += seconds{traffic / c.memory_bandwidth.value()};
 }
+//! The attention core's time, its layers' average where some attend through a window (model/transformer.hpp).
+inline void price_attention_core(layer_cost& x, const training_job& j, const training_cluster& c,
+                                 const parallel_layout& l, double s, double s_local) {
+  const auto& m = j.shape;
+  const auto [attn_f, attn_b] = attention_core(j, c, l, causal_keys_per_query(s, 0.0), s_local);
+  x.attn_f = attn_f;
+  x.attn_b = attn_b;
+  if (const auto windowed = windowed_layer_count(m); windowed > 0) {
+    const double w = static_cast<double>(m.sliding_window),
+                 share = static_cast<double>(windowed) / static_cast<double>(m.layers);
+    // The kernel walks about 2w positions a query block where a causal one over s walks s: a window's rate is
+    // the curve's at a sequence of 2w.
+    const auto [win_f, win_b] = attention_core(j, c, l, causal_keys_per_query(s, w), std::min(s_local, 2 * w));
+    x.attn_f = (1.0 - share) * attn_f + share * win_f;
+    x.attn_b = (1.0 - share) * attn_b + share * win_b;
+  }
+}
+
+//! Context parallelism: K and V chunks around the ring, c − 1 hops forward; backward c − 1 hops of K, V, dK
+//! and dV, then dK and dV home: 2(c − 1) + 1 chunks' worth (parallel/context_parallel.hpp's ring),
+//! hidden behind the attention core where shorter. `T`: the tokens a rank holds a micro-batch.
+inline void price_context_ring(layer_cost& x, const transformer_shape& m, const training_cluster& c,
+                               const parallel_layout& l, double T) {
+  const double t = static_cast<double>(l.tp), cp = static_cast<double>(l.cp);
+  x.kv_chunk = bytes{T * key_value_width(m, t) * 2.0};
+  const auto& cp_link = level(c, span(l, layout_group::context));
+  const seconds hop = cp_link.latency + x.kv_chunk / cp_link.bandwidth;
+  const seconds ring_f = l.cp > 1 ? (cp - 1.0) * hop : seconds{};
+  const seconds ring_b = l.cp > 1 ? (cp - 1.0) * (hop + hop) + hop : seconds{};
+  x.cp_f = ring_f > x.attn_f ? ring_f - x.attn_f : seconds{};
+  x.cp_b = ring_b > x.attn_b ? ring_b - x.attn_b : seconds{};
+  x.ring_blocks = context_ring_blocks(l.cp, l.recompute != recomputation::none);
+}
+
+//! The recomputation policy's second forward: the whole layer's under full recomputation; under selective, the
+//! attention core's, as Megatron-Core checkpoints it (checkpoint_core_attention), fused or not, with its context
+//! ring. A fused kernel keeps no scores (x.scores is 0), so all it saves is the kernel's own statistics while its
+//! forward costs the same again.
+inline void price_recomputation(layer_cost& x, const training_cluster& c, const parallel_layout& l) {
+  if (l.recompute == recomputation::full) {
+    x.recompute = x.forward();
+    x.all_reduces += x.pass_all_reduces;
+    x.exchanges = expert_exchange_passes(true);
+  } else if (l.recompute == recomputation::selective) {
+    x.recompute += x.attn_f + x.cp_f + seconds{c.elementwise_traffic * x.scores / c.memory_bandwidth.value()};
+  }
+}
 }  // namespace detail
 
 //! The layer's cost for this layout (no check of the layout: price() checks); `moe`: a mixture-of-experts
@@ -295,19 +342,7 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
     x.gemm_f += detail::gemm_time(c, g.m, g.n, g.k, j.fp8);
     x.gemm_b += detail::gemm_bwd(c, g.m, g.n, g.k, j.fp8);
   }
-  // The attention core, its layers' average where some attend through a window (model/transformer.hpp).
-  const auto [attn_f, attn_b] = detail::attention_core(j, c, l, causal_keys_per_query(s, 0.0), s_local);
-  x.attn_f = attn_f;
-  x.attn_b = attn_b;
-  if (const auto windowed = windowed_layer_count(m); windowed > 0) {
-    const double w = static_cast<double>(m.sliding_window),
-                 share = static_cast<double>(windowed) / static_cast<double>(m.layers);
-    // The kernel walks about 2w positions a query block where a causal one over s walks s: a window's rate is
-    // the curve's at a sequence of 2w.
-    const auto [win_f, win_b] = detail::attention_core(j, c, l, causal_keys_per_query(s, w), std::min(s_local, 2 * w));
-    x.attn_f = (1.0 - share) * attn_f + share * win_f;
-    x.attn_b = (1.0 - share) * attn_b + share * win_b;
-  }
+  detail::price_attention_core(x, j, c, l, s, s_local);
   x.kept = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::none);
   x.scores = x.kept - layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, recomputation::selective);
   x.stored = layer_activation_bytes(j, s_local, s, b, t, l.sequence_parallel, l.recompute);
@@ -338,27 +373,8 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
     detail::recompute_single_modules(x, j, c, l, T,
                                      std::span<const detail::gemm_shape>(gemms.shapes.data(), gemms.size), attention,
                                      block ? &*block : nullptr);
-  // Context parallelism: K and V chunks around the ring, c − 1 hops forward; backward c − 1 hops of K, V, dK
-  // and dV, then dK and dV home: 2(c − 1) + 1 chunks' worth (parallel/context_parallel.hpp's ring),
-  // hidden behind the attention core where shorter.
-  x.kv_chunk = bytes{T * detail::key_value_width(m, t) * 2.0};
-  const auto& cp_link = detail::level(c, span(l, layout_group::context));
-  const seconds hop = cp_link.latency + x.kv_chunk / cp_link.bandwidth;
-  const seconds ring_f = l.cp > 1 ? (cp - 1.0) * hop : seconds{};
-  const seconds ring_b = l.cp > 1 ? (cp - 1.0) * (hop + hop) + hop : seconds{};
-  x.cp_f = ring_f > x.attn_f ? ring_f - x.attn_f : seconds{};
-  x.cp_b = ring_b > x.attn_b ? ring_b - x.attn_b : seconds{};
-  x.ring_blocks = context_ring_blocks(l.cp, l.recompute != recomputation::none);
-  if (l.recompute == recomputation::full) {
-    x.recompute = x.forward();
-    x.all_reduces += x.pass_all_reduces;
-    x.exchanges = expert_exchange_passes(true);
-  } else if (l.recompute == recomputation::selective) {
-    // The attention core runs forward again during the backward pass, as Megatron-Core checkpoints it
-    // (checkpoint_core_attention), fused or not, with its context ring; a fused kernel keeps no scores
-    // (x.scores is 0), so all it saves is the kernel's own statistics while its forward costs the same again.
-    x.recompute += x.attn_f + x.cp_f + seconds{kappa * x.scores / c.memory_bandwidth.value()};
-  }
+  detail::price_context_ring(x, m, c, l, T);
+  detail::price_recomputation(x, c, l);
   return x;
 }
 
