@@ -16,7 +16,9 @@ namespace trinity {
 class invalid_input : public std::invalid_argument {
  public:
   invalid_input(std::string field, std::string problem)
-      : std::invalid_argument(field + ": " + problem), field_(std::move(field)), problem_(std::move(problem)) {}
+      : std::invalid_argument(shown(field) + ": " + shown(problem)),
+        field_(shown(std::move(field))),
+        problem_(shown(std::move(problem))) {}
 
   //! The name of the offending field, as the API spells it (reuse_depth).
   [[nodiscard]] const std::string& field() const noexcept { return field_; }
@@ -24,6 +26,14 @@ class invalid_input : public std::invalid_argument {
   [[nodiscard]] const std::string& problem() const noexcept { return problem_; }
 
  private:
+  // A NUL byte from the input (a trace cell echoed back) would end what() there, cutting the message short of
+  // what is wrong and the fix: it is written as \x00, as detail::printable writes the other control bytes.
+  static std::string shown(std::string text) {
+    for (std::size_t at = text.find('\0'); at != std::string::npos; at = text.find('\0', at + 4))
+      text.replace(at, 1, "\\x00");
+    return text;
+  }
+
   std::string field_;
   std::string problem_;
 };

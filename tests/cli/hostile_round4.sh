@@ -121,6 +121,11 @@ run 2 "llm.prefill_efficiency: .*expected a number above 0 and at most 1" "$trin
 # A NUL byte is refused where it stands, not taken as the end of the file.
 printf '{"name": "box"}\0{"evil": 1}' > nul.json
 run 2 "nul.json: holds a NUL byte at offset 15" "$trinity" plan --system nul.json --workload llm-7b-train
+# In a CSV trace too; gen-trace writes the embeddings the replay needs.
+run 0 "wrote" "$trinity" cache gen-trace --requests 20
+printf 'timestamp,row\n0.5,1\n2.\0009,1\n' > nul.csv
+run 2 "nul.csv: holds a NUL byte at offset 22; a trace is text" "$trinity" cache replay --trace nul.csv \
+  --embeddings prompts.fvecs --capacity 1GB --latent-size 0.016GB
 # trinity-train: a flag given where it cannot act, a NaN, a seed past 2^64 or below 0.
 run 2 "--top-k: shapes a mixture of experts, and the run has none" "$train" --ranks 2 --steps 1 --experts 0 --top-k 2
 run 2 "--capacity-factor" "$train" --ranks 2 --steps 1 --experts 4 --top-k 2 --capacity-factor nan

@@ -35,6 +35,10 @@ struct request {
 //! Parses `timestamp,row` lines (an optional header `timestamp,row`, blank lines skipped), checks every row
 //! against `rows` embeddings, and returns the requests in timestamp order (ties keep file order).
 inline std::vector<request> parse_trace(std::string_view text, std::size_t rows, const std::string& what = "trace") {
+  // A NUL byte would end a cell for one reader and not another: refused where it stands, as the JSON readers do.
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+    throw invalid_input(what, "holds a NUL byte at offset " + std::to_string(nul) +
+                                  "; a trace is text. Fix: remove it (is this the right file?)");
   std::vector<request> out;
   std::size_t line_no = 0, pos = 0;
   while (pos < text.size()) {

@@ -3,6 +3,7 @@
 // stands, a control character in a name refused by position.
 #include <catch2/catch.hpp>
 
+#include <trinity/cache/trace.hpp>
 #include <trinity/io/json_object.hpp>
 
 #include <string>
@@ -79,6 +80,23 @@ TEST_CASE("a name holding a control character is refused by position, and printa
         "n: holds a control character (0x1b) at 3; a name or a word is printable text. Fix: remove it");
   const json utf8 = io::parse(R"({"n": "Grace–Hopper ✓"})", "t.json");
   CHECK(one(utf8).text("n") == "Grace–Hopper ✓");
+}
+
+TEST_CASE("a NUL byte in a trace is refused where it stands, and one echoed back cuts no message short", "[io]") {
+  using namespace std::string_literals;
+  CHECK(refusal([] {
+          (void)cache::parse_trace(
+              "timestamp,row\n0.5,1\n2.\0"
+              "9,1\n"s,
+              4, "t.csv");
+        }) == "t.csv: holds a NUL byte at offset 22; a trace is text. Fix: remove it (is this the right file?)");
+  // what() is a C string: the byte is written as \x00, and what follows it is still there.
+  const invalid_input e("cell"s,
+                        "'2.\0"
+                        "9' is not a number; give digits"s);
+  CHECK(std::string(e.what()) == "cell: '2.\\x009' is not a number; give digits");
+  CHECK(e.problem() == "'2.\\x009' is not a number; give digits");
+  CHECK(invalid_input("a\0b"s, "c"s).field() == "a\\x00b");
 }
 
 }  // namespace io_given_values_test
