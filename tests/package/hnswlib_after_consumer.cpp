@@ -5,5 +5,15 @@
 
 #include <hnswlib/hnswlib.h>
 
-#define TRINITY_HNSWLIB_ORDER "hnswlib included after trinity's HNSW header:"
+#include <cstdio>
+
+#include "expect.hpp"
 #include "hnswlib_beside_trinity.hpp"
+
+int main() {
+  std::printf("hnswlib included after trinity's HNSW header:\n");
+  const auto k = search_both();
+  EXPECT(k.own == 9, "hnswlib's own graph finds the nearest");
+  EXPECT(k.trinity_hits == 1 && k.trinity == 2, "trinity's index finds the nearest");
+  return consumer::verdict();
+}
