@@ -252,7 +252,7 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
 }
 
 // The mixture of experts' flags, each with its range.
-void add_expert_options(CLI::App& app, train::config& cfg) {
+void add_expert_options(CLI::App& app, train::config& cfg, std::string& dispatcher, std::size_t& node_ranks) {
   app.add_option("--experts", cfg.moe.experts,
                  "a mixture-of-experts block of this many experts after the second layer (0: none)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1024}));
@@ -281,6 +281,34 @@ void add_expert_options(CLI::App& app, train::config& cfg) {
       ->check(CLI::Range(std::size_t{0}, std::size_t{64}));
   app.add_flag("--balanced-routing", cfg.moe.balanced,
                "route every rank's tokens evenly over the experts, each weighed 1/k, with no router");
+  app.add_option("--dispatcher", dispatcher,
+                 "how tokens reach their experts: alltoall (Megatron-Core's) or deepep (deduplicated by node, "
+                 "--node-ranks a node)")
+      ->check(CLI::IsMember({"alltoall", "deepep"}));
+  app.add_option("--node-ranks", node_ranks,
+                 "with --dispatcher deepep: consecutive ranks of an expert group a node "
+                 "(default --ep, one node)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{256}));
+}
+
+// --dispatcher and --node-ranks as the block's dispatcher policy.
+void set_dispatcher(train::config& cfg, const std::string& dispatcher, std::size_t node_ranks, bool ranks_given) {
+  if (dispatcher != "deepep") {
+    if (ranks_given)
+      throw invalid_input("--node-ranks",
+                          "sizes the nodes of --dispatcher deepep, and the run's dispatcher is the "
+                          "all-to-all. Fix: add --dispatcher deepep, or drop --node-ranks");
+    return;
+  }
+  const std::size_t g = ranks_given ? node_ranks : cfg.moe.ep;
+  if (cfg.moe.etp > 1)
+    throw invalid_input("--dispatcher", "deepep sends a token's whole row once a node and once a rank, and --etp " +
+                                            std::to_string(cfg.moe.etp) +
+                                            " splits each expert's rows. Fix: --etp 1, or --dispatcher alltoall");
+  if (cfg.moe.ep % g != 0)
+    throw invalid_input("--node-ranks", std::to_string(g) + " ranks a node do not split an expert group of --ep " +
+                                            std::to_string(cfg.moe.ep) + ". Fix: a --node-ranks that divides --ep");
+  cfg.moe.dispatch = train::node_dispatch{.node_ranks = g};
 }
 
 // Tells a failure on stderr, in one write so that processes under mpirun do not interleave their lines: exit code
@@ -298,9 +326,10 @@ int main(int argc, char** argv) {
       "context-parallel; one JSON line per step"};
   train::config cfg;
   int ranks = 1;
-  std::string backend = "auto", nan;
+  std::string backend = "auto", nan, dispatcher = "alltoall";
+  std::size_t node_ranks = 1;
   add_options(app, cfg, ranks, backend, nan);
-  add_expert_options(app, cfg);
+  add_expert_options(app, cfg, dispatcher, node_ranks);
   trinity::cli::refuse_empty_values(app);
   try {
     app.parse(argc, argv);
@@ -311,13 +340,14 @@ int main(int argc, char** argv) {
   try {
     if (!nan.empty()) parse_inject_nan(nan, cfg);
     // A flag that shapes the experts, given where there are none (--experts 0, or left out), would be ignored.
-    for (const char* f :
-         {"--top-k", "--ep", "--etp", "--expert-width", "--capacity-factor", "--balanced-routing", "--shared-experts"})
+    for (const char* f : {"--top-k", "--ep", "--etp", "--expert-width", "--capacity-factor", "--balanced-routing",
+                          "--shared-experts", "--dispatcher", "--node-ranks"})
       if (cfg.moe.experts == 0 && app.count(f) > 0)
         throw invalid_input(f,
                             "shapes a mixture of experts, and the run has none (--experts 0 or left out). Fix: "
                             "--experts N, or drop " +
                                 std::string(f));
+    set_dispatcher(cfg, dispatcher, node_ranks, app.count("--node-ranks") > 0);
     const bool mpi = backend == "mpi" || (backend == "auto" && launched_by_mpirun());
     if (mpi) {
 #ifdef TRINITY_TRAIN_WITH_MPI

@@ -26,9 +26,9 @@
 #include <trinity/parallel/tensor_parallel.hpp>
 #include <trinity/shard.hpp>
 
-#include "mlp.hpp"
-#include "task.hpp"
-#include "tensor_slices.hpp"
+#include <trinity/train/mlp.hpp>
+#include <trinity/train/teacher_task.hpp>
+#include <trinity/train/tensor_slices.hpp>
 #include "train.hpp"
 
 namespace trinity::train {

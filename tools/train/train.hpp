@@ -21,7 +21,6 @@
 #include <type_traits>
 #include <vector>
 
-#include <trinity/train/attention_block.hpp>
 #include <trinity/comm/agreed.hpp>
 #include <trinity/comm/collectives.hpp>
 #include <trinity/comm/errors.hpp>
@@ -33,12 +32,13 @@
 #include <trinity/model/sharding.hpp>
 #include <trinity/parallel/scheme.hpp>
 #include <trinity/shard.hpp>
+#include <trinity/train/any_reduction.hpp>
+#include <trinity/train/attention_block.hpp>
+#include <trinity/train/checkpoint_layout.hpp>
+#include <trinity/train/moe_block.hpp>
 
-#include "any_reduction.hpp"
-#include "checkpoint_layout.hpp"
-#include "mlp.hpp"
-#include "moe.hpp"
-#include "task.hpp"
+#include <trinity/train/mlp.hpp>
+#include <trinity/train/teacher_task.hpp>
 
 namespace trinity::train {
 
@@ -231,21 +231,27 @@ nlohmann::json expert_step(Comm& c, const Moe* moe, std::uint64_t sent, std::uin
 template <class Comm, class Moe>
 nlohmann::json expert_summary(Comm& c, const config& cfg, const Moe* moe, std::size_t rows, std::size_t passes) {
   const bool again = cfg.recompute_layers > 0 || cfg.recompute_experts;
-  const auto modelled = per_rank(
-      c, moe ? static_cast<std::uint64_t>(std::llround(static_cast<double>(passes) * moe->modelled(rows, again))) : 0);
+  // Every rank runs the same dispatcher: the model's count is there for all, or for none (the node-deduplicated
+  // one's rows the model counts for random routing, which the fixed balanced assignment does not draw).
+  const auto* by_node = std::get_if<node_dispatch>(&cfg.moe.dispatch);
+  const auto mine = moe ? moe->modelled(rows, again) : std::optional<double>(0.0);
+  const auto modelled =
+      per_rank(c, static_cast<std::uint64_t>(std::llround(static_cast<double>(passes) * mine.value_or(0.0))));
   const auto params = per_rank(c, moe ? moe->parameters_per_rank() : 0);
   const auto shared = per_rank(c, moe ? moe->shared_parameters_per_rank() : 0);
   nlohmann::json per = nlohmann::json::array();
-  for (const auto m : modelled) per.push_back(cfg.moe.balanced ? nlohmann::json(m) : nlohmann::json());
-  return {{"experts", cfg.moe.experts},
-          {"top_k", cfg.moe.top_k},
-          {"ep", cfg.moe.ep},
-          {"etp", cfg.moe.etp},
-          {"balanced", cfg.moe.balanced},
-          {"parameters_per_rank", *std::max_element(params.begin(), params.end())},
-          {"shared_experts", cfg.moe.shared_experts},
-          {"shared_parameters_per_rank", *std::max_element(shared.begin(), shared.end())},
-          {"modelled_bytes_per_step", per}};
+  for (const auto m : modelled) per.push_back(cfg.moe.balanced && !by_node ? nlohmann::json(m) : nlohmann::json());
+  nlohmann::json out = {{"experts", cfg.moe.experts},
+                        {"top_k", cfg.moe.top_k},
+                        {"ep", cfg.moe.ep},
+                        {"etp", cfg.moe.etp},
+                        {"balanced", cfg.moe.balanced},
+                        {"parameters_per_rank", *std::max_element(params.begin(), params.end())},
+                        {"shared_experts", cfg.moe.shared_experts},
+                        {"shared_parameters_per_rank", *std::max_element(shared.begin(), shared.end())},
+                        {"modelled_bytes_per_step", per}};
+  if (by_node) out["dispatcher"] = {{"name", "deepep"}, {"node_ranks", by_node->node_ranks}};
+  return out;
 }
 
 // How the run split the model, one word for the checkpoint's manifest: the ranks and every parallel size.

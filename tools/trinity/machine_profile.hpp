@@ -17,9 +17,8 @@
 #include <trinity/comm/thread_world.hpp>
 #include <trinity/io/profile.hpp>
 #include <trinity/shard/ledger.hpp>
+#include <trinity/train/mlp.hpp>
 #include <trinity/units/quantity.hpp>
-
-#include "../train/mlp.hpp"
 
 namespace trinity::cli {
 

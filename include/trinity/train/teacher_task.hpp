@@ -1,41 +1,34 @@
 #pragma once
-// The task trinity-train learns: regress the outputs of a fixed random
-// "teacher" network (input -> 32 tanh -> output) from Gaussian inputs. Sample
-// k of step t is a pure function of (seed, t, k), so any rank can make any
-// sample and a run's data do not depend on how many ranks share it.
+//! \file
+//! teacher_task: what the reference trainer learns. Regress the outputs of a fixed random "teacher" network
+//! (inputs → 32 tanh → outputs) from Gaussian inputs. Sample k of step t is a pure function of (seed, t, k), so any
+//! rank makes any sample and a run's data do not depend on how many ranks share it.
+//!
+//!   train::teacher_task task(16, 4, seed);
+//!   task.sample(step, k, x, y);   // x: 16 inputs, y: their 4 targets
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
-#include <trinity/detail/splitmix.hpp>
+#include <trinity/error.hpp>
+#include <trinity/train/seeded_draws.hpp>
 
 namespace trinity::train {
-
-using trinity::detail::splitmix64;
-
-//! A standard normal from a counter (Box-Muller on two hashed uniforms).
-inline float normal(std::uint64_t key) noexcept {
-  const std::uint64_t a = splitmix64(key), b = splitmix64(key ^ 0xD1B54A32D192ED03ull);
-  const double u = (static_cast<double>(a >> 11) + 0.5) * 0x1p-53;
-  const double v = static_cast<double>(b >> 11) * 0x1p-53;
-  return static_cast<float>(std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v));
-}
-
-inline std::uint64_t key(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uint64_t c) noexcept {
-  return splitmix64(splitmix64(splitmix64(seed) ^ a) ^ b) ^ (c * 0x9E3779B97F4A7C15ull);
-}
 
 class teacher_task {
  public:
   teacher_task(std::size_t inputs, std::size_t outputs, std::uint64_t seed)
       : in_(inputs), out_(outputs), seed_(seed), w1_(hidden * inputs), w2_(outputs * hidden) {
+    trinity::detail::require(inputs >= 1 && outputs >= 1, "inputs",
+                             "a task maps at least one input to at least one output");
     for (std::size_t i = 0; i < w1_.size(); ++i)
-      w1_[i] = normal(key(seed, 1, i, 0)) / std::sqrt(static_cast<float>(inputs));
+      w1_[i] = detail::normal(detail::key(seed, 1, i, 0)) / std::sqrt(static_cast<float>(inputs));
     for (std::size_t i = 0; i < w2_.size(); ++i)
-      w2_[i] = normal(key(seed, 2, i, 0)) / std::sqrt(static_cast<float>(hidden));
+      w2_[i] = detail::normal(detail::key(seed, 2, i, 0)) / std::sqrt(static_cast<float>(hidden));
   }
 
   [[nodiscard]] std::size_t inputs() const noexcept { return in_; }
@@ -43,7 +36,11 @@ class teacher_task {
 
   //! Writes sample k of step t: x (inputs) and its target y (outputs).
   void sample(std::uint64_t step, std::uint64_t k, std::span<float> x, std::span<float> y) const {
-    for (std::size_t j = 0; j < in_; ++j) x[j] = normal(key(seed_, 3 + step, k, j));
+    trinity::detail::require(x.size() >= in_ && y.size() >= out_, "x", [&] {
+      return "holds " + std::to_string(x.size()) + " inputs and y " + std::to_string(y.size()) +
+             " targets; a sample is " + std::to_string(in_) + " and " + std::to_string(out_);
+    });
+    for (std::size_t j = 0; j < in_; ++j) x[j] = detail::normal(detail::key(seed_, 3 + step, k, j));
     float h[hidden];
     for (std::size_t i = 0; i < hidden; ++i) {
       float z = 0;

@@ -1,9 +1,14 @@
 #pragma once
-// A multi-layer perceptron, forward and backward by hand, whose parameters
-// live in a shard::data_parallel: layer i is W_i (rows = its outputs) then
-// b_i, flat. Hidden layers use tanh, the output is linear, the loss is
-// ½‖ŷ − y‖² averaged over the global batch, so the gradient each rank adds
-// over its own samples sums, across ranks, to the batch gradient.
+//! \file
+//! The reference trainer's multi-layer perceptron, forward and backward by hand, whose parameters live in a
+//! shard::data_parallel: layer i is W_i (rows = its outputs) then b_i, flat. Hidden layers use tanh, the output is
+//! linear, the loss is ½‖ŷ − y‖² averaged over the global batch, so the gradient each rank adds over its own samples
+//! sums, across ranks, to the batch gradient. mlp_pass holds one rank's activations, charged to its memory ledger,
+//! and recomputes the first layers in checkpointed groups (Megatron-Core's full recomputation).
+//!
+//!   train::mlp_shape shape{{16, 64, 64, 4}};
+//!   train::mlp_pass pass(shape, samples, ledger, /*recomputed=*/2);
+//!   pass.forward(0, params(0));  ...  pass.backward(l, params(l), grads(l), delta);
 
 #include <algorithm>
 #include <cmath>
@@ -14,9 +19,11 @@
 #include <utility>
 #include <vector>
 
-#include <trinity/shard/ledger.hpp>
+#include <string>
 
-#include "task.hpp"
+#include <trinity/error.hpp>
+#include <trinity/shard/ledger.hpp>
+#include <trinity/train/seeded_draws.hpp>
 
 namespace trinity::train {
 
@@ -45,8 +52,7 @@ inline std::vector<float> initial_parameters(const mlp_shape& shape, std::uint64
     const std::size_t in = shape.in(l), out = shape.out(l);
     const float bound = std::sqrt(3.0f / static_cast<float>(in));
     for (std::size_t i = 0; i < out * in; ++i) {
-      const double u = static_cast<double>(splitmix64(key(seed, 1000 + l, i, 0)) >> 11) * 0x1p-53;
-      p.push_back(static_cast<float>((2.0 * u - 1.0) * bound));
+      p.push_back(detail::symmetric(detail::key(seed, 1000 + l, i, 0), bound));
     }
     p.insert(p.end(), out, 0.0f);
   }
@@ -67,6 +73,12 @@ class mlp_pass {
         recomputed_(recomputed),
         group_(group),
         spare_(shard::tracking_allocator<float>(ledger, shard::state_kind::activations)) {
+    trinity::detail::require(shape.widths.size() >= 2, "widths",
+                             "a perceptron has an input width and an output width at least; give two or more");
+    trinity::detail::require(group >= 1 && recomputed <= shape.layers(), "recomputed", [&] {
+      return std::to_string(recomputed) + " layers in groups of " + std::to_string(group) + ", of a perceptron of " +
+             std::to_string(shape.layers()) + "; give at most its layers, in groups of one or more";
+    });
     for (std::size_t l = 0; l <= shape.layers(); ++l)
       acts_.emplace_back(rebuilt(l) ? 0 : samples * shape.widths[l], 0.0f,
                          shard::tracking_allocator<float>(ledger, shard::state_kind::activations));

@@ -1,8 +1,9 @@
 #pragma once
-// A gradient reduction chosen at run time (--compress): shard::exact_reduction or a comm::compressed_reduction<Codec>,
-// behind one type so each scheme is compiled once, not once per codec. Every data_parallel takes one of its own, so
-// a compressor's error feedback stays with the layers it was fed by: the dense layers', the router's and the
-// experts' each over their own group.
+//! \file
+//! A gradient reduction chosen at run time (--compress): shard::exact_reduction or a comm::compressed_reduction<Codec>,
+//! behind one type so each scheme is compiled once, not once per codec. Every data_parallel takes one of its own, so
+//! a compressor's error feedback stays with the layers it was fed by: the dense layers', the router's and the
+//! experts' each over their own group.
 
 #include <cstddef>
 #include <functional>

@@ -1,55 +1,30 @@
 #pragma once
-// Where trinity-train's checkpoints keep a model's dense layers. A model in one piece (one pipeline stage, no
-// tensor slices) is saved at the checkpoint's top, as the data-parallel loop writes it. A model split over
-// pipeline ranks and tensor slices is saved a directory a piece, stage-<r>-of-<p>x<v>-slice-<t>-of-<T>: pipeline
-// rank r's chunks r, r + p, ... (v of them, each (layers)/(p·v) layers) in order, each layer tensor rank t's
-// slice (tensor_slices.hpp), sharded over the piece's data-parallel group as the run shards it. A run resumes at
-// any pipeline layout, data-parallel size, ZeRO stage and tensor-parallel size: each layer is found in whichever
-// piece holds it, its slices joined and re-cut where the run splits it over another number of ranks, and its
-// chunk cut for this rank.
+//! \file
+//! Where trinity-train's checkpoints keep a model's dense layers. A model in one piece (one pipeline stage, no
+//! tensor slices) is saved at the checkpoint's top, as the data-parallel loop writes it. A model split over
+//! pipeline ranks and tensor slices is saved a directory a piece, stage-<r>-of-<p>x<v>-slice-<t>-of-<T>: pipeline
+//! rank r's chunks r, r + p, ... (v of them, each (layers)/(p·v) layers) in order, each layer tensor rank t's
+//! slice (tensor_slices.hpp), sharded over the piece's data-parallel group as the run shards it. A run resumes at
+//! any pipeline layout, data-parallel size, ZeRO stage and tensor-parallel size: each layer is found in whichever
+//! piece holds it, its slices joined and re-cut where the run splits it over another number of ranks, and its
+//! chunk cut for this rank.
 
-#include <charconv>
 #include <cstddef>
 #include <filesystem>
-#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
 
 #include <trinity/error.hpp>
 #include <trinity/shard/checkpoint.hpp>
 #include <trinity/shard/layer_values.hpp>
-
-#include "mlp.hpp"
-#include "tensor_slices.hpp"
+#include <trinity/train/detail/directory_numbers.hpp>
+#include <trinity/train/mlp.hpp>
+#include <trinity/train/tensor_slices.hpp>
 
 namespace trinity::train {
-
-namespace detail {
-// The whole numbers of a directory name that is `parts[0]`, a number, `parts[1]`, a number, ... (no sign, no
-// leading zero, nothing after the last), or nothing where it is not one.
-inline std::optional<std::vector<std::size_t>> numbers_in(std::string_view name,
-                                                          std::initializer_list<std::string_view> parts) {
-  std::vector<std::size_t> out;
-  const char* at = name.data();
-  const char* const end = name.data() + name.size();
-  for (const auto part : parts) {
-    if (!std::string_view(at, static_cast<std::size_t>(end - at)).starts_with(part)) return std::nullopt;
-    at += part.size();
-    std::size_t n = 0;
-    const auto [next, bad] = std::from_chars(at, end, n);
-    if (bad != std::errc{} || n == 0 || *at == '0') return std::nullopt;  // no sign, no leading zero
-    out.push_back(n);
-    at = next;
-  }
-  if (at != end) return std::nullopt;
-  return out;
-}
-}  // namespace detail
 
 //! How a checkpoint's dense layers were split: p pipeline ranks of v chunks each, every layer in t slices.
 struct saved_stages {

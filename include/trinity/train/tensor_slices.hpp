@@ -1,9 +1,10 @@
 #pragma once
-// Which tensor-parallel split each of trinity-train's layers has. The model pairs its layers as Megatron's MLP:
-// even layers are column-parallel, odd ones row-parallel; parallel::slice_indices says where a slice's values sit
-// in the layer whole. A layer of one slice is the layer itself. The map cuts each rank's initial parameters, and
-// re-cuts a checkpoint saved over another tensor-parallel size (shard::recut: the saved slices joined into the
-// layer whole, this rank's slice cut from it, the optimizer's state planes moved as the parameters are).
+//! \file
+//! Which tensor-parallel split each of trinity-train's layers has. The model pairs its layers as Megatron's MLP:
+//! even layers are column-parallel, odd ones row-parallel; parallel::slice_indices says where a slice's values sit
+//! in the layer whole. A layer of one slice is the layer itself. The map cuts each rank's initial parameters, and
+//! re-cuts a checkpoint saved over another tensor-parallel size (shard::recut: the saved slices joined into the
+//! layer whole, this rank's slice cut from it, the optimizer's state planes moved as the parameters are).
 
 #include <cstddef>
 #include <string>
@@ -11,7 +12,7 @@
 
 #include <trinity/parallel/tensor_slice.hpp>
 
-#include "mlp.hpp"
+#include <trinity/train/mlp.hpp>
 
 namespace trinity::train {
 
