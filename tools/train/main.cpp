@@ -31,6 +31,7 @@
 
 #include <trinity/comm/thread_world.hpp>
 #include <trinity/detail/printable.hpp>
+#include <trinity/model/pipeline_schedule.hpp>
 
 #ifdef TRINITY_TRAIN_WITH_MPI
 #include <trinity/backends/mpi.hpp>
@@ -121,11 +122,13 @@ int dispatch(Comm& c, const train::config& cfg, std::ostream& out) {
   check_attention(cfg);
   check_experts(c, cfg);
   if (cfg.pipeline > 1 || cfg.virtual_stages > 1 || cfg.micro_batches > 0 || cfg.tensor > 1 || cfg.sequence_parallel ||
-      cfg.context > 1 || !cfg.chunk_layers.empty()) {
+      cfg.context > 1 || !cfg.chunk_layers.empty() || !cfg.schedule.empty()) {
     auto pcfg = cfg;
     if (pcfg.micro_batches == 0) pcfg.micro_batches = pcfg.pipeline;
     if (pcfg.virtual_stages > 1 && pcfg.pipeline == 1)
       throw invalid_input("--vpp", "interleaving needs pipeline stages. Fix: --pp 2 or more");
+    if (!pcfg.schedule.empty() && pcfg.pipeline == 1)
+      throw invalid_input("--schedule", "orders a pipeline's passes. Fix: --pp 2 or more");
     return train::run_model_parallel(c, pcfg, out);
   }
   train::check_recompute(cfg, cfg.shape().layers());
@@ -203,6 +206,15 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
   app.add_option("--vpp", cfg.virtual_stages,
                  "model chunks per pipeline rank (Megatron's interleaved schedule; 1: 1F1B)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  app.add_option(
+         "--schedule", cfg.schedule,
+         "the pipeline schedule: " + trinity::model::schedule_names() + " (default 1f1b, interleaved with --vpp)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return trinity::model::known_schedule(v) && !v.empty() ? std::string()
+                                                                   : "use one of " + trinity::model::schedule_names();
+          },
+          "NAME"));
   app.add_option("--chunk-layers", cfg.chunk_layers,
                  "each model chunk's layers, pp*vpp counts in the model's order, chunk c on rank c mod pp "
                  "(Megatron-Core's --pipeline-model-parallel-layout; default: an even split)")

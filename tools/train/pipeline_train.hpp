@@ -408,6 +408,9 @@ inline model::parallel_layout pipelined_layout(const config& cfg, const mlp_shap
   if (cfg.recompute_experts) layout.modules.add(model::recompute_module::moe);
   if (cfg.recompute_shared) layout.modules.add(model::recompute_module::shared_experts);
   if (cfg.experts()) layout.ep = cfg.moe.ep, layout.etp = cfg.moe.etp;
+  layout.schedule = cfg.schedule;
+  // The schedule's own rules, as the step model states them, by the flag that sets the field they name.
+  if (const auto broken = model::check_schedule(layout)) throw invalid_input("--" + broken->field, broken->problem());
   if (stated) {  // in Megatron-Core's marks: the embedding's place in the first chunk, the loss's in the last
     for (std::size_t c = 0; c + 1 < starts.size(); ++c) {
       const std::size_t n = starts[c + 1] - starts[c];
@@ -556,12 +559,13 @@ inline pipelined_prediction predict_pipelined(const config& cfg, const mlp_shape
                                                               model::context_ring_blocks(cps, cfg.attention_again())))
                     : 0;
   // The first stage's most chunks in flight, as the step model counts them (micro-batches of v chunks each).
-  out.peak_rank0 = static_cast<std::size_t>(std::llround(model::pipeline_in_flight(p, m, v) * static_cast<double>(v)));
+  out.peak_rank0 =
+      static_cast<std::size_t>(std::llround(model::pipeline_in_flight(cfg.schedule, p, m, v) * static_cast<double>(v)));
   // This rank's passes in its schedule's order: each forward adds its chunk's kept floats; each backward holds them,
   // and a recomputed block's rebuilt ones, until it ends.
   const auto floats = kept_floats_of(cfg, shape, rows, rank);
   std::uint64_t now = 0;
-  for (const auto& x : parallel::interleaved(p, rank, m, v)) {
+  for (const auto& x : model::schedule_passes(cfg.schedule, p, rank, m, v)) {
     if (x.forward) {
       out.activation_peak = std::max(out.activation_peak, now += floats.kept[x.chunk]);
     } else {
@@ -778,7 +782,7 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
         0,
         starts,
         {}};
-    const auto stats = parallel::run_pipeline(pp, m, v, stage);
+    const auto stats = parallel::run_pipeline(pp, cfg.schedule, m, v, stage);
     auto k = detail::step_counts::resident_in(ledger);
     std::uint64_t dense_moved = 0;
     const step_report report = detail::finish_step(c, cfg, t_step, states, moe ? &*moe : nullptr, opt, dense_moved);

@@ -58,7 +58,8 @@ struct config {
   // --chunk-layers: each model chunk's layers in the model's order, pp·vpp counts (chunk c on rank c mod pp), as
   // Megatron-Core's --pipeline-model-parallel-layout places them; empty: an even split.
   std::vector<std::size_t> chunk_layers;
-  std::size_t tensor = 1;            // --tp
+  std::string schedule;    // --schedule: the pipeline schedule by name (model/pipeline_schedule.hpp); empty: 1F1B
+  std::size_t tensor = 1;  // --tp
   std::size_t recompute_layers = 0;  // --recompute-layers: blocks of each chunk that keep only their input
   // --recompute-method: what --recompute-layers counts, each chunk's first blocks or the blocks of each group
   model::recompute_method recompute_method = model::recompute_method::block;

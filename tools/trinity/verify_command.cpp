@@ -307,6 +307,7 @@ layout_run layout_run_of(const verify_args& a, const plan::training_workload& w,
   command("--ranks", ranks)("--tp", t);
   if (l.sequence_parallel) command("--sp");
   command("--pp", p)("--vpp", v)("--micro-batches", m);
+  if (!l.schedule.empty()) command("--schedule", l.schedule);
   if (c > 1) command("--cp", c)("--sequence", c * rows)("--heads", t);
   if (moe) {
     command("--experts", moe->experts)("--top-k", moe->top_k)("--ep", l.ep)("--etp", l.etp)("--balanced-routing");
@@ -422,7 +423,8 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
     rows_out.push_back(
         {"bytes between stages per rank and step (pp=" + std::to_string(p) + ", vpp=" + std::to_string(v) + ")",
          pp_bytes.value(), busiest(step.at("pipeline_bytes"))});
-    rows_out.push_back({std::string(kept_chunks_row), model::pipeline_in_flight(p, m, v) * static_cast<double>(v),
+    rows_out.push_back({std::string(kept_chunks_row),
+                        model::pipeline_in_flight(l.schedule, p, m, v) * static_cast<double>(v),
                         step.at("peak_stashed_chunks").at(0).get<double>()});
   }
   if (c == 1 && !summary.contains("experts")) {
@@ -438,7 +440,7 @@ std::vector<row> layout_rows(const layout_run& run, const json& summary, const m
     const double chunk = placed.empty() && chunk_layers == 1 ? held + whole + whole / tt
                          : group > 0                         ? std::ceil(n / g) * held
                                      : held + (n - r) * pair + (recomputed == pairs ? r - 1.0 : r) * held;
-    const double in_flight = model::pipeline_in_flight(p, m, v) * static_cast<double>(v);
+    const double in_flight = model::pipeline_in_flight(l.schedule, p, m, v) * static_cast<double>(v);
     rows_out.push_back({"activation bytes the first stage keeps at its peak" +
                             (recomputed == 0 ? std::string()
                              : group > 0     ? " (each chunk's " + std::to_string(pairs) + " pairs recomputed as " +

@@ -4,7 +4,7 @@
 //!   tp=8,pp=8,vpp=3,cp=1,dp=1,mbs=1,recompute=full|selective|none,recompute_layers=5,recompute_method=block|uniform,
 //!   sp=on|off,zero=0..3,
 //!   offload=on|off,codec=NAME|none,overlap=on|off,ep=8,etp=1,recompute_modules=layernorm+moe_act+mla_up_proj|none,
-//!   dispatcher=alltoall|deepep,flushes=1,
+//!   dispatcher=alltoall|deepep,flushes=1,schedule=1f1b (model/pipeline_schedule.hpp),
 //!   first_stage_layers=3,last_stage_layers=2  (or instead of those two: pipeline_layout=Et|(tt|)*30mL,
 //!   model/pipeline_layout.hpp; the cosmetic commas Megatron's recipes write in it are taken: the items after it
 //!   with no '=' continue it)
@@ -25,6 +25,7 @@
 #include <trinity/error.hpp>
 #include <trinity/model/parallel_training.hpp>
 #include <trinity/model/pipeline_layout.hpp>
+#include <trinity/model/pipeline_schedule.hpp>
 #include <trinity/plan/assumed.hpp>
 
 namespace trinity::io {
@@ -75,8 +76,8 @@ model::recompute_modules parse_recompute_modules(const std::string& value, const
   return out;
 }
 
-//! The keys whose value is one of a few words (recompute, recompute_method, dispatcher) into `l`; false for any
-//! other key.
+//! The keys whose value is one of a few words (recompute, recompute_method, dispatcher, schedule) into `l`; false for
+//! any other key.
 template <class Fail>
 bool parse_word_value(model::parallel_layout& l, const std::string& key, const std::string& value, const Fail& fail) {
   if (key == "recompute") {
@@ -106,6 +107,12 @@ bool parse_word_value(model::parallel_layout& l, const std::string& key, const s
     l.dispatcher = value == "deepep" ? model::token_dispatcher::by_node : model::token_dispatcher::all_to_all;
     return true;
   }
+  if (key == "schedule") {
+    if (value.empty() || !model::known_schedule(value))
+      fail("schedule=" + value + ": use one of " + model::schedule_names() + " (model/pipeline_schedule.hpp)");
+    l.schedule = value;
+    return true;
+  }
   return false;
 }
 }  // namespace detail
@@ -115,7 +122,8 @@ inline model::parallel_layout parse_parallel_layout(std::string_view text, const
   static constexpr std::string_view keys[] = {"tp", "pp", "vpp", "cp", "dp", "mbs", "recompute", "sp", "zero",
                                               "offload", "codec", "overlap", "ep", "etp", "recompute_modules",
                                               "first_stage_layers", "last_stage_layers", "pipeline_layout",
-                                              "recompute_layers", "recompute_method", "dispatcher", "flushes"};
+                                              "recompute_layers", "recompute_method", "dispatcher", "flushes",
+                                              "schedule"};
   // clang-format on
   model::parallel_layout l;
   const auto fail = [&](const std::string& why) -> void { throw invalid_input(field, why); };

@@ -77,6 +77,9 @@ struct parallel_layout {
   //! schedule step and keeps the gathered weights through it (torch/distributed/pipelining/stage.py,
   //! backward_maybe_with_nosync), so a flush pays ZeRO-1's collectives. Last, for the positional initialisers.
   std::size_t flushes = 1;
+  //! The pipeline schedule, by name (model/pipeline_schedule.hpp's pipeline_schedules); empty: the list's first,
+  //! 1F1B (interleaved with vpp > 1), as Megatron-Core runs. Last, for the positional initialisers.
+  std::string schedule = {};
 
   [[nodiscard]] std::size_t gpus() const noexcept { return tp * pp * cp * dp; }
   friend bool operator==(const parallel_layout&, const parallel_layout&) = default;
@@ -132,6 +135,7 @@ inline std::string to_string(const parallel_layout& l) {
          (l.ep > 1 || l.etp > 1 ? ",ep=" + std::to_string(l.ep) + ",etp=" + std::to_string(l.etp) : std::string()) +
          (l.dispatcher == token_dispatcher::by_node ? ",dispatcher=deepep" : "") +
          (l.flushes > 1 ? ",flushes=" + std::to_string(l.flushes) : std::string()) +
+         (l.schedule.empty() ? std::string() : ",schedule=" + l.schedule) +
          (l.first_stage_layers ? ",first_stage_layers=" + std::to_string(*l.first_stage_layers) : std::string()) +
          (l.last_stage_layers ? ",last_stage_layers=" + std::to_string(*l.last_stage_layers) : std::string()) +
          (l.pipeline_layout.empty() ? std::string() : ",pipeline_layout=" + l.pipeline_layout);

@@ -2,8 +2,8 @@
 //! \file
 //! Pipeline parallelism over any Communicator that holds one pipeline group:
 //! rank r of p holds model chunks r, r + p, … (v of them, virtual stages), runs
-//! its passes in the schedule's order (parallel/pipeline_schedule.hpp: 1F1B
-//! when v = 1, Megatron-LM's interleaved schedule otherwise), and sends each
+//! its passes in the schedule's order (model/pipeline_schedule.hpp: 1F1B by
+//! default, Megatron-LM's interleaved one when v > 1), and sends each
 //! chunk's output activation to the next virtual stage's rank and each input
 //! gradient to the previous one, point to point.
 //!
@@ -15,6 +15,7 @@
 //!     grad: empty on the last
 //!   };
 //!   auto stats = parallel::run_pipeline(pp, m, v, stage);   // stats.peak_stashed, stats.bytes_sent
+//!   parallel::run_pipeline(pp, "1f1b", m, v, stage);        // a schedule by name
 //!
 //! forward keeps what its backward needs; the last virtual stage's backward
 //! starts from the loss it computes itself. Transfers run in one order every
@@ -26,8 +27,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <string>
 #include <span>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -71,8 +73,12 @@ struct pipeline_stats {
   std::uint64_t bytes_sent = 0;  //!< activations and gradients this rank sent
 };
 
+//! Runs this rank's passes of `micro_batches` micro-batches through its `virtual_stages` chunks under `schedule`
+//! (model/pipeline_schedule.hpp; empty: 1F1B, interleaved with v > 1), sending each activation to the next virtual
+//! stage and each gradient to the one before.
 template <Communicator C, class Stage>
-pipeline_stats run_pipeline(C& pp, std::size_t micro_batches, std::size_t virtual_stages, Stage& stage) {
+pipeline_stats run_pipeline(C& pp, std::string_view schedule, std::size_t micro_batches, std::size_t virtual_stages,
+                            Stage& stage) {
   static_assert(
       pipeline_stage<Stage>,
       "trinity::parallel::run_pipeline: the stage must give input_size(virtual_stage), forward(chunk, mb, in) and "
@@ -86,7 +92,7 @@ pipeline_stats run_pipeline(C& pp, std::size_t micro_batches, std::size_t virtua
             "stage's weights again for every micro-batch. Fix: use shard::zero<1> or shard::zero<2> "
             "under a pipeline, or zero<3> without one");
   const std::size_t v = virtual_stages, stages = p * v;
-  const auto order = global_order(p, micro_batches, v);
+  const auto order = global_order(schedule, p, micro_batches, v);
   // Inputs waiting for their pass: (forward?, chunk, micro-batch) -> activation or gradient.
   std::map<std::tuple<bool, std::size_t, std::size_t>, std::vector<float>> inbox;
   pipeline_stats stats;
@@ -131,6 +137,11 @@ pipeline_stats run_pipeline(C& pp, std::size_t micro_batches, std::size_t virtua
   }
   stats.bytes_sent = pp.bytes_sent() - sent_before;
   return stats;
+}
+//! Under 1F1B (interleaved with v > 1).
+template <Communicator C, class Stage>
+pipeline_stats run_pipeline(C& pp, std::size_t micro_batches, std::size_t virtual_stages, Stage& stage) {
+  return run_pipeline(pp, std::string_view{}, micro_batches, virtual_stages, stage);
 }
 
 }  // namespace trinity::parallel

@@ -25,6 +25,7 @@
 #include <trinity/model/overlap.hpp>
 #include <trinity/model/parallel_layout.hpp>
 #include <trinity/model/pipeline_layout.hpp>
+#include <trinity/model/pipeline_schedule.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/model/training_cluster.hpp>
 #include <trinity/model/training_job.hpp>
@@ -86,16 +87,6 @@ inline double context_ring_blocks(std::size_t c, bool again = false) {
 inline double pipeline_transfers(std::size_t p, std::size_t v) {
   if (p <= 1) return 0.0;
   return p > 2 ? 2.0 * static_cast<double>(v) : 2.0 * static_cast<double>(v) - 1.0;
-}
-
-//! Micro-batches' activations the first stage keeps at its peak (Korthikanti et al. 2022): min(p, m), and
-//! interleaved p + (p − 1)/v, that is p·v + p − 1 chunks of 1/v of the layers, but never more than the m·v
-//! chunks a step has: with m = p the first stage's warm-up runs every forward before a backward (Megatron's
-//! interleaved schedule caps its warm-up at the step's chunks), so it keeps all p·v of them.
-inline double pipeline_in_flight(std::size_t p, std::size_t m, std::size_t v) {
-  if (p <= 1) return 1.0;
-  const double pp = static_cast<double>(p), vv = static_cast<double>(v), mm = static_cast<double>(m);
-  return v > 1 ? std::min(mm, pp + (pp - 1.0) / vv) : std::min(pp, mm);
 }
 
 }  // namespace trinity::model

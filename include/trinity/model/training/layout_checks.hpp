@@ -25,6 +25,7 @@
 #include <trinity/model/overlap.hpp>
 #include <trinity/model/parallel_layout.hpp>
 #include <trinity/model/pipeline_layout.hpp>
+#include <trinity/model/pipeline_schedule.hpp>
 #include <trinity/model/sharding.hpp>
 #include <trinity/model/training_cluster.hpp>
 #include <trinity/model/training_job.hpp>
@@ -277,6 +278,7 @@ inline layout_verdict check_layout(const training_job& j, const parallel_layout&
   if (auto v = detail::check_recompute(l)) return v;
   if (auto v = detail::check_recompute_modules(j, l)) return v;
   if (auto v = detail::check_stage_split(j, l)) return v;
+  if (auto v = check_schedule(l)) return v;
   return detail::check_experts(j, l);
 }
 

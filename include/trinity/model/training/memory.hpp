@@ -77,7 +77,7 @@ inline void price_memory(parallel_step_cost& r, const training_job& j, const par
   const double stored_first = stored_at(L_first, r.recomputed.first, inputs.first),
                stored_mid = stored_at(L_mid, r.recomputed.middle, inputs.middle),
                stored_last = stored_at(L_last, r.recomputed.last, inputs.last);
-  const double in_flight = pipeline_in_flight(l.pp, static_cast<std::size_t>(mb), l.vpp);
+  const double in_flight = pipeline_in_flight(l.schedule, l.pp, static_cast<std::size_t>(mb), l.vpp);
   // A recomputed layer's backward holds what recomputation rebuilt: the whole layer's set (under the uniform
   // method its group's, every layer's set but the input it kept), or the scores.
   const double group = static_cast<double>(r.rebuilt_group);

@@ -105,7 +105,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   // Each flush fills and drains the pipeline: F bubbles of (p − 1)/v micro-batches' time.
   const double flushes = static_cast<double>(l.flushes), mb_flush = mb / flushes;
   r.flushes = l.flushes;
-  r.bubble = flushes * pipeline_bubble(l.pp, static_cast<std::size_t>(mb_flush), l.vpp) * mb_flush * per_mb;
+  r.bubble = flushes * pipeline_bubble(l.schedule, l.pp, static_cast<std::size_t>(mb_flush), l.vpp) * mb_flush * per_mb;
   r.tp_bytes = mb * st.binding([](const layer_cost& x) { return x.all_reduces * x.all_reduce_bytes; }) +
                (regather ? mb * transfers * (t - 1.0) / t * activation : bytes{});
   r.ep_bytes = mb * st.binding([](const layer_cost& x) { return x.exchanges * x.exchange_bytes; });
