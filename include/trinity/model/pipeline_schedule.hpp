@@ -12,6 +12,7 @@
 //!    stages r, r + p, …; micro-batches go through in groups of p, chunk by chunk; warm-up 2(p − r − 1) + (v − 1)p
 //!    forwards. Rank 0 keeps p·v + p − 1 chunks' activations, p(1 + (p − 1)/(pv)) stages' worth (Korthikanti et
 //!    al. 2022 §4.2.3). Needs m to be a multiple of p.
+//!  - gpipe (GPipe, PyTorch's ScheduleGPipe): every forward, then every backward; it keeps all m micro-batches.
 
 #include <algorithm>
 #include <cstddef>
@@ -97,8 +98,33 @@ struct one_f_one_b_schedule {
   static layout_verdict problem(const parallel_layout&) { return std::nullopt; }
 };
 
+//! GPipe (Huang et al. 2019; PyTorch's ScheduleGPipe): every micro-batch's forward, then every backward, in
+//! order. The same bubble as 1F1B, but each stage keeps all m micro-batches' activations where 1F1B keeps p.
+struct gpipe_schedule {
+  static constexpr std::string_view name = "gpipe";
+  static std::vector<pipeline_pass> passes(std::size_t p, std::size_t rank, std::size_t m, std::size_t v) {
+    trinity::detail::require(p >= 1 && rank < p && m >= 1 && v == 1, "schedule",
+                             "gpipe runs m >= 1 micro-batches through one chunk a rank");
+    std::vector<pipeline_pass> s;
+    for (std::size_t i = 0; i < m; ++i) s.push_back({true, 0, i});
+    for (std::size_t i = 0; i < m; ++i) s.push_back({false, 0, i});
+    return s;
+  }
+  static double in_flight(std::size_t p, std::size_t m, std::size_t) { return p <= 1 ? 1.0 : static_cast<double>(m); }
+  static double bubble(std::size_t p, std::size_t m, std::size_t) {
+    return static_cast<double>(p - 1) / static_cast<double>(m);
+  }
+  static layout_verdict problem(const parallel_layout& l) {
+    if (l.vpp == 1) return std::nullopt;
+    return layout_violation{
+        "schedule", std::string(name),
+        "gpipe runs one chunk a stage, and vpp=" + std::to_string(l.vpp) + " gives each " + std::to_string(l.vpp),
+        "give vpp=1, or schedule=1f1b for the interleaved schedule"};
+  }
+};
+
 //! The schedules a layout can name, in the order `trinity` lists them.
-using pipeline_schedules = std::tuple<one_f_one_b_schedule>;
+using pipeline_schedules = std::tuple<one_f_one_b_schedule, gpipe_schedule>;
 
 //! The names of every schedule, "1f1b, gpipe".
 inline std::string schedule_names() {

@@ -43,6 +43,50 @@ TEST_CASE("pipeline schedules: 1F1B is the default, its counts the closed forms 
     }
 }
 
+TEST_CASE("pipeline schedules: GPipe runs every forward, then every backward, and keeps every micro-batch",
+          "[model][pipeline]") {
+  CHECK(schedule_passes("gpipe", 2, 1, 3, 1) ==
+        std::vector<pipeline_pass>{
+            {true, 0, 0}, {true, 0, 1}, {true, 0, 2}, {false, 0, 0}, {false, 0, 1}, {false, 0, 2}});
+  for (std::size_t p = 2; p <= 5; ++p)
+    for (std::size_t m = 1; m <= 3 * p; ++m) {
+      INFO("p " << p << ", m " << m);
+      CHECK(pipeline_in_flight("gpipe", p, m, 1) == static_cast<double>(peak_chunks("gpipe", p, m, 1)));
+      CHECK(pipeline_in_flight("gpipe", p, m, 1) == static_cast<double>(m));
+      CHECK(pipeline_bubble("gpipe", p, m, 1) == pipeline_bubble("1f1b", p, m, 1));
+    }
+  CHECK_THROWS_WITH(io::parse_parallel_layout("pp=2,schedule=zb"), Catch::Contains("use one of 1f1b, gpipe"));
+}
+
+TEST_CASE("pipeline schedules: GPipe is priced as 1F1B's time with every micro-batch's activations kept",
+          "[model][pipeline]") {
+  training_job j;
+  j.shape = {16, 2048, 8192, 16, 16, 51200, false, false};
+  j.sequence = 2048;
+  j.global_batch = 32;
+  training_cluster c;
+  c.peak = flops_per_second{1e15};
+  c.gemm = {0.85, 400};
+  c.memory_bandwidth = bytes_per_second{3e12};
+  c.memory = bytes{80e9};
+  c.fast = {seconds{1e-6}, bytes_per_second{300e9}};
+  c.slow = {seconds{5e-6}, bytes_per_second{25e9}};
+  const auto one_f = io::parse_parallel_layout("pp=4,dp=2"), g = io::parse_parallel_layout("pp=4,dp=2,schedule=gpipe");
+  const auto a = price(j, c, one_f), b = price(j, c, g);
+  CHECK(b.step.value() == a.step.value());
+  CHECK(b.bubble.value() == a.bubble.value());
+  // 16 micro-batches a replica: the first stage, the fuller one either way, keeps 16 where 1F1B keeps 4.
+  CHECK(b.activations.value() == Approx(4.0 * a.activations.value()).epsilon(1e-12));
+  CHECK(b.parameters.value() == a.parameters.value());
+  CHECK(b.optimizer_states.value() == a.optimizer_states.value());
+  const auto broken = check_layout(j, io::parse_parallel_layout("pp=4,vpp=2,dp=2,schedule=gpipe"));
+  REQUIRE(broken);
+  CHECK(broken->field == "schedule");
+  CHECK(broken->message() ==
+        "schedule: gpipe runs one chunk a stage, and vpp=2 gives each 2; give vpp=1, or schedule=1f1b for the "
+        "interleaved schedule");
+}
+
 TEST_CASE("pipeline schedules: a name no schedule has is refused by field, listing those there are",
           "[model][pipeline]") {
   CHECK(known_schedule("1f1b"));
