@@ -72,6 +72,57 @@ inline saved_stages stages_saved_in(const std::filesystem::path& dir) {
   return *found;
 }
 
+namespace detail {
+//! A checkpoint of another model: refused by --layers, with `what` says why.
+inline invalid_input layers_refused(const std::filesystem::path& dir, std::size_t total, const std::string& what) {
+  return invalid_input("--layers", what + ": the checkpoint in " + dir.string() +
+                                       " is of another model (this run's has " + std::to_string(total) +
+                                       " layers, --layers + 1). Fix: --layers as saved");
+}
+//! The split `saved` checked against this run's model, whose `layers` this rank loads: the layers a saved chunk
+//! holds. The counts come from a directory's name: bounded by the layers before they multiply, and the slices by the
+//! widths they split before a directory a slice is opened.
+inline std::size_t saved_chunk_layers(const std::filesystem::path& dir, const saved_stages& saved,
+                                      const std::vector<std::size_t>& layers, const mlp_shape& shape) {
+  const std::size_t total = shape.layers();
+  if (saved.p > total || saved.v > total)
+    throw layers_refused(dir, total,
+                         "its " + std::to_string(saved.p) + " pipeline ranks of " + std::to_string(saved.v) +
+                             " chunks hold more chunks than layers");
+  const std::size_t chunks = saved.p * saved.v;
+  if (total % chunks != 0)
+    throw layers_refused(dir, total,
+                         "its " + std::to_string(chunks) + " pipeline chunks do not split the model's layers");
+  for (const std::size_t l : layers)
+    if (const auto unsplit = unsplit_by(shape, l, saved.t); !unsplit.empty())
+      throw invalid_input("--width", "the checkpoint in " + dir.string() + " split each layer over " +
+                                         std::to_string(saved.t) + " tensor-parallel ranks, which do not split " +
+                                         unsplit + ": it is of another model. Fix: --width as saved");
+  return total / chunks;
+}
+//! Layer l's slices, read from the pieces that hold them, checked: each a slice of this model's layer, all after as
+//! many steps.
+template <class Reader>
+std::vector<shard::layer_values> saved_slices(const std::filesystem::path& dir, const saved_stages& saved,
+                                              const mlp_shape& shape, std::size_t l, std::size_t r, std::size_t at,
+                                              Reader& reader) {
+  std::vector<shard::layer_values> slices;
+  for (std::size_t s = 0; s < saved.t; ++s) {
+    slices.push_back(reader(r, s).values(at));
+    const std::size_t want = slice_indices(shape, l, saved.t, s).size();
+    if (slices.back().parameters.size() != want || slices.back().steps != slices.front().steps)
+      throw invalid_input("checkpoint", stage_path(dir, r, saved, s).string() + " holds layer " + std::to_string(l) +
+                                            " as " + std::to_string(slices.back().parameters.size()) +
+                                            " values after " + std::to_string(slices.back().steps) +
+                                            " steps; a slice of this model's layer is " + std::to_string(want) +
+                                            " values, and slice 0 had taken " + std::to_string(slices.front().steps) +
+                                            ": the slices come from another model or run. Fix: --width as "
+                                            "saved, and each run saved into a directory of its own");
+  }
+  return slices;
+}
+}  // namespace detail
+
 //! Restores this rank's dense layers from checkpoint `dir` into `states` (over its data-parallel group, where
 //! it is rank `dp_rank`): `layers` holds the model's layer index of each of states' layers, and this rank holds
 //! tensor slice `tr` of `tensor`, whatever the tensor-parallel size the checkpoint was saved at. Returns the steps
@@ -80,25 +131,7 @@ template <class States>
 long load_stages(const std::filesystem::path& dir, States& states, int dp_rank, const std::vector<std::size_t>& layers,
                  const mlp_shape& shape, std::size_t tensor, std::size_t tr) {
   const saved_stages saved = stages_saved_in(dir);
-  const std::size_t total = shape.layers();
-  const auto layers_refused = [&](const std::string& what) {
-    return invalid_input("--layers", what + ": the checkpoint in " + dir.string() +
-                                         " is of another model (this run's has " + std::to_string(total) +
-                                         " layers, --layers + 1). Fix: --layers as saved");
-  };
-  // The counts come from a directory's name: bounded by the layers before they multiply, and the slices by the
-  // widths they split before a directory a slice is opened.
-  if (saved.p > total || saved.v > total)
-    throw layers_refused("its " + std::to_string(saved.p) + " pipeline ranks of " + std::to_string(saved.v) +
-                         " chunks hold more chunks than layers");
-  const std::size_t chunks = saved.p * saved.v, per = total / chunks;
-  if (total % chunks != 0)
-    throw layers_refused("its " + std::to_string(chunks) + " pipeline chunks do not split the model's layers");
-  for (const std::size_t l : layers)
-    if (const auto unsplit = unsplit_by(shape, l, saved.t); !unsplit.empty())
-      throw invalid_input("--width", "the checkpoint in " + dir.string() + " split each layer over " +
-                                         std::to_string(saved.t) + " tensor-parallel ranks, which do not split " +
-                                         unsplit + ": it is of another model. Fix: --width as saved");
+  const std::size_t per = detail::saved_chunk_layers(dir, saved, layers, shape);
   std::map<std::pair<std::size_t, std::size_t>, shard::checkpoint_reader> readers;  // by saved pipeline rank, slice
   const auto reader = [&](std::size_t r, std::size_t slice) -> const shard::checkpoint_reader& {
     auto it = readers.find({r, slice});
@@ -106,8 +139,9 @@ long load_stages(const std::filesystem::path& dir, States& states, int dp_rank, 
       const auto piece = stage_path(dir, r, saved, slice);
       it = readers.emplace(std::pair{r, slice}, piece).first;
       if (it->second.layers() != saved.v * per)
-        throw layers_refused(piece.string() + " holds " + std::to_string(it->second.layers()) + " layers, not " +
-                             std::to_string(saved.v * per));
+        throw detail::layers_refused(dir, shape.layers(),
+                                     piece.string() + " holds " + std::to_string(it->second.layers()) +
+                                         " layers, not " + std::to_string(saved.v * per));
     }
     return it->second;
   };
@@ -124,22 +158,9 @@ long load_stages(const std::filesystem::path& dir, States& states, int dp_rank, 
   return shard::load_layers(states, dp_rank, [&](std::size_t i) {
     const std::size_t l = layers.at(i);
     const auto [r, at] = place(l);
-    std::vector<shard::layer_values> slices;
-    for (std::size_t s = 0; s < saved.t; ++s) {
-      slices.push_back(reader(r, s).values(at));
-      const std::size_t want = slice_indices(shape, l, saved.t, s).size();
-      if (slices.back().parameters.size() != want || slices.back().steps != slices.front().steps)
-        throw invalid_input("checkpoint", stage_path(dir, r, saved, s).string() + " holds layer " + std::to_string(l) +
-                                              " as " + std::to_string(slices.back().parameters.size()) +
-                                              " values after " + std::to_string(slices.back().steps) +
-                                              " steps; a slice of this model's layer is " + std::to_string(want) +
-                                              " values, and slice 0 had taken " + std::to_string(slices.front().steps) +
-                                              ": the slices come from another model or run. Fix: --width as "
-                                              "saved, and each run saved into a directory of its own");
-    }
     return shard::recut(
-        slices, shape.layer_size(l), [&](std::size_t t, std::size_t s) { return slice_indices(shape, l, t, s); },
-        tensor, tr);
+        detail::saved_slices(dir, saved, shape, l, r, at, reader), shape.layer_size(l),
+        [&](std::size_t t, std::size_t s) { return slice_indices(shape, l, t, s); }, tensor, tr);
   });
 }
 
