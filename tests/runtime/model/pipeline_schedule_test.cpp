@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "test_cluster.hpp"
+
 namespace model_pipeline_schedule_test {
 
 using namespace trinity;
@@ -64,13 +66,7 @@ TEST_CASE("pipeline schedules: GPipe is priced as 1F1B's time with every micro-b
   j.shape = {16, 2048, 8192, 16, 16, 51200, false, false};
   j.sequence = 2048;
   j.global_batch = 32;
-  training_cluster c;
-  c.peak = flops_per_second{1e15};
-  c.gemm = {0.85, 400};
-  c.memory_bandwidth = bytes_per_second{3e12};
-  c.memory = bytes{80e9};
-  c.fast = {seconds{1e-6}, bytes_per_second{300e9}};
-  c.slow = {seconds{5e-6}, bytes_per_second{25e9}};
+  const auto c = test::h100_like();
   const auto one_f = io::parse_parallel_layout("pp=4,dp=2"), g = io::parse_parallel_layout("pp=4,dp=2,schedule=gpipe");
   const auto a = price(j, c, one_f), b = price(j, c, g);
   CHECK(b.step.value() == a.step.value());
