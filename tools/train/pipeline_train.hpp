@@ -47,16 +47,16 @@ nlohmann::json predicted_states(Comm& c, const config& cfg, std::size_t psi, std
   // forward and backward: 2m gathers and a reduce-scatter where one micro-batch has three
   // (model/parallel_training.hpp counts the same).
   const double zero_units = stage == 3 ? (1.0 + 2.0 * static_cast<double>(cfg.micro_batches)) / 3.0 : 1.0;
-  const auto dp = train::detail::per_rank(
-      c, static_cast<std::uint64_t>(std::llround(
-             zero_units *
-             model::zero_traffic_per_step(static_cast<double>(psi), group, stage, model::fp32_adam).value())));
+  const auto dp =
+      per_rank(c, static_cast<std::uint64_t>(std::llround(
+                      zero_units *
+                      model::zero_traffic_per_step(static_cast<double>(psi), group, stage, model::fp32_adam).value())));
   // Offloaded, the states and master copy leave the device, and a step moves the gradient shard down and the
   // parameter shard up.
-  const auto offloaded = train::detail::per_rank(
+  const auto offloaded = per_rank(
       c, static_cast<std::uint64_t>(std::llround(
              model::zero_memory_per_rank(static_cast<double>(psi), group, stage, sb, cfg.offload).offloaded.value())));
-  const auto moved = train::detail::per_rank(
+  const auto moved = per_rank(
       c, static_cast<std::uint64_t>(std::llround(
              model::offload_traffic_per_step(static_cast<double>(psi), group, stage, model::fp32_adam, cfg.offload)
                  .value())));
@@ -76,7 +76,7 @@ shard::step_report finish_step(Comm& c, const config& cfg, long t, States& state
     states.gradient(0)[0] = std::numeric_limits<float>::quiet_NaN();
   for (std::size_t l = 0; l < states.layers(); ++l) states.gradient_ready(l);
   if (moe) moe->finish_gradients();
-  return train::detail::step_voted(c, states, moe, opt, &dense_moved);
+  return step_voted(c, states, moe, opt, &dense_moved);
 }
 
 // Bytes each group sent, gathered per rank, and the ledger's residency, for one step's JSON line.
@@ -97,7 +97,7 @@ struct step_counts {
 };
 template <class Comm>
 nlohmann::json step_line(Comm& c, const config& cfg, const model::parallel_layout& layout, const step_counts& k) {
-  const auto all = [&](std::uint64_t x) { return train::detail::per_rank(c, x); };
+  const auto all = [&](std::uint64_t x) { return per_rank(c, x); };
   return {{"ranks", c.size()},
           {"tp", layout.tp},
           {"sp", cfg.sequence_parallel},
@@ -133,18 +133,18 @@ void pipelined_summary(Comm& c, const config& cfg, const mlp_shape& shape, const
   const std::size_t cps = cfg.context;
   const model::state_bytes sb = cfg.offload ? model::state_bytes{4, 4, 12} : model::fp32_adam;
   auto pipeline = predicted_states(c, cfg, local.psi, layout.dp * cps, zero, sb);
-  pipeline["bytes_per_step"] = train::detail::per_rank(c, predicted.pipeline);
+  pipeline["bytes_per_step"] = per_rank(c, predicted.pipeline);
   pipeline["peak_stashed_chunks_rank0"] = predicted.peak_rank0;
-  pipeline["tensor_parallel_bytes_per_step"] = train::detail::per_rank(c, predicted.tensor);
-  pipeline["context_parallel_bytes_per_step"] = train::detail::per_rank(c, predicted.context);
-  pipeline["peak_activation_bytes"] = train::detail::per_rank(c, predicted.activation_peak);
-  pipeline["layer_forwards_per_step"] = train::detail::per_rank(c, predicted.layer_forwards);
+  pipeline["tensor_parallel_bytes_per_step"] = per_rank(c, predicted.tensor);
+  pipeline["context_parallel_bytes_per_step"] = per_rank(c, predicted.context);
+  pipeline["peak_activation_bytes"] = per_rank(c, predicted.activation_peak);
+  pipeline["layer_forwards_per_step"] = per_rank(c, predicted.layer_forwards);
   pipeline["recompute_layers"] = cfg.recompute_layers;
   pipeline["recompute_method"] = model::to_string(cfg.recompute_method);
   pipeline["recompute_attention"] = cfg.recompute_attention;
   pipeline["recompute_experts"] = cfg.recompute_experts;
   pipeline["recompute_shared_experts"] = cfg.recompute_shared;
-  const auto psi_all = train::detail::per_rank(c, local.psi);
+  const auto psi_all = per_rank(c, local.psi);
   if (c.rank() != 0) return;
   nlohmann::json summary{
       {"summary",
@@ -200,9 +200,9 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
 
   // Checkpoints: this rank's piece of the dense layers in its pipeline rank's and slice's directory.
   const saved_stages split{p, v, t};
-  const long step0 = cfg.load_checkpoint.empty() ? 0 : train::detail::resume_from(c, cfg.load_checkpoint, [&] {
-    return train::detail::load_all(cfg.load_checkpoint, states, dp.rank(), local.ids, shape, t,
-                                   static_cast<std::size_t>(tr), cfg.experts(), moe);
+  const long step0 = cfg.load_checkpoint.empty() ? 0 : resume_from(c, cfg.load_checkpoint, [&] {
+    return load_checkpoint(cfg.load_checkpoint, states, dp.rank(), local.ids, shape, t, static_cast<std::size_t>(tr),
+                           cfg.experts(), moe);
   });
 
   nlohmann::json last;
@@ -237,8 +237,8 @@ int run_pipelined(Comm& c, const config& cfg, std::ostream& out, any_reduction<c
                              step_seconds, last, out);
   }
   if (!cfg.save_checkpoint.empty())
-    train::detail::save_all(cfg.save_checkpoint, stage_path({}, rank, split, static_cast<std::size_t>(tr)), states, dp,
-                            moe, c, step0 + cfg.steps, train::detail::layout_word(cfg, c.size()));
+    save_checkpoint(cfg.save_checkpoint, stage_path({}, rank, split, static_cast<std::size_t>(tr)), states, dp, moe, c,
+                    step0 + cfg.steps, layout_word(cfg, c.size()));
   // Each pass of the experts takes the rows this rank holds of a micro-batch (rows/t with sp).
   const auto experts =
       cfg.experts() ? detail::expert_summary(c, cfg, moe ? &*moe : nullptr, cfg.sequence_parallel ? rows / t : rows, m)
