@@ -11,6 +11,7 @@
 //!                                       curation executor
 //!   retrieval, embedding                a vector index and embedding tables with their data on tiers
 //!   plan                                the planners, and a user's own codec and tier in their search
+//!   train                               the reference trainer's mechanism, a component (trinity-train's)
 //!   backends/cpu, backends/sim          the two backends with no dependency of their own
 //!   compress (through comm and plan)   the codecs that need no library, their frames and open decoding: what
 //!                                       the compressed collectives send and a user's codec is calibrated with
@@ -37,5 +38,6 @@
 #include <trinity/retrieval.hpp>
 #include <trinity/shard.hpp>
 #include <trinity/tiers.hpp>
+#include <trinity/train.hpp>
 #include <trinity/units.hpp>
 #include <trinity/version.hpp>

@@ -4,3 +4,6 @@
 
 static_assert(sizeof(trinity::parallel::moe_pass) > 0, "<trinity/trinity.hpp> brings parallel/expert_parallel.hpp");
 static_assert(sizeof(trinity::parallel::node_pass) > 0, "<trinity/trinity.hpp> brings parallel/node_dispatch.hpp");
+static_assert(sizeof(trinity::train::config) > 0,
+              "<trinity/trinity.hpp> brings the trainer's component, <trinity/train.hpp>");
+static_assert(sizeof(trinity::model::gpipe_schedule) > 0, "<trinity/trinity.hpp> brings the pipeline schedules");
