@@ -226,6 +226,8 @@ inline plan::assumptions parallel_layout_defaults(std::string_view text, const m
   note("zero", l.zero_stage);
   note("offload", l.offload ? "on" : "off");
   note("codec", l.codec.empty() ? "none" : l.codec);
+  // A pipeline runs a schedule; without one there is none to assume.
+  if (l.pp > 1) note("schedule", std::string(model::schedule_name(l.schedule)));
   if (experts) {
     note("ep", l.ep);
     note("etp", l.etp);

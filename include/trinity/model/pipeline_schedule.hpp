@@ -139,6 +139,11 @@ inline bool known_schedule(std::string_view name) {
          std::apply([&](auto... s) { return ((decltype(s)::name == name) || ...); }, pipeline_schedules{});
 }
 
+//! The name of the schedule `name` means: itself, or where it is empty the default's (the list's first).
+inline std::string_view schedule_name(std::string_view name) {
+  return name.empty() ? std::tuple_element_t<0, pipeline_schedules>::name : name;
+}
+
 //! Calls f with the schedule named `name` (empty: the list's first, the default), a value of its type; refuses any
 //! other name, naming the field and the schedules there are.
 template <class F>

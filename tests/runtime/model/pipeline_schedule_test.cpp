@@ -113,6 +113,20 @@ TEST_CASE("pipeline schedules: a named schedule is written back as given, the de
   CHECK(io::parse_parallel_layout(to_string(named)) == named);
 }
 
+TEST_CASE("pipeline schedules: a pipeline that names none is said to assume the default, by name",
+          "[model][pipeline]") {
+  const auto has = [](const plan::assumptions& a, const plan::assumption& x) {
+    return std::find(a.begin(), a.end(), x) != a.end();
+  };
+  const auto pipelined = io::parallel_layout_defaults("pp=2,dp=2", io::parse_parallel_layout("pp=2,dp=2"));
+  CHECK(has(pipelined, {"schedule", "\"1f1b\""}));
+  const auto named =
+      io::parallel_layout_defaults("pp=2,schedule=gpipe", io::parse_parallel_layout("pp=2,schedule=gpipe"));
+  CHECK_FALSE(std::any_of(named.begin(), named.end(), [](const auto& x) { return x.field == "schedule"; }));
+  const auto flat = io::parallel_layout_defaults("tp=2", io::parse_parallel_layout("tp=2"));
+  CHECK_FALSE(std::any_of(flat.begin(), flat.end(), [](const auto& x) { return x.field == "schedule"; }));
+}
+
 TEST_CASE("pipeline schedules: every schedule's passes merge into one order that runs them all", "[model][pipeline]") {
   std::apply(
       [](auto... s) {
