@@ -291,9 +291,11 @@ TEST_CASE("a layout lists the keys it left out with the values priced", "[io]") 
   const auto a = io::parallel_layout_defaults("tp=2,pp=4,dp=8", l);
   std::set<std::string> listed;
   for (const auto& x : a) listed.insert(x.field);
-  CHECK(listed == std::set<std::string>{"vpp", "cp", "mbs", "recompute", "sp", "zero", "offload", "codec"});
+  // A pipeline's schedule too (pp=4): the default's name.
+  CHECK(listed == std::set<std::string>{"vpp", "cp", "mbs", "recompute", "sp", "zero", "offload", "codec", "schedule"});
   CHECK(plan::describe(a) ==
-        "vpp 1, cp 1, mbs 1, recompute \"none\", sp \"off\", zero 0, offload \"off\", codec \"none\"");
+        "vpp 1, cp 1, mbs 1, recompute \"none\", sp \"off\", zero 0, offload \"off\", codec "
+        "\"none\", schedule \"1f1b\"");
   // Full recomputation without recompute_layers is every layer: assumed, as Megatron-Core asks for a method.
   const auto full = io::parse_parallel_layout("tp=2,dp=8,recompute=full");
   CHECK(

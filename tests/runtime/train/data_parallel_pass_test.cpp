@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "small_trainer.hpp"
+
 namespace train_data_parallel_pass_test {
 
 using namespace trinity;
@@ -27,12 +29,7 @@ using states = shard::data_parallel<shard::replicate, rank_comm, shard::exact_re
 using experts = train::moe_block<shard::replicate, rank_comm>;
 
 train::config small(std::size_t recompute_layers = 0) {
-  train::config cfg;
-  cfg.inputs = 6;
-  cfg.width = 16;
-  cfg.hidden_layers = 3;
-  cfg.outputs = 3;
-  cfg.batch = 8;
+  auto cfg = test::small_trainer();
   cfg.recompute_layers = recompute_layers;
   return cfg;
 }

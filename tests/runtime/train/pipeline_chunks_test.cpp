@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "small_trainer.hpp"
+
 namespace train_pipeline_chunks_test {
 
 using namespace trinity;
@@ -34,13 +36,8 @@ struct step_result {
 };
 
 train::config config_of(std::size_t pp, const std::string& schedule, std::size_t recompute_layers) {
-  train::config cfg;
+  auto cfg = test::small_trainer();  // 4 layers: a pair a chunk over 2 stages
   cfg.pipeline = pp;
-  cfg.hidden_layers = 3;  // 4 layers: a pair a chunk over 2 stages
-  cfg.width = 16;
-  cfg.inputs = 6;
-  cfg.outputs = 3;
-  cfg.batch = 8;
   cfg.micro_batches = 4;
   cfg.schedule = schedule;
   cfg.recompute_layers = recompute_layers;
