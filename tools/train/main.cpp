@@ -160,6 +160,75 @@ void parse_inject_nan(const std::string& text, train::config& cfg) {
 
 bool launched_by_mpirun() { return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE"); }
 
+// The flags of recomputation, each with its values.
+void add_recompute_options(CLI::App& app, train::config& cfg) {
+  app.add_option("--recompute-layers", cfg.recompute_layers,
+                 "blocks of each model chunk that keep only their input and run their forward again in the "
+                 "backward (Megatron-Core's full recomputation, block method); a block is a column/row pair of "
+                 "layers")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
+  app.add_option_function<std::string>(
+         "--recompute-method",
+         [&cfg](const std::string& v) {
+           cfg.recompute_method = v == "uniform" ? model::recompute_method::uniform : model::recompute_method::block;
+         },
+         "block (the default): --recompute-layers counts each chunk's first blocks recomputed; uniform: every block "
+         "is, in checkpointed groups of --recompute-layers blocks (Megatron-Core's --recompute-method)")
+      ->check(CLI::IsMember({"block", "uniform"}));
+  app.add_flag("--recompute-attention", cfg.recompute_attention,
+               "the attention block keeps its input alone and runs its core again in the backward, its keys and "
+               "values around the context ring again (Megatron-Core's selective recomputation)");
+  app.add_flag("--recompute-experts", cfg.recompute_experts,
+               "the experts' block keeps its input alone and runs again in the backward, its router, dispatch and "
+               "combine (Megatron-Core's recompute module moe)");
+  app.add_flag("--recompute-shared-experts", cfg.recompute_shared,
+               "the shared experts keep the block's input alone and run again in the backward, their collectives "
+               "too (Megatron-Core's recompute module shared_experts)");
+}
+
+// The flags of model parallelism, each with its range, and recomputation's.
+void add_parallel_options(CLI::App& app, train::config& cfg) {
+  app.add_option("--pp", cfg.pipeline,
+                 "pipeline stages: the layers split over PP ranks, data parallel across pipelines")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  app.add_option("--vpp", cfg.virtual_stages,
+                 "model chunks per pipeline rank (Megatron's interleaved schedule; 1: 1F1B)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  app.add_option(
+         "--schedule", cfg.schedule,
+         "the pipeline schedule: " + trinity::model::schedule_names() + " (default 1f1b, interleaved with --vpp)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return trinity::model::known_schedule(v) && !v.empty() ? std::string()
+                                                                   : "use one of " + trinity::model::schedule_names();
+          },
+          "NAME"));
+  app.add_option("--chunk-layers", cfg.chunk_layers,
+                 "each model chunk's layers, pp*vpp counts in the model's order, chunk c on rank c mod pp "
+                 "(Megatron-Core's --pipeline-model-parallel-layout; default: an even split)")
+      ->delimiter(',')
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1025}));
+  app.add_option("--micro-batches", cfg.micro_batches,
+                 "micro-batches a pipeline replica splits its samples into (default: --pp)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16));
+  app.add_option("--tp", cfg.tensor,
+                 "tensor-parallel ranks: each pair of a chunk's layers split column- then row-wise over them")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  add_recompute_options(app, cfg);
+  app.add_flag("--sp", cfg.sequence_parallel,
+               "sequence parallelism: tokens outside a pair split over the tensor group");
+  app.add_option("--sequence", cfg.sequence,
+                 "tokens a sample has (--batch counts sequences); above 1 an attention block "
+                 "follows the first layer")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
+  app.add_option("--heads", cfg.heads, "the attention block's heads, over the first layer's --width outputs")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
+  app.add_option("--cp", cfg.context,
+                 "context-parallel ranks: each sequence's tokens split over them, keys and values "
+                 "passed around a ring")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+}
+
 // The flags, each with its range: a value outside it is a usage error before anything runs.
 void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& backend, std::string& nan) {
   app.add_option("--ranks", ranks, "ranks as threads of this process (ignored under mpirun)")
@@ -200,66 +269,7 @@ void add_options(CLI::App& app, train::config& cfg, int& ranks, std::string& bac
   app.add_option("--save-checkpoint", cfg.save_checkpoint, "write a sharded checkpoint into DIR after the last step");
   app.add_option("--load-checkpoint", cfg.load_checkpoint,
                  "resume from a sharded checkpoint in DIR (any rank count and layout)");
-  app.add_option("--pp", cfg.pipeline,
-                 "pipeline stages: the layers split over PP ranks, data parallel across pipelines")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
-  app.add_option("--vpp", cfg.virtual_stages,
-                 "model chunks per pipeline rank (Megatron's interleaved schedule; 1: 1F1B)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
-  app.add_option(
-         "--schedule", cfg.schedule,
-         "the pipeline schedule: " + trinity::model::schedule_names() + " (default 1f1b, interleaved with --vpp)")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            return trinity::model::known_schedule(v) && !v.empty() ? std::string()
-                                                                   : "use one of " + trinity::model::schedule_names();
-          },
-          "NAME"));
-  app.add_option("--chunk-layers", cfg.chunk_layers,
-                 "each model chunk's layers, pp*vpp counts in the model's order, chunk c on rank c mod pp "
-                 "(Megatron-Core's --pipeline-model-parallel-layout; default: an even split)")
-      ->delimiter(',')
-      ->check(CLI::Range(std::size_t{0}, std::size_t{1025}));
-  app.add_option("--micro-batches", cfg.micro_batches,
-                 "micro-batches a pipeline replica splits its samples into (default: --pp)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16));
-  app.add_option("--tp", cfg.tensor,
-                 "tensor-parallel ranks: each pair of a chunk's layers split column- then row-wise over them")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
-  app.add_option("--recompute-layers", cfg.recompute_layers,
-                 "blocks of each model chunk that keep only their input and run their forward again in the "
-                 "backward (Megatron-Core's full recomputation, block method); a block is a column/row pair of "
-                 "layers")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1024}));
-  app.add_option_function<std::string>(
-         "--recompute-method",
-         [&cfg](const std::string& v) {
-           cfg.recompute_method = v == "uniform" ? model::recompute_method::uniform : model::recompute_method::block;
-         },
-         "block (the default): --recompute-layers counts each chunk's first blocks recomputed; uniform: every block "
-         "is, in checkpointed groups of --recompute-layers blocks (Megatron-Core's --recompute-method)")
-      ->check(CLI::IsMember({"block", "uniform"}));
-  app.add_flag("--recompute-attention", cfg.recompute_attention,
-               "the attention block keeps its input alone and runs its core again in the backward, its keys and "
-               "values around the context ring again (Megatron-Core's selective recomputation)");
-  app.add_flag("--recompute-experts", cfg.recompute_experts,
-               "the experts' block keeps its input alone and runs again in the backward, its router, dispatch and "
-               "combine (Megatron-Core's recompute module moe)");
-  app.add_flag("--recompute-shared-experts", cfg.recompute_shared,
-               "the shared experts keep the block's input alone and run again in the backward, their collectives "
-               "too (Megatron-Core's recompute module shared_experts)");
-  app.add_flag("--sp", cfg.sequence_parallel,
-               "sequence parallelism: tokens outside a pair split over the tensor group");
-  app.add_option("--sequence", cfg.sequence,
-                 "tokens a sample has (--batch counts sequences); above 1 an attention block "
-                 "follows the first layer")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
-  app.add_option("--heads", cfg.heads, "the attention block's heads, over the first layer's --width outputs")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 14));
-  app.add_option("--cp", cfg.context,
-                 "context-parallel ranks: each sequence's tokens split over them, keys and values "
-                 "passed around a ring")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+  add_parallel_options(app, cfg);
   app.add_option("--inject-nan", nan, "STEP[:RANK]: put a NaN in RANK's gradient at STEP (counted from 1)");
 }
 

@@ -84,16 +84,15 @@ nlohmann::json expert_step(Comm& c, const Moe* moe, std::uint64_t sent, std::uin
 template <class Comm, class Moe>
 nlohmann::json expert_summary(Comm& c, const config& cfg, const Moe* moe, std::size_t rows, std::size_t passes) {
   const bool again = cfg.recompute_layers > 0 || cfg.recompute_experts;
-  // Every rank runs the same dispatcher: the model's count is there for all, or for none (the node-deduplicated
-  // one's rows the model counts for random routing, which the fixed balanced assignment does not draw).
-  const auto* by_node = std::get_if<node_dispatch>(&cfg.moe.dispatch);
+  // Every rank runs the same dispatcher: the model's count is there for all, or for none (train::model_counts).
+  const bool counted = cfg.moe.balanced && model_counts(cfg.moe.dispatch);
   const auto mine = moe ? moe->modelled(rows, again) : std::optional<double>(0.0);
   const auto modelled =
       per_rank(c, static_cast<std::uint64_t>(std::llround(static_cast<double>(passes) * mine.value_or(0.0))));
   const auto params = per_rank(c, moe ? moe->parameters_per_rank() : 0);
   const auto shared = per_rank(c, moe ? moe->shared_parameters_per_rank() : 0);
   nlohmann::json per = nlohmann::json::array();
-  for (const auto m : modelled) per.push_back(cfg.moe.balanced && !by_node ? nlohmann::json(m) : nlohmann::json());
+  for (const auto m : modelled) per.push_back(counted ? nlohmann::json(m) : nlohmann::json());
   nlohmann::json out = {{"experts", cfg.moe.experts},
                         {"top_k", cfg.moe.top_k},
                         {"ep", cfg.moe.ep},
@@ -103,7 +102,8 @@ nlohmann::json expert_summary(Comm& c, const config& cfg, const Moe* moe, std::s
                         {"shared_experts", cfg.moe.shared_experts},
                         {"shared_parameters_per_rank", *std::max_element(shared.begin(), shared.end())},
                         {"modelled_bytes_per_step", per}};
-  if (by_node) out["dispatcher"] = {{"name", "deepep"}, {"node_ranks", by_node->node_ranks}};
+  if (const auto* by_node = std::get_if<node_dispatch>(&cfg.moe.dispatch))
+    out["dispatcher"] = {{"name", "deepep"}, {"node_ranks", by_node->node_ranks}};
   return out;
 }
 

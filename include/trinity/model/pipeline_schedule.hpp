@@ -150,19 +150,13 @@ template <class F>
 auto with_schedule(std::string_view name, F&& f) {
   using first = std::tuple_element_t<0, pipeline_schedules>;
   if (name.empty()) return f(first{});
-  trinity::detail::require(known_schedule(name), "schedule", [&] {
+  std::optional<decltype(f(first{}))> out;
+  std::apply([&](auto... s) { ((decltype(s)::name == name && !out ? void(out.emplace(f(s))) : void()), ...); },
+             pipeline_schedules{});
+  trinity::detail::require(out.has_value(), "schedule", [&] {
     return "\"" + std::string(name) + "\" is no pipeline schedule; give one of " + schedule_names();
   });
-  using result = decltype(f(first{}));
-  return [&]<class... S>(std::tuple<S...>*) {
-    std::optional<result> out;
-    (
-        [&] {
-          if (S::name == name && !out) out.emplace(f(S{}));
-        }(),
-        ...);
-    return *std::move(out);
-  }(static_cast<pipeline_schedules*>(nullptr));
+  return *std::move(out);
 }
 
 //! One rank's passes under the layout's schedule.

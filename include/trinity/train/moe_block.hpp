@@ -271,7 +271,7 @@ class moe_block {
   //! The step model's count of the bytes one pass of `rows` tokens a rank sends under balanced routing, as the
   //! dispatcher models it (all_to_all_dispatch::modelled_bytes); none for the node-deduplicated one.
   [[nodiscard]] std::optional<double> modelled(std::size_t rows, bool recomputed) const {
-    if (!std::holds_alternative<all_to_all_dispatch>(cfg_.dispatch)) return std::nullopt;
+    if (!model_counts(cfg_.dispatch)) return std::nullopt;
     return all_to_all_dispatch::modelled_bytes(shape_, cfg_.ep, cfg_.etp, rows, recomputed);
   }
   //! Assignments dropped at an expert's capacity in the last step's passes.

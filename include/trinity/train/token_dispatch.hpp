@@ -138,6 +138,12 @@ using dispatcher = std::variant<all_to_all_dispatch, node_dispatch>;
 //! What a forward's dispatcher kept for its backward.
 using dispatch_pass = std::variant<parallel::moe_pass, parallel::node_pass>;
 
+//! Whether the step model counts what the dispatcher sends (all_to_all_dispatch::modelled_bytes): the all-to-all's
+//! rows are its routing's, whatever the experts; the node-deduplicated dispatcher's depend on which experts share a
+//! node, which the model counts for experts drawn at random (model::deduplicated_dispatch_rows) and the trainer's
+//! balanced routing does not draw.
+inline bool model_counts(const dispatcher& d) noexcept { return std::holds_alternative<all_to_all_dispatch>(d); }
+
 //! The routing a pass ran (both dispatchers keep it): the assignments kept and dropped.
 inline const parallel::routing& routing_of(const dispatch_pass& p) {
   return std::visit([](const auto& q) -> const parallel::routing& { return q.r; }, p);
