@@ -6,6 +6,7 @@
 //! refused with its path and the nearest valid one instead of being ignored.
 //! The diffusion trace fitter (io/diffusion_trace.hpp) also needs the caches.
 
+#include <trinity/io/device.hpp>
 #include <trinity/io/json_object.hpp>
 #include <trinity/io/parallel_calibration.hpp>
 #include <trinity/io/serving_runs.hpp>
@@ -18,3 +19,4 @@
 #include <trinity/io/topology.hpp>
 #include <trinity/io/transformer_probe.hpp>
 #include <trinity/io/workload.hpp>
+#include <trinity/io/write_system.hpp>

@@ -6,6 +6,8 @@
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/data_curation.hpp>
 #include <trinity/plan/diffusion.hpp>
+#include <trinity/plan/device.hpp>
+#include <trinity/plan/device_presets.hpp>
 #include <trinity/plan/dynamic_parallel.hpp>
 #include <trinity/plan/edge.hpp>
 #include <trinity/plan/embedding_serve.hpp>

@@ -21,7 +21,8 @@ using json = nlohmann::json;
 plan::system system_from(const std::string& arg) {
   if (auto s = plan::presets::find(arg)) return *s;
   const auto names = plan::presets::names();
-  return from_file(arg, "--system", names, [](const json& j) { return io::read_system(j); });
+  return from_file(arg, "--system", names,
+                   [&](const json& j) { return io::read_system(j, std::filesystem::path(arg).parent_path()); });
 }
 
 any_workload workload_from(const std::string& arg, const plan::system& s) {

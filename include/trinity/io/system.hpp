@@ -11,19 +11,21 @@
 //!    "interconnect": {"preset": "nvlink5-x18", "bandwidth": "450GB/s"}}
 //!
 //! A cluster of such nodes adds its scale-out link (per device and direction) and how many devices share the
-//! interconnect: "scale_up_domain": 8, "scale_out": {"preset": "infiniband-400g"}. A device may carry its
-//! GEMM curve for the parallel step model: "gemm": {"peak_fraction": 1, "half_size": 640, "ceiling": 0.695}
-//! (a missing ceiling is 1, and assumed). A link may carry what NCCL's collectives move over it,
+//! interconnect: "scale_up_domain": 8, "scale_out": {"preset": "infiniband-400g"}. A device may start from a
+//! device preset or a profile file and carry its measured curves (io/device.hpp): `{"preset": "h100-sxm",
+//! "count": 8}` prices as the DGX presets' H100 does. A link may carry what NCCL's collectives move over it,
 //! "collective_bandwidth": "370GB/s" (left out: its bandwidth; the NVLink and InfiniBand presets of the DGX
 //! systems carry NCCL's measured rates, which a link that changes their bandwidth drops).
 //!
 //!   plan::system s = io::read_system(io::load("box.json"));
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <trinity/io/device.hpp>
 #include <trinity/io/json_object.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/presets.hpp>
@@ -35,19 +37,6 @@ namespace detail {
 inline constexpr key system_keys[] = {{"name", required},         {"device", required}, {"tiers", required},
                                       {"interconnect", required}, {"server"},           {"fabric"},
                                       {"fabric_memory_tier"},     {"scale_up_domain"},  {"scale_out"}};
-inline constexpr key device_keys[] = {{"name"},
-                                      {"compute", required},
-                                      {"power", required},
-                                      {"idle_power"},
-                                      {"count", required},
-                                      {"price_per_hour"},
-                                      {"gpu"},
-                                      {"source"},
-                                      {"gemm"}};
-inline constexpr key gemm_keys[] = {{"peak_fraction", required}, {"half_size", required}, {"ceiling"}};
-// A server is one machine: no count.
-inline constexpr key server_keys[] = {
-    {"name"}, {"compute", required}, {"power", required}, {"idle_power"}, {"price_per_hour"}, {"gpu"}, {"source"}};
 inline constexpr key tier_keys[] = {{"preset"},  {"name"},   {"capacity"},          {"bandwidth"},
                                     {"latency"}, {"energy"}, {"price_per_gb_hour"}, {"source"}};
 inline constexpr key link_keys[] = {{"preset"},  {"name"},   {"bandwidth"},    {"collective_bandwidth"},
@@ -69,51 +58,6 @@ inline plan::priced_link link_preset(const json& j, const std::string& path) {
   const std::string name = text(j, path);
   if (const auto d = find_link(name)) return plan::link_of(*d);
   fail(path, "\"" + name + "\" is not a link preset" + trinity::detail::suggestion(name, names_of(preset_links)));
-}
-
-//! A dense rate, or one per precision ({"bf16": ..., "fp32": ...}); bf16's (else the first) is the default.
-inline void read_compute(const json& c, const std::string& path, plan::device_spec& d) {
-  if (!c.is_object()) {
-    d.compute = quantity<flops_per_second>(c, path);
-    return;
-  }
-  if (c.empty()) fail(path, "name at least one precision, e.g. {\"bf16\": \"989TFLOPs\"}");
-  for (auto it = c.begin(); it != c.end(); ++it) {
-    const std::string at = join(path, it.key());
-    if (!plan::known_precision(it.key()))
-      fail(at, "unknown precision" + trinity::detail::suggestion(it.key(), plan::precisions));
-    d.compute_by_precision.emplace_back(it.key(), quantity<flops_per_second>(it.value(), at));
-  }
-  d.compute = c.contains("bf16") ? d.rate("bf16") : d.compute_by_precision.front().second;
-}
-
-inline plan::device_spec read_device(const json& j, const std::string& path, bool server, plan::assumptions& assumed) {
-  const object o(j, path, server ? std::span<const key>(server_keys) : std::span<const key>(device_keys),
-                 server ? "a server" : "a device");
-  plan::device_spec d;
-  d.name = path;
-  o.get("name", d.name);
-  read_compute(o.at("compute"), o.path("compute"), d);
-  d.power = o.quantity<watts>("power");
-  o.get("idle_power", d.idle_power, assumed);
-  if (!server) d.count = o.count("count", 1'000'000);
-  o.get("price_per_hour", d.price_per_hour);
-  o.get("gpu", d.gpu);
-  o.get("source", d.source);
-  if (!server && o.has("gemm")) {
-    // The share of peak a GEMM gets by its shape (model/gemm.hpp): what the parallel step model prices with.
-    const object g(o.at("gemm"), o.path("gemm"), gemm_keys,
-                   "a GEMM curve, {\"peak_fraction\": 1, \"half_size\": 640, \"ceiling\": 0.695}");
-    d.gemm.peak_fraction = g.number("peak_fraction");
-    d.gemm.half_size = g.number("half_size");
-    g.get("ceiling", d.gemm.ceiling, assumed);
-    model::validate(d.gemm, o.path("gemm"));
-  } else if (!server) {
-    plan::assume(assumed, o.path("gemm.peak_fraction"), d.gemm.peak_fraction);
-    plan::assume(assumed, o.path("gemm.half_size"), d.gemm.half_size);
-    plan::assume(assumed, o.path("gemm.ceiling"), d.gemm.ceiling);
-  }
-  return d;
 }
 
 // A tier's or link's latency and energy: given, a preset's, or zero (recorded as assumed).
@@ -172,13 +116,14 @@ inline plan::priced_link read_link(const json& j, const std::string& path, plan:
   return l;
 }
 
-//! A whole system, validated: any failure is an invalid_input whose field is the JSON path.
-inline plan::system read_system(const json& j) {
+//! A whole system, validated: any failure is an invalid_input whose field is the JSON path. A device's "profile"
+//! file is found in `base`, the system file's folder.
+inline plan::system read_system(const json& j, const std::filesystem::path& base = {}) {
   const object o(j, "", detail::system_keys, "a system");
   plan::system s;
   s.name = o.text("name");
-  s.device = detail::read_device(o.at("device"), "device", false, s.assumed);
-  if (o.has("server")) s.server = detail::read_device(o.at("server"), "server", true, s.assumed);
+  s.device = read_device(o.at("device"), {"device", false, base, &s.assumed});
+  if (o.has("server")) s.server = read_device(o.at("server"), {"server", true, base, &s.assumed});
   o.get("fabric", s.fabric);
   o.get("fabric_memory_tier", s.fabric_memory_tier);
   for_each(

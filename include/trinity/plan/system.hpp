@@ -23,6 +23,8 @@
 #include <trinity/model/gemm.hpp>
 #include <trinity/model/serving.hpp>
 #include <trinity/plan/assumed.hpp>
+#include <trinity/plan/device.hpp>
+#include <trinity/plan/device_presets.hpp>
 #include <trinity/plan/detail/measured_gemm.hpp>
 #include <trinity/plan/detail/measured_attention.hpp>
 #include <trinity/plan/detail/measured_serving.hpp>
@@ -31,54 +33,6 @@
 #include <trinity/units/literals.hpp>
 
 namespace trinity::plan {
-
-//! The precisions a device may list a rate for and a workload may run at.
-inline constexpr std::string_view precisions[] = {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"};
-
-//! Whether `name` is one of plan::precisions.
-inline bool known_precision(std::string_view name) {
-  for (const auto p : precisions)
-    if (p == name) return true;
-  return false;
-}
-
-struct device_spec {
-  std::string name;
-  flops_per_second compute{};  //!< sustained dense rate at bf16, and at any precision not listed below
-  watts power{};               //!< board power while computing
-  std::size_t count = 1;       //!< devices in the data-parallel group
-  double price_per_hour = 0;   //!< dollars per device-hour (rent, or amortised purchase); 0: not priced
-  std::string source;
-  bool gpu = false;  //!< its gradient codecs run as GPU kernels (plan::gpu_codecs)
-  //! Dense rates at other precisions ("fp32", "int8", ...), where they differ from `compute`.
-  std::vector<std::pair<std::string, flops_per_second>> compute_by_precision = {};
-  //! Board power while it waits (on the network, a tier, the other end of a link): what a step's idle
-  //! share costs in energy. At most `power`.
-  watts idle_power{};
-  //! The share of `compute` a matrix multiply gets by its shape (model/gemm.hpp): what the parallel step
-  //! model prices GEMMs at. The default, the full peak at every shape, is an upper bound.
-  model::gemm_efficiency gemm{};
-  //! What a serving engine on this device costs beyond its bytes and FLOPs (model/serving.hpp). The default, the
-  //! data sheet's ideal, is an upper bound on speed.
-  model::serving_calibration serving{};
-  //! The fused attention kernel's curve (model/fused_attention.hpp): what flash_attention costs in the parallel
-  //! step model. The default, not measured, prices the attention core as the GEMM curve's batched GEMMs.
-  model::fused_attention_efficiency attention{};
-
-  //! The device's own rate for this precision, or null where it lists none.
-  [[nodiscard]] const flops_per_second* listed_rate(std::string_view precision) const {
-    for (const auto& [precision_name, r] : compute_by_precision)
-      if (precision_name == precision) return &r;
-    return nullptr;
-  }
-  //! Whether the device has a rate of its own for this precision (else rate() gives `compute`).
-  [[nodiscard]] bool lists_rate(std::string_view precision) const { return listed_rate(precision) != nullptr; }
-  //! The rate at which work of this precision runs.
-  [[nodiscard]] flops_per_second rate(std::string_view precision) const {
-    const auto* r = listed_rate(precision);
-    return r ? *r : compute;
-  }
-};
 
 //! A memory tier as a system holds it: the library's descriptor (tiers/tier_descriptor.hpp), its text its own,
 //! and what holding a byte in it costs.
@@ -128,54 +82,6 @@ struct system {
 };
 
 namespace detail {
-// "-1 GB must be positive": the value as the user would write it, then the rule.
-template <class Q>
-std::string shown(Q v) {
-  if constexpr (std::is_arithmetic_v<Q>)
-    return units::detail::format_number(static_cast<double>(v));
-  else
-    return to_string(v);
-}
-template <class Q>
-double raw(Q v) {
-  if constexpr (std::is_arithmetic_v<Q>)
-    return static_cast<double>(v);
-  else
-    return v.value();
-}
-template <class Q>
-void require_positive(Q v, const std::string& field) {
-  const double x = raw(v);
-  trinity::detail::require(x > 0 && trinity::detail::is_finite(x), field, shown(v) + " must be positive and finite");
-}
-template <class Q>
-void require_non_negative(Q v, const std::string& field) {
-  const double x = raw(v);
-  trinity::detail::require(x >= 0 && trinity::detail::is_finite(x), field,
-                           shown(v) + " must be finite and not negative");
-}
-//! A precision name, refused with the nearest known one.
-inline void require_precision(std::string_view name, const std::string& field) {
-  if (known_precision(name)) return;
-  // Appended, not "\"" + std::string(name): GCC 12 at -O3 warns falsely on that (-Wrestrict, bug 105651).
-  std::string why(1, '"');
-  why.append(name).append("\" is not a precision").append(trinity::detail::suggestion(name, precisions));
-  throw invalid_input(field, why);
-}
-
-inline void validate(const device_spec& d, const std::string& at) {
-  require_positive(d.compute, at + ".compute");
-  for (const auto& [name, r] : d.compute_by_precision) {
-    require_precision(name, at + ".compute." + name);
-    require_positive(r, at + ".compute." + name);
-  }
-  require_non_negative(d.power, at + ".power");
-  require_non_negative(d.idle_power, at + ".idle_power");
-  trinity::detail::require(d.idle_power <= d.power, at + ".idle_power",
-                           to_string(d.idle_power) + " is more than the power while computing (" + to_string(d.power) +
-                               "); a device waiting draws less than one working");
-  require_non_negative(d.price_per_hour, at + ".price_per_hour");
-}
 
 inline void validate(const priced_link& l, const std::string& at) {
   require_positive(l.bandwidth, at + ".bandwidth");
@@ -224,7 +130,6 @@ inline void validate(const system& s) {
   trinity::detail::require(s.scale_up_domain <= s.device.count, "scale_up_domain",
                            std::to_string(s.scale_up_domain) + " devices per domain, more than the " +
                                std::to_string(s.device.count) + " of device.count");
-  model::validate(s.device.gemm, "device.gemm");
   if (s.server) {
     trinity::detail::require(!s.server->name.empty(), "server.name", "the server needs a name");
     detail::validate(*s.server, "server");
@@ -253,6 +158,12 @@ inline std::string format_dollars(double d) { return "$" + units::detail::format
 
 namespace presets {
 
+//! A device preset (plan/device_presets.hpp), `count` of it.
+inline device_spec with_count(device_spec d, std::size_t count) {
+  d.count = count;
+  return d;
+}
+
 //! A GB200 NVL72 rack: 72 GPUs on NVLink 5, each with HBM3e, half a Grace's LPDDR5X over NVLink-C2C,
 //! and a CXL capacity pool as tier-2 (the CXL report's §6.3 hierarchy).
 inline system gb200_nvl72_cxl() {
@@ -260,27 +171,7 @@ inline system gb200_nvl72_cxl() {
   grace.capacity = grace.capacity / 2.0;  // one Grace serves two GPUs in a GB200 superchip (CXL report L773-775)
   grace.source += "; halved: one Grace per two GPUs";
   return {"gb200-nvl72-cxl",
-          // 180 PFLOP/s dense FP16/BF16 for 72 GPUs (NVIDIA GB200 NVL72 specifications: 360 PFLOP/s with
-          // 2:4 sparsity), so 2.5 PFLOP/s each; about 1.2 kW per GPU (NVIDIA lists the GB200 superchip,
-          // two GPUs and a Grace, at up to 2.7 kW).
-          // $10.50 per GPU-hour: CoreWeave's on-demand list price of a 4-GPU GB200 NVL72 instance, $42.00/h (2025).
-          // FP32 5,760 TFLOP/s, and INT8 720 POPS and FP8 720 PFLOP/s with sparsity, for 72 GPUs (the same
-          // table): 80 TFLOP/s, and 5 POPS and 5 PFLOP/s dense, each.
-          // Idle: NVIDIA publishes no idle figure for the GB200. 150 W per GPU is an assumption, scaled from the
-          // H100 SXM's (below) by the boards' maximum power; measure yours with nvidia-smi (power.draw) while a
-          // rank waits on a collective, and put it in a JSON system.
-          {"gb200-gpu",
-           flops_per_second{2.5e15},
-           watts{1200},
-           72,
-           10.50,
-           "NVIDIA GB200 NVL72 specifications (dense BF16, superchip power / 2); CoreWeave list price; idle power "
-           "an assumption",
-           true,
-           {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{5e15}}, {"fp8", flops_per_second{5e15}}},
-           watts{150},
-           // An assumption: the H100's measured GEMM curve (no Blackwell was lent to sweep).
-           detail::measured_h100_gemm},
+          with_count(gb200_gpu(), 72),
           {tier_of(tiers::gb200_hbm3e::descriptor), grace, tier_of(tiers::cxl_capacity::descriptor)},
           link_of(links::nvlink5_x18::descriptor),
           std::nullopt,
@@ -292,26 +183,7 @@ inline system gb200_nvl72_cxl() {
 //! host DDR5 as the offload tier.
 inline system h100_infiniband() {
   return {"h100-ib-cluster",
-          // 989 TFLOP/s dense BF16 and 700 W (NVIDIA H100 Tensor Core GPU data sheet, SXM5).
-          // $6.16 per GPU-hour: CoreWeave's on-demand list price of an 8-GPU HGX H100 node, $49.24/h (2025).
-          // FP32 67 TFLOP/s; INT8 3,958 TOPS and FP8 3,958 TFLOP/s with sparsity, 1,979 dense each (the same
-          // data sheet).
-          // Idle: the data sheet gives none. 90 W is an assumption: an H100 SXM reads 60-75 W in nvidia-smi with
-          // no context, a little more with clocks held up while it waits inside a collective. Measure yours.
-          {"h100-sxm",
-           flops_per_second{989e12},
-           watts{700},
-           64,
-           6.16,
-           "NVIDIA H100 data sheet (SXM5, dense BF16); CoreWeave list price; idle power an assumption",
-           true,
-           {{"fp32", flops_per_second{67e12}}, {"int8", flops_per_second{1979e12}}, {"fp8", flops_per_second{1979e12}}},
-           watts{90},
-           detail::measured_h100_gemm,  // fitted to cuBLAS on an H100 (plan/detail/measured_gemm.hpp)
-           // fitted to published TensorRT-LLM runs (plan/detail/measured_serving.hpp)
-           detail::fitted_h100_serving,
-           // cuDNN's fused attention, fitted to its published H100 speeds (plan/detail/measured_attention.hpp)
-           detail::measured_h100_attention},
+          with_count(h100_sxm(), 64),
           {tier_of(tiers::h100_hbm3::descriptor), tier_of(tiers::host_ddr::descriptor)},
           link_of(links::infiniband_400g::descriptor),
           std::nullopt,
@@ -323,8 +195,7 @@ inline system h100_infiniband() {
 //! Its interconnect is the scale-up domain: what a serving replica's tensor parallelism crosses.
 inline system dgx_h100() {
   auto nvlink = link_of(links::nvlink4_x18::descriptor);
-  auto device = h100_infiniband().device;  // the same H100 SXM: data sheet, list price, idle power assumption
-  device.count = 8;
+  const auto device = with_count(h100_sxm(), 8);
   // Host memory as a GPU sees it: its share of the node's DDR5, reached over the GPU's PCIe link, not at the
   // DIMMs' own rate, and a PCIe traversal later than the host's own loads.
   auto host = tier_of(tiers::host_ddr::descriptor);
@@ -373,13 +244,8 @@ inline system dgx_h100_cxl() {
 inline system dgx_h200() {
   auto s = dgx_h100();
   s.name = "dgx-h200";
-  s.device.name = "h200-sxm";
-  s.device.source =
-      "NVIDIA H200 data sheet (SXM: dense BF16 and FP8 as the H100's, 700 W); list price and idle power "
-      "as dgx-h100's (" +
-      s.device.source + ")";
+  s.device = with_count(h200_sxm(), 8);
   s.tiers.front() = tier_of(tiers::h200_hbm3e::descriptor);
-  s.device.serving = detail::fitted_h200_serving;  // plan/detail/measured_serving.hpp
   return s;
 }
 
@@ -387,22 +253,7 @@ inline system dgx_h200() {
 //! its interconnect is the scale-up domain; the node's eight HDR 200 Gb/s InfiniBand ports (DGX A100 data
 //! sheet) join nodes: its scale-out link.
 inline system dgx_a100() {
-  // 312 TFLOP/s dense BF16, 19.5 TFLOP/s FP32, 624 TOPS dense INT8, 400 W (NVIDIA A100 Tensor Core GPU data
-  // sheet, SXM 80GB). Not priced (0): give your rate in a JSON system for the cost objective. Idle: no data
-  // sheet figure; 60 W is an assumption, scaled from the H100's by board power. Measure yours.
-  device_spec a100{"a100-sxm-80gb",
-                   flops_per_second{312e12},
-                   watts{400},
-                   8,
-                   0.0,
-                   "NVIDIA A100 data sheet (SXM 80GB, dense BF16); idle power an assumption",
-                   true,
-                   {{"fp32", flops_per_second{19.5e12}}, {"int8", flops_per_second{624e12}}},
-                   watts{60},
-                   // No A100 was lent to sweep: fitted to published A100 runs (plan/detail/measured_gemm.hpp).
-                   detail::fitted_a100_gemm,
-                   // Fitted to published TensorRT-LLM runs (plan/detail/measured_serving.hpp).
-                   detail::fitted_a100_serving};
+  const auto a100 = with_count(a100_sxm_80gb(), 8);
   auto hbm = tier_of(tiers::a100_hbm2e::descriptor);
   // Host memory as a GPU sees it: its share of the node's DDR4, reached over the GPU's PCIe link, a PCIe
   // traversal (links/parameters.hpp's pcie_latency, which Gen4 and Gen5 share there) later than the host's loads.
@@ -425,20 +276,7 @@ inline system dgx_a100() {
 //! with your own (a data plan's price, the modem's energy per byte).
 inline system edge_5g_cloud() {
   return {"edge-5g-cloud",
-          // NVIDIA Jetson Orin Nano 8GB module data sheet: 40 TOPS INT8 with 2:4 sparsity, so 20 TOPS dense,
-          // at its 15 W mode; FP16 at half the INT8 rate (Ampere tensor cores: 32 of them at 625 MHz, 512 dense
-          // FP16 FLOPs a clock each, 10 TFLOP/s). Owned, not rented: no price per hour.
-          // Idle: 5 W is an assumption for the module awake and waiting on its uplink (its data sheet gives the
-          // 7 W and 15 W power modes, not an idle draw); tegrastats reports your board's.
-          {"jetson-orin-nano",
-           flops_per_second{10e12},
-           watts{15},
-           1,
-           0.0,
-           "NVIDIA Jetson Orin Nano 8GB data sheet (15 W mode); idle power an assumption",
-           false,
-           {{"int8", flops_per_second{20e12}}},
-           watts{5}},
+          jetson_orin_nano(),
           {tier_of(tiers::orin_lpddr5::descriptor)},
           // Price: $2 per GB, an assumed IoT data plan; put your own contract's figure in a JSON system.
           link_of(links::uplink_5g::descriptor, 2.0),
