@@ -1,7 +1,10 @@
-// trinity presets [--json]: every tier and link preset with its figures and sources.
+// trinity presets [--json]: every tier, link, device and system preset with its figures and sources;
+// --system NAME or --device NAME writes one as the JSON a system file or a device profile file holds, to edit.
 
 #include "cli.hpp"
 
+#include <trinity/io/write_system.hpp>
+#include <trinity/plan/system.hpp>
 #include <trinity/presets.hpp>
 #include <trinity/units/format.hpp>
 
@@ -57,12 +60,30 @@ std::string show(const documented_parameter& p) {
   return "";
 }
 
+// One preset as the file that holds it: a system file, or a device profile (a device without its count).
+void write_one(const std::string& system, const std::string& device) {
+  if (!system.empty()) {
+    const auto s = plan::presets::find(system);
+    if (!s)
+      throw bad_flag("--system", system,
+                     "is not a system preset" + trinity::detail::suggestion(system, plan::presets::names()));
+    std::cout << io::write_system(*s).dump(2) << '\n';
+    return;
+  }
+  const auto d = plan::presets::find_device(device);
+  if (!d)
+    throw bad_flag("--device", device,
+                   "is not a device preset" + trinity::detail::suggestion(device, plan::presets::device_names()));
+  std::cout << io::write_device(*d, "device", {}, false).dump(2) << '\n';
+}
+
 void run(bool json) {
   if (json) {
-    nlohmann::json out{{"tiers", nlohmann::json::array()},
-                       {"links", nlohmann::json::array()},
-                       {"routes", nlohmann::json::array()},
-                       {"parameters", nlohmann::json::array()}};
+    nlohmann::json out{{"systems", plan::presets::names()}, {"devices", nlohmann::json::array()},
+                       {"tiers", nlohmann::json::array()},  {"links", nlohmann::json::array()},
+                       {"routes", nlohmann::json::array()}, {"parameters", nlohmann::json::array()}};
+    for (const auto name : plan::presets::device_names())
+      out["devices"].push_back(io::write_device(*plan::presets::find_device(name), "device", {}, false));
     for (const auto& t : preset_tiers) out["tiers"].push_back(to_json(t));
     for (const auto& l : preset_links) out["links"].push_back(to_json(l));
     for (const auto& r : preset_routes)
@@ -78,6 +99,25 @@ void run(bool json) {
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
+  table systems({"system", "device", "count", "tiers", "interconnect"});
+  for (const auto name : plan::presets::names()) {
+    const auto sys = *plan::presets::find(name);
+    std::string tier_names;
+    for (const auto& t : sys.tiers) tier_names += (tier_names.empty() ? "" : ", ") + t.name;
+    systems.add(
+        {std::string(name), sys.device.name, std::to_string(sys.device.count), tier_names, sys.interconnect.name});
+  }
+  systems.print(std::cout);
+  std::cout << '\n';
+  table devices({"device", "bf16 dense", "power", "GEMM curve", "attention curve", "source"});
+  for (const auto name : plan::presets::device_names()) {
+    const auto d = *plan::presets::find_device(name);
+    devices.add({d.name, to_string(d.compute), to_string(d.power),
+                 d.gemm == model::gemm_efficiency{} ? "none (the peak)" : "measured",
+                 d.attention.measured() ? "measured" : "none (as GEMMs)", d.source});
+  }
+  devices.print(std::cout);
+  std::cout << '\n';
   table tiers({"tier", "level", "capacity", "bandwidth", "latency", "energy", "source"});
   for (const auto& t : preset_tiers)
     tiers.add({std::string(t.name), std::string(to_string(t.level)), to_string(t.capacity), to_string(t.bandwidth),
@@ -108,11 +148,26 @@ void run(bool json) {
 }  // namespace
 
 void register_presets(CLI::App& app) {
-  auto* cmd = app.add_subcommand(
-      "presets", "List the tier and link presets, the routes between tiers, and the parameters, with sources");
+  auto* cmd = app.add_subcommand("presets",
+                                 "List the system, device, tier and link presets, the routes between tiers, and the "
+                                 "parameters, with sources");
   auto json = std::make_shared<bool>(false);
+  auto system = std::make_shared<std::string>();
+  auto device = std::make_shared<std::string>();
   cmd->add_flag("--json", *json, "Print JSON instead of tables");
-  cmd->callback([json] { run(*json); });
+  auto* one = cmd->add_option("--system", *system, "Write this system preset as a system file (JSON) to edit")
+                  ->type_name("PRESET")
+                  ->check(non_empty("a system preset's name"));
+  cmd->add_option("--device", *device, "Write this device preset as a device profile file (JSON) to edit")
+      ->type_name("PRESET")
+      ->check(non_empty("a device preset's name"))
+      ->excludes(one);
+  cmd->callback([json, system, device] {
+    if (!system->empty() || !device->empty())
+      write_one(*system, *device);
+    else
+      run(*json);
+  });
 }
 
 }  // namespace trinity::cli

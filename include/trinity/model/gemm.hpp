@@ -35,6 +35,7 @@ struct gemm_efficiency {
     const auto f = [this](double x) { return x / (x + half_size); };
     return std::min(ceiling, peak_fraction * f(m) * f(n) * f(k));
   }
+  friend bool operator==(const gemm_efficiency&, const gemm_efficiency&) = default;
 };
 
 inline void validate(const gemm_efficiency& g, const std::string& at = "gemm") {
