@@ -130,5 +130,6 @@ void register_cache(CLI::App& app);
 void register_plan(CLI::App& app);
 void register_verify(CLI::App& app);
 void register_validate(CLI::App& app);
+void register_fit(CLI::App& app);
 
 }  // namespace trinity::cli

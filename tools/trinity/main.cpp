@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   trinity::cli::register_plan(app);
   trinity::cli::register_verify(app);
   trinity::cli::register_validate(app);
+  trinity::cli::register_fit(app);
   trinity::cli::refuse_empty_values(app);
   try {
     app.parse(argc, argv);

@@ -7,10 +7,12 @@
 #include "cli.hpp"
 #include "workload_from.hpp"
 
+#include <trinity/io/stack_file.hpp>
 #include <trinity/io/system.hpp>
 #include <trinity/presets.hpp>
 #include <trinity/workloads.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -37,6 +39,25 @@ any_workload workload_from(const std::string& arg, const plan::system& s) {
 
 namespace {
 
+// --stack: the training stack a training workload is priced with, a built-in's name or a file `trinity fit` wrote,
+// in place of the default it assumed. A workload that names another stack is refused: one of the two must go.
+void apply_stack(const std::string& arg, any_workload& w) {
+  if (arg.empty()) return;
+  if (w.type() != "training")
+    throw bad_flag("--stack", arg, "prices a training workload's step; this one is \"" + std::string(w.type()) + "\"");
+  auto& d = w.as<plan::training_workload>();
+  const auto names = plan::stacks::names();
+  auto stack = plan::stacks::find(arg)
+                   ? *plan::stacks::find(arg)
+                   : from_file(arg, "--stack", names, [](const json& j) { return io::read_stack(j); });
+  const auto assumed =
+      std::find_if(d.assumed.begin(), d.assumed.end(), [](const auto& x) { return x.field == "stack"; });
+  if (assumed == d.assumed.end() && d.stack.name != stack.name)
+    throw bad_flag("--stack", arg, "the workload names the stack \"" + d.stack.name + "\"; give one of the two");
+  if (assumed != d.assumed.end()) d.assumed.erase(assumed);
+  d.stack = std::move(stack);
+}
+
 // The flags as typed, with the profile reader that knows the codec catalogue.
 workloads::request with_reader(workloads::request a) {
   a.planning.read_profile = read_profile;
@@ -47,6 +68,7 @@ void run_plan(const workloads::request& a) {
   if (!a.plot.empty()) trinity::detail::require_output_file("--plot", a.plot);  // before the search, not after it
   const auto s = system_from(a.system);
   auto w = workload_from(a.workload, s);
+  apply_stack(a.stack, w);
   workloads::plan(with_reader(a), s, w, std::cout);
 }
 
@@ -100,6 +122,11 @@ void register_plan(CLI::App& app) {
                 "JSON file")
       ->type_name("PRESET|FILE");
   add_planning_flags(*p, a->planning);
+  p->add_option("--stack", a->stack,
+                "A training workload's software stack: a built-in (megatron-core, the default) or a file `trinity fit` "
+                "wrote from your own runs; its constants price the step and its band gives the interval")
+      ->type_name("NAME|FILE")
+      ->check(non_empty("a stack's name or file"));
   p->add_option("--plot", a->plot, "Draw the feasible plans and the Pareto front to this PNG (gnuplot)")
       ->type_name("FILE");
   p->add_option("--parallelism", a->parallelism,

@@ -178,6 +178,18 @@ nlohmann::json alike_json(const std::vector<priced_row>& rows) {
   return out;
 }
 
+// The intervals plans print (plan/training_stack.hpp), judged on the held-out runs, each by a band it did not shape.
+constexpr double interval_coverage = plan::detail::held_out_coverage;
+nlohmann::json intervals_json(const std::vector<priced_row>& rows) {
+  const auto c = io::check_intervals(rows, interval_coverage);
+  return {{"coverage", interval_coverage}, {"runs", c.runs}, {"inside", c.inside}};
+}
+std::string interval_line(const std::vector<priced_row>& rows) {
+  const auto c = io::check_intervals(rows, interval_coverage);
+  return "Intervals: " + std::to_string(c.inside) + " of " + std::to_string(c.runs) + " held-out runs inside their " +
+         fixed(interval_coverage * 100, 0) + "% interval, each judged by the band of the others\n";
+}
+
 void print_validation_json(const validation& v, const io::published_runs& file, const std::string& probe_path) {
   const auto& [cal, pr, rows, fit_n, held_runs, exact, held_n, fit_mean, fit_worst, held_mean, held_max, worst_bytes,
                held_sum, held_worst, fp8, moe] = v;
@@ -208,6 +220,7 @@ void print_validation_json(const validation& v, const io::published_runs& file, 
                     {"held_out_fp8", summary_json(fp8)},
                     {"held_out_moe", summary_json(moe)},
                     {"device_memory", {{"runs", rows.size()}, {"over", over_memory(rows)}}},
+                    {"intervals", intervals_json(rows)},
                     {"priced_alike", alike_json(rows)},
                     {"by_source", source_json(rows)},
                     {"probe_memory", {{"stacks", pr.stacks.size()}, {"exact", exact}, {"max_abs_error", worst_bytes}}},
@@ -268,8 +281,8 @@ void print_validation_text(const validation& v) {
             << " runs, worst " << fixed(std::get<2>(fp8) * 100, 1) << "%); mixtures of experts "
             << fixed(std::get<1>(moe) * 100, 1) << "% (" << std::get<0>(moe) << " runs, worst "
             << fixed(std::get<2>(moe) * 100, 1) << "%)\n"
-            << memory_line(rows) << "Probe, activation bytes kept: " << exact << " of " << pr.stacks.size()
-            << " stacks exact to the byte (worst " << fixed(worst_bytes * 100, 3) << "%)\n"
+            << memory_line(rows) << interval_line(rows) << "Probe, activation bytes kept: " << exact << " of "
+            << pr.stacks.size() << " stacks exact to the byte (worst " << fixed(worst_bytes * 100, 3) << "%)\n"
             << "Probe, step time with recomputation (held out): mean |error| "
             << fixed(held_n ? held_sum / static_cast<double>(held_n) * 100 : 0.0, 1) << "% over " << held_n
             << " stacks, worst " << fixed(held_worst * 100, 1) << "%\n"

@@ -15,9 +15,11 @@
 //! names. A given "compute" replaces every rate the preset had: a device's rates are stated together.
 
 #include <filesystem>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <trinity/io/json_object.hpp>
 #include <trinity/plan/assumed.hpp>
@@ -38,15 +40,15 @@ struct device_context {
 
 namespace detail {
 
-inline constexpr key device_keys[] = {{"name"},       {"preset"},          {"profile"},        {"compute"}, {"power"},
-                                      {"idle_power"}, {"count", required}, {"price_per_hour"}, {"gpu"},     {"source"},
-                                      {"gemm"},       {"attention"},       {"serving"}};
+inline constexpr key device_keys[] = {
+    {"name"},           {"preset"}, {"profile"}, {"compute"}, {"power"},     {"idle_power"}, {"count", required},
+    {"price_per_hour"}, {"gpu"},    {"source"},  {"gemm"},    {"attention"}, {"serving"},    {"unmeasured"}};
 // A server is one machine: no count. A profile file is a device without its count, and names no other file.
 inline constexpr key server_keys[] = {{"name"},       {"preset"},         {"profile"}, {"compute"}, {"power"},
                                       {"idle_power"}, {"price_per_hour"}, {"gpu"},     {"source"}};
 inline constexpr key device_profile_keys[] = {{"name"},       {"preset"},         {"compute"}, {"power"},
                                               {"idle_power"}, {"price_per_hour"}, {"gpu"},     {"source"},
-                                              {"gemm"},       {"attention"},      {"serving"}};
+                                              {"gemm"},       {"attention"},      {"serving"}, {"unmeasured"}};
 inline constexpr key device_gemm_keys[] = {{"peak_fraction", required}, {"half_size", required}, {"ceiling"}};
 inline constexpr key device_attention_keys[] = {{"forward", required},
                                                 {"forward_knee", required},
@@ -146,6 +148,26 @@ inline plan::device_spec preset_device(const object& o) {
        "\"" + name + "\" is not a device preset" + trinity::detail::suggestion(name, plan::presets::device_names()));
 }
 
+//! The curves a device may carry, and say were not measured on it.
+inline constexpr std::string_view curve_names[] = {"gemm", "attention", "serving"};
+
+//! Which of its curves a device read from `o` did not measure: those it gives are measured (drop them from
+//! `d`'s list); an "unmeasured" list, where given, is the list.
+inline void read_unmeasured(const object& o, plan::device_spec& d) {
+  for (const auto curve : curve_names)
+    if (o.has(curve)) std::erase(d.unmeasured, std::string(curve));
+  if (!o.has("unmeasured")) return;
+  d.unmeasured.clear();
+  for_each(
+      o.at("unmeasured"), o.path("unmeasured"),
+      [&](const json& x, const std::string& at) {
+        auto name = choice(x, at, curve_names);
+        if (!d.measured(name)) fail(at, "\"" + name + "\" is listed twice");
+        d.unmeasured.push_back(std::move(name));
+      },
+      3);
+}
+
 //! The fields `o` gives, over device `d`.
 inline plan::device_spec read_device_fields(const object& o, plan::device_spec d, const device_context& c) {
   o.get("name", d.name);
@@ -157,6 +179,7 @@ inline plan::device_spec read_device_fields(const object& o, plan::device_spec d
   if (o.has("gemm")) d.gemm = read_gemm(o, c.assumed);
   if (o.has("attention")) d.attention = read_attention(o.at("attention"), o.path("attention"));
   if (o.has("serving")) d.serving = read_serving(o.at("serving"), o.path("serving"), d.serving);
+  read_unmeasured(o, d);
   return d;
 }
 
@@ -194,6 +217,7 @@ inline plan::device_spec read_device(const json& j, const device_context& c) {
                                            : plan::device_spec{};
   if (!based) {
     d.name = c.path;
+    if (!c.server) d.unmeasured.assign(std::begin(detail::curve_names), std::end(detail::curve_names));
     for (const auto k : {"compute", "power"})
       if (!o.has(k))
         fail(o.path(k), "missing; a device needs it, or a \"preset\" (" + detail::device_preset_list() +

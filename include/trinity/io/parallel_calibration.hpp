@@ -8,6 +8,9 @@
 //! device presets read, and fails its check when the files and the header disagree. With them, every published
 //! run priced as trinity validate judges it (price_runs), which the docs' prose figures quote too.
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <stdexcept>
 #include <vector>
 
@@ -16,6 +19,7 @@
 #include <trinity/model/parallel_fit.hpp>
 #include <trinity/plan/attention_kernel.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
+#include <trinity/plan/training_stack.hpp>
 
 namespace trinity::io {
 
@@ -78,6 +82,34 @@ inline std::vector<priced_run> price_runs(const published_runs& runs, const para
     out.push_back({&r, cost, cost.step.value() / r.iteration_s - 1.0, c.memory});
   }
   return out;
+}
+
+//! The band of log(measured / predicted) that holds the central `coverage` of the held-out runs of `rows`
+//! (quantiles by linear interpolation), leaving out the run at `leave_out` (none by default): with it left out, a
+//! run judges a band it did not shape, which is how `trinity validate` counts the intervals' coverage honestly.
+inline plan::residual_band held_out_band(const std::vector<priced_run>& rows, double coverage,
+                                         std::size_t leave_out = static_cast<std::size_t>(-1)) {
+  std::vector<double> r;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (i != leave_out && rows[i].run->role == "held-out") r.push_back(-std::log1p(rows[i].error));
+  return plan::band_of(std::move(r), coverage);
+}
+
+//! How many held-out runs of `rows` fall inside their interval at `coverage`, each judged by the band of the others
+//! (leave one out): what the intervals every plan prints are worth on runs that did not shape them.
+struct interval_check {
+  std::size_t inside = 0, runs = 0;
+};
+inline interval_check check_intervals(const std::vector<priced_run>& rows, double coverage) {
+  interval_check c;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].run->role != "held-out") continue;
+    const auto band = held_out_band(rows, coverage, i);
+    const double measured = rows[i].run->iteration_s, predicted = rows[i].cost.step.value();
+    ++c.runs;
+    c.inside += measured >= predicted * std::exp(band.low) && measured <= predicted * std::exp(band.high);
+  }
+  return c;
 }
 
 }  // namespace trinity::io

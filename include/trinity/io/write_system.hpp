@@ -65,30 +65,39 @@ inline json curves_json(const plan::device_spec& d, const std::string& path, con
   return o;
 }
 
+//! What a device and a server both state: its name, rates, power, price and source.
+inline json device_fields(const plan::device_spec& d, const std::string& path, const plan::assumptions& a) {
+  json o = {{"name", d.name}, {"compute", compute_json(d)}, {"power", d.power.value()}};
+  if (!assumed_field(a, path + ".idle_power")) o["idle_power"] = d.idle_power.value();
+  o["price_per_hour"] = d.price_per_hour;
+  o["gpu"] = d.gpu;
+  o["source"] = d.source;
+  return o;
+}
+
+//! A tier's or a link's latency and energy, where they were given, not assumed.
+template <class Descriptor>
+void latency_energy(json& o, const Descriptor& x, const std::string& path, const plan::assumptions& a) {
+  if (!assumed_field(a, path + ".latency")) o["latency"] = x.latency.value();
+  if (!assumed_field(a, path + ".energy")) o["energy"] = x.energy.value();
+}
+
 }  // namespace detail
 
 //! What a device is, its curves included, at JSON path `path` of a system whose defaults are `a`: a system's
 //! "device" (`count` true) or a profile file (`count` false, the file a device's "profile" names).
 inline json write_device(const plan::device_spec& d, const std::string& path = "device",
                          const plan::assumptions& a = {}, bool count = true) {
-  json o = {{"name", d.name}, {"compute", detail::compute_json(d)}, {"power", d.power.value()}};
-  if (!detail::assumed_field(a, path + ".idle_power")) o["idle_power"] = d.idle_power.value();
+  json o = detail::device_fields(d, path, a);
   if (count) o["count"] = d.count;
-  o["price_per_hour"] = d.price_per_hour;
-  o["gpu"] = d.gpu;
-  o["source"] = d.source;
   o.update(detail::curves_json(d, path, a));
+  o["unmeasured"] = d.unmeasured;
   return o;
 }
 
 //! An edge system's server: one machine, priced by its rates and power alone.
 inline json write_server(const plan::device_spec& d, const plan::assumptions& a = {}) {
-  json o = {{"name", d.name}, {"compute", detail::compute_json(d)}, {"power", d.power.value()}};
-  if (!detail::assumed_field(a, "server.idle_power")) o["idle_power"] = d.idle_power.value();
-  o["price_per_hour"] = d.price_per_hour;
-  o["gpu"] = d.gpu;
-  o["source"] = d.source;
-  return o;
+  return detail::device_fields(d, "server", a);
 }
 
 //! A tier: its preset where it is one (the preset fixes its level), every figure stated.
@@ -98,8 +107,7 @@ inline json write_tier(const plan::priced_tier& t, const std::string& path, cons
   o[p && p->level == t.level && p->byte_addressable == t.byte_addressable ? "preset" : "name"] = t.name;
   o["capacity"] = t.capacity.value();
   o["bandwidth"] = t.bandwidth.value();
-  if (!detail::assumed_field(a, path + ".latency")) o["latency"] = t.latency.value();
-  if (!detail::assumed_field(a, path + ".energy")) o["energy"] = t.energy.value();
+  detail::latency_energy(o, t, path, a);
   o["price_per_gb_hour"] = t.price_per_gb_hour;
   o["source"] = t.source;
   return o;
@@ -114,8 +122,7 @@ inline json write_link(const plan::priced_link& l, const std::string& path, cons
   o[preset ? "preset" : "name"] = l.name;
   o["bandwidth"] = l.bandwidth.value();
   if (l.collective_bandwidth > bytes_per_second{}) o["collective_bandwidth"] = l.collective_bandwidth.value();
-  if (!detail::assumed_field(a, path + ".latency")) o["latency"] = l.latency.value();
-  if (!detail::assumed_field(a, path + ".energy")) o["energy"] = l.energy.value();
+  detail::latency_energy(o, l, path, a);
   o["price_per_gb"] = l.price_per_gb;
   o["source"] = l.source;
   return o;

@@ -9,6 +9,7 @@
 #include <trinity/model/collectives.hpp>
 #include <trinity/model/fused_attention.hpp>
 #include <trinity/model/gemm.hpp>
+#include <trinity/model/training_stack.hpp>
 #include <trinity/units/quantity.hpp>
 
 namespace trinity::model {
@@ -38,11 +39,13 @@ struct training_cluster {
   //! The tier optimizer states offload to (host memory, per GPU), reached over `host.bandwidth`; capacity 0: none.
   link_level host{};
   bytes host_memory{};
+  //! What the training stack adds (model/training_stack.hpp); the default: the stack the model was fitted on.
+  stack_constants stack{};
 };
 
 namespace detail {
 inline seconds gemm_time(const training_cluster& c, double m, double n, double k, bool fp8 = false) {
-  const double rate = fp8 ? c.fp8_peak.value() * c.fp8_gemm_share : c.peak.value();
+  const double rate = (fp8 ? c.fp8_peak.value() * c.fp8_gemm_share : c.peak.value()) * c.stack.matmul_share;
   return seconds{2.0 * m * n * k / (rate * c.gemm(m, n, k))};
 }
 //! Backward's data gradient (m×n by n×k) and weight gradient (n×m by m×k) of the forward GEMM m×k by k×n.

@@ -54,6 +54,16 @@ struct device_spec {
   //! The fused attention kernel's curve (model/fused_attention.hpp): what flash_attention costs in the parallel
   //! step model. The default, not measured, prices the attention core as the GEMM curve's batched GEMMs.
   model::fused_attention_efficiency attention{};
+  //! The curves above not measured on this device ("gemm", "attention", "serving"): borrowed from another or left
+  //! at their defaults. A plan lists them as assumed and widens its intervals for each (plan/training_stack.hpp).
+  std::vector<std::string> unmeasured = {};
+
+  //! Whether the curve `name` was measured on this device.
+  [[nodiscard]] bool measured(std::string_view curve) const {
+    for (const auto& u : unmeasured)
+      if (u == curve) return false;
+    return true;
+  }
 
   //! The device's own rate for this precision, or null where it lists none.
   [[nodiscard]] const flops_per_second* listed_rate(std::string_view precision) const {

@@ -38,7 +38,10 @@ inline device_spec gb200_gpu() {
           {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{5e15}}, {"fp8", flops_per_second{5e15}}},
           watts{150},
           // An assumption: the H100's measured GEMM curve (no Blackwell was lent to sweep).
-          detail::measured_h100_gemm};
+          detail::measured_h100_gemm,
+          {},
+          {},
+          {"gemm", "attention", "serving"}};  // the H100's GEMM curve; no Blackwell kernel or engine measured
 }
 
 //! One H100 SXM5 80GB.
@@ -77,6 +80,8 @@ inline device_spec h200_sxm() {
       "as dgx-h100's (" +
       d.source + ")";
   d.serving = detail::fitted_h200_serving;
+  d.unmeasured = {"gemm", "attention"};  // the H100's curves: the same SMs and clocks, not swept on an H200
+  if (detail::fitted_h200_serving == detail::fitted_h100_serving) d.unmeasured.emplace_back("serving");
   return d;
 }
 
@@ -97,7 +102,9 @@ inline device_spec a100_sxm_80gb() {
           // No A100 was lent to sweep: fitted to published A100 runs (plan/detail/measured_gemm.hpp).
           detail::fitted_a100_gemm,
           // Fitted to published TensorRT-LLM runs (plan/detail/measured_serving.hpp).
-          detail::fitted_a100_serving};
+          detail::fitted_a100_serving,
+          {},
+          {"gemm", "attention"}};  // the GEMM curve fitted to whole steps, not swept; no attention kernel measured
 }
 
 //! An NVIDIA Jetson Orin Nano 8GB module: a camera's compute.
@@ -116,7 +123,11 @@ inline device_spec jetson_orin_nano() {
           "NVIDIA Jetson Orin Nano 8GB data sheet (15 W mode); idle power an assumption",
           false,
           {{"int8", flops_per_second{20e12}}},
-          watts{5}};
+          watts{5},
+          {},
+          {},
+          {},
+          {"gemm", "attention", "serving"}};
 }
 
 //! The device presets' names, in the order `trinity presets` lists them.

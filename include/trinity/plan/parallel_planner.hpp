@@ -123,6 +123,7 @@ inline model::training_job job_of(const training_workload& w, std::size_t ranks)
 inline model::training_cluster cluster_of(const system& s, const training_workload& w) {
   auto c = cluster_of(s, s.device.gemm, detail::measured_elementwise_traffic, w.compute_precision);
   c.attention = attention_kernel_curve(s, w.attention_kernel, "workload.attention_kernel");
+  c.stack = w.stack.constants;
   return c;
 }
 

@@ -19,6 +19,7 @@
 #include <trinity/model/transformer.hpp>
 #include <trinity/plan/assumed.hpp>
 #include <trinity/plan/attention_kernel.hpp>
+#include <trinity/plan/training_stack.hpp>
 #include <trinity/plan/system.hpp>
 
 namespace trinity::plan {
@@ -51,6 +52,9 @@ struct training_workload {
   //! The fused kernel it runs, by name (plan/attention_kernel.hpp: "cudnn", "flash-attention-2"); empty: the
   //! device's own curve
   std::string attention_kernel = {};
+  //! The software stack it trains with (plan/training_stack.hpp): its constants, and the band its intervals come
+  //! from. The default: Megatron-Core, the stack the step model was fitted on (listed as assumed).
+  training_stack stack = stacks::megatron_core();
   bool dropout = false;  //!< GPT's dropouts and their masks; Llama trains without
   //! The data-parallel collectives bucket by bucket under the passes (model/overlap.hpp), where a layout
   //! does not say (its overlap=on|off)

@@ -89,6 +89,7 @@ inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r
             {"gradients_bytes", r.gradients.value()},
             {"optimizer_states_bytes", r.optimizer_states.value()},
             {"activations_bytes", r.activations.value()},
+            {"allocator_bytes", r.allocator.value()},
             {"offloaded_bytes", r.offloaded.value()},
             {"expert_parameters", r.expert_parameters}}},
           {"offload_bytes_per_step", r.offload_bytes.value()},
@@ -149,6 +150,9 @@ inline void print_parallel_breakdown(std::ostream& out, const model::parallel_st
     t.add({"  routed experts' parameters per GPU", units::detail::format_number(r.expert_parameters / 1e9) + "G of " +
                                                        units::detail::format_number(r.stage_parameters / 1e9) + "G"});
   t.add({"  activations", to_string(r.activations)});
+  if (r.allocator != bytes{})  // the stack's allocator beyond the tensors counted (model/training_stack.hpp)
+    t.add({"  the stack's allocator",
+           (r.allocator < bytes{} ? "-" + to_string(bytes{} - r.allocator) : to_string(r.allocator))});
   if (r.offloaded > bytes{}) t.add({"optimizer states offloaded per GPU", to_string(r.offloaded)});
   t.print(out);
 }

@@ -81,7 +81,8 @@ struct planning_flags {
 //! One plan, simulation or verification asked for.
 struct request {
   std::string system = "gb200-nvl72-cxl", workload = "llm-70b-train", plot, trace, parallelism;
-  std::size_t gpus = 0;        //!< the layout search's GPUs; 0: the workload's ranks
+  std::string stack;     //!< a training stack: a built-in's name or a file `trinity fit` wrote; empty: the workload's
+  std::size_t gpus = 0;  //!< the layout search's GPUs; 0: the workload's ranks
   double memory_headroom = 0;  //!< fraction of device memory a parallel layout leaves free
   planning_flags planning;
   bool json = false;

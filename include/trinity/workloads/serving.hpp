@@ -19,12 +19,14 @@
 #include <trinity/io/workload.hpp>
 #include <trinity/plan/serving.hpp>
 #include <trinity/plan/serving_configuration.hpp>
+#include <trinity/plan/serving_interval.hpp>
 #include <trinity/plan/serving_replay.hpp>
 #include <trinity/plan/simulate_serving.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/reports/serving_time.hpp>
 #include <trinity/workloads/report.hpp>
 #include <trinity/workloads/request.hpp>
+#include <trinity/workloads/training_interval.hpp>
 #include <trinity/workloads/verify.hpp>
 #include <trinity/workloads/workload.hpp>
 
@@ -92,6 +94,33 @@ inline plan::system as_serving_states(plan::system s) {
   return s;
 }
 
+//! How sure a serving prediction is (plan/serving_interval.hpp), as predicted.interval.
+inline json serving_interval_json(const plan::system& s, const plan::serving_cost& c) {
+  const auto i = plan::serving_intervals_of(s, c.ttft.value(), c.tpot.value(), c.tokens_per_second);
+  return {{"ttft_s", bounds_json(i.ttft)},
+          {"tpot_s", bounds_json(i.tpot)},
+          {"output_tokens_per_device_second", bounds_json(i.throughput)},
+          {"coverage", plan::detail::held_out_coverage},
+          {"judged_on", plan::serving_band_source()},
+          {"unmeasured", i.unmeasured ? json::array({"serving"}) : json::array()}};
+}
+
+//! The same as a line of text under the prediction's table.
+inline void print_serving_interval(std::ostream& out, const plan::system& s, const plan::serving_cost& c) {
+  const auto i = plan::serving_intervals_of(s, c.ttft.value(), c.tpot.value(), c.tokens_per_second);
+  const auto range = [](const std::optional<plan::interval>& x, auto unit) {
+    return x ? to_string(decltype(unit){x->low}) + " to " + to_string(decltype(unit){x->high}) : std::string("unknown");
+  };
+  out << "interval (" << units::detail::format_number(plan::detail::held_out_coverage * 100)
+      << "%): time to first token " << range(i.ttft, seconds{}) << ", time per output token "
+      << range(i.tpot, seconds{}) << ", throughput "
+      << (i.throughput ? units::detail::format_number(i.throughput->low) + " to " +
+                             units::detail::format_number(i.throughput->high)
+                       : std::string("unknown"))
+      << " output tokens per device-second; the band of " << plan::serving_band_source()
+      << (i.unmeasured ? ", widened: the device's serving constants were not fitted on it" : "") << '\n';
+}
+
 inline json serving_json(const plan::serving_evaluated& e, const plan::serving_plan_result& r, const plan::system& s) {
   const auto& c = e.cost;
   const auto& p = e.plan;
@@ -112,7 +141,8 @@ inline json serving_json(const plan::serving_evaluated& e, const plan::serving_p
           {"compute_flops_per_token", c.total.compute.value()},
           {"bytes_per_tier", tiers},
           {"relative_error", c.error},
-          {"fits", e.fits()}};
+          {"fits", e.fits()},
+          {"interval", serving_interval_json(s, c)}};
 }
 
 inline void plan_serving(const request& a, const plan::system& s, plan::serving_workload& w, std::ostream& out) {
@@ -154,6 +184,7 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
   for (std::size_t i = 0; i < s.tiers.size(); ++i)
     t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity) + " per device"});
   t.print(out);
+  print_serving_interval(out, s, c);
   print_assumed(out, as_serving_states(s), w.assumed);
   out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, s, r.codecs) << "): " << x.binding_before
       << "\n  after: " << x.binding_after << '\n';
@@ -215,7 +246,8 @@ inline void price_serving_configuration(const request& a, const plan::system& s,
              {"output_tokens_per_second", k.replica_tokens_per_second},
              {"device_bytes", k.tier_bytes[0].value()},
              {"hit_rate", k.hit_rate},
-             {"bytes_per_tier", tier_bytes_json(s, k.tier_bytes)}}},
+             {"bytes_per_tier", tier_bytes_json(s, k.tier_bytes)},
+             {"interval", serving_interval_json(s, k)}}},
            {"where_the_time_goes", reports::to_json(time)},
            {"fits", c.violation.empty()},
            {"violation", c.violation.empty() ? json(nullptr) : json(c.violation)},
@@ -235,6 +267,7 @@ inline void price_serving_configuration(const request& a, const plan::system& s,
                            (replicas == 1 ? " replica" : " replicas") + "); static batches"});
   t.add({s.tiers[0].name, to_string(k.tier_bytes[0]) + " of " + to_string(s.tiers[0].capacity) + " per device"});
   t.print(out);
+  print_serving_interval(out, s, k);
   out << (c.violation.empty() ? "\nFits every constraint.\n" : "\nDoes not fit: " + c.violation + "\n");
   print_assumed(out, as_serving_states(s), c.workload.assumed);
   out << "\nWhere its time goes:\n";

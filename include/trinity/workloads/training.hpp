@@ -26,6 +26,7 @@
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/workload.hpp>
 #include <trinity/workloads/parallel_breakdown.hpp>
+#include <trinity/workloads/training_interval.hpp>
 #include <trinity/workloads/pareto_plot.hpp>
 #include <trinity/workloads/report.hpp>
 #include <trinity/workloads/request.hpp>
@@ -51,6 +52,7 @@ inline constexpr key training_own_keys[] = {{"name", required},
                                             {"global_batch"},
                                             {"flash_attention"},
                                             {"attention_kernel"},
+                                            {"stack"},
                                             {"dropout"},
                                             {"overlap"},
                                             {"cross_entropy"},
@@ -99,7 +101,7 @@ inline void read_fp8_params(const object& o, plan::training_workload& w) {
 // Keys that only a transformer's shape gives meaning to: refused without one.
 // clang-format off
 inline constexpr const char* shape_only_keys[] = {
-    "gated_mlp", "tied_embeddings", "global_batch", "flash_attention", "attention_kernel", "dropout", "overlap",
+    "gated_mlp", "tied_embeddings", "global_batch", "flash_attention", "attention_kernel", "stack", "dropout", "overlap",
     "cross_entropy", "sequence_mix", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency",
     "first_dense_layers", "full_attention_frequency", "q_lora_rank", "rope_head_dim", "v_head_dim", "capacity_factor",
     "expert_imbalance", "mtp_layers", "fp8_params"};
@@ -166,6 +168,10 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
       w.attention_kernel = o.text("attention_kernel");
     else if (w.flash_attention)
       plan::assume(assumed, "attention_kernel", plan::own_attention_kernel(s));
+    if (o.has("stack"))
+      w.stack = plan::stacks::named(o.text("stack"), o.path("stack"));
+    else
+      plan::assume(assumed, "stack", w.stack.name);
     o.get("dropout", w.dropout, assumed);
     o.get("overlap", w.overlap, assumed);
     // The loss's kernel, by Megatron-Core's names for it (cross_entropy_fusion_impl): its own unless given.
@@ -228,6 +234,14 @@ inline json cost_json(const plan::evaluated& e, const plan::plan_result& r, cons
             {"offload", c.offload_time.value()}}},
           {"relative_error", c.error},
           {"fits", e.fits()}};
+}
+
+// What the step model predicts for a layout, with how sure it is (workloads/training_interval.hpp).
+inline json predicted_json(const model::parallel_step_cost& r, const plan::system& s,
+                           const plan::training_workload& w) {
+  auto p = parallel_predicted_json(r);
+  p["interval"] = interval_json(r, s, w);
+  return p;
 }
 
 // The layout --parallelism names, or the search's choice.
@@ -321,7 +335,7 @@ inline void plan_layout(const request& a, const plan::system& s, const plan::tra
                   {"relative_error", codec.relative_error},
                   {"error_budget", budgeted.error_budget},
                   {"within_error_budget", within_budget}}},
-                {"predicted", parallel_predicted_json(r)}}
+                {"predicted", predicted_json(r, s, w)}}
                .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return;
@@ -329,6 +343,7 @@ inline void plan_layout(const request& a, const plan::system& s, const plan::tra
   out << w.name << " on " << gpus_on(s, c, l.gpus()) << ", " << model::to_string(l) << ", " << job.global_batch
       << " sequences of " << job.sequence << " tokens a step:\n\n";
   print_parallel_breakdown(out, r, c.memory);
+  print_interval(out, r, s, w);
   if (!l.codec.empty())
     out << "gradient codec " << l.codec << ": relative error " << units::detail::format_number(codec.relative_error)
         << (within_budget ? ", within" : ", MORE than") << " the error budget of "
@@ -391,7 +406,7 @@ inline void plan_layout_search(const request& a, const plan::system& s, const pl
                 {"candidates", r.candidates.size()},
                 {"choice", layout_json(ch)},
                 {"baseline", layout_json(r.candidates[r.baseline])},
-                {"predicted", parallel_predicted_json(ch.cost.step)},
+                {"predicted", predicted_json(ch.cost.step, s, w)},
                 {"pareto", pareto},
                 {"explanation",
                  {{"binding_before", x.binding_before},
@@ -412,6 +427,7 @@ inline void plan_layout_search(const request& a, const plan::system& s, const pl
       << job.sequence << " tokens a step: best " << plan::to_string(base.objective) << " of " << r.candidates.size()
       << " layouts (" << feasible << " fit):\n\n  " << model::to_string(ch.plan.layout) << "\n\n";
   print_parallel_breakdown(out, ch.cost.step, c.memory);
+  print_interval(out, ch.cost.step, s, w);
   out << "per GPU and step: energy " << to_string(ch.cost.total.energy)
       << (ch.cost.dollars > 0
               ? ", cost " + plan::format_dollars(ch.cost.dollars) + " (one " + s.device.name + " rented for the step)"
@@ -587,12 +603,13 @@ struct training {
   }
   static std::vector<std::string_view> preset_names() { return plan::presets::workload_names(); }
   //! A preset's ranks and attention kernel follow the system it is paired with: every device, and the device's own
-  //! kernel, as a JSON workload without them.
+  //! kernel, as a JSON workload without them; a shaped one assumes the default stack as such a workload does.
   static std::optional<description> preset(std::string_view name, const plan::system& s) {
     auto w = plan::presets::find_workload(name);
     if (w && !w->data_parallel) plan::assume(w->assumed, "data_parallel", s.device.count);
     if (w && w->flash_attention && w->attention_kernel.empty())
       plan::assume(w->assumed, "attention_kernel", plan::own_attention_kernel(s));
+    if (w && w->shape) plan::assume(w->assumed, "stack", w->stack.name);
     return w;
   }
   //! The data-parallel planner prices Ψ as every rank's compute and weights: a dense model's.

@@ -103,7 +103,7 @@ TEST_CASE("a device preset brings its measured curves: a node written by hand pr
   CHECK(given.device.attention == model::fused_attention_efficiency{0.5, 400, 0.4, 700, 20});
 }
 
-TEST_CASE("a device's given fields override its preset; a given compute replaces every rate", "[io]") {
+TEST_CASE("a device's given fields override its preset, and a given compute replaces every rate", "[io]") {
   const auto s = io::read_system(
       io::parse(dgx_h100_with(R"({"preset": "h100-sxm", "count": 16, "compute": "500TFLOPs", "idle_power": "75W",
                        "serving": {"layer_overhead": "1ms", "kv_read_per_query_head": true}})"),

@@ -265,7 +265,7 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
 TEST_CASE("a given field is never listed as assumed", "[io]") {
   const auto w = training(R"({"name": "a", "model": "llama2-7b", "sequence": 4096, "batch": 2, "data_parallel": 4,
       "error_budget": 0.02, "global_batch": 64, "flash_attention": false, "dropout": true, "overlap": true, "cross_entropy": "te",
-      "precision": "fp32"})");
+      "precision": "fp32", "stack": "megatron-core"})");
   CHECK(w.assumed.empty());
   CHECK(plan::describe(w.assumed) == "none");
 }

@@ -122,8 +122,9 @@ inline std::pair<seconds, seconds> attention_core(const training_job& j, const t
     // One fused kernel: its s_local queries see `keys` keys on average (context parallelism's chunks are
     // balanced so), and the backward pass does 2.5 times the forward's work.
     const double work = attention_core_flops(b, heads, s_local, keys, d_head, false);
-    return {seconds{work / (c.peak.value() * c.attention.forward_share(walk, d_head))},
-            seconds{attention_backward_ratio * work / (c.peak.value() * c.attention.backward_share(walk, d_head))}};
+    const double peak = c.peak.value() * c.stack.matmul_share;
+    return {seconds{work / (peak * c.attention.forward_share(walk, d_head))},
+            seconds{attention_backward_ratio * work / (peak * c.attention.backward_share(walk, d_head))}};
   }
   // The attention core as batched GEMMs of (s_local × d)·(d × s) and (s_local × s)·(s × d_v), heads/t · b of each:
   // unfused, every score is computed and then masked, window or not; a fused kernel with no measured curve does
@@ -361,8 +362,8 @@ inline layer_cost layer(const training_job& j, const training_cluster& c, const 
   std::optional<moe_block_cost> block;
   if (moe) block = detail::replace_mlp(x, j, c, l, T, traffic);
   const seconds elementwise{kappa * traffic / c.memory_bandwidth.value()};
-  x.elem_f += elementwise;
-  x.elem_b += 2.0 * elementwise;
+  x.elem_f += elementwise + c.stack.layer_overhead;  // the stack's own work a pass, beside the kernels'
+  x.elem_b += 2.0 * elementwise + c.stack.layer_overhead;
 
   // Tensor-parallel collectives: the activation, 16-bit, per pass attention's and the MLP's.
   const bytes activation{T * h * 2.0};

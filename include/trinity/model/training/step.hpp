@@ -39,6 +39,7 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
                                 const compressor_cost& codec) {
   validate(j.shape);
   validate(c.gemm);
+  validate(c.stack);
   if (l.codec.empty() ? !is_uncoded(codec) : codec.name != l.codec)
     throw invalid_input("codec",
                         "the layout names " + (l.codec.empty() ? std::string("no codec") : "\"" + l.codec + "\"") +
@@ -123,6 +124,9 @@ inline parallel_step_cost price(const training_job& j, const training_cluster& c
   // Coding runs on the device between the last backward and the update, never under either.
   r.step = mb * per_mb + weight_cast + r.bubble + r.dp_comm + r.codec + r.embedding_sync + r.optimizer + r.offload;
   detail::price_memory(r, j, l, weights, fp8, st, stages, mb_flush, T);
+  // What the stack's allocator holds beyond the tensors counted (model/training_stack.hpp; none by default).
+  r.allocator = r.device_bytes * (c.stack.memory_factor - 1.0) + c.stack.memory_overhead;
+  r.device_bytes += r.allocator;
 
   r.model_flops = training_flops(m, static_cast<double>(j.global_batch), s, recomputation::none);
   r.mfu = r.model_flops.value() / (r.step.value() * static_cast<double>(l.gpus()) * c.peak.value());

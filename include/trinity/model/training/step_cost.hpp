@@ -56,6 +56,7 @@ struct parallel_step_cost {
   //! What one parameter all-gather assembles on a GPU, for the dense weights and the routed experts' (under ZeRO
   //! 1-3; the GEMM weights at a byte where fp8_params keeps them); zero where nothing is gathered.
   bytes gathered_dense{}, gathered_experts{};
+  bytes allocator{};  //!< what the training stack's allocator holds beyond those (model/training_stack.hpp)
   bytes device_bytes{};
   flops model_flops{};  //!< per step, all GPUs: 3 passes, full s² (Narayanan et al.'s count without recomputation)
   double mfu = 0;       //!< model FLOPs over the step time and every GPU's peak

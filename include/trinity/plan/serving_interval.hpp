@@ -1,0 +1,47 @@
+#pragma once
+//! \file
+//! How sure a serving plan is: its time to first token, time per output token and throughput, each times the band
+//! of measured / predicted that held 80% of the held-out published serving runs measuring it
+//! (plan/detail/held_out_residuals.hpp, generated from bench/published/serving-runs.json), widened a tenth each
+//! way where the device's serving constants were not fitted on it (its `unmeasured` list names "serving").
+
+#include <optional>
+#include <string>
+
+#include <trinity/plan/detail/held_out_residuals.hpp>
+#include <trinity/plan/system.hpp>
+#include <trinity/plan/training_stack.hpp>
+
+namespace trinity::plan {
+
+struct serving_intervals {
+  std::optional<interval> ttft, tpot, throughput;
+  std::size_t unmeasured = 0;  //!< 1 where the device's serving constants are borrowed, else 0
+};
+
+//! What judged the serving bands, for a reader of the interval.
+inline std::string serving_band_source() {
+  return "the held-out runs of bench/published/serving-runs.json (" + std::to_string(detail::serving_ttft_runs) +
+         " measured time to first token, " + std::to_string(detail::serving_tpot_runs) + " time per output token, " +
+         std::to_string(detail::serving_throughput_runs) + " throughput)";
+}
+
+//! The intervals of a serving prediction on system `s`.
+inline serving_intervals serving_intervals_of(const system& s, double ttft, double tpot, double throughput) {
+  const auto band = [](double low, double high, std::size_t runs) {
+    return residual_band{low, high, detail::held_out_coverage, runs};
+  };
+  serving_intervals out;
+  out.unmeasured = s.device.measured("serving") ? 0 : 1;
+  out.ttft = interval_of(ttft, band(detail::serving_ttft_low, detail::serving_ttft_high, detail::serving_ttft_runs),
+                         out.unmeasured);
+  out.tpot = interval_of(tpot, band(detail::serving_tpot_low, detail::serving_tpot_high, detail::serving_tpot_runs),
+                         out.unmeasured);
+  out.throughput = interval_of(
+      throughput,
+      band(detail::serving_throughput_low, detail::serving_throughput_high, detail::serving_throughput_runs),
+      out.unmeasured);
+  return out;
+}
+
+}  // namespace trinity::plan
