@@ -19,11 +19,12 @@
 
 namespace trinity {
 
-inline constexpr std::array<tier_descriptor, 12> preset_tiers{
-    tiers::gb200_hbm3e::descriptor,  tiers::h100_hbm3::descriptor,   tiers::h200_hbm3e::descriptor,
-    tiers::a100_hbm2e::descriptor,   tiers::orin_lpddr5::descriptor, tiers::grace_lpddr5x::descriptor,
-    tiers::host_ddr::descriptor,     tiers::host_ddr4::descriptor,   tiers::cxl_coherent::descriptor,
-    tiers::cxl_capacity::descriptor, tiers::nvme::descriptor,        tiers::remote_storage::descriptor};
+inline constexpr std::array<tier_descriptor, 13> preset_tiers{
+    tiers::gb200_hbm3e::descriptor,   tiers::b200_hbm3e::descriptor,   tiers::h100_hbm3::descriptor,
+    tiers::h200_hbm3e::descriptor,    tiers::a100_hbm2e::descriptor,   tiers::orin_lpddr5::descriptor,
+    tiers::grace_lpddr5x::descriptor, tiers::host_ddr::descriptor,     tiers::host_ddr4::descriptor,
+    tiers::cxl_coherent::descriptor,  tiers::cxl_capacity::descriptor, tiers::nvme::descriptor,
+    tiers::remote_storage::descriptor};
 
 inline constexpr std::array<link_descriptor, 18> preset_links{links::nvlink5::descriptor,
                                                               links::nvlink5_x18::descriptor,

@@ -112,9 +112,10 @@ void add_layout_flags(CLI::App& cmd, std::string& parallelism, std::size_t& gpus
 void register_plan(CLI::App& app) {
   auto a = std::make_shared<workloads::request>();
   auto* p = app.add_subcommand("plan", "Pick the best trade-off for a system and a workload, and explain it");
+  std::string systems;  // every preset, from the list `find` reads: none missing, none stale
+  for (const auto n : plan::presets::names()) systems += (systems.empty() ? "" : ", ") + std::string(n);
   p->add_option("--system", a->system,
-                "A preset (gb200-nvl72-cxl, h100-ib-cluster, dgx-h100, dgx-h200, dgx-a100, edge-5g-cloud) or a JSON "
-                "file")
+                "A preset (" + systems + ") or a JSON file (trinity presets --system NAME writes one)")
       ->type_name("PRESET|FILE");
   p->add_option("--workload", a->workload,
                 "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics, llama3-70b-serve, "

@@ -44,6 +44,30 @@ inline device_spec gb200_gpu() {
           {"gemm", "attention", "serving"}};  // the H100's GEMM curve; no Blackwell kernel or engine measured
 }
 
+//! One B200 of an HGX B200 board, at its 1,000 W configuration.
+inline device_spec b200_sxm() {
+  // Dense rates of the HGX B200 variant at 1,000 W (NVIDIA's Blackwell architecture technical brief, as
+  // glennklockwood.com/garden/processors/B200 tabulates it): BF16 2,250 TFLOP/s, FP8 and INT8 4,500, FP32 80.
+  // Not priced (0): give your rate in a JSON system for the cost objective. Idle: no figure published; 130 W is an
+  // assumption, the H100's scaled by board power (90 W x 1,000 / 700). Measure yours.
+  // No Blackwell kernel was measured here: the H100's GEMM curve and serving constants stand in, and no fused
+  // attention curve (the core priced as GEMMs); all three are listed as unmeasured, and intervals widen for them.
+  return {"b200-sxm",
+          flops_per_second{2.25e15},
+          watts{1000},
+          1,
+          0.0,
+          "NVIDIA Blackwell architecture technical brief (HGX B200, 1,000 W, dense); idle power an assumption; the "
+          "H100's GEMM curve and serving constants",
+          true,
+          {{"fp32", flops_per_second{80e12}}, {"int8", flops_per_second{4.5e15}}, {"fp8", flops_per_second{4.5e15}}},
+          watts{130},
+          detail::measured_h100_gemm,
+          detail::fitted_h100_serving,
+          {},
+          {"gemm", "attention", "serving"}};
+}
+
 //! One H100 SXM5 80GB.
 inline device_spec h100_sxm() {
   // 989 TFLOP/s dense BF16 and 700 W (NVIDIA H100 Tensor Core GPU data sheet, SXM5).
@@ -132,12 +156,13 @@ inline device_spec jetson_orin_nano() {
 
 //! The device presets' names, in the order `trinity presets` lists them.
 inline std::vector<std::string_view> device_names() {
-  return {"gb200-gpu", "h100-sxm", "h200-sxm", "a100-sxm-80gb", "jetson-orin-nano"};
+  return {"gb200-gpu", "b200-sxm", "h100-sxm", "h200-sxm", "a100-sxm-80gb", "jetson-orin-nano"};
 }
 
 //! The device preset named `name` (one device: a system sets its count), or nullopt.
 inline std::optional<device_spec> find_device(std::string_view name) {
   if (name == "gb200-gpu") return gb200_gpu();
+  if (name == "b200-sxm") return b200_sxm();
   if (name == "h100-sxm") return h100_sxm();
   if (name == "h200-sxm") return h200_sxm();
   if (name == "a100-sxm-80gb") return a100_sxm_80gb();

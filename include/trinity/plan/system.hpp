@@ -249,6 +249,21 @@ inline system dgx_h200() {
   return s;
 }
 
+//! One DGX B200: 8 B200 GPUs on NVLink 5 through NVSwitch (nvlink5-x18, 900 GB/s each way), host DDR5 below as
+//! dgx-h100's (the DGX B200's 2 TB of system memory for 8 GPUs, reached over each GPU's PCIe Gen5 x16 to its
+//! Xeon host: NVIDIA DGX B200 data sheet), and eight ConnectX-7 400 Gb/s ports per node, one per GPU, to others.
+inline system dgx_b200() {
+  auto s = dgx_h100();
+  s.name = "dgx-b200";
+  s.device = with_count(b200_sxm(), 8);
+  s.tiers.front() = tier_of(tiers::b200_hbm3e::descriptor);
+  s.interconnect = link_of(links::nvlink5_x18::descriptor);
+  s.tiers[1].source = "as dgx-h100's (the DGX B200 data sheet gives the same 2 TB for 8 GPUs): " + s.tiers[1].source;
+  s.scale_out->source =
+      "as dgx-h100's (the DGX B200 data sheet: 8 single-port 400 Gb/s ConnectX-7): " + s.scale_out->source;
+  return s;
+}
+
 //! One DGX A100 (640 GB): 8 A100 SXM 80GB GPUs on NVLink 3 through NVSwitch, host DDR4 below. As dgx-h100,
 //! its interconnect is the scale-up domain; the node's eight HDR 200 Gb/s InfiniBand ports (DGX A100 data
 //! sheet) join nodes: its scale-out link.
@@ -295,7 +310,8 @@ inline system edge_5g_cloud() {
 }
 
 inline std::vector<std::string_view> names() {
-  return {"gb200-nvl72-cxl", "h100-ib-cluster", "dgx-h100", "dgx-h100-cxl", "dgx-h200", "dgx-a100", "edge-5g-cloud"};
+  return {"gb200-nvl72-cxl", "h100-ib-cluster", "dgx-h100", "dgx-h100-cxl",
+          "dgx-h200",        "dgx-b200",        "dgx-a100", "edge-5g-cloud"};
 }
 
 //! A preset's own figures carry their sources; what it leaves at the defaults (no idle power, the full peak
@@ -318,6 +334,7 @@ inline std::optional<system> find(std::string_view name) {
   if (name == "dgx-h100") return with_defaults_noted(dgx_h100());
   if (name == "dgx-h100-cxl") return with_defaults_noted(dgx_h100_cxl());
   if (name == "dgx-h200") return with_defaults_noted(dgx_h200());
+  if (name == "dgx-b200") return with_defaults_noted(dgx_b200());
   if (name == "dgx-a100") return with_defaults_noted(dgx_a100());
   if (name == "edge-5g-cloud") return with_defaults_noted(edge_5g_cloud());
   return std::nullopt;

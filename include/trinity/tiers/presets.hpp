@@ -64,6 +64,24 @@ struct h200_hbm3e {
                                               "tiers/parameters.hpp"};
 };
 
+//! B200 HBM3e at 8 TB/s, 1,000 W board (NVIDIA's Blackwell architecture technical brief, the HGX B200 variant, as
+//! glennklockwood.com/garden/processors/B200 tabulates it). The capacity is the HGX B200's 1,440 GB for 8 GPUs,
+//! 180 GB each (NVIDIA HGX B200 specifications); nvidia-smi on one reports about 179 GB (docs.vultr.com's HGX B200
+//! hardware overview). No B200 was probed here: what CUDA gives a program of it is not measured. Latency and
+//! energy: taken as the H100's HBM (tiers/parameters.hpp). The GPU of dgx-b200.
+struct b200_hbm3e {
+  using tier_concept = tier_tag;
+  static constexpr tier_descriptor descriptor{"b200-hbm3e",
+                                              tier_level::accelerator_local,
+                                              180_GB,  // NVIDIA HGX B200 specifications: 1,440 GB for 8 GPUs
+                                              8_TBps,  // NVIDIA Blackwell technical brief (HGX B200)
+                                              parameters::hbm_load_latency,
+                                              parameters::hbm_energy_per_byte,
+                                              true,
+                                              "NVIDIA HGX B200 specifications (1,440 GB for 8 GPUs) and Blackwell "
+                                              "technical brief (8 TB/s); latency and energy: tiers/parameters.hpp"};
+};
+
 //! A100 SXM 80GB HBM2e at 2,039 GB/s (NVIDIA A100 Tensor Core GPU data sheet). The "80GB" is binary, as the
 //! H100's: nvidia-smi shows 81,920 MiB (modal-labs/modal-client PR 2797 lists it beside the H100's 81,559), of
 //! which CUDA gives a program 81,049 MiB (totalGlobalMem on an A100 80GB PCIe, the same five HBM2e stacks:

@@ -157,7 +157,8 @@ TEST_CASE("a device that cannot be read is refused by path, with the fix", "[io]
   CHECK(refusal(dgx_h100_with(R"({"preset": "h100-sxm", "profile": "p.json", "count": 8})")) ==
         "device.profile: a device starts from a preset or from a profile file, not both. Fix: keep one");
   CHECK(refusal(dgx_h100_with(R"({"power": "700W", "count": 8})")) ==
-        "device.compute: missing; a device needs it, or a \"preset\" (gb200-gpu, h100-sxm, h200-sxm, a100-sxm-80gb, "
+        "device.compute: missing; a device needs it, or a \"preset\" (gb200-gpu, b200-sxm, h100-sxm, h200-sxm, "
+        "a100-sxm-80gb, "
         "jetson-orin-nano) or a \"profile\" file to start from");
   CHECK(refusal(dgx_h100_with(R"({"preset": "h100-sxm"})")) == "device.count: missing; a device needs it");
   CHECK(refusal(dgx_h100_with(R"({"preset": "h100-sxm", "count": 8, "attention": "cudn"})"))
