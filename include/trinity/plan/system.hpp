@@ -236,27 +236,27 @@ inline system dgx_h100_cxl() {
   return s;
 }
 
+//! dgx-h100 with another GPU and its memory: the same host, links and price of a byte, 8 of `gpu`.
+inline system dgx_h100_board_with(std::string name, device_spec gpu, const tier_descriptor& memory) {
+  auto s = dgx_h100();
+  s.name = std::move(name);
+  s.device = with_count(std::move(gpu), 8);
+  s.tiers.front() = tier_of(memory);
+  return s;
+}
+
 //! One DGX H200: 8 H200 SXM GPUs on NVLink 4 through NVSwitch. The H100's compute (the H200 data sheet gives the
 //! same 989 TFLOP/s dense BF16 and 1,979 dense FP8), 141 GB (binary) of HBM3e at 4.8 TB/s, of which a program
 //! gets 150.1e9 bytes (tiers::h200_hbm3e), up to 700 W.
 //! The GEMM curve is the H100's (the same SMs and clocks); its serving calibration is its own where a fit run
 //! was on an H200, else the H100's (plan/detail/measured_serving.hpp says which).
-inline system dgx_h200() {
-  auto s = dgx_h100();
-  s.name = "dgx-h200";
-  s.device = with_count(h200_sxm(), 8);
-  s.tiers.front() = tier_of(tiers::h200_hbm3e::descriptor);
-  return s;
-}
+inline system dgx_h200() { return dgx_h100_board_with("dgx-h200", h200_sxm(), tiers::h200_hbm3e::descriptor); }
 
 //! One DGX B200: 8 B200 GPUs on NVLink 5 through NVSwitch (nvlink5-x18, 900 GB/s each way), host DDR5 below as
 //! dgx-h100's (the DGX B200's 2 TB of system memory for 8 GPUs, reached over each GPU's PCIe Gen5 x16 to its
 //! Xeon host: NVIDIA DGX B200 data sheet), and eight ConnectX-7 400 Gb/s ports per node, one per GPU, to others.
 inline system dgx_b200() {
-  auto s = dgx_h100();
-  s.name = "dgx-b200";
-  s.device = with_count(b200_sxm(), 8);
-  s.tiers.front() = tier_of(tiers::b200_hbm3e::descriptor);
+  auto s = dgx_h100_board_with("dgx-b200", b200_sxm(), tiers::b200_hbm3e::descriptor);
   s.interconnect = link_of(links::nvlink5_x18::descriptor);
   s.tiers[1].source = "as dgx-h100's (the DGX B200 data sheet gives the same 2 TB for 8 GPUs): " + s.tiers[1].source;
   s.scale_out->source =
