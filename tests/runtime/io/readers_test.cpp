@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "hostile_text.hpp"
+
 #include <trinity/io.hpp>
 #include <trinity/workloads/registry.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
@@ -293,22 +295,7 @@ TEST_CASE("hostile bytes give the readers an error to name, never a crash or ano
   std::mt19937 rng(7);
   int read = 0, refused = 0;
   for (int round = 0; round < 3000; ++round) {
-    std::string text = seeds[static_cast<std::size_t>(round) % 3];
-    for (int k = 0; k < 1 + round % 4; ++k) {
-      const std::size_t at = rng() % text.size();
-      switch (rng() % 3) {
-        case 0:
-          text[at] = static_cast<char>(rng() % 256);
-          break;
-        case 1:
-          text.erase(at, 1 + rng() % 3);
-          break;
-        default:
-          text.insert(at, text.substr(at, 1 + rng() % 8));
-          break;
-      }
-      if (text.empty()) text = "{";
-    }
+    const std::string text = test::mutated(seeds[static_cast<std::size_t>(round) % 3], rng, 1 + round % 4);
     try {
       const json j = io::parse(text, "m.json");
       io::read_system(j);

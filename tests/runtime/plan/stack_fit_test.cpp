@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "../io/hostile_text.hpp"
+
 #include <trinity/io/json_object.hpp>
 #include <trinity/io/stack_file.hpp>
 #include <trinity/plan/stack_fit.hpp>
@@ -12,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -167,6 +170,31 @@ TEST_CASE("measured runs the step model cannot price are refused by path and nam
         R"(runs[1].name: "a" names another run too; name each once)");
   CHECK(refusal(with(R"("name": "w", "model")", R"("name": "w", "type": "edge", "model")"))
             .starts_with("runs[0].workload.global_batch: unknown key"));
+}
+
+TEST_CASE("hostile bytes in a stack file or a measured-runs file give an error to name, never a crash",
+          "[plan][fit][io]") {
+  plan::training_stack s;
+  s.name = "mine";
+  s.step_time = {-0.2, 0.2, 0.8, 2};
+  s.fitted_on = {"a"};
+  const std::string seeds[] = {io::write_stack(s).dump(), R"({"runs": [)" + good_run + "]}"};
+  std::mt19937 rng(11);
+  int read = 0, refused = 0;
+  for (int round = 0; round < 600; ++round) {
+    const auto text = test::mutated(seeds[round % 2], rng, 1 + round % 4);
+    try {
+      if (round % 2)
+        workloads::read_measured_runs(io::parse(text, "m.json"));
+      else
+        io::read_stack(io::parse(text, "s.json"));
+      ++read;
+    } catch (const invalid_input&) {
+      ++refused;
+    }
+  }
+  CHECK(read + refused == 600);
+  CHECK(refused > 0);
 }
 
 TEST_CASE("torchtitan's published Float8 runs: a fit on two brings the held-out steps closer and inside their band",
