@@ -803,11 +803,9 @@ std::string gemm_header(sources& s) {
 //! The built-in training stack's band: how far the held-out published runs land from their predictions
 //! (io::held_out_band over the runs trinity validate prices), which every training prediction's interval is.
 std::string residuals_header(sources& s) {
-  const fs::path probe_path = s.results() / "transformer-probe-h100.json";
-  const fs::path runs_path = s.root / "bench" / "published" / "training-runs.json";
-  const auto probe = trinity::io::read_transformer_probe(trinity::io::load(probe_path.string()));
-  const auto runs = trinity::io::read_published_runs(trinity::io::load(runs_path.string()));
-  const auto rows = trinity::io::price_runs(runs, trinity::io::calibrate(probe, runs));
+  // The runs as the prose figures price them (sources::runs, calibrated once a pass); a band is order-blind.
+  std::vector<trinity::io::priced_run> rows;
+  for (const auto& [name, run] : s.runs().by_name()) rows.push_back(run);
   constexpr double coverage = 0.8;  // the share of runs an interval is to hold: a planner's "likely range"
   const auto band = trinity::io::held_out_band(rows, coverage);
   const fs::path serving_path = s.root / "bench" / "published" / "serving-runs.json";

@@ -98,13 +98,15 @@ inline bool overhead_pinned(std::span<const measured_training_run> runs) {
 }
 
 //! The allocator's factor f and overhead c minimising Σ ((f·T + c) / M − 1)² over the runs that measured bytes
-//! (T counted, M measured), f in [0.25, 4] and c at least 0; one run, or runs whose T are alike, pin c alone.
-inline void fit_memory(std::span<const measured_training_run> runs, training_stack& s) {
+//! (T counted under the default stack, `counted[i]`; M measured) over the runs not held out, f in [0.25, 4] and
+//! c at least 0; one run, or runs whose T are alike, pin c alone.
+inline void fit_memory(std::span<const measured_training_run> runs,
+                       const std::vector<model::parallel_step_cost>& counted, training_stack& s) {
   std::vector<double> x, z;  // T/M and 1/M: the fit is linear in (f, c) with target 1
-  for (const auto& r : runs)
-    if (r.device_bytes) {
-      const double counted = price_with(r, {}).device_bytes.value();
-      x.push_back(counted / *r.device_bytes), z.push_back(1.0 / *r.device_bytes);
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].device_bytes && !runs[i].held_out) {
+      const double m = *runs[i].device_bytes;
+      x.push_back(counted[i].device_bytes.value() / m), z.push_back(1.0 / m);
     }
   auto& k = s.constants;
   if (x.empty()) {
@@ -130,6 +132,7 @@ inline void band_of_fit(std::span<const measured_training_run> runs,
                         const std::vector<model::parallel_step_cost>& after, training_stack& s) {
   std::vector<double> step, memory;
   for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].held_out) continue;  // they judge the band, never shape it
     if (runs[i].step_time_s) step.push_back(std::log(*runs[i].step_time_s / after[i].step.value()));
     if (runs[i].device_bytes) memory.push_back(std::log(*runs[i].device_bytes / after[i].device_bytes.value()));
   }
@@ -192,11 +195,10 @@ inline stack_fit fit_stack(std::span<const measured_training_run> all, const std
   } else {
     s.not_pinned.insert(s.not_pinned.end(), {"matmul_share", "layer_overhead"});
   }
-  detail::fit_memory(runs, s);
-  std::vector<model::parallel_step_cost> fitted;
-  for (const auto& r : runs) fitted.push_back(price_with(r, k));
-  detail::band_of_fit(runs, fitted, s);
-  for (const auto& r : all) out.before.push_back(price_with(r, {})), out.after.push_back(price_with(r, k));
+  for (const auto& r : all) out.before.push_back(price_with(r, {}));
+  detail::fit_memory(all, out.before, s);  // the memory constants leave the step as it is: price it once
+  for (const auto& r : all) out.after.push_back(price_with(r, k));
+  detail::band_of_fit(all, out.after, s);
   s.source = "fitted by trinity fit on " + std::to_string(runs.size()) +
              " measured runs; its band: megatron-core's held-out spread, centred on the fit";
   return out;

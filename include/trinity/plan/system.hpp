@@ -317,10 +317,8 @@ inline std::vector<std::string_view> names() {
 //! A preset's own figures carry their sources; what it leaves at the defaults (no idle power, the full peak
 //! at every GEMM shape) is assumed, and listed as a JSON system's would be.
 inline system with_defaults_noted(system s) {
-  const model::gemm_efficiency full_peak{};
   if (s.device.idle_power == watts{}) assume(s.assumed, "device.idle_power", s.device.idle_power);
-  if (s.device.gemm.peak_fraction == full_peak.peak_fraction && s.device.gemm.half_size == full_peak.half_size &&
-      s.device.gemm.ceiling == full_peak.ceiling) {
+  if (s.device.gemm == model::gemm_efficiency{}) {  // the full peak at every shape
     assume(s.assumed, "device.gemm.peak_fraction", s.device.gemm.peak_fraction);
     assume(s.assumed, "device.gemm.half_size", s.device.gemm.half_size);
     assume(s.assumed, "device.gemm.ceiling", s.device.gemm.ceiling);
