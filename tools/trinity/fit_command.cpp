@@ -1,12 +1,16 @@
-// trinity fit --runs MEASURED.json --out STACK.json [--name NAME] [--json]: a training stack's constants fitted to
-// the user's own measured runs, the hardware fixed (plan/stack_fit.hpp), written where `trinity plan --stack`
-// reads it. Prints each run measured, predicted before and after, the constants, and what the runs left unpinned.
+// trinity fit --runs MEASURED.json --out STACK.json [--name NAME] [--json]: a stack's constants fitted to the user's
+// own measured runs, the hardware fixed, written where `trinity plan --stack` reads it: a training stack from
+// training runs (plan/stack_fit.hpp), a serving stack from llm-serve runs (plan/serving_stack_fit.hpp). Prints each
+// run measured, predicted before and after, the constants, and what the runs left unpinned.
 
 #include "cli.hpp"
 
 #include <trinity/io/stack_file.hpp>
+#include <trinity/plan/serving_stack_fit.hpp>
 #include <trinity/plan/stack_fit.hpp>
+#include <trinity/reports/text.hpp>
 #include <trinity/workloads/measured_runs.hpp>
+#include <trinity/workloads/measured_serving_runs.hpp>
 #include <trinity/workloads/training_interval.hpp>
 
 #include <cmath>
@@ -26,11 +30,7 @@ struct fit_flags {
   bool json = false;
 };
 
-std::string signed_percent(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%+.1f%%", v * 100);
-  return b;
-}
+using reports::signed_percent;
 
 // "9.7 s", or "-" where the run did not measure it.
 template <class Q>
@@ -115,25 +115,140 @@ void print_fit(const std::vector<plan::measured_training_run>& runs, const plan:
   std::cout << "written to " << out << "; price with it: trinity plan --stack " << out << " ...\n";
 }
 
-void run_fit(const fit_flags& a) {
-  trinity::detail::require_output_file("--out", a.out);
-  const auto runs = from_file(a.runs, "--runs", {}, [&](const nlohmann::json& j) {
-    return workloads::read_measured_runs(j, std::filesystem::path(a.runs).parent_path());
-  });
-  plan::stack_fit f;
+// Serving: one row a figure a run measured; the held-out figures' mean error and interval count.
+struct serving_row {
+  std::string run, role, figure;
+  double measured, before, after;
+  bool inside_before, inside_after;
+};
+
+std::vector<serving_row> serving_rows(const std::vector<plan::measured_serving_run>& runs,
+                                      const plan::serving_stack_fit& f) {
+  std::vector<serving_row> rows;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    const auto intervals = [&](const plan::serving_stack& s, const plan::serving_prediction& p) {
+      return plan::serving_intervals_of(r.on, s, p.ttft_s, p.tpot_s, p.throughput);
+    };
+    const auto before = intervals(plan::serving_stacks::tensorrt_llm(), f.before[i]),
+               after = intervals(f.stack, f.after[i]);
+    const auto inside = [](double v, const std::optional<plan::interval>& x) {
+      return x && v >= x->low && v <= x->high;
+    };
+    const auto add = [&](const char* figure, const std::optional<double>& m, double b, double a,
+                         const std::optional<plan::interval>& ib, const std::optional<plan::interval>& ia) {
+      if (m)
+        rows.push_back({r.name, r.held_out ? "held-out" : "fit", figure, *m, b, a, inside(*m, ib), inside(*m, ia)});
+    };
+    add("ttft_s", r.ttft_s, f.before[i].ttft_s, f.after[i].ttft_s, before.ttft, after.ttft);
+    add("tpot_s", r.tpot_s, f.before[i].tpot_s, f.after[i].tpot_s, before.tpot, after.tpot);
+    add("output_tokens_per_device_second", r.throughput, f.before[i].throughput, f.after[i].throughput,
+        before.throughput, after.throughput);
+  }
+  return rows;
+}
+
+nlohmann::json serving_fit_json(const std::vector<serving_row>& rows, const plan::serving_stack_fit& f) {
+  auto out = io::write_serving_stack(f.stack);
+  out["runs"] = nlohmann::json::array();
+  held_out_summary h;
+  for (const auto& x : rows) {
+    out["runs"].push_back({{"name", x.run},
+                           {"role", x.role},
+                           {"figure", x.figure},
+                           {"measured", x.measured},
+                           {"before", x.before},
+                           {"after", x.after}});
+    if (x.role != "held-out") continue;
+    ++h.runs, h.inside_before += x.inside_before, h.inside_after += x.inside_after;
+    h.error_before += std::abs(x.before / x.measured - 1), h.error_after += std::abs(x.after / x.measured - 1);
+  }
+  if (h.runs)
+    out["held_out"] = {{"figures", h.runs},
+                       {"mean_error_before", h.error_before / static_cast<double>(h.runs)},
+                       {"mean_error_after", h.error_after / static_cast<double>(h.runs)},
+                       {"inside_interval_before", h.inside_before},
+                       {"inside_interval_after", h.inside_after}};
+  return out;
+}
+
+void print_serving_fit(const std::vector<serving_row>& rows, const plan::serving_stack_fit& f, const std::string& out) {
+  table t({"run", "role", "figure", "measured", "before fit", "after fit"});
+  const auto shown = [](double v, double m) {
+    return units::detail::format_number(v) + " (" + signed_percent(v / m - 1) + ")";
+  };
+  for (const auto& x : rows)
+    t.add({x.run, x.role, x.figure, units::detail::format_number(x.measured), shown(x.before, x.measured),
+           shown(x.after, x.measured)});
+  t.print(std::cout);
+  std::string set;
+  for (const auto& [name, value] : f.stack.constants)
+    set += (set.empty() ? "" : ", ") + name + " " +
+           (name.ends_with("share") ? units::detail::format_number(value) : to_string(seconds{value}));
+  std::string unpinned;
+  for (const auto& n : f.stack.not_pinned) unpinned += (unpinned.empty() ? "" : ", ") + n;
+  std::cout << "\nserving stack " << f.stack.name << " sets " << (set.empty() ? "nothing" : set)
+            << "\nnot pinned by these runs (kept at the device's): " << (unpinned.empty() ? "none" : unpinned) << '\n';
+  const auto j = serving_fit_json(rows, f);
+  if (j.contains("held_out"))
+    std::cout << "held-out figures (" << j["held_out"]["figures"].get<std::size_t>() << "): mean error "
+              << reports::fixed(j["held_out"]["mean_error_before"].get<double>() * 100, 1) << "% before the fit, "
+              << reports::fixed(j["held_out"]["mean_error_after"].get<double>() * 100, 1)
+              << "% after; inside their interval: " << j["held_out"]["inside_interval_before"].get<std::size_t>()
+              << " before, " << j["held_out"]["inside_interval_after"].get<std::size_t>() << " after\n";
+  std::cout << "written to " << out << "; price with it: trinity plan --stack " << out << " ...\n";
+}
+
+// The stack's source names the runs' file.
+template <class Stack>
+void name_the_file(Stack& s, const std::string& runs) {
+  const std::string of = " measured";
+  if (const auto at = s.source.find(of); at != std::string::npos) {
+    const auto end = s.source.find(" runs", at);
+    if (end != std::string::npos) s.source.insert(end + 5, " of " + std::filesystem::path(runs).filename().string());
+  }
+}
+
+template <class Fit, class Runs>
+Fit fitted(const fit_flags& a, const Runs& runs,
+           Fit (*fit)(std::span<const typename Runs::value_type>, const std::string&)) {
   try {
-    f = plan::fit_stack(runs, a.name);
+    auto f = fit(runs, a.name);
+    name_the_file(f.stack, a.runs);
+    return f;
   } catch (const invalid_input& e) {
     throw usage_error(a.runs + ": " + e.what());
   }
-  const std::string runs_of = " measured runs";
-  if (const auto at = f.stack.source.find(runs_of); at != std::string::npos)
-    f.stack.source.insert(at + runs_of.size(), " of " + std::filesystem::path(a.runs).filename().string());
+}
+
+void run_fit(const fit_flags& a) {
+  trinity::detail::require_output_file("--out", a.out);
+  const auto base = std::filesystem::path(a.runs).parent_path();
+  std::vector<plan::measured_training_run> training;
+  std::vector<plan::measured_serving_run> serving;
+  from_file(a.runs, "--runs", {}, [&](const nlohmann::json& j) {
+    if (workloads::holds_serving_runs(j))
+      serving = workloads::read_measured_serving_runs(j, base);
+    else
+      training = workloads::read_measured_runs(j, base);
+    return 0;
+  });
+  if (!serving.empty()) {
+    const auto f = fitted(a, serving, &plan::fit_serving_stack);
+    trinity::detail::write_output_file("--out", a.out, io::write_serving_stack(f.stack).dump(2) + "\n");
+    const auto rows = serving_rows(serving, f);
+    if (a.json)
+      std::cout << serving_fit_json(rows, f).dump(2) << '\n';
+    else
+      print_serving_fit(rows, f, a.out);
+    return;
+  }
+  const auto f = fitted(a, training, &plan::fit_stack);
   trinity::detail::write_output_file("--out", a.out, io::write_stack(f.stack).dump(2) + "\n");
   if (a.json)
-    std::cout << fit_json(runs, f).dump(2) << '\n';
+    std::cout << fit_json(training, f).dump(2) << '\n';
   else
-    print_fit(runs, f, a.out);
+    print_fit(training, f, a.out);
 }
 
 }  // namespace
@@ -141,8 +256,10 @@ void run_fit(const fit_flags& a) {
 void register_fit(CLI::App& app) {
   auto a = std::make_shared<fit_flags>();
   auto* cmd = app.add_subcommand(
-      "fit", "Fit a training stack's constants to your own measured runs (two or more), for plan --stack");
-  cmd->add_option("--runs", a->runs, "Measured runs: {\"runs\": [{name, system, workload, parallelism, measured}]}")
+      "fit", "Fit a training or serving stack's constants to your own measured runs (two or more), for plan --stack");
+  cmd->add_option("--runs", a->runs,
+                  "Measured runs, all training or all llm-serve: {\"runs\": [{name, system, workload, parallelism, "
+                  "measured}]}")
       ->type_name("MEASURED.json")
       ->required();
   cmd->add_option("--out", a->out, "Where to write the fitted stack")->type_name("STACK.json")->required();

@@ -39,23 +39,37 @@ any_workload workload_from(const std::string& arg, const plan::system& s) {
 
 namespace {
 
-// --stack: the training stack a training workload is priced with, a built-in's name or a file `trinity fit` wrote,
-// in place of the default it assumed. A workload that names another stack is refused: one of the two must go.
+// A stack the workload assumed gives way to --stack; one it names is refused beside another: one of the two must go.
+template <class Stack>
+void replace_stack(const std::string& arg, Stack stack, Stack& given, plan::assumptions& assumed) {
+  const auto it = std::find_if(assumed.begin(), assumed.end(), [](const auto& x) { return x.field == "stack"; });
+  if (it == assumed.end() && given.name != stack.name)
+    throw bad_flag("--stack", arg, "the workload names the stack \"" + given.name + "\"; give one of the two");
+  if (it != assumed.end()) assumed.erase(it);
+  given = std::move(stack);
+}
+
+// --stack: the stack a training or llm-serve workload is priced with, a built-in's name or a file `trinity fit`
+// wrote, in place of the default it assumed.
 void apply_stack(const std::string& arg, any_workload& w) {
   if (arg.empty()) return;
+  if (w.type() == "llm-serve") {
+    auto& d = w.as<plan::serving_workload>();
+    const auto names = plan::serving_stacks::names();
+    auto stack = plan::serving_stacks::find(arg)
+                     ? *plan::serving_stacks::find(arg)
+                     : from_file(arg, "--stack", names, [](const json& j) { return io::read_serving_stack(j); });
+    return replace_stack(arg, std::move(stack), d.stack, d.assumed);
+  }
   if (w.type() != "training")
-    throw bad_flag("--stack", arg, "prices a training workload's step; this one is \"" + std::string(w.type()) + "\"");
+    throw bad_flag("--stack", arg,
+                   "prices a training or llm-serve workload; this one is \"" + std::string(w.type()) + "\"");
   auto& d = w.as<plan::training_workload>();
   const auto names = plan::stacks::names();
   auto stack = plan::stacks::find(arg)
                    ? *plan::stacks::find(arg)
                    : from_file(arg, "--stack", names, [](const json& j) { return io::read_stack(j); });
-  const auto assumed =
-      std::find_if(d.assumed.begin(), d.assumed.end(), [](const auto& x) { return x.field == "stack"; });
-  if (assumed == d.assumed.end() && d.stack.name != stack.name)
-    throw bad_flag("--stack", arg, "the workload names the stack \"" + d.stack.name + "\"; give one of the two");
-  if (assumed != d.assumed.end()) d.assumed.erase(assumed);
-  d.stack = std::move(stack);
+  replace_stack(arg, std::move(stack), d.stack, d.assumed);
 }
 
 // The flags as typed, with the profile reader that knows the codec catalogue.
@@ -124,8 +138,9 @@ void register_plan(CLI::App& app) {
       ->type_name("PRESET|FILE");
   add_planning_flags(*p, a->planning);
   p->add_option("--stack", a->stack,
-                "A training workload's software stack: a built-in (megatron-core, the default) or a file `trinity fit` "
-                "wrote from your own runs; its constants price the step and its band gives the interval")
+                "A training or serving workload's software stack: a built-in (training: megatron-core, the default; "
+                "serving: tensorrt-llm, the default) or a file `trinity fit` wrote from your own runs; its constants "
+                "price the workload and its bands give the interval")
       ->type_name("NAME|FILE")
       ->check(non_empty("a stack's name or file"));
   p->add_option("--plot", a->plot, "Draw the feasible plans and the Pareto front to this PNG (gnuplot)")

@@ -16,6 +16,7 @@
 #include <trinity/io/parallel_calibration.hpp>
 #include <trinity/io/priced_alike.hpp>
 #include <trinity/io/serving_runs.hpp>
+#include <trinity/reports/serving_stack_validation.hpp>
 #include <trinity/reports/serving_validation.hpp>
 #include <trinity/reports/text.hpp>
 #include <trinity/model/parallel_fit.hpp>
@@ -40,11 +41,7 @@ namespace trinity::cli {
 namespace {
 
 using reports::fixed;
-std::string percent(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%+.1f%%", v * 100);
-  return b;
-}
+using reports::signed_percent;
 
 // A published run priced.
 using priced_row = io::priced_run;
@@ -146,7 +143,7 @@ std::vector<source_summary> by_source(const std::vector<priced_row>& rows) {
 std::string source_lines(const std::vector<priced_row>& rows) {
   table t({"source", "role", "runs", "mean error", "mean |error|", "worst |error|"});
   for (const auto& s : by_source(rows))
-    t.add({s.source, s.roles, std::to_string(s.runs), percent(s.mean()), fixed(s.mean_abs() * 100, 1) + "%",
+    t.add({s.source, s.roles, std::to_string(s.runs), signed_percent(s.mean()), fixed(s.mean_abs() * 100, 1) + "%",
            fixed(s.worst * 100, 1) + "%"});
   std::ostringstream out;
   out << "By source (a mean error far from zero: the model prices that source's runs fast or slow throughout):\n";
@@ -269,7 +266,7 @@ void print_validation_text(const validation& v) {
         (l.modules.empty() ? "" : "+" + model::to_string(l.modules)) + (l.sequence_parallel ? "+sp" : "") +
         (x.run->job.fp8 ? " fp8" : "");
     t.add({x.run->name, x.run->source, x.run->role, layout, x.run->published, fixed(x.run->iteration_s, 3),
-           fixed(x.cost.step.value(), 3), percent(x.error),
+           fixed(x.cost.step.value(), 3), signed_percent(x.error),
            fixed(x.cost.device_bytes.value() / 1e9, 1) +
                (x.fits() ? "" : " (over " + units::detail::format_number(x.memory.value() / 1e9) + ")")});
   }
@@ -322,7 +319,7 @@ void print_explained(const priced_row& x, const io::published_runs& file, const 
             << (r.attention_kernel.empty() ? "" : ", " + r.attention_kernel)
             << (r.job.cross_entropy == model::loss_kernel::native ? "" : ", Transformer Engine's loss") << "\n"
             << "  published  " << r.published << ": a step of " << fixed(r.iteration_s, 3) << " s\n"
-            << "  predicted  " << fixed(x.cost.step.value(), 3) << " s, " << percent(x.error) << "\n";
+            << "  predicted  " << fixed(x.cost.step.value(), 3) << " s, " << signed_percent(x.error) << "\n";
   if (!r.assumed.empty()) std::cout << "  assumed    " << r.assumed << "\n";
   if (!source.empty()) std::cout << "  source     " << source << "\n";
   std::cout << '\n';
@@ -397,10 +394,16 @@ void run_validate_serving(const std::string& runs_path, bool as_json, const std:
       reports::print(std::cout, e);
     return;
   }
-  if (as_json)
-    std::cout << reports::to_json(v, file).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-  else
-    reports::print(std::cout, v);
+  const auto two_run_fits = reports::judge_two_run_fits(file);
+  if (as_json) {
+    auto j = reports::to_json(v, file);
+    j["two_run_fits"] = nlohmann::json::array();
+    for (const auto& f : two_run_fits) j["two_run_fits"].push_back(reports::to_json(f));
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    return;
+  }
+  reports::print(std::cout, v);
+  reports::print(std::cout, two_run_fits);
 }
 
 }  // namespace

@@ -43,6 +43,7 @@
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/detail/measured_curves.hpp>
 #include <trinity/plan/engine.hpp>
+#include <trinity/plan/serving_stack.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/resources/resource_vector.hpp>
 #include <trinity/units/format.hpp>
@@ -68,6 +69,8 @@ struct serving_workload {
   double error_budget = model::default_error_budget;  //!< what a KV codec may add, relative
   std::string precision =
       "bf16";  //!< weights and matrix multiplies (serving_precision_of: bf16, fp16, fp8, int8, int4)
+  //! The engine it runs on: the constants that differ from the device's calibration (plan/serving_stack.hpp).
+  serving_stack stack = serving_stacks::tensorrt_llm();
   //! The fields taken by default, not from the input (plan/assumed.hpp): every plan prints them.
   assumptions assumed = {};
 };
@@ -178,7 +181,7 @@ inline model::serving_replica replica_of(const system& s, const serving_workload
           model::collective_link{s.interconnect.latency, s.interconnect.bandwidth, {}},
           s.device.gemm,
           s.device.rate("bf16"),
-          s.device.serving,
+          with_stack(s.device.serving, w.stack),
           precision.compute == "fp8"};
 }
 

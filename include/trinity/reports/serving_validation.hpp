@@ -70,11 +70,6 @@ inline nlohmann::json constants_json(const model::serving_calibration& c) {
 inline nlohmann::json summary_json(const serving_validation::summary& s) {
   return {{"runs", s.runs}, {"mean_abs_error", s.mean_abs_error}, {"max_abs_error", s.max_abs_error}};
 }
-inline std::string signed_percent(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%+.1f%%", v * 100);
-  return b;
-}
 inline std::string summary_text(const serving_validation::summary& s) {
   return fixed(s.mean_abs_error * 100, 1) + "% (" + std::to_string(s.runs) + " runs, worst " +
          fixed(s.max_abs_error * 100, 1) + "%)";
@@ -117,7 +112,7 @@ inline void print(std::ostream& out, const serving_validation& v) {
     const auto shown = [&](double value) { return time ? fixed(value * 1e3, 2) + " ms" : fixed(value, 0); };
     t.add({r.source, r.role, r.system, r.model + (r.layers ? " (" + std::to_string(r.layers) + " layers)" : ""),
            r.configuration(), fixed(r.prompt_tokens, 0) + "/" + fixed(r.output_tokens, 0),
-           detail::metric_name(r.metric), shown(r.value), shown(x.predicted), detail::signed_percent(x.error)});
+           detail::metric_name(r.metric), shown(r.value), shown(x.predicted), signed_percent(x.error)});
   }
   t.print(out);
   out << "\nMean |error|, by engine family:\n";
@@ -208,7 +203,7 @@ inline void print(std::ostream& out, const serving_explained& e) {
       << r.system << ", " << r.configuration() << ", " << fixed(r.prompt_tokens, 0) << " tokens in, "
       << fixed(r.output_tokens, 0) << " out\n"
       << "  measured   " << detail::metric_name(r.metric) << " " << shown(r.value) << "\n"
-      << "  predicted  " << shown(e.row->predicted) << ", " << detail::signed_percent(e.row->error) << "\n";
+      << "  predicted  " << shown(e.row->predicted) << ", " << signed_percent(e.row->error) << "\n";
   if (e.source) out << "  source     " << e.source->title << " (" << e.source->url << ")\n";
   out << '\n';
   table t({"figure", "predicted"});

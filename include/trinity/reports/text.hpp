@@ -26,6 +26,13 @@ inline std::string significant(double v, int digits = 4) {
   return buf;
 }
 
+//! `v` as a signed percentage with one decimal: 0.123 is "+12.3%", an error's sign kept.
+inline std::string signed_percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", v * 100);
+  return buf;
+}
+
 //! Left-aligned columns for terminal output.
 class table {
  public:

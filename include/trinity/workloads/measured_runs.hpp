@@ -65,7 +65,9 @@ inline plan::training_workload measured_workload(const io::object& o, const plan
   auto& any = *read;
   if (any.type() != "training")
     io::fail(o.path("workload"),
-             "is a \"" + std::string(any.type()) + "\" workload; trinity fit fits training stacks from training runs");
+             "is a \"" + std::string(any.type()) +
+                 "\" workload; trinity fit fits a training stack from training runs, or a serving stack from "
+                 "llm-serve runs, one kind a file");
   auto w = any.as<plan::training_workload>();
   if (!w.shape)
     io::fail(o.path("workload"), "has no transformer shape; give \"model\" or heads, ffn_hidden, vocabulary");
@@ -74,14 +76,20 @@ inline plan::training_workload measured_workload(const io::object& o, const plan
   return w;
 }
 
-inline plan::measured_training_run measured_run(const io::json& j, const std::string& path,
-                                                const std::filesystem::path& base) {
-  const io::object o(j, path, measured_run_keys, "a measured run");
-  plan::measured_training_run r;
+//! What every measured run states first, training or serving: its name, its role and where it ran.
+template <class Run>
+void read_run_head(const io::object& o, Run& r, const std::filesystem::path& base) {
   r.name = o.text("name");
   static constexpr std::string_view roles[] = {"fit", "held-out"};
   if (o.has("role")) r.held_out = io::choice(o.at("role"), o.path("role"), roles) == "held-out";
   r.on = measured_system(o, base);
+}
+
+inline plan::measured_training_run measured_run(const io::json& j, const std::string& path,
+                                                const std::filesystem::path& base) {
+  const io::object o(j, path, measured_run_keys, "a measured run");
+  plan::measured_training_run r;
+  read_run_head(o, r, base);
   r.workload = measured_workload(o, r.on, base);
   r.layout = io::parse_parallel_layout(o.text("parallelism"), o.path("parallelism"));
   if (!r.on.scale_out && r.layout.gpus() > r.on.device.count)
@@ -104,6 +112,15 @@ inline plan::measured_training_run measured_run(const io::json& j, const std::st
   return r;
 }
 
+//! Each run named once: a fit's table and a stack's fitted_on name runs by their names.
+template <class Run>
+void require_unique_names(const std::vector<Run>& runs) {
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (runs[k].name == runs[i].name)
+        io::fail(io::index("runs", i) + ".name", "\"" + runs[i].name + "\" names another run too; name each once");
+}
+
 }  // namespace detail
 
 //! Every run of a MEASURED.json, in order; files it names are found in `base`, its folder.
@@ -114,10 +131,7 @@ inline std::vector<plan::measured_training_run> read_measured_runs(const io::jso
   io::for_each(
       o.at("runs"), "runs",
       [&](const io::json& r, const std::string& at) { runs.push_back(detail::measured_run(r, at, base)); }, 10'000);
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    for (std::size_t k = 0; k < i; ++k)
-      if (runs[k].name == runs[i].name)
-        io::fail(io::index("runs", i) + ".name", "\"" + runs[i].name + "\" names another run too; name each once");
+  detail::require_unique_names(runs);
   return runs;
 }
 

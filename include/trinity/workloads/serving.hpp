@@ -52,7 +52,18 @@ inline constexpr key serving_keys[] = {{"name", required},
                                        {"hit_rate_bound"},
                                        {"prefill_efficiency"},
                                        {"error_budget"},
-                                       {"precision"}};
+                                       {"precision"},
+                                       {"stack"}};
+
+//! The built-in serving stack a workload names; a stack of the user's own comes from a file, with --stack.
+inline plan::serving_stack named_serving_stack(const object& o) {
+  const std::string name = o.text("stack");
+  if (auto s = plan::serving_stacks::find(name)) return *s;
+  fail(o.path("stack"), "\"" + name + "\" is no built-in serving stack" +
+                            trinity::detail::suggestion(name, plan::serving_stacks::names()) +
+                            "; a stack of your own is a file `trinity fit` writes from your serving runs, given "
+                            "with --stack FILE");
+}
 
 inline plan::serving_workload read_serving(const json& j, const plan::system& s) {
   const object o(j, "", serving_keys, "an llm-serve workload");
@@ -78,6 +89,10 @@ inline plan::serving_workload read_serving(const json& j, const plan::system& s)
     w.precision = precision_name(o, "precision");
   else
     plan::assume(w.assumed, "precision", w.precision);
+  if (o.has("stack"))
+    w.stack = named_serving_stack(o);
+  else
+    plan::assume(w.assumed, "stack", w.stack.name);
   return validated(std::move(w), s);
 }
 
@@ -95,19 +110,20 @@ inline plan::system as_serving_states(plan::system s) {
 }
 
 //! How sure a serving prediction is (plan/serving_interval.hpp), as predicted.interval.
-inline json serving_interval_json(const plan::system& s, const plan::serving_cost& c) {
-  const auto i = plan::serving_intervals_of(s, c.ttft.value(), c.tpot.value(), c.tokens_per_second);
+inline json serving_interval_json(const plan::system& s, const plan::serving_workload& w, const plan::serving_cost& c) {
+  const auto i = plan::serving_intervals_of(s, w.stack, c.ttft.value(), c.tpot.value(), c.tokens_per_second);
   return {{"ttft_s", bounds_json(i.ttft)},
           {"tpot_s", bounds_json(i.tpot)},
           {"output_tokens_per_device_second", bounds_json(i.throughput)},
           {"coverage", plan::detail::held_out_coverage},
-          {"judged_on", plan::serving_band_source()},
+          {"judged_on", plan::serving_band_source(w.stack)},
           {"unmeasured", i.unmeasured ? json::array({"serving"}) : json::array()}};
 }
 
 //! The same as a line of text under the prediction's table.
-inline void print_serving_interval(std::ostream& out, const plan::system& s, const plan::serving_cost& c) {
-  const auto i = plan::serving_intervals_of(s, c.ttft.value(), c.tpot.value(), c.tokens_per_second);
+inline void print_serving_interval(std::ostream& out, const plan::system& s, const plan::serving_workload& w,
+                                   const plan::serving_cost& c) {
+  const auto i = plan::serving_intervals_of(s, w.stack, c.ttft.value(), c.tpot.value(), c.tokens_per_second);
   const auto range = [](const std::optional<plan::interval>& x, auto unit) {
     return x ? to_string(decltype(unit){x->low}) + " to " + to_string(decltype(unit){x->high}) : std::string("unknown");
   };
@@ -117,11 +133,12 @@ inline void print_serving_interval(std::ostream& out, const plan::system& s, con
       << (i.throughput ? units::detail::format_number(i.throughput->low) + " to " +
                              units::detail::format_number(i.throughput->high)
                        : std::string("unknown"))
-      << " output tokens per device-second; the band of " << plan::serving_band_source()
+      << " output tokens per device-second; the band of " << plan::serving_band_source(w.stack)
       << (i.unmeasured ? ", widened: the device's serving constants were not fitted on it" : "") << '\n';
 }
 
-inline json serving_json(const plan::serving_evaluated& e, const plan::serving_plan_result& r, const plan::system& s) {
+inline json serving_json(const plan::serving_evaluated& e, const plan::serving_plan_result& r, const plan::system& s,
+                         const plan::serving_workload& w) {
   const auto& c = e.cost;
   const auto& p = e.plan;
   const json tiers = tier_bytes_json(s, c.tier_bytes);
@@ -142,7 +159,7 @@ inline json serving_json(const plan::serving_evaluated& e, const plan::serving_p
           {"bytes_per_tier", tiers},
           {"relative_error", c.error},
           {"fits", e.fits()},
-          {"interval", serving_interval_json(s, c)}};
+          {"interval", serving_interval_json(s, w, c)}};
 }
 
 inline void plan_serving(const request& a, const plan::system& s, plan::serving_workload& w, std::ostream& out) {
@@ -154,13 +171,13 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
     json tiers = json::object();
     for (std::size_t t = 0; t < s.tiers.size(); ++t)
       tiers[s.tiers[t].name] =
-          by_tier.by_tier[t] ? serving_json(r.candidates[*by_tier.by_tier[t]], r, s) : json(nullptr);
-    print_result_json(
-        out, a, as_serving_states(s), w, "serving",
-        {{"best_with_cache_in", tiers},
-         {"best_without_cache", by_tier.no_cache ? serving_json(r.candidates[*by_tier.no_cache], r, s) : json(nullptr)},
-         {"where_the_time_goes", reports::to_json(time)}},
-        r, [&](const plan::serving_evaluated& e) { return serving_json(e, r, s); });
+          by_tier.by_tier[t] ? serving_json(r.candidates[*by_tier.by_tier[t]], r, s, w) : json(nullptr);
+    print_result_json(out, a, as_serving_states(s), w, "serving",
+                      {{"best_with_cache_in", tiers},
+                       {"best_without_cache",
+                        by_tier.no_cache ? serving_json(r.candidates[*by_tier.no_cache], r, s, w) : json(nullptr)},
+                       {"where_the_time_goes", reports::to_json(time)}},
+                      r, [&](const plan::serving_evaluated& e) { return serving_json(e, r, s, w); });
     return;
   }
   const auto& x = r.explanation;
@@ -184,7 +201,7 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
   for (std::size_t i = 0; i < s.tiers.size(); ++i)
     t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity) + " per device"});
   t.print(out);
-  print_serving_interval(out, s, c);
+  print_serving_interval(out, s, w, c);
   print_assumed(out, as_serving_states(s), w.assumed);
   out << "\nWhy:\n  before (" << plan::describe(r.candidates[r.baseline].plan, s, r.codecs) << "): " << x.binding_before
       << "\n  after: " << x.binding_after << '\n';
@@ -247,7 +264,7 @@ inline void price_serving_configuration(const request& a, const plan::system& s,
              {"device_bytes", k.tier_bytes[0].value()},
              {"hit_rate", k.hit_rate},
              {"bytes_per_tier", tier_bytes_json(s, k.tier_bytes)},
-             {"interval", serving_interval_json(s, k)}}},
+             {"interval", serving_interval_json(s, c.workload, k)}}},
            {"where_the_time_goes", reports::to_json(time)},
            {"fits", c.violation.empty()},
            {"violation", c.violation.empty() ? json(nullptr) : json(c.violation)},
@@ -267,7 +284,7 @@ inline void price_serving_configuration(const request& a, const plan::system& s,
                            (replicas == 1 ? " replica" : " replicas") + "); static batches"});
   t.add({s.tiers[0].name, to_string(k.tier_bytes[0]) + " of " + to_string(s.tiers[0].capacity) + " per device"});
   t.print(out);
-  print_serving_interval(out, s, k);
+  print_serving_interval(out, s, c.workload, k);
   out << (c.violation.empty() ? "\nFits every constraint.\n" : "\nDoes not fit: " + c.violation + "\n");
   print_assumed(out, as_serving_states(s), c.workload.assumed);
   out << "\nWhere its time goes:\n";

@@ -55,7 +55,7 @@ TEST_CASE("the serving bands are those of the held-out serving runs", "[plan][in
 TEST_CASE("a serving plan's interval brackets its prediction, wider on a device whose constants are borrowed",
           "[plan][interval]") {
   const auto h100 = *plan::presets::find("dgx-h100");
-  const auto i = plan::serving_intervals_of(h100, 0.2, 0.02, 1000);
+  const auto i = plan::serving_intervals_of(h100, plan::serving_stacks::tensorrt_llm(), 0.2, 0.02, 1000);
   CHECK(i.unmeasured == 0);
   if (i.ttft) {
     CHECK(i.ttft->low == Approx(0.2 * std::exp(plan::detail::serving_ttft_low)));
@@ -63,7 +63,7 @@ TEST_CASE("a serving plan's interval brackets its prediction, wider on a device 
   }
   auto borrowed = h100;
   borrowed.device.unmeasured = {"serving"};
-  const auto wide = plan::serving_intervals_of(borrowed, 0.2, 0.02, 1000);
+  const auto wide = plan::serving_intervals_of(borrowed, plan::serving_stacks::tensorrt_llm(), 0.2, 0.02, 1000);
   CHECK(wide.unmeasured == 1);
   if (i.tpot) CHECK(wide.tpot->high == Approx(i.tpot->high * 1.1));
 
