@@ -148,25 +148,32 @@ std::vector<serving_row> serving_rows(const std::vector<plan::measured_serving_r
   return rows;
 }
 
+// The held-out figures' mean errors and interval counts, as summarise gives a training fit's.
+held_out_summary summarise(const std::vector<serving_row>& rows) {
+  held_out_summary h;
+  for (const auto& x : rows) {
+    if (x.role != "held-out") continue;
+    ++h.runs, h.inside_before += x.inside_before, h.inside_after += x.inside_after;
+    h.error_before += std::abs(x.before / x.measured - 1), h.error_after += std::abs(x.after / x.measured - 1);
+  }
+  if (h.runs) h.error_before /= static_cast<double>(h.runs), h.error_after /= static_cast<double>(h.runs);
+  return h;
+}
+
 nlohmann::json serving_fit_json(const std::vector<serving_row>& rows, const plan::serving_stack_fit& f) {
   auto out = io::write_serving_stack(f.stack);
   out["runs"] = nlohmann::json::array();
-  held_out_summary h;
-  for (const auto& x : rows) {
+  for (const auto& x : rows)
     out["runs"].push_back({{"name", x.run},
                            {"role", x.role},
                            {"figure", x.figure},
                            {"measured", x.measured},
                            {"before", x.before},
                            {"after", x.after}});
-    if (x.role != "held-out") continue;
-    ++h.runs, h.inside_before += x.inside_before, h.inside_after += x.inside_after;
-    h.error_before += std::abs(x.before / x.measured - 1), h.error_after += std::abs(x.after / x.measured - 1);
-  }
-  if (h.runs)
+  if (const auto h = summarise(rows); h.runs)
     out["held_out"] = {{"figures", h.runs},
-                       {"mean_error_before", h.error_before / static_cast<double>(h.runs)},
-                       {"mean_error_after", h.error_after / static_cast<double>(h.runs)},
+                       {"mean_error_before", h.error_before},
+                       {"mean_error_after", h.error_after},
                        {"inside_interval_before", h.inside_before},
                        {"inside_interval_after", h.inside_after}};
   return out;
@@ -189,24 +196,18 @@ void print_serving_fit(const std::vector<serving_row>& rows, const plan::serving
   for (const auto& n : f.stack.not_pinned) unpinned += (unpinned.empty() ? "" : ", ") + n;
   std::cout << "\nserving stack " << f.stack.name << " sets " << (set.empty() ? "nothing" : set)
             << "\nnot pinned by these runs (kept at the device's): " << (unpinned.empty() ? "none" : unpinned) << '\n';
-  const auto j = serving_fit_json(rows, f);
-  if (j.contains("held_out"))
-    std::cout << "held-out figures (" << j["held_out"]["figures"].get<std::size_t>() << "): mean error "
-              << reports::fixed(j["held_out"]["mean_error_before"].get<double>() * 100, 1) << "% before the fit, "
-              << reports::fixed(j["held_out"]["mean_error_after"].get<double>() * 100, 1)
-              << "% after; inside their interval: " << j["held_out"]["inside_interval_before"].get<std::size_t>()
-              << " before, " << j["held_out"]["inside_interval_after"].get<std::size_t>() << " after\n";
+  if (const auto h = summarise(rows); h.runs)
+    std::cout << "held-out figures (" << h.runs << "): mean error " << reports::fixed(h.error_before * 100, 1)
+              << "% before the fit, " << reports::fixed(h.error_after * 100, 1)
+              << "% after; inside their interval: " << h.inside_before << " before, " << h.inside_after << " after\n";
   std::cout << "written to " << out << "; price with it: trinity plan --stack " << out << " ...\n";
 }
 
-// The stack's source names the runs' file.
+// The stack's source names the runs' file: "... on 2 measured runs of m.json; its band: ...".
 template <class Stack>
 void name_the_file(Stack& s, const std::string& runs) {
-  const std::string of = " measured";
-  if (const auto at = s.source.find(of); at != std::string::npos) {
-    const auto end = s.source.find(" runs", at);
-    if (end != std::string::npos) s.source.insert(end + 5, " of " + std::filesystem::path(runs).filename().string());
-  }
+  if (const auto at = s.source.find(';'); at != std::string::npos)
+    s.source.insert(at, " of " + std::filesystem::path(runs).filename().string());
 }
 
 template <class Fit, class Runs>

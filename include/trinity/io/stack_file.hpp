@@ -169,9 +169,4 @@ inline json write_serving_stack(const plan::serving_stack& s) {
           {"not_pinned", s.not_pinned}};
 }
 
-//! Whether a stack file is a serving one (its "kind"); read_stack or read_serving_stack then reads it whole.
-inline bool serving_stack_file(const json& j) {
-  return j.is_object() && j.contains("kind") && j.at("kind") == "serving";
-}
-
 }  // namespace trinity::io
