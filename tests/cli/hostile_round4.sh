@@ -80,7 +80,7 @@ ls "$dir/plots" | grep -q partial && fail "a refused write left a temporary file
 # 4. A value given is the value used: 0 for a default is refused, counts refuse fractions and take integral floats.
 grep -q '"sequence": 4096' "$source/docs/examples/llama2-13b-train.json" || fail "the sample workload changed"
 cat > moe.json <<'EOF'
-{"name": "moe", "sequence": 4096, "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8, "vocabulary": 32000,
+{"name": "moe", "type": "training", "sequence": 4096, "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8, "vocabulary": 32000,
  "experts": 8, "top_k": 2, "moe_ffn_hidden": 0}
 EOF
 run 2 "moe_ffn_hidden: .*0 is out of range: expected a whole number from 1 to 1000000 \\(leave the key out" \

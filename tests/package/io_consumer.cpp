@@ -14,10 +14,11 @@ int main() {
       "device": {"compute": "989TFLOPs", "power": "700W", "idle_power": "90W", "count": 8, "gpu": true},
       "tiers": ["h100-hbm3", "host-ddr5"], "interconnect": "infiniband-400g"})",
                                            "box.json"));
-  const auto w = workloads::read_workload(io::parse(R"({"name": "7b", "parameters": 6.7e9, "layers": 32, "hidden": 4096,
+  const auto w = workloads::read_workload(
+      io::parse(R"({"name": "7b", "type": "training", "parameters": 6.7e9, "layers": 32, "hidden": 4096,
       "sequence": 4096, "batch": 1})",
-                                                    "7b.json"),
-                                          s);
+                "7b.json"),
+      s);
   const auto r = plan::plan_training(s, w.as<plan::training_workload>(), plan::default_codecs_for(s));
   bool refused = false;
   try {

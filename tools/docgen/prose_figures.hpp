@@ -140,7 +140,7 @@ inline std::string figure(const priced_runs& runs, const std::string& spec) {
   if (kind == "share") {
     need(3);
     const auto& p = runs.at(w[1]);
-    const auto parts = trinity::workloads::parallel_predicted_json(p.cost).at("breakdown");
+    const auto parts = trinity::workloads::parallel_predicted_json(p.cost, {}).at("breakdown");
     const auto part = parts.find(w[2] + "_s");
     if (part == parts.end()) throw std::runtime_error("figure: " + spec + ": " + w[2] + " is not a part of the step");
     return detail::whole_percent(part->get<double>() / p.cost.step.value());

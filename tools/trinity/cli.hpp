@@ -105,7 +105,9 @@ inline std::vector<model::compressor_cost> read_profile(const std::string& path)
 
 //! A system given as a preset name or a JSON file (plan_command.cpp); errors name the path. A workload's
 //! counterpart, workload_from, is in workload_from.hpp with the registry it reads through.
-plan::system system_from(const std::string& arg);
+//! A system preset or file; a file's figures far from every preset of their kind (plan/plausibility.hpp) are
+//! warned of on stderr, or refused where `strict`.
+plan::system system_from(const std::string& arg, bool strict = false);
 
 // What plan, simulate and verify share (workloads/request.hpp).
 using workloads::gpus_go_with;

@@ -4,10 +4,13 @@
 
 #include "cli.hpp"
 #include "machine_profile.hpp"
+#include "workload_from.hpp"
 
 #include <trinity/compress/calibrate.hpp>
 #include <trinity/compress/lossless/catalog.hpp>
 #include <trinity/model/compression.hpp>
+#include <trinity/plan/codecs.hpp>
+#include <trinity/plan/reduction_choice.hpp>
 #include <trinity/units/format.hpp>
 
 #include <fstream>
@@ -99,15 +102,84 @@ io::profile read_profile_file(const std::string& path) {
 namespace {
 
 struct choose_args {
-  std::string profile, message = "100MB", bandwidth, latency = "2us", compute, error;
+  std::string profile, message, bandwidth, latency, compute, error, system, workload;
+  int zero_stage = 0;
   bool json = false;
 };
 
+// The codecs a question is priced with: the profile's, else the system's devices' (GPU kernels on a GPU), else
+// the CPU codecs measured on the `ci` build: what `trinity plan` prices, so one question has one answer.
+std::vector<model::compressor_cost> codecs_for(const choose_args& a, const plan::system* s) {
+  if (!a.profile.empty()) return read_profile(a.profile);
+  return s ? plan::default_codecs_for(*s) : plan::default_codecs();
+}
+
+// A training workload's gradient reduction over its ranks, on the link they span: the data-parallel planner's
+// and the layout search's question, priced as they price it (plan/reduction_choice.hpp).
+void choose_for_workload(const choose_args& a) {
+  for (const auto& [flag, value] : {std::pair{"--message", a.message},
+                                    {"--bandwidth", a.bandwidth},
+                                    {"--latency", a.latency},
+                                    {"--compute", a.compute}})
+    if (!value.empty())
+      throw bad_flag(flag, value,
+                     "prices a message of its own; with --workload the message is its gradient and the "
+                     "link the one its ranks span on --system. Fix: drop one of them");
+  const auto s = system_from(a.system);
+  auto any = workload_from(a.workload, s);
+  if (any.type() != "training")
+    throw bad_flag("--workload", a.workload, "is not a training workload: only training reduces a gradient");
+  auto w = any.as<plan::training_workload>();
+  if (!a.error.empty()) w.error_budget = number_flag(a.error, "--error", 0.0, 1e9, "a relative L2 error >= 0");
+  const auto r = plan::choose_reduction_codec(s, w, a.zero_stage, codecs_for(a, &s));
+  const auto& chosen = r.codecs[r.chosen];
+  const std::string what = std::string(a.zero_stage == 0 ? "all-reduce" : "reduce-scatter") + " of " + w.name +
+                           "'s gradient over " + std::to_string(r.ranks) + " ranks on " + r.link;
+  if (a.json) {
+    nlohmann::json out{{"question", what},
+                       {"choice", model::is_uncoded(chosen) ? std::string("raw") : chosen.name},
+                       {"predicted_s", r.verdicts[r.chosen].time().value()},
+                       {"error_budget", w.error_budget},
+                       {"ranks", r.ranks},
+                       {"link", r.link},
+                       {"candidates", nlohmann::json::array()}};
+    for (std::size_t i = 0; i < r.codecs.size(); ++i)
+      out["candidates"].push_back({{"name", r.codecs[i].name},
+                                   {"collective_s", r.verdicts[i].cost.comm.value()},
+                                   {"coding_s", r.verdicts[i].cost.coding.value()},
+                                   {"total_s", r.verdicts[i].time().value()},
+                                   {"rejected", r.verdicts[i].rejected}});
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    return;
+  }
+  std::cout << "The " << what << ":\n\n";
+  table t({"codec", "collective", "encode + decode", "total", ""});
+  for (std::size_t i = 0; i < r.codecs.size(); ++i) {
+    const auto& v = r.verdicts[i];
+    t.add({model::is_uncoded(r.codecs[i]) ? "raw (as the trainer holds it)" : r.codecs[i].name, to_string(v.cost.comm),
+           to_string(v.cost.coding), to_string(v.time()), i == r.chosen ? "<- chosen" : v.rejected});
+  }
+  t.print(std::cout);
+  std::cout << "\nchoice: " << (model::is_uncoded(chosen) ? std::string("raw") : chosen.name) << '\n';
+}
+
 void run_choose(const choose_args& a) {
-  const auto costs = read_profile(a.profile);
-  const auto message = quantity_flag<bytes>(a.message, "--message");
-  model::link_model link{quantity_flag<bytes_per_second>(a.bandwidth, "--bandwidth"),
-                         quantity_flag<seconds>(a.latency, "--latency")};
+  if (!a.workload.empty()) return choose_for_workload(a);
+  if (a.bandwidth.empty() && a.system.empty())
+    throw usage_error(
+        "choose needs a link: --bandwidth RATE, or --system and --workload for a training workload's "
+        "gradient reduction");
+  std::optional<plan::system> s;
+  if (!a.system.empty()) s = system_from(a.system);
+  auto costs = codecs_for(a, s ? &*s : nullptr);
+  // A message sent as it is needs no codec entry: the raw bytes are the baseline.
+  std::erase_if(costs, [](const model::compressor_cost& c) { return model::is_uncoded(c); });
+  const auto message = quantity_flag<bytes>(a.message.empty() ? "100MB" : a.message, "--message");
+  const auto& over = s ? s->interconnect : plan::priced_link{};
+  model::link_model link{
+      a.bandwidth.empty() ? over.bandwidth : quantity_flag<bytes_per_second>(a.bandwidth, "--bandwidth"),
+      a.latency.empty() ? (s ? over.latency : quantity_flag<seconds>("2us", "--latency"))
+                        : quantity_flag<seconds>(a.latency, "--latency")};
   model::exchange_budget budget;
   if (!a.compute.empty()) budget.compute = quantity_flag<seconds>(a.compute, "--compute");
   if (!a.error.empty()) budget.error = number_flag(a.error, "--error", 0.0, 1e9, "a relative L2 error >= 0");
@@ -154,15 +226,32 @@ void register_compress(CLI::App& app) {
 
   auto ch = std::make_shared<choose_args>();
   auto* h = app.add_subcommand("choose", "Compress or send? The fastest codec for a message over a link");
-  h->add_option("--profile", ch->profile, "A profile from `trinity calibrate --out`")->type_name("FILE")->required();
+  h->add_option("--profile", ch->profile,
+                "Codec costs from `trinity calibrate --out` (default: --system's devices' codecs, else the CPU "
+                "codecs of docs/compression.md, as plan prices them)")
+      ->type_name("FILE");
+  h->add_option("--system", ch->system,
+                "A preset or system file: its devices' codecs, and its interconnect as the link (with --workload: the "
+                "link the workload's ranks span)")
+      ->type_name("PRESET|FILE");
+  h->add_option("--workload", ch->workload,
+                "A training workload (preset or file): its gradient reduction over its ranks, priced as plan prices "
+                "it, in place of --message and --bandwidth")
+      ->type_name("PRESET|FILE");
+  h->add_option("--zero-stage", ch->zero_stage,
+                "With --workload: 0 all-reduces the gradient (DDP), 1-3 reduce-scatter it")
+      ->type_name("0..3")
+      ->check(CLI::Range(0, 3));
   h->add_option("--message", ch->message, "Message size (default 100MB)")->type_name("SIZE");
-  h->add_option("--bandwidth", ch->bandwidth, "Link bandwidth (e.g. 10Gbps)")->type_name("RATE")->required();
-  h->add_option("--latency", ch->latency, "Link latency (default 2us)")->type_name("TIME");
+  h->add_option("--bandwidth", ch->bandwidth, "Link bandwidth (e.g. 10Gbps; default: --system's interconnect)")
+      ->type_name("RATE");
+  h->add_option("--latency", ch->latency, "Link latency (default 2us, or --system's interconnect's)")
+      ->type_name("TIME");
   h->add_option("--compute", ch->compute, "Most encode + decode time allowed (default: no limit)")->type_name("TIME");
   h->add_option("--error", ch->error,
-                "Largest relative L2 error allowed (default 0.01, the planner's; 0: lossless only)")
+                "Largest relative L2 error allowed (default 0.01, the planner's, or the workload's; 0: lossless only)")
       ->type_name("NUMBER");
-  h->add_flag("--json", ch->json, "Print JSON (choice, predicted_s, why, candidates)");
+  h->add_flag("--json", ch->json, "Print JSON (choice, predicted_s, candidates)");
   h->callback([ch] { run_choose(*ch); });
 }
 

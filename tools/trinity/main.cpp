@@ -9,9 +9,41 @@
 #include <trinity/version.hpp>
 
 #include <exception>
+#include <string>
+#include <string_view>
 #include <iostream>
 
+namespace {
+
+// Under --json a refusal is JSON too, on standard output, so a program reading it gets an answer it can parse:
+// {"error": {"field", "value", "message", "fix"}}; the field is the flag or the input's path, the fix the
+// message's "Fix: ..." where it gives one. The line on stderr stays, for a person.
+bool wants_json(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--json") return true;
+  return false;
+}
+
+int refuse(bool json, const std::string& message, const std::string& field, const std::string& value,
+           const std::string& problem) {
+  std::cerr << "trinity: " << trinity::detail::printable(message) << '\n';
+  if (json) {
+    const auto at = problem.find("Fix: ");
+    const nlohmann::json out{
+        {"error",
+         {{"field", field.empty() ? nlohmann::json(nullptr) : nlohmann::json(field)},
+          {"value", value.empty() ? nlohmann::json(nullptr) : nlohmann::json(value)},
+          {"message", problem},
+          {"fix", at == std::string::npos ? nlohmann::json(nullptr) : nlohmann::json(problem.substr(at + 5))}}}};
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
+  }
+  return 2;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  const bool json = wants_json(argc, argv);
   CLI::App app{"trinity: price and trade compute, bandwidth and memory for AI systems", "trinity"};
   app.set_version_flag("--version", std::string("trinity ") + trinity::version_string);
   app.require_subcommand(1);
@@ -35,15 +67,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "trinity: " << trinity::detail::printable(e.what())
-              << "\n(run with --help for the flags and their ranges)\n";
-    return 2;
+    return refuse(json, std::string(e.what()) + "\n(run with --help for the flags and their ranges)", "", "", e.what());
   } catch (const trinity::cli::usage_error& e) {
-    std::cerr << "trinity: " << trinity::detail::printable(e.what()) << '\n';
-    return 2;
+    return refuse(json, e.what(), e.flag(), e.value(), e.flag().empty() ? std::string(e.what()) : e.rule());
   } catch (const trinity::invalid_input& e) {
-    std::cerr << "trinity: " << trinity::detail::printable(e.what()) << '\n';
-    return 2;
+    return refuse(json, e.what(), e.field(), "", e.problem());
   } catch (const std::exception& e) {
     std::cerr << "trinity: internal error: " << trinity::detail::printable(e.what()) << '\n';
     return 1;

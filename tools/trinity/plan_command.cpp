@@ -9,6 +9,7 @@
 
 #include <trinity/io/stack_file.hpp>
 #include <trinity/io/system.hpp>
+#include <trinity/plan/plausibility.hpp>
 #include <trinity/presets.hpp>
 #include <trinity/workloads.hpp>
 
@@ -20,11 +21,16 @@ namespace trinity::cli {
 
 using json = nlohmann::json;
 
-plan::system system_from(const std::string& arg) {
+plan::system system_from(const std::string& arg, bool strict) {
   if (auto s = plan::presets::find(arg)) return *s;
   const auto names = plan::presets::names();
-  return from_file(arg, "--system", names,
-                   [&](const json& j) { return io::read_system(j, std::filesystem::path(arg).parent_path()); });
+  auto s = from_file(arg, "--system", names,
+                     [&](const json& j) { return io::read_system(j, std::filesystem::path(arg).parent_path()); });
+  for (const auto& x : plan::implausible_figures(s)) {
+    if (strict) throw bad_flag("--system", arg, x.field + ": " + x.message + " (--strict refuses it)");
+    std::cerr << "trinity: warning: " << arg << ": " << x.field << ": " << x.message << '\n';
+  }
+  return s;
 }
 
 any_workload workload_from(const std::string& arg, const plan::system& s) {
@@ -80,14 +86,14 @@ workloads::request with_reader(workloads::request a) {
 
 void run_plan(const workloads::request& a) {
   if (!a.plot.empty()) trinity::detail::require_output_file("--plot", a.plot);  // before the search, not after it
-  const auto s = system_from(a.system);
+  const auto s = system_from(a.system, a.strict);
   auto w = workload_from(a.workload, s);
   apply_stack(a.stack, w);
   workloads::plan(with_reader(a), s, w, std::cout);
 }
 
 void run_simulate(const workloads::request& a) {
-  const auto s = system_from(a.system);
+  const auto s = system_from(a.system, a.strict);
   auto w = workload_from(a.workload, s);
   workloads::simulate(with_reader(a), s, w, std::cout);
 }
@@ -129,12 +135,17 @@ void register_plan(CLI::App& app) {
   std::string systems;  // every preset, from the list `find` reads: none missing, none stale
   for (const auto n : plan::presets::names()) systems += (systems.empty() ? "" : ", ") + std::string(n);
   p->add_option("--system", a->system,
-                "A preset (" + systems + ") or a JSON file (trinity presets --system NAME writes one)")
+                "A preset (" + systems +
+                    "; trinity presets systems lists them) or a JSON file (trinity presets --system "
+                    "NAME writes one)")
       ->type_name("PRESET|FILE");
+  std::string workload_presets;  // every kind's, from the registry `find_preset` reads
+  for (const auto n : workloads::preset_names())
+    workload_presets += (workload_presets.empty() ? "" : ", ") + std::string(n);
   p->add_option("--workload", a->workload,
-                "A preset (llm-7b-train, llm-70b-train, diffusion-dit-12b, edge-video-analytics, llama3-70b-serve, "
-                "wan22-t2v-hetero, t2v-curation) or a "
-                "JSON file")
+                "A preset (" + workload_presets +
+                    "; trinity presets workloads lists them with their kinds) or a JSON "
+                    "file")
       ->type_name("PRESET|FILE");
   add_planning_flags(*p, a->planning);
   p->add_option("--stack", a->stack,
@@ -169,6 +180,9 @@ void register_plan(CLI::App& app) {
       ->type_name("FRACTION")
       ->check(finite_range(0.0, 0.99));
   p->add_flag("--json", a->json, "Print JSON: choice, predicted, pareto, explanation");
+  p->add_flag("--strict", a->strict,
+              "Refuse a system file whose device, tier or link figure is more than 10x from every preset of its kind "
+              "(default: warn)");
   p->callback([a] { run_plan(*a); });
 
   auto sa = std::make_shared<workloads::request>();
@@ -188,6 +202,7 @@ void register_plan(CLI::App& app) {
                    "lay this layout (as for plan), or the layout search's choice "
                    "(`search`, the default), on the system's own link hierarchy");
   sim->add_flag("--json", sa->json, "Print JSON");
+  sim->add_flag("--strict", sa->strict, "Refuse an implausible system file, as for plan");
   sim->callback([sa] { run_simulate(*sa); });
 }
 

@@ -82,7 +82,9 @@ nlohmann::json run_json(const priced_row& x, const io::published_runs& file) {
           {"kind", kind_of(*x.run)},
           {"published", x.run->published},
           {"published_step_time_s", x.run->iteration_s},
-          {"predicted", workloads::parallel_predicted_json(x.cost)},  // the step, its breakdown, stages and bytes
+          {"predicted",
+           workloads::parallel_predicted_json(
+               x.cost, workloads::tokens_of(x.run->job, x.run->gpus))},  // the step, its breakdown, stages and bytes
           {"assumed", x.run->assumed},
           {"source_text", source_text(file, *x.run)},
           {"error", x.error},
@@ -323,7 +325,7 @@ void print_explained(const priced_row& x, const io::published_runs& file, const 
   if (!r.assumed.empty()) std::cout << "  assumed    " << r.assumed << "\n";
   if (!source.empty()) std::cout << "  source     " << source << "\n";
   std::cout << '\n';
-  workloads::print_parallel_breakdown(std::cout, x.cost, c.memory);
+  workloads::print_parallel_breakdown(std::cout, x.cost, c.memory, workloads::tokens_of(r.job, r.gpus));
 }
 
 void run_validate(const std::string& runs_path, const std::string& probe_path, bool as_json,

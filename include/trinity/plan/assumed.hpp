@@ -12,6 +12,7 @@
 //!   plan::describe(a);                          // "gated_mlp true"
 
 #include <cstddef>
+#include <initializer_list>
 #include <iomanip>
 #include <sstream>
 #include <string>
@@ -75,6 +76,27 @@ inline std::string describe(const assumptions& a) {
   if (a.empty()) return "none";
   std::string out;
   for (const auto& x : a) out += (out.empty() ? "" : ", ") + x.field + " " + x.value;
+  return out;
+}
+
+//! Those of `a` a path read: the fields `used` names (a plan lists only what it took, not every default the
+//! reader filled in for a path it did not take).
+inline assumptions only(const assumptions& a, std::initializer_list<std::string_view> used) {
+  assumptions out;
+  for (const auto& x : a)
+    for (const auto f : used)
+      if (x.field == f) out.push_back(x);
+  return out;
+}
+
+//! Those of `a` but the fields `unused` names.
+inline assumptions without(const assumptions& a, std::initializer_list<std::string_view> unused) {
+  assumptions out;
+  for (const auto& x : a) {
+    bool drop = false;
+    for (const auto f : unused) drop |= x.field == f;
+    if (!drop) out.push_back(x);
+  }
   return out;
 }
 

@@ -214,6 +214,30 @@ concept planning_problem = requires(const P& p, const typename P::plan_type& pla
   typename P::slots;  // the slots it varies, each a TradeoffPolicy (plan/slots.hpp), in the order a reader takes them
 };
 
+//! Plans this close on the objective (a share of the best's score) are a tie, and a tie goes to the plan that uses
+//! less: no cache over a cache, a smaller cache or tier, fewer devices (the workload's `leaner`). A model's
+//! figures are not known to 0.1%, so a plan that wins by less does not earn the memory or devices it takes.
+inline constexpr double tie_tolerance = 1e-3;
+
+namespace detail {
+//! The choice: `best`, or among the feasible plans within tie_tolerance of its score the one `p.leaner` prefers
+//! (ties in leanness to the better), for a workload that says which of two plans uses less.
+template <class P, class Candidates>
+std::size_t leanest_within_tie(const P& p, const Candidates& c, std::size_t best, objective o) {
+  if constexpr (requires { p.leaner(c[0], c[0]); }) {
+    const double top = score(c[best].cost, o);
+    std::size_t pick = best;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      if (!c[i].fits() || score(c[i].cost, o) > top * (1 + tie_tolerance)) continue;
+      if (p.leaner(c[i], c[pick]) || (!p.leaner(c[pick], c[i]) && p.better(c[i], c[pick]))) pick = i;
+    }
+    return pick;
+  } else {
+    return best;
+  }
+}
+}  // namespace detail
+
 //! Prices every plan of `p`, picks the best that fits for `o.objective` and explains it.
 template <class P>
 result<typename P::plan_type, typename P::cost_type> solve(const P& p, const planner_options& o) {
@@ -242,7 +266,7 @@ result<typename P::plan_type, typename P::cost_type> solve(const P& p, const pla
     p.none_fits(r);
     throw invalid_input("workload", "no plan fits");  // for a none_fits that returns
   }
-  r.choice = *best;
+  r.choice = detail::leanest_within_tie(p, r.candidates, *best, o.objective);
 
   const auto& chosen = r.chosen();
   auto& x = r.explanation;
@@ -256,6 +280,15 @@ result<typename P::plan_type, typename P::cost_type> solve(const P& p, const pla
     const std::string name = p.describe(e.plan);
     if (!e.fits()) {
       x.rejected.push_back(name + ": breaks the " + e.violation);
+      continue;
+    }
+    if (detail::score(e.cost, o.objective) < detail::score(chosen.cost, o.objective)) {
+      // Better on the objective by less than the tie tolerance: the leaner choice won the tie.
+      x.rejected.push_back(name + ": within " + detail::pct(tie_tolerance) + " of it on the objective (" +
+                           detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars,
+                                          chosen.cost.total.time, chosen.cost.total.energy, chosen.cost.dollars,
+                                          o.objective, P::time_word) +
+                           "), and a tie goes to the plan that uses less");
       continue;
     }
     if constexpr (requires { p.tie_note(e, chosen); }) {

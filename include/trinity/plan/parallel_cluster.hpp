@@ -30,13 +30,8 @@ inline model::training_cluster cluster_of(const system& s, model::gemm_efficienc
   c.memory_bandwidth = s.tiers.at(0).bandwidth;
   c.memory = s.tiers.at(0).capacity;
   c.fast = {s.interconnect.latency, s.interconnect.collective_rate()};
-  if (s.scale_out) {
-    c.domain = s.scale_up_domain ? s.scale_up_domain : s.device.count;
-    c.slow = {s.scale_out->latency, s.scale_out->collective_rate()};
-  } else {
-    c.domain = static_cast<std::size_t>(-1);  // one domain, however many devices
-    c.slow = c.fast;
-  }
+  c.domain = scale_up_devices(s);
+  c.slow = s.scale_out ? model::link_level{s.scale_out->latency, s.scale_out->collective_rate()} : c.fast;
   c.elementwise_traffic = elementwise_traffic;
   if (s.tiers.size() > 1) {  // the first tier below device memory holds offloaded optimizer states
     c.host = {s.tiers[1].latency, s.tiers[1].bandwidth};

@@ -120,6 +120,11 @@ struct training_problem : codec_workload<training_workload> {
   [[nodiscard]] bool is_baseline(const training_plan& p) const { return p == base; }
   [[nodiscard]] bool better(const evaluated& a, const evaluated& b) const { return detail::better(a, b, o.objective); }
   [[nodiscard]] std::array<double, 5> pareto_keys(const training_cost& c) const { return detail::pareto_keys(c); }
+  //! Uses less: no offload tier over one, the gradient as it is over a codec (a tie within the tolerance).
+  [[nodiscard]] bool leaner(const evaluated& a, const evaluated& b) const {
+    const auto key = [&](const evaluated& e) { return std::pair{e.plan.offload_tier != 0, e.plan.codec != identity}; };
+    return key(a) < key(b);
+  }
   [[nodiscard]] std::string describe(const training_plan& p) const { return detail::describe(p, s, ks); }
   [[nodiscard]] std::string binding(const evaluated& e) const { return detail::binding(s, e); }
 
@@ -183,9 +188,15 @@ struct training_problem : codec_workload<training_workload> {
       const double mine = e.cost.tier_bytes[0].value(), least = leanest->cost.tier_bytes[0].value();
       if (mine < least || (mine == least && e.plan.codec == identity && leanest->plan.codec != identity)) leanest = &e;
     }
-    throw invalid_input("workload", "no plan fits " + s.name + ": even the leanest (" +
-                                        detail::describe(leanest->plan, s, ks) + ") breaks the " + leanest->violation +
-                                        ". Fix: more devices (data_parallel), a smaller batch, or more memory");
+    // The fix lifts the constraint that binds: the link budget, or the device's memory.
+    const bool link = leanest->violation.rfind("interconnect budget", 0) == 0;
+    throw invalid_input("workload",
+                        "no plan fits " + s.name + ": even the leanest (" + detail::describe(leanest->plan, s, ks) +
+                            ") breaks the " + leanest->violation +
+                            (link ? ". Fix: a larger --link-budget, a larger batch (ZeRO 3 gathers the "
+                                    "weights each micro-batch), or a layout that sends less (--parallelism "
+                                    "search)"
+                                  : ". Fix: more devices (data_parallel), a smaller batch, or more memory"));
   }
 };
 

@@ -136,6 +136,20 @@ inline void validate(const system& s) {
   }
 }
 
+//! The devices that share `interconnect`: the scale-up domain, or every device where no scale-out link joins
+//! domains. The one rule every planner's collectives go by (the layout search's cluster_of, the data-parallel
+//! planner's gradient reduction).
+inline std::size_t scale_up_devices(const system& s) noexcept {
+  if (!s.scale_out) return static_cast<std::size_t>(-1);  // one domain, however many devices
+  return s.scale_up_domain ? s.scale_up_domain : s.device.count;
+}
+
+//! The link a collective over `ranks` devices crosses: the interconnect inside a domain, the scale-out link past
+//! it (per device and direction: each device its own NIC).
+inline const priced_link& collective_link_for(const system& s, std::size_t ranks) noexcept {
+  return ranks <= scale_up_devices(s) ? s.interconnect : *s.scale_out;
+}
+
 //! Dollars for holding `held` bytes in each tier and renting the device for `busy`, plus `sent` bytes over
 //! the interconnect: what a step or a request costs when the system carries prices.
 inline double dollars(const system& s, seconds busy, const std::vector<bytes>& held, bytes sent) {

@@ -3,7 +3,8 @@
 //! What one data-parallel training step costs each rank under a plan: a
 //! gradient codec, a ZeRO stage, an offload tier for optimizer states (or
 //! none) and activation recomputation on or off. The figures:
-//!  - compute 6·Ψ·T FLOPs per rank for T tokens, 8·Ψ·T with full activation
+//!  - compute 6·Ψ·T FLOPs per rank for the T tokens of its micro-batches (the
+//!    global batch over the ranks), 8·Ψ·T with full activation
 //!    recomputation (one more forward; Kaplan et al. 2020, Korthikanti et al. 2022);
 //!  - activations 34·s·b·h bytes per layer in 16-bit training, or 2·s·b·h per
 //!    layer plus one layer's 34·s·b·h when recomputed (Korthikanti et al. 2022,
@@ -11,7 +12,8 @@
 //!    attention scores not stored, as with flash attention);
 //!  - states per rank and traffic per step from model/sharding.hpp (ZeRO), the
 //!    gradient part of the traffic shrunk by the codec, at ring α-β times
-//!    (model/collectives.hpp) over the interconnect; a codec whose frames
+//!    (model/collectives.hpp) over the link the ranks span (the interconnect
+//!    inside a scale-up domain, the scale-out link past it); a codec whose frames
 //!    cannot be summed on the way (top-k, PowerSGD) all-gathers every rank's
 //!    frame instead, (n − 1) frames sent per rank; codec time is what those
 //!    collectives encode and decode per rank (DDP's ring decodes (2n − 1)/n of
@@ -53,6 +55,7 @@ struct training_cost {
   std::vector<bytes> tier_bytes;  //!< bytes each tier holds per device (peak)
   bytes link_bytes{};             //!< bytes each rank sends over the interconnect per step
   bytes offload_bytes{};          //!< bytes each rank moves to and from its offload tier per step
+  std::string link;               //!< the link the gradient reduction crosses (plan::collective_link_for)
   seconds compute_time{}, comm_time{}, codec_time{}, offload_time{};
   bytes activations{};
   double error = 0;    //!< the codec's relative error
@@ -79,7 +82,9 @@ inline training_cost price(const system& s, const training_workload& w, const mo
   training_cost c;
   c.tier_bytes.assign(s.tiers.size(), bytes{});
 
-  const flops work{(p.recompute ? 8.0 : 6.0) * psi * w.tokens_per_rank()};
+  // Every micro-batch of the step (global_batch over the ranks), as the layout search prices it.
+  const double micro_batches = static_cast<double>(w.micro_batches(n));
+  const flops work{(p.recompute ? 8.0 : 6.0) * psi * w.tokens_per_rank() * micro_batches};
   c.compute_time = work / s.device.rate(w.compute_precision);
 
   const bool offload = p.offload_tier != 0;
@@ -90,13 +95,18 @@ inline training_cost price(const system& s, const training_workload& w, const mo
   c.tier_bytes[0] = states.total() + c.activations + gathered;
   if (offload) c.tier_bytes[p.offload_tier] = states.offloaded;
 
-  const model::collective_link link{s.interconnect.latency, s.interconnect.collective_rate(), {}};
+  // The link the reduction crosses: the scale-out link once the ranks outgrow a scale-up domain.
+  const auto& over = collective_link_for(s, n);
+  const model::collective_link link{over.latency, over.collective_rate(), {}};
   const bytes params{psi * b.parameter};
   const double share = static_cast<double>(n - 1) / static_cast<double>(n);
-  const int gathers = p.stage == 3 ? 2 : p.stage == 0 ? 0 : 1;
+  // ZeRO-1 and 2 gather the updated shards once; ZeRO-3 gathers the weights for each micro-batch's forward and
+  // backward (model::parameter_gathers).
+  const double gathers = p.stage == 3 ? 2.0 * micro_batches : p.stage == 0 ? 0.0 : 1.0;
   const auto g = model::gradient_reduction(n, psi, b.gradient, p.stage, codec, link);
-  c.link_bytes = g.sent + share * static_cast<double>(gathers) * params;
-  c.comm_time = g.comm + static_cast<double>(gathers) * model::ring_all_gather_time(n, params, link);
+  c.link_bytes = g.sent + share * gathers * params;
+  c.comm_time = g.comm + gathers * model::ring_all_gather_time(n, params, link);
+  c.link = over.name;
   c.codec_time = g.coding;
   c.offload_bytes = model::offload_traffic_per_step(psi, n, p.stage, b, offload);
   if (offload) {
@@ -110,7 +120,7 @@ inline training_cost price(const system& s, const training_workload& w, const mo
   c.total.memory = c.tier_bytes[0];
   c.total.time = c.compute_time + c.comm_time + c.codec_time + c.offload_time;
   c.total.energy = (c.compute_time + c.codec_time) * s.device.power +
-                   (c.comm_time + c.offload_time) * s.device.idle_power + c.link_bytes * s.interconnect.energy +
+                   (c.comm_time + c.offload_time) * s.device.idle_power + c.link_bytes * over.energy +
                    (offload ? c.offload_bytes * s.tiers[p.offload_tier].energy : joules{});
   c.dollars = dollars(s, c.total.time, c.tier_bytes, c.link_bytes);
   return c;

@@ -78,6 +78,13 @@ struct training_workload {
   [[nodiscard]] std::size_t ranks(const system& s) const noexcept {
     return data_parallel ? data_parallel : s.device.count;
   }
+  //! The micro-batches of `batch` sequences each of `ranks` ranks runs a step, accumulating gradients: the global
+  //! batch over the ranks, rounded up (the busiest rank's), or 1 where the workload gives no global batch.
+  [[nodiscard]] std::size_t micro_batches(std::size_t ranks) const noexcept {
+    if (global_batch == 0 || batch == 0 || ranks == 0) return 1;
+    const std::size_t per_pass = batch * ranks;
+    return (global_batch + per_pass - 1) / per_pass;
+  }
 };
 
 //! Throws invalid_input naming the field; checks the ranks against the system.

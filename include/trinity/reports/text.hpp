@@ -26,6 +26,19 @@ inline std::string significant(double v, int digits = 4) {
   return buf;
 }
 
+//! `v` rounded to a whole number, its thousands grouped: 161420.7 is "161,421" (a count a reader compares).
+inline std::string whole_grouped(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  std::string digits = buf, out;
+  const std::size_t sign = !digits.empty() && digits[0] == '-';
+  for (std::size_t i = sign; i < digits.size(); ++i) {
+    if (i > sign && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (sign ? "-" : "") + out;
+}
+
 //! `v` as a signed percentage with one decimal: 0.123 is "+12.3%", an error's sign kept.
 inline std::string signed_percent(double v) {
   char buf[32];

@@ -56,9 +56,11 @@ inline plan::system measured_system(const io::object& o, const std::filesystem::
 //! The run's workload: a training workload with a transformer's shape, on its default stack (the fit finds one).
 inline plan::training_workload measured_workload(const io::object& o, const plan::system& s,
                                                  const std::filesystem::path& base) {
+  io::json given = o.at("workload");
+  if (given.is_object() && !given.contains("type")) given["type"] = "training";  // a training runs file's kind
   std::optional<any_workload> read;
   try {
-    read = read_workload(o.at("workload"), s, {base, {}});
+    read = read_workload(given, s, {base, {}});
   } catch (const invalid_input& e) {  // the reader names the field inside the workload: put it at its path here
     io::fail(io::join(o.path("workload"), e.field() == "(top)" ? "" : e.field()), e.problem());
   }

@@ -44,9 +44,35 @@ inline std::string recomputed_text(const model::parallel_step_cost& r, const mod
 }
 }  // namespace detail
 
-//! What the step model predicts for a layout: the step, peak bytes per GPU, and where each goes.
-inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r) {
+//! The tokens a step trains and the GPUs that train them: what throughput a practitioner compares is made of.
+struct step_tokens {
+  double per_step = 0;   //!< global batch × sequence
+  std::size_t gpus = 0;  //!< every GPU of the layout
+  [[nodiscard]] double per_second(const model::parallel_step_cost& r) const {
+    return r.step > seconds{} ? per_step / r.step.value() : 0.0;
+  }
+  [[nodiscard]] double per_gpu_second(const model::parallel_step_cost& r) const {
+    return gpus ? per_second(r) / static_cast<double>(gpus) : 0.0;
+  }
+};
+
+//! The tokens of `j`'s step on `gpus` GPUs.
+inline step_tokens tokens_of(const model::training_job& j, std::size_t gpus) {
+  return {static_cast<double>(j.global_batch) * static_cast<double>(j.sequence), gpus};
+}
+
+//! "4,210 tokens/s per GPU, 269,440 on the 64 GPUs": beside MFU, what training runs are compared by.
+inline std::string throughput_text(const model::parallel_step_cost& r, const step_tokens& t) {
+  return reports::whole_grouped(t.per_gpu_second(r)) + " tokens/s per GPU, " + reports::whole_grouped(t.per_second(r)) +
+         " on the " + std::to_string(t.gpus) + " GPUs";
+}
+
+//! What the step model predicts for a layout: the step, its tokens a second, peak bytes per GPU, and where each
+//! goes.
+inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r, const step_tokens& t) {
   return {{"step_time_s", r.step.value()},
+          {"tokens_per_second", t.per_second(r)},
+          {"tokens_per_second_per_gpu", t.per_gpu_second(r)},
           {"pipeline",
            {{"stages", r.pipeline_stages},
             {"first_layers", r.stages.first},
@@ -102,11 +128,13 @@ inline nlohmann::json parallel_predicted_json(const model::parallel_step_cost& r
             {"embedding_bytes", r.embedding_bytes.value()}}}};
 }
 
-//! The step's breakdown and the memory per GPU, as a table.
-inline void print_parallel_breakdown(std::ostream& out, const model::parallel_step_cost& r, bytes capacity) {
+//! The step's breakdown, its throughput and the memory per GPU, as a table.
+inline void print_parallel_breakdown(std::ostream& out, const model::parallel_step_cost& r, bytes capacity,
+                                     const step_tokens& tokens) {
   reports::table t({"", "predicted"});
   const auto share = [&](seconds x) { return to_string(x) + " (" + plan::detail::pct(x / r.step) + ")"; };
   t.add({"step time", to_string(r.step) + ", MFU " + plan::detail::pct(r.mfu)});
+  t.add({"throughput", throughput_text(r, tokens)});
   t.add({"  matrix multiplies", share(r.gemm)});
   t.add({"  attention core", share(r.attention)});
   t.add({"  memory-bound work", share(r.elementwise)});

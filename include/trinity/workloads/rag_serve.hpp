@@ -589,6 +589,7 @@ inline void verify_rag(const verify_request& a, const plan::system& s, const pla
 //! with what it retrieves. `"type": "rag-serve"`.
 struct rag_serve {
   static constexpr std::string_view type = "rag-serve";
+  static constexpr bool draws_plot = true;  //!< --plot draws its search's plans
   using description = plan::rag_workload;
 
   static description read(const io::json& j, const plan::system& s, const read_context&) {

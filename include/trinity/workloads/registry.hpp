@@ -41,7 +41,7 @@ struct workload_list {
   static_assert((diagnose_workload<W>() && ...), "every registered workload models Workload (see above)");
 };
 
-//! Every workload the planner knows; the first is the kind of a file without "type". One line each.
+//! Every workload the planner knows, by the "type" a file names. One line each.
 using registered = workload_list<training,          // "training"
                                  diffusion,         // "diffusion"
                                  edge,              // "edge"
@@ -150,22 +150,40 @@ std::vector<std::string_view> preset_names_of(workload_list<W...>) {
   return out;
 }
 
+template <class... W>
+std::vector<std::pair<std::string_view, std::string_view>> preset_types_of(workload_list<W...>) {
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  (
+      [&] {
+        for (auto n : W::preset_names()) out.emplace_back(n, W::type);
+      }(),
+      ...);
+  return out;
+}
+
 }  // namespace detail
 
-//! Every registered kind's "type", the default first.
+//! Every registered kind's "type".
 template <class List = registered>
 std::vector<std::string_view> workload_types() {
   return detail::types_of(List{});
 }
 
-//! A workload file's contents, read by its "type"'s reader (the first kind of List without one) and checked
-//! against the system it will run on. A program with workloads of its own passes its own list.
+//! A workload file's contents, read by its "type"'s reader and checked against the system it will run on. A file
+//! without "type" is refused with the kinds there are: a kind guessed would read a serving file as training and
+//! blame the wrong keys. A program with workloads of its own passes its own list.
 template <class List = registered>
 basic_any_workload<List> read_workload(const io::json& j, const plan::system& s, const read_context& c = {}) {
   if (!j.is_object()) io::fail("", "expected a workload (a JSON object), not " + io::kind_of(j));
   const auto types = workload_types<List>();
-  std::string type(types.front());
-  if (j.contains("type")) type = io::choice(j["type"], "type", types);
+  if (!j.contains("type")) {
+    std::string kinds;
+    for (const auto t : types) kinds += (kinds.empty() ? "\"" : ", \"") + std::string(t) + "\"";
+    io::fail("type", "missing: a workload names its kind, one of " + kinds +
+                         ". Fix: add \"type\": \"training\" to train a model (trinity presets workloads lists a "
+                         "preset of each kind)");
+  }
+  const std::string type = io::choice(j["type"], "type", types);
   return detail::read_as<basic_any_workload<List>>(List{}, type, j, s, c);
 }
 
@@ -181,10 +199,30 @@ std::vector<std::string_view> preset_names() {
   return detail::preset_names_of(List{});
 }
 
-//! The workload's plan, as text or (a.json) the plan JSON of docs/plan.schema.json.
+//! Every kind's presets, each with its kind's "type": what `trinity presets workloads` lists.
+template <class List = registered>
+std::vector<std::pair<std::string_view, std::string_view>> preset_types() {
+  return detail::preset_types_of(List{});
+}
+
+//! Whether a kind draws `--plot`'s picture: one that says `static constexpr bool draws_plot = true`.
+template <class K>
+inline constexpr bool draws_plot = requires {
+  requires K::draws_plot;
+};
+
+//! The workload's plan, as text or (a.json) the plan JSON of docs/plan.schema.json. `--plot` on a kind that draws
+//! no picture is refused, not ignored.
 template <class List>
 void plan(const request& a, const plan::system& s, basic_any_workload<List>& w, std::ostream& out) {
-  w.visit([&](auto kind, auto& d) { decltype(kind)::plan(a, s, d, out); });
+  w.visit([&](auto kind, auto& d) {
+    using K = decltype(kind);
+    if (!a.plot.empty() && !draws_plot<K>)
+      throw bad_flag("--plot", a.plot,
+                     "draws the plans of a training or rag-serve search; a \"" + std::string(K::type) +
+                         "\" plan has no picture to draw. Fix: drop --plot (--json gives every candidate)");
+    K::plan(a, s, d, out);
+  });
 }
 
 //! The workload's chosen plan on the simulated fabric, beside what the planner predicted.

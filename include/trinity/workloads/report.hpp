@@ -95,6 +95,28 @@ void print_result_json(std::ostream& out, const request& a, const plan::system& 
   out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
+//! A stated plan priced alone, in the same shape (docs/plan.schema.json): the one candidate is its own choice,
+//! baseline and front, nothing traded, and what is its own sits under `kind`.
+inline json stated_plan_json(const std::string& system, const std::string& workload, const std::string& objective,
+                             json assumed, const json& one, json predicted, const std::string& binding,
+                             const char* kind, json own) {
+  return {{"system", system},
+          {"workload", workload},
+          {"objective", objective},
+          {"assumed", std::move(assumed)},
+          {"candidates", 1},
+          {"choice", one},
+          {"predicted", std::move(predicted)},
+          {"baseline", one},
+          {"pareto", json::array({one})},
+          {"explanation",
+           {{"binding_before", binding},
+            {"binding_after", binding},
+            {"trades", json::array()},
+            {"rejected", json::array()}}},
+          {kind, std::move(own)}};
+}
+
 //! Bytes per device in each of the system's tiers, by name.
 inline json tier_bytes_json(const plan::system& s, const std::vector<bytes>& held) {
   json tiers = json::object();

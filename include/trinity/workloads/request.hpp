@@ -32,12 +32,24 @@ namespace trinity::workloads {
 class usage_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  //! A flag's refusal, its parts kept for `--json`'s error object.
+  usage_error(std::string_view flag, std::string_view value, std::string_view rule)
+      : std::runtime_error(std::string(flag) + " " + (value.empty() ? std::string("\"\"") : std::string(value)) + ": " +
+                           std::string(rule)),
+        flag_(flag),
+        value_(value),
+        rule_(rule) {}
+  [[nodiscard]] const std::string& flag() const noexcept { return flag_; }  //!< empty: not one flag's
+  [[nodiscard]] const std::string& value() const noexcept { return value_; }
+  [[nodiscard]] const std::string& rule() const noexcept { return rule_; }
+
+ private:
+  std::string flag_, value_, rule_;
 };
 
 //! "--reuse-depth 60: must not exceed --steps (50)".
 inline usage_error bad_flag(std::string_view flag, std::string_view value, std::string_view rule) {
-  return usage_error(std::string(flag) + " " + (value.empty() ? std::string("\"\"") : std::string(value)) + ": " +
-                     std::string(rule));
+  return usage_error(flag, value, rule);
 }
 
 //! A quantity with a unit, e.g. --entry-size 2GB.
@@ -86,6 +98,7 @@ struct request {
   double memory_headroom = 0;  //!< fraction of device memory a parallel layout leaves free
   planning_flags planning;
   bool json = false;
+  bool strict = false;  //!< a system figure far from every preset of its kind is refused, not warned of
 };
 
 //! The objective flag, checked.

@@ -46,9 +46,9 @@ inline constexpr key serving_keys[] = {{"name", required},
                                        {"head_dim"},
                                        {"prompt_tokens", required},
                                        {"output_tokens", required},
-                                       {"ttft_slo", required},
-                                       {"tpot_slo", required},
-                                       {"hit_rate", required},
+                                       {"ttft_slo"},
+                                       {"tpot_slo"},
+                                       {"hit_rate"},
                                        {"hit_rate_bound"},
                                        {"prefill_efficiency"},
                                        {"error_budget"},
@@ -76,12 +76,25 @@ inline plan::serving_workload read_serving(const json& j, const plan::system& s)
          "weight). Fix: a dense model");
   w.prompt_tokens = o.number("prompt_tokens");
   w.output_tokens = o.number("output_tokens");
-  w.ttft_slo = o.quantity<seconds>("ttft_slo");
-  w.tpot_slo = o.quantity<seconds>("tpot_slo");
-  w.hit_rate = read_power_law(o,
-                              "the prefix cache's power-law hit rate against bytes of 16-bit KV (trinity cache "
-                              "replay --format mooncake fits it)");
-  o.get("hit_rate_bound", w.hit_rate_bound, w.assumed);
+  // An objective left out is none: the plan judges what it was given and lists what it took.
+  for (const auto& [key, slo] : {std::pair{"ttft_slo", &w.ttft_slo}, {"tpot_slo", &w.tpot_slo}}) {
+    if (o.has(key))
+      *slo = o.quantity<seconds>(key);
+    else
+      plan::assume(w.assumed, key, "none (no objective)");
+  }
+  // No hit_rate: no prefix reuse, and no prefix cache to plan (its bound means nothing then).
+  if (o.has("hit_rate")) {
+    w.hit_rate = read_power_law(o,
+                                "the prefix cache's power-law hit rate against bytes of 16-bit KV (trinity cache "
+                                "replay --format mooncake fits it)");
+    o.get("hit_rate_bound", w.hit_rate_bound, w.assumed);
+  } else {
+    if (o.has("hit_rate_bound")) fail("hit_rate_bound", "bounds a hit_rate curve; give hit_rate, or drop it");
+    w.hit_rate = plan::no_prefix_reuse();
+    w.hit_rate_bound = 0;
+    plan::assume(w.assumed, "hit_rate", "none (no prefix reuse)");
+  }
   // Left out, prefill runs at the device's calibrated GEMM curve: a measurement, not an assumption.
   if (o.has("prefill_efficiency")) w.prefill_efficiency = o.positive_number("prefill_efficiency", 1);
   o.get("error_budget", w.error_budget, w.assumed);
@@ -149,6 +162,7 @@ inline json serving_json(const plan::serving_evaluated& e, const plan::serving_p
           {"cache_tier", p.cache > bytes{} ? json(s.tiers[p.cache_tier].name) : json(nullptr)},
           {"hit_rate", c.hit_rate},
           {"ttft_s", c.ttft.value()},
+          {"ttft_in_batch_s", c.ttft_batch.value()},
           {"tpot_s", c.tpot.value()},
           {"time_parts_s", {{"prefill", c.prefill.value()}, {"cache_load", c.load.value()}}},
           {"output_tokens_per_device_second", c.tokens_per_second},
@@ -160,6 +174,22 @@ inline json serving_json(const plan::serving_evaluated& e, const plan::serving_p
           {"relative_error", c.error},
           {"fits", e.fits()},
           {"interval", serving_interval_json(s, w, c)}};
+}
+
+// What each tier buys: the best plan with the prefix cache there, beside the best without one.
+inline void print_tier_table(std::ostream& out, const plan::serving_plan_result& r, const plan::system& s,
+                             const plan::tier_choices& by_tier) {
+  out << "\nWhat each tier buys (the best plan with the prefix cache there):\n";
+  table b({"cache in", "plan", "hit rate", "TTFT", "tokens/device-s"});
+  const auto add = [&](const std::string& where, std::optional<std::size_t> i) {
+    if (!i) return b.add({where, "none fits", "", "", ""});
+    const auto& e = r.candidates[*i];
+    b.add({where, plan::describe(e.plan, s, r.codecs), units::detail::format_number(e.cost.hit_rate),
+           to_string(e.cost.ttft), units::detail::format_number(e.cost.tokens_per_second)});
+  };
+  add("(no cache)", by_tier.no_cache);
+  for (std::size_t i = 0; i < s.tiers.size(); ++i) add(s.tiers[i].name, by_tier.by_tier[i]);
+  b.print(out);
 }
 
 inline void plan_serving(const request& a, const plan::system& s, plan::serving_workload& w, std::ostream& out) {
@@ -187,13 +217,20 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
       << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  " << plan::describe(p, s, r.codecs)
       << "\n\n";
   table t({"resource", "predicted"});
-  t.add({"time to first token", to_string(c.ttft) + " (prefill " + to_string(c.prefill) + ", cached prefix loaded " +
-                                    to_string(c.load) + "); objective " + to_string(w.ttft_slo)});
-  t.add({"time per output token",
-         to_string(c.tpot) + " at batch " + std::to_string(p.batch) + "; objective " + to_string(w.tpot_slo)});
+  t.add({"time to first token", to_string(c.ttft) + " on an idle replica (prefill " + to_string(c.prefill) +
+                                    ", cached prefix loaded " + to_string(c.load) + "); objective " +
+                                    plan::objective_text(w.ttft_slo)});
+  t.add({"  in a batch of " + std::to_string(p.batch),
+         to_string(c.ttft_batch) + " (a request arriving into the static batch the throughput is priced at)"});
+  t.add({"time per output token", to_string(c.tpot) + " at batch " + std::to_string(p.batch) + "; objective " +
+                                      plan::objective_text(w.tpot_slo)});
   t.add({"throughput", units::detail::format_number(c.tokens_per_second) + " output tokens per device-second (" +
                            std::to_string(s.device.count / p.tensor_parallel) + " replicas of " +
                            std::to_string(p.tensor_parallel) + ")"});
+  if (c.error > 0)
+    t.add({"KV cache error", "as " + r.codecs[p.codec].name + ", relative error up to " +
+                                 units::detail::format_number(c.error) + ", within the error budget of " +
+                                 units::detail::format_number(w.error_budget)});
   t.add({"prefix hit rate", units::detail::format_number(c.hit_rate) + " of a prompt of " +
                                 std::to_string(std::lround(w.prompt_tokens)) + " tokens"});
   t.add({"compute", to_string(flops{c.total.compute}) + " per output token"});
@@ -208,17 +245,11 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
   for (const auto& tr : x.trades) out << "  trade: " << tr << '\n';
   out << "\nWhere the chosen plan's time goes:\n";
   reports::print(out, time);
-  out << "\nWhat each tier buys (the best plan with the prefix cache there):\n";
-  table b({"cache in", "plan", "hit rate", "TTFT", "tokens/device-s"});
-  const auto add = [&](const std::string& where, std::optional<std::size_t> i) {
-    if (!i) return b.add({where, "none fits", "", "", ""});
-    const auto& e = r.candidates[*i];
-    b.add({where, plan::describe(e.plan, s, r.codecs), units::detail::format_number(e.cost.hit_rate),
-           to_string(e.cost.ttft), units::detail::format_number(e.cost.tokens_per_second)});
-  };
-  add("(no cache)", by_tier.no_cache);
-  for (std::size_t i = 0; i < s.tiers.size(); ++i) add(s.tiers[i].name, by_tier.by_tier[i]);
-  b.print(out);
+  if (!plan::prefix_reuse(w)) {
+    out << "\nNo prefix cache planned: the workload gives no hit_rate (no prefix reuse).\n";
+  } else {
+    print_tier_table(out, r, s, by_tier);
+  }
   out << "\nAlternatives one choice away:\n";
   for (const auto& rj : x.rejected) out << "  " << rj << '\n';
   out << "\nPareto front (device-time per token, energy, device memory, TTFT, dollars): " << r.pareto.size()
@@ -245,30 +276,37 @@ inline void price_serving_configuration(const request& a, const plan::system& s,
   const double replicas = static_cast<double>(s.device.count / p.tensor_parallel);
   const auto time = reports::serving_time_of(s, c.workload, p, c.codecs.at(p.codec), k.hit_rate);
   if (a.json) {
-    json j{{"workload", w.name},
-           {"system", s.name},
-           {"parallelism", a.parallelism},
-           {"configuration",
-            {{"tp", p.tensor_parallel},
-             {"batch", p.batch},
-             {"weights", c.configuration.weights},
-             {"kv", c.configuration.kv},
-             {"prefix_cache_bytes", p.cache.value()},
-             {"prefix_cache_tier", p.cache > bytes{} ? json(s.tiers[p.cache_tier].name) : json(nullptr)}}},
-           {"batching", "static: a batch's prompts prefilled together, then decoded together"},
-           {"predicted",
-            {{"ttft_s", k.ttft.value()},
+    // The plan JSON every plan has (docs/plan.schema.json): a stated configuration is the one candidate, its own
+    // choice, baseline and front; what is its own sits under "serving_configuration".
+    const json one{{"parallelism", a.parallelism},
+                   {"device_seconds_per_token", k.total.time.value()},
+                   {"ttft_in_batch_s", k.ttft_batch.value()},
+                   {"fits", c.violation.empty()}};
+    const std::string binding = c.violation.empty() ? "as stated: nothing traded" : c.violation;
+    const json j = stated_plan_json(
+        s.name, w.name, a.planning.objective, assumed_json(as_serving_states(s), c.workload.assumed), one,
+        json{{"ttft_s", k.ttft.value()},
+             {"ttft_in_batch_s", k.ttft_batch.value()},
              {"tpot_s", k.tpot.value()},
              {"output_tokens_per_device_second", k.tokens_per_second},
              {"output_tokens_per_second", k.replica_tokens_per_second},
              {"device_bytes", k.tier_bytes[0].value()},
              {"hit_rate", k.hit_rate},
              {"bytes_per_tier", tier_bytes_json(s, k.tier_bytes)},
-             {"interval", serving_interval_json(s, c.workload, k)}}},
-           {"where_the_time_goes", reports::to_json(time)},
-           {"fits", c.violation.empty()},
-           {"violation", c.violation.empty() ? json(nullptr) : json(c.violation)},
-           {"assumed", assumed_json(as_serving_states(s), c.workload.assumed)}};
+             {"interval", serving_interval_json(s, c.workload, k)}},
+        binding, "serving_configuration",
+        json{{"parallelism", a.parallelism},
+             {"configuration",
+              {{"tp", p.tensor_parallel},
+               {"batch", p.batch},
+               {"weights", c.configuration.weights},
+               {"kv", c.configuration.kv},
+               {"prefix_cache_bytes", p.cache.value()},
+               {"prefix_cache_tier", p.cache > bytes{} ? json(s.tiers[p.cache_tier].name) : json(nullptr)}}},
+             {"batching", "static: a batch's prompts prefilled together, then decoded together"},
+             {"where_the_time_goes", reports::to_json(time)},
+             {"fits", c.violation.empty()},
+             {"violation", c.violation.empty() ? json(nullptr) : json(c.violation)}});
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
@@ -277,6 +315,8 @@ inline void price_serving_configuration(const request& a, const plan::system& s,
   table t({"figure", "predicted"});
   t.add({"time to first token", to_string(k.ttft) + " (a request of " + std::to_string(std::lround(w.prompt_tokens)) +
                                     " tokens on an idle replica)"});
+  t.add({"  in a batch of " + std::to_string(p.batch),
+         to_string(k.ttft_batch) + " (a request arriving into the static batch the throughput is priced at)"});
   t.add({"time per output token", to_string(k.tpot) + " at batch " + std::to_string(p.batch)});
   t.add({"throughput", units::detail::format_number(k.tokens_per_second) + " output tokens per device-second; " +
                            units::detail::format_number(k.replica_tokens_per_second) + " per replica of " +

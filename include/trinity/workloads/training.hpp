@@ -101,7 +101,7 @@ inline void read_fp8_params(const object& o, plan::training_workload& w) {
 // Keys that only a transformer's shape gives meaning to: refused without one.
 // clang-format off
 inline constexpr const char* shape_only_keys[] = {
-    "gated_mlp", "tied_embeddings", "global_batch", "flash_attention", "attention_kernel", "stack", "dropout", "overlap",
+    "gated_mlp", "tied_embeddings", "flash_attention", "attention_kernel", "stack", "dropout", "overlap",
     "cross_entropy", "sequence_mix", "top_k", "moe_ffn_hidden", "shared_experts", "moe_layer_frequency",
     "first_dense_layers", "full_attention_frequency", "q_lora_rank", "rope_head_dim", "v_head_dim", "capacity_factor",
     "expert_imbalance", "mtp_layers", "fp8_params"};
@@ -158,11 +158,11 @@ inline plan::training_workload read_training(const json& j, const plan::system& 
     plan::assume(assumed, "data_parallel", s.device.count);  // 0 in the workload: every device
   o.get("error_budget", w.error_budget, assumed);
   const bool shaped = read_model_size(o, w);
+  if (o.has("global_batch"))
+    w.global_batch = o.count("global_batch");
+  else if (shaped)
+    plan::assume(assumed, "global_batch", w.batch * (w.data_parallel ? w.data_parallel : s.device.count));
   if (shaped) {
-    if (o.has("global_batch"))
-      w.global_batch = o.count("global_batch");
-    else
-      plan::assume(assumed, "global_batch", w.batch * (w.data_parallel ? w.data_parallel : s.device.count));
     o.get("flash_attention", w.flash_attention, assumed);
     if (o.has("attention_kernel"))
       w.attention_kernel = o.text("attention_kernel");
@@ -237,11 +237,23 @@ inline json cost_json(const plan::evaluated& e, const plan::plan_result& r, cons
 }
 
 // What the step model predicts for a layout, with how sure it is (workloads/training_interval.hpp).
-inline json predicted_json(const model::parallel_step_cost& r, const plan::system& s,
+inline json predicted_json(const model::parallel_step_cost& r, const step_tokens& t, const plan::system& s,
                            const plan::training_workload& w) {
-  auto p = parallel_predicted_json(r);
+  auto p = parallel_predicted_json(r, t);
   p["interval"] = interval_json(r, s, w);
   return p;
+}
+
+// What a layout's price read of the defaults: not `batch` (the layout's mbs splits the global batch), nor
+// `data_parallel` where the GPUs come from elsewhere (a stated layout, --gpus).
+inline plan::assumptions layout_read(const plan::training_workload& w, bool gpus_given) {
+  return gpus_given ? plan::without(w.assumed, {"batch", "data_parallel"}) : plan::without(w.assumed, {"batch"});
+}
+
+// What the data-parallel planner read of the defaults: Ψ, L and h, the batch, the ranks and precisions; nothing of
+// the transformer's kernels or stack, which it does not price.
+inline plan::assumptions data_path_read(const plan::training_workload& w) {
+  return plan::only(w.assumed, {"batch", "data_parallel", "global_batch", "precision", "error_budget"});
 }
 
 // The layout --parallelism names, or the search's choice.
@@ -303,6 +315,8 @@ inline void plan_layout(const request& a, const plan::system& s, const plan::tra
     throw bad_flag("--workload", a.workload,
                    "has no transformer shape; give heads, ffn_hidden and vocabulary "
                    "(docs/parallelism.md) to price a parallel layout");
+  if (!a.plot.empty())
+    throw bad_flag("--plot", a.plot, "draws a search's plans; --parallelism prices one layout. Fix: drop --plot");
   const auto l = layout_of(a, s);
   const auto job = plan::job_of(w, l.dp);
   const auto c = plan::usable_cluster(s, w, {.memory_headroom = a.memory_headroom});
@@ -320,35 +334,42 @@ inline void plan_layout(const request& a, const plan::system& s, const plan::tra
   const bool within_budget = codec.relative_error <= budgeted.error_budget;
   const auto assumed = layout_assumed(a, io::parallel_layout_defaults(a.parallelism, l, job.shape.moe()));
   if (a.json) {
-    out << json{{"system", s.name},
-                {"workload", w.name},
-                {"assumed", assumed_json(s, w.assumed, assumed)},
-                {"parallelism", model::to_string(l)},
-                {"gpus", l.gpus()},
-                {"scale_up_domains", scale_up_domains(s, c, l.gpus())},
-                {"global_batch", job.global_batch},
-                {"micro_batches", r.micro_batches},
-                {"fits", fits},
-                {"device_capacity_bytes", c.memory.value()},
-                {"gradient_codec",
-                 {{"name", l.codec.empty() ? json(nullptr) : json(l.codec)},
-                  {"relative_error", codec.relative_error},
-                  {"error_budget", budgeted.error_budget},
-                  {"within_error_budget", within_budget}}},
-                {"predicted", predicted_json(r, s, w)}}
+    // The plan JSON every plan has (docs/plan.schema.json): a stated layout is the one candidate, its own choice,
+    // baseline and front; what is the layout's own sits under "layout".
+    const json one{{"parallelism", model::to_string(l)},
+                   {"step_time_s", r.step.value()},
+                   {"device_bytes", r.device_bytes.value()},
+                   {"fits", fits}};
+    const std::string binding =
+        fits ? "as stated: nothing traded"
+             : "does not fit: needs " + to_string(r.device_bytes) + " per GPU of " + to_string(c.memory);
+    out << stated_plan_json(s.name, w.name, a.planning.objective, assumed_json(s, layout_read(w, true), assumed), one,
+                            predicted_json(r, tokens_of(job, l.gpus()), s, w), binding, "layout",
+                            json{{"parallelism", model::to_string(l)},
+                                 {"gpus", l.gpus()},
+                                 {"scale_up_domains", scale_up_domains(s, c, l.gpus())},
+                                 {"global_batch", job.global_batch},
+                                 {"micro_batches", r.micro_batches},
+                                 {"fits", fits},
+                                 {"device_capacity_bytes", c.memory.value()},
+                                 {"gradient_codec",
+                                  {{"name", l.codec.empty() ? json(nullptr) : json(l.codec)},
+                                   {"relative_error", codec.relative_error},
+                                   {"error_budget", budgeted.error_budget},
+                                   {"within_error_budget", within_budget}}}})
                .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return;
   }
   out << w.name << " on " << gpus_on(s, c, l.gpus()) << ", " << model::to_string(l) << ", " << job.global_batch
       << " sequences of " << job.sequence << " tokens a step:\n\n";
-  print_parallel_breakdown(out, r, c.memory);
+  print_parallel_breakdown(out, r, c.memory, tokens_of(job, l.gpus()));
   print_interval(out, r, s, w);
   if (!l.codec.empty())
     out << "gradient codec " << l.codec << ": relative error " << units::detail::format_number(codec.relative_error)
         << (within_budget ? ", within" : ", MORE than") << " the error budget of "
         << units::detail::format_number(budgeted.error_budget) << '\n';
-  print_assumed(out, s, w.assumed, assumed);
+  print_assumed(out, s, layout_read(w, true), assumed);
 }
 
 // Every layout searched: the best for the objective, why, and the front.
@@ -401,12 +422,12 @@ inline void plan_layout_search(const request& a, const plan::system& s, const pl
     for (const auto i : front) pareto.push_back(layout_json(r.candidates[i]));
     out << json{{"system", s.name},
                 {"workload", w.name},
-                {"assumed", assumed_json(s, w.assumed, layout_assumed(a))},
+                {"assumed", assumed_json(s, layout_read(w, a.gpus != 0), layout_assumed(a))},
                 {"objective", plan::to_string(base.objective)},
                 {"candidates", r.candidates.size()},
                 {"choice", layout_json(ch)},
                 {"baseline", layout_json(r.candidates[r.baseline])},
-                {"predicted", predicted_json(ch.cost.step, s, w)},
+                {"predicted", predicted_json(ch.cost.step, tokens_of(job, gpus), s, w)},
                 {"pareto", pareto},
                 {"explanation",
                  {{"binding_before", x.binding_before},
@@ -426,14 +447,14 @@ inline void plan_layout_search(const request& a, const plan::system& s, const pl
   out << "Layouts of " << w.name << " on " << gpus_on(s, c, gpus) << ", " << job.global_batch << " sequences of "
       << job.sequence << " tokens a step: best " << plan::to_string(base.objective) << " of " << r.candidates.size()
       << " layouts (" << feasible << " fit):\n\n  " << model::to_string(ch.plan.layout) << "\n\n";
-  print_parallel_breakdown(out, ch.cost.step, c.memory);
+  print_parallel_breakdown(out, ch.cost.step, c.memory, tokens_of(job, gpus));
   print_interval(out, ch.cost.step, s, w);
   out << "per GPU and step: energy " << to_string(ch.cost.total.energy)
       << (ch.cost.dollars > 0
               ? ", cost " + plan::format_dollars(ch.cost.dollars) + " (one " + s.device.name + " rented for the step)"
               : std::string())
       << '\n';
-  print_assumed(out, s, w.assumed, layout_assumed(a));
+  print_assumed(out, s, layout_read(w, a.gpus != 0), layout_assumed(a));
   const auto& untraded = r.candidates[r.baseline].plan.layout;
   print_explanation(
       out, x,
@@ -495,7 +516,7 @@ inline void plan_dynamic(const request& a, const plan::system& s, const plan::tr
     };
     json j{{"system", s.name},
            {"workload", w.name},
-           {"assumed", assumed_json(s, w.assumed, layout_assumed(a))},
+           {"assumed", assumed_json(s, layout_read(w, a.gpus != 0), layout_assumed(a))},
            {"gpus", r.gpus},
            {"frames", r.frames},
            {"layouts_priced", r.layouts_priced},
@@ -522,7 +543,7 @@ inline void plan_dynamic(const request& a, const plan::system& s, const plan::tr
       << " bucket layouts priced in " << r.frames << " frames.\n\nDynamic: frame " << frame(r.frame) << ", step "
       << to_string(r.step) << " (reduction and update " << to_string(r.shared) << "), peak "
       << to_string(r.device_bytes) << " of " << to_string(c.memory) << " per GPU\n";
-  print_assumed(out, s, w.assumed, layout_assumed(a));
+  print_assumed(out, s, layout_read(w, a.gpus != 0), layout_assumed(a));
   out << '\n';
   table t({"bucket", "tokens", "sequences", "layout in the frame", "time", "per GPU"});
   for (const auto& b : r.buckets)
@@ -558,15 +579,21 @@ inline void plan_data_parallel(const request& a, const plan::system& s, plan::tr
                s.tiers[0].name + " per device (GB)", feasible, front,
                {r.chosen().cost.total.time.value(), r.chosen().cost.tier_bytes[0].value() / 1e9});
   }
+  auto read = w;  // the plan lists the defaults it read
+  read.assumed = data_path_read(w);
   if (a.json) {
-    print_result_json(out, a, s, w, "training", {{"ranks", w.ranks(s)}}, r,
+    print_result_json(out, a, s, read, "training", {{"ranks", w.ranks(s)}}, r,
                       [&](const plan::evaluated& e) { return cost_json(e, r, s); });
     return;
   }
   const auto& c = r.chosen().cost;
-  out << "Plan for " << w.name << " on " << s.name << " (" << w.ranks(s) << " ranks of " << s.device.name << "), best "
-      << a.planning.objective << " of " << r.candidates.size() << " candidates:\n\n  " << plan::describe(r, s)
-      << "\n\n";
+  const std::size_t n = w.ranks(s), passes = w.micro_batches(n);
+  const bool even = !w.global_batch || w.global_batch == passes * w.batch * n;
+  out << "Plan for " << w.name << " on " << s.name << " (" << n << " ranks of " << s.device.name << "), "
+      << (w.global_batch ? w.global_batch : w.batch * n) << " sequences of " << w.sequence << " tokens a step ("
+      << passes << " micro-batch" << (passes > 1 ? "es" : "") << " of " << w.batch
+      << (even ? " a rank" : " on the busiest rank") << "), best " << a.planning.objective << " of "
+      << r.candidates.size() << " candidates:\n\n  " << plan::describe(r, s) << "\n\n";
   table t({"resource", "predicted per rank and step"});
   t.add({"step time", to_string(c.total.time) + " (compute " + to_string(c.compute_time) + ", interconnect " +
                           to_string(c.comm_time) + ", codec " + to_string(c.codec_time) + ", offload " +
@@ -575,9 +602,9 @@ inline void plan_data_parallel(const request& a, const plan::system& s, plan::tr
   t.add({"cost", plan::format_dollars(c.dollars) + " (" + s.device.name + " rented for the step)"});
   for (std::size_t i = 0; i < s.tiers.size(); ++i)
     t.add({s.tiers[i].name, to_string(c.tier_bytes[i]) + " of " + to_string(s.tiers[i].capacity)});
-  t.add({"interconnect", to_string(c.link_bytes) + " sent over " + s.interconnect.name});
+  t.add({"interconnect", to_string(c.link_bytes) + " sent over " + c.link});
   t.print(out);
-  print_assumed(out, s, w.assumed);
+  print_assumed(out, s, read.assumed);
   print_explanation(out, x, "no trade", "Alternatives one choice away");
   out << "\nPareto front (time, energy, device memory, bytes sent): " << r.pareto.size() << " plans\n";
   table p({"plan", "step time", "energy", s.tiers[0].name, "sent"});
@@ -596,6 +623,7 @@ inline void plan_data_parallel(const request& a, const plan::system& s, plan::tr
 //! parallel layout (tensor, pipeline, context, data, ZeRO, recomputation). The default `"type"`.
 struct training {
   static constexpr std::string_view type = "training";
+  static constexpr bool draws_plot = true;  //!< --plot draws its search's plans
   using description = plan::training_workload;
 
   static description read(const io::json& j, const plan::system& s, const read_context&) {

@@ -139,24 +139,31 @@ TEST_CASE("JSON text with a key given twice, too deep, or broken is refused, nev
 
 TEST_CASE("a training workload refuses a misspelt key instead of training with the default", "[io]") {
   // The issue's example: "bacth" silently trained with batch 1.
+  CHECK(
+      workload_error(
+          R"({"name": "w", "type": "training", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024, "bacth": 2})") ==
+      "bacth: unknown key; did you mean \"batch\"?");
+  CHECK(
+      workload_error(
+          R"({"name": "w", "type": "training", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024, "gpus": 3})")
+          .starts_with("gpus: unknown key; expected one of name, type,"));
   CHECK(workload_error(
-            R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024, "bacth": 2})") ==
-        "bacth: unknown key; did you mean \"batch\"?");
-  CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024, "gpus": 3})")
-            .starts_with("gpus: unknown key; expected one of name, type,"));
-  CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024,
+            R"({"name": "w", "type": "training", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024,
       "precision": {"parameter": 2, "gradient": 2, "optimiser": 12}})") ==
         "precision.optimiser: unknown key; did you mean \"optimizer\"?");
-  CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024,
+  CHECK(workload_error(
+            R"({"name": "w", "type": "training", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024,
       "precision": "mixd"})") == "precision: \"mixd\" is not allowed; did you mean \"mixed\"?");
   CHECK(workload_error(R"({"name": "w", "type": "trainig"})") ==
         "type: \"trainig\" is not allowed; did you mean \"training\"?");
-  CHECK(workload_error(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024,
+  CHECK(workload_error(
+            R"({"name": "w", "type": "training", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024,
       "data_parallel": 65})") == "data_parallel: 65 ranks exceed the system's 64 devices");
-  const auto f = workloads::read_workload(io::parse(R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024,
+  const auto f = workloads::read_workload(
+      io::parse(R"({"name": "w", "type": "training", "parameters": 1e9, "layers": 8, "hidden": 1024,
       "sequence": 1024, "batch": 2, "precision": {"parameter": 2, "gradient": 2, "optimizer": 12, "compute": "fp8"}})",
-                                                    "w.json"),
-                                          plan::presets::h100_infiniband());
+                "w.json"),
+      plan::presets::h100_infiniband());
   const auto& w = f.as<plan::training_workload>();
   CHECK(w.batch == 2);
   CHECK(w.compute_precision == "fp8");
@@ -289,9 +296,10 @@ TEST_CASE("a profile refuses an unknown key in itself, a compressor, the machine
 
 TEST_CASE("hostile bytes give the readers an error to name, never a crash or another exception", "[io]") {
   // Mutations of valid files: flipped, dropped and duplicated bytes. Every outcome is a value or invalid_input.
-  const std::string seeds[] = {good_system,
-                               R"({"name": "w", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024})",
-                               R"({"nodes": [{"name": "m0", "kind": "memory", "capacity": "1TB"}], "links": []})"};
+  const std::string seeds[] = {
+      good_system,
+      R"({"name": "w", "type": "training", "parameters": 1e9, "layers": 8, "hidden": 1024, "sequence": 1024})",
+      R"({"nodes": [{"name": "m0", "kind": "memory", "capacity": "1TB"}], "links": []})"};
   std::mt19937 rng(7);
   int read = 0, refused = 0;
   for (int round = 0; round < 3000; ++round) {

@@ -78,8 +78,9 @@ TEST_CASE("every named shape's parameter count lands within 1% of its publisher'
 }
 
 TEST_CASE("a training workload with a shape prices the same with and without parameters", "[io][plan]") {
-  const auto without = training(R"({"name": "a", )" + shape_13b + ", " + rest + "}");
-  const auto with = training(R"({"name": "a", "parameters": 13e9, )" + shape_13b + ", " + rest + "}");
+  const auto without = training(R"({"name": "a", "type": "training", )" + shape_13b + ", " + rest + "}");
+  const auto with =
+      training(R"({"name": "a", "type": "training", "parameters": 13e9, )" + shape_13b + ", " + rest + "}");
   CHECK(without.parameters == model::parameters(*without.shape));
   CHECK(without.parameters == with.parameters);
   CHECK(without.parameters == Approx(13.016e9).epsilon(1e-3));
@@ -95,22 +96,25 @@ TEST_CASE("a training workload with a shape prices the same with and without par
 }
 
 TEST_CASE("a parameter count more than 1% from the shape's is refused with both figures", "[io]") {
-  const auto e = error_of(R"({"name": "a", "parameters": 14e9, )" + shape_13b + ", " + rest + "}");
+  const auto e = error_of(R"({"name": "a", "type": "training", "parameters": 14e9, )" + shape_13b + ", " + rest + "}");
   CHECK(e.starts_with("parameters: 1.4e+10 differs by 7.561% from the shape's 1.302e+10"));
   CHECK(e.find("Fix: leave parameters out") != std::string::npos);
   // Within 1% it is a check that passes, at either side.
-  CHECK(error_of(R"({"name": "a", "parameters": 12.9e9, )" + shape_13b + ", " + rest + "}").empty());
-  CHECK(error_of(R"({"name": "a", "parameters": 13.1e9, )" + shape_13b + ", " + rest + "}").empty());
+  CHECK(
+      error_of(R"({"name": "a", "type": "training", "parameters": 12.9e9, )" + shape_13b + ", " + rest + "}").empty());
+  CHECK(
+      error_of(R"({"name": "a", "type": "training", "parameters": 13.1e9, )" + shape_13b + ", " + rest + "}").empty());
   // Without a shape it is what the planner reads, and required.
-  CHECK(error_of(R"({"name": "a", "layers": 40, "hidden": 5120, "sequence": 4096})")
+  CHECK(error_of(R"({"name": "a", "type": "training", "layers": 40, "hidden": 5120, "sequence": 4096})")
             .starts_with("parameters: missing; a training workload without a transformer's shape"));
-  CHECK(training(R"({"name": "a", "parameters": 13e9, "layers": 40, "hidden": 5120, "sequence": 4096})").parameters ==
-        13e9);
+  CHECK(training(
+            R"({"name": "a", "type": "training", "parameters": 13e9, "layers": 40, "hidden": 5120, "sequence": 4096})")
+            .parameters == 13e9);
 }
 
 TEST_CASE("a named model is its spelt-out shape, and refuses a shape field beside it", "[io]") {
-  const auto named = training(R"({"name": "a", "model": "llama2-13b", )" + rest + "}");
-  const auto spelt = training(R"({"name": "a", )" + shape_13b + ", " + rest + "}");
+  const auto named = training(R"({"name": "a", "type": "training", "model": "llama2-13b", )" + rest + "}");
+  const auto spelt = training(R"({"name": "a", "type": "training", )" + shape_13b + ", " + rest + "}");
   REQUIRE(named.shape);
   const auto& m = *named.shape;
   const auto& t = *spelt.shape;
@@ -120,31 +124,34 @@ TEST_CASE("a named model is its spelt-out shape, and refuses a shape field besid
   CHECK(named.layers == spelt.layers);
   CHECK(named.hidden == spelt.hidden);
   // A spelt-out shape defaults kv_heads and gated_mlp; a named one takes them from its source.
-  const auto gpt = training(R"({"name": "g", "layers": 96, "hidden": 12288, "ffn_hidden": 49152, "heads": 96,
+  const auto gpt =
+      training(R"({"name": "g", "type": "training", "layers": 96, "hidden": 12288, "ffn_hidden": 49152, "heads": 96,
       "vocabulary": 50257, "sequence": 2048})");
   CHECK(plan::assumed(gpt.assumed, "gated_mlp"));
   CHECK(plan::assumed(gpt.assumed, "kv_heads"));
-  const auto gpt_named = training(R"({"name": "g", "model": "gpt3-175b", "sequence": 2048})");
+  const auto gpt_named = training(R"({"name": "g", "type": "training", "model": "gpt3-175b", "sequence": 2048})");
   CHECK_FALSE(plan::assumed(gpt_named.assumed, "gated_mlp"));
   CHECK_FALSE(gpt_named.shape->gated_mlp);
   CHECK(gpt_named.parameters == Approx(175e9).epsilon(0.01));  // untied: the output layer counted too
   for (const char* field : {R"("layers": 40)", R"("hidden": 5120)", R"("heads": 40)", R"("vocabulary": 32000)"})
-    CHECK(error_of(R"({"name": "a", "model": "llama2-13b", )" + std::string(field) + ", " + rest + "}")
+    CHECK(error_of(R"({"name": "a", "type": "training", "model": "llama2-13b", )" + std::string(field) + ", " + rest +
+                   "}")
               .starts_with("model: name a model"));
-  CHECK(error_of(R"({"name": "a", "model": "llama2-13b", "gated_mlp": false, )" + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "model": "llama2-13b", "gated_mlp": false, )" + rest + "}")
             .starts_with("gated_mlp: is part of the named model's shape"));
-  CHECK(error_of(R"({"name": "a", "model": "llama2-12b", )" + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "model": "llama2-12b", )" + rest + "}")
             .starts_with("model: \"llama2-12b\" is not allowed; did you mean \"llama2-13b\"?"));
   // A parameter count beside a named model is checked against it as against a spelt-out one.
-  CHECK(error_of(R"({"name": "a", "model": "llama2-70b", "parameters": 70e9, )" + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "model": "llama2-70b", "parameters": 70e9, )" + rest + "}")
             .starts_with("parameters: 7e+10 differs by 1.484% from the shape's 6.898e+10"));
 }
 
 TEST_CASE("every field a workload reader defaults is listed as assumed, for every kind", "[io][plan]") {
   SECTION("training") {
-    const auto j = io::parse(R"({"name": "a", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
+    const auto j =
+        io::parse(R"({"name": "a", "type": "training", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
         "vocabulary": 1000, "sequence": 1024})",
-                             "w.json");
+                  "w.json");
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
     // type names the kind, model the alternative to a shape, parameters follows from it, and sequence_mix is
     // a choice with no default length.
@@ -188,13 +195,15 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     CHECK(plan::describe(preset->as<plan::training_workload>().assumed).find("attention_kernel \"cudnn\"") !=
           std::string::npos);
     // Without a fused core there is no kernel to assume.
-    const auto unfused = training(R"({"name": "a", )" + shape_13b + ", " + rest + R"(, "flash_attention": false})");
+    const auto unfused =
+        training(R"({"name": "a", "type": "training", )" + shape_13b + ", " + rest + R"(, "flash_attention": false})");
     CHECK(plan::describe(unfused.assumed).find("attention_kernel") == std::string::npos);
   }
   SECTION("training, with a sliding window") {
-    const auto j = io::parse(R"({"name": "a", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
+    const auto j =
+        io::parse(R"({"name": "a", "type": "training", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
         "vocabulary": 1000, "sequence": 1024, "sliding_window": 256})",
-                             "w.json");
+                  "w.json");
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
     check_every_default_listed(
         io::detail::training_keys, j, w.assumed,
@@ -204,9 +213,10 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
     CHECK(plan::describe(w.assumed).find("full_attention_frequency 0") != std::string::npos);
   }
   SECTION("training, a mixture of experts") {
-    const auto j = io::parse(R"({"name": "a", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
+    const auto j =
+        io::parse(R"({"name": "a", "type": "training", "layers": 4, "hidden": 1024, "ffn_hidden": 4096, "heads": 8,
         "vocabulary": 1000, "sequence": 1024, "experts": 8, "top_k": 2})",
-                             "w.json");
+                  "w.json");
     const auto w = workloads::read_workload(j, plan::presets::dgx_h100()).as<plan::training_workload>();
     check_every_default_listed(
         io::detail::training_keys, j, w.assumed,
@@ -263,7 +273,8 @@ TEST_CASE("every field a workload reader defaults is listed as assumed, for ever
 }
 
 TEST_CASE("a given field is never listed as assumed", "[io]") {
-  const auto w = training(R"({"name": "a", "model": "llama2-7b", "sequence": 4096, "batch": 2, "data_parallel": 4,
+  const auto w = training(
+      R"({"name": "a", "type": "training", "model": "llama2-7b", "sequence": 4096, "batch": 2, "data_parallel": 4,
       "error_budget": 0.02, "global_batch": 64, "flash_attention": false, "dropout": true, "overlap": true, "cross_entropy": "te",
       "precision": "fp32", "stack": "megatron-core"})");
   CHECK(w.assumed.empty());
@@ -315,27 +326,30 @@ TEST_CASE("a layout lists the keys it left out with the values priced", "[io]") 
 }
 
 TEST_CASE("sliding-window attention's keys are read by the training reader, and refused by field elsewhere", "[io]") {
-  const auto w = training(R"({"name": "a", )" + shape_13b +
+  const auto w = training(R"({"name": "a", "type": "training", )" + shape_13b +
                           R"(, "sliding_window": 4096, "full_attention_frequency": 4, )" + rest + "}");
   CHECK(w.shape->sliding_window == 4096);
   CHECK(w.shape->full_attention_frequency == 4);
   CHECK(model::windowed_layer_count(*w.shape) == 30);  // 10 of the 40 layers attend in full
   // A window alone: every layer windowed, and said so.
-  const auto every = training(R"({"name": "a", )" + shape_13b + R"(, "sliding_window": 4096, )" + rest + "}");
+  const auto every =
+      training(R"({"name": "a", "type": "training", )" + shape_13b + R"(, "sliding_window": 4096, )" + rest + "}");
   CHECK(every.shape->full_attention_frequency == 0);
   CHECK(model::windowed_layer_count(*every.shape) == 40);
   CHECK(plan::describe(every.assumed).find("full_attention_frequency 0") != std::string::npos);
-  CHECK(error_of(R"({"name": "a", )" + shape_13b + R"(, "full_attention_frequency": 2, )" + rest + "}")
-            .starts_with("full_attention_frequency: describes sliding-window attention; give sliding_window too"));
-  CHECK(error_of(R"({"name": "a", )" + shape_13b + R"(, "sliding_window": 64, "full_attention_frequency": 1, )" + rest +
+  CHECK(error_of(R"({"name": "a", "type": "training", )" + shape_13b + R"(, "full_attention_frequency": 2, )" + rest +
                  "}")
+            .starts_with("full_attention_frequency: describes sliding-window attention; give sliding_window too"));
+  CHECK(error_of(R"({"name": "a", "type": "training", )" + shape_13b +
+                 R"(, "sliding_window": 64, "full_attention_frequency": 1, )" + rest + "}")
             .starts_with("full_attention_frequency: must be 0 (every layer windowed) or from 2 to the 40 layers"));
-  CHECK(error_of(R"({"name": "a", "model": "llama2-13b", "sliding_window": 4096, )" + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "model": "llama2-13b", "sliding_window": 4096, )" + rest + "}")
             .starts_with("sliding_window: is part of the named model's shape"));
-  CHECK(error_of(R"({"name": "a", "layers": 40, "hidden": 5120, "sliding_window": 64, )" + rest + "}")
-            .starts_with("heads: missing"));
+  CHECK(
+      error_of(R"({"name": "a", "type": "training", "layers": 40, "hidden": 5120, "sliding_window": 64, )" + rest + "}")
+          .starts_with("heads: missing"));
   // The named GPT-OSS carries its window.
-  const auto oss = training(R"({"name": "a", "model": "gpt-oss-120b", )" + rest + "}");
+  const auto oss = training(R"({"name": "a", "type": "training", "model": "gpt-oss-120b", )" + rest + "}");
   CHECK(oss.shape->sliding_window == 128);
   CHECK(model::windowed_layer_count(*oss.shape) == 18);
   // The serving model does not count a window (it bounds the KV cache): its reader does not know the key.
@@ -350,7 +364,8 @@ TEST_CASE("sliding-window attention's keys are read by the training reader, and 
 TEST_CASE("latent attention's keys are read by the training reader, and refused by field elsewhere", "[io]") {
   const std::string mla = R"("layers": 4, "hidden": 7168, "ffn_hidden": 18432, "heads": 128, "head_dim": 128,
       "vocabulary": 129280, "kv_lora_rank": 512)";
-  const auto w = training(R"({"name": "a", )" + mla + R"(, "q_lora_rank": 1536, "rope_head_dim": 64, )" + rest + "}");
+  const auto w = training(R"({"name": "a", "type": "training", )" + mla +
+                          R"(, "q_lora_rank": 1536, "rope_head_dim": 64, )" + rest + "}");
   CHECK(w.shape->kv_lora_rank == 512);
   CHECK(w.shape->q_lora_rank == 1536);
   CHECK(w.shape->rope_head_dim == 64);
@@ -358,15 +373,16 @@ TEST_CASE("latent attention's keys are read by the training reader, and refused 
   CHECK(w.parameters == model::parameters(*w.shape));
   // What it leaves out is said: v_head_dim as head_dim.
   CHECK(plan::describe(w.assumed).find("v_head_dim 128") != std::string::npos);
-  const auto plain = training(R"({"name": "a", )" + mla + ", " + rest + "}");
+  const auto plain = training(R"({"name": "a", "type": "training", )" + mla + ", " + rest + "}");
   CHECK(plan::describe(plain.assumed).find("q_lora_rank 0, rope_head_dim 0, v_head_dim 128") != std::string::npos);
-  CHECK(error_of(R"({"name": "a", )" + shape_13b + R"(, "q_lora_rank": 1536, )" + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", )" + shape_13b + R"(, "q_lora_rank": 1536, )" + rest + "}")
             .starts_with("q_lora_rank: describes multi-head latent attention; give kv_lora_rank too"));
-  CHECK(error_of(R"({"name": "a", )" + mla + R"(, "kv_heads": 8, )" + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", )" + mla + R"(, "kv_heads": 8, )" + rest + "}")
             .starts_with("kv_heads: must equal heads (128) under latent attention"));
-  CHECK(error_of(R"({"name": "a", "model": "deepseek-v3", "kv_lora_rank": 256, )" + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "model": "deepseek-v3", "kv_lora_rank": 256, )" + rest + "}")
             .starts_with("kv_lora_rank: is part of the named model's shape"));
-  CHECK(training(R"({"name": "a", "model": "deepseek-v3", )" + rest + "}").shape->kv_lora_rank == 512);
+  CHECK(training(R"({"name": "a", "type": "training", "model": "deepseek-v3", )" + rest + "}").shape->kv_lora_rank ==
+        512);
   CHECK(
       error_of(R"({"name": "s", "type": "llm-serve", )" + mla + ", " + serve).starts_with("kv_lora_rank: unknown key"));
   model::serving_replica r;
@@ -378,42 +394,45 @@ TEST_CASE("latent attention's keys are read by the training reader, and refused 
 TEST_CASE("a mixture of experts' keys are read, and refused by field where they cannot be", "[io][moe]") {
   const std::string moe = R"("experts": 8, "top_k": 2, "moe_ffn_hidden": 2048, "shared_experts": 1,
       "moe_layer_frequency": 2)";
-  const auto w = training(R"({"name": "a", )" + shape_13b + ", " + moe + ", " + rest + "}");
+  const auto w = training(R"({"name": "a", "type": "training", )" + shape_13b + ", " + moe + ", " + rest + "}");
   CHECK(w.shape->experts == 8);
   CHECK(w.shape->moe_ffn_hidden == 2048);
   CHECK(w.shape->shared_experts == 1);
   CHECK(w.shape->moe_layer_frequency == 2);
   CHECK(w.parameters == model::parameters(*w.shape));
-  CHECK(error_of(R"({"name": "a", "experts": 8, )" + shape_13b + ", " + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "experts": 8, )" + shape_13b + ", " + rest + "}")
             .starts_with("top_k: missing; a mixture of experts needs the experts a token runs"));
-  CHECK(error_of(R"({"name": "a", "shared_experts": 1, )" + shape_13b + ", " + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "shared_experts": 1, )" + shape_13b + ", " + rest + "}")
             .starts_with("shared_experts: describes a mixture of experts; give experts"));
-  CHECK(error_of(R"({"name": "a", "capacity_factor": 0.5, )" + shape_13b + ", " + moe + ", " + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "capacity_factor": 0.5, )" + shape_13b + ", " + moe + ", " +
+                 rest + "}")
             .starts_with("capacity_factor: must be at least 1"));
-  CHECK(error_of(R"({"name": "a", "expert_imbalance": 9, )" + shape_13b + ", " + moe + ", " + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "expert_imbalance": 9, )" + shape_13b + ", " + moe + ", " + rest +
+                 "}")
             .starts_with("expert_imbalance: must be from 1 (balanced) to the 8 experts"));
-  CHECK(error_of(R"({"name": "a", "capacity_factor": 1.25, )" + shape_13b + ", " + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "capacity_factor": 1.25, )" + shape_13b + ", " + rest + "}")
             .starts_with("capacity_factor: describes a mixture of experts' routing; the model has no experts"));
-  CHECK(error_of(R"({"name": "a", "model": "mixtral-8x7b", "top_k": 1, )" + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "model": "mixtral-8x7b", "top_k": 1, )" + rest + "}")
             .starts_with("top_k: is part of the named model's shape"));
-  CHECK(error_of(R"({"name": "a", "experts": 8, "top_k": 9, )" + shape_13b + ", " + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "experts": 8, "top_k": 9, )" + shape_13b + ", " + rest + "}")
             .starts_with("top_k: must be from 1 to the 8 experts"));
-  const auto named = training(R"({"name": "a", "model": "mixtral-8x7b", "capacity_factor": 1.25, )" + rest + "}");
+  const auto named =
+      training(R"({"name": "a", "type": "training", "model": "mixtral-8x7b", "capacity_factor": 1.25, )" + rest + "}");
   CHECK(named.shape->experts == 8);
   CHECK(named.capacity_factor == 1.25);
 }
 
 TEST_CASE("multi-token prediction modules are read from a shape, and refused by field where they cannot be",
           "[io][model]") {
-  const auto w = training(R"({"name": "a", )" + shape_13b + R"(, "mtp_layers": 1, )" + rest + "}");
+  const auto w = training(R"({"name": "a", "type": "training", )" + shape_13b + R"(, "mtp_layers": 1, )" + rest + "}");
   CHECK(w.shape->mtp_layers == 1);
   CHECK(w.parameters == model::parameters(*w.shape));
-  CHECK(training(R"({"name": "a", "model": "deepseek-v3", )" + rest + "}").shape->mtp_layers == 1);
-  CHECK(error_of(R"({"name": "a", "model": "deepseek-v3", "mtp_layers": 0, )" + rest + "}")
+  CHECK(training(R"({"name": "a", "type": "training", "model": "deepseek-v3", )" + rest + "}").shape->mtp_layers == 1);
+  CHECK(error_of(R"({"name": "a", "type": "training", "model": "deepseek-v3", "mtp_layers": 0, )" + rest + "}")
             .starts_with("mtp_layers: is part of the named model's shape"));
-  CHECK(error_of(R"({"name": "a", )" + shape_13b + R"(, "mtp_layers": 41, )" + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", )" + shape_13b + R"(, "mtp_layers": 41, )" + rest + "}")
             .starts_with("mtp_layers: must be at most the 40 layers"));
-  CHECK(error_of(R"({"name": "a", "parameters": 1e9, "layers": 8, "hidden": 1024, "mtp_layers": 1,
+  CHECK(error_of(R"({"name": "a", "type": "training", "parameters": 1e9, "layers": 8, "hidden": 1024, "mtp_layers": 1,
       "sequence": 4096})")
             .starts_with("mtp_layers: describes a transformer's shape"));
   CHECK(error_of(R"({"name": "s", "type": "llm-serve", )" + shape_13b + R"(, "mtp_layers": 1, )" + serve)
@@ -427,19 +446,21 @@ TEST_CASE("multi-token prediction modules are read from a shape, and refused by 
 
 TEST_CASE("fp8_params is read under fp8, assumed false there, and refused by field elsewhere", "[io]") {
   const std::string fp8 = R"("sequence": 4096, "global_batch": 512, "precision": "fp8")";
-  const auto assumed = training(R"({"name": "a", )" + shape_13b + ", " + fp8 + "}");
+  const auto assumed = training(R"({"name": "a", "type": "training", )" + shape_13b + ", " + fp8 + "}");
   CHECK_FALSE(assumed.fp8_params);
   CHECK(plan::describe(assumed.assumed).find("fp8_params false") != std::string::npos);
-  const auto kept = training(R"({"name": "a", "fp8_params": true, )" + shape_13b + ", " + fp8 + "}");
+  const auto kept =
+      training(R"({"name": "a", "type": "training", "fp8_params": true, )" + shape_13b + ", " + fp8 + "}");
   CHECK(kept.fp8_params);
   CHECK(plan::describe(kept.assumed).find("fp8_params") == std::string::npos);
   CHECK(plan::job_of(kept, 8).fp8_params);
-  CHECK(error_of(R"({"name": "a", "fp8_params": true, )" + shape_13b + ", " + rest + "}")
+  CHECK(error_of(R"({"name": "a", "type": "training", "fp8_params": true, )" + shape_13b + ", " + rest + "}")
             .starts_with("fp8_params: keeps the GEMM weights in fp8, and this workload trains in bf16"));
   // Without a transformer's shape nothing prices the GEMM weights: refused as the other shape keys are.
-  CHECK(error_of(R"({"name": "a", "fp8_params": true, "parameters": 7e9, "layers": 32, "hidden": 4096,
+  CHECK(
+      error_of(R"({"name": "a", "type": "training", "fp8_params": true, "parameters": 7e9, "layers": 32, "hidden": 4096,
       "sequence": 4096, "precision": "fp8"})")
-            .starts_with("fp8_params: describes a transformer's shape"));
+          .starts_with("fp8_params: describes a transformer's shape"));
 }
 
 }  // namespace io_workload_assumed_test

@@ -143,7 +143,7 @@ TEST_CASE("dynamic parallelism refuses what it cannot plan, naming the field", "
   w.sequence_mix = {{"a", 4096, 0.3}, {"b", 2048, 0.7}};  // 0.3 of 1,024 is not whole
   CHECK_THROWS_WITH(plan::plan_dynamic(s, w, {.gpus = 8}), Catch::Contains("not a whole number"));
   const auto bad = [&](const char* mix) {
-    auto j = nlohmann::json::parse(R"({"name": "x", "layers": 4, "hidden": 1024, "sequence": 1024,
+    auto j = nlohmann::json::parse(R"({"name": "x", "type": "training", "layers": 4, "hidden": 1024, "sequence": 1024,
         "heads": 8, "ffn_hidden": 4096, "vocabulary": 1000})");
     j["sequence_mix"] = nlohmann::json::parse(mix);
     try {

@@ -115,6 +115,9 @@ TEST_CASE("a plan's memory and traffic are the ZeRO model's, plus activations", 
   const auto s = plan::presets::h100_infiniband();
   const auto w = plan::presets::llm_7b();
   const auto identity = plan::default_codecs()[0];
+  // 1,024 sequences a step over 64 ranks of 4: 4 micro-batches, their gradients accumulated.
+  REQUIRE(w.micro_batches(64) == 4);
+  const double params = w.parameters * w.precision.parameter, share = 63.0 / 64;
   for (int stage = 0; stage <= 3; ++stage)
     for (const bool off : {false, true}) {
       const auto c = plan::price(s, w, identity, {0, stage, off ? std::size_t{1} : 0, false});
@@ -123,13 +126,17 @@ TEST_CASE("a plan's memory and traffic are the ZeRO model's, plus activations", 
       const double gathered = stage == 3 ? w.parameters * 2 / 32 : 0;
       CHECK(c.tier_bytes[0].value() == Approx(m.total().value() + act + gathered));
       CHECK(c.tier_bytes[1] == (off ? m.offloaded : 0_B));
-      CHECK(c.link_bytes.value() == Approx(model::zero_traffic_per_step(w.parameters, 64, stage, w.precision).value()));
+      // ZeRO-3 gathers the weights again for each micro-batch's forward and backward: 3 more pairs than the one a
+      // step of one micro-batch sends.
+      const double regathered = stage == 3 ? 2.0 * 3 * share * params : 0.0;
+      CHECK(c.link_bytes.value() ==
+            Approx(model::zero_traffic_per_step(w.parameters, 64, stage, w.precision).value() + regathered));
       CHECK(c.offload_bytes == model::offload_traffic_per_step(w.parameters, 64, stage, w.precision, off));
-      CHECK(c.compute_time.value() == Approx(6 * w.parameters * 4096 * 4 / 989e12));
+      CHECK(c.compute_time.value() == Approx(6 * w.parameters * 4096 * 4 * 4 / 989e12));
     }
   const auto rc = plan::price(s, w, identity, {0, 0, 0, true});
   CHECK(rc.activations.value() == Approx(2.0 * 4096 * 4 * 4096 * 32 + 34.0 * 4096 * 4 * 4096));
-  CHECK(rc.compute_time.value() == Approx(8 * w.parameters * 4096 * 4 / 989e12));
+  CHECK(rc.compute_time.value() == Approx(8 * w.parameters * 4096 * 4 * 4 / 989e12));
   // int8: 4 / ratio (about 3.88) bytes per gradient element instead of 2.
   const auto int8 = plan::default_codecs()[2];
   REQUIRE(int8.name == "int8-ef");
@@ -267,7 +274,7 @@ TEST_CASE("work runs at its precision's rate: fp32 training on an H100 at 67 TFL
   auto w = plan::presets::llm_7b();
   const auto codecs = plan::default_codecs_for(s);
   const plan::training_plan p{0, 3, 0, false};
-  const double flop = 6.0 * w.parameters * w.tokens_per_rank();
+  const double flop = 6.0 * w.parameters * w.tokens_per_rank() * 4;  // 4 micro-batches a step
   CHECK(plan::price(s, w, codecs[0], p).compute_time.value() == Approx(flop / 989e12));
   w.compute_precision = "fp32";
   CHECK(plan::price(s, w, codecs[0], p).compute_time.value() == Approx(flop / 67e12));
