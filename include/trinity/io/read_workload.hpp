@@ -24,6 +24,13 @@ using any_workload [[deprecated("use workloads::any_workload (CHANGELOG.md, 0.2.
     "use workloads::read_workload(j, s, {.base = base}) from <trinity/workloads/registry.hpp> "
     "(CHANGELOG.md, 0.2.0)")]] inline workload_file
 read_workload(const json& j, const plan::system& s, const std::filesystem::path& base = {}) {
+  // 0.1 read a file without "type" as training; this deprecated reader keeps that until it goes, the registry's
+  // refuses such a file (CHANGELOG.md).
+  if (j.is_object() && !j.contains("type")) {
+    json typed = j;
+    typed["type"] = "training";
+    return {workloads::read_workload(typed, s, workloads::read_context{base, {}})};
+  }
   return {workloads::read_workload(j, s, workloads::read_context{base, {}})};
 }
 

@@ -163,8 +163,12 @@ TEST_CASE("a device that cannot be read is refused by path, with the fix", "[io]
   CHECK(refusal(dgx_h100_with(R"({"preset": "h100-sxm"})")) == "device.count: missing; a device needs it");
   CHECK(refusal(dgx_h100_with(R"({"preset": "h100-sxm", "count": 8, "attention": "cudn"})"))
             .starts_with(R"(device.attention: "cudn" is no measured kernel; did you mean "cudnn"?)"));
+  // Every missing constant at once, the first leading.
   CHECK(refusal(dgx_h100_with(R"({"preset": "h100-sxm", "count": 8, "attention": {"forward": 0.5}})")) ==
-        "device.attention.forward_knee: missing; a measured kernel's name or a fused attention curve needs it");
+        "device.attention.forward_knee: missing; a measured kernel's name or a fused attention curve needs it (and "
+        "device.attention.backward: missing; a measured kernel's name or a fused attention curve needs it; "
+        "device.attention.backward_knee: missing; a measured kernel's name or a fused attention curve needs it; "
+        "device.attention.head_dim_knee: missing; a measured kernel's name or a fused attention curve needs it)");
   CHECK(refusal(dgx_h100_with(R"({"preset": "h100-sxm", "count": 8, "serving": {"hbm_shar": 0.5}})")) ==
         R"(device.serving.hbm_shar: unknown key; did you mean "hbm_share"?)");
   CHECK(refusal(dgx_h100_with(R"({"preset": "h100-sxm", "count": 8, "serving": {"hbm_share": 1.5}})")) ==

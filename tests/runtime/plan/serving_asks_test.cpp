@@ -1,0 +1,101 @@
+// An llm-serve workload asks only what it uses and plans only what pays (issue 81): without prefix reuse it needs
+// no hit_rate and plans no cache; objectives left out are none; a refusal names the key as the file spells it; a
+// prefix cache that finds next to nothing is not chosen however it ties; and the plan prices the TTFT of a request
+// inside its batch beside the idle replica's.
+#include <catch2/catch.hpp>
+
+#include <trinity/plan/serving.hpp>
+#include <trinity/workloads/registry.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace plan_serving_asks_test {
+
+using namespace trinity;
+
+namespace {
+const std::string chat = R"({"name": "chat", "type": "llm-serve", "model": "llama3-8b", "prompt_tokens": 2000,
+                             "output_tokens": 300)";
+
+plan::serving_workload read(const std::string& rest) {
+  return workloads::read_workload(io::parse(chat + rest, "w.json"), plan::presets::dgx_h100())
+      .as<plan::serving_workload>();
+}
+std::string refusal(const std::string& rest) {
+  try {
+    (void)read(rest);
+  } catch (const invalid_input& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("an llm-serve workload without prefix reuse needs no hit_rate and plans no cache", "[plan][serving]") {
+  const auto w = read("}");
+  CHECK_FALSE(plan::prefix_reuse(w));
+  CHECK(std::isinf(w.ttft_slo.value()));
+  CHECK(std::isinf(w.tpot_slo.value()));
+  const std::string slos = R"x(ttft_slo "none (no objective)", tpot_slo "none (no objective)")x";
+  CHECK(plan::describe(w.assumed).find(slos) != std::string::npos);
+  CHECK(plan::describe(w.assumed).find(R"x(hit_rate "none (no prefix reuse)")x") != std::string::npos);
+  const auto s = plan::presets::dgx_h100();
+  const auto r = plan::plan_serving(s, w);
+  for (const auto& e : r.candidates) CHECK(e.plan.cache == bytes{});
+  CHECK(plan::objective_text(w.ttft_slo) == "none");
+  // A curve of zero is the same question: no reuse.
+  CHECK_FALSE(plan::prefix_reuse(read(R"(, "hit_rate": {"kappa_per_gb": 0, "gamma": 1}})")));
+  CHECK(refusal(R"(, "hit_rate": {"kappa_per_gb": -1, "gamma": 1}})").starts_with("hit_rate.kappa_per_gb:"));
+  CHECK(refusal(R"(, "hit_rate_bound": 0.5})").starts_with("hit_rate_bound: bounds a hit_rate curve"));
+  CHECK(refusal(R"(, "ttft_slo": "0s"})").starts_with("ttft_slo:"));
+}
+
+TEST_CASE("every unknown and missing key of a workload is reported in one pass", "[plan][serving]") {
+  std::string what;
+  try {
+    (void)workloads::read_workload(
+        io::parse(R"({"name": "x", "type": "llm-serve", "model": "llama3-8b", "promt_tokens": 2000})", "w.json"),
+        plan::presets::dgx_h100());
+  } catch (const invalid_input& e) {
+    what = e.what();
+  }
+  CHECK(what ==
+        "promt_tokens: unknown key; did you mean \"prompt_tokens\"? (and output_tokens: missing; an llm-serve "
+        "workload needs it)");  // the key misspelt is not missing twice
+}
+
+TEST_CASE("a prefix cache that finds under 0.1% of a prompt is not chosen", "[plan][serving]") {
+  // About 2e-6 of a prompt in a terabyte: a tie with no cache that once went to the bigger plan.
+  const auto w = read(R"(, "hit_rate": {"kappa_per_gb": 2e-9, "gamma": 1}})");
+  const auto s = plan::presets::dgx_h100();
+  const auto r = plan::plan_serving(s, w);
+  CHECK(r.chosen().plan.cache == bytes{});
+  // Every plan with a cache breaks a constraint (its memory or its error budget first where those bind), and some
+  // break only this one.
+  bool some_cache_refused = false;
+  for (const auto& e : r.candidates)
+    if (e.plan.cache > bytes{}) {
+      CHECK(e.cost.hit_rate < plan::least_useful_hit_rate);
+      CHECK_FALSE(e.fits());
+      some_cache_refused |= e.violation.starts_with("useful cache: it finds");
+    }
+  CHECK(some_cache_refused);
+}
+
+TEST_CASE("a serving plan prices the TTFT of a request inside its batch beside the idle replica's", "[plan][serving]") {
+  const auto s = plan::presets::dgx_h100();
+  const auto w = read("}");
+  const auto codecs = plan::kv_codecs(s);
+  for (const std::size_t b : {std::size_t{1}, std::size_t{8}, std::size_t{64}}) {
+    const plan::serving_plan p{2, b, 0, bytes{}, 0};
+    const auto c = plan::price(s, w, p, codecs);
+    const auto r = plan::replica_of(s, w, p, codecs[0]);
+    CHECK(c.ttft_batch.value() == model::prefill_time(r, 2000, 0, static_cast<double>(b)).value());
+    if (b == 1) CHECK(c.ttft_batch == c.ttft);
+    if (b > 1) CHECK(c.ttft_batch > c.ttft);  // the batch's prompts prefill together
+  }
+}
+
+}  // namespace plan_serving_asks_test
