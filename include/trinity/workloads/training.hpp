@@ -514,28 +514,43 @@ inline void plan_dynamic(const request& a, const plan::system& s, const plan::tr
                         {"device_bytes", b.cost.device_bytes.value()}});
       return rows;
     };
-    json j{{"system", s.name},
-           {"workload", w.name},
-           {"assumed", assumed_json(s, layout_read(w, a.gpus != 0), layout_assumed(a))},
-           {"gpus", r.gpus},
-           {"frames", r.frames},
-           {"layouts_priced", r.layouts_priced},
-           {"dynamic",
-            {{"frame", frame(r.frame)},
+    // The plan JSON every plan has (docs/plan.schema.json): the dynamic plan is the choice, the best single layout
+    // its baseline; what is its own sits under "dynamic".
+    const json chosen{
+        {"frame", frame(r.frame)}, {"step_time_s", r.step.value()}, {"device_bytes", r.device_bytes.value()}};
+    json own{{"gpus", r.gpus},
+             {"frames", r.frames},
+             {"layouts_priced", r.layouts_priced},
+             {"frame", frame(r.frame)},
              {"step_time_s", r.step.value()},
              {"reduction_and_update_s", r.shared.value()},
              {"device_bytes", r.device_bytes.value()},
-             {"buckets", buckets(r.buckets)}}}};
+             {"buckets", buckets(r.buckets)},
+             {"static", nullptr},
+             {"gain", nullptr}};
+    json baseline = chosen;
+    std::string before = "no single layout runs every bucket within " + to_string(c.memory) + " per GPU";
     if (has_static) {
-      j["static"] = {{"parallelism", model::to_string(r.static_layout)},
-                     {"step_time_s", r.static_step.value()},
-                     {"device_bytes", r.static_device_bytes.value()},
-                     {"buckets", buckets(r.static_buckets)}};
-      j["gain"] = r.gain();
-    } else {
-      j["static"] = nullptr;
-      j["gain"] = nullptr;
+      own["static"] = {{"parallelism", model::to_string(r.static_layout)},
+                       {"step_time_s", r.static_step.value()},
+                       {"device_bytes", r.static_device_bytes.value()},
+                       {"buckets", buckets(r.static_buckets)}};
+      own["gain"] = r.gain();
+      baseline = {{"parallelism", model::to_string(r.static_layout)},
+                  {"step_time_s", r.static_step.value()},
+                  {"device_bytes", r.static_device_bytes.value()}};
+      before = "one layout for every bucket, " + model::to_string(r.static_layout) + ": a step of " +
+               to_string(r.static_step);
     }
+    json predicted = chosen;  // the dynamic plan's step, with each bucket's layout and time
+    predicted["buckets"] = own["buckets"];
+    json j = stated_plan_json(s.name, w.name, a.planning.objective,
+                              assumed_json(s, layout_read(w, a.gpus != 0), layout_assumed(a)), chosen, predicted,
+                              "a layout per bucket in frame " + frame(r.frame) + ": a step of " + to_string(r.step),
+                              "dynamic", own);
+    j["candidates"] = r.layouts_priced;
+    j["baseline"] = baseline;
+    j["explanation"]["binding_before"] = before;
     out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
