@@ -72,6 +72,13 @@ constexpr bytes peak_gradient_bytes(double psi, std::size_t ranks, int stage, st
   return bytes{micro_batches > 1 ? whole + whole / n : whole / n};
 }
 
+//! The parameter all-gathers a step runs under ZeRO stage `stage` over `micro_batches` passes: stages 1 and 2
+//! gather the updated shards once; stage 3 gathers the weights again for each pass's forward and backward. Both
+//! planners count them so (the layout model's parameter_gathers, the data-parallel planner's price).
+constexpr double parameter_gathers(int stage, double micro_batches) noexcept {
+  return stage == 3 ? 2.0 * micro_batches : stage >= 1 ? 1.0 : 0.0;
+}
+
 //! Bytes one rank sends per training step.
 constexpr bytes zero_traffic_per_step(double psi, std::size_t ranks, int stage, state_bytes b = mixed_precision_adam) {
   detail::check_sharding(psi, ranks, stage, b);

@@ -51,10 +51,6 @@
 
 namespace trinity::plan {
 
-//! The relative error fp8 (e4m3) KV may add: its rounding bound, 2^-4 for 3 mantissa bits rounded to nearest. A
-//! bound, not a measurement: no fp8 codec runs here to measure one.
-inline constexpr double fp8_kv_error_bound = 0.0625;
-
 struct serving_workload {
   std::string name;
   model::transformer_shape shape;
@@ -172,6 +168,10 @@ struct serving_cost {
       total;  //!< per output token: FLOPs, bytes loaded from the cache's tier, device bytes, energy, device-seconds
   double dollars = 0;  //!< per output token
 };
+
+//! The relative error fp8 (e4m3) KV may add: its rounding bound, 2^-4 for 3 mantissa bits rounded to nearest. A
+//! bound, not a measurement: no fp8 codec runs here to measure one.
+inline constexpr double fp8_kv_error_bound = 0.0625;
 
 //! KV codecs: 16-bit as it is, or a value codec the device runs (int8, or fp8: half the bytes). fp8 costs what
 //! int8 does to encode (a scale and a cast per value) and adds its rounding bound.

@@ -100,9 +100,7 @@ inline training_cost price(const system& s, const training_workload& w, const mo
   const model::collective_link link{over.latency, over.collective_rate(), {}};
   const bytes params{psi * b.parameter};
   const double share = static_cast<double>(n - 1) / static_cast<double>(n);
-  // ZeRO-1 and 2 gather the updated shards once; ZeRO-3 gathers the weights for each micro-batch's forward and
-  // backward (model::parameter_gathers).
-  const double gathers = p.stage == 3 ? 2.0 * micro_batches : p.stage == 0 ? 0.0 : 1.0;
+  const double gathers = model::parameter_gathers(p.stage, micro_batches);
   const auto g = model::gradient_reduction(n, psi, b.gradient, p.stage, codec, link);
   c.link_bytes = g.sent + share * gathers * params;
   c.comm_time = g.comm + gathers * model::ring_all_gather_time(n, params, link);

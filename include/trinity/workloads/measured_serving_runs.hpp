@@ -38,16 +38,12 @@ inline bool serving_run(const io::json& run) {
          run.at("workload").value("type", io::json()) == "llm-serve";
 }
 
-//! The run's llm-serve workload; objectives and a hit rate left out are filled with ones a run never reads.
+//! The run's llm-serve workload, read as any llm-serve workload is: objectives and a hit rate left out are none.
 inline plan::serving_workload measured_serving_workload(const io::object& o, const plan::system& s,
-                                                        const std::filesystem::path& base, bool& hit_rate_given) {
-  io::json given = o.at("workload");
+                                                        const std::filesystem::path& base) {
+  const io::json& given = o.at("workload");
   if (given.contains("stack"))
     io::fail(o.path("workload.stack"), "names a stack; the fit finds the run's stack. Fix: leave \"stack\" out");
-  hit_rate_given = given.contains("hit_rate");
-  if (!given.contains("ttft_slo")) given["ttft_slo"] = 1e9;
-  if (!given.contains("tpot_slo")) given["tpot_slo"] = 1e9;
-  if (!hit_rate_given) given["hit_rate"] = {{"kappa_per_gb", 1e-21}, {"gamma", 1}};
   std::optional<any_workload> read;
   try {
     read = read_workload(given, s, {base, {}});
@@ -66,8 +62,8 @@ inline plan::measured_serving_run measured_serving_run(const io::json& j, const 
     io::fail(o.path("workload"),
              "is not an llm-serve workload, and the file's other runs are; a fit reads one kind. "
              "Fix: fit training runs and serving runs from two files");
-  bool hit_rate_given = false;
-  r.workload = measured_serving_workload(o, r.on, base, hit_rate_given);
+  r.workload = measured_serving_workload(o, r.on, base);
+  const bool hit_rate_given = o.at("workload").contains("hit_rate");
   r.configuration = o.text("parallelism");
   const io::object m(o.at("measured"), o.path("measured"), measured_serving_keys,
                      "what the run measured: any of ttft_s, tpot_s, output_tokens_per_device_second");

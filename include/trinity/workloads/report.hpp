@@ -95,26 +95,40 @@ void print_result_json(std::ostream& out, const request& a, const plan::system& 
   out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
-//! A stated plan priced alone, in the same shape (docs/plan.schema.json): the one candidate is its own choice,
-//! baseline and front, nothing traded, and what is its own sits under `kind`.
-inline json stated_plan_json(const std::string& system, const std::string& workload, const std::string& objective,
-                             json assumed, const json& one, json predicted, const std::string& binding,
-                             const char* kind, json own) {
+//! A plan not picked from a front of its own, in the plan JSON's shape (docs/plan.schema.json): a stated layout or
+//! configuration (the one candidate, its own baseline) or a dynamic plan (against the best single layout). Its
+//! front is the choice alone; nothing is traded or rejected; what is its own sits under `kind`.
+struct lone_plan {
+  json choice, predicted, baseline;
+  std::size_t candidates = 1;
+  std::string binding_before, binding_after;
+};
+
+inline json lone_plan_json(const std::string& system, const std::string& workload, const std::string& objective,
+                           json assumed, const lone_plan& p, const char* kind, json own) {
   return {{"system", system},
           {"workload", workload},
           {"objective", objective},
           {"assumed", std::move(assumed)},
-          {"candidates", 1},
-          {"choice", one},
-          {"predicted", std::move(predicted)},
-          {"baseline", one},
-          {"pareto", json::array({one})},
+          {"candidates", p.candidates},
+          {"choice", p.choice},
+          {"predicted", p.predicted},
+          {"baseline", p.baseline},
+          {"pareto", json::array({p.choice})},
           {"explanation",
-           {{"binding_before", binding},
-            {"binding_after", binding},
+           {{"binding_before", p.binding_before},
+            {"binding_after", p.binding_after},
             {"trades", json::array()},
             {"rejected", json::array()}}},
           {kind, std::move(own)}};
+}
+
+//! A stated plan priced alone: the one candidate, its own choice, baseline and front.
+inline json stated_plan_json(const std::string& system, const std::string& workload, const std::string& objective,
+                             json assumed, const json& one, json predicted, const std::string& binding,
+                             const char* kind, json own) {
+  return lone_plan_json(system, workload, objective, std::move(assumed),
+                        {one, std::move(predicted), one, 1, binding, binding}, kind, std::move(own));
 }
 
 //! Bytes per device in each of the system's tiers, by name.

@@ -472,6 +472,64 @@ inline void plan_layout_search(const request& a, const plan::system& s, const pl
   p.print(out);
 }
 
+// A dynamic plan's frame, the part of a layout every bucket shares: "tp=2,pp=1,vpp=1,zero=1,codec=int8-ef".
+inline std::string frame_text(const model::parallel_layout& l) {
+  return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
+         ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "") +
+         (l.codec.empty() ? "" : ",codec=" + l.codec);
+}
+
+inline json buckets_json(const std::vector<plan::dynamic_bucket>& v) {
+  json rows = json::array();
+  for (const auto& b : v)
+    rows.push_back({{"name", b.bucket.name},
+                    {"sequence", b.bucket.sequence},
+                    {"sequences", b.sequences},
+                    {"parallelism", model::to_string(b.layout)},
+                    {"time_s", b.time.value()},
+                    {"device_bytes", b.cost.device_bytes.value()}});
+  return rows;
+}
+
+// The dynamic plan in the plan JSON's shape: it is the choice, the best single layout its baseline (itself where
+// no single layout fits); what is its own sits under "dynamic".
+inline json dynamic_plan_json(const request& a, const plan::system& s, const plan::training_workload& w,
+                              const plan::dynamic_result& r, bytes capacity) {
+  const bool has_static = std::isfinite(r.static_step.value());
+  const json chosen{
+      {"frame", frame_text(r.frame)}, {"step_time_s", r.step.value()}, {"device_bytes", r.device_bytes.value()}};
+  json predicted = chosen;  // with each bucket's layout and time
+  predicted["buckets"] = buckets_json(r.buckets);
+  json own{{"gpus", r.gpus},
+           {"frames", r.frames},
+           {"layouts_priced", r.layouts_priced},
+           {"frame", frame_text(r.frame)},
+           {"step_time_s", r.step.value()},
+           {"reduction_and_update_s", r.shared.value()},
+           {"device_bytes", r.device_bytes.value()},
+           {"buckets", predicted["buckets"]},
+           {"static", nullptr},
+           {"gain", nullptr}};
+  lone_plan p{chosen,
+              predicted,
+              chosen,
+              r.layouts_priced,
+              "no single layout runs every bucket within " + to_string(capacity) + " per GPU",
+              "a layout per bucket in frame " + frame_text(r.frame) + ": a step of " + to_string(r.step)};
+  if (has_static) {
+    p.baseline = {{"parallelism", model::to_string(r.static_layout)},
+                  {"step_time_s", r.static_step.value()},
+                  {"device_bytes", r.static_device_bytes.value()}};
+    p.binding_before =
+        "one layout for every bucket, " + model::to_string(r.static_layout) + ": a step of " + to_string(r.static_step);
+    own["static"] = p.baseline;
+    own["static"]["buckets"] = buckets_json(r.static_buckets);
+    own["gain"] = r.gain();
+  }
+  return lone_plan_json(s.name, w.name, a.planning.objective,
+                        assumed_json(s, layout_read(w, a.gpus != 0), layout_assumed(a)), p, "dynamic", std::move(own));
+}
+
 // One layout per sequence-length bucket within a frame, against the best single layout.
 inline void plan_dynamic(const request& a, const plan::system& s, const plan::training_workload& w, std::ostream& out) {
   if (!a.planning.link_budget.empty() || !a.plot.empty())
@@ -496,66 +554,14 @@ inline void plan_dynamic(const request& a, const plan::system& s, const plan::tr
     return "cp=" + std::to_string(l.cp) + ",dp=" + std::to_string(l.dp) + ",mbs=" + std::to_string(l.micro_batch) +
            ",recompute=" + model::to_string(l.recompute) + ",sp=" + (l.sequence_parallel ? "on" : "off");
   };
-  const auto frame = [](const model::parallel_layout& l) {
-    return "tp=" + std::to_string(l.tp) + ",pp=" + std::to_string(l.pp) + ",vpp=" + std::to_string(l.vpp) +
-           ",zero=" + std::to_string(l.zero_stage) + (l.offload ? ",offload=on" : "") +
-           (l.codec.empty() ? "" : ",codec=" + l.codec);
-  };
   const bool has_static = std::isfinite(r.static_step.value());
   if (a.json) {
-    const auto buckets = [&](const std::vector<plan::dynamic_bucket>& v) {
-      json rows = json::array();
-      for (const auto& b : v)
-        rows.push_back({{"name", b.bucket.name},
-                        {"sequence", b.bucket.sequence},
-                        {"sequences", b.sequences},
-                        {"parallelism", model::to_string(b.layout)},
-                        {"time_s", b.time.value()},
-                        {"device_bytes", b.cost.device_bytes.value()}});
-      return rows;
-    };
-    // The plan JSON every plan has (docs/plan.schema.json): the dynamic plan is the choice, the best single layout
-    // its baseline; what is its own sits under "dynamic".
-    const json chosen{
-        {"frame", frame(r.frame)}, {"step_time_s", r.step.value()}, {"device_bytes", r.device_bytes.value()}};
-    json own{{"gpus", r.gpus},
-             {"frames", r.frames},
-             {"layouts_priced", r.layouts_priced},
-             {"frame", frame(r.frame)},
-             {"step_time_s", r.step.value()},
-             {"reduction_and_update_s", r.shared.value()},
-             {"device_bytes", r.device_bytes.value()},
-             {"buckets", buckets(r.buckets)},
-             {"static", nullptr},
-             {"gain", nullptr}};
-    json baseline = chosen;
-    std::string before = "no single layout runs every bucket within " + to_string(c.memory) + " per GPU";
-    if (has_static) {
-      own["static"] = {{"parallelism", model::to_string(r.static_layout)},
-                       {"step_time_s", r.static_step.value()},
-                       {"device_bytes", r.static_device_bytes.value()},
-                       {"buckets", buckets(r.static_buckets)}};
-      own["gain"] = r.gain();
-      baseline = {{"parallelism", model::to_string(r.static_layout)},
-                  {"step_time_s", r.static_step.value()},
-                  {"device_bytes", r.static_device_bytes.value()}};
-      before = "one layout for every bucket, " + model::to_string(r.static_layout) + ": a step of " +
-               to_string(r.static_step);
-    }
-    json predicted = chosen;  // the dynamic plan's step, with each bucket's layout and time
-    predicted["buckets"] = own["buckets"];
-    json j = stated_plan_json(s.name, w.name, a.planning.objective,
-                              assumed_json(s, layout_read(w, a.gpus != 0), layout_assumed(a)), chosen, predicted,
-                              "a layout per bucket in frame " + frame(r.frame) + ": a step of " + to_string(r.step),
-                              "dynamic", own);
-    j["candidates"] = r.layouts_priced;
-    j["baseline"] = baseline;
-    j["explanation"]["binding_before"] = before;
-    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    out << dynamic_plan_json(a, s, w, r, c.memory).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+        << '\n';
     return;
   }
   out << "Dynamic parallelism for " << w.name << " on " << gpus_on(s, c, r.gpus) << ": " << r.layouts_priced
-      << " bucket layouts priced in " << r.frames << " frames.\n\nDynamic: frame " << frame(r.frame) << ", step "
+      << " bucket layouts priced in " << r.frames << " frames.\n\nDynamic: frame " << frame_text(r.frame) << ", step "
       << to_string(r.step) << " (reduction and update " << to_string(r.shared) << "), peak "
       << to_string(r.device_bytes) << " of " << to_string(c.memory) << " per GPU\n";
   print_assumed(out, s, layout_read(w, a.gpus != 0), layout_assumed(a));

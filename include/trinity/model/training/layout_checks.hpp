@@ -147,7 +147,7 @@ inline int least_zero_stage(const training_job& j) noexcept { return j.fp8_param
 //! The parameter all-gathers a step runs over the ranks that share weights, for `micro_batches` a step: ZeRO-1 and
 //! 2 gather the updated shards once; ZeRO-3 gathers the weights again for each micro-batch's forward and backward.
 inline double parameter_gathers(const parallel_layout& l, double micro_batches) noexcept {
-  return l.zero_stage == 3 ? 2.0 * micro_batches : l.zero_stage >= 1 ? 1.0 : 0.0;
+  return parameter_gathers(l.zero_stage, micro_batches);
 }
 
 //! What one GPU of the pipeline's first or last stage sends a step keeping the word embedding in step between the
