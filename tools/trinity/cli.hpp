@@ -91,8 +91,7 @@ auto from_file(const std::string& path, std::string_view flag, std::span<const s
     return read(io::load(path));
   } catch (const invalid_input& e) {
     // io::load names the file as the field of a syntax error; the readers name the JSON path.
-    if (e.field() == path) throw usage_error(path + ": " + e.problem());
-    throw usage_error(path + ": " + e.what());
+    throw usage_error(path, e);
   }
 }
 

@@ -24,19 +24,31 @@ bool wants_json(int argc, char** argv) {
   return false;
 }
 
+nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+nlohmann::json fix_of(const std::string& problem) {
+  const auto at = problem.find("Fix: ");
+  return at == std::string::npos ? nlohmann::json(nullptr) : nlohmann::json(problem.substr(at + 5));
+}
+
+// A file's refusal names the file and each field refused in it, the first as the error's own field.
 int refuse(bool json, const std::string& message, const std::string& field, const std::string& value,
-           const std::string& problem) {
+           const std::string& problem, const trinity::workloads::usage_error* from_file = nullptr) {
   std::cerr << "trinity: " << trinity::detail::printable(message) << '\n';
-  if (json) {
-    const auto at = problem.find("Fix: ");
-    const nlohmann::json out{
-        {"error",
-         {{"field", field.empty() ? nlohmann::json(nullptr) : nlohmann::json(field)},
-          {"value", value.empty() ? nlohmann::json(nullptr) : nlohmann::json(value)},
-          {"message", problem},
-          {"fix", at == std::string::npos ? nlohmann::json(nullptr) : nlohmann::json(problem.substr(at + 5))}}}};
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
+  if (!json) return 2;
+  nlohmann::json error{
+      {"field", text_or_null(field)}, {"value", text_or_null(value)}, {"message", problem}, {"fix", fix_of(problem)}};
+  if (from_file && !from_file->file().empty()) {
+    error["file"] = from_file->file();
+    const auto& all = from_file->problems();
+    if (!all.empty()) {
+      error["field"] = all.front().field;
+      error["message"] = all.front().problem;
+      error["fix"] = fix_of(all.front().problem);
+      for (const auto& p : all) error["problems"].push_back({{"field", p.field}, {"message", p.problem}});
+    }
   }
+  std::cout << nlohmann::json{{"error", error}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n'
+            << std::flush;
   return 2;
 }
 
@@ -69,7 +81,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return refuse(json, std::string(e.what()) + "\n(run with --help for the flags and their ranges)", "", "", e.what());
   } catch (const trinity::cli::usage_error& e) {
-    return refuse(json, e.what(), e.flag(), e.value(), e.flag().empty() ? std::string(e.what()) : e.rule());
+    return refuse(json, e.what(), e.flag(), e.value(), e.flag().empty() ? std::string(e.what()) : e.rule(), &e);
   } catch (const trinity::invalid_input& e) {
     return refuse(json, e.what(), e.field(), "", e.problem());
   } catch (const std::exception& e) {

@@ -36,6 +36,7 @@
 #include <trinity/detail/input_file.hpp>
 #include <trinity/detail/nearest_name.hpp>
 #include <trinity/error.hpp>
+#include <trinity/field_problems.hpp>
 #include <trinity/plan/assumed.hpp>
 #include <trinity/units/format.hpp>
 #include <trinity/units/parse.hpp>
@@ -188,28 +189,24 @@ class object {
     names.reserve(keys.size());
     for (const auto& k : keys) names.push_back(k.name);
     // Every unknown and missing key at once: a file fixed one error at a time takes as many runs as it has errors.
-    std::vector<std::pair<std::string, std::string>> problems;
+    std::vector<field_problem> problems;
     for (auto it = j.begin(); it != j.end(); ++it) {
       bool known = false;
       for (const auto n : names) known |= n == it.key();
       if (!known)
-        problems.emplace_back(join(path_, it.key()), "unknown key" + trinity::detail::suggestion(it.key(), names));
+        problems.push_back({join(path_, it.key()), "unknown key" + trinity::detail::suggestion(it.key(), names)});
     }
     // A missing key an unknown one was suggested for is that key misspelt: one problem, said once.
     const auto suggested = [&](std::string_view name) {
       const std::string quoted = "\"" + std::string(name) + "\"";
-      for (const auto& [at, problem] : problems)
-        if (problem.find(quoted) != std::string::npos) return true;
+      for (const auto& p : problems)
+        if (p.problem.find(quoted) != std::string::npos) return true;
       return false;
     };
     for (const auto& k : keys)
       if (k.need == presence::required && !j.contains(k.name) && !suggested(k.name))
-        problems.emplace_back(join(path_, k.name), "missing; " + std::string(what) + " needs it");
-    if (problems.empty()) return;
-    std::string also;
-    for (std::size_t i = 1; i < problems.size(); ++i)
-      also += (i == 1 ? " (and " : "; ") + problems[i].first + ": " + problems[i].second;
-    fail(problems.front().first, problems.front().second + (also.empty() ? "" : also + ")"));
+        problems.push_back({join(path_, k.name), "missing; " + std::string(what) + " needs it"});
+    if (!problems.empty()) fail_together(problems);
   }
 
   [[nodiscard]] const json& value() const noexcept { return j_; }

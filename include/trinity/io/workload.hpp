@@ -7,10 +7,12 @@
 
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <trinity/io/json_object.hpp>
@@ -46,15 +48,28 @@ inline model::loss_kernel loss_kernel_name(const object& o, std::string_view k) 
   return model::loss_kernel_named(choice(o.at(k), o.path(k), model::loss_kernel_names));
 }
 
+//! Objectives (a time at most), each read where the object gives it and otherwise none, listed as assumed by its
+//! path; a refused one is gathered in `each`.
+inline void read_objectives(const object& o, std::initializer_list<std::pair<const char*, seconds*>> objectives,
+                            plan::assumptions& assumed, field_problems& each) {
+  for (const auto& [key, slo] : objectives) {
+    if (o.has(key))
+      each([&o, key = key, slo = slo] { *slo = o.quantity<seconds>(key); });
+    else
+      plan::assume(assumed, o.path(key), "none (no objective)");
+  }
+}
+
 // Failures of plan::validate name "workload.<field>"; in a workload file the field is spelt without it.
 template <class W>
 W validated(W w, const plan::system& s) {
   try {
     validate(w, s);  // by argument-dependent lookup: the plan:: overload of W, declared with W
   } catch (const invalid_input& e) {
-    std::string field = e.field();
-    if (field.rfind("workload.", 0) == 0) field = field.substr(9);
-    throw invalid_input(field, e.problem());
+    auto problems = problems_of(e);
+    for (auto& p : problems)
+      if (p.field.starts_with("workload.")) p.field.erase(0, 9);
+    fail_together(std::move(problems));
   }
   return w;
 }

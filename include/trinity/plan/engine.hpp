@@ -100,6 +100,11 @@ double score(const Cost& c, objective o) { return score(c.total.time, c.total.en
 //! What breaks a tie on the objective: energy after time, time after energy or cost.
 inline objective runner_up(objective o) { return o == objective::time ? objective::energy : objective::time; }
 
+//! "as fast": how a plan that ties the choice on the objective compares, before what decided the tie.
+inline std::string as_good(objective o) {
+  return o == objective::time ? "as fast" : o == objective::energy ? "as frugal" : "as cheap";
+}
+
 //! "step time 1.2 s vs 1.1 s": the objective's figures of an alternative and of the choice.
 inline std::string versus(seconds t1, joules e1, double d1, seconds t2, joules e2, double d2, objective o,
                           const char* time_word) {
@@ -238,6 +243,45 @@ std::size_t leanest_within_tie(const P& p, const Candidates& c, std::size_t best
 }
 }  // namespace detail
 
+namespace detail {
+//! Why each plan one choice away from the chosen one was not chosen: the constraint it breaks, the tie it lost
+//! and to what, or its figure on the objective beside the choice's.
+template <class P, class Result>
+std::vector<std::string> rejected_neighbours(const P& p, const Result& r, objective o) {
+  std::vector<std::string> out;
+  const auto& chosen = r.chosen();
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    if (i == r.choice || !p.neighbour(r, i)) continue;
+    const auto& e = r.candidates[i];
+    const std::string name = p.describe(e.plan);
+    if (!e.fits()) {
+      out.push_back(name + ": breaks the " + e.violation);
+      continue;
+    }
+    if (detail::score(e.cost, o) < detail::score(chosen.cost, o)) {
+      // Better on the objective by less than the tie tolerance: the leaner choice won the tie.
+      out.push_back(name + ": within " + units::detail::format_number(tie_tolerance * 100) + "%" +
+                    " of it on the objective (" +
+                    detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars, chosen.cost.total.time,
+                                   chosen.cost.total.energy, chosen.cost.dollars, o, P::time_word) +
+                    "), and a tie goes to the plan that uses less");
+      continue;
+    }
+    if constexpr (requires { p.tie_note(e, chosen); }) {
+      // A workload that breaks ties by something besides the objective says what decided.
+      if (detail::score(e.cost, o) <= detail::score(chosen.cost, o) * (1 + 1e-9)) {
+        out.push_back(name + ": " + p.tie_note(e, chosen));
+        continue;
+      }
+    }
+    out.push_back(name + ": " +
+                  detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars, chosen.cost.total.time,
+                                 chosen.cost.total.energy, chosen.cost.dollars, o, P::time_word));
+  }
+  return out;
+}
+}  // namespace detail
+
 //! Prices every plan of `p`, picks the best that fits for `o.objective` and explains it.
 template <class P>
 result<typename P::plan_type, typename P::cost_type> solve(const P& p, const planner_options& o) {
@@ -255,7 +299,11 @@ result<typename P::plan_type, typename P::cost_type> solve(const P& p, const pla
     std::string violation = p.check(plan, cost);
     r.candidates.push_back({plan, std::move(cost), std::move(violation)});
   });
-  trinity::detail::require(!r.candidates.empty(), "workload", "offers no plan to price");
+  if (r.candidates.empty()) {
+    // A problem that knows why it enumerated nothing says so, with the fix (it returns where it does not know).
+    if constexpr (requires { p.no_plans(); }) p.no_plans();
+    throw invalid_input("workload", "offers no plan to price");
+  }
   for (std::size_t i = 0; i < r.candidates.size(); ++i)
     if (p.is_baseline(r.candidates[i].plan)) r.baseline = i;
 
@@ -274,34 +322,7 @@ result<typename P::plan_type, typename P::cost_type> solve(const P& p, const pla
   x.binding_after = p.binding(chosen);
   x.trades = p.trades(r);
   x.priced = priced_steps(p, r.candidates[r.baseline].plan, chosen.plan, typename P::slots{});
-  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-    if (i == r.choice || !p.neighbour(r, i)) continue;
-    const auto& e = r.candidates[i];
-    const std::string name = p.describe(e.plan);
-    if (!e.fits()) {
-      x.rejected.push_back(name + ": breaks the " + e.violation);
-      continue;
-    }
-    if (detail::score(e.cost, o.objective) < detail::score(chosen.cost, o.objective)) {
-      // Better on the objective by less than the tie tolerance: the leaner choice won the tie.
-      x.rejected.push_back(name + ": within " + detail::pct(tie_tolerance) + " of it on the objective (" +
-                           detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars,
-                                          chosen.cost.total.time, chosen.cost.total.energy, chosen.cost.dollars,
-                                          o.objective, P::time_word) +
-                           "), and a tie goes to the plan that uses less");
-      continue;
-    }
-    if constexpr (requires { p.tie_note(e, chosen); }) {
-      // A workload that breaks ties by something besides the objective says what decided.
-      if (detail::score(e.cost, o.objective) <= detail::score(chosen.cost, o.objective) * (1 + 1e-9)) {
-        x.rejected.push_back(name + ": " + p.tie_note(e, chosen));
-        continue;
-      }
-    }
-    x.rejected.push_back(name + ": " +
-                         detail::versus(e.cost.total.time, e.cost.total.energy, e.cost.dollars, chosen.cost.total.time,
-                                        chosen.cost.total.energy, chosen.cost.dollars, o.objective, P::time_word));
-  }
+  x.rejected = detail::rejected_neighbours(p, r, o.objective);
   return r;
 }
 

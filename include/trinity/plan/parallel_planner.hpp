@@ -64,6 +64,7 @@
 #include <trinity/plan/codecs.hpp>
 #include <trinity/plan/detail/measured_gemm.hpp>
 #include <trinity/plan/engine.hpp>
+#include <trinity/plan/layout_tiling.hpp>
 #include <trinity/plan/parallel_cluster.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/plan/workload.hpp>
@@ -252,6 +253,11 @@ struct parallel_problem {
   [[nodiscard]] const std::vector<model::compressor_cost>& codecs() const { return ks; }
   [[nodiscard]] model::parallel_step_cost step_of(const model::parallel_layout& l) const {
     return plan::price(job, cluster, l, ks);
+  }
+
+  //! No layout to price: where the GPU count is one no layout tiles, that, and the nearest count one does.
+  void no_plans() const {
+    if (!layouts_tile(job, gpus)) refuse_untiled(job, gpus);
   }
 
   template <class F>
@@ -538,11 +544,7 @@ struct parallel_problem {
   [[nodiscard]] std::string tie_note(const parallel_evaluated& e, const parallel_evaluated& chosen) const {
     const auto& a = e.cost.total;
     const auto& b = chosen.cost.total;
-    return std::string("as ") +
-           (o.objective == objective::time     ? "fast"
-            : o.objective == objective::energy ? "frugal"
-                                               : "cheap") +
-           ", but " +
+    return detail::as_good(o.objective) + ", but " +
            (a.memory > b.memory ? "holds " + to_string(a.memory) + " per GPU vs " + to_string(b.memory)
                                 : "sends " + to_string(a.bandwidth) + " per GPU vs " + to_string(b.bandwidth));
   }

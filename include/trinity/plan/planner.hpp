@@ -171,11 +171,7 @@ struct training_problem : codec_workload<training_workload> {
            1;
   }
   [[nodiscard]] std::string tie_note(const evaluated& e, const evaluated& chosen) const {
-    return std::string("as ") +
-           (o.objective == objective::time     ? "fast"
-            : o.objective == objective::energy ? "frugal"
-                                               : "cheap") +
-           ", but " +
+    return detail::as_good(o.objective) + ", but " +
            (e.cost.total.memory > chosen.cost.total.memory
                 ? "holds " + to_string(e.cost.total.memory) + " on the device vs " + to_string(chosen.cost.total.memory)
                 : "sends " + to_string(e.cost.link_bytes) + " per step vs " + to_string(chosen.cost.link_bytes));

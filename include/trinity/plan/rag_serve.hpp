@@ -27,9 +27,11 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <trinity/error.hpp>
@@ -39,185 +41,13 @@
 #include <trinity/plan/detail/measured_curves.hpp>
 #include <trinity/plan/engine.hpp>
 #include <trinity/plan/pool_access.hpp>
+#include <trinity/plan/rag_workload.hpp>
 #include <trinity/plan/serving.hpp>
 #include <trinity/plan/system.hpp>
 #include <trinity/resources/resource.hpp>
 #include <trinity/units/format.hpp>
 
 namespace trinity::plan {
-
-//! Recall@k at a share of the lists probed (nprobe / lists), measured on one index.
-struct recall_point {
-  double probe_share = 0;
-  double recall = 0;
-  friend bool operator==(const recall_point&, const recall_point&) = default;
-};
-
-//! The default recall curve: retrieval::ivf_index on SYNTHETIC clustered vectors (bench/retrieval.cpp's
-//! ivf/recall sweep, bench/results/ivf-recall-ci.json). Measure your corpus's with the same sweep.
-inline std::vector<recall_point> measured_ivf_recall() {
-  std::vector<recall_point> out;
-  for (const auto& p : detail::synthetic_ivf_recall) out.push_back({p[0], p[1]});
-  return out;
-}
-
-namespace detail {
-//! Codewords of a product quantizer's part, its code one byte (retrieval::product_quantizer::centroids).
-inline constexpr double pq_codewords = 256;
-}  // namespace detail
-
-//! What an HNSW walk at `ef` reads, measured (detail::synthetic_hnsw_recall): its recall@10, the vectors it scores
-//! and the link lists it reads.
-struct hnsw_walk {
-  double ef = 0, recall = 0, vectors = 0, lists = 0;
-};
-inline std::vector<hnsw_walk> measured_hnsw_walks() {
-  std::vector<hnsw_walk> out;
-  for (const auto& p : detail::synthetic_hnsw_recall) out.push_back({p[0], p[1], p[2], p[3]});
-  return out;
-}
-//! The measured walk at `ef`, which must be one of the curve's.
-inline hnsw_walk hnsw_walk_at(std::size_t ef) {
-  for (const auto& w : measured_hnsw_walks())
-    if (w.ef == static_cast<double>(ef)) return w;
-  throw invalid_input("ef", std::to_string(ef) + " is not an ef the HNSW curve measured");
-}
-
-//! The default IVF-PQ curve: retrieval::tiered_ivf_pq on the same vectors (bench/retrieval.cpp's ivf/pq-recall
-//! sweep), its codes a byte for every pq_dimensions_per_byte dimensions and pq_rerank_per_hit vectors re-ranked a
-//! hit: the shape the planner's IVF-PQ defaults take, so the curve holds for them.
-inline std::vector<recall_point> measured_ivf_pq_recall() {
-  std::vector<recall_point> out;
-  for (const auto& p : detail::synthetic_ivf_pq_recall) out.push_back({p[0], p[1]});
-  return out;
-}
-
-struct rag_workload {
-  std::string name;
-  double corpus_vectors = 0;  //!< chunks in the corpus, one vector each
-  std::size_t dimension = 0;  //!< fp32 values a vector
-  //! "ivf-flat" (k-means lists), "ivf-pq" (the lists' vectors as product-quantized codes, the best re-ranked
-  //! from the full vectors), "hnsw" (a graph of degree detail::hnsw_m, walked at ef) or "flat" (every vector
-  //! scanned: exact)
-  std::string index = "ivf-flat";
-  std::size_t lists = 0;       //!< IVF lists; 0: 4·√N, the low end of FAISS's guideline (4–16·√N)
-  std::size_t pq_bytes = 0;    //!< ivf-pq: bytes of a vector's code (a byte a part); 0: the measured curve's ratio
-  std::size_t rerank = 0;      //!< ivf-pq: vectors a query ranks exactly; 0: the measured curve's per hit
-  double recall_target = 0.9;  //!< recall@top_k a query must reach
-  //! Measured recall@top_k by nprobe / lists; the default is IVF-Flat's (an ivf-pq workload read from JSON takes
-  //! measured_ivf_pq_recall(); one built in code sets it).
-  std::vector<recall_point> recall_curve = measured_ivf_recall();
-  double queries_per_second = 0;  //!< over the whole system
-  std::size_t top_k = 10;         //!< chunks retrieved, which join the prompt
-  double chunk_tokens = 0;        //!< tokens a chunk adds to the prompt
-  double probe_skew = 0;          //!< Zipf exponent of the lists' popularity (0: every list as likely)
-  serving_workload llm;           //!< the model, the question's tokens (prompt_tokens), the answer's, objectives
-  assumptions assumed = {};
-
-  [[nodiscard]] bool product_quantized() const { return index == "ivf-pq"; }
-  [[nodiscard]] bool graph() const { return index == "hnsw"; }
-  [[nodiscard]] std::size_t list_count() const {
-    if (index == "flat" || graph()) return 1;
-    return lists ? lists
-                 : std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(4 * std::sqrt(corpus_vectors))));
-  }
-  //! ivf-pq: a code's bytes (pq_bytes, or a byte every detail::pq_dimensions_per_byte dimensions, at least one).
-  [[nodiscard]] std::size_t code_size() const {
-    if (!product_quantized()) return 0;
-    return pq_bytes ? pq_bytes
-                    : std::max<std::size_t>(1, static_cast<std::size_t>(std::llround(static_cast<double>(dimension) /
-                                                                                     detail::pq_dimensions_per_byte)));
-  }
-  //! ivf-pq: the vectors a query re-ranks (rerank, or detail::pq_rerank_per_hit a hit).
-  [[nodiscard]] std::size_t rerank_count() const {
-    if (!product_quantized()) return 0;
-    return rerank ? rerank
-                  : static_cast<std::size_t>(std::llround(detail::pq_rerank_per_hit * static_cast<double>(top_k)));
-  }
-  //! A vector as its list stores it where the list lives: an 8-byte id, its 4-byte squared norm and d fp32 values;
-  //! for ivf-pq the norm and the values (its id lives with its code).
-  //! hnsw: a node, its 8-byte label, its fp32 values and its link lists (the measured bytes a node at hnsw_m).
-  [[nodiscard]] bytes vector_bytes() const {
-    if (graph()) return bytes{8.0 + 4.0 * static_cast<double>(dimension) + detail::hnsw_link_bytes_per_node};
-    return bytes{(product_quantized() ? 4.0 : 12.0) + 4.0 * static_cast<double>(dimension)};
-  }
-  //! ivf-pq: a vector's code and id, always in device memory.
-  [[nodiscard]] bytes code_bytes() const {
-    return product_quantized() ? bytes{8.0 + static_cast<double>(code_size())} : bytes{};
-  }
-  [[nodiscard]] double list_vectors() const { return corpus_vectors / static_cast<double>(list_count()); }
-  [[nodiscard]] bytes list_bytes() const { return list_vectors() * vector_bytes(); }
-  //! The centroids, and for ivf-pq its codebooks (256 centroids of every part: 256·d fp32 values).
-  [[nodiscard]] bytes centroid_bytes() const {
-    if (index == "flat" || graph()) return bytes{};
-    return bytes{4.0 * static_cast<double>(dimension) *
-                 (static_cast<double>(list_count()) + (product_quantized() ? detail::pq_codewords : 0.0))};
-  }
-  [[nodiscard]] bytes index_bytes() const {
-    return corpus_vectors * (vector_bytes() + code_bytes()) + centroid_bytes();
-  }
-  //! The LLM's prompt: the question and the retrieved chunks.
-  [[nodiscard]] serving_workload answering() const {
-    auto w = llm;
-    w.prompt_tokens += static_cast<double>(top_k) * chunk_tokens;
-    return w;
-  }
-};
-
-inline void validate(const rag_workload& w, const system& s) {
-  trinity::detail::require(!w.name.empty(), "workload.name", "a workload needs a name");
-  detail::require_positive(w.corpus_vectors, "workload.corpus_vectors");
-  trinity::detail::require(w.corpus_vectors <= 1e13, "workload.corpus_vectors", "at most 1e13 vectors");
-  trinity::detail::require(w.dimension >= 1 && w.dimension <= 65536, "workload.dimension",
-                           "must be from 1 to 65536 values a vector");
-  trinity::detail::require(
-      w.index == "ivf-flat" || w.index == "ivf-pq" || w.index == "hnsw" || w.index == "flat", "workload.index",
-      "\"" + w.index + "\" is not an index kind the planner prices. Fix: ivf-flat, ivf-pq, hnsw or flat");
-  trinity::detail::require(w.index != "flat" || w.lists == 0, "workload.lists",
-                           "a flat index has no lists. Fix: drop lists, or index ivf-flat");
-  trinity::detail::require(!w.graph() || w.lists == 0, "workload.lists",
-                           "an HNSW graph has no lists. Fix: drop lists, or index ivf-flat");
-  trinity::detail::require(!w.graph() || w.probe_skew == 0, "workload.probe_skew",
-                           "an HNSW plan reads its hot nodes in proportion to their share; node popularity is not "
-                           "modelled. Fix: drop probe_skew, or index ivf-flat");
-  trinity::detail::require(w.product_quantized() || (w.pq_bytes == 0 && w.rerank == 0),
-                           w.pq_bytes ? "workload.pq_bytes" : "workload.rerank",
-                           "shapes a product-quantized index. Fix: index ivf-pq, or drop it");
-  if (w.product_quantized()) {
-    trinity::detail::require(w.code_size() <= w.dimension && w.dimension % w.code_size() == 0, "workload.pq_bytes",
-                             std::to_string(w.code_size()) + " parts do not split the " + std::to_string(w.dimension) +
-                                 " dimensions evenly. Fix: a divisor of dimension");
-    trinity::detail::require(w.rerank_count() >= w.top_k && w.rerank_count() <= 100000, "workload.rerank",
-                             "re-ranks from top_k (" + std::to_string(w.top_k) + ") to 100000 vectors a query");
-  }
-  trinity::detail::require(static_cast<double>(w.list_count()) <= w.corpus_vectors, "workload.lists",
-                           "more lists than vectors. Fix: at most corpus_vectors (4·√N is FAISS's low end)");
-  trinity::detail::require(w.recall_target > 0 && w.recall_target <= 1, "workload.recall_target",
-                           "is a share of the true top_k, above 0 and at most 1");
-  trinity::detail::require(!w.recall_curve.empty(), "workload.recall_curve", "needs at least one measured point");
-  for (std::size_t i = 0; i < w.recall_curve.size(); ++i) {
-    const auto& p = w.recall_curve[i];
-    const std::string at = "workload.recall_curve[" + std::to_string(i) + "]";
-    trinity::detail::require(p.probe_share > 0 && p.probe_share <= 1, at + ".probe_share",
-                             "is nprobe over lists, above 0 and at most 1");
-    trinity::detail::require(p.recall >= 0 && p.recall <= 1, at + ".recall", "is a share, from 0 to 1");
-    trinity::detail::require(
-        i == 0 || (p.probe_share > w.recall_curve[i - 1].probe_share && p.recall >= w.recall_curve[i - 1].recall), at,
-        "points go up in probe_share, and recall does not fall as more lists are probed");
-  }
-  detail::require_positive(w.queries_per_second, "workload.queries_per_second");
-  trinity::detail::require(w.top_k >= 1 && w.top_k <= 10000, "workload.top_k", "must be from 1 to 10000 chunks");
-  detail::require_non_negative(w.chunk_tokens, "workload.chunk_tokens");
-  detail::require_non_negative(w.probe_skew, "workload.probe_skew");
-  trinity::detail::require(w.probe_skew <= 4, "workload.probe_skew", "a Zipf exponent of at most 4");
-  try {
-    validate(w.answering(), s);
-  } catch (const invalid_input& e) {
-    std::string field = e.field();
-    if (field.rfind("workload.", 0) == 0) field = "workload.llm." + field.substr(9);
-    throw invalid_input(field, e.problem());
-  }
-}
 
 struct rag_plan {
   std::size_t nprobe = 1;  //!< the lists a query scans; an HNSW graph's: its walk's ef
@@ -292,28 +122,39 @@ struct rag_llm {
   std::string described;
 };
 
-//! The serving planner's plans for it, without a prefix cache (retrieved chunks differ from query to query), the
-//! best for a query among those whose replicas keep up with the query rate on the system's devices: for time, the
-//! shortest answer (first token and decode); else the least energy or dollars a token. Where none keeps up, the
-//! serving planner's own choice, and the plan's query-rate check says so.
-inline rag_llm plan_rag_llm(const system& s, const rag_workload& w, const planner_options& o) {
+//! The LLM's replicas a RAG plan may answer with, best first: the serving planner's plans for the lengthened
+//! prompt that fit, without a prefix cache (retrieved chunks differ from query to query), whose replicas alone
+//! keep up with the query rate on the system's devices (a plan's search adds device-time, never takes it away),
+//! ordered by a query's share of the objective: for time, the answer (first token and decode); else the energy or
+//! dollars a token. Where none keeps up, the serving planner's own choice alone, and the plan's query-rate check
+//! says so.
+inline std::vector<rag_llm> rag_llm_choices(const system& s, const rag_workload& w, const planner_options& o) {
   const auto r = plan_serving(s, w.answering(), o);
   const double devices = static_cast<double>(s.device.count);
   const auto per_query = [&](const serving_cost& c) {
-    return o.objective == objective::time ? (c.ttft + w.llm.output_tokens * c.tpot).value()
+    return o.objective == objective::time ? (c.ttft_batch + w.llm.output_tokens * c.tpot).value()
                                           : detail::score(c, o.objective);
   };
-  std::size_t best = r.choice;
-  bool found = false;
+  std::vector<std::size_t> keep;
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const auto& e = r.candidates[i];
-    if (!e.fits() || e.plan.cache > bytes{}) continue;
-    if (w.queries_per_second * w.llm.output_tokens / e.cost.tokens_per_second > devices) continue;
-    if (!found || per_query(e.cost) < per_query(r.candidates[best].cost)) best = i;
-    found = true;
+    if (e.fits() && e.plan.cache == bytes{} &&
+        w.queries_per_second * w.llm.output_tokens / e.cost.tokens_per_second <= devices)
+      keep.push_back(i);
   }
-  const auto& e = r.candidates[best];
-  return {e.plan, e.cost, describe(e.plan, s, r.codecs)};
+  std::stable_sort(keep.begin(), keep.end(), [&](std::size_t a, std::size_t b) {
+    return per_query(r.candidates[a].cost) < per_query(r.candidates[b].cost);
+  });
+  if (keep.empty()) keep.push_back(r.choice);
+  std::vector<rag_llm> out;
+  for (const auto i : keep)
+    out.push_back({r.candidates[i].plan, r.candidates[i].cost, describe(r.candidates[i].plan, s, r.codecs)});
+  return out;
+}
+
+//! The LLM replica a RAG plan answers with when the placement is planned apart: rag_llm_choices' first.
+inline rag_llm plan_rag_llm(const system& s, const rag_workload& w, const planner_options& o) {
+  return rag_llm_choices(s, w, o).front();
 }
 
 //! How a plan's second tier is read: the interconnect to the other devices' memory, or the pool's tier.
@@ -393,7 +234,7 @@ inline rag_cost price(const system& s, const rag_workload& w, const rag_llm& llm
   c.traffic = q.traffic;
   c.search_flops = q.distance_flops;
   c.search = q.time;
-  c.ttft = llm.cost.ttft;
+  c.ttft = llm.cost.ttft_batch;  // a query arrives into the LLM's batch: its prefill is the batch's
   c.decode = w.llm.output_tokens * llm.cost.tpot;
   // Device-seconds a query takes: its search on one device, and its share of the replicas' decode.
   const seconds device_time = c.search + seconds{w.llm.output_tokens / llm.cost.tokens_per_second};
@@ -586,25 +427,90 @@ struct rag_problem {
            (a.nprobe == c.nprobe && (a.home != c.home || a.pool != c.pool) &&
             (a.home != list_home::pooled || a.hot_share == 0));
   }
-  [[noreturn]] void none_fits(const rag_plan_result& r) const {
-    std::string why;
-    std::vector<std::string> seen;
-    for (const auto& e : r.candidates) {
-      const std::string kind = e.violation.substr(0, e.violation.find(':'));
-      if (std::find(seen.begin(), seen.end(), kind) != seen.end()) continue;
-      seen.push_back(kind);
-      why += "\n  " + describe(e.plan) + ": " + e.violation;
+  // How far a plan got through check's order: recall, capacity, query rate, pool bandwidth, first token.
+  [[nodiscard]] static int progress(const std::string& violation) {
+    static constexpr std::string_view order[] = {"recall target", "capacity", "query rate", "pool bandwidth",
+                                                 "time to first token"};
+    for (int i = 4; i >= 0; --i)
+      if (violation.find(order[i]) != std::string::npos) return i;
+    return 0;
+  }
+  // The LLM's objectives that cap its batch: looser, larger batches answer more queries a device.
+  [[nodiscard]] std::string looser_llm_objectives() const {
+    std::vector<std::string> given;
+    if (std::isfinite(w.llm.ttft_slo.value())) given.emplace_back("llm.ttft_slo");
+    if (std::isfinite(w.llm.tpot_slo.value())) given.emplace_back("llm.tpot_slo");
+    if (given.empty()) return "";
+    return ", or a looser " + (given.size() == 1 ? given[0] : given[0] + " or " + given[1]) +
+           " (larger LLM batches answer more queries a device)";
+  }
+  // What would lift the binding constraint of the plan that got furthest, on this system.
+  [[nodiscard]] std::string fix_for(const rag_evaluated& e) const {
+    const auto& c = e.cost;
+    switch (progress(e.violation)) {
+      case 0:
+        return "a lower recall_target, or a recall_curve measured on your own index";
+      case 1:
+        return "fewer corpus_vectors, an ivf-pq index (its codes stay in device memory, its vectors go to a "
+               "capacity tier), or a system whose tiers hold the index";
+      case 2:
+        return "queries_per_second at most " +
+               units::detail::format_number(w.queries_per_second * static_cast<double>(s.device.count) /
+                                            c.devices_busy) +
+               " (what " + std::to_string(s.device.count) + " devices keep up with), a system of at least " +
+               units::detail::format_number(std::ceil(c.devices_busy)) + " devices" + looser_llm_objectives();
+      case 3:
+        return "a hotter share of the lists in device memory, fewer lists probed (a lower recall_target), or a "
+               "pool on faster links";
+      default:
+        return "a looser llm.ttft_slo (the nearest plan needs " + to_string(c.search + c.ttft) + ")";
     }
-    throw invalid_input("workload", "no placement of " + w.name + "'s index serves it on " + s.name + ":" + why +
-                                        "\nFix: a lower recall_target or queries_per_second, fewer corpus_vectors, "
-                                        "or a system with a capacity tier that holds the index");
+  }
+  // How far past its binding constraint a plan is, as a ratio (1: just at it): what it needs over what it has.
+  [[nodiscard]] double overshoot(const rag_evaluated& e) const {
+    const auto& c = e.cost;
+    switch (progress(e.violation)) {
+      case 0:
+        return c.recall > 0 ? w.recall_target / c.recall : std::numeric_limits<double>::infinity();
+      case 1: {
+        double most = 0;
+        for (std::size_t t = 0; t < s.tiers.size(); ++t) most = std::max(most, c.tier_bytes[t] / s.tiers[t].capacity);
+        return most;
+      }
+      case 2:
+        return c.devices_busy / static_cast<double>(s.device.count);
+      case 3:
+        return c.pool_rate / c.pool_limit;
+      default:
+        return (c.search + c.ttft) / w.llm.ttft_slo;
+    }
+  }
+  [[noreturn]] void none_fits(const rag_plan_result& r) const {
+    // The nearest plan: the furthest through the checks, then the least past its constraint, then the best.
+    const auto key = [&](const rag_evaluated& e) {
+      return std::tuple{-progress(e.violation), overshoot(e), score(e.cost, o.objective)};
+    };
+    const rag_evaluated* nearest = &r.candidates.front();
+    for (const auto& e : r.candidates)
+      if (key(e) < key(*nearest)) nearest = &e;
+    std::string others;
+    std::vector<int> seen{progress(nearest->violation)};
+    for (const auto& e : r.candidates) {
+      if (std::find(seen.begin(), seen.end(), progress(e.violation)) != seen.end()) continue;
+      seen.push_back(progress(e.violation));
+      others += "\n  " + describe(e.plan) + ": " + e.violation;
+    }
+    throw invalid_input("workload", "no placement of " + w.name + "'s index serves it on " + s.name +
+                                        " with the LLM as " + llm.described + ". The nearest, " +
+                                        describe(nearest->plan) + ", breaks the " + nearest->violation + ". Fix: " +
+                                        fix_for(*nearest) + (others.empty() ? "" : ".\nOther plans break:" + others));
   }
 };
 
 }  // namespace detail
 
-//! Every nprobe and placement priced and checked, the answers given by `llm` (plan_rag_llm's, which a caller that
-//! prints it has planned already); the best for the objective; the Pareto front; why.
+//! Every nprobe and placement priced and checked, the answers given by `llm` (one of rag_llm_choices'); the best
+//! for the objective; the Pareto front; why.
 inline rag_plan_result plan_rag(const system& s, const rag_workload& w, const planner_options& o, const rag_llm& llm) {
   validate(s);
   validate(w, s);
@@ -612,63 +518,35 @@ inline rag_plan_result plan_rag(const system& s, const rag_workload& w, const pl
   return solve(detail::rag_problem{s, w, o, llm}, o);
 }
 
-//! The same, answering with the LLM's replica plan_rag_llm chooses.
-inline rag_plan_result plan_rag(const system& s, const rag_workload& w, const planner_options& o = {}) {
+//! A RAG plan and the LLM replica it answers with, chosen together.
+struct rag_answer {
+  rag_llm llm;
+  rag_plan_result plan;
+};
+
+//! The first LLM replica in rag_llm_choices' order with which some placement of the index fits, and that
+//! placement's plan: the answer's time is most of a query's, so the LLM is chosen first and the search second,
+//! and an LLM whose replicas leave too few devices for the search gives way to the next. Where none fits, the
+//! refusal with the first: its nearest plan's binding constraint and the fix.
+inline rag_answer plan_rag_answer(const system& s, const rag_workload& w, const planner_options& o = {}) {
   validate(s);
   validate(w, s);
-  return plan_rag(s, w, o, plan_rag_llm(s, w, o));
+  detail::require_prices(s, o.objective);
+  const auto llms = rag_llm_choices(s, w, o);
+  std::optional<invalid_input> first;
+  for (const auto& llm : llms) {
+    try {
+      return {llm, plan_rag(s, w, o, llm)};
+    } catch (const invalid_input& e) {
+      if (!first) first = e;
+    }
+  }
+  throw *first;
 }
 
-namespace presets {
-
-//! A RAG service over 100 million chunks embedded at 1,024 dimensions (a BGE-large-sized embedding), 20 queries a
-//! second, the top 10 chunks of 256 tokens each joining a 64-token question, answered by Llama-3-8B in 256 tokens:
-//! sizes to plan with, not a measured service. The index is 411 GB in fp32: more than a GPU's memory, so where its
-//! lists live is the question the plan answers. Recall target 0.9 at the default measured curve.
-inline rag_workload rag_serve() {
-  rag_workload w;
-  w.name = "rag-serve";
-  w.corpus_vectors = 100e6;
-  w.dimension = 1024;
-  w.queries_per_second = 20;
-  w.top_k = 10;
-  w.chunk_tokens = 256;
-  w.llm.name = "rag-serve (LLM)";
-  w.llm.shape = model::shapes::llama3_8b;
-  w.llm.prompt_tokens = 64;
-  w.llm.output_tokens = 256;
-  w.llm.ttft_slo = seconds{2};
-  w.llm.tpot_slo = seconds{0.1};
-  // Retrieved chunks differ from query to query: no prefix reuse is priced.
-  w.llm.hit_rate = model::power_law{per_byte{1e-12}, 1.0};
-  w.llm.hit_rate_bound = 0;
-  w.llm.precision = "bf16";
-  assume(w.assumed, "index", w.index);
-  assume(w.assumed, "lists", w.list_count());
-  assume(w.assumed, "recall_target", w.recall_target);
-  assume(w.assumed, "recall_curve", "measured (bench/results/ivf-recall-ci.json, SYNTHETIC vectors)");
-  assume(w.assumed, "probe_skew", w.probe_skew);
-  return w;
+//! The same plan alone.
+inline rag_plan_result plan_rag(const system& s, const rag_workload& w, const planner_options& o = {}) {
+  return plan_rag_answer(s, w, o).plan;
 }
 
-//! The same service over an HNSW graph of the measured curve's degree: a node is its 1,024 fp32 values and its
-//! link lists, and a walk reads a few hundred of them at random where an IVF query streams whole lists.
-inline rag_workload rag_serve_hnsw() {
-  auto w = rag_serve();
-  w.name = "rag-serve-hnsw";
-  w.index = "hnsw";
-  w.assumed = {};
-  assume(w.assumed, "index", w.index);
-  assume(w.assumed, "recall_target", w.recall_target);
-  assume(w.assumed, "recall_curve", "measured by ef (bench/results/hnsw-recall-ci.json, SYNTHETIC vectors)");
-  return w;
-}
-
-inline std::optional<rag_workload> find_rag(std::string_view name) {
-  if (name == "rag-serve") return rag_serve();
-  if (name == "rag-serve-hnsw") return rag_serve_hnsw();
-  return std::nullopt;
-}
-
-}  // namespace presets
 }  // namespace trinity::plan

@@ -63,8 +63,8 @@ inline constexpr key rag_llm_keys[] = {{"model"},
                                        {"head_dim"},
                                        {"prompt_tokens", required},
                                        {"output_tokens", required},
-                                       {"ttft_slo", required},
-                                       {"tpot_slo", required},
+                                       {"ttft_slo"},
+                                       {"tpot_slo"},
                                        {"precision"},
                                        {"prefill_efficiency"}};
 inline constexpr key recall_point_keys[] = {{"probe_share", required}, {"recall", required}};
@@ -73,19 +73,23 @@ inline plan::serving_workload read_rag_llm(const object& parent, const std::stri
   const object o(parent.at("llm"), "llm", rag_llm_keys, "the LLM that answers");
   plan::serving_workload w;
   w.name = name + " (LLM)";
-  w.shape = read_shape(o, &assumed);
-  if (w.shape.moe()) fail("llm.model", "is a mixture of experts; the serving model prices dense models only");
-  w.prompt_tokens = o.number("prompt_tokens");
-  w.output_tokens = o.number("output_tokens");
-  w.ttft_slo = o.quantity<seconds>("ttft_slo");
-  w.tpot_slo = o.quantity<seconds>("tpot_slo");
-  if (o.has("prefill_efficiency")) w.prefill_efficiency = o.positive_number("prefill_efficiency", 1);
+  field_problems each;  // every wrong value in one message
+  each([&] {
+    w.shape = read_shape(o, &assumed);
+    if (w.shape.moe()) fail("llm.model", "is a mixture of experts; the serving model prices dense models only");
+  });
+  each([&] { w.prompt_tokens = o.number("prompt_tokens"); });
+  each([&] { w.output_tokens = o.number("output_tokens"); });
+  // An objective left out is none: the plan judges what it was given and lists what it took.
+  read_objectives(o, {{"ttft_slo", &w.ttft_slo}, {"tpot_slo", &w.tpot_slo}}, assumed, each);
+  if (o.has("prefill_efficiency")) each([&] { w.prefill_efficiency = o.positive_number("prefill_efficiency", 1); });
   if (o.has("precision"))
-    w.precision = precision_name(o, "precision");
+    each([&] { w.precision = precision_name(o, "precision"); });
   else
     plan::assume(assumed, "llm.precision", w.precision);
+  each.raise();
   // Retrieved chunks differ from query to query: no prefix reuse is priced.
-  w.hit_rate = model::power_law{per_byte{1e-12}, 1.0};
+  w.hit_rate = plan::no_prefix_reuse();
   w.hit_rate_bound = 0;
   return w;
 }
@@ -257,13 +261,10 @@ inline void draw_rag_tiers(const std::string& path, const plan::system& s, const
 
 inline void plan_rag(const request& a, const plan::system& s, const plan::rag_workload& w, std::ostream& out) {
   const auto o = options_of(a.planning);
-  // The LLM's replica planned once, printed beside the plan that answers with it.
-  const auto llm = planned([&] {
-    plan::validate(s);
-    plan::validate(w, s);
-    return plan::plan_rag_llm(s, w, o);
-  });
-  const auto r = planned([&] { return plan::plan_rag(s, w, o, llm); });
+  // The LLM's replica chosen with the placement, printed beside the plan that answers with it.
+  const auto answer = planned([&] { return plan::plan_rag_answer(s, w, o); });
+  const auto& llm = answer.llm;
+  const auto& r = answer.plan;
   const auto rdma = over_rdma(s, w, llm, r.chosen());
   if (!a.plot.empty()) draw_rag_tiers(a.plot, s, w, r);
   if (a.json) {
@@ -277,6 +278,7 @@ inline void plan_rag(const request& a, const plan::system& s, const plan::rag_wo
              {"llm",
               {{"plan", llm.described},
                {"ttft_s", llm.cost.ttft.value()},
+               {"ttft_in_batch_s", llm.cost.ttft_batch.value()},
                {"tpot_s", llm.cost.tpot.value()},
                {"output_tokens_per_device_second", llm.cost.tokens_per_second}}},
              {"pool_over_rdma", rdma ? json{{"search_s", rdma->search.value()},
@@ -294,7 +296,7 @@ inline void plan_rag(const request& a, const plan::system& s, const plan::rag_wo
       << "\n  LLM: " << llm.described << ", prompts of " << std::lround(w.answering().prompt_tokens) << " tokens\n\n";
   table t({"resource", "predicted per query"});
   t.add({"latency", to_string(c.total.time) + " (search " + to_string(c.search) + ", first token " + to_string(c.ttft) +
-                        ", decode " + to_string(c.decode) + ")"});
+                        " in the LLM's batch, decode " + to_string(c.decode) + ")"});
   t.add({"recall@" + std::to_string(w.top_k),
          units::detail::format_number(c.recall) + " (target " + units::detail::format_number(w.recall_target) + ")"});
   t.add({"search reads", to_string(bytes{c.traffic.bytes[0]}) + " from " + s.tiers.front().name + ", " +

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <trinity/error.hpp>
+#include <trinity/field_problems.hpp>
 #include <trinity/io/parallel_layout.hpp>
 #include <trinity/model/compression.hpp>
 #include <trinity/plan/parallel_planner.hpp>
@@ -39,12 +40,21 @@ class usage_error : public std::runtime_error {
         flag_(flag),
         value_(value),
         rule_(rule) {}
+  //! A file's refusal: "file: field: problem", the file and every field its reading refused kept apart.
+  usage_error(std::string_view file, const invalid_input& e)
+      : std::runtime_error(std::string(file) + ": " + (e.field() == file ? e.problem() : std::string(e.what()))),
+        file_(file),
+        problems_(e.field() == file ? std::vector<field_problem>{} : problems_of(e)) {}
   [[nodiscard]] const std::string& flag() const noexcept { return flag_; }  //!< empty: not one flag's
   [[nodiscard]] const std::string& value() const noexcept { return value_; }
   [[nodiscard]] const std::string& rule() const noexcept { return rule_; }
+  [[nodiscard]] const std::string& file() const noexcept { return file_; }  //!< empty: not a file's
+  //! The fields of the file refused, by JSON path (none: the file as a whole, as JSON that does not parse).
+  [[nodiscard]] const std::vector<field_problem>& problems() const noexcept { return problems_; }
 
  private:
-  std::string flag_, value_, rule_;
+  std::string flag_, value_, rule_, file_;
+  std::vector<field_problem> problems_;
 };
 
 //! "--reuse-depth 60: must not exceed --steps (50)".

@@ -65,48 +65,54 @@ inline plan::serving_stack named_serving_stack(const object& o) {
                             "with --stack FILE");
 }
 
-inline plan::serving_workload read_serving(const json& j, const plan::system& s) {
-  const object o(j, "", serving_keys, "an llm-serve workload");
-  plan::serving_workload w;
-  w.name = o.text("name");
-  w.shape = read_shape(o, &w.assumed);
-  if (w.shape.moe())
-    fail("model",
-         "is a mixture of experts; the serving model prices dense models only (its decode streams every "
-         "weight). Fix: a dense model");
-  w.prompt_tokens = o.number("prompt_tokens");
-  w.output_tokens = o.number("output_tokens");
-  // An objective left out is none: the plan judges what it was given and lists what it took.
-  for (const auto& [key, slo] : {std::pair{"ttft_slo", &w.ttft_slo}, {"tpot_slo", &w.tpot_slo}}) {
-    if (o.has(key))
-      *slo = o.quantity<seconds>(key);
-    else
-      plan::assume(w.assumed, key, "none (no objective)");
-  }
-  // No hit_rate: no prefix reuse, and no prefix cache to plan (its bound means nothing then).
+//! The prefix cache's hit rate, or none: without hit_rate no prefix is reused, and no prefix cache is planned
+//! (its bound means nothing then).
+inline void read_prefix_reuse(const object& o, plan::serving_workload& w) {
   if (o.has("hit_rate")) {
     w.hit_rate = read_power_law(o,
                                 "the prefix cache's power-law hit rate against bytes of 16-bit KV (trinity cache "
                                 "replay --format mooncake fits it)");
     o.get("hit_rate_bound", w.hit_rate_bound, w.assumed);
-  } else {
-    if (o.has("hit_rate_bound")) fail("hit_rate_bound", "bounds a hit_rate curve; give hit_rate, or drop it");
-    w.hit_rate = plan::no_prefix_reuse();
-    w.hit_rate_bound = 0;
-    plan::assume(w.assumed, "hit_rate", "none (no prefix reuse)");
+    return;
   }
+  if (o.has("hit_rate_bound")) fail("hit_rate_bound", "bounds a hit_rate curve; give hit_rate, or drop it");
+  w.hit_rate = plan::no_prefix_reuse();
+  w.hit_rate_bound = 0;
+  plan::assume(w.assumed, "hit_rate", "none (no prefix reuse)");
+}
+
+inline plan::serving_workload read_serving(const json& j, const plan::system& s) {
+  const object o(j, "", serving_keys, "an llm-serve workload");
+  plan::serving_workload w;
+  field_problems each;  // every wrong value in one message
+  each([&] { w.name = o.text("name"); });
+  each([&] {
+    w.shape = read_shape(o, &w.assumed);
+    if (w.shape.moe())
+      fail("model",
+           "is a mixture of experts; the serving model prices dense models only (its decode streams every "
+           "weight). Fix: a dense model");
+  });
+  each([&] { w.prompt_tokens = o.number("prompt_tokens"); });
+  each([&] { w.output_tokens = o.number("output_tokens"); });
+  // An objective left out is none: the plan judges what it was given and lists what it took.
+  read_objectives(o, {{"ttft_slo", &w.ttft_slo}, {"tpot_slo", &w.tpot_slo}}, w.assumed, each);
+  each([&] { read_prefix_reuse(o, w); });
   // Left out, prefill runs at the device's calibrated GEMM curve: a measurement, not an assumption.
-  if (o.has("prefill_efficiency")) w.prefill_efficiency = o.positive_number("prefill_efficiency", 1);
-  o.get("error_budget", w.error_budget, w.assumed);
+  if (o.has("prefill_efficiency")) each([&] { w.prefill_efficiency = o.positive_number("prefill_efficiency", 1); });
+  each([&] { o.get("error_budget", w.error_budget, w.assumed); });
   if (o.has("precision"))
-    w.precision = precision_name(o, "precision");
+    each([&] { w.precision = precision_name(o, "precision"); });
   else
     plan::assume(w.assumed, "precision", w.precision);
   if (o.has("stack"))
-    w.stack = named_serving_stack(o);
+    each([&] { w.stack = named_serving_stack(o); });
   else
     plan::assume(w.assumed, "stack", w.stack.name);
-  return validated(std::move(w), s);
+  // A refused field kept its default, which is valid: what the plan's checks refuse is another field.
+  each([&] { (void)validated(w, s); });
+  each.raise();
+  return w;
 }
 
 }  // namespace trinity::io::detail
@@ -180,12 +186,12 @@ inline json serving_json(const plan::serving_evaluated& e, const plan::serving_p
 inline void print_tier_table(std::ostream& out, const plan::serving_plan_result& r, const plan::system& s,
                              const plan::tier_choices& by_tier) {
   out << "\nWhat each tier buys (the best plan with the prefix cache there):\n";
-  table b({"cache in", "plan", "hit rate", "TTFT", "tokens/device-s"});
+  table b({"cache in", "plan", "hit rate", "TTFT in batch", "tokens/device-s"});
   const auto add = [&](const std::string& where, std::optional<std::size_t> i) {
     if (!i) return b.add({where, "none fits", "", "", ""});
     const auto& e = r.candidates[*i];
     b.add({where, plan::describe(e.plan, s, r.codecs), units::detail::format_number(e.cost.hit_rate),
-           to_string(e.cost.ttft), units::detail::format_number(e.cost.tokens_per_second)});
+           to_string(e.cost.ttft_batch), units::detail::format_number(e.cost.tokens_per_second)});
   };
   add("(no cache)", by_tier.no_cache);
   for (std::size_t i = 0; i < s.tiers.size(); ++i) add(s.tiers[i].name, by_tier.by_tier[i]);
@@ -218,10 +224,10 @@ inline void plan_serving(const request& a, const plan::system& s, plan::serving_
       << "\n\n";
   table t({"resource", "predicted"});
   t.add({"time to first token", to_string(c.ttft) + " on an idle replica (prefill " + to_string(c.prefill) +
-                                    ", cached prefix loaded " + to_string(c.load) + "); objective " +
-                                    plan::objective_text(w.ttft_slo)});
+                                    ", cached prefix loaded " + to_string(c.load) + ")"});
   t.add({"  in a batch of " + std::to_string(p.batch),
-         to_string(c.ttft_batch) + " (a request arriving into the static batch the throughput is priced at)"});
+         to_string(c.ttft_batch) + " (a request arriving into the static batch the throughput is priced at); " +
+             "objective " + plan::objective_text(w.ttft_slo)});
   t.add({"time per output token", to_string(c.tpot) + " at batch " + std::to_string(p.batch) + "; objective " +
                                       plan::objective_text(w.tpot_slo)});
   t.add({"throughput", units::detail::format_number(c.tokens_per_second) + " output tokens per device-second (" +

@@ -79,6 +79,20 @@ struct replicas_problem {
   using slots = plan::slot_list<replicas>;
 };
 
+// The same replicas, a replica 0.03% faster each (under the 0.1% tie tolerance) and fewer replicas leaner.
+struct close_replicas_problem : replicas_problem {
+  double step = 3e-4;
+  [[nodiscard]] replicas_cost price(int r) const {
+    auto c = replicas_problem::price(r);
+    c.total.time = seconds{1.0 - step * r};
+    return c;
+  }
+  [[nodiscard]] bool leaner(const plan::candidate<int, replicas_cost>& a,
+                            const plan::candidate<int, replicas_cost>& b) const {
+    return a.plan < b.plan;
+  }
+};
+
 static_assert(plan::planning_problem<replicas_problem>);
 static_assert(!plan::planning_problem<replicas_cost>, "a cost is not a workload");
 
@@ -118,6 +132,23 @@ TEST_CASE("the engine's choice follows the objective, and a plan nothing fits is
   CHECK(r.explanation.rejected == std::vector<std::string>{"2 replicas: energy 14 J vs 12 J"});
   CHECK_THROWS_WITH(plan::solve(replicas_problem{.most = 0}, {}),
                     Catch::Contains("workload.replicas") && Catch::Contains("more memory"));
+}
+
+TEST_CASE("plans within 0.1% on the objective tie, and a tie goes to the leaner plan", "[plan][engine]") {
+  // 4 replicas are best (1 - 4 x 0.03%), but 2 replicas are within 0.1% of them and use less; 1 replica is 0.09%
+  // off the best and leaner still. Scores: 0.9997, 0.9994, 0.9991, 0.9988 s; 0.9997 <= 0.9988 x 1.001.
+  const auto tie = plan::solve(close_replicas_problem{}, {});
+  CHECK(tie.chosen().plan == 1);
+  CHECK(tie.explanation.rejected ==
+        std::vector<std::string>{"2 replicas: within 0.1% of it on the objective (request time 999.4 ms vs 999.7 ms), "
+                                 "and a tie goes to the plan that uses less"});
+  // Wider gaps are no tie: 0.05% a replica puts 1 replica 0.15% off 4, and 2 replicas 0.10005% off: the best
+  // within the tolerance is then 3 replicas (0.05% off).
+  close_replicas_problem wide;
+  wide.step = 5e-4;
+  CHECK(plan::solve(wide, {}).chosen().plan == 3);
+  // Without a leaner relation the engine keeps the best.
+  CHECK(plan::solve(replicas_problem{}, {}).chosen().plan == 4);
 }
 
 TEST_CASE("the engine's Pareto front is exactly the feasible plans no other feasible plan dominates",

@@ -98,4 +98,66 @@ TEST_CASE("a serving plan prices the TTFT of a request inside its batch beside t
   }
 }
 
+TEST_CASE("the TTFT objective is judged on a request arriving into the plan's batch", "[plan][serving]") {
+  const auto s = plan::presets::dgx_h100();
+  const auto w = plan::presets::llama3_70b_serve();
+  const auto r = plan::plan_serving(s, w);
+  const auto& chosen = r.chosen();
+  CHECK(chosen.cost.ttft_batch <= w.ttft_slo);
+  // Every plan that fits gives its TTFT in its batch; some that an idle replica would pass are refused for it.
+  bool idle_would_pass = false;
+  for (const auto& e : r.candidates) {
+    if (e.fits()) CHECK(e.cost.ttft_batch <= w.ttft_slo);
+    if (e.violation.starts_with("TTFT objective:")) {
+      CHECK(e.cost.ttft_batch > w.ttft_slo);
+      idle_would_pass |= e.cost.ttft <= w.ttft_slo;
+    }
+  }
+  CHECK(idle_would_pass);
+  // The batch is the most the objectives allow: one more sequence breaks the TTFT objective, not memory.
+  auto next = chosen.plan;
+  next.batch += 1;
+  const auto c = plan::price(s, w, next, r.codecs);
+  CHECK(c.ttft_batch > w.ttft_slo);
+  CHECK(c.tier_bytes[0] <= s.tiers[0].capacity);
+}
+
+TEST_CASE("KV as fp8 is priced as engines serve it, its error stated against the budget", "[plan][serving]") {
+  const auto s = plan::presets::dgx_h100();
+  auto w = plan::presets::llama3_70b_serve();
+  CHECK(w.error_budget == plan::fp8_kv_error_bound);  // the default budget admits what engines serve
+  const auto by_default = plan::plan_serving(s, w);
+  std::size_t fp8_fits = 0;
+  for (const auto& e : by_default.candidates)
+    if (by_default.codecs[e.plan.codec].name == "fp8" && e.fits()) ++fp8_fits;
+  CHECK(fp8_fits > 0);
+  // int8 and fp8 KV cost the same bytes: the tie goes to the codec that adds less error.
+  CHECK(by_default.codecs[by_default.chosen().plan.codec].name == "int8");
+  w.error_budget = 0.01;  // a budget given is kept: fp8 is refused for it, naming both figures
+  for (const auto& e : plan::plan_serving(s, w).candidates)
+    if (plan::kv_codecs(s)[e.plan.codec].name == "fp8")
+      CHECK(e.violation == "error budget: KV as fp8 adds relative error 0.0625, more than 0.01");
+}
+
+TEST_CASE("every wrong value of an llm-serve workload is reported in one pass", "[plan][serving]") {
+  // Three refused as read, one by the plan's checks: one message, the file's key names, the order the file is read.
+  const auto what = refusal(R"(, "ttft_slo": "fast", "error_budget": -1, "precision": "fp7", "stack": "vllm9"})");
+  CHECK(
+      what.starts_with("ttft_slo: 'fast' is not a number with a unit (e.g. 10s) (and precision: \"fp7\" is not "
+                       "allowed; did you mean \"fp8\"?; stack: \"vllm9\" is no built-in serving stack;"));
+  CHECK(what.ends_with("; error_budget: -1 must be finite and not negative)"));
+  // The plan's own checks gather too: each field it refuses, by the name the API spells.
+  auto w = plan::presets::llama3_70b_serve();
+  w.prompt_tokens = 0;
+  w.error_budget = -1;
+  try {
+    plan::validate(w, plan::presets::dgx_h100());
+    FAIL("refused");
+  } catch (const invalid_fields& e) {
+    REQUIRE(e.problems().size() == 2);
+    CHECK(e.problems()[0].field == "workload.prompt_tokens");
+    CHECK(e.problems()[1].field == "workload.error_budget");
+  }
+}
+
 }  // namespace plan_serving_asks_test

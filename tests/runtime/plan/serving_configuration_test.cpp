@@ -12,13 +12,14 @@ using namespace trinity;
 TEST_CASE("a configuration is priced as the planner prices the same plan", "[plan][serving]") {
   const auto s = plan::presets::dgx_h100();
   const auto w = plan::presets::llama3_70b_serve();
-  const auto c = plan::price_configuration(s, w, "tp=8,batch=24,kv=int8,prefix=host-ddr5:512GB");
+  const auto c = plan::price_configuration(s, w, "tp=8,batch=16,kv=int8,prefix=host-ddr5:512GB");
   const auto codecs = plan::kv_codecs(s);
-  const plan::serving_plan p{8, 24, 1, bytes{512e9}, 1};
+  const plan::serving_plan p{8, 16, 1, bytes{512e9}, 1};
   REQUIRE(codecs[1].name == "int8");
   CHECK(c.configuration.plan == p);
   const auto same = plan::price(s, w, p, codecs);
   CHECK(c.cost.ttft == same.ttft);
+  CHECK(c.cost.ttft_batch == same.ttft_batch);
   CHECK(c.cost.tpot == same.tpot);
   CHECK(c.cost.tokens_per_second == same.tokens_per_second);
   CHECK(c.cost.replica_tokens_per_second == same.replica_tokens_per_second);
@@ -40,8 +41,15 @@ TEST_CASE("a configuration's weights and KV precisions: fp8 halves the bytes, fp
   CHECK(fp8.workload.precision == "fp8");
   CHECK(fp8.cost.tpot < bf16.cost.tpot);
   CHECK(fp8.cost.tier_bytes[0] < bf16.cost.tier_bytes[0]);
-  // e4m3's rounding bound, 2^-4, is more than the workload's 1% budget: priced, and said not to fit.
-  CHECK(fp8.violation == "error budget: KV as fp8 adds relative error 0.0625, more than 0.01");
+  // KV as fp8 is what the engines serve: within the default budget, its error the bound the plan states.
+  CHECK(fp8.violation.empty());
+  CHECK(fp8.cost.error == plan::fp8_kv_error_bound);
+  CHECK(w.error_budget == plan::fp8_kv_error_bound);
+  // e4m3's rounding bound, 2^-4, is more than a budget of 1%: priced, and said not to fit.
+  auto tight = w;
+  tight.error_budget = 0.01;
+  CHECK(plan::price_configuration(s, tight, "tp=4,batch=16,weights=fp8,kv=fp8").violation ==
+        "error budget: KV as fp8 adds relative error 0.0625, more than 0.01");
   // A batch whose KV outgrows the device's memory is priced and said not to fit, naming the tier.
   const auto big = plan::price_configuration(s, w, "tp=8,batch=1000");
   CHECK_THAT(big.violation, Catch::StartsWith("h100-hbm3 capacity: needs"));
