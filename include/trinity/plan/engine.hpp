@@ -26,7 +26,9 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <tuple>
 #include <vector>
 
 #include <trinity/error.hpp>
@@ -240,6 +242,29 @@ std::size_t leanest_within_tie(const P& p, const Candidates& c, std::size_t best
   } else {
     return best;
   }
+}
+}  // namespace detail
+
+namespace detail {
+//! Where a violation stands in a workload's order of checks (`order`: a phrase each check's violation holds):
+//! the index of the last phrase it holds, 0 where none.
+template <std::size_t N>
+int check_stage(std::string_view violation, const std::string_view (&order)[N]) {
+  for (int i = static_cast<int>(N) - 1; i > 0; --i)
+    if (violation.find(order[i]) != std::string_view::npos) return i;
+  return 0;
+}
+
+//! When nothing fits, the plan that came nearest: the furthest through the workload's checks (`stage`), then the
+//! least past the constraint it breaks (`overshoot`: what it needs over what is allowed), then the best on the
+//! objective. A refusal names its binding constraint and the fix that would lift it.
+template <class Candidate, class Stage, class Overshoot>
+const Candidate& nearest_to_fitting(const std::vector<Candidate>& c, objective o, Stage stage, Overshoot overshoot) {
+  const auto key = [&](const Candidate& e) { return std::tuple{-stage(e), overshoot(e), score(e.cost, o)}; };
+  const Candidate* nearest = &c.front();
+  for (const auto& e : c)
+    if (key(e) < key(*nearest)) nearest = &e;
+  return *nearest;
 }
 }  // namespace detail
 

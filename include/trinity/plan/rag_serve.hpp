@@ -431,9 +431,7 @@ struct rag_problem {
   [[nodiscard]] static int progress(const std::string& violation) {
     static constexpr std::string_view order[] = {"recall target", "capacity", "query rate", "pool bandwidth",
                                                  "time to first token"};
-    for (int i = 4; i >= 0; --i)
-      if (violation.find(order[i]) != std::string::npos) return i;
-    return 0;
+    return check_stage(violation, order);
   }
   // The LLM's objectives that cap its batch: looser, larger batches answer more queries a device.
   [[nodiscard]] std::string looser_llm_objectives() const {
@@ -486,13 +484,9 @@ struct rag_problem {
     }
   }
   [[noreturn]] void none_fits(const rag_plan_result& r) const {
-    // The nearest plan: the furthest through the checks, then the least past its constraint, then the best.
-    const auto key = [&](const rag_evaluated& e) {
-      return std::tuple{-progress(e.violation), overshoot(e), score(e.cost, o.objective)};
-    };
-    const rag_evaluated* nearest = &r.candidates.front();
-    for (const auto& e : r.candidates)
-      if (key(e) < key(*nearest)) nearest = &e;
+    const rag_evaluated* nearest = &nearest_to_fitting(
+        r.candidates, o.objective, [](const rag_evaluated& e) { return progress(e.violation); },
+        [&](const rag_evaluated& e) { return overshoot(e); });
     std::string others;
     std::vector<int> seen{progress(nearest->violation)};
     for (const auto& e : r.candidates) {

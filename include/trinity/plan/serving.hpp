@@ -404,6 +404,11 @@ struct serving_problem : codec_workload<serving_workload> {
     };
     return key(a) < key(b);
   }
+  //! Uses less (a tie within the tolerance, plan::tie_tolerance): no prefix cache over one, a smaller cache over a
+  //! larger. A cache that buys under 0.1% of the objective does not earn its memory.
+  [[nodiscard]] bool leaner(const serving_evaluated& a, const serving_evaluated& b) const {
+    return a.plan.cache < b.plan.cache;
+  }
   //! What decided a tie on the objective and its runner-up: the device bytes, else the KV codec's error.
   [[nodiscard]] std::string tie_note(const serving_evaluated& e, const serving_evaluated& chosen) const {
     const std::string same = as_good(o.objective) + ", but ";
@@ -466,12 +471,56 @@ struct serving_problem : codec_workload<serving_workload> {
                                           : q.cache == p.cache;
     return true;
   }
+  // How far a plan got through check's order.
+  [[nodiscard]] static int progress(const serving_evaluated& e) {
+    static constexpr std::string_view order[] = {"error budget", "capacity", "useful cache", "TTFT objective",
+                                                 "TPOT objective"};
+    return check_stage(e.violation, order);
+  }
+  // What the plan needs over what its binding constraint allows.
+  [[nodiscard]] double overshoot(const serving_evaluated& e) const {
+    const auto& c = e.cost;
+    switch (progress(e)) {
+      case 0:
+        return c.error / w.error_budget;
+      case 1: {
+        double most = 0;
+        for (std::size_t t = 0; t < s.tiers.size(); ++t) most = std::max(most, c.tier_bytes[t] / s.tiers[t].capacity);
+        return most;
+      }
+      case 2:
+        return c.hit_rate > 0 ? least_useful_hit_rate / c.hit_rate : std::numeric_limits<double>::infinity();
+      case 3:
+        return c.ttft_batch / w.ttft_slo;
+      default:
+        return c.tpot / w.tpot_slo;
+    }
+  }
+  // What would lift the nearest plan's binding constraint on this system.
+  [[nodiscard]] std::string fix_for(const serving_evaluated& e) const {
+    const auto& c = e.cost;
+    const std::string wider =
+        "more devices for a larger tensor-parallel degree (TP " + std::to_string(e.plan.tensor_parallel) + " here)";
+    switch (progress(e)) {
+      case 0:
+        return "a larger error_budget, or KV as bf16";
+      case 1:
+        return wider + ", weights in fewer bytes (precision fp8, int8 or int4), or devices with more memory";
+      case 3:
+        return "a looser ttft_slo (the nearest plan needs " + to_string(c.ttft_batch) + " in a batch of " +
+               std::to_string(e.plan.batch) + "), or " + wider;
+      case 4:
+        return "a looser tpot_slo (the nearest plan needs " + to_string(c.tpot) + "), or " + wider;
+      default:
+        return "a hit_rate curve that finds more of a prompt";
+    }
+  }
   [[noreturn]] void none_fits(const serving_plan_result& r) const {
-    std::string why = r.candidates.front().violation;
-    for (const auto& e : r.candidates)
-      if (e.cost.ttft_batch < r.candidates.front().cost.ttft_batch) why = e.violation;
-    throw invalid_input("workload", "no serving plan fits " + s.name + " (" + why +
-                                        "). Fix: looser TTFT or TPOT objectives, more devices, or a smaller model");
+    const auto& nearest = nearest_to_fitting(
+        r.candidates, o.objective, [](const serving_evaluated& e) { return progress(e); },
+        [&](const serving_evaluated& e) { return overshoot(e); });
+    throw invalid_input("workload", "no serving plan fits " + s.name + ". The nearest, " + describe(nearest.plan) +
+                                        ", breaks the " + nearest.violation + ". Fix: " + fix_for(nearest));
   }
 };
 

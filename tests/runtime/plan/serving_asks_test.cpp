@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace plan_serving_asks_test {
@@ -98,6 +99,27 @@ TEST_CASE("a serving plan prices the TTFT of a request inside its batch beside t
   }
 }
 
+TEST_CASE("a serving tie within 0.1% goes to the plan with the smaller prefix cache, or none", "[plan][serving]") {
+  const auto s = plan::presets::dgx_h100();
+  bool acted = false;
+  for (const double kappa : {2e-6, 5e-6, 1e-5, 1e-4, 2.8e-3}) {
+    auto w = plan::presets::llama3_70b_serve();
+    w.hit_rate.kappa = per_byte{kappa * 1e-9};
+    const auto r = plan::plan_serving(s, w);
+    const auto o = plan::objective::time;
+    double top = std::numeric_limits<double>::infinity();
+    for (const auto& e : r.candidates)
+      if (e.fits()) top = std::min(top, plan::detail::score(e.cost, o));
+    INFO("kappa_per_gb " << kappa);
+    // No plan that fits within the tolerance holds a smaller cache than the one chosen.
+    for (const auto& e : r.candidates)
+      if (e.fits() && plan::detail::score(e.cost, o) <= top * (1 + plan::tie_tolerance))
+        CHECK(e.plan.cache >= r.chosen().plan.cache);
+    acted |= plan::detail::score(r.chosen().cost, o) > top;
+  }
+  CHECK(acted);  // at 5e-6 a cache wins by under 0.1%, and the plan without one is taken
+}
+
 TEST_CASE("the TTFT objective is judged on a request arriving into the plan's batch", "[plan][serving]") {
   const auto s = plan::presets::dgx_h100();
   const auto w = plan::presets::llama3_70b_serve();
@@ -158,6 +180,35 @@ TEST_CASE("every wrong value of an llm-serve workload is reported in one pass", 
     CHECK(e.problems()[0].field == "workload.prompt_tokens");
     CHECK(e.problems()[1].field == "workload.error_budget");
   }
+}
+
+TEST_CASE("a serving refusal names the nearest plan's binding constraint and the fix that would lift it",
+          "[plan][serving]") {
+  const auto s = plan::presets::dgx_h100();
+  const auto refused = [&](const plan::serving_workload& w) {
+    try {
+      (void)plan::plan_serving(s, w);
+    } catch (const invalid_input& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // Objectives no plan meets: the nearest is the widest replica at batch 1, and the fix says what it needs.
+  auto w = plan::presets::llama3_70b_serve();
+  w.ttft_slo = seconds{1e-3};
+  const auto ttft = refused(w);
+  CHECK(ttft.starts_with("workload: no serving plan fits dgx-h100. The nearest, TP 8, batch 1,"));
+  CHECK(ttft.find("breaks the TTFT objective: ") != std::string::npos);
+  CHECK(ttft.find("Fix: a looser ttft_slo (the nearest plan needs ") != std::string::npos);
+  CHECK(ttft.find("in a batch of 1), or more devices for a larger tensor-parallel degree (TP 8 here)") !=
+        std::string::npos);
+  // A model the node cannot hold: its capacity binds, and the fix is to split or shrink the weights.
+  auto big = plan::presets::llama3_70b_serve();
+  big.shape = model::shapes::llama3_405b;
+  const auto capacity = refused(big);
+  CHECK(capacity.find("The nearest, TP 8, batch 1,") != std::string::npos);
+  CHECK(capacity.find("breaks the h100-hbm3 capacity: needs ") != std::string::npos);
+  CHECK(capacity.find("weights in fewer bytes (precision fp8, int8 or int4)") != std::string::npos);
 }
 
 }  // namespace plan_serving_asks_test

@@ -98,8 +98,11 @@ TEST_CASE("every chosen serving plan fits, meets its objectives and is the best 
     }
 }
 
+// Up to the tie tolerance: a plan within 0.1% of the best that uses less is chosen over it, so more room may give
+// a leaner plan 0.1% slower than the best before it, never more.
 TEST_CASE("looser objectives and more memory never serve fewer tokens per device-second", "[plan][serving][laws]") {
   const auto base = plan::presets::llama3_70b_serve();
+  const double tie = 1 / (1 + plan::tie_tolerance);
   for (const auto& s0 : systems()) {
     double previous = 0;
     for (const double tpot : {0.03, 0.05, 0.1, 0.2, 0.5}) {
@@ -107,7 +110,7 @@ TEST_CASE("looser objectives and more memory never serve fewer tokens per device
       w.tpot_slo = seconds{tpot};
       try {
         const double rate = plan::plan_serving(s0, w).chosen().cost.tokens_per_second;
-        CHECK(rate >= previous * (1 - 1e-12));
+        CHECK(rate >= previous * tie * (1 - 1e-12));
         previous = rate;
       } catch (const invalid_input&) {
         CHECK(previous == 0);  // nothing fits yet
@@ -119,7 +122,7 @@ TEST_CASE("looser objectives and more memory never serve fewer tokens per device
       s.tiers[0].capacity = s0.tiers[0].capacity * scale;
       const double rate = plan::plan_serving(s, base).chosen().cost.tokens_per_second;
       INFO(s.name << " with " << to_string(s.tiers[0].capacity) << " per device");
-      CHECK(rate >= previous * (1 - 1e-12));
+      CHECK(rate >= previous * tie * (1 - 1e-12));
       previous = rate;
     }
   }
