@@ -33,18 +33,8 @@ inline constexpr key data_curation_keys[] = {{"name", required},        {"type",
 inline constexpr key curation_stage_keys[] = {{"name", required}, {"on", required}, {"seconds"}, {"flops"},
                                               {"efficiency"},     {"memory"},       {"share"},   {"source"}};
 
-// CPU operators and models on the devices, in pipeline order (plan/data_curation.hpp).
-inline plan::data_curation_workload read_data_curation(const json& j, const plan::system& s) {
-  const object o(j, "", data_curation_keys, "a data-curation workload");
-  plan::data_curation_workload w;
-  w.name = o.text("name");
-  if (o.has("devices"))
-    w.devices = o.count("devices");
-  else
-    plan::assume(w.assumed, "devices", s.device.count);  // 0 in the workload: every device
-  w.cpu_workers = o.count("cpu_workers");
-  o.get("model_efficiency", w.model_efficiency, w.assumed);
-  o.get("sharing_efficiency", w.sharing_efficiency, w.assumed);
+// The operators, in pipeline order: CPU operators with their seconds, models with their FLOPs and memory.
+inline void read_operators(const object& o, plan::data_curation_workload& w) {
   for_each(
       o.at("operators"), "operators",
       [&](const json& e, const std::string& at) {
@@ -73,6 +63,23 @@ inline plan::data_curation_workload read_data_curation(const json& j, const plan
         w.operators.push_back(std::move(st));
       },
       64);
+}
+
+// CPU operators and models on the devices, in pipeline order (plan/data_curation.hpp).
+inline plan::data_curation_workload read_data_curation(const json& j, const plan::system& s) {
+  const object o(j, "", data_curation_keys, "a data-curation workload");
+  plan::data_curation_workload w;
+  field_problems each;  // every wrong value in one message
+  each([&] { w.name = o.text("name"); });
+  if (o.has("devices"))
+    each([&] { w.devices = o.count("devices"); });
+  else
+    plan::assume(w.assumed, "devices", s.device.count);  // 0 in the workload: every device
+  each([&] { w.cpu_workers = o.count("cpu_workers"); });
+  each([&] { o.get("model_efficiency", w.model_efficiency, w.assumed); });
+  each([&] { o.get("sharing_efficiency", w.sharing_efficiency, w.assumed); });
+  each([&] { read_operators(o, w); });
+  each.raise();
   return validated(std::move(w), s);
 }
 

@@ -41,19 +41,21 @@ inline plan::diffusion_workload read_diffusion(const json& j, const plan::system
                                                std::optional<diffusion_trace>& trace) {
   const object o(j, "", diffusion_keys, "a diffusion workload");
   plan::diffusion_workload w;
-  w.name = o.text("name");
-  w.steps = o.count("steps", 1'000'000);
-  w.step_cost = o.quantity<flops>("step_flops");
-  o.get("reuse_depth", w.reuse_depth);
-  w.latent_size = o.quantity<bytes>("latent_size");
-  o.get("stored_depths", w.stored_depths, w.assumed);
-  o.get("model_bytes", w.model_bytes, w.assumed);
+  field_problems each;  // every wrong value in one message
+  each([&] { w.name = o.text("name"); });
+  each([&] { w.steps = o.count("steps", 1'000'000); });
+  each([&] { w.step_cost = o.quantity<flops>("step_flops"); });
+  each([&] { o.get("reuse_depth", w.reuse_depth); });
+  each([&] { w.latent_size = o.quantity<bytes>("latent_size"); });
+  each([&] { o.get("stored_depths", w.stored_depths, w.assumed); });
+  each([&] { o.get("model_bytes", w.model_bytes, w.assumed); });
   if (o.has("precision"))
-    w.precision = precision_name(o, "precision");
+    each([&] { w.precision = precision_name(o, "precision"); });
   else
     plan::assume(w.assumed, "precision", w.precision);
-  o.get("latent_element_bytes", w.latent_element_bytes, w.assumed);
-  o.get("error_budget", w.error_budget, w.assumed);
+  each([&] { o.get("latent_element_bytes", w.latent_element_bytes, w.assumed); });
+  each([&] { o.get("error_budget", w.error_budget, w.assumed); });
+  each.raise();
   if (o.has("trace") == o.has("hit_rate"))
     fail("hit_rate", "give a hit-rate curve (hit_rate) or a request trace to fit one from (trace), one of the two");
   if (o.has("hit_rate")) {

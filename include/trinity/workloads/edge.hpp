@@ -41,20 +41,22 @@ inline constexpr key encoding_keys[] = {
 inline plan::edge_workload read_edge(const json& j, const plan::system& s) {
   const object o(j, "", edge_keys, "an edge workload");
   plan::edge_workload w;
-  w.name = o.text("name");
-  w.frames_per_second = o.number("frames_per_second");
-  o.get("width", w.width, w.assumed);
-  o.get("height", w.height, w.assumed);
-  w.analysis = o.quantity<flops>("analysis_flops");
-  o.get("head_fraction", w.head_fraction, w.assumed);
-  w.feature_size = o.quantity<bytes>("feature_size");
-  o.get("result_size", w.result_size, w.assumed);
-  o.get("model_bytes", w.model_bytes, w.assumed);
-  o.get("error_budget", w.error_budget, w.assumed);
+  field_problems each;  // every wrong value in one message
+  each([&] { w.name = o.text("name"); });
+  each([&] { w.frames_per_second = o.number("frames_per_second"); });
+  each([&] { o.get("width", w.width, w.assumed); });
+  each([&] { o.get("height", w.height, w.assumed); });
+  each([&] { w.analysis = o.quantity<flops>("analysis_flops"); });
+  each([&] { o.get("head_fraction", w.head_fraction, w.assumed); });
+  each([&] { w.feature_size = o.quantity<bytes>("feature_size"); });
+  each([&] { o.get("result_size", w.result_size, w.assumed); });
+  each([&] { o.get("model_bytes", w.model_bytes, w.assumed); });
+  each([&] { o.get("error_budget", w.error_budget, w.assumed); });
   if (o.has("precision"))
-    w.precision = precision_name(o, "precision");
+    each([&] { w.precision = precision_name(o, "precision"); });
   else
     plan::assume(w.assumed, "precision", w.precision);
+  each.raise();  // the encodings and the bitrate read the frame's figures
   if (!o.has("encodings")) plan::assume(w.assumed, "encodings", plan::encoding_names(w.encodings));
   if (o.has("encodings")) {
     w.encodings.clear();

@@ -40,10 +40,8 @@ inline constexpr key embedding_keys[] = {{"name", required},        {"type", req
 inline constexpr key embedding_table_keys[] = {
     {"name", required}, {"rows", required}, {"dimension", required}, {"skew"}, {"pooling"}};
 
-inline plan::embedding_workload read_embedding(const json& j, const plan::system& s) {
-  const object o(j, "", embedding_keys, "an embedding-serve workload");
-  plan::embedding_workload w;
-  w.name = o.text("name");
+// The embedding tables: each its rows, width, skew and pooling.
+inline void read_tables(const object& o, plan::embedding_workload& w) {
   for_each(
       o.at("tables"), "tables",
       [&](const json& e, const std::string& at) {
@@ -57,10 +55,19 @@ inline plan::embedding_workload read_embedding(const json& j, const plan::system
         w.tables.push_back(std::move(x));
       },
       4096);
-  w.batch = o.whole_number("batch", 1, 1e9);
-  w.dense_flops = o.quantity<flops>("dense_flops");
-  w.samples_per_second = o.number("samples_per_second");
-  w.latency_slo = o.quantity<seconds>("latency_slo");
+}
+
+inline plan::embedding_workload read_embedding(const json& j, const plan::system& s) {
+  const object o(j, "", embedding_keys, "an embedding-serve workload");
+  plan::embedding_workload w;
+  field_problems each;  // every wrong value in one message
+  each([&] { w.name = o.text("name"); });
+  each([&] { read_tables(o, w); });
+  each([&] { w.batch = o.whole_number("batch", 1, 1e9); });
+  each([&] { w.dense_flops = o.quantity<flops>("dense_flops"); });
+  each([&] { w.samples_per_second = o.number("samples_per_second"); });
+  each([&] { w.latency_slo = o.quantity<seconds>("latency_slo"); });
+  each.raise();
   return validated(std::move(w), s);
 }
 

@@ -28,27 +28,8 @@ inline constexpr key producer_keys[] = {{"name", required}, {"power"}, {"price_p
 inline constexpr key phase_keys[] = {
     {"samples"}, {"sample", required}, {"produce_per_second", required}, {"consume_per_second", required}};
 
-// Producers encode, consumers (the system's devices) train, over a link of capped streams (plan/hetero_train.hpp).
-inline plan::hetero_train_workload read_hetero_train(const json& j, const plan::system& s) {
-  const object o(j, "", hetero_train_keys, "a hetero-train workload");
-  plan::hetero_train_workload w;
-  w.name = o.text("name");
-  if (o.has("consumers"))
-    w.consumers = o.count("consumers");
-  else
-    plan::assume(w.assumed, "consumers", s.device.count);  // 0 in the workload: every device
-  o.get("devices_per_node", w.devices_per_node, w.assumed);
-  const object p(o.at("producer"), "producer", producer_keys, "a producer class");
-  w.producer.name = p.text("name");
-  p.get("power", w.producer.power, w.assumed);
-  p.get("price_per_hour", w.producer.price_per_hour, w.assumed);
-  p.get("source", w.producer.source);
-  o.get("max_producers", w.max_producers, w.assumed);
-  w.link = o.quantity<bytes_per_second>("link");
-  o.get("stream_cap", w.stream_cap, w.assumed);
-  o.get("max_streams", w.max_streams, w.assumed);
-  w.encode_high = o.number("encode_high");
-  w.encode_low = o.number("encode_low");
+// The training's phases: each its sample size and the rates it is produced and consumed at.
+inline void read_phases(const object& o, plan::hetero_train_workload& w) {
   for_each(
       o.at("phases"), "phases",
       [&](const json& e, const std::string& at) {
@@ -61,6 +42,34 @@ inline plan::hetero_train_workload read_hetero_train(const json& j, const plan::
         w.phases.push_back(ph);
       },
       1024);
+}
+
+// Producers encode, consumers (the system's devices) train, over a link of capped streams (plan/hetero_train.hpp).
+inline plan::hetero_train_workload read_hetero_train(const json& j, const plan::system& s) {
+  const object o(j, "", hetero_train_keys, "a hetero-train workload");
+  plan::hetero_train_workload w;
+  field_problems each;  // every wrong value in one message
+  each([&] { w.name = o.text("name"); });
+  if (o.has("consumers"))
+    each([&] { w.consumers = o.count("consumers"); });
+  else
+    plan::assume(w.assumed, "consumers", s.device.count);  // 0 in the workload: every device
+  each([&] { o.get("devices_per_node", w.devices_per_node, w.assumed); });
+  each([&] {
+    const object p(o.at("producer"), "producer", producer_keys, "a producer class");
+    w.producer.name = p.text("name");
+    p.get("power", w.producer.power, w.assumed);
+    p.get("price_per_hour", w.producer.price_per_hour, w.assumed);
+    p.get("source", w.producer.source);
+  });
+  each([&] { o.get("max_producers", w.max_producers, w.assumed); });
+  each([&] { w.link = o.quantity<bytes_per_second>("link"); });
+  each([&] { o.get("stream_cap", w.stream_cap, w.assumed); });
+  each([&] { o.get("max_streams", w.max_streams, w.assumed); });
+  each([&] { w.encode_high = o.number("encode_high"); });
+  each([&] { w.encode_low = o.number("encode_low"); });
+  each([&] { read_phases(o, w); });
+  each.raise();
   return validated(std::move(w), s);
 }
 

@@ -145,66 +145,79 @@ inline bool read_model_size(const object& o, plan::training_workload& w) {
   return shaped;
 }
 
+// Shares of the global batch's sequences by length: each bucket a whole number of them, all of them in all.
+inline void read_sequence_mix(const object& o, plan::training_workload& w) {
+  double total = 0;
+  for_each(
+      o.at("sequence_mix"), "sequence_mix",
+      [&](const json& b, const std::string& at) {
+        const object e(b, at, bucket_keys, "a bucket, {\"name\": \"720p\", \"sequence\": 75600, \"share\": 0.2}");
+        plan::sequence_bucket x;
+        x.name = "bucket " + std::to_string(w.sequence_mix.size());
+        e.get("name", x.name);
+        x.sequence = e.count("sequence");
+        x.share = e.number("share");
+        if (!(x.share > 0 && x.share <= 1))
+          fail(e.path("share"), "must lie in (0, 1]: the bucket's share of the sequences");
+        total += x.share;
+        w.sequence_mix.push_back(std::move(x));
+      },
+      64);
+  if (w.sequence_mix.empty()) fail("sequence_mix", "give at least one bucket, or leave sequence_mix out");
+  if (std::abs(total - 1.0) > 1e-9)
+    fail("sequence_mix", "the shares add up to " + std::to_string(total) + "; they must add up to 1");
+}
+
+// The keys only a transformer's shape reads: its kernels, stack, dropout, overlap, loss and routing.
+inline void read_shaped_training(const object& o, plan::training_workload& w, const plan::system& s,
+                                 field_problems& each) {
+  auto& assumed = w.assumed;
+  each([&] { o.get("flash_attention", w.flash_attention, assumed); });
+  if (o.has("attention_kernel"))
+    each([&] { w.attention_kernel = o.text("attention_kernel"); });
+  else if (w.flash_attention)
+    plan::assume(assumed, "attention_kernel", plan::own_attention_kernel(s));
+  if (o.has("stack"))
+    each([&] { w.stack = plan::stacks::named(o.text("stack"), o.path("stack")); });
+  else
+    plan::assume(assumed, "stack", w.stack.name);
+  each([&] { o.get("dropout", w.dropout, assumed); });
+  each([&] { o.get("overlap", w.overlap, assumed); });
+  // The loss's kernel, by Megatron-Core's names for it (cross_entropy_fusion_impl): its own unless given.
+  if (o.has("cross_entropy"))
+    each([&] { w.cross_entropy = loss_kernel_name(o, "cross_entropy"); });
+  else
+    plan::assume(assumed, "cross_entropy", std::string(model::to_string(w.cross_entropy)));
+  each([&] { read_routing(o, w); });
+}
+
 inline plan::training_workload read_training(const json& j, const plan::system& s) {
   const object o(j, "", training_keys, "a training workload");
   plan::training_workload w;
   auto& assumed = w.assumed;
-  w.name = o.text("name");
-  w.sequence = o.count("sequence");
-  o.get("batch", w.batch, assumed);
+  field_problems each;  // every wrong value in one message
+  each([&] { w.name = o.text("name"); });
+  each([&] { w.sequence = o.count("sequence"); });
+  each([&] { o.get("batch", w.batch, assumed); });
   if (o.has("data_parallel"))
-    w.data_parallel = o.count("data_parallel");
+    each([&] { w.data_parallel = o.count("data_parallel"); });
   else
     plan::assume(assumed, "data_parallel", s.device.count);  // 0 in the workload: every device
-  o.get("error_budget", w.error_budget, assumed);
-  const bool shaped = read_model_size(o, w);
+  each([&] { o.get("error_budget", w.error_budget, assumed); });
+  bool shaped = false;
+  each([&] { shaped = read_model_size(o, w); });
   if (o.has("global_batch"))
-    w.global_batch = o.count("global_batch");
+    each([&] { w.global_batch = o.count("global_batch"); });
   else if (shaped)
     plan::assume(assumed, "global_batch", w.batch * (w.data_parallel ? w.data_parallel : s.device.count));
-  if (shaped) {
-    o.get("flash_attention", w.flash_attention, assumed);
-    if (o.has("attention_kernel"))
-      w.attention_kernel = o.text("attention_kernel");
-    else if (w.flash_attention)
-      plan::assume(assumed, "attention_kernel", plan::own_attention_kernel(s));
-    if (o.has("stack"))
-      w.stack = plan::stacks::named(o.text("stack"), o.path("stack"));
-    else
-      plan::assume(assumed, "stack", w.stack.name);
-    o.get("dropout", w.dropout, assumed);
-    o.get("overlap", w.overlap, assumed);
-    // The loss's kernel, by Megatron-Core's names for it (cross_entropy_fusion_impl): its own unless given.
-    if (o.has("cross_entropy"))
-      w.cross_entropy = loss_kernel_name(o, "cross_entropy");
-    else
-      plan::assume(assumed, "cross_entropy", std::string(model::to_string(w.cross_entropy)));
-    read_routing(o, w);
-  }
-  if (o.has("sequence_mix")) {
-    // Shares of the global batch's sequences by length: each bucket a whole number of them, all of them in all.
-    double total = 0;
-    for_each(
-        o.at("sequence_mix"), "sequence_mix",
-        [&](const json& b, const std::string& at) {
-          const object e(b, at, bucket_keys, "a bucket, {\"name\": \"720p\", \"sequence\": 75600, \"share\": 0.2}");
-          plan::sequence_bucket x;
-          x.name = "bucket " + std::to_string(w.sequence_mix.size());
-          e.get("name", x.name);
-          x.sequence = e.count("sequence");
-          x.share = e.number("share");
-          if (!(x.share > 0 && x.share <= 1))
-            fail(e.path("share"), "must lie in (0, 1]: the bucket's share of the sequences");
-          total += x.share;
-          w.sequence_mix.push_back(std::move(x));
-        },
-        64);
-    if (w.sequence_mix.empty()) fail("sequence_mix", "give at least one bucket, or leave sequence_mix out");
-    if (std::abs(total - 1.0) > 1e-9)
-      fail("sequence_mix", "the shares add up to " + std::to_string(total) + "; they must add up to 1");
-  }
-  read_training_precision(o, w);
-  read_fp8_params(o, w);
+  if (shaped) read_shaped_training(o, w, s, each);
+  if (o.has("sequence_mix")) each([&] { read_sequence_mix(o, w); });
+  each([&] {
+    read_training_precision(o, w);
+    read_fp8_params(o, w);  // judged against the precision read: not checked when that was refused
+  });
+  // Checks across fields judge what was read; a field refused above kept its default, which they pass.
+  each.raise();
   return validated(std::move(w), s);
 }
 
