@@ -182,23 +182,6 @@ namespace detail {
 //! The micro-batches the searches try.
 inline constexpr std::size_t searched_micro_batches[] = {1, 2, 4, 8};
 
-//! Where the weights go: every tp, pp and vpp of `gpus` GPUs the shape allows (tp dividing the heads, KV heads
-//! and FFN; pp up to the layers; vpp > 1 only over stages, with pp·vpp dividing the layers), as f(layout).
-template <class F>
-void for_each_frame(const model::transformer_shape& m, std::size_t gpus, F&& f) {
-  model::parallel_layout l;
-  for (l.tp = 1; l.tp <= gpus; ++l.tp) {
-    if (gpus % l.tp != 0 || model::check_tensor_split(m, l.tp)) continue;
-    for (l.pp = 1; l.pp <= gpus / l.tp && l.pp <= m.layers; ++l.pp) {
-      if ((gpus / l.tp) % l.pp != 0) continue;
-      for (l.vpp = 1; l.pp * l.vpp <= m.layers; ++l.vpp) {
-        if (l.vpp > 1 && (l.pp == 1 || m.layers % (l.pp * l.vpp) != 0)) continue;
-        f(l);
-      }
-    }
-  }
-}
-
 //! The recomputation policy and sequence parallelism of layout l, each combination worth pricing, as f(l):
 //! selective recomputation saves nothing under FlashAttention (it keeps no scores) and still costs the core's
 //! forward again, so none beats it there; and sp needs tp > 1.

@@ -470,11 +470,8 @@ struct rag_problem {
     switch (progress(e.violation)) {
       case 0:
         return c.recall > 0 ? w.recall_target / c.recall : std::numeric_limits<double>::infinity();
-      case 1: {
-        double most = 0;
-        for (std::size_t t = 0; t < s.tiers.size(); ++t) most = std::max(most, c.tier_bytes[t] / s.tiers[t].capacity);
-        return most;
-      }
+      case 1:
+        return fullest_tier_share(s, c.tier_bytes);
       case 2:
         return c.devices_busy / static_cast<double>(s.device.count);
       case 3:
@@ -530,7 +527,7 @@ inline rag_answer plan_rag_answer(const system& s, const rag_workload& w, const 
   std::optional<invalid_input> first;
   for (const auto& llm : llms) {
     try {
-      return {llm, plan_rag(s, w, o, llm)};
+      return {llm, solve(detail::rag_problem{s, w, o, llm}, o)};  // checked once above
     } catch (const invalid_input& e) {
       if (!first) first = e;
     }

@@ -483,11 +483,8 @@ struct serving_problem : codec_workload<serving_workload> {
     switch (progress(e)) {
       case 0:
         return c.error / w.error_budget;
-      case 1: {
-        double most = 0;
-        for (std::size_t t = 0; t < s.tiers.size(); ++t) most = std::max(most, c.tier_bytes[t] / s.tiers[t].capacity);
-        return most;
-      }
+      case 1:
+        return fullest_tier_share(s, c.tier_bytes);
       case 2:
         return c.hit_rate > 0 ? least_useful_hit_rate / c.hit_rate : std::numeric_limits<double>::infinity();
       case 3:

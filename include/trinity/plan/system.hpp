@@ -160,6 +160,14 @@ inline double dollars(const system& s, seconds busy, const std::vector<bytes>& h
 }
 
 //! Whether anything of the system has a price; the cost objective needs one.
+//! How full the fullest tier is: the most, over the tiers, of what a device holds there over its capacity (above 1:
+//! it does not fit).
+inline double fullest_tier_share(const system& s, const std::vector<bytes>& per_device) {
+  double most = 0;
+  for (std::size_t t = 0; t < s.tiers.size(); ++t) most = std::max(most, per_device[t] / s.tiers[t].capacity);
+  return most;
+}
+
 inline bool priced(const system& s) {
   bool any =
       s.device.price_per_hour > 0 || s.interconnect.price_per_gb > 0 || (s.server && s.server->price_per_hour > 0);
